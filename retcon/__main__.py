@@ -1,0 +1,3 @@
+from retcon.cli import main
+
+raise SystemExit(main())

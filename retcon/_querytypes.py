@@ -1,0 +1,47 @@
+"""The 4-way query-type vocabularies (MODEL §1, §9) and the one-hot slot of each type (§8 features 8-11).
+
+A paired-data file or a scenario uses one vocabulary; a type's slot is its index in it.
+"""
+
+LOCOMO_TYPES = ("single-hop", "multi-hop", "temporal", "open-domain")
+LONGMEMEVAL_TYPES = ("single-session", "multi-session", "temporal-reasoning", "knowledge-update")
+VOCABULARIES = {"locomo": LOCOMO_TYPES, "longmemeval": LONGMEMEVAL_TYPES}
+
+# LoCoMo `category` integers, per the benchmark's own evaluation code (`task_eval` in
+# snap-research/locomo): 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial
+# (no `answer` key; excluded from the 4-way set). The mapping 1 single-hop / 3 multi-hop /
+# 4 open-domain that circulates elsewhere is wrong (MODEL §9).
+LOCOMO_CATEGORY = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+LOCOMO_ADVERSARIAL = 5
+
+# LongMemEval `question_type` -> 4-way type (MODEL §9).
+LONGMEMEVAL_TYPE = {
+    "single-session-user": "single-session",
+    "single-session-assistant": "single-session",
+    "single-session-preference": "single-session",
+    "multi-session": "multi-session",
+    "temporal-reasoning": "temporal-reasoning",
+    "knowledge-update": "knowledge-update",
+}
+
+
+def vocabulary_of(types) -> tuple[str, tuple[str, ...]]:
+    """Return ``(name, vocabulary)`` holding every type in ``types``; raise if none does.
+
+    Raises:
+      InputError: a type in no vocabulary, or types from two vocabularies.
+    """
+    from retcon._errors import InputError
+
+    types = set(types)
+    for name, vocab in VOCABULARIES.items():
+        if types <= set(vocab):
+            return name, vocab
+    known = sorted(set(LOCOMO_TYPES) | set(LONGMEMEVAL_TYPES))
+    unknown = sorted(types - set(known))
+    if unknown:
+        raise InputError(f"unknown query type {unknown[0]!r}; expected one of {known}.")
+    raise InputError(
+        f"query types mix two vocabularies ({sorted(types)}); use one of "
+        f"locomo={list(LOCOMO_TYPES)} or longmemeval={list(LONGMEMEVAL_TYPES)}."
+    )
