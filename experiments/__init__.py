@@ -1,3 +1,11 @@
-"""Placeholder; filled in by its issue."""
+"""One script per figure of the paper checks, each with its TOML config and a JSON sidecar.
 
-__all__: list[str] = []
+Scripts (``python -m experiments.<name> --config experiments/<name>.toml --out DIR``):
+``crossover_curves``, ``coverage_replacement``, ``crossover_vs_length``, ``phase_diagram``,
+``oas_vs_fixed``, ``harm_tradeoff``. The computations live in ``paper_checks._experiments``.
+"""
+
+NAMES = ("crossover_curves", "coverage_replacement", "crossover_vs_length", "phase_diagram", "oas_vs_fixed",
+         "harm_tradeoff")
+
+__all__ = ["NAMES"]

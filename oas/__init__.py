@@ -1,3 +1,37 @@
-"""Placeholder; filled in by its issue."""
+"""OAS (Offline Abstraction-Safety) router: paired data, features, ridge utility model, policies.
 
-__all__: list[str] = []
+Reading paired data, computing features, loading a fitted router and choosing actions use plain
+numpy (a deployed agent needs no JAX); fitting (``fit_ridge``, ``fit_mlp``, ``fit_router``) and
+evaluation import JAX when first used.
+
+References: MODEL §8.
+"""
+
+from oas._features import FEATURE_NAMES, budget_fit_fraction, compute_features, compute_features_batch
+from oas._paired import PairedData, PairedWriter, existing_ids, read_paired, write_paired
+
+_LAZY = {
+    "Router": "oas._router", "load_router": "oas._router", "save_router": "oas._router",
+    "RidgeFit": "oas._ridge", "fit_ridge": "oas._ridge", "grouped_folds": "oas._ridge",
+    "MLPFit": "oas._mlp", "fit_mlp": "oas._mlp",
+    "argmax_policy": "oas._policy", "margin": "oas._policy", "calibrate_accuracy": "oas._policy",
+    "calibrate_crc": "oas._policy", "calibrated_policy": "oas._policy", "harm": "oas._policy",
+    "fit_router": "oas._fit", "group_split": "oas._fit",
+    "Evaluation": "oas._evaluate", "evaluate": "oas._evaluate", "POLICIES": "oas._evaluate",
+    "simulate_paired": "oas._simulate",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'oas' has no attribute {name!r}")
+
+
+__all__ = [
+    "FEATURE_NAMES", "budget_fit_fraction", "compute_features", "compute_features_batch",
+    "PairedData", "PairedWriter", "existing_ids", "read_paired", "write_paired",
+    *_LAZY,
+]

@@ -1,3 +1,105 @@
-"""Placeholder; filled in by its issue."""
+"""Theory of the retain-or-consolidate decision: Propositions 1-2 of docs/model.md, exactly.
 
-__all__: list[str] = []
+The single-cluster model (docs/model.md §6) in sympy, derived from the reader's three outcomes,
+with numpy and JAX twins for sim/, the §6.6 closed forms derived by sympy, and a bracketing
+numeric crossover for any length distribution (parametric or an empirical sample).
+
+Symbol table (code name <-> docs/model.md symbol):
+
+============================  ==================  ==============================================
+code                          model               meaning
+============================  ==================  ==============================================
+``budget``, ``budgets``       ``B``               tokens available for memory in the context
+``compress_ratio``            ``rho_o``           ``len(g_o(C)) / len(C)``, in (0, 1)
+``fidelity``                  ``phi_o``           support of the generated record relative to raw
+``acc_raw``                   ``a``               reader accuracy with the raw evidence
+``acc_guess``                 ``g``               reader accuracy with no evidence
+``kappa``                     ``kappa_o``         ``(a - g) / (a phi - g)``
+``dist`` (`LengthDist`)       ``F``               law of the cluster's raw length ``L``
+``tail_exponent``             ``k``               ``F(x) ~ c x^k`` as ``x -> 0``
+``delta``                     ``dU_o(B)``         ``U_B(o) - U_B(ret)``
+``coverage``                  ``C_o(B)``          gain where the raw evidence does not fit
+``replacement``               ``R_o(B)``          change where it does (raw-grounded queries)
+``crossover_budget``          ``B*_o``            root of ``dU_o``
+``elasticity``                ``e(x)``            ``x f(x) / F(x)``
+============================  ==================  ==============================================
+
+Python API:
+  make_length_dist(name, **params), empirical_lengths(sample) -> LengthDist
+  delta_curve(dist, budgets, *, compress_ratio, fidelity, acc_raw, acc_guess) -> Decomposition
+  crossover(dist, *, compress_ratio, fidelity, acc_raw, acc_guess) -> Crossover
+  kappa(fidelity, acc_raw, acc_guess); loose_budget_limit(*, ...); tight_budget_condition(dist, *, ...)
+  closed_form_crossover(dist, *, ...); elasticity_nonincreasing(dist)
+  decompose_numpy / decompose_jax (from CDF values), delta_curve_jax (from a jax CDF)
+  theory.symbolic: sympy `dU`, `C`, `R` in an undefined F and the checks of §4-6 (`identity_residual`, ...);
+  theory.closed_forms: the §6.6 derivations (`point_mass_crossover`, `uniform_crossover`, ...)
+
+Bad input raises `retcon._errors.InputError` (a ValueError) naming the option as the CLI spells it.
+References: docs/model.md §4-6.
+"""
+
+import importlib
+
+# Public name -> private module. Loaded on first use (PEP 562) so that `retcon --help`, which
+# imports theory._cli, does not pay for sympy and scipy.
+_EXPORTS = {
+    "closed_form_crossover": "theory._closed_forms",
+    "REASON_NO_LOSS": "theory._crossover",
+    "REASON_USELESS": "theory._crossover",
+    "REASON_WEAK": "theory._crossover",
+    "Crossover": "theory._crossover",
+    "TightBudget": "theory._crossover",
+    "crossover": "theory._crossover",
+    "delta_curve": "theory._crossover",
+    "elasticity_nonincreasing": "theory._crossover",
+    "kappa": "theory._crossover",
+    "loose_budget_limit": "theory._crossover",
+    "scan_budgets": "theory._crossover",
+    "tight_budget_condition": "theory._crossover",
+    "LengthDist": "theory._dists",
+    "empirical_lengths": "theory._dists",
+    "make_length_dist": "theory._dists",
+    "Decomposition": "theory._twins",
+    "decompose_jax": "theory._twins",
+    "decompose_numpy": "theory._twins",
+    "delta_curve_jax": "theory._twins",
+}
+_MODULES = {"symbolic": "theory._symbolic", "closed_forms": "theory._closed_forms"}
+
+
+def __getattr__(name: str):
+    if name in _MODULES:
+        return importlib.import_module(_MODULES[name])
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'theory' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(__all__)
+
+
+__all__ = [
+    "Crossover",
+    "Decomposition",
+    "LengthDist",
+    "REASON_NO_LOSS",
+    "REASON_USELESS",
+    "REASON_WEAK",
+    "TightBudget",
+    "closed_form_crossover",
+    "closed_forms",
+    "crossover",
+    "decompose_jax",
+    "decompose_numpy",
+    "delta_curve",
+    "delta_curve_jax",
+    "elasticity_nonincreasing",
+    "empirical_lengths",
+    "kappa",
+    "loose_budget_limit",
+    "make_length_dist",
+    "scan_budgets",
+    "symbolic",
+    "tight_budget_condition",
+]

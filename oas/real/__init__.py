@@ -1,3 +1,48 @@
-"""Placeholder; filled in by its issue."""
+"""Real paired data: LoCoMo and LongMemEval under the oracle-evidence protocol (MODEL §9).
 
-__all__: list[str] = []
+Loaders turn the datasets into ``Conversation``s; operator backends (``dataset``, ``extractive``,
+``llm``) make the merge, abstract and rewrite records of a cluster; readers (``lexical``,
+``sentence``, ``llm``) score a packed context; ``retcon pair locomo|longmemeval`` writes one
+paired-data row per question x budget. See ``docs/real-data.md``.
+
+References: MODEL §1-2, §8, §9.
+"""
+
+from oas.real._bm25 import bm25_order, bm25_scores
+from oas.real._embed import Embedder, HashedTfidf, SentenceTransformerEmbedder, make_embedder
+from oas.real._fetch import DATASETS, Fetched, cached_path, data_dir, fetch, resolve_data, sha256_of
+from oas.real._instances import Packed, cluster_of, order_records, pack, render
+from oas.real._locomo import LoadReport, Loaded, load_locomo, parse_ids
+from oas.real._longmemeval import load_longmemeval
+from oas.real._operators import DatasetOperators, ExtractiveOperators, make_operators
+from oas.real._pair import DEFAULT_BUDGETS, Crossover, PairConfig, crossover, query_rows, summarize
+from oas.real._readers import LexicalReader, SentenceReader, answer_recall, lexical_correct, make_reader
+from oas.real._run import PairJob, run_pair_job
+from oas.real._text import (
+    RegexTokenizer, TiktokenTokenizer, Tokenizer, content_tokens, make_tokenizer, match_terms, normalize,
+    split_sentences, stem,
+)
+from oas.real._types import Conversation, OperatorBackend, Query, Reader, Record, Session
+
+
+def embed_texts(texts):
+    """Default embeddings of a cluster's texts, shape ``(len(texts), 2048)``: hashed TF-IDF fitted on
+    the texts themselves (used by ``oas.read_paired`` for rows that give ``texts``). MODEL §8."""
+    texts = list(texts)
+    return HashedTfidf().fit(texts).embed(texts)
+
+
+__all__ = [
+    "Conversation", "Session", "Record", "Query", "OperatorBackend", "Reader",
+    "load_locomo", "load_longmemeval", "LoadReport", "Loaded", "parse_ids",
+    "DATASETS", "Fetched", "fetch", "data_dir", "cached_path", "resolve_data", "sha256_of",
+    "normalize", "content_tokens", "stem", "match_terms", "split_sentences",
+    "Tokenizer", "RegexTokenizer", "TiktokenTokenizer", "make_tokenizer",
+    "Embedder", "HashedTfidf", "SentenceTransformerEmbedder", "make_embedder", "embed_texts",
+    "bm25_scores", "bm25_order",
+    "cluster_of", "render", "order_records", "pack", "Packed",
+    "DatasetOperators", "ExtractiveOperators", "make_operators",
+    "LexicalReader", "SentenceReader", "lexical_correct", "answer_recall", "make_reader",
+    "PairConfig", "DEFAULT_BUDGETS", "query_rows", "summarize", "crossover", "Crossover",
+    "PairJob", "run_pair_job",
+]

@@ -1,7 +1,12 @@
-"""The 4-way query-type vocabularies (MODEL §1, §9) and the one-hot slot of each type (§8 features 8-11).
+"""Names shared by every package: the actions (MODEL §1) and the 4-way query types (§1, §9).
 
-A paired-data file or a scenario uses one vocabulary; a type's slot is its index in it.
+A paired-data file or a scenario uses one query-type vocabulary; a type's one-hot slot (§8
+features 8-11) is its index in that vocabulary.
 """
+
+# The action set A, in the order every array axis over actions uses.
+ACTIONS = ("ret", "merge", "abstract", "rewrite")
+OPERATORS = ACTIONS[1:]  # the generative (consolidation) operators
 
 LOCOMO_TYPES = ("single-hop", "multi-hop", "temporal", "open-domain")
 LONGMEMEVAL_TYPES = ("single-session", "multi-session", "temporal-reasoning", "knowledge-update")

@@ -1,0 +1,223 @@
+"""The simulation kernel of ``sim`` written in plain vectorized numpy, for the benchmark only.
+
+What a user would write without JAX: the same draws (query type, evidence cluster, distractors,
+retriever scores, cluster redundancy), the same candidate records per action, packing in rank order
+under every budget, the reader of MODEL §2 on the grid ``2**-24`` and the same 17 integer sums per
+bootstrap block, all as whole-array numpy operations over a chunk of queries (float32, like the
+kernel). ``evaluate`` takes draws as arrays, so it can be fed the very draws the JAX kernel made;
+``draw`` makes its own with ``numpy.random.Generator`` for the timed end-to-end run.
+
+References: MODEL §2 (packing, reader), §3 (``G_B``, ``H_B``), §4 (coverage / replacement);
+``sim/_kernel.py`` (the kernel this mirrors).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+GRID = np.float32(2**24)
+REDUNDANCY_CONCENTRATION = 20.0
+N_COLS = 17
+
+
+class NpParams(NamedTuple):
+    """``sim._kernel.Params`` as numpy arrays (vocabulary slots 4, operators 3)."""
+
+    weights: np.ndarray     # (4,) query-mix probabilities
+    records: np.ndarray     # (4,) int
+    redundancy: np.ndarray  # (4,)
+    len_p1: np.ndarray      # (4,)
+    len_p2: np.ndarray      # (4,)
+    acc_raw: np.ndarray     # (4,)
+    acc_guess: np.float32
+    compress: np.ndarray    # (3,)
+    fidelity: np.ndarray    # (3, 4)
+    noise: np.float32
+
+
+class NpDraw(NamedTuple):
+    """Draws for ``n`` queries: ``query_type (n,)``, ``ev_len, ev_mask, ev_score (n, K)``,
+    ``dis_len, dis_score (n, D)``, ``redundancy (n,)``."""
+
+    query_type: np.ndarray
+    ev_len: np.ndarray
+    ev_mask: np.ndarray
+    ev_score: np.ndarray
+    dis_len: np.ndarray
+    dis_score: np.ndarray
+    redundancy: np.ndarray
+
+
+def params_of(scenario):
+    """``(structure, NpParams)`` of a scenario, from the kernel's own split (same numbers)."""
+    from sim import _kernel as K
+
+    st, pr = K.split(scenario)
+    lw = np.asarray(pr.log_weights, np.float64)
+    w = np.exp(lw - lw[np.isfinite(lw)].max())
+    f32 = lambda x: np.asarray(x, np.float32)  # noqa: E731
+    return st, NpParams(w / w.sum(), np.asarray(pr.records), f32(pr.redundancy), f32(pr.len_p1),
+                        f32(pr.len_p2), f32(pr.acc_raw), np.float32(pr.acc_guess), f32(pr.compress),
+                        f32(pr.fidelity), np.float32(pr.noise))
+
+
+def _lengths(rng: np.random.Generator, families, t: np.ndarray, pr: NpParams, k: int) -> np.ndarray:
+    """``(n, k)`` record lengths: each query's type picks its family and parameters."""
+    n = t.shape[0]
+    p1, p2 = pr.len_p1[t][:, None], pr.len_p2[t][:, None]
+    out = np.empty((n, k), np.float32)
+    fam = np.asarray(families)[t]
+    for f in sorted(set(families)):
+        sel = fam == f
+        if not sel.any():
+            continue
+        a, b, shape = p1[sel], p2[sel], (int(sel.sum()), k)
+        if f == "point":
+            x = np.broadcast_to(a, shape)
+        elif f == "uniform":
+            x = a * (1.0 - rng.random(shape, np.float32))
+        elif f == "exponential":
+            x = a * rng.standard_exponential(shape, np.float32)
+        elif f == "gamma":
+            x = b * rng.standard_gamma(np.broadcast_to(a, shape)).astype(np.float32)
+        elif f == "lognormal":
+            x = b * np.exp(a * rng.standard_normal(shape, np.float32))
+        elif f == "weibull":
+            x = b * rng.standard_exponential(shape, np.float32) ** (1.0 / a)
+        else:  # pragma: no cover - the scenario rejects other families
+            raise ValueError(f)
+        out[sel] = np.maximum(x, np.float32(1e-30))
+    return out
+
+
+def draw(rng: np.random.Generator, n: int, st, pr: NpParams) -> NpDraw:
+    """Draw ``n`` queries like ``sim._kernel.draw_query`` does, with a numpy Generator."""
+    K, D = st.k_max, st.n_distractors
+    t = rng.choice(4, size=n, p=pr.weights)
+    ev = _lengths(rng, st.families, t, pr, K)
+    mask = np.arange(K)[None, :] < pr.records[t][:, None]
+    ev = np.where(mask, ev, np.float32(0))
+    dis = _lengths(rng, st.families, t, pr, D) if D else np.zeros((n, 0), np.float32)
+    # oracle order is noise 0: scores exactly 1 (evidence) and 0 (distractors)
+    ev_score = (1.0 + pr.noise * rng.standard_normal((n, K), np.float32)).astype(np.float32)
+    dis_score = (pr.noise * rng.standard_normal((n, D), np.float32)).astype(np.float32)
+    ev_score = np.where(mask, ev_score, np.float32(-np.inf))
+    r = pr.redundancy[t]
+    c = REDUNDANCY_CONCENTRATION
+    r_c = rng.beta(np.maximum(r * c, 1e-3), np.maximum((1.0 - r) * c, 1e-3)).astype(np.float32)
+    r_c = np.where((r > 0) & (pr.records[t] > 1), r_c, np.float32(0))
+    return NpDraw(t, ev, mask, ev_score, dis, dis_score, r_c)
+
+
+def _pack(ranked: np.ndarray, budgets: np.ndarray, mode: str) -> np.ndarray:
+    """Tokens kept ``(n, nB, 4, N)`` of records in rank order ``(n, 4, N)`` under each budget."""
+    b = budgets[None, :, None, None]
+    if mode == "skip":
+        remaining = np.broadcast_to(b[..., 0], ranked.shape[:1] + budgets.shape + ranked.shape[1:2]).copy()
+        kept = np.zeros(ranked.shape[:1] + budgets.shape + ranked.shape[1:], np.float32)
+        for j in range(ranked.shape[-1]):
+            length = ranked[:, None, :, j]
+            fits = length <= remaining
+            kept[..., j] = np.where(fits, length, np.float32(0))
+            remaining = np.where(fits, remaining - length, remaining)
+        return kept
+    total = np.cumsum(ranked, axis=-1)[:, None]
+    r = ranked[:, None]
+    if mode == "prefix":
+        return np.where(total <= b, r, np.float32(0))
+    before = total - r
+    return np.where(total <= b, r, np.clip(b - before, np.float32(0), r))
+
+
+class NpOutcome(NamedTuple):
+    """Per query and budget: ``m (n, nB, 4)`` int32, ``raw_grounded (n, nB)``, ``affected (n, nB, 3)``."""
+
+    m: np.ndarray
+    raw_grounded: np.ndarray
+    affected: np.ndarray
+
+
+def evaluate(d: NpDraw, budgets: np.ndarray, pr: NpParams, mode: str) -> NpOutcome:
+    """Candidates per action, packing in rank order, reader on the ``2**-24`` grid, ``G_B``, ``H_B``.
+
+    Args:
+      d: draws for ``n`` queries.
+      budgets: ``(nB,)`` float32 tokens.
+      pr: parameters.
+      mode: packing mode.
+    """
+    n, K = d.ev_len.shape
+    f32 = np.float32
+    total = d.ev_len.sum(-1)
+    gen_len = pr.compress[None, :2] * (f32(1) - d.redundancy[:, None]) * total[:, None]    # (n, 2)
+    gen_score = d.ev_score.max(-1)
+    N = K + d.dis_len.shape[1]
+    lengths = np.zeros((n, 4, N), f32)
+    scores = np.full((n, 4, N), -np.inf, f32)
+    lengths[:, 0, :K], scores[:, 0, :K] = d.ev_len, d.ev_score
+    lengths[:, 1:3, 0], scores[:, 1:3, 0] = gen_len, gen_score[:, None]
+    lengths[:, 3, :K], scores[:, 3, :K] = d.ev_len * pr.compress[2], d.ev_score
+    lengths[:, :, K:], scores[:, :, K:] = d.dis_len[:, None], d.dis_score[:, None]
+    order = np.argsort(-scores, axis=-1, kind="stable")
+    inverse = np.argsort(order, axis=-1, kind="stable")
+    ranked = np.take_along_axis(lengths, order, axis=-1)
+    kept_ranked = _pack(ranked, budgets.astype(f32), mode)                                 # (n, nB, 4, N)
+    kept = np.take_along_axis(kept_ranked, np.broadcast_to(inverse[:, None], kept_ranked.shape), axis=-1)
+    lk = lengths[:, None, :, :K]
+    k_ev = kept[..., :K]
+    f_ev = np.where(k_ev >= lk, f32(1), k_ev / np.where(lk > 0, lk, f32(1)))              # (n, nB, 4, K)
+    phi = pr.fidelity[:, d.query_type].T                                                   # (n, 3)
+    s = np.stack([f_ev[:, :, 0].prod(-1), phi[:, None, 0] * f_ev[:, :, 1, 0],
+                  phi[:, None, 1] * f_ev[:, :, 2, 0], phi[:, None, 2] * f_ev[:, :, 3].prod(-1)], axis=-1)
+    g, a = pr.acc_guess, pr.acc_raw[d.query_type][:, None, None]
+    # XLA contracts g + (a - g) * s to one fused multiply-add on CPU; emulate it (the float64
+    # product of two float32 is exact, then one rounding to float32) so that m matches bit for bit
+    fma = (np.float64(g) + (a - g).astype(np.float64) * s.astype(np.float64)).astype(f32)
+    p = np.clip(fma, f32(0), f32(1))
+    m = np.round(p * GRID).astype(np.int32)
+    grounded = np.all(kept[:, :, 0, :K] == lengths[:, None, 0, :K], axis=-1)
+    cluster_ret = np.any(kept[:, :, 0, :K] > 0, axis=-1)[..., None]
+    cluster_op = np.any(kept[:, :, 1:, :K] > 0, axis=-1)
+    others = np.any(kept[:, :, 1:, K:] != kept[:, :, :1, K:], axis=-1)
+    return NpOutcome(m, grounded, cluster_ret | cluster_op | others)
+
+
+def block_sums(out: NpOutcome, idx: np.ndarray, n_blocks: int) -> np.ndarray:
+    """The kernel's 17 integer columns summed per bootstrap block (query ``i`` in block ``i % G``).
+
+    Returns ``(n_blocks, nB, 17)`` int64: sum of ``m`` per action (4), of ``m_o - m_ret`` (3), the
+    same outside ``G_B`` (coverage, 3), count in ``G_B`` (1), in ``H_B`` (3), in both (3).
+    """
+    m = out.m.astype(np.int64)
+    d = m[..., 1:] - m[..., :1]
+    g = out.raw_grounded
+    cov = np.where(g[..., None], 0, d)
+    h = out.affected
+    cols = np.concatenate([m, d, cov, g[..., None], h, h & g[..., None]], axis=-1).astype(np.int64)
+    sums = np.zeros((n_blocks,) + cols.shape[1:], np.int64)
+    np.add.at(sums, idx % n_blocks, cols)
+    return sums
+
+
+def simulate_numpy(seed: int, scenario, n_queries: int, budgets, *, chunk: int = 8192,
+                   n_blocks: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+    """End to end in numpy: draw, evaluate and reduce ``n_queries`` queries chunk by chunk.
+
+    Memory is bounded by ``chunk`` (the packed array is ``chunk * nB * 4 * (K + D)`` float32).
+
+    Returns:
+      ``(sums (n_blocks, nB, 17) int64, counts (n_blocks,) int64)``.
+    """
+    st, pr = params_of(scenario)
+    b = np.asarray(budgets, np.float32)
+    rng = np.random.default_rng(seed)
+    total = np.zeros((n_blocks, b.size, N_COLS), np.int64)
+    counts = np.zeros(n_blocks, np.int64)
+    for start in range(0, n_queries, chunk):
+        c = min(chunk, n_queries - start)
+        idx = np.arange(start, start + c)
+        total += block_sums(evaluate(draw(rng, c, st, pr), b, pr, st.packing), idx, n_blocks)
+        np.add.at(counts, idx % n_blocks, 1)
+    return total, counts

@@ -1,0 +1,68 @@
+"""Timing and peak memory: interleaved best-of-r timings, and one subprocess per measured size.
+
+Ratios are taken between implementations timed alternately in the same run (A, B, A, B, ...), so
+a load spike on a shared machine hits both; each figure is the best (least disturbed) repeat.
+Peak memory is the resident set high-water mark (``ru_maxrss``) of a fresh subprocess, which sees
+XLA's buffers as well as numpy's (``tracemalloc`` sees neither XLA nor every numpy allocation).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+
+def block(x):
+    """Wait for JAX arrays in ``x`` (any pytree) so a timing covers the computation."""
+    import jax
+
+    return jax.block_until_ready(x)
+
+
+def interleaved(fns: dict, repeats: int) -> dict:
+    """Best wall time in seconds of each callable in ``fns``, timed alternately ``repeats`` times."""
+    best = {k: float("inf") for k in fns}
+    for _ in range(repeats):
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            block(fn())
+            best[k] = min(best[k], time.perf_counter() - t0)
+    return best
+
+
+def rss_peak_mib() -> float:
+    """This process's resident set high-water mark in MiB (Linux reports ``ru_maxrss`` in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def rss_now_mib() -> float:
+    """This process's current resident set in MiB (``/proc/self/statm``; 0 where unavailable)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def run_worker(task: str, spec: dict, *, env: dict | None = None, timeout: float | None = None) -> dict:
+    """Run ``benchmarks._worker`` for one task in a fresh Python; return the JSON it prints last.
+
+    Args:
+      task: the worker task name (``sim_jax``, ``sim_numpy``, ``scaleout``).
+      spec: JSON-serializable arguments of the task.
+      env: extra environment variables (e.g. ``XLA_FLAGS`` forcing host devices).
+      timeout: seconds before the subprocess is stopped.
+    """
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    proc = subprocess.run([sys.executable, "-m", "benchmarks._worker", task, json.dumps(spec)],
+                          capture_output=True, text=True, env=full_env, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark worker {task} {spec} failed (exit {proc.returncode}):\n"
+                           f"{proc.stderr[-4000:]}")
+    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+    return json.loads(lines[-1])

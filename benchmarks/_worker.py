@@ -1,0 +1,91 @@
+"""One measurement in a fresh Python, so that its peak resident memory is its own.
+
+``python -m benchmarks._worker TASK 'JSON'`` prints one JSON object as its last stdout line.
+Tasks: ``sim_jax`` (``sim.simulate`` end to end, chunked and sharded over the visible JAX
+devices) and ``sim_numpy`` (``benchmarks._sim_numpy.simulate_numpy``). Both report the best wall
+time over ``repeats`` runs after one warm-up run that compiles (JAX) or faults in (numpy) the
+chunk shape, the resident set before and after (high-water mark), and the per-operator ``dU``
+with its standard error, so the two can be compared statistically as well.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+
+def _budgets(spec, scenario):
+    import numpy as np
+
+    if spec.get("n_budgets"):
+        return np.geomspace(8.0, 1024.0, int(spec["n_budgets"]))
+    return np.asarray(scenario.budgets, dtype=np.float64)
+
+
+def _summary(sums, counts, n):
+    from sim import _kernel as K
+    from sim._simulate import block_se, exact_mean
+
+    total = sums.sum(0)
+    return {"delta": exact_mean(total[:, K.COLS_D], n).T.tolist(),
+            "delta_se": block_se(sums[..., K.COLS_D], counts).T.tolist(),
+            "delta_total": int(total[:, K.COLS_D].sum())}
+
+
+def sim_jax(spec: dict) -> dict:
+    import jax
+
+    from benchmarks._timing import rss_now_mib, rss_peak_mib
+    from sim import load_scenario, simulate
+
+    sc = load_scenario(spec["scenario"])
+    b = _budgets(spec, sc)
+    key = jax.random.key(spec["seed"])
+    n = int(spec["n"])
+    t0 = time.perf_counter()
+    simulate(key, sc, min(n, int(spec.get("warm_n", 65536))), b, progress=False)  # compile
+    compile_s = time.perf_counter() - t0
+    base = rss_peak_mib()
+    best, res = float("inf"), None
+    for _ in range(int(spec.get("repeats", 1))):
+        t0 = time.perf_counter()
+        res = simulate(key, sc, n, b, progress=False)
+        best = min(best, time.perf_counter() - t0)
+    return {"seconds": best, "compile_s": compile_s, "rss_base_mib": base, "rss_peak_mib": rss_peak_mib(),
+            "rss_end_mib": rss_now_mib(), "devices": len(jax.devices()), "n_budgets": int(b.size),
+            "delta": res.delta.tolist(), "delta_se": res.delta_se.tolist(),
+            "delta_total": int(res.block_delta.sum())}
+
+
+def sim_numpy(spec: dict) -> dict:
+    from benchmarks._sim_numpy import simulate_numpy
+    from benchmarks._timing import rss_now_mib, rss_peak_mib
+    from sim import load_scenario
+
+    sc = load_scenario(spec["scenario"])
+    b = _budgets(spec, sc)
+    n = int(spec["n"])
+    chunk = int(spec.get("chunk", 8192))
+    simulate_numpy(spec["seed"] + 1, sc, min(n, chunk), b, chunk=chunk)  # warm-up, pages faulted in
+    base = rss_peak_mib()
+    best, out = float("inf"), None
+    for _ in range(int(spec.get("repeats", 1))):
+        t0 = time.perf_counter()
+        out = simulate_numpy(spec["seed"], sc, n, b, chunk=chunk)
+        best = min(best, time.perf_counter() - t0)
+    return {"seconds": best, "rss_base_mib": base, "rss_peak_mib": rss_peak_mib(), "rss_end_mib": rss_now_mib(),
+            "n_budgets": int(b.size), **_summary(out[0], out[1], n)}
+
+
+TASKS = {"sim_jax": sim_jax, "sim_numpy": sim_numpy}
+
+
+def main(argv: list[str]) -> int:
+    task, spec = argv[0], json.loads(argv[1])
+    print(json.dumps(TASKS[task](spec)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

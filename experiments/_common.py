@@ -1,0 +1,107 @@
+"""What every experiment script shares: arguments, its TOML config, and the outputs it writes.
+
+``python -m experiments.<name> --config experiments/<name>.toml --out DIR`` writes
+``DIR/<name>.png`` and ``DIR/<name>.json`` (the figure's numbers under ``data`` plus the sidecar:
+the exact config, seed, package and library versions). ``--from-sidecar DIR/<name>.json`` reruns
+with the config and seed recorded there, so every figure is reproducible from its sidecar.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tomllib
+from pathlib import Path
+
+from retcon._errors import InputError
+
+# keys an experiment config may hold, with their types (one table for all experiments)
+KEYS = {
+    "seed": int, "sources": list, "source": str, "queries": int, "instances": int, "locomo_limit": int,
+    "data": str, "n_resamples": int, "readers": list, "theory_scales": list, "locomo_tertiles": bool,
+    "scenario": str, "knob": str, "levels": list, "operator": str, "alpha": float, "alphas": list,
+    "policies": list, "dpi": int, "memories": int, "memory_size": int,
+}
+
+
+def load_config(path) -> dict:
+    """Read and check an experiment's TOML config (unknown key or wrong type: ``InputError``)."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            config = tomllib.load(f)
+    except FileNotFoundError:
+        raise InputError(f"--config: no such file {str(path)!r}.") from None
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{path}: not valid TOML ({e}).") from None
+    return check_config(config, str(path))
+
+
+def check_config(config: dict, where: str) -> dict:
+    for k, v in config.items():
+        if k not in KEYS:
+            raise InputError(f"{where}: unknown key {k!r}; expected one of {sorted(KEYS)}.")
+        want = KEYS[k]
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) if want is float else \
+            isinstance(v, want) and not (want is int and isinstance(v, bool))
+        if not ok:
+            raise InputError(f"{where}: key {k!r} must be a {want.__name__}; got {v!r}.")
+    return config
+
+
+def parser(name: str, doc: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=f"python -m experiments.{name}", description=doc.splitlines()[0])
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--config", metavar="FILE.toml", help=f"the experiment's config (experiments/{name}.toml)")
+    src.add_argument("--from-sidecar", metavar="FILE.json", help="rerun with the config and seed of a sidecar")
+    p.add_argument("--out", metavar="DIR", required=True, help="directory for the figure and its JSON sidecar")
+    p.add_argument("--seed", type=int, default=None, help="override the config's seed")
+    return p
+
+
+def resolve(args) -> tuple[dict, int]:
+    """The config and seed of this run, from ``--config`` or ``--from-sidecar``."""
+    if args.from_sidecar:
+        try:
+            side = json.loads(Path(args.from_sidecar).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise InputError(f"--from-sidecar: no such file {args.from_sidecar!r}.") from None
+        except json.JSONDecodeError as e:
+            raise InputError(f"--from-sidecar: {args.from_sidecar} is not valid JSON ({e.msg}).") from None
+        if "config" not in side or "seed" not in side:
+            raise InputError(f"--from-sidecar: {args.from_sidecar} has no 'config' and 'seed'; is it a sidecar?")
+        config = check_config(dict(side["config"]), args.from_sidecar)
+        seed = int(side["seed"])
+    else:
+        config = load_config(args.config)
+        seed = int(config.get("seed", 0))
+    if args.seed is not None:
+        seed = args.seed
+    config = {**config, "seed": seed}
+    return config, seed
+
+
+def run_experiment(name: str, doc: str, argv=None) -> int:
+    """Parse, compute with ``paper_checks._experiments.EXPERIMENTS[name]``, write figure + sidecar."""
+    from paper_checks._experiments import EXPERIMENTS
+    from paper_checks._figures import close
+    from paper_checks._sources import DataMissing, DependencyMissing
+    from retcon._io import save_figure_atomic, sidecar, write_json_atomic
+
+    args = parser(name, doc).parse_args(argv)
+    try:
+        config, seed = resolve(args)
+        make_data, make_figure = EXPERIMENTS[name]
+        data = make_data(config, seed)
+        fig = make_figure(data)
+        out = Path(args.out)
+        png = save_figure_atomic(fig, out / f"{name}.png", dpi=int(config.get("dpi", 120)))
+        close(fig)
+        side = sidecar(config, seed=seed, command=f"python -m experiments.{name}", figure=png.name, data=data)
+        write_json_atomic(out / f"{name}.json", side)
+    except (InputError, DataMissing, DependencyMissing) as e:
+        sys.stderr.write(f"experiments.{name}: error: {e}\n")
+        return 2
+    print(f"wrote {png} and {out / (name + '.json')}")
+    return 0

@@ -1,0 +1,221 @@
+"""Boundary checks of the oas package: one paired-data row, options of the public functions.
+
+Every message names the file, the 1-based line (the header counts as line 1 in CSV) and the field,
+what was expected and what came, so a user can fix the row; nothing is dropped silently.
+
+References: MODEL §8 (paired data), docs/paired-data.md (the format).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from retcon._errors import InputError
+from retcon._vocab import ACTIONS, LOCOMO_TYPES, LONGMEMEVAL_TYPES, VOCABULARIES
+
+from oas._features import FEATURE_NAMES
+
+ID_COLUMNS = ("instance_id", "query_id", "group_id")
+OUTCOME_COLUMNS = tuple(f"y_{a}" for a in ACTIONS)
+REQUIRED_COLUMNS = ID_COLUMNS + ("query_type", "budget") + OUTCOME_COLUMNS
+RAW_COLUMNS = ("cluster_lengths", "session_ids", "embeddings", "texts")
+META_PREFIX = "meta_"
+KNOWN_COLUMNS = REQUIRED_COLUMNS + FEATURE_NAMES + RAW_COLUMNS
+ALL_TYPES = tuple(LOCOMO_TYPES) + tuple(LONGMEMEVAL_TYPES)
+
+
+class Row(NamedTuple):
+    """One validated paired-data row; exactly one of ``features`` and ``lengths`` is set."""
+
+    instance_id: str
+    query_id: str
+    group_id: str
+    query_type: str
+    budget: float
+    outcomes: tuple[float, float, float, float]
+    features: np.ndarray | None  # (11,)
+    lengths: np.ndarray | None  # (k,)
+    session_ids: tuple[str, ...] | None
+    embeddings: np.ndarray | None  # (k, D)
+    texts: tuple[str, ...] | None
+    meta: dict[str, Any]
+    line: int
+
+
+def where(path, line: int) -> str:
+    return f"{path}:{line}"
+
+
+def check_columns(columns, path, line: int, *, outcomes: bool = True) -> None:
+    """Raise on a missing required column, an unknown column, or a mix of features and raw fields.
+
+    With ``outcomes=False`` (prediction input) the four ``y_*`` columns may be absent, all together.
+    """
+    cols = list(columns)
+    required = REQUIRED_COLUMNS
+    if not outcomes and not any(c in cols for c in OUTCOME_COLUMNS):
+        required = tuple(c for c in REQUIRED_COLUMNS if c not in OUTCOME_COLUMNS)
+    for c in required:
+        if c not in cols:
+            raise InputError(f"{where(path, line)}: missing column {c!r}; a paired-data row needs "
+                             f"{list(REQUIRED_COLUMNS)} (see docs/paired-data.md).")
+    for c in cols:
+        if c not in KNOWN_COLUMNS and not c.startswith(META_PREFIX):
+            raise InputError(f"{where(path, line)}: unknown column {c!r}; expected the columns of "
+                             f"docs/paired-data.md or an extra column named '{META_PREFIX}*'.")
+    has_feat = [c for c in FEATURE_NAMES if c in cols]
+    has_raw = [c for c in RAW_COLUMNS if c in cols]
+    if has_feat and has_raw:
+        raise InputError(f"{where(path, line)}: columns give both features ({has_feat[0]!r}) and raw fields "
+                         f"({has_raw[0]!r}); give either all 11 features or the raw fields.")
+    if has_feat:
+        missing = [c for c in FEATURE_NAMES if c not in cols]
+        if missing:
+            raise InputError(f"{where(path, line)}: missing column {missing[0]!r}; a row with features "
+                             f"needs all 11: {list(FEATURE_NAMES)}.")
+        return
+    if not has_raw:
+        raise InputError(f"{where(path, line)}: missing column 'cluster_lengths'; give either all 11 "
+                         f"features {list(FEATURE_NAMES)} or the raw fields cluster_lengths, "
+                         f"session_ids and embeddings (or texts).")
+    for c in ("cluster_lengths", "session_ids"):
+        if c not in cols:
+            raise InputError(f"{where(path, line)}: missing column {c!r}; raw fields need cluster_lengths, "
+                             f"session_ids and embeddings (or texts).")
+    if "embeddings" in cols and "texts" in cols:
+        raise InputError(f"{where(path, line)}: columns give both 'embeddings' and 'texts'; give one.")
+    if "embeddings" not in cols and "texts" not in cols:
+        raise InputError(f"{where(path, line)}: missing column 'embeddings'; raw fields need "
+                         f"embeddings (or texts).")
+
+
+def _id(value, path, line, field) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or (isinstance(value, str) and not value.strip()):
+        raise InputError(f"{where(path, line)}: field {field!r} must be a non-empty string or integer; got {value!r}.")
+    return str(value)
+
+
+def _number(value, path, line, field) -> float:
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise InputError(f"{where(path, line)}: field {field!r} must be a number; got {value!r}.") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"{where(path, line)}: field {field!r} must be a number; got {value!r}.")
+    x = float(value)
+    if math.isnan(x):
+        raise InputError(f"{where(path, line)}: field {field!r} is NaN; expected a finite number.")
+    if math.isinf(x):
+        raise InputError(f"{where(path, line)}: field {field!r} is {x}; expected a finite number.")
+    return x
+
+
+def _list(value, path, line, field) -> list:
+    if isinstance(value, str):  # CSV cells hold lists as JSON
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise InputError(f"{where(path, line)}: field {field!r} must be a JSON list; got {value[:40]!r}.") from None
+    if not isinstance(value, (list, tuple)):
+        raise InputError(f"{where(path, line)}: field {field!r} must be a list; got {value!r}.")
+    return list(value)
+
+
+def validate_row(raw: dict, path, line: int, *, columns_checked: bool = False, outcomes: bool = True) -> Row:
+    """Check one row (a dict from JSONL, CSV or Parquet) and return it typed.
+
+    Raises:
+      InputError: naming ``path:line``, the field, what was expected and what came.
+
+    References: MODEL §8; docs/paired-data.md.
+    """
+    if not isinstance(raw, dict):
+        raise InputError(f"{where(path, line)}: a row must be a JSON object; got {type(raw).__name__}.")
+    if not columns_checked:
+        check_columns(raw.keys(), path, line, outcomes=outcomes)
+    ids = [_id(raw[c], path, line, c) for c in ID_COLUMNS]
+    qt = raw["query_type"]
+    if not isinstance(qt, str) or qt not in ALL_TYPES:
+        raise InputError(f"{where(path, line)}: field 'query_type' must be one of locomo={list(LOCOMO_TYPES)} "
+                         f"or longmemeval={list(LONGMEMEVAL_TYPES)}; got {qt!r}.")
+    budget = _number(raw["budget"], path, line, "budget")
+    if budget <= 0:
+        raise InputError(f"{where(path, line)}: field 'budget' must be > 0 tokens; got {budget:g}.")
+    ys = []
+    for c in OUTCOME_COLUMNS:
+        if c not in raw:  # allowed only without outcomes (check_columns)
+            ys.append(float("nan"))
+            continue
+        y = _number(raw[c], path, line, c)
+        if not 0.0 <= y <= 1.0:
+            raise InputError(f"{where(path, line)}: field {c!r} must be in [0, 1]; got {y:g}.")
+        ys.append(y)
+    meta = {c: v for c, v in raw.items() if c.startswith(META_PREFIX)}
+    features = lengths = sessions = emb = texts = None
+    if FEATURE_NAMES[0] in raw:
+        features = np.array([_number(raw[c], path, line, c) for c in FEATURE_NAMES])
+        onehot = features[7:]
+        slot = _slot(qt)
+        if not np.array_equal(onehot, np.eye(4)[slot]):
+            raise InputError(f"{where(path, line)}: fields query_type_0..3 must be the one-hot of query_type "
+                             f"{qt!r} (slot {slot}); got {onehot.tolist()}.")
+    else:
+        lens = _list(raw["cluster_lengths"], path, line, "cluster_lengths")
+        if not lens:
+            raise InputError(f"{where(path, line)}: field 'cluster_lengths' is empty; expected at least one record.")
+        lengths = np.array([_number(v, path, line, "cluster_lengths") for v in lens])
+        if np.any(lengths <= 0):
+            raise InputError(f"{where(path, line)}: field 'cluster_lengths' must hold token lengths > 0; "
+                             f"got {lengths[lengths <= 0][0]:g}.")
+        k = len(lengths)
+        sess = _list(raw["session_ids"], path, line, "session_ids")
+        if len(sess) != k:
+            raise InputError(f"{where(path, line)}: field 'session_ids' has {len(sess)} entries; expected {k} "
+                             f"(one per cluster_lengths entry).")
+        sessions = tuple(_id(s, path, line, "session_ids") for s in sess)
+        if "embeddings" in raw:
+            rows = _list(raw["embeddings"], path, line, "embeddings")
+            if len(rows) != k:
+                raise InputError(f"{where(path, line)}: field 'embeddings' has {len(rows)} vectors; expected {k}.")
+            vecs = [_list(r, path, line, "embeddings") for r in rows]
+            dims = {len(v) for v in vecs}
+            if len(dims) != 1 or 0 in dims:
+                raise InputError(f"{where(path, line)}: field 'embeddings' must hold {k} vectors of one "
+                                 f"non-zero length; got lengths {sorted(dims)}.")
+            emb = np.array([[_number(x, path, line, "embeddings") for x in v] for v in vecs])
+        else:
+            tx = _list(raw["texts"], path, line, "texts")
+            if len(tx) != k or not all(isinstance(t, str) for t in tx):
+                raise InputError(f"{where(path, line)}: field 'texts' must hold {k} strings; got {tx!r:.80}.")
+            texts = tuple(tx)
+    return Row(*ids, qt, budget, tuple(ys), features, lengths, sessions, emb, texts, meta, line)
+
+
+def _slot(query_type: str) -> int:
+    for vocab in VOCABULARIES.values():
+        if query_type in vocab:
+            return vocab.index(query_type)
+    raise InputError(f"unknown query type {query_type!r}.")
+
+
+def vocabulary_name(query_type: str) -> str:
+    for name, vocab in VOCABULARIES.items():
+        if query_type in vocab:
+            return name
+    raise InputError(f"unknown query type {query_type!r}.")
+
+
+def check_choice(name: str, value, choices) -> None:
+    if value not in choices:
+        raise InputError(f"{name} must be one of {list(choices)}; got {value!r}.")
+
+
+def check_positive_int(name: str, value, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise InputError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+    return int(value)

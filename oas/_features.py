@@ -1,0 +1,194 @@
+"""The 11 OAS features psi(z) of an instance z = (q, C, B), computable before any generation.
+
+One implementation for simulated and real data: ``sim`` instances and paired-data files with raw
+fields both go through ``compute_features_batch``. Plain numpy (no JAX), so a deployed router can
+compute its inputs without JAX.
+
+Features, in ``FEATURE_NAMES`` order (MODEL §8):
+  1. ``budget_over_512``          B / 512
+  2. ``token_pressure``           len(C) / B, with len(C) the sum of raw record token lengths
+  3. ``budget_fit_fraction``      f_B: share of C's raw tokens that retention packs under B
+                                  (prefix / skip / cut packing, MODEL §2)
+  4. ``constituent_count``        |C|
+  5. ``session_count``            number of distinct session ids in C
+  6. ``embedding_inconsistency``  mean over C of 1 - cos(e_m, centroid); the centroid is the mean
+                                  of the unit-normalized record embeddings
+  7. ``mean_pairwise_cosine``     mean of cos(e_i, e_j) over pairs i < j; 1.0 for one record
+  8-11. ``query_type_0..3``       one-hot of the query type's slot in its vocabulary
+                                  (``retcon._vocab``)
+
+References: MODEL §2 (packing), §8 (features).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from retcon._errors import InputError
+
+FEATURE_NAMES = (
+    "budget_over_512",
+    "token_pressure",
+    "budget_fit_fraction",
+    "constituent_count",
+    "session_count",
+    "embedding_inconsistency",
+    "mean_pairwise_cosine",
+    "query_type_0",
+    "query_type_1",
+    "query_type_2",
+    "query_type_3",
+)
+N_FEATURES = len(FEATURE_NAMES)
+N_QUERY_TYPES = 4
+PACKINGS = ("prefix", "skip", "cut")
+
+
+def budget_fit_fraction(budget, lengths, mask=None, packing: str = "prefix") -> np.ndarray:
+    """Share f_B of the cluster's raw tokens that retention packs under ``budget``.
+
+    Records are taken in the given (retriever) order. ``prefix`` stops at the first record that
+    does not fit; ``skip`` skips it and tries the next; ``cut`` truncates it to the remaining
+    budget (so f_B = min(B, len(C)) / len(C)).
+
+    Args:
+      budget: shape ``(n,)``, tokens, > 0.
+      lengths: shape ``(n, K)``, record token lengths (> 0 where ``mask``).
+      mask: shape ``(n, K)`` bool, which slots hold a record; ``None`` means all.
+      packing: ``"prefix"``, ``"skip"`` or ``"cut"``.
+
+    Returns:
+      shape ``(n,)`` in [0, 1].
+
+    References: MODEL §2 (packing), §8 (feature 3).
+    """
+    if packing not in PACKINGS:
+        raise InputError(f"packing must be one of {list(PACKINGS)}; got {packing!r}.")
+    budget = np.asarray(budget, dtype=np.float64)
+    lengths = np.asarray(lengths, dtype=np.float64)
+    mask = np.ones(lengths.shape, bool) if mask is None else np.asarray(mask, bool)
+    lengths = np.where(mask, lengths, 0.0)
+    total = lengths.sum(axis=1)
+    if packing == "cut":
+        packed = np.minimum(budget, total)
+    elif packing == "prefix":
+        # cumulative length is non-decreasing, so "cumsum <= B" is exactly the fitting prefix
+        packed = np.where(np.cumsum(lengths, axis=1) <= budget[:, None], lengths, 0.0).sum(axis=1)
+    else:  # skip: greedy in order, K is small so loop over slots, vectorized over instances
+        packed = np.zeros_like(budget)
+        for k in range(lengths.shape[1]):
+            fits = mask[:, k] & (packed + lengths[:, k] <= budget)
+            packed = packed + np.where(fits, lengths[:, k], 0.0)
+    return packed / np.maximum(total, 1e-300)
+
+
+def embedding_statistics(embeddings, mask=None) -> tuple[np.ndarray, np.ndarray]:
+    """Cluster inconsistency and mean pairwise cosine of record embeddings (features 6 and 7).
+
+    Args:
+      embeddings: shape ``(n, K, D)``; a zero vector has cosine 0 with everything.
+      mask: shape ``(n, K)`` bool, which slots hold a record; ``None`` means all.
+
+    Returns:
+      ``(inconsistency, pairwise)``, each of shape ``(n,)``: the mean over records of
+      1 - cos(e_m, centroid) (centroid = mean of unit vectors), and the mean cosine over record
+      pairs (1.0 when the cluster has one record).
+
+    References: MODEL §8 (features 6, 7).
+    """
+    e = np.asarray(embeddings, dtype=np.float64)
+    n, k = e.shape[:2]
+    mask = np.ones((n, k), bool) if mask is None else np.asarray(mask, bool)
+    norm = np.linalg.norm(e, axis=-1, keepdims=True)
+    u = np.where((norm > 0) & mask[..., None], e / np.where(norm > 0, norm, 1.0), 0.0)
+    count = mask.sum(axis=1).astype(np.float64)
+    centroid = u.sum(axis=1) / np.maximum(count, 1.0)[:, None]
+    c_norm = np.linalg.norm(centroid, axis=-1, keepdims=True)
+    c_unit = np.where(c_norm > 0, centroid / np.where(c_norm > 0, c_norm, 1.0), 0.0)
+    cos_c = np.einsum("nkd,nd->nk", u, c_unit)
+    inconsistency = np.where(mask, 1.0 - cos_c, 0.0).sum(axis=1) / np.maximum(count, 1.0)
+    # sum_{i<j} cos(u_i, u_j) = (|sum u|^2 - sum |u|^2) / 2
+    s = u.sum(axis=1)
+    pair_sum = 0.5 * (np.einsum("nd,nd->n", s, s) - np.einsum("nkd,nkd->n", u, u))
+    n_pairs = 0.5 * count * (count - 1.0)
+    pairwise = np.where(count > 1, pair_sum / np.maximum(n_pairs, 1.0), 1.0)
+    return inconsistency, pairwise
+
+
+def compute_features_batch(budget, lengths, mask, session_ids, embeddings, query_type_slot,
+                           packing: str = "prefix") -> np.ndarray:
+    """The 11 features of MODEL §8 for a batch of instances with padded clusters.
+
+    Args:
+      budget: shape ``(n,)``, tokens, > 0.
+      lengths: shape ``(n, K)``, raw record token lengths in retriever order.
+      mask: shape ``(n, K)`` bool, which slots hold a record (at least one per row).
+      session_ids: shape ``(n, K)``, integer session ids (any integers; compared within a row).
+      embeddings: shape ``(n, K, D)``, record embeddings.
+      query_type_slot: shape ``(n,)`` int in 0..3, the query type's index in its vocabulary.
+      packing: ``"prefix"`` (default), ``"skip"`` or ``"cut"`` for feature 3.
+
+    Returns:
+      shape ``(n, 11)`` float64, columns in ``FEATURE_NAMES`` order.
+
+    References: MODEL §2, §8.
+    """
+    budget = np.asarray(budget, dtype=np.float64).reshape(-1)
+    lengths = np.asarray(lengths, dtype=np.float64)
+    mask = np.asarray(mask, bool)
+    sessions = np.asarray(session_ids)
+    slot = np.asarray(query_type_slot).reshape(-1).astype(np.int64)
+    n = budget.shape[0]
+    if lengths.shape[0] != n or mask.shape != lengths.shape or sessions.shape != lengths.shape:
+        raise InputError(f"compute_features_batch: lengths, mask and session_ids must share shape (n, K) "
+                         f"with n={n}; got {lengths.shape}, {mask.shape}, {sessions.shape}.")
+    if np.any((slot < 0) | (slot >= N_QUERY_TYPES)):
+        raise InputError(f"compute_features_batch: query_type_slot must be in 0..3; got {slot[(slot < 0) | (slot >= 4)][0]}.")
+    total = np.where(mask, lengths, 0.0).sum(axis=1)
+    count = mask.sum(axis=1)
+    # distinct sessions per row: sort the row's ids (masked slots pushed to the end) and count changes
+    big = np.iinfo(np.int64).max
+    s = np.sort(np.where(mask, sessions.astype(np.int64), big), axis=1)
+    starts = np.concatenate([np.ones((n, 1), bool), s[:, 1:] != s[:, :-1]], axis=1) & (s != big)
+    inconsistency, pairwise = embedding_statistics(embeddings, mask)
+    out = np.zeros((n, N_FEATURES))
+    out[:, 0] = budget / 512.0
+    out[:, 1] = total / budget
+    out[:, 2] = budget_fit_fraction(budget, lengths, mask, packing)
+    out[:, 3] = count
+    out[:, 4] = starts.sum(axis=1)
+    out[:, 5] = inconsistency
+    out[:, 6] = pairwise
+    out[np.arange(n), 7 + slot] = 1.0
+    return out
+
+
+def compute_features(budget: float, cluster_lengths, session_ids, embeddings, query_type_slot: int,
+                     packing: str = "prefix") -> np.ndarray:
+    """The 11 features of MODEL §8 for one instance.
+
+    Args:
+      budget: tokens, > 0.
+      cluster_lengths: shape ``(k,)``, raw record token lengths of C in retriever order, > 0.
+      session_ids: shape ``(k,)``, the records' session ids (any hashable labels).
+      embeddings: shape ``(k, D)``, record embeddings.
+      query_type_slot: the query type's index (0..3) in its vocabulary.
+      packing: ``"prefix"`` (default), ``"skip"`` or ``"cut"`` for feature 3.
+
+    Returns:
+      shape ``(11,)`` float64 in ``FEATURE_NAMES`` order.
+
+    References: MODEL §2, §8.
+    """
+    lengths = np.asarray(cluster_lengths, dtype=np.float64).reshape(1, -1)
+    k = lengths.shape[1]
+    emb = np.asarray(embeddings, dtype=np.float64)
+    if k == 0:
+        raise InputError("compute_features: the cluster is empty; expected at least one record.")
+    if len(session_ids) != k or emb.ndim != 2 or emb.shape[0] != k:
+        raise InputError(f"compute_features: cluster_lengths has {k} records but session_ids has "
+                         f"{len(session_ids)} and embeddings has shape {emb.shape}; expected {k} each.")
+    _, sid = np.unique(np.asarray([str(s) for s in session_ids]), return_inverse=True)
+    return compute_features_batch(np.asarray([budget]), lengths, np.ones((1, k), bool),
+                                  sid.reshape(1, k), emb[None], np.asarray([query_type_slot]),
+                                  packing)[0]

@@ -1,0 +1,169 @@
+"""Ridge utility model mu_a(z) = b_a + <theta_a, psi(z)> with grouped K-fold choice of the penalty.
+
+For one training split (row weights w in {0, 1}), features standardized on that split only,
+z = (psi - mean_w) / scale_w, and the intercept unpenalized:
+
+    theta = (Z' W Z + lambda I)^-1 Z' W (y - ybar_w),    b = ybar_w
+
+(Z is centered under w, so the intercept decouples from theta and is the weighted mean.)
+Every (fold, action, penalty) solve is one ``vmap``ped call inside a single ``jit``: the K CV
+folds plus the full training set, all actions, the whole penalty grid. The CV error of a penalty
+is the mean squared error over the held-out rows of all folds; each action takes its own
+argmin (ties go to the larger penalty).
+
+References: MODEL §8 (utility model, grouped K-fold); Hastie, Tibshirani & Friedman (2009), §3.4.1.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from retcon._errors import InputError
+
+from oas._checks import check_positive_int
+
+DEFAULT_PENALTIES = tuple(float(x) for x in 10.0 ** np.arange(-3.0, 5.01, 0.5))
+
+
+class RidgeFit(NamedTuple):
+    """A fitted ridge utility model; A actions, p features, P penalties, n training rows.
+
+    Attributes:
+      mean, scale: shape ``(p,)``, the standardization of the training split (scale 1 where a
+        feature is constant there).
+      coef: shape ``(A, p)``, theta on standardized features.
+      intercept: shape ``(A,)``.
+      penalty: shape ``(A,)``, the chosen lambda of each action.
+      penalties: shape ``(P,)``, the grid.
+      cv_error: shape ``(A, P)``, grouped K-fold mean squared error.
+      fold: shape ``(n,)`` int, the CV fold of each training row.
+    """
+
+    mean: np.ndarray
+    scale: np.ndarray
+    coef: np.ndarray
+    intercept: np.ndarray
+    penalty: np.ndarray
+    penalties: np.ndarray
+    cv_error: np.ndarray
+    fold: np.ndarray
+
+
+def grouped_folds(key: jax.Array, groups, n_folds: int) -> np.ndarray:
+    """Assign each row a fold in 0..K-1 so that a group is never in two folds.
+
+    Groups are shuffled with ``key`` (over the sorted distinct labels, so the assignment does not
+    depend on row order) and dealt round-robin, which balances the number of groups per fold.
+
+    Args:
+      key: JAX PRNG key.
+      groups: shape ``(n,)`` group labels.
+      n_folds: K >= 2; at most the number of groups.
+
+    Returns:
+      shape ``(n,)`` int fold index.
+
+    References: MODEL §8 (groups never split across folds).
+    """
+    n_folds = check_positive_int("n_folds", n_folds, 2)
+    labels, ids = np.unique(np.asarray(groups).astype(str), return_inverse=True)
+    if len(labels) < n_folds:
+        raise InputError(f"n_folds must be at most the number of groups ({len(labels)}); got {n_folds}.")
+    order = np.asarray(jax.random.permutation(key, len(labels)))
+    fold_of_group = np.empty(len(labels), np.int64)
+    fold_of_group[order] = np.arange(len(labels)) % n_folds
+    return fold_of_group[ids.reshape(-1)]
+
+
+def _solve_one(x, y, w, lam):
+    """Standardize on the rows with weight w, then solve the penalized normal equations."""
+    nw = jnp.sum(w)
+    mean = (w @ x) / nw
+    var = (w @ (x - mean) ** 2) / nw
+    scale = jnp.where(var > 1e-12, jnp.sqrt(var), 1.0)
+    z = (x - mean) / scale
+    ybar = (w @ y) / nw
+    zw = z * w[:, None]
+    gram = zw.T @ z + lam * jnp.eye(x.shape[1], dtype=x.dtype)
+    theta = jnp.linalg.solve(gram, zw.T @ (y - ybar))
+    return mean, scale, theta, ybar
+
+
+@jax.jit
+def _solve_all(x, y, valid, train_w, penalties):
+    """All solves: ``train_w`` (F, n) x actions (A) x ``penalties`` (P), and held-out squared errors.
+
+    ``valid`` (n,) marks real rows; padding rows (valid 0, weight 0) only keep shapes in a few
+    buckets so that ``jit`` compiles once per bucket.
+
+    Returns ``(mean (F,A,P,p), scale, theta (F,A,P,p), intercept (F,A,P), sse (F,A,P))``.
+    """
+    def per(w, yv, lam):
+        mean, scale, theta, b = _solve_one(x, yv, w, lam)
+        pred = b + ((x - mean) / scale) @ theta
+        sse = jnp.sum((valid - w) * (yv - pred) ** 2)
+        return mean, scale, theta, b, sse
+
+    over_p = jax.vmap(per, in_axes=(None, None, 0))
+    over_a = jax.vmap(over_p, in_axes=(None, 1, None))
+    over_f = jax.vmap(over_a, in_axes=(0, None, None))
+    return over_f(train_w, y, penalties)
+
+
+def fit_ridge(key: jax.Array, features, outcomes, groups, *, penalties=DEFAULT_PENALTIES,
+              n_folds: int = 5) -> RidgeFit:
+    """Fit one ridge model per action; choose each action's penalty by grouped K-fold CV.
+
+    Args:
+      key: JAX PRNG key for the fold assignment.
+      features: shape ``(n, p)`` (p = 11 for MODEL §8's features).
+      outcomes: shape ``(n, A)`` in [0, 1], actions in ``ACTIONS`` order.
+      groups: shape ``(n,)``, the unit of independence (conversation or user).
+      penalties: the grid, shape ``(P,)``, each > 0 (on standardized features).
+      n_folds: K >= 2.
+
+    Returns:
+      ``RidgeFit``; coefficients of the fit on all n rows at each action's chosen penalty.
+
+    References: MODEL §8.
+    """
+    x = np.asarray(features, dtype=np.float64)
+    y = np.asarray(outcomes, dtype=np.float64)
+    lam = np.asarray(penalties, dtype=np.float64).reshape(-1)
+    if x.ndim != 2 or y.ndim != 2 or x.shape[0] != y.shape[0] or len(groups) != x.shape[0]:
+        raise InputError(f"fit_ridge: features (n, p), outcomes (n, A) and groups (n,) must share n; got "
+                         f"{x.shape}, {y.shape}, ({len(groups)},).")
+    if lam.size == 0 or np.any(~(lam > 0)) or np.any(~np.isfinite(lam)):
+        raise InputError(f"fit_ridge: penalties must be finite and > 0; got {lam.tolist()}.")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise InputError("fit_ridge: features and outcomes must be finite.")
+    fold = grouped_folds(key, groups, n_folds)
+    train_w = np.concatenate([(fold[None, :] != np.arange(n_folds)[:, None]), np.ones((1, len(fold)), bool)])
+    # pad rows to a power of two (>= 256) so repeated fits of similar size reuse one compilation
+    n = x.shape[0]
+    n_pad = max(256, 1 << (n - 1).bit_length())
+    pad = ((0, n_pad - n), (0, 0))
+    valid = np.r_[np.ones(n), np.zeros(n_pad - n)]
+    train_w = np.pad(train_w.astype(np.float64), ((0, 0), (0, n_pad - n)))
+    # float64 inputs become float32 unless the caller enabled x64 (jax.enable_x64(True))
+    mean, scale, theta, b, sse = (np.asarray(v, dtype=np.float64) for v in _solve_all(
+        jnp.asarray(np.pad(x, pad)), jnp.asarray(np.pad(y, pad)), jnp.asarray(valid), jnp.asarray(train_w),
+        jnp.asarray(lam)))
+    cv_error = sse[:n_folds].sum(axis=0) / x.shape[0]  # (A, P)
+    # argmin with ties to the larger penalty: search the reversed grid
+    order = np.argsort(lam, kind="stable")[::-1]
+    best = order[np.argmin(cv_error[:, order], axis=1)]
+    a_idx = np.arange(y.shape[1])
+    return RidgeFit(mean=mean[-1, 0, 0], scale=scale[-1, 0, 0], coef=theta[-1, a_idx, best],
+                    intercept=b[-1, a_idx, best], penalty=lam[best], penalties=lam,
+                    cv_error=cv_error, fold=fold)
+
+
+def predict_ridge(fit: RidgeFit, features) -> np.ndarray:
+    """mu_a(z) for each row: shape ``(n, A)`` from features ``(n, p)`` (numpy, float64)."""
+    z = (np.asarray(features, dtype=np.float64) - fit.mean) / fit.scale
+    return fit.intercept + z @ fit.coef.T

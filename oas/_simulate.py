@@ -1,0 +1,186 @@
+"""Simulated paired data: instances from ``sim``, Bernoulli outcomes for all four actions.
+
+Each instance z = (q, C, B) is drawn once by ``sim.simulate_instances``; its four success
+probabilities p_a(z) (MODEL §2 reader under each action's context) give the four outcomes of the
+same draw, so the data are paired. By default the four outcomes share one uniform
+u(z) ~ U(0, 1): y_a = 1{u < p_a} (common random numbers: a question the reader gets right with a
+worse context it also gets right with a better one, so harm 1{y_o < y_ret} happens only when
+p_o < p_ret). ``coupling="independent"`` draws four independent uniforms instead.
+
+References: MODEL §2 (reader), §8 (paired data).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import numpy as np
+
+from retcon._errors import InputError
+from retcon._vocab import VOCABULARIES
+
+from oas._features import PACKINGS, compute_features_batch
+from oas._paired import PairedData
+
+COUPLINGS = ("shared", "independent")
+
+
+def paired_from_instances(key: jax.Array, instances, *, vocabulary: str = "locomo",
+                          packing: str = "prefix", coupling: str = "shared",
+                          prefix: str = "sim") -> PairedData:
+    """Turn simulated instances into ``PairedData`` with Bernoulli outcomes drawn with ``key``.
+
+    Args:
+      key: JAX PRNG key for the outcome draws.
+      instances: an object with ``budget (n,)``, ``query_type (n,)`` slot, ``group (n,)``,
+        ``record_lengths (n, K)``, ``record_mask (n, K)``, ``session_ids (n, K)``,
+        ``embeddings (n, K, D)`` and ``success_prob (n, 4)`` in ``ACTIONS`` order
+        (``sim.Instances``); an optional ``query_id (n,)`` ties instances of one query.
+      vocabulary: query-type vocabulary of the slots.
+      packing: packing for feature 3 (MODEL §2).
+      coupling: ``"shared"`` (one uniform per instance) or ``"independent"``.
+      prefix: prefix of the generated ids.
+
+    Returns:
+      ``PairedData``.
+
+    References: MODEL §8.
+    """
+    if coupling not in COUPLINGS:
+        raise InputError(f"coupling must be one of {list(COUPLINGS)}; got {coupling!r}.")
+    if vocabulary not in VOCABULARIES:
+        raise InputError(f"vocabulary must be one of {list(VOCABULARIES)}; got {vocabulary!r}.")
+    if packing not in PACKINGS:
+        raise InputError(f"packing must be one of {list(PACKINGS)}; got {packing!r}.")
+    p = np.asarray(instances.success_prob, dtype=np.float64)
+    n = p.shape[0]
+    u = np.asarray(jax.random.uniform(key, (n, 1) if coupling == "shared" else (n, 4)), dtype=np.float64)
+    outcomes = (u < p).astype(np.float64)
+    slot = np.asarray(instances.query_type).astype(np.int64)
+    features = compute_features_batch(instances.budget, instances.record_lengths, instances.record_mask,
+                                      instances.session_ids, instances.embeddings, slot, packing)
+    vocab = VOCABULARIES[vocabulary]
+    query = getattr(instances, "query_id", None)
+    query_id = np.asarray([f"{prefix}-q{int(v)}" for v in np.asarray(query)] if query is not None
+                          else [f"{prefix}-q{i}" for i in range(n)], dtype=object)
+    return PairedData(
+        instance_id=np.asarray([f"{prefix}-{i}" for i in range(n)], dtype=object),
+        query_id=query_id,
+        group_id=np.asarray([f"{prefix}-g{int(g)}" for g in np.asarray(instances.group)], dtype=object),
+        query_type=np.asarray([vocab[s] for s in slot], dtype=object),
+        budget=np.asarray(instances.budget, dtype=np.float64),
+        outcomes=outcomes,
+        features=features,
+        vocabulary=vocabulary,
+        meta={f"meta_p_{a}": p[:, j].astype(object) for j, a in enumerate(("ret", "merge", "abstract", "rewrite"))},
+    )
+
+
+def simulate_paired(key: jax.Array, scenario, n_instances: int, budgets=None, *,
+                    packing: str | None = None, coupling: str = "shared") -> PairedData:
+    """Paired data from a ``sim`` scenario (a preset name or a scenario config).
+
+    Args:
+      key: root JAX key; split at once into the instance draw and the outcome draw.
+      scenario: a name of ``sim.PRESETS`` or a scenario config object.
+      n_instances: number of instances.
+      budgets: optional budget grid passed to ``sim.simulate_instances``.
+      packing: packing for feature 3; default the scenario's own (``prefix`` if it has none).
+      coupling: see ``paired_from_instances``.
+
+    Returns:
+      ``PairedData``; ``meta_p_<action>`` columns keep the true success probabilities.
+
+    References: MODEL §8.
+    """
+    import sim
+
+    k_inst, k_out = jax.random.split(key)
+    config = sim.load_scenario(scenario) if isinstance(scenario, str) else scenario
+    instances = sim.simulate_instances(k_inst, config, int(n_instances), budgets=budgets)
+    vocabulary = getattr(config, "vocabulary", "locomo")
+    if vocabulary not in VOCABULARIES:
+        vocabulary = "locomo"
+    packing = packing or getattr(config, "packing", "prefix")
+    return paired_from_instances(k_out, instances, vocabulary=vocabulary, packing=packing, coupling=coupling)
+
+
+class ToyInstances(NamedTuple):
+    """Instances in the layout of ``sim.Instances`` (see ``paired_from_instances``)."""
+
+    budget: np.ndarray
+    query_type: np.ndarray
+    group: np.ndarray
+    query_id: np.ndarray
+    record_lengths: np.ndarray
+    record_mask: np.ndarray
+    session_ids: np.ndarray
+    embeddings: np.ndarray
+    success_prob: np.ndarray
+
+
+# per action: compress_ratio rho_o and fidelity phi_o by query-type slot (ret: 1, 1)
+_TOY_RHO = np.array([1.0, 0.45, 0.2, 0.7])
+_TOY_PHI = np.array([[1.0, 1.0, 1.0, 1.0],      # ret
+                     [0.9, 0.92, 0.85, 0.9],    # merge keeps detail
+                     [0.6, 0.9, 0.7, 0.8],      # abstract: loses single-hop detail
+                     [0.95, 0.9, 0.9, 0.95]])   # rewrite (local)
+
+
+@partial(jax.jit, static_argnums=(1, 2, 3, 4))
+def _toy_draws(key, n_groups, queries_per_group, max_records, dim):
+    k_len, k_count, k_sess, k_type, k_topic, k_noise, k_spread = jax.random.split(key, 7)
+    nq = n_groups * queries_per_group
+    return (jax.random.randint(k_count, (nq,), 1, max_records + 1),
+            jax.random.normal(k_len, (nq, max_records)),
+            jax.random.randint(k_sess, (nq, max_records), 0, 3),
+            jax.random.randint(k_type, (nq,), 0, 4),
+            jax.random.normal(k_topic, (n_groups, dim)),
+            0.3 + 1.2 * jax.random.uniform(k_spread, (nq, 1, 1)),
+            jax.random.normal(k_noise, (nq, max_records, dim)))
+
+
+def toy_instances(key: jax.Array, n_groups: int, queries_per_group: int, budgets, *,
+                  acc_raw: float = 0.85, acc_guess: float = 0.1, max_records: int = 6,
+                  dim: int = 8) -> ToyInstances:
+    """A small stand-in for ``sim.simulate_instances``: the single-cluster model of MODEL §6.
+
+    Each query has a cluster of 1..``max_records`` records (lognormal token lengths, 1-3
+    sessions, embeddings around a topic vector); each (query, budget) pair is one instance. Under
+    prefix packing the reader's evidence support is the fitted share of raw tokens for ``ret``
+    and phi_o * 1{rho_o len(C) <= B} for an operator; p = g + (a - g) s (MODEL §2). Tight budgets
+    favour the operators, loose budgets favour retention (MODEL §6): a crossover scenario.
+
+    Args:
+      key: JAX PRNG key.
+      n_groups: conversations; queries_per_group: queries per conversation.
+      budgets: shape ``(m,)`` budget grid, tokens.
+      acc_raw, acc_guess: reader accuracies a and g.
+      max_records: largest cluster size K; dim: embedding dimension D.
+
+    Returns:
+      ``ToyInstances`` with n = n_groups * queries_per_group * m rows.
+
+    References: MODEL §2, §6.
+    """
+    budgets = np.asarray(budgets, dtype=np.float64)
+    nq = n_groups * queries_per_group
+    count, raw_len, sessions, qtype, topic, spread, noise = (np.asarray(v) for v in _toy_draws(
+        key, n_groups, queries_per_group, max_records, dim))
+    mask = np.arange(max_records)[None, :] < count[:, None]
+    lengths = np.where(mask, np.round(np.exp(3.6 + 0.7 * raw_len)) + 1, 0)
+    group = np.repeat(np.arange(n_groups), queries_per_group)
+    emb = topic[group][:, None, :] + spread * noise
+    total = lengths.sum(axis=1)
+    m = len(budgets)
+    rep = lambda a: np.repeat(a, m, axis=0)  # noqa: E731 - one instance per (query, budget)
+    b = np.tile(budgets, nq)
+    fit = np.where(np.cumsum(rep(lengths), axis=1) <= b[:, None], rep(lengths), 0).sum(axis=1) / rep(total)
+    phi = _TOY_PHI[:, rep(qtype)].T  # (n, 4)
+    fits_op = (_TOY_RHO[None, :] * rep(total)[:, None]) <= b[:, None]
+    support = np.where(np.arange(4)[None, :] == 0, fit[:, None], phi * fits_op)
+    p = np.clip(acc_guess + (acc_raw - acc_guess) * support, 0.0, 1.0)
+    return ToyInstances(b, rep(qtype), rep(group), np.repeat(np.arange(nq), m), rep(lengths), rep(mask),
+                        rep(sessions), rep(emb), p)

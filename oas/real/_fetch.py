@@ -1,0 +1,147 @@
+"""Getting the data: a pinned LoCoMo download into a checked, atomic cache.
+
+The cache folder is ``$RETCON_DATA_DIR`` when set, else ``$XDG_CACHE_HOME/retcon`` (default
+``~/.cache/retcon``). A file already there with the pinned sha256 is used as is (no download); a
+download streams into a temporary sibling, is checked against the sha256 and only then renamed to
+its final name, so a wrong or interrupted download leaves nothing under the final name.
+
+References: MODEL §9 (LoCoMo: snap-research/locomo, ``data/locomo10.json``, CC BY-NC 4.0).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import NamedTuple
+
+from retcon._errors import InputError
+
+# Pinned release: commit 3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376 of snap-research/locomo.
+DATASETS = {
+    "locomo": {
+        "filename": "locomo10.json",
+        "url": "https://raw.githubusercontent.com/snap-research/locomo/"
+               "3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376/data/locomo10.json",
+        "sha256": "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4",
+        "size": 2805274,
+        "license": "CC BY-NC 4.0 (Maharana et al., ACL 2024)",
+    },
+}
+
+
+class Fetched(NamedTuple):
+    """Attributes: path (the cached file), downloaded (False when the cache already held it),
+    sha256 (checked)."""
+
+    path: Path
+    downloaded: bool
+    sha256: str
+
+
+def data_dir() -> Path:
+    """The data cache folder: ``$RETCON_DATA_DIR``, else ``$XDG_CACHE_HOME/retcon`` or ``~/.cache/retcon``."""
+    env = os.environ.get("RETCON_DATA_DIR")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "retcon"
+
+
+def sha256_of(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def cached_path(name: str) -> Path:
+    """Where ``name``'s file lives in the cache (it may not exist yet)."""
+    if name not in DATASETS:
+        raise InputError(f"dataset must be one of {sorted(DATASETS)}; got {name!r}.")
+    return data_dir() / DATASETS[name]["filename"]
+
+
+def fetch(name: str = "locomo", *, url: str | None = None, sha256: str | None = None,
+          timeout: float = 60.0) -> Fetched:
+    """Make sure the pinned file of ``name`` is in the cache, downloading it if needed.
+
+    Args:
+      name: ``"locomo"``.
+      url: override the pinned address (``https://``, ``http://`` or ``file://``), e.g. a mirror.
+      sha256: override the pinned checksum (with ``url``).
+      timeout: seconds per network operation.
+
+    Returns:
+      ``Fetched(path, downloaded, sha256)``.
+
+    Raises:
+      InputError: unknown dataset, the download failed, or its sha256 differs (nothing is left
+        under the final name then).
+    """
+    path = cached_path(name)
+    spec = DATASETS[name]
+    url = url or spec["url"]
+    want = (sha256 or spec["sha256"]).lower()
+    if path.is_file() and sha256_of(path) == want:
+        return Fetched(path, False, want)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"cannot create the data cache {str(path.parent)!r} ({e.strerror}); set "
+                         f"RETCON_DATA_DIR to a writable folder.") from None
+    if not os.access(path.parent, os.W_OK):
+        raise InputError(f"the data cache {str(path.parent)!r} is not writable; set RETCON_DATA_DIR to a "
+                         f"writable folder or pass --data PATH.")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".download", dir=path.parent)
+    h = hashlib.sha256()
+    try:
+        with os.fdopen(fd, "wb") as out:
+            try:
+                with urllib.request.urlopen(url, timeout=timeout) as resp:
+                    for chunk in iter(lambda: resp.read(1 << 20), b""):
+                        h.update(chunk)
+                        out.write(chunk)
+            except (urllib.error.URLError, OSError, ValueError) as e:
+                reason = getattr(e, "reason", None) or e
+                raise InputError(f"download of {name} from {url} failed: {reason}. Pass --data PATH to use "
+                                 f"a copy you have.") from None
+            out.flush()
+            os.fsync(out.fileno())
+        got = h.hexdigest()
+        if got != want:
+            raise InputError(f"download of {name} from {url}: sha256 {got} does not match the pinned "
+                             f"{want}; nothing was kept.")
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return Fetched(path, True, want)
+
+
+def resolve_data(name: str, data: str | None) -> Path:
+    """The dataset file a command uses: ``--data PATH`` if given, else the cache (LoCoMo only).
+
+    Raises:
+      InputError: the file is missing, with the command that gets it.
+    """
+    if data:
+        p = Path(data).expanduser()
+        if not p.is_file():
+            raise InputError(f"--data {data!r}: no such file.")
+        return p
+    if name == "locomo":
+        p = cached_path("locomo")
+        if not p.is_file():
+            raise InputError(f"LoCoMo is not in the data cache ({p}); run `retcon data fetch locomo` or "
+                             f"pass --data PATH.")
+        return p
+    raise InputError(f"{name} needs --data PATH (a LongMemEval file such as longmemeval_oracle.json; "
+                     f"see docs/real-data.md for where to get it).")

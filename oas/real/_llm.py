@@ -1,0 +1,292 @@
+"""The ``llm`` operator backend and reader: merge, abstract, rewrite, answer and judge prompts sent to
+any OpenAI-compatible chat endpoint, through a content-addressed on-disk cache.
+
+The prompts are short and plain so that a 135M-parameter instruct model follows them; they are
+documented, with the reasons behind them, in ``docs/llm.md``. Requests are deterministic
+(``temperature`` 0 and a fixed ``seed`` by default), so a cached answer is the answer a rerun would get.
+
+References: MODEL §1 (the actions and what each keeps), §2 (the reader), §9 (real paired data).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from typing import Any, Sequence
+
+from oas.real._llm_client import CallStats, ChatClient, LLMEndpointError, resolve_endpoint
+from oas.real._types import Conversation, Query, Record
+from retcon._errors import InputError, check_range
+
+__all__ = ["LLMOperators", "LLMReader", "LLMEndpointError", "CallStats", "parse_yes_no", "PROMPTS"]
+
+_SYSTEM_NOTES = "You edit memory notes from a conversation. Reply with the note only."
+_SYSTEM_QA = "You answer questions about a conversation using only the memory you are given."
+_SYSTEM_JUDGE = "You grade answers. Reply with yes or no only."
+
+# The user-message templates; docs/llm.md shows each one and says why it reads as it does.
+PROMPTS = {
+    "rewrite": (
+        "Rewrite this note in fewer words. Keep every name, number, date and fact.\n\n"
+        "Note ({date}): {text}\n\nShorter note:"
+    ),
+    "merge": (
+        "Merge these notes into one note. Keep every name, number, date and fact from every note, "
+        "and say each fact only once.\n\nNotes:\n{notes}\n\nMerged note:"
+    ),
+    "abstract": (
+        "Summarize these notes in one or two short, general sentences: what happened, and who was "
+        "involved.\n\nNotes:\n{notes}\n\nSummary:"
+    ),
+    "answer": (
+        "Memory:\n{context}\n\nQuestion: {question}{asked}\n"
+        "Answer in a few words. If the memory does not say, answer \"unknown\".\n\nAnswer:"
+    ),
+    "judge": (
+        "Question: {question}\nCorrect answer: {answer}\nResponse: {response}\n\n"
+        "Does the response contain the correct answer? Reply yes or no.\n\nReply:"
+    ),
+}
+
+# Labels a small model tends to echo before its output; stripped from the reply.
+_LABEL = re.compile(r"^\s*(?:shorter note|rewritten note|merged note|note|summary|answer|reply)"
+                    r"(?:\s*\([^)\n]*\))?\s*:\s*", re.IGNORECASE)
+# What a generated record holds when the model answered nothing: a record must have length > 0
+# (MODEL §1), and an empty generation carries no evidence (fidelity 0).
+EMPTY_GENERATION = "(nothing)"
+
+
+class _Endpoint:
+    """Shared settings of the backend and the reader: the client and the request parameters."""
+
+    def __init__(self, base_url, model, api_key, cache_dir, temperature, max_tokens, timeout,
+                 max_retries, backoff, seed, sleep):
+        if not (isinstance(max_tokens, int) and max_tokens >= 1):
+            raise InputError(f"LLM max_tokens must be an integer >= 1; got {max_tokens!r}.")
+        temperature = check_range("LLM temperature", temperature, 0.0, None, low_open=False)
+        cfg = resolve_endpoint(base_url, model, api_key, cache_dir, timeout=timeout,
+                               max_retries=max_retries, backoff=backoff)
+        self.client = ChatClient(cfg, **({} if sleep is None else {"sleep": sleep}))
+        self.temperature = float(temperature)
+        self.max_tokens = max_tokens
+        self.seed = seed
+
+    def ask(self, system: str, user: str, max_tokens: int) -> str:
+        params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": int(max_tokens)}
+        if self.seed is not None:
+            params["seed"] = int(self.seed)
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        return self.client.complete(messages, **params)
+
+    @property
+    def stats(self) -> CallStats:
+        return self.client.stats
+
+
+class LLMOperators:
+    """Operator backend ``llm``: rewrite, merge and abstract made by a language model (MODEL §1).
+
+    Each cluster's records go to the model with their session dates, so a generated record can keep
+    (or resolve) the dates temporal questions need. A generated record takes the session id and the
+    date of its first source and lists the raw ids it was made from. The output is capped at the
+    input's approximate token count (``ceil(1.3 * words)``, at least 16, at most ``max_tokens``), so a
+    model that echoes its input cannot make a record longer than what it replaces (rho <= 1).
+
+    Args:
+      base_url, model, api_key: the endpoint (see ``resolve_endpoint``: arguments, else
+        ``RETCON_LLM_BASE_URL``/``OPENAI_BASE_URL``, ``RETCON_LLM_MODEL``,
+        ``RETCON_LLM_API_KEY``/``OPENAI_API_KEY``).
+      cache_dir: the on-disk cache (default ``$RETCON_CACHE_DIR/llm`` or the user cache dir).
+      temperature: sampling temperature; 0 makes the cache exact.
+      max_tokens: the most tokens one generation may have.
+      timeout: seconds per HTTP request.
+      max_retries: retries per call on connection errors, timeouts, 5xx, 429 and garbage.
+      backoff: seconds before the first retry, doubled each time.
+      seed: sent with each request (``None`` sends none); part of the cache key.
+      max_input_chars: truncate each prompt's note text to this many characters (``None``: no cut);
+        for small context windows. Default from ``RETCON_LLM_MAX_INPUT_CHARS``.
+
+    Raises:
+      InputError: no endpoint configured, or a bad setting.
+
+    References: MODEL §1 (rewrite local, merge and abstract cross-note), §9.
+    """
+
+    name = "llm"
+
+    def __init__(self, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
+                 cache_dir=None, temperature: float = 0.0, max_tokens: int = 256, timeout: float = 120.0,
+                 max_retries: int = 4, *, backoff: float = 0.5, seed: int | None = 0,
+                 max_input_chars: int | None = None, sleep=None):
+        self._ep = _Endpoint(base_url, model, api_key, cache_dir, temperature, max_tokens, timeout,
+                             max_retries, backoff, seed, sleep)
+        self.max_input_chars = _max_input_chars(max_input_chars)
+
+    @property
+    def stats(self) -> CallStats:
+        return self._ep.stats
+
+    @property
+    def config(self):
+        return self._ep.client.config
+
+    def rewrite(self, cluster: Sequence[Record], conversation: Conversation) -> list[Record]:
+        """``k`` records in, ``k`` out: each record compressed on its own (local)."""
+        out = []
+        for rec in _check_cluster(cluster, "rewrite"):
+            prompt = PROMPTS["rewrite"].format(date=rec.date or "date unknown",
+                                               text=_cut(rec.text, self.max_input_chars))
+            text = self._generate(prompt, rec.text)
+            out.append(_generated("rewrite", [rec], text))
+        return out
+
+    def merge(self, cluster: Sequence[Record], conversation: Conversation) -> list[Record]:
+        """One record keeping the details of every constituent, cross-record redundancy dropped."""
+        recs = _check_cluster(cluster, "merge")
+        prompt = PROMPTS["merge"].format(notes=_notes(recs, self.max_input_chars))
+        return [_generated("merge", recs, self._generate(prompt, " ".join(r.text for r in recs)))]
+
+    def abstract(self, cluster: Sequence[Record], conversation: Conversation) -> list[Record]:
+        """One more general record: most compression, least detail."""
+        recs = _check_cluster(cluster, "abstract")
+        prompt = PROMPTS["abstract"].format(notes=_notes(recs, self.max_input_chars))
+        return [_generated("abstract", recs, self._generate(prompt, " ".join(r.text for r in recs)))]
+
+    def _generate(self, prompt: str, source_text: str) -> str:
+        cap = min(self._ep.max_tokens, max(16, math.ceil(1.3 * len(source_text.split()))))
+        reply = clean_reply(self._ep.ask(_SYSTEM_NOTES, prompt, cap))
+        # A small model sometimes repeats the instruction before (or instead of) the note.
+        instruction = prompt.split("\n", 1)[0].strip()
+        if reply.startswith(instruction):
+            reply = clean_reply(reply[len(instruction):])
+        return reply or EMPTY_GENERATION
+
+
+class LLMReader:
+    """Reader ``llm``: the model answers the question from the context; a judge scores the answer.
+
+    ``judge="lexical"`` applies the lexical rule to the model's answer (correct when every content
+    token of the normalized gold answer is in it); ``judge="llm"`` asks the same endpoint a
+    LongMemEval-style yes/no question (question, gold answer, response). An unparseable verdict
+    counts as "no" and is counted in ``unparsed_verdicts``.
+
+    Args: as ``LLMOperators`` (``max_tokens`` bounds the answer), plus
+      judge: ``"lexical"`` or ``"llm"``.
+
+    References: MODEL §2 (reader), §9 (an LLM reader talks to any OpenAI-compatible endpoint).
+    """
+
+    name = "llm"
+
+    def __init__(self, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
+                 cache_dir=None, judge: str = "lexical", temperature: float = 0.0, max_tokens: int = 48,
+                 timeout: float = 120.0, max_retries: int = 4, *, backoff: float = 0.5,
+                 seed: int | None = 0, max_input_chars: int | None = None, sleep=None):
+        if judge not in ("lexical", "llm"):
+            raise InputError(f"LLMReader judge must be 'lexical' or 'llm'; got {judge!r}.")
+        self._ep = _Endpoint(base_url, model, api_key, cache_dir, temperature, max_tokens, timeout,
+                             max_retries, backoff, seed, sleep)
+        self.judge = judge
+        self.max_input_chars = _max_input_chars(max_input_chars)
+        self.unparsed_verdicts = 0
+
+    @property
+    def stats(self) -> CallStats:
+        return self._ep.stats
+
+    @property
+    def config(self):
+        return self._ep.client.config
+
+    def answer(self, query: Query, context: str) -> str:
+        """The model's answer to ``query`` from ``context`` (cleaned to its first line)."""
+        asked = f" (asked on {query.date})" if query.date else ""
+        prompt = PROMPTS["answer"].format(context=_cut(context.strip(), self.max_input_chars) or "(empty)",
+                                          question=query.text.strip(), asked=asked)
+        reply = clean_reply(self._ep.ask(_SYSTEM_QA, prompt, self._ep.max_tokens))
+        return reply.split("\n", 1)[0].strip()
+
+    def score(self, query: Query, context: str) -> float:
+        """1.0 when the judged answer is correct, else 0.0."""
+        response = self.answer(query, context)
+        if self.judge == "lexical":
+            return 1.0 if _lexical_correct(query.answer, response) else 0.0
+        prompt = PROMPTS["judge"].format(question=query.text.strip(), answer=str(query.answer).strip(),
+                                         response=response or "(no answer)")
+        verdict = parse_yes_no(self._ep.ask(_SYSTEM_JUDGE, prompt, 8))
+        if verdict is None:
+            self.unparsed_verdicts += 1
+        return 1.0 if verdict else 0.0
+
+
+def parse_yes_no(reply: str) -> bool | None:
+    """``True`` for a yes, ``False`` for a no, ``None`` when the reply says neither.
+
+    The first "yes" or "no" word decides (``"Yes."``, ``"**No**, because..."``, ``"Answer: yes"``);
+    a reply with neither word is unparseable.
+    """
+    m = re.search(r"\b(yes|no)\b", reply.lower())
+    if m is None:
+        return None
+    return m.group(1) == "yes"
+
+
+def clean_reply(reply: str) -> str:
+    """Strip whitespace, an echoed label (``Summary:``) and quotes wrapping the whole reply."""
+    text = reply.strip()
+    for _ in range(2):
+        text = _LABEL.sub("", text, count=1).strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        text = text[1:-1].strip()
+    return text
+
+
+def _lexical_correct(gold: str, response: str) -> bool:
+    # The lexical rule of the `lexical` reader: one rule for both (MODEL §9).
+    from oas.real._readers import lexical_correct
+
+    return bool(lexical_correct(str(gold), response))
+
+
+def _check_cluster(cluster: Sequence[Record], action: str) -> list[Record]:
+    recs = list(cluster)
+    if not recs:
+        raise InputError(f"LLMOperators.{action}: the cluster is empty; expected at least one record.")
+    return recs
+
+
+def _notes(recs: Sequence[Record], max_chars: int | None) -> str:
+    lines = [f"{i}. ({r.date or 'date unknown'}) {' '.join(r.text.split())}" for i, r in enumerate(recs, 1)]
+    return _cut("\n".join(lines), max_chars)
+
+
+def _cut(text: str, max_chars: int | None) -> str:
+    return text if max_chars is None or len(text) <= max_chars else text[:max_chars].rstrip() + " ..."
+
+
+def _generated(action: str, sources: Sequence[Record], text: str) -> Record:
+    """A generated record: id ``action(id1,id2,...)``, first source's session and date (MODEL §1)."""
+    ids = tuple(r.record_id for r in sources)
+    raw_ids: list[str] = []
+    for r in sources:
+        for s in (r.source_ids or (r.record_id,)):
+            if s not in raw_ids:
+                raw_ids.append(s)
+    first = sources[0]
+    return Record(record_id=f"{action}({','.join(ids)})", session_id=first.session_id, date=first.date,
+                  text=text, source_ids=tuple(raw_ids), generated_by=action)
+
+
+def _max_input_chars(value: int | None) -> int | None:
+    if value is None:
+        env = os.environ.get("RETCON_LLM_MAX_INPUT_CHARS")
+        if not env:
+            return None
+        try:
+            value = int(env)
+        except ValueError:
+            raise InputError(f"RETCON_LLM_MAX_INPUT_CHARS must be an integer >= 100; got {env!r}.") from None
+    if not (isinstance(value, int) and value >= 100):
+        raise InputError(f"LLM max_input_chars must be an integer >= 100; got {value!r}.")
+    return value

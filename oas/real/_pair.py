@@ -1,0 +1,263 @@
+"""Real paired data: every query x budget evaluated under all four actions (MODEL §8-9).
+
+For each query ``q`` (oracle-evidence cluster ``C``, ``oas.real._instances``) and budget ``B``:
+``y_ret`` is the reader's score on ``C`` packed under ``B``; ``y_o`` (o in merge, abstract,
+rewrite) the score on ``g_o(C)`` packed the same way. The 11 features come from
+``oas._features.compute_features`` on ``C``'s raw records in retriever order. One row per
+``(q, B)``, ``instance_id = "<query_id>@<B>"``, ``group_id`` = the conversation.
+
+References: MODEL §1-2 (instances, packing), §6 (crossover), §8 (paired data, features), §9.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterator, NamedTuple, Sequence
+
+import numpy as np
+
+from retcon._errors import InputError
+from retcon._vocab import ACTIONS, OPERATORS, VOCABULARIES
+
+from oas.real._checks import check_budgets, check_choice
+from oas.real._embed import Embedder
+from oas.real._instances import GRANULARITIES, ORDERS, PACKINGS, cluster_of, order_records, pack, render, \
+    session_records, turn_records
+from oas.real._text import Tokenizer
+from oas.real._types import Conversation, Query, Record
+
+DEFAULT_BUDGETS = (32, 64, 128, 256, 512, 1024, 2048)
+
+
+@dataclass(frozen=True)
+class PairConfig:
+    """How instances are built (MODEL §2); validated on construction.
+
+    Attributes:
+      budgets: tokens, positive integers (sorted, distinct after validation).
+      granularity: ``"session"`` (default) or ``"turn"``.
+      order: ``"chronological"`` (default) or ``"bm25"``.
+      packing: ``"cut"`` (default: prefix with the last record cut), ``"prefix"`` or ``"skip"``.
+    """
+
+    budgets: tuple[int, ...] = DEFAULT_BUDGETS
+    granularity: str = "session"
+    order: str = "chronological"
+    packing: str = "cut"
+
+    def __post_init__(self):
+        object.__setattr__(self, "budgets", check_budgets(self.budgets))
+        check_choice("PairConfig.granularity", self.granularity, GRANULARITIES)
+        check_choice("PairConfig.order", self.order, ORDERS)
+        check_choice("PairConfig.packing", self.packing, PACKINGS)
+
+
+class _Prepared(NamedTuple):
+    texts: list[str]  # rendered, in retriever order
+    lengths: list[int]
+    records: list[Record]
+
+
+class ConversationContext:
+    """Per-conversation state: the embedder fitted on its raw records and generated-record cache."""
+
+    def __init__(self, conversation: Conversation, granularity: str, embedder: Embedder):
+        self.conversation = conversation
+        corpus = session_records(conversation) if granularity == "session" else turn_records(conversation)
+        self.embedder = embedder.fit([r.text for r in corpus])
+        self.generated: dict[tuple[str, tuple[str, ...]], list[Record]] = {}
+
+    def generate(self, operators, action: str, cluster: Sequence[Record]) -> list[Record]:
+        key = (action, tuple(r.record_id for r in cluster))
+        if key not in self.generated:
+            records = getattr(operators, action)(list(cluster), self.conversation)
+            self.generated[key] = [r for r in records if r.text.strip()]
+        return self.generated[key]
+
+
+def _prepare(records: Sequence[Record], question: str, order: str, tokenizer: Tokenizer) -> _Prepared:
+    texts = [render(r) for r in records]
+    idx = order_records(texts, question, order)
+    texts = [texts[i] for i in idx]
+    return _Prepared(texts, [tokenizer.count(t) for t in texts], [records[i] for i in idx])
+
+
+def query_rows(query: Query, ctx: ConversationContext, *, operators, reader, config: PairConfig,
+               tokenizer: Tokenizer, skip_ids: set[str] = frozenset()) -> list[dict]:
+    """The paired-data rows of one query, one per budget not in ``skip_ids``.
+
+    Args:
+      query: a query of ``ctx.conversation`` with a 4-way type.
+      ctx: the conversation's ``ConversationContext``.
+      operators: an ``OperatorBackend``.
+      reader: a ``Reader``.
+      config: budgets, granularity, order, packing.
+      tokenizer: budget tokenizer.
+      skip_ids: ``instance_id``s already written (resume).
+
+    Returns:
+      row dicts in the paired-data format (docs/paired-data.md), features by name.
+
+    References: MODEL §2, §8.
+    """
+    from oas._features import FEATURE_NAMES, compute_features
+
+    todo = [b for b in config.budgets if f"{query.query_id}@{b}" not in skip_ids]
+    if not todo:
+        return []
+    vocab_name = next((n for n, v in VOCABULARIES.items() if query.query_type in v), None)
+    if vocab_name is None:
+        raise InputError(f"query {query.query_id}: type {query.query_type!r} has no 4-way slot "
+                         f"(MODEL §9); paired data holds only {dict(VOCABULARIES)}.")
+    slot = VOCABULARIES[vocab_name].index(query.query_type)
+    cluster = cluster_of(query, ctx.conversation, config.granularity)
+    prepared = {"ret": _prepare(cluster, query.text, config.order, tokenizer)}
+    for action in OPERATORS:
+        prepared[action] = _prepare(ctx.generate(operators, action, cluster), query.text, config.order, tokenizer)
+    raw = prepared["ret"]
+    emb = ctx.embedder.embed([r.text for r in raw.records])
+    scores: dict[str, float] = {}
+    rows = []
+    for budget in todo:
+        row = {"instance_id": f"{query.query_id}@{budget}", "query_id": query.query_id,
+               "group_id": query.conversation_id, "query_type": query.query_type, "budget": budget}
+        for action in ACTIONS:
+            p = prepared[action]
+            context = pack(p.texts, p.lengths, budget, config.packing, tokenizer).context
+            if context not in scores:  # loose budgets repeat the same context
+                y = float(reader.score(query, context)) if context else 0.0
+                if not 0.0 <= y <= 1.0 or math.isnan(y):
+                    raise InputError(f"reader {getattr(reader, 'name', reader)!r} scored query {query.query_id} "
+                                     f"{y!r}; expected a number in [0, 1].")
+                scores[context] = y
+            row[f"y_{action}"] = scores[context]
+        feats = compute_features(budget, raw.lengths, [r.session_id for r in raw.records], emb, slot,
+                                 packing=config.packing)
+        row.update(zip(FEATURE_NAMES, (float(v) for v in feats)))
+        row["meta_source_type"] = query.source_type
+        row["meta_cluster_tokens"] = int(sum(raw.lengths))
+        for action in OPERATORS:
+            row[f"meta_tokens_{action}"] = int(sum(prepared[action].lengths))
+        rows.append(row)
+    return rows
+
+
+def iter_queries(conversations: Sequence[Conversation], limit: int | None = None) -> Iterator[tuple[Conversation, Query]]:
+    """``(conversation, query)`` pairs in file order, the first ``limit`` queries only if given."""
+    n = 0
+    for conv in conversations:
+        for q in conv.queries:
+            if limit is not None and n >= limit:
+                return
+            yield conv, q
+            n += 1
+
+
+class Crossover(NamedTuple):
+    """The empirical crossover of one operator from per-budget mean utility gaps (MODEL §6).
+
+    Attributes:
+      delta: shape ``(n_budgets,)``, ``dU_o(B) = acc_o(B) - acc_ret(B)``.
+      sign_reversal: consolidation is ahead (``dU > 0``) at some budget and behind (``dU < 0``) at
+        the loosest budget: the budget-dependent sign reversal of MODEL §6.
+      ahead_at_tightest: ``dU > 0`` at the smallest budget (Prop. 2.3's tight-budget regime).
+      crossover_budget: between the last budget with ``dU > 0`` and the next one (from which on
+        ``dU <= 0``), interpolated linearly in ``log2 B``; ``nan`` without a sign reversal.
+    """
+
+    delta: np.ndarray
+    sign_reversal: bool
+    ahead_at_tightest: bool
+    crossover_budget: float
+
+
+def crossover(budgets: Sequence[float], delta: Sequence[float]) -> Crossover:
+    """Empirical crossover budget of a ``dU(B)`` curve sampled at increasing ``budgets``.
+
+    Args:
+      budgets: shape ``(n,)``, increasing, tokens.
+      delta: shape ``(n,)``, ``acc_o - acc_ret`` at each budget.
+
+    Returns:
+      ``Crossover``.
+
+    References: MODEL §6 (crossover budget B*).
+    """
+    b = np.asarray(budgets, dtype=np.float64)
+    d = np.asarray(delta, dtype=np.float64)
+    if b.shape != d.shape or b.ndim != 1:
+        raise InputError(f"crossover: budgets and delta must be 1-D of one length; got {b.shape} and {d.shape}.")
+    positive = np.flatnonzero(d > 0)
+    reversal = bool(positive.size and d[-1] < 0)
+    cross = math.nan
+    if reversal:
+        i = int(positive[-1])  # last budget where consolidation wins; from i+1 on it does not
+        lo, hi = math.log2(b[i]), math.log2(b[i + 1])
+        t = d[i] / (d[i] - d[i + 1])
+        cross = float(2.0 ** (lo + t * (hi - lo)))
+    return Crossover(d, reversal, bool(d.size and d[0] > 0), cross)
+
+
+def summarize(rows: Sequence[dict], *, key=None, n_resamples: int = 1000) -> dict:
+    """Accuracy per action per budget, ``dU`` with grouped bootstrap CIs, crossover per operator.
+
+    Args:
+      rows: paired-data rows (all of a run).
+      key: JAX key for the grouped bootstrap (groups = ``group_id``); ``None`` skips the CIs.
+      n_resamples: bootstrap replicates.
+
+    Returns:
+      a JSON-ready dict: ``budgets``, ``accuracy[action]`` (list per budget), ``delta[operator]``,
+      ``delta_ci[operator]`` ([lower, upper] per budget), ``crossover[operator]``
+      (``crossover_budget``, ``sign_reversal``), ``n_queries``, ``n_rows``.
+
+    References: MODEL §6 (crossover), §8 (grouped bootstrap CIs).
+    """
+    if not rows:
+        raise InputError("summarize: no rows.")
+    budgets = sorted({float(r["budget"]) for r in rows})
+    b = np.array([float(r["budget"]) for r in rows])
+    y = np.array([[float(r[f"y_{a}"]) for a in ACTIONS] for r in rows])
+    groups = np.array([str(r["group_id"]) for r in rows])
+    out: dict = {"budgets": budgets, "n_rows": len(rows),
+                 "n_queries": len({r["query_id"] for r in rows}),
+                 "n_groups": len(set(groups.tolist())), "accuracy": {}, "delta": {}, "delta_ci": {},
+                 "crossover": {}}
+    acc = np.array([[y[b == B, j].mean() for B in budgets] for j in range(len(ACTIONS))])
+    for j, a in enumerate(ACTIONS):
+        out["accuracy"][a] = [float(v) for v in acc[j]]
+    for j, o in enumerate(ACTIONS[1:], start=1):
+        d = acc[j] - acc[0]
+        c = crossover(budgets, d)
+        out["delta"][o] = [float(v) for v in d]
+        out["crossover"][o] = {"crossover_budget": None if math.isnan(c.crossover_budget) else c.crossover_budget,
+                               "sign_reversal": c.sign_reversal,
+                               "ahead_at_tightest": c.ahead_at_tightest}
+        if key is not None:
+            from retcon._bootstrap import grouped_bootstrap_mean
+
+            diff = y[:, j] - y[:, 0]
+            values = np.repeat(diff[:, None], len(budgets), axis=1)
+            mask = b[:, None] == np.asarray(budgets)[None, :]
+            import jax
+
+            ci = grouped_bootstrap_mean(jax.random.fold_in(key, j), values, groups, mask,
+                                        n_resamples=n_resamples)
+            out["delta_ci"][o] = [[float(lo), float(hi)] for lo, hi in zip(np.asarray(ci.lower), np.asarray(ci.upper))]
+    return out
+
+
+def format_table(summary: dict) -> str:
+    """The summary as a plain-text table: accuracy per action per budget, dU, crossover."""
+    budgets = summary["budgets"]
+    head = "budget    " + "".join(f"{int(B):>8d}" for B in budgets)
+    lines = [head]
+    for a, accs in summary["accuracy"].items():
+        lines.append(f"acc {a:<6}" + "".join(f"{v:8.3f}" for v in accs))
+    for o, d in summary["delta"].items():
+        lines.append(f"dU {o:<7}" + "".join(f"{v:+8.3f}" for v in d))
+    for o, c in summary["crossover"].items():
+        cb = c["crossover_budget"]
+        lines.append(f"crossover {o:<9}: " + (f"B* ~ {cb:.0f} tokens" if cb is not None else "no sign reversal"))
+    return "\n".join(lines)

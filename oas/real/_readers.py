@@ -1,0 +1,103 @@
+"""Offline readers: ``lexical`` and ``sentence`` (MODEL §2, §9); ``llm`` is loaded lazily.
+
+* ``lexical``: correct (1.0) when every content token of the normalized gold answer occurs among
+  the context's normalized tokens (``lexical_correct``); "is the gold answer recoverable from the
+  context?". An upper bound on what a reader can do with the context.
+* ``sentence``: an extractive reader. It answers with the one context sentence that shares the
+  most distinct question content tokens (ties: the earliest sentence), and is correct when that
+  sentence holds at least ``threshold`` (default 0.5) of the gold answer's distinct content tokens
+  (token recall). With threshold 0.5 a one- or two-token answer must be matched at least half;
+  ``threshold=1.0`` makes it the lexical rule restricted to the chosen sentence.
+
+Both return 0.0 for an empty context.
+
+References: MODEL §2 (reader ``p(q, X)``), §9 (readers).
+"""
+
+from __future__ import annotations
+
+from retcon._errors import InputError
+
+import numpy as np
+
+from oas.real._bm25 import bm25_scores
+from oas.real._text import content_tokens, normalize, split_sentences
+from oas.real._types import Query
+
+READERS = ("lexical", "sentence", "llm")
+
+
+def lexical_correct(answer, context: str) -> bool:
+    """True when every content token of the normalized ``answer`` is a token of ``context``.
+
+    Args:
+      answer: the gold answer (a string, or a number as LoCoMo sometimes stores it).
+      context: the text the reader sees.
+
+    Returns:
+      False when the answer has no token at all.
+    """
+    need = set(content_tokens(answer))
+    if not need:
+        return False
+    return need <= set(normalize(context).split())
+
+
+def answer_recall(answer, text: str) -> float:
+    """Share of the gold answer's distinct content tokens found among ``text``'s tokens."""
+    need = set(content_tokens(answer))
+    if not need:
+        return 0.0
+    return len(need & set(normalize(text).split())) / len(need)
+
+
+class LexicalReader:
+    """``score = 1.0`` iff ``lexical_correct(query.answer, context)``."""
+
+    name = "lexical"
+
+    def score(self, query: Query, context: str) -> float:
+        return 1.0 if context and lexical_correct(query.answer, context) else 0.0
+
+
+class SentenceReader:
+    """Extractive reader: best-matching sentence, judged by gold-answer token recall.
+
+    Args:
+      threshold: the recall at or above which the answer counts as correct, in (0, 1].
+    """
+
+    name = "sentence"
+
+    def __init__(self, threshold: float = 0.5):
+        if not 0.0 < float(threshold) <= 1.0:
+            raise InputError(f"SentenceReader.threshold must be in (0, 1]; got {threshold!r}.")
+        self.threshold = float(threshold)
+
+    def answer(self, question: str, context: str) -> str:
+        """The context sentence sharing the most distinct question content tokens ("" if none)."""
+        sentences = split_sentences(context)
+        if not sentences:
+            return ""
+        scores = bm25_scores(question, sentences)
+        i = int(np.argmax(scores))  # first maximum: ties go to the earliest sentence
+        return sentences[i] if scores[i] > 0 else ""
+
+    def score(self, query: Query, context: str) -> float:
+        if not context:
+            return 0.0
+        return 1.0 if answer_recall(query.answer, self.answer(query.text, context)) >= self.threshold else 0.0
+
+
+def make_reader(name: str, **opts):
+    """The reader ``name``: ``"lexical"``, ``"sentence"`` (opts: threshold) or ``"llm"``
+    (opts: base_url, model, api_key, cache_dir, judge in {"lexical", "llm"}, ...)."""
+    if name == "lexical":
+        return LexicalReader(**opts)
+    if name == "sentence":
+        return SentenceReader(**opts)
+    if name == "llm":
+        from oas.real._llm import LLMReader
+
+        return LLMReader(**opts)
+    raise InputError(f"--reader must be one of {list(READERS)}; got {name!r}.")

@@ -1,0 +1,173 @@
+"""Text primitives shared by loaders, operators and readers: normalization, tokens, sentences.
+
+Two different notions of "token" live here, on purpose:
+
+* **Budget tokens** (``Tokenizer``): what a budget ``B`` counts (MODEL §1-2). The default
+  ``RegexTokenizer`` needs no download: a token is a maximal run of word characters (``\\w+``) or
+  one non-space punctuation character, so ``"I'm 5!"`` is ``I ' m 5 !`` (5 tokens). On LoCoMo's
+  English chat it gives 1.29 tokens per whitespace-separated word (measured, see
+  ``docs/real-data.md``), the same order as a BPE tokenizer on English. ``TiktokenTokenizer`` is
+  used when ``tiktoken`` and its encoding files are present locally (extra ``tokenizers``).
+* **Content tokens** (``normalize``, ``content_tokens``): what readers compare. SQuAD-style
+  normalization (lower case, punctuation to space, articles dropped) and a small stop-word list
+  that keeps every month name, number and negation.
+
+References: MODEL §1 (record length), §2 (budgets, cut packing), §9 (readers).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Protocol, Sequence, runtime_checkable
+
+from retcon._errors import InputError
+
+_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_PUNCT_TO_SPACE = re.compile(r"[^\w\s]|_", re.UNICODE)
+
+# Function words only: never a month ("may", "march"), a number, or a negation ("no", "not"),
+# because LoCoMo and LongMemEval gold answers are often dates, counts and yes/no.
+STOPWORDS = frozenset(
+    """
+    a an the and or but if then than so as of at by for with about against between into through
+    during before after above below to from up down in out on off over under again further once
+    here there when where why how all any both each few more most other some such only own same
+    too very s t can will just don should now i me my myself we our ours ourselves you your yours
+    yourself yourselves he him his himself she her hers herself it its itself they them their
+    theirs themselves what which who whom this that these those am is are was were be been being
+    have has had having do does did doing would could ll re ve d m o y also really
+    """.split()
+)
+
+
+def normalize(text) -> str:
+    """SQuAD-style normalization: NFKC, lower case, punctuation to spaces, articles dropped.
+
+    Args:
+      text: any value; non-strings (LoCoMo has integer answers such as ``2022``) are ``str()``-ed.
+
+    Returns:
+      the normalized tokens joined by single spaces.
+    """
+    s = unicodedata.normalize("NFKC", str(text)).lower()
+    s = _PUNCT_TO_SPACE.sub(" ", s)
+    return " ".join(w for w in s.split() if w not in ("a", "an", "the"))
+
+
+def content_tokens(text) -> list[str]:
+    """The normalized tokens of ``text`` that are not stop words, in order (duplicates kept).
+
+    Falls back to all normalized tokens when every token is a stop word, so an answer such as
+    ``"Yes"`` or ``"no"`` still has something to look for.
+    """
+    toks = normalize(text).split()
+    content = [t for t in toks if t not in STOPWORDS]
+    return content if content else toks
+
+
+def stem(token: str) -> str:
+    """A light suffix stripper for matching (not for gold answers): ``researching`` -> ``research``.
+
+    Rules, first match wins: ``-ies`` -> ``-y``; drop ``-ing`` or ``-ed`` when 3+ letters remain;
+    drop a final ``-s`` (not ``-ss``/``-us``/``-is``) when 3+ letters remain.
+    """
+    if len(token) > 4 and token.endswith("ies"):
+        return token[:-3] + "y"
+    for suffix in ("ing", "ed"):
+        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
+            return token[: -len(suffix)]
+    if token.endswith("s") and not token.endswith(("ss", "us", "is")) and len(token) >= 4:
+        return token[:-1]
+    return token
+
+
+def match_terms(text) -> list[str]:
+    """Stemmed content tokens: the terms BM25 and the sentence reader match on."""
+    return [stem(t) for t in content_tokens(text)]
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """Counts budget tokens and cuts a text to a number of tokens (MODEL §2, ``cut`` packing)."""
+
+    name: str
+
+    def count(self, text: str) -> int:
+        """Number of budget tokens in ``text``."""
+
+    def truncate(self, text: str, n_tokens: int) -> str:
+        """The longest prefix of ``text`` holding at most ``n_tokens`` tokens."""
+
+
+class RegexTokenizer:
+    """Default budget tokenizer: ``\\w+`` runs and single punctuation marks; no download."""
+
+    name = "regex"
+
+    def count(self, text: str) -> int:
+        return sum(1 for _ in _TOKEN.finditer(text))
+
+    def truncate(self, text: str, n_tokens: int) -> str:
+        if n_tokens <= 0:
+            return ""
+        end = 0
+        for i, m in enumerate(_TOKEN.finditer(text)):
+            if i == n_tokens:
+                return text[:end]
+            end = m.end()
+        return text
+
+
+class TiktokenTokenizer:
+    """BPE budget tokenizer from ``tiktoken`` (extra ``tokenizers``); encodings must be local.
+
+    Args:
+      encoding: a tiktoken encoding name, e.g. ``"cl100k_base"``. tiktoken reads encoding files
+        from its cache (``TIKTOKEN_CACHE_DIR``); nothing is downloaded when they are present.
+    """
+
+    def __init__(self, encoding: str = "cl100k_base"):
+        try:
+            import tiktoken
+        except ImportError:
+            raise InputError("--tokenizer tiktoken needs the optional extra 'tokenizers' "
+                             "(pip install 'retcon[tokenizers]'); got no tiktoken module.") from None
+        try:
+            self._enc = tiktoken.get_encoding(encoding)
+        except Exception as e:  # tiktoken raises network or KeyError types depending on version
+            raise InputError(f"tiktoken encoding {encoding!r} is not available locally "
+                             f"(set TIKTOKEN_CACHE_DIR to a folder holding it); got {type(e).__name__}: {e}.") from None
+        self.name = f"tiktoken:{encoding}"
+
+    def count(self, text: str) -> int:
+        return len(self._enc.encode(text, disallowed_special=()))
+
+    def truncate(self, text: str, n_tokens: int) -> str:
+        ids = self._enc.encode(text, disallowed_special=())
+        return text if len(ids) <= n_tokens else self._enc.decode(ids[:max(n_tokens, 0)])
+
+
+def make_tokenizer(name: str = "regex") -> Tokenizer:
+    """``"regex"`` (default) or ``"tiktoken"`` / ``"tiktoken:<encoding>"``."""
+    if name == "regex":
+        return RegexTokenizer()
+    if name == "tiktoken" or name.startswith("tiktoken:"):
+        return TiktokenTokenizer(name.partition(":")[2] or "cl100k_base")
+    raise InputError(f"--tokenizer must be 'regex' or 'tiktoken[:ENCODING]'; got {name!r}.")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text``: split after ``.``, ``!`` or ``?`` followed by space, and at newlines."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+def token_set(texts: Sequence[str] | str) -> set[str]:
+    """The set of normalized tokens of one text or of several texts."""
+    if isinstance(texts, str):
+        texts = [texts]
+    out: set[str] = set()
+    for t in texts:
+        out.update(normalize(t).split())
+    return out

@@ -1,0 +1,119 @@
+"""What a paper-checks run measures, at which scale: a frozen, self-checking config.
+
+``CheckConfig.fast()`` runs in a few minutes on two cores (small simulations, a LoCoMo subset,
+few bootstrap resamples); ``CheckConfig.full()`` is the paper's scale.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from retcon._errors import InputError, check_range
+
+DEFAULT_BUDGETS = (32, 64, 128, 256, 512, 1024, 2048)
+
+
+@dataclass(frozen=True)
+class TheoryModel:
+    """A single-cluster model of MODEL §6 per operator, the exact baseline of claims 1-3 and 5.
+
+    Attributes:
+      dist, params: length distribution name and parameters for ``theory.make_length_dist``.
+      acc_raw, acc_guess: ``a`` and ``g``.
+      compress_ratio, fidelity: ``{operator: rho_o}``, ``{operator: phi_o}``.
+    """
+
+    dist: str = "exponential"
+    params: dict = field(default_factory=lambda: {"mean": 600.0})
+    acc_raw: float = 0.8
+    acc_guess: float = 0.1
+    compress_ratio: dict = field(default_factory=lambda: {"merge": 0.35, "abstract": 0.15, "rewrite": 0.6})
+    fidelity: dict = field(default_factory=lambda: {"merge": 0.9, "abstract": 0.75, "rewrite": 0.95})
+
+    def __post_init__(self):
+        check_range("TheoryModel.acc_guess", self.acc_guess, 0, 1, low_open=False)
+        check_range("TheoryModel.acc_raw", self.acc_raw, self.acc_guess, 1, high_open=False)
+        for op, rho in self.compress_ratio.items():
+            check_range(f"TheoryModel.compress_ratio[{op}]", rho, 0, 1)
+        for op, phi in self.fidelity.items():
+            check_range(f"TheoryModel.fidelity[{op}]", phi, 0, None, low_open=False)
+        if set(self.compress_ratio) != set(self.fidelity):
+            raise InputError(f"TheoryModel: compress_ratio and fidelity must name the same operators; got "
+                             f"{sorted(self.compress_ratio)} and {sorted(self.fidelity)}.")
+
+
+@dataclass(frozen=True)
+class CheckConfig:
+    """Scale and thresholds of a paper-checks run.
+
+    Attributes:
+      full: paper scale (recorded in the report).
+      data: LoCoMo ``locomo10.json`` path; None means the cache (``RETCON_DATA_DIR``).
+      scenarios: sim presets, shortest evidence first (claim 5 compares them in this order).
+      sim_queries: queries per simulated curve.
+      sim_instances: simulated paired instances (query x budget rows) per scenario (claims 6-9).
+      sim_paired_budgets: budgets of the simulated paired data, spread over the preset's grid.
+      locomo_limit: questions of LoCoMo to use (None: all of categories 1-4), spread evenly over
+        the conversations.
+      llm_limit: questions for the ``llm`` reader (each costs 4 x budgets endpoint calls).
+      budgets: budget grid for real paired data (tokens).
+      readers: LoCoMo readers for claim 4; the first is the main one.
+      n_resamples: bootstrap replicates.
+      relative_tolerance: largest ratio of ``B*/L`` between length classes still called constant.
+      max_accuracy_cost: accuracy cost of calibration still called bounded (claim 9).
+      alpha: harm-rate target of the calibrated routers.
+      theory: the exact single-cluster model.
+    """
+
+    full: bool = False
+    data: str | None = None
+    scenarios: tuple = ("locomo-like", "longmemeval-like")
+    sim_queries: int = 4000
+    sim_instances: int = 3000
+    sim_paired_budgets: int = 8
+    locomo_limit: int | None = 500
+    llm_limit: int | None = 50
+    budgets: tuple = DEFAULT_BUDGETS
+    readers: tuple = ("lexical", "sentence")
+    n_resamples: int = 500
+    relative_tolerance: float = 1.5
+    max_accuracy_cost: float = 0.03
+    alpha: float = 0.1
+    theory: TheoryModel = field(default_factory=TheoryModel)
+
+    def __post_init__(self):
+        if not isinstance(self.sim_paired_budgets, int) or self.sim_paired_budgets < 2:
+            raise InputError(f"CheckConfig.sim_paired_budgets must be an integer >= 2; got {self.sim_paired_budgets!r}.")
+        for name in ("sim_queries", "sim_instances", "n_resamples"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 10:
+                raise InputError(f"CheckConfig.{name} must be an integer >= 10; got {v!r}.")
+        for name in ("locomo_limit", "llm_limit"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
+                raise InputError(f"CheckConfig.{name} must be a positive integer or None; got {v!r}.")
+        if len(self.scenarios) < 2:
+            raise InputError(f"CheckConfig.scenarios needs two presets (short, long evidence); got {self.scenarios!r}.")
+        if not self.budgets or any(not b > 0 for b in self.budgets):
+            raise InputError(f"CheckConfig.budgets must be positive tokens; got {self.budgets!r}.")
+        if not self.readers:
+            raise InputError("CheckConfig.readers must name at least one reader; got none.")
+        check_range("CheckConfig.relative_tolerance", self.relative_tolerance, 1, None, low_open=False)
+        check_range("CheckConfig.max_accuracy_cost", self.max_accuracy_cost, 0, 1, low_open=False)
+        check_range("CheckConfig.alpha", self.alpha, 0, 1)
+
+    @classmethod
+    def fast(cls, **overrides) -> "CheckConfig":
+        """The default: minutes on two cores."""
+        return cls(**overrides)
+
+    @classmethod
+    def full_scale(cls, **overrides) -> "CheckConfig":
+        """Paper scale: large simulations, all of LoCoMo, 2000 resamples."""
+        base = dict(full=True, sim_queries=200_000, sim_instances=20_000, locomo_limit=None, llm_limit=200,
+                    n_resamples=2000)
+        return cls(**{**base, **overrides})
+
+    def replace(self, **changes) -> "CheckConfig":
+        return dataclasses.replace(self, **changes)

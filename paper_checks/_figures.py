@@ -1,0 +1,180 @@
+"""Figures shared by the report and ``experiments/``: each function draws on axes it is given.
+
+Plotting only; the numbers come from the sources (``paper_checks._sources``) or the experiment
+assemblers (``paper_checks._experiments``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from paper_checks._types import SourceCurves
+from retcon._io import save_figure_atomic
+
+OP_COLORS = {"merge": "tab:blue", "abstract": "tab:orange", "rewrite": "tab:green", "ret": "black"}
+POLICY_STYLES = {"oas": ("tab:red", "-"), "oas-calibrated": ("tab:purple", "-"), "oas-crc": ("tab:pink", "-"),
+                 "mlp": ("tab:brown", "--"), "best-fixed": ("gray", "--"), "oracle": ("black", ":"),
+                 "always-ret": (OP_COLORS["ret"], "-."), "always-merge": (OP_COLORS["merge"], "-."),
+                 "always-abstract": (OP_COLORS["abstract"], "-."), "always-rewrite": (OP_COLORS["rewrite"], "-.")}
+
+
+def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = 4.2, height: float = 3.2):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
+    return fig, axes.ravel()
+
+
+def grid(n: int, *, max_cols: int = 3, width: float = 4.2, height: float = 3.2):
+    """A figure with ``n`` panels, at most ``max_cols`` per row; unused axes are hidden."""
+    ncols = max(1, min(max_cols, n))
+    nrows = -(-n // ncols)
+    fig, axes = new_figure(ncols, nrows, width=width, height=height)
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return fig, axes[:n]
+
+
+def close(fig) -> None:
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
+def plot_delta_curves(ax, source: SourceCurves) -> None:
+    """``dU_o(B)`` per operator with its 95% band and crossover markers (MODEL §6)."""
+    for op, c in source.operators.items():
+        col = OP_COLORS.get(op)
+        ax.plot(c.budgets, c.delta, color=col, label=op)
+        if np.any(c.lower != c.upper):
+            ax.fill_between(c.budgets, c.lower, c.upper, color=col, alpha=0.2, lw=0)
+        if c.crossover.defined:
+            ax.axvline(c.crossover.point, color=col, ls=":", lw=1)
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("budget B (tokens)")
+    ax.set_ylabel("dU = U(o) - U(ret)")
+    ax.set_title(source.name, fontsize=9)
+    ax.legend(fontsize=7)
+
+
+def plot_coverage_replacement(ax, source: SourceCurves, op: str) -> None:
+    """Coverage ``C`` and replacement ``R`` of one operator against the budget (MODEL §4)."""
+    c = source.operators[op]
+    ax.plot(c.budgets, c.coverage, color="tab:green", label="coverage C")
+    ax.plot(c.budgets, c.replacement, color="tab:red", label="replacement R")
+    ax.plot(c.budgets, c.delta, color="k", ls="--", label="dU = C + R")
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("budget B (tokens)")
+    ax.set_title(f"{source.name}: {op}", fontsize=9)
+    ax.legend(fontsize=7)
+
+
+def plot_crossover_vs_length(ax, points: Sequence[Mapping]) -> None:
+    """Crossover budget against mean evidence length, per operator, with intervals (MODEL §6.5).
+
+    Args:
+      points: dicts with ``operator``, ``length``, ``crossover`` (Estimate), ``label``.
+    """
+    ops = sorted({p["operator"] for p in points})
+    for op in ops:
+        pts = sorted((p for p in points if p["operator"] == op and p["crossover"].defined), key=lambda p: p["length"])
+        if not pts:
+            continue
+        L = np.array([p["length"] for p in pts])
+        e = np.array([tuple(p["crossover"]) for p in pts], float)
+        hi = np.where(np.isfinite(e[:, 2]), e[:, 2], e[:, 0])
+        ax.errorbar(L, e[:, 0], yerr=[e[:, 0] - e[:, 1], hi - e[:, 0]], color=OP_COLORS.get(op), marker="o",
+                    capsize=3, label=op)
+    lim = [p["length"] for p in points]
+    if lim:
+        xs = np.geomspace(min(lim) / 1.5, max(lim) * 1.5, 10)
+        ax.plot(xs, xs, color="gray", lw=0.8, ls=":", label="B* = L")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("mean evidence length L (tokens)")
+    ax.set_ylabel("crossover budget B* (tokens)")
+    ax.legend(fontsize=7)
+
+
+def plot_phase_diagram(ax, budgets, knob, delta, *, knob_label: str = "spillover") -> None:
+    """``dU`` over budget x spillover knob, diverging colours: sign and size (MODEL §5)."""
+    import matplotlib.colors as mcolors
+
+    delta = np.asarray(delta, float)
+    m = float(np.nanmax(np.abs(delta))) or 1.0
+    mesh = ax.pcolormesh(np.asarray(budgets, float), np.asarray(knob, float), delta, cmap="RdBu",
+                         norm=mcolors.TwoSlopeNorm(0.0, -m, m), shading="nearest")
+    try:
+        ax.contour(np.asarray(budgets, float), np.asarray(knob, float), delta, levels=[0.0], colors="k",
+                   linewidths=1)
+    except (ValueError, TypeError):  # a constant sign has no zero contour
+        pass
+    ax.set_xscale("log")
+    ax.set_xlabel("budget B (tokens)")
+    ax.set_ylabel(knob_label)
+    ax.figure.colorbar(mesh, ax=ax, label="dU")
+
+
+def plot_policy_accuracy(ax, budgets, accuracy: Mapping[str, np.ndarray], lower=None, upper=None,
+                         *, title: str = "") -> None:
+    """Accuracy per budget of each policy, with bands where given (MODEL §8)."""
+    for name, acc in accuracy.items():
+        col, ls = POLICY_STYLES.get(name, (None, "-"))
+        ax.plot(budgets, acc, color=col, ls=ls, label=name, marker=".")
+        if lower is not None and name in lower:
+            ax.fill_between(budgets, lower[name], upper[name], color=col, alpha=0.12, lw=0)
+    ax.set_xscale("log")
+    ax.set_xlabel("budget B (tokens)")
+    ax.set_ylabel("accuracy of chosen action")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=6, ncol=2)
+
+
+def plot_harm_tradeoff(ax, harm, accuracy, labels, *, ref_harm=None, ref_accuracy=None) -> None:
+    """Harm rate against accuracy over calibration targets (MODEL §8, calibrated variant)."""
+    if len(harm):
+        ax.plot(harm, accuracy, marker="o", color="tab:purple", label="calibrated (alpha sweep)")
+    for h, a, lab in zip(harm, accuracy, labels):
+        ax.annotate(str(lab), (h, a), fontsize=6, xytext=(3, 3), textcoords="offset points")
+    if ref_harm is not None:
+        ax.scatter([ref_harm], [ref_accuracy], color="tab:red", marker="*", s=80, label="oas (uncalibrated)", zorder=3)
+    ax.set_xlabel("harm rate")
+    ax.set_ylabel("accuracy")
+    ax.legend(fontsize=7)
+
+
+def report_figures(out_dir, ws) -> list[str]:
+    """Figures of the sources this run already measured (nothing new is computed)."""
+    out = Path(out_dir)
+    paths = []
+    curves = [v for k, (status, v) in ws._memo.items()
+              if status == "ok" and isinstance(v, SourceCurves) and (k.startswith("sim:") or k.startswith("locomo-curves:")
+                                                                     or k == "theory:1")]
+    if curves:
+        fig, axes = grid(len(curves))
+        for ax, s in zip(axes, curves):
+            plot_delta_curves(ax, s)
+        fig.tight_layout()
+        paths.append(str(save_figure_atomic(fig, out / "fig_delta_curves.png", dpi=120)))
+        close(fig)
+    evs = {k[5:]: v for k, (status, v) in ws._memo.items() if status == "ok" and k.startswith("eval:")}
+    if evs:
+        fig, axes = grid(len(evs), width=5.0, height=3.8)
+        for ax, (src, ev) in zip(axes, evs.items()):
+            b = np.unique(ev.table.budget)
+            acc = {name: np.array([ev.outcome[name][ev.table.budget == bb].mean() for bb in b])
+                   for name in ev.outcome}
+            plot_policy_accuracy(ax, b, acc, title=src)
+        fig.tight_layout()
+        paths.append(str(save_figure_atomic(fig, out / "fig_policies.png", dpi=120)))
+        close(fig)
+    return paths
+

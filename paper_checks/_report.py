@@ -1,0 +1,101 @@
+"""The report: ``REPORT.md`` (the claim table and a section per claim), ``report.json``, figures.
+
+Everything is written atomically through ``retcon._io``; the JSON is strict (NaN and infinities
+become ``null``) and carries the run's sidecar (config, seed, versions).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from paper_checks._types import ClaimResult, Estimate
+from retcon._io import sidecar, write_json_atomic, write_text_atomic
+
+
+def plain(obj: Any) -> Any:
+    """JSON-ready copy: NamedTuples -> dicts, arrays -> lists, NaN/inf -> None, keys -> str."""
+    if isinstance(obj, Estimate):
+        return {k: plain(v) for k, v in obj._asdict().items()}
+    if hasattr(obj, "_asdict"):
+        return {k: plain(v) for k, v in obj._asdict().items()}
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):
+        return {str(k): plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain(v) for v in obj]
+    if isinstance(obj, np.ndarray) or type(obj).__module__.startswith("jax"):
+        return plain(np.asarray(obj).tolist())
+    if isinstance(obj, np.generic):
+        return plain(obj.item())
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
+def format_measured(r: ClaimResult) -> str:
+    """``0.123 [0.100, 0.150]`` for the table's "ours" column; ``-`` when nothing was measured."""
+    if r.measured is None:
+        return "-"
+    lo, hi = r.ci if r.ci is not None else (r.measured, r.measured)
+    return Estimate(float(r.measured), float(lo), float(hi)).fmt()
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(results: Sequence[ClaimResult], *, config: Any, seed: int, figures: Sequence[str] = ()) -> str:
+    """REPORT.md: the claim table, then per claim its headline, numbers, reason and skipped parts."""
+    counts = {v: sum(r.verdict == v for r in results) for v in ("PASS", "PARTIAL", "FAIL", "SKIPPED")}
+    scale = "full (paper scale)" if getattr(config, "full", False) else "fast (default; `--full` for paper scale)"
+    lines = [
+        "# Paper checks: claim by claim",
+        "",
+        f"Scale: {scale}; seed {seed}. Verdicts: " + ", ".join(f"{v} {n}" for v, n in counts.items()) + ".",
+        "Intervals are 95% grouped bootstrap intervals (groups = conversations or simulated groups); "
+        "crossover intervals on real data come from the pointwise band of dU. PASS: holds with the "
+        "interval clear in every unit measured; PARTIAL: holds in part, on point estimates only, or "
+        "with a part not measured; FAIL: does not hold anywhere measured; SKIPPED: not measured.",
+        "",
+        "| # | claim | paper's figure | ours (95% CI) | verdict | data |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in results:
+        lines.append(f"| {r.claim_id} | {_cell(r.claim)} | {_cell(r.paper_figure)} | {_cell(format_measured(r))} "
+                     f"| **{r.verdict}** | {_cell(r.data)} |")
+    lines.append("")
+    for r in results:
+        d = r.details
+        lines += [f"## Claim {r.claim_id}: {r.verdict}", "", f"> {r.claim}", "",
+                  f"- Headline ({d.get('headline', '-')}): {format_measured(r)}",
+                  f"- Measured: {d.get('summary', '-')}",
+                  f"- Verdict reason: {d.get('reason', '-')}"]
+        for k, v in (d.get("skipped") or {}).items():
+            lines.append(f"- Not measured: `{k}`: {v}")
+        lines.append("")
+    if figures:
+        lines += ["## Figures", ""] + [f"![{Path(f).stem}]({Path(f).name})" for f in figures] + [""]
+    return "\n".join(lines)
+
+
+def write_report(out_dir, results: Sequence[ClaimResult], *, config: Any, seed: int,
+                 figures: Sequence[str] = (), command: str = "retcon paper-checks") -> dict:
+    """Write ``REPORT.md`` and ``report.json`` under ``out_dir``; return the JSON object."""
+    out = Path(out_dir)
+    obj = {
+        "claims": [plain(r._asdict()) for r in results],
+        "verdicts": {r.claim_id: r.verdict for r in results},
+        "figures": [Path(f).name for f in figures],
+        "sidecar": plain(sidecar(plain(config), seed=seed, command=command)),
+    }
+    write_json_atomic(out / "report.json", obj)
+    write_text_atomic(out / "REPORT.md", render_markdown(results, config=config, seed=seed, figures=figures))
+    return obj

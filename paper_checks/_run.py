@@ -1,0 +1,52 @@
+"""Run the claim checks and write the report with its figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Sequence
+
+from paper_checks._claims import CHECKS
+from paper_checks._config import CheckConfig
+from paper_checks._report import write_report
+from paper_checks._sources import Workspace
+from paper_checks._types import ClaimResult
+from retcon._errors import InputError
+
+
+def run_checks(config: CheckConfig | None = None, *, seed: int = 0, claims: Sequence[str] | None = None,
+               progress: Callable[[str], None] | None = None,
+               workspace: Workspace | None = None) -> tuple[list[ClaimResult], Workspace]:
+    """Check the paper's claims (all, or the ids in ``claims``) and return the results in order.
+
+    Args:
+      config: scale and thresholds; default ``CheckConfig.fast()``.
+      seed: root JAX key of the run (each source folds in its own id).
+      claims: ids ``"1"`` .. ``"9"``; None means all.
+      progress: called with the name of each source as it starts (for a progress line).
+      workspace: reuse a workspace (its memoized sources) instead of building one.
+
+    Returns:
+      ``(results, workspace)``; the workspace holds the measured sources, for figures.
+    """
+    config = config or CheckConfig.fast()
+    ids = list(CHECKS) if claims is None else [str(c) for c in claims]
+    unknown = [c for c in ids if c not in CHECKS]
+    if unknown:
+        raise InputError(f"--claims: unknown claim {unknown[0]!r}; expected ids among {list(CHECKS)}.")
+    ws = workspace or Workspace(config, seed, progress=progress)
+    results = []
+    for cid in ids:
+        if progress:
+            progress(f"claim {cid}")
+        results.append(CHECKS[cid](ws))
+    return results, ws
+
+
+def write_run(out_dir, results: Sequence[ClaimResult], ws: Workspace, *, figures: bool = True,
+              command: str = "retcon paper-checks") -> dict:
+    """Draw the report's figures from the workspace's sources, then write REPORT.md and report.json."""
+    from paper_checks._figures import report_figures
+
+    out = Path(out_dir)
+    paths = report_figures(out, ws) if figures else []
+    return write_report(out, results, config=ws.config, seed=ws.seed, figures=paths, command=command)

@@ -1,0 +1,346 @@
+"""Where the checks get their numbers: theory, sim, OAS and LoCoMo, behind one memoizing workspace.
+
+Each source is computed once per run and shared by every claim that needs it. A source whose
+package is not importable raises ``DependencyMissing``; LoCoMo absent raises ``DataMissing``; the
+claim turns either into SKIPPED with the reason (never into a pass). Randomness: one root key per
+run and ``fold_in(root, id)`` per source, so adding a source never shifts the others (STYLE 4).
+
+References: MODEL §6 (theory), §3-5 (sim), §8 (OAS), §9 (LoCoMo).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import zlib
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from paper_checks._config import CheckConfig
+from paper_checks._curves import PairedTable, band_crossover, crossover_from_curve, curves_from_table, make_table
+from paper_checks._types import Estimate, OperatorCurve, SourceCurves
+from retcon._errors import InputError
+from retcon._vocab import ACTIONS, OPERATORS
+
+LOCOMO_FILE = "locomo10.json"
+
+
+class DependencyMissing(Exception):
+    """A package (or a function of it) the check needs is not available in this tree."""
+
+
+class DataMissing(Exception):
+    """The data file a check needs (LoCoMo) is absent."""
+
+
+def need(module: str, attr: str | None = None) -> Any:
+    """Import ``module`` (and get ``attr``) or raise ``DependencyMissing`` naming it."""
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as e:
+        raise DependencyMissing(f"dependency not available: {module} ({e})") from None
+    if attr is None:
+        return mod
+    try:
+        return getattr(mod, attr)
+    except AttributeError:
+        raise DependencyMissing(f"dependency not available: {module}.{attr}") from None
+
+
+def stable_id(name: str) -> int:
+    """A small integer from a name, the same in every run (for ``jax.random.fold_in``)."""
+    return zlib.crc32(name.encode()) & 0x7FFFFFFF
+
+
+def locomo_path(data: str | os.PathLike | None) -> Path:
+    """The LoCoMo file: ``data`` if given (must exist), else ``$RETCON_DATA_DIR/locomo10.json``.
+
+    Raises:
+      InputError: ``data`` given but no such file.
+      DataMissing: no ``data`` and no cached file.
+    """
+    if data is not None:
+        p = Path(data)
+        if p.is_dir():
+            p = p / LOCOMO_FILE
+        if not p.is_file():
+            raise InputError(f"--data: no such LoCoMo file {str(data)!r}; expected a path to {LOCOMO_FILE}.")
+        return p
+    env = os.environ.get("RETCON_DATA_DIR")
+    candidates = [Path(env) / LOCOMO_FILE] if env else []
+    try:  # the cache of `retcon data fetch locomo`
+        candidates.append(Path(need("oas.real", "cached_path")("locomo")))
+    except DependencyMissing:
+        pass
+    for p in candidates:
+        if p.is_file():
+            return p
+    raise DataMissing("LoCoMo data absent: pass --data PATH or set RETCON_DATA_DIR "
+                      "(or run `retcon data fetch locomo`)")
+
+
+def table_from_paired(paired) -> PairedTable:
+    """``oas.PairedData`` -> ``PairedTable``: ``len(C) = token_pressure * B``, ``q in G_B`` iff ``f_B = 1``."""
+    feats = np.asarray(paired.features, float)
+    names = list(need("oas", "FEATURE_NAMES"))
+    budget = np.asarray(paired.budget, float)
+    length = feats[:, names.index("token_pressure")] * budget
+    grounded = (feats[:, names.index("budget_fit_fraction")] >= 1 - 1e-9).astype(float)
+    return make_table(group=np.asarray(paired.group_id), budget=budget, y=paired.outcomes,
+                      query_type=paired.query_type, evidence_length=length, raw_grounded=grounded,
+                      query_id=paired.query_id)
+
+
+class Workspace:
+    """Lazily computed, memoized sources of one run (config + root key)."""
+
+    def __init__(self, config: CheckConfig, seed: int = 0, *, progress: Callable[[str], None] | None = None):
+        import jax
+
+        self.config = config
+        self.seed = int(seed)
+        self.root = jax.random.PRNGKey(self.seed)
+        self._memo: dict[str, Any] = {}
+        self.timings: dict[str, float] = {}
+        self._progress = progress or (lambda msg: None)
+
+    def provide(self, name: str, value: Any) -> None:
+        """Set a source by its memo name (``sim:<preset>``, ``sim-paired:<preset>``, ``locomo:<reader>``,
+        ``eval:<source>``, ``theory:<scale>``): for tests and for callers with their own data."""
+        self._memo[name] = ("ok", value)
+
+    def key(self, name: str):
+        import jax
+
+        return jax.random.fold_in(self.root, stable_id(name))
+
+    def _get(self, name: str, make: Callable[[], Any]) -> Any:
+        if name not in self._memo:
+            import time
+
+            t0 = time.perf_counter()
+            try:
+                self._memo[name] = ("ok", make())
+            except (DependencyMissing, DataMissing) as e:
+                self._memo[name] = ("err", e)
+            self.timings[name] = time.perf_counter() - t0
+            self._progress(f"{name}: {self._memo[name][0]} ({self.timings[name]:.1f} s)")
+        status, value = self._memo[name]
+        if status == "err":
+            raise value
+        return value
+
+    # ---- theory (MODEL §6) -------------------------------------------------------------------
+    def theory_curves(self, scale: float = 1.0) -> SourceCurves:
+        """Exact ``dU``, coverage, replacement and crossover per operator of ``config.theory``."""
+        return self._get(f"theory:{scale:g}", lambda: _theory_curves(self.config, scale))
+
+    # ---- sim (MODEL §3-5) --------------------------------------------------------------------
+    def sim_curves(self, scenario: str) -> SourceCurves:
+        def make():
+            try:  # E[len(C)] from the paired draws claims 6-9 need anyway; else from sim's queries
+                length = float(np.mean(table_from_paired(self.sim_paired(scenario)).evidence_length))
+            except DependencyMissing:
+                length = None
+            return _sim_curves(self.key(f"sim:{scenario}"), scenario, self.config, length)
+        return self._get(f"sim:{scenario}", make)
+
+    def sim_paired(self, scenario: str):
+        return self._get(f"sim-paired:{scenario}", lambda: _sim_paired(
+            self.key(f"sim-paired:{scenario}"), scenario, self.config))
+
+    # ---- LoCoMo (MODEL §9) -------------------------------------------------------------------
+    def locomo_paired(self, reader: str):
+        return self._get(f"locomo:{reader}", lambda: _locomo_paired(self.config, reader))
+
+    def locomo_curves(self, reader: str) -> SourceCurves:
+        def make():
+            table = table_from_paired(self.locomo_paired(reader))
+            return curves_from_table(self.key(f"locomo-curves:{reader}"), table, name=f"locomo:{reader}",
+                                     data=self.locomo_label(reader), n_resamples=self.config.n_resamples)
+        return self._get(f"locomo-curves:{reader}", make)
+
+    def locomo_label(self, reader: str) -> str:
+        n = self.config.locomo_limit
+        return (f"LoCoMo cat. 1-4{'' if n is None else f', first {n} questions'}, dataset operators, "
+                f"{reader} reader")
+
+    # ---- OAS (MODEL §8) ----------------------------------------------------------------------
+    def evaluation(self, source: str):
+        """Per-policy outcomes on the held-out split of a paired source (``sim:<name>`` / ``locomo:<reader>``)."""
+        def make():
+            paired = (self.sim_paired(source.split(":", 1)[1]) if source.startswith("sim:")
+                      else self.locomo_paired(source.split(":", 1)[1]))
+            from paper_checks._policies import evaluate_policies
+
+            return evaluate_policies(self.key(f"eval:{source}"), paired, alpha=self.config.alpha,
+                                     n_resamples=self.config.n_resamples)
+        return self._get(f"eval:{source}", make)
+
+    def paired_source(self, source: str):
+        if source.startswith("sim:"):
+            return self.sim_paired(source.split(":", 1)[1])
+        return self.locomo_paired(source.split(":", 1)[1])
+
+
+# ---- adapters to the other packages --------------------------------------------------------------
+
+def _theory_curves(config: CheckConfig, scale: float) -> SourceCurves:
+    theory = need("theory")
+    make_dist = need("theory", "make_length_dist")
+    delta_curve = need("theory", "delta_curve")
+    crossover = need("theory", "crossover")
+    tm = config.theory
+    params = {k: (v * scale if k in _LENGTH_PARAMS else v) for k, v in tm.params.items()}
+    dist = make_dist(tm.dist, **params)
+    mean = _dist_mean(dist, tm.dist, params)
+    budgets = np.geomspace(mean / 64, mean * 16, 61)
+    ops = {}
+    for op in OPERATORS:
+        if op not in tm.compress_ratio:
+            continue
+        kw = dict(compress_ratio=tm.compress_ratio[op], fidelity=tm.fidelity[op],
+                  acc_raw=tm.acc_raw, acc_guess=tm.acc_guess)
+        dec = delta_curve(dist, budgets, **kw)
+        cross = crossover(dist, **kw)
+        b_star = cross.crossover_budget
+        d = np.asarray(dec.delta, float)
+        ops[op] = OperatorCurve(budgets, d, d, d, np.asarray(dec.coverage, float),
+                                np.asarray(dec.replacement, float),
+                                Estimate.exact(np.nan if b_star is None else b_star), str(cross.status))
+    del theory
+    return SourceCurves(f"theory{'' if scale == 1 else f'x{scale:g}'}",
+                        f"single-cluster model (MODEL §6), {tm.dist} lengths {params}", ops, mean, "theory")
+
+
+_LENGTH_PARAMS = ("mean", "length", "max", "scale", "l_max", "mu")
+
+
+def _dist_mean(dist, name: str, params: dict) -> float:
+    for attr in ("mean",):
+        m = getattr(dist, attr, None)
+        try:
+            v = float(m() if callable(m) else m)
+            if np.isfinite(v):
+                return v
+        except (TypeError, ValueError):
+            pass
+    for k in ("mean", "length"):
+        if k in params:
+            return float(params[k])
+    if "max" in params:
+        return float(params["max"]) / 2
+    raise DependencyMissing(f"cannot tell the mean length of theory distribution {name!r}")
+
+
+def _sim_curves(key, scenario: str, config: CheckConfig, length: float | None = None) -> SourceCurves:
+    load = _public_or_private("sim", "load_scenario", "sim._scenario")
+    simulate = _public_or_private("sim", "simulate", "sim._simulate")
+    scen = load(scenario)
+    res = simulate(key, scen, n_queries=config.sim_queries, progress=False)
+    import jax
+
+    crossovers = _sim_crossovers(jax.random.fold_in(key, 1), res, config.n_resamples)
+    return sim_result_to_curves(res, crossovers, name=f"sim:{scenario}",
+                                data=f"sim preset {scenario}, {config.sim_queries} queries",
+                                evidence_length=sim_mean_length(key, scen) if length is None else length)
+
+
+def _sim_crossovers(key, res, n_resamples: int) -> dict:
+    """``{operator: (Estimate, status)}`` from sim's bootstrap crossover over query blocks."""
+    fn = _public_or_private("sim", "simulated_crossover", "sim._crossover")
+    c = fn(key, res, n_resamples=n_resamples)
+    out = {}
+    for k, op in enumerate(OPERATORS):
+        b = float(c.crossover_budget[k])
+        out[op] = (Estimate(b, float(c.ci_lower[k]), float(c.ci_upper[k])) if np.isfinite(b)
+                   else Estimate.missing(), str(c.status[k]))
+    return out
+
+
+def _public_or_private(package: str, name: str, private: str):
+    """``package.name`` when the package exports it, else ``private.name`` (a package mid-build)."""
+    try:
+        return need(package, name)
+    except DependencyMissing:
+        return need(private, name)
+
+
+def sim_result_to_curves(res, crossovers: dict, *, name: str, data: str, evidence_length: float) -> SourceCurves:
+    """Normalize a ``sim.simulate`` result (``delta``/``delta_se``/``coverage``/``replacement`` of
+    shape ``(3, nB)``) into ``SourceCurves``; bands are ``delta +- 1.96 SE``; a crossover sim does
+    not give is read off the curve with a band interval."""
+    budgets = np.asarray(res.budgets, float)
+    ops = {}
+    for k, op in enumerate(OPERATORS):
+        delta = np.asarray(res.delta, float)[k]
+        se = np.asarray(res.delta_se, float)[k]
+        lo, hi = delta - 1.96 * se, delta + 1.96 * se
+        if op in crossovers:
+            cross, status = crossovers[op]
+        else:
+            cross = band_crossover(budgets, delta, lo, hi)
+            status = crossover_from_curve(budgets, delta)[1]
+        ops[op] = OperatorCurve(budgets, delta, lo, hi, np.asarray(res.coverage, float)[k],
+                                np.asarray(res.replacement, float)[k], cross, status)
+    return SourceCurves(name, data, ops, float(evidence_length), "sim")
+
+
+def sim_mean_length(key, scenario, n: int = 4000) -> float:
+    """Mean raw cluster length ``E[len(C)]`` of a scenario's queries (tokens), from drawn queries."""
+    try:
+        fn = _public_or_private("sim", "simulate_queries", "sim._simulate")
+    except DependencyMissing:
+        return float("nan")
+    import jax
+
+    q = fn(jax.random.fold_in(key, 7), scenario, n)
+    lengths = np.asarray(q.record_lengths, float) * np.asarray(q.record_mask, float)
+    return float(lengths.sum(axis=-1).mean())
+
+
+def _sim_paired(key, scenario: str, config: CheckConfig):
+    """Simulated paired data (``oas.simulate_paired``) on ``config.sim_paired_budgets`` budgets spread
+    evenly (in log) over the preset's grid, so the instances make many queries and groups."""
+    simulate_paired = need("oas", "simulate_paired")
+    load = need("sim", "load_scenario")    # what simulate_paired calls: fail here, named, if absent
+    need("sim", "simulate_instances")
+    grid = np.asarray(load(scenario).budgets, float)
+    idx = np.unique(np.round(np.linspace(0, grid.size - 1, min(config.sim_paired_budgets, grid.size))).astype(int))
+    return simulate_paired(key, scenario, config.sim_instances, budgets=grid[idx])
+
+
+def llm_configured() -> bool:
+    """Whether an OpenAI-compatible endpoint and model are configured in the environment (MODEL §9)."""
+    env = os.environ
+    return bool((env.get("RETCON_LLM_BASE_URL") or env.get("OPENAI_BASE_URL")) and env.get("RETCON_LLM_MODEL"))
+
+
+def _locomo_paired(config: CheckConfig, reader: str):
+    """LoCoMo paired data (MODEL §9): dataset operators, the given reader, ``config.budgets``.
+
+    With ``config.locomo_limit = n`` (``config.llm_limit`` for the ``llm`` reader) the first
+    ``ceil(n / 10)`` questions of every conversation are used (not the first n of the file), so
+    every conversation stays a bootstrap group.
+    """
+    path = locomo_path(config.data)
+    real = need("oas.real")
+    context = need("oas.real._pair", "ConversationContext")
+    validated = need("oas._paired", "_validated_rows")
+    assemble = need("oas._paired", "assemble")
+    conversations = real.load_locomo(path).conversations
+    pc = real.PairConfig(budgets=tuple(int(b) for b in config.budgets))
+    operators, rdr, tok = real.make_operators("dataset"), real.make_reader(reader), real.make_tokenizer("regex")
+    limit = config.llm_limit if reader == "llm" else config.locomo_limit
+    per_conv = None if limit is None else -(-limit // max(len(conversations), 1))
+    rows = []
+    for conv in conversations:
+        ctx = context(conv, pc.granularity, real.make_embedder())
+        queries = conv.queries if per_conv is None else conv.queries[:per_conv]
+        for q in queries:
+            rows.extend(real.query_rows(q, ctx, operators=operators, reader=rdr, config=pc, tokenizer=tok))
+    label = f"{path.name} ({reader} reader)"
+    rows = validated(label, ((i + 1, r, False) for i, r in enumerate(rows)))
+    return assemble(rows, label)

@@ -1,0 +1,78 @@
+"""Boundary checks for ``sim``: every bad scenario value becomes one ``InputError`` line.
+
+Messages name the TOML key (``operators.merge.compress_ratio``), what was expected and what came,
+so the same text serves a dataclass built in Python and a scenario file (the loader prefixes the
+file name). References: STYLE (configs check themselves), MODEL §1-§2 (the ranges).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Mapping
+
+from retcon._errors import InputError
+
+_TOML_TYPE = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+              dict: "a table", list: "an array"}
+
+
+def type_name(value: Any) -> str:
+    """How TOML calls the type of ``value`` (``a string``, ``a table``...)."""
+    for t, name in _TOML_TYPE.items():
+        if type(value) is t:
+            return name
+    return type(value).__name__
+
+
+def number(key: str, value: Any, low: float | None = None, high: float | None = None, *,
+           low_open: bool = False, high_open: bool = False) -> float:
+    """``float(value)`` when it is a real number inside the interval; else ``InputError`` naming ``key``."""
+    lo = "(" if (low is None or low_open) else "["
+    hi = ")" if (high is None or high_open) else "]"
+    rng = f"{lo}{'-inf' if low is None else f'{low:g}'}, {'inf' if high is None else f'{high:g}'}{hi}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"{key} must be a number in {rng}; got {type_name(value)} ({value!r}).")
+    x = float(value)
+    bad = not math.isfinite(x)
+    if low is not None:
+        bad |= x <= low if low_open else x < low
+    if high is not None:
+        bad |= x >= high if high_open else x > high
+    if bad:
+        raise InputError(f"{key} must be in {rng}; got {value!r}.")
+    return x
+
+
+def integer(key: str, value: Any, low: int, high: int) -> int:
+    """``int(value)`` when it is an integer in ``[low, high]``; else ``InputError`` naming ``key``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{key} must be an integer in [{low}, {high}]; got {type_name(value)} ({value!r}).")
+    if not low <= value <= high:
+        raise InputError(f"{key} must be an integer in [{low}, {high}]; got {value}.")
+    return int(value)
+
+
+def choice(key: str, value: Any, options: Iterable[str]) -> str:
+    """``value`` when it is one of ``options``; else ``InputError`` naming ``key``."""
+    options = tuple(options)
+    if not isinstance(value, str):
+        raise InputError(f"{key} must be one of {list(options)}; got {type_name(value)} ({value!r}).")
+    if value not in options:
+        raise InputError(f"{key} must be one of {list(options)}; got {value!r}.")
+    return value
+
+
+def table(key: str, value: Any, allowed: Iterable[str], required: Iterable[str] = ()) -> Mapping[str, Any]:
+    """``value`` when it is a table whose keys are all in ``allowed`` and hold ``required``."""
+    allowed = tuple(allowed)
+    if not isinstance(value, Mapping):
+        raise InputError(f"{key} must be a table; got {type_name(value)} ({value!r}).")
+    for k in value:
+        if k not in allowed:
+            where = f"{key}.{k}" if key else k
+            raise InputError(f"unknown key {where!r}; expected one of {list(allowed)}.")
+    for k in required:
+        if k not in value:
+            where = f"{key}.{k}" if key else k
+            raise InputError(f"missing key {where!r}; it is required.")
+    return value

@@ -1,0 +1,117 @@
+"""Simulated paired data for the OAS router: one row per (query, budget) instance (MODEL §8).
+
+Each simulated query is crossed with the budget grid; a row carries what the router's features are
+computed from (budget, record lengths, session ids, record embeddings, query type, a conversation
+id for grouped splits) and the reader's success probability under each of the four actions. The
+OAS side draws Bernoulli outcomes from ``success_prob``.
+
+Record embeddings are synthetic: each cluster has a random unit direction ``u``; record ``i`` is
+``normalize(sqrt(c) u + sqrt(1 - c) z_i)`` with ``z_i`` an independent unit vector and
+``c = 0.25 + 0.7 r_c``, so the pairwise cosine similarity within a cluster rises with the cluster's
+redundancy ``r_c`` (features 6-7 of MODEL §8 carry signal about how much merge/abstract compress).
+Session ids: in the ``locomo`` vocabulary a cluster's next record starts a new session with
+probability 1/2 (turns of one session or several); in ``longmemeval`` every record is a session.
+
+References: MODEL §8 (instances, features, paired outcomes), §2 (reader).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from retcon._errors import InputError
+from sim import _kernel as K
+from sim._scenario import Scenario
+from sim._simulate import _check_budgets, _queries_jit
+
+EMBEDDING_DIM = 16
+QUERIES_PER_GROUP = 8
+
+
+class Instances(NamedTuple):
+    """Paired instances; ``n`` rows, ``K`` record slots, ``D`` embedding dimensions.
+
+    Attributes:
+      budget: ``(n,)`` tokens.
+      query_type: ``(n,)`` int slot in ``scenario.query_types``.
+      group: ``(n,)`` int synthetic conversation id (8 queries per conversation).
+      query_id: ``(n,)`` int the simulated query (each query appears once per budget).
+      record_lengths: ``(n, K)`` tokens of the cluster's records (0 on padding).
+      record_mask: ``(n, K)`` bool.
+      session_ids: ``(n, K)`` int (-1 on padding).
+      embeddings: ``(n, K, D)`` float32 unit vectors (0 on padding).
+      success_prob: ``(n, 4)`` reader success probability per action, ACTIONS order.
+    """
+
+    budget: np.ndarray
+    query_type: np.ndarray
+    group: np.ndarray
+    query_id: np.ndarray
+    record_lengths: np.ndarray
+    record_mask: np.ndarray
+    session_ids: np.ndarray
+    embeddings: np.ndarray
+    success_prob: np.ndarray
+
+
+def _record_extras(key, mask, r_c, longmemeval: bool):
+    """Session ids ``(K,)`` and embeddings ``(K, D)`` for one cluster."""
+    k_new, k_dir, k_rec = jax.random.split(key, 3)
+    Kx = mask.shape[0]
+    new = jax.random.bernoulli(k_new, 0.5, (Kx,)) if not longmemeval else jnp.ones((Kx,), bool)
+    new = new.at[0].set(False)
+    sessions = jnp.where(mask, jnp.cumsum(new.astype(jnp.int32)), -1)
+    unit = lambda x: x / jnp.linalg.norm(x, axis=-1, keepdims=True)
+    u = unit(jax.random.normal(k_dir, (EMBEDDING_DIM,)))
+    z = unit(jax.random.normal(k_rec, (Kx, EMBEDDING_DIM)))
+    c = 0.25 + 0.7 * r_c
+    e = unit(jnp.sqrt(c) * u[None] + jnp.sqrt(1.0 - c) * z)
+    return sessions, jnp.where(mask[:, None], e, 0.0)
+
+
+def simulate_instances(key: jax.Array, scenario: Scenario, n_instances: int, budgets=None) -> Instances:
+    """Draw ``n_instances`` (query, budget) rows of simulated paired data.
+
+    Args:
+      key: JAX PRNG key; split at once into the query draws and the record extras.
+      scenario: the scenario (query mix, operators, reader, retriever, packing).
+      n_instances: rows wanted; ``ceil(n_instances / nB)`` queries are crossed with the ``nB``
+        budgets (query-major order) and the last rows are cut to ``n_instances``.
+      budgets: ``(nB,)`` budgets (default the scenario's grid).
+
+    Returns:
+      ``Instances`` (numpy arrays).
+
+    References:
+      MODEL §8.
+    """
+    if isinstance(n_instances, bool) or not isinstance(n_instances, (int, np.integer)) or not 1 <= n_instances < 2**31:
+        raise InputError(f"simulate_instances: n_instances must be an integer in [1, 2**31); got {n_instances!r}.")
+    b = _check_budgets(budgets, scenario)
+    nb = b.size
+    n_q = math.ceil(int(n_instances) / nb)
+    k_sim, k_extra = jax.random.split(key)
+    st, pr = K.split(scenario)
+    draws, out = _queries_jit(k_sim, jnp.arange(n_q, dtype=jnp.int32), jnp.asarray(b, jnp.float32), pr, st=st)
+    longmemeval = scenario.vocabulary == "longmemeval"
+    sessions, emb = jax.jit(jax.vmap(lambda k, m, r: _record_extras(k, m, r, longmemeval)))(
+        K.query_keys(k_extra, jnp.arange(n_q, dtype=jnp.int32)), draws.ev_mask, draws.redundancy)
+    rows = np.arange(int(n_instances))
+    q, j = rows // nb, rows % nb
+    p = np.asarray(out.m).astype(np.float64) / K.GRID
+    return Instances(
+        budget=b[j],
+        query_type=np.asarray(draws.query_type)[q].astype(np.int64),
+        group=(q // QUERIES_PER_GROUP).astype(np.int64),
+        query_id=q.astype(np.int64),
+        record_lengths=np.asarray(draws.ev_len)[q],
+        record_mask=np.asarray(draws.ev_mask)[q],
+        session_ids=np.asarray(sessions)[q].astype(np.int64),
+        embeddings=np.asarray(emb)[q],
+        success_prob=p[q, j],
+    )

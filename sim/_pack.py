@@ -1,0 +1,65 @@
+"""Context packing under a token budget: ``prefix``, ``skip`` and ``cut`` (MODEL §2).
+
+Records arrive in retriever order. ``prefix`` stops at the first record that does not fit; ``skip``
+passes over it and tries the next; ``cut`` truncates it to the remaining budget and stops. The
+result is the number of tokens kept of each record, so a record is present in full exactly when
+``kept == length``.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+from retcon._errors import InputError
+
+PACKING_MODES = ("prefix", "skip", "cut")
+
+
+def _pack_one(lengths: jax.Array, budget: jax.Array, mode: str) -> jax.Array:
+    """Tokens kept per record for one ordered list of records ``(K,)`` and one budget ``()``."""
+    if mode == "skip":
+        def step(remaining, length):
+            fits = length <= remaining
+            return jnp.where(fits, remaining - length, remaining), jnp.where(fits, length, 0.0)
+
+        _, kept = jax.lax.scan(step, budget.astype(lengths.dtype), lengths)
+        return kept
+    total = jnp.cumsum(lengths)
+    if mode == "prefix":
+        # cumsum is non-decreasing, so cumsum <= B keeps exactly the records before the first misfit.
+        return jnp.where(total <= budget, lengths, jnp.zeros_like(lengths))
+    before = jnp.concatenate([jnp.zeros((1,), lengths.dtype), total[:-1]])
+    return jnp.where(total <= budget, lengths, jnp.clip(budget - before, 0.0, lengths))
+
+
+@partial(jax.jit, static_argnames=("mode",))
+def _pack_jit(lengths, budget, mode):
+    return jnp.vectorize(partial(_pack_one, mode=mode), signature="(k),()->(k)")(lengths, budget)
+
+
+def pack(lengths, budget, mode: str = "prefix") -> jax.Array:
+    """Tokens kept of each record when records are packed in order under a token budget.
+
+    Args:
+      lengths: ``(..., K)`` record lengths in tokens (> 0; 0 marks padding), in retriever order.
+      budget: scalar or ``(...)`` budget in tokens, broadcast against ``lengths[..., 0]``.
+      mode: ``"prefix"`` (stop at the first misfit), ``"skip"`` (skip misfits, keep trying) or
+        ``"cut"`` (truncate the first misfit to the remaining budget, then stop).
+
+    Returns:
+      ``(..., K)`` tokens kept per record (float32): ``lengths`` where the record fits, 0 where it
+      is left out, a partial count for the record ``cut`` truncates.
+
+    References:
+      MODEL §2 (packing modes), §6.7 (``skip`` makes the raw-grounded region non-nested).
+    """
+    if mode not in PACKING_MODES:
+        raise InputError(f"pack: mode must be one of {list(PACKING_MODES)}; got {mode!r}.")
+    lengths = jnp.asarray(lengths, jnp.float32)
+    budget = jnp.asarray(budget, jnp.float32)
+    if lengths.ndim == 0:
+        raise InputError("pack: lengths must have a record axis (shape (..., K)); got a scalar.")
+    return _pack_jit(lengths, budget, mode)

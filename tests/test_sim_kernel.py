@@ -1,0 +1,240 @@
+"""Properties of the Monte Carlo kernel, each an invariant of MODEL.md (issue item 6)."""
+
+import jax
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import sim
+from tests._sim_helpers import make_scenario, two_type
+
+N = 4096          # queries per run: one chunk shape, so one compilation per structure
+NB = 24           # budgets per run
+
+
+def _pack_reference(lengths, budget, mode):
+    """A plain Python loop over the records: the packing rule of MODEL §2, written out."""
+    kept, remaining = [], float(budget)
+    stopped = False
+    for x in lengths:
+        if stopped:
+            kept.append(0.0)
+        elif x <= remaining:
+            kept.append(x)
+            remaining -= x
+        elif mode == "skip":
+            kept.append(0.0)
+        elif mode == "cut":
+            kept.append(max(remaining, 0.0))
+            remaining = 0.0
+            stopped = True
+        else:
+            kept.append(0.0)
+            stopped = True
+    return kept
+
+
+@given(lengths=st.lists(st.integers(1, 50), min_size=6, max_size=6), budget=st.integers(0, 200),
+       mode=st.sampled_from(["prefix", "skip", "cut"]))
+def test_pack_matches_python_loop(lengths, budget, mode):
+    """MODEL §2: prefix stops at the first misfit, skip skips it, cut truncates it."""
+    got = np.asarray(sim.pack(np.asarray(lengths, float), budget, mode))
+    np.testing.assert_array_equal(got, _pack_reference([float(x) for x in lengths], budget, mode))
+
+
+def test_skip_packing_counterexample_by_hand():
+    """MODEL §6.7: under skip, a larger budget admits an earlier large distractor that then blocks
+    the evidence, so the raw-grounded region is not nested in B."""
+    order = np.array([10.0, 5.0])           # a distractor ranked first, then the evidence
+    small, large = np.asarray(sim.pack(order, 5.0, "skip")), np.asarray(sim.pack(order, 12.0, "skip"))
+    assert small[1] == 5.0 and large[1] == 0.0
+    for mode in ("prefix", "cut"):          # nested: the evidence is not whole at either budget
+        assert np.asarray(sim.pack(order, 5.0, mode))[1] < 5.0
+
+
+@pytest.fixture(scope="module")
+def noisy_prefix():
+    s = two_type()
+    return s, sim.simulate_queries(jax.random.key(3), s, N), sim.simulate(jax.random.key(3), s, N)
+
+
+def test_identity_exact_per_query_and_per_run(noisy_prefix):
+    """MODEL §4 (Proposition 1): dU = C + R exactly, for every query and for the run's means."""
+    s, q, r = noisy_prefix
+    assert np.array_equal(q.coverage + q.replacement, q.delta)
+    assert np.array_equal(q.delta, q.success_prob[..., 1:] - q.success_prob[..., :1])
+    assert np.array_equal(r.coverage + r.replacement, r.delta)
+    # against a float64 reference over the same queries
+    p = q.success_prob.astype(np.float64)
+    np.testing.assert_allclose(r.utility, p.mean(0), rtol=0, atol=2**-49)
+    d = p[..., 1:] - p[..., :1]
+    np.testing.assert_allclose(r.delta, d.mean(0).T, rtol=0, atol=2**-48)
+    out = ~q.raw_grounded[..., None]
+    np.testing.assert_allclose(r.coverage, (d * out).mean(0).T, rtol=0, atol=2**-48)
+    np.testing.assert_allclose(r.raw_grounded, q.raw_grounded.mean(0))
+    # replacement lives on G_B and H_B only (MODEL §4: R = E[1{G ∩ H} (p_o - p_ret)])
+    assert np.all(q.replacement[~(q.raw_grounded[..., None] & q.affected)] == 0)
+
+
+def test_prefix_grounded_region_nested(noisy_prefix):
+    """MODEL §6.7: with prefix packing, G_B grows with B on the same draws (noisy retriever too)."""
+    _, q, _ = noisy_prefix
+    g = q.raw_grounded
+    assert np.all(g[:, :-1] <= g[:, 1:])
+    assert g[:, 0].mean() < g[:, -1].mean()
+
+
+def test_skip_grounded_region_not_nested():
+    """MODEL §6.7: skip packing has queries in G_B at a budget and outside it at a larger one."""
+    g = sim.simulate_queries(jax.random.key(3), two_type(packing="skip"), N).raw_grounded
+    assert np.any(g[:, :-1] & ~g[:, 1:])
+
+
+@settings(max_examples=12)
+@given(k=st.sampled_from([1.0, 2.0, 3.0]), rho=st.floats(0.2, 0.9), phi=st.floats(0.3, 0.99),
+       a=st.floats(0.5, 1.0))
+def test_sign_reversal_iff_tight_budget_condition(k, rho, phi, a):
+    """MODEL §6.3: with F(x) ~ c x^k near 0, dU > 0 at small budgets iff rho^-k > kappa
+    (kappa = 1/phi here, g = 0); loose budgets always favour retention (§6.2)."""
+    kappa = 1.0 / phi
+    ratio = rho ** (-k) / kappa
+    assume(ratio > 1.5 or ratio < 1 / 1.5)
+    s = make_scenario(dist={"dist": "gamma", "shape": k, "scale": 100.0}, rho=(rho, 0.5, 0.5),
+                      phi=(phi, 0.5, 0.5), acc_raw=a, budgets=(2.0, 4000.0, NB))
+    r = sim.simulate(jax.random.key(11), s, N)
+    d, se = r.delta[0], r.delta_se[0]
+    assert d[-1] < -3 * se[-1] or (d[-1] < 0 and se[-1] == 0)
+    if ratio > 1.5:
+        assert np.any(d > 3 * se)
+    else:
+        assert not np.any(d > 3.5 * se)
+
+
+@pytest.fixture(scope="module")
+def noisy_base():
+    return two_type()
+
+
+def _check_power_of_two_scaling(base, e):
+    s = 2.0 ** e
+    r1 = sim.simulate(jax.random.key(5), base, N)
+    r2 = sim.simulate(jax.random.key(5), base.scaled(s), N)
+    assert np.array_equal(r1.delta, r2.delta) and np.array_equal(r1.coverage, r2.coverage)
+    np.testing.assert_array_equal(r2.budgets, r1.budgets * s)
+
+
+@settings(max_examples=10)
+@given(e=st.integers(-3, 3))
+def test_scale_equivariance_exact_for_powers_of_two(noisy_base, e):
+    """MODEL §6.5: scaling every length and budget by s changes nothing (bit for bit for s = 2^e)."""
+    _check_power_of_two_scaling(noisy_base, e)
+
+
+@pytest.mark.slow
+@settings(max_examples=10)
+@given(e=st.integers(-3, 3), packing=st.sampled_from(["skip", "cut"]))
+def test_scale_equivariance_exact_skip_and_cut(noisy_base, e, packing):
+    """MODEL §6.5 under skip and cut packing too (compiles the kernel for each mode)."""
+    import dataclasses
+
+    _check_power_of_two_scaling(dataclasses.replace(noisy_base, packing=packing), e)
+
+
+@settings(max_examples=8)
+@given(s=st.floats(0.3, 5.0))
+def test_scale_equivariance_any_factor(noisy_base, s):
+    """MODEL §6.5 for any s: equal up to float rounding of the lengths (rare ties flip)."""
+    r1 = sim.simulate(jax.random.key(5), noisy_base, N)
+    r2 = sim.simulate(jax.random.key(5), noisy_base.scaled(s), N)
+    np.testing.assert_allclose(r1.delta, r2.delta, atol=3e-3)
+
+
+@settings(max_examples=10)
+@given(packing=st.sampled_from(["prefix", "skip", "cut"]), noise=st.floats(0.0, 2.0),
+       rho=st.floats(0.2, 0.9))
+def test_identity_operator_changes_nothing(packing, noise, rho):
+    """MODEL §1-§4: compress_ratio = 1 with fidelity = 1 gives dU = 0 exactly: for rewrite on every
+    query; for merge and abstract on one-record clusters, where the generated record is the raw one.
+    (An operator with rho < 1 and phi = 1 only helps: dU >= 0 per query, prefix packing.)"""
+    s = two_type(rho=(1.0, 1.0, 1.0), phi=(1.0, 1.0, 1.0), packing=packing, noise=noise)
+    q = sim.simulate_queries(jax.random.key(7), s, N)
+    assert np.all(q.delta[..., 2] == 0)
+    one = q.query_type == 0
+    assert one.any() and np.all(q.delta[one] == 0)
+    if packing == "prefix":
+        q2 = sim.simulate_queries(jax.random.key(7), two_type(rho=(rho, rho, rho), phi=(1.0, 1.0, 1.0),
+                                                              noise=noise), N)
+        assert np.all(q2.delta >= 0) and np.any(q2.delta > 0)
+
+
+@settings(max_examples=8)
+@given(red=st.floats(0.1, 0.6), rho=st.floats(0.3, 0.9), phi=st.floats(0.5, 1.0),
+       order=st.sampled_from(["oracle", "noisy"]))
+def test_cross_note_beats_rewrite_under_tight_budgets(red, rho, phi, order):
+    """MODEL §7: with redundancy r > 0, equal ratio and fidelity, merge fits where rewrite does
+    not: per query p_merge >= p_rewrite (prefix packing), strictly better at some tight budget,
+    equal once everything fits."""
+    s = two_type(w1=0.0, w3=1.0, redundancy=red, rho=(rho, rho, rho), phi=(phi, phi, phi),
+                 noise=0.5 if order == "noisy" else 0.0)
+    q = sim.simulate_queries(jax.random.key(9), s, N)
+    p = q.success_prob
+    assert np.all(p[..., 1] >= p[..., 3])
+    gap = (p[..., 1] - p[..., 3]).mean(0)
+    assert gap.max() > 0 and np.argmax(gap) < NB - 1
+
+
+def test_same_key_same_bits_other_key_other_numbers(noisy_base):
+    """STYLE / MODEL: the same key gives bit-identical results; a different key different ones."""
+    a = sim.simulate(jax.random.key(1), noisy_base, N)
+    b = sim.simulate(jax.random.key(1), noisy_base, N)
+    c = sim.simulate(jax.random.key(2), noisy_base, N)
+    for x, y in zip(a, b):
+        assert np.array_equal(np.asarray(x), np.asarray(y))
+    assert not np.array_equal(a.delta, c.delta)
+
+
+def test_crossover_status_and_interpolation():
+    """The crossover of a curve: log-linear root, zeros passed over, statuses none/unique/multiple."""
+    b = np.array([1.0, 2.0, 4.0, 8.0])
+    root, n = sim.curve_crossings(b, np.array([[0.0, 1.0, -1.0, -2.0], [1.0, 1.0, 1.0, 1.0],
+                                               [1.0, -1.0, 1.0, -1.0]]))
+    assert n.tolist() == [1, 0, 3]
+    assert np.isclose(root[0], np.sqrt(8.0)) and np.isnan(root[1]) and np.isclose(root[2], np.sqrt(2.0))
+
+
+def test_bootstrap_ci_brackets_point(noisy_prefix):
+    """rliable-style invariant: lower <= point <= upper for a unique crossover."""
+    _, _, r = noisy_prefix
+    cx = sim.simulated_crossover(jax.random.key(0), r, n_resamples=200)
+    for i, status in enumerate(cx.status):
+        if status == "unique":
+            assert cx.ci_lower[i] <= cx.crossover_budget[i] <= cx.ci_upper[i]
+
+
+def test_instances_contract():
+    """MODEL §8: one row per (query, budget); shapes, ranges and the embedding signal."""
+    s = two_type()
+    n = N * len(s.budgets) - 5          # N queries: the kernel compiled for the other tests is reused
+    inst = sim.simulate_instances(jax.random.key(0), s, n)
+    assert inst.budget.shape == (n,) and inst.success_prob.shape == (n, 4)
+    assert inst.embeddings.shape[:2] == inst.record_lengths.shape == inst.record_mask.shape
+    assert np.all((inst.success_prob >= 0) & (inst.success_prob <= 1))
+    assert set(np.unique(inst.query_type)) <= set(range(4))
+    assert np.all(inst.record_lengths[~inst.record_mask] == 0)
+    assert np.all(inst.session_ids[~inst.record_mask] == -1)
+    assert inst.group.max() < inst.query_id.max() + 1 and len(np.unique(inst.query_id[inst.group == 0])) > 1
+    norms = np.linalg.norm(inst.embeddings, axis=-1)
+    np.testing.assert_allclose(norms[inst.record_mask], 1.0, atol=1e-5)
+    # row (query i, budget j) is query i of simulate_queries with the first half of the split key
+    k_sim, _ = jax.random.split(jax.random.key(0))
+    q = sim.simulate_queries(k_sim, s, N)
+    nb = len(s.budgets)
+    np.testing.assert_array_equal(inst.success_prob, q.success_prob.reshape(-1, 4)[:n])
+    np.testing.assert_array_equal(inst.budget, np.tile(np.asarray(s.budgets), N)[:n])
+    # features 6-7 carry signal: within-cluster cosine similarity rises with redundancy
+    multi = inst.record_mask.sum(1) == 3
+    e = inst.embeddings[multi]
+    cos = np.einsum("nkd,njd->nkj", e, e)[:, np.triu_indices(3, 1)[0], np.triu_indices(3, 1)[1]].mean(1)
+    red = q.redundancy[inst.query_id[multi]]
+    assert np.corrcoef(cos, red)[0, 1] > 0.3

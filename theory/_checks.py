@@ -1,0 +1,117 @@
+"""Input checks for theory/: one line naming the option (CLI spelling), the valid range and the value.
+
+The same messages serve the CLI and the Python API, so a user who sees one in either place knows
+which option to fix: ``--compress-ratio must be in (0, 1); got 1.3.``
+References: docs/model.md §6 (the valid domain of the single-cluster model).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from retcon._errors import InputError, check_range
+
+#: Distribution name -> its parameters (API keyword = CLI option without the dashes).
+DIST_PARAMS: dict[str, tuple[str, ...]] = {
+    "point": ("length",),
+    "uniform": ("max",),
+    "exponential": ("mean",),
+    "gamma": ("shape", "scale"),
+    "lognormal": ("sigma", "scale"),
+    "weibull": ("shape", "scale"),
+}
+
+
+def option(name: str) -> str:
+    """The CLI spelling of an API argument: ``compress_ratio`` -> ``--compress-ratio``."""
+    return "--" + name.replace("_", "-")
+
+
+class ModelParams(NamedTuple):
+    """Validated scalars of the single-cluster model (docs/model.md §6)."""
+
+    compress_ratio: float
+    fidelity: float
+    acc_raw: float
+    acc_guess: float
+
+
+def check_reader(fidelity, acc_raw, acc_guess) -> tuple[float, float, float]:
+    """Check ``phi >= 0``, ``0 <= g < a <= 1``; return them as floats."""
+    phi = check_range(option("fidelity"), fidelity, 0.0, None, low_open=False)
+    if math.isinf(phi):
+        raise InputError(f"{option('fidelity')} must be finite, in [0, inf); got {phi:g}.")
+    g = check_range(option("acc_guess"), acc_guess, 0.0, 1.0, low_open=False)
+    a = check_range(option("acc_raw"), acc_raw, 0.0, 1.0, high_open=False)
+    if not a > g:
+        raise InputError(f"{option('acc_raw')} must be greater than {option('acc_guess')} "
+                         f"({g:g}), in ({g:g}, 1]; got {a:g}.")
+    return phi, a, g
+
+
+def check_model(compress_ratio, fidelity, acc_raw, acc_guess) -> ModelParams:
+    """Check every scalar of the model; raise `InputError` with one line on the first bad one."""
+    rho = check_range(option("compress_ratio"), compress_ratio, 0.0, 1.0)
+    phi, a, g = check_reader(fidelity, acc_raw, acc_guess)
+    return ModelParams(rho, phi, a, g)
+
+
+def check_budgets(budgets) -> np.ndarray:
+    """Budgets as a float64 array of finite positive token counts (any shape, at least one)."""
+    try:
+        arr = np.asarray(budgets, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"{option('budgets')} must be positive numbers (tokens); got {budgets!r}.") from None
+    if arr.size == 0:
+        raise InputError(f"{option('budgets')} must hold at least one positive budget (tokens); got none.")
+    bad = ~np.isfinite(arr) | (arr <= 0)
+    if bad.any():
+        raise InputError(f"{option('budgets')} must be in (0, inf) tokens; got {arr[bad].flat[0]:g}.")
+    return arr
+
+
+def check_dist(name, params: dict) -> tuple[str, dict[str, float]]:
+    """Check a distribution name and its parameters; return ``(name, {param: float})``."""
+    if not isinstance(name, str) or name not in DIST_PARAMS:
+        raise InputError(f"{option('dist')} must be one of {', '.join(DIST_PARAMS)}; got {name!r}.")
+    needed = DIST_PARAMS[name]
+    given = {k: v for k, v in params.items() if v is not None}
+    for extra in given:
+        if extra not in needed:
+            takes = " and ".join(option(p) for p in needed)
+            raise InputError(f"{option(extra)} does not apply to {option('dist')} {name} "
+                             f"(it takes {takes}); got {given[extra]!r}.")
+    out = {}
+    for p in needed:
+        if p not in given:
+            raise InputError(f"{option(p)} is required for {option('dist')} {name}: a number in (0, inf); got nothing.")
+        val = check_range(option(p), given[p], 0.0, None)
+        if math.isinf(val):
+            raise InputError(f"{option(p)} must be finite, in (0, inf); got {val:g}.")
+        out[p] = val
+    return name, out
+
+
+def check_sample(sample) -> np.ndarray:
+    """An empirical sample of raw lengths: a non-empty 1-d array of finite positive tokens."""
+    try:
+        arr = np.asarray(sample, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise InputError(f"empirical_lengths(sample) must be numbers (tokens); got {type(sample).__name__}.") from None
+    if arr.size == 0:
+        raise InputError("empirical_lengths(sample) must hold at least one length; got none.")
+    bad = ~np.isfinite(arr) | (arr <= 0)
+    if bad.any():
+        raise InputError(f"empirical_lengths(sample) lengths must be in (0, inf) tokens; got {arr[bad][0]:g}.")
+    return arr
+
+
+def check_scale(s) -> float:
+    """A positive finite scale factor for `LengthDist.scaled`."""
+    val = check_range("LengthDist.scaled(s)", s, 0.0, None)
+    if math.isinf(val):
+        raise InputError(f"LengthDist.scaled(s) must be finite, in (0, inf); got {val:g}.")
+    return val

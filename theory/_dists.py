@@ -1,0 +1,203 @@
+"""Distributions of a cluster's raw length ``L`` (tokens): CDF, quantiles, JAX sampling, scaling.
+
+One small class covers the six parametric families of the CLI and an empirical sample, so the
+crossover code needs only ``cdf``, ``ppf`` and the tail exponent ``k`` (``F(x) ~ c x^k`` near 0).
+Parametrisations follow scipy.stats: ``lognormal(sigma, scale)`` is ``scale * exp(sigma Z)``,
+``gamma(shape, scale)`` and ``weibull(shape, scale)`` as scipy's ``gamma`` and ``weibull_min``.
+References: docs/model.md §6 (``L ~ F``), §6.3 (tail exponent), §6.5 (scaling).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import scipy.stats as st
+
+from theory._checks import check_dist, check_sample, check_scale
+
+# Parameters that carry the unit (tokens), multiplied by s in `scaled`.
+_SCALE_PARAM = {"point": "length", "uniform": "max", "exponential": "mean", "gamma": "scale",
+                "lognormal": "scale", "weibull": "scale"}
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class LengthDist:
+    """The law ``F`` of a cluster's raw length ``L`` in tokens.
+
+    Attributes:
+      name: ``point``, ``uniform``, ``exponential``, ``gamma``, ``lognormal``, ``weibull`` or
+        ``empirical``.
+      params: the family's parameters (tokens for lengths); for ``empirical``, ``{"n": size}``.
+    """
+
+    name: str
+    params: dict
+    _sample: np.ndarray | None = dataclasses.field(default=None, repr=False)
+
+    # --- scipy view -------------------------------------------------------------------------
+    @property
+    def frozen(self):
+        """The scipy.stats frozen distribution (continuous families only)."""
+        p = self.params
+        if self.name == "uniform":
+            return st.uniform(loc=0.0, scale=p["max"])
+        if self.name == "exponential":
+            return st.expon(scale=p["mean"])
+        if self.name == "gamma":
+            return st.gamma(p["shape"], scale=p["scale"])
+        if self.name == "lognormal":
+            return st.lognorm(p["sigma"], scale=p["scale"])
+        if self.name == "weibull":
+            return st.weibull_min(p["shape"], scale=p["scale"])
+        raise AttributeError(f"{self.name} length distribution has no scipy form")
+
+    @property
+    def continuous(self) -> bool:
+        """Whether ``F`` has a density (the setting of docs/model.md §6.4)."""
+        return self.name not in ("point", "empirical")
+
+    @property
+    def mean(self) -> float:
+        """``E[L]`` in tokens."""
+        if self.name == "point":
+            return self.params["length"]
+        if self.name == "empirical":
+            return float(self._sample.mean())
+        return float(self.frozen.mean())
+
+    @property
+    def tail_exponent(self) -> float:
+        """``k`` with ``F(x) ~ c x^k`` as ``x -> 0``; ``inf`` when ``F`` vanishes faster than any power.
+
+        The point mass and an empirical sample put no mass below their smallest length, and the
+        lognormal CDF decays like ``exp(-(ln x)^2)``: for all three ``rho^(-k) = inf``.
+        References: docs/model.md §6.3.
+        """
+        if self.name in ("uniform", "exponential"):
+            return 1.0
+        if self.name in ("gamma", "weibull"):
+            return float(self.params["shape"])
+        return math.inf
+
+    # --- numpy ------------------------------------------------------------------------------
+    def cdf(self, x) -> np.ndarray:
+        """``F(x)`` as float64, right-continuous, shape of ``x`` (tokens)."""
+        x = np.asarray(x, dtype=np.float64)
+        if self.name == "point":
+            return (x >= self.params["length"]).astype(np.float64)
+        if self.name == "empirical":
+            return np.searchsorted(self._sample, x, side="right") / self._sample.size
+        return np.asarray(self.frozen.cdf(x), dtype=np.float64)
+
+    def pdf(self, x) -> np.ndarray:
+        """The density ``f(x)`` (continuous families only), shape of ``x``."""
+        return np.asarray(self.frozen.pdf(np.asarray(x, dtype=np.float64)), dtype=np.float64)
+
+    def ppf(self, p) -> np.ndarray:
+        """Quantiles ``F^-1(p)`` in tokens for probabilities ``p`` in ``(0, 1)``."""
+        p = np.asarray(p, dtype=np.float64)
+        if self.name == "point":
+            return np.full(p.shape, self.params["length"])
+        if self.name == "empirical":
+            return np.quantile(self._sample, p, method="inverted_cdf")
+        return np.asarray(self.frozen.ppf(p), dtype=np.float64)
+
+    def elasticity(self, x) -> np.ndarray:
+        """``e(x) = x f(x) / F(x)`` (continuous families only). References: docs/model.md §6.4."""
+        x = np.asarray(x, dtype=np.float64)
+        logf = np.asarray(self.frozen.logpdf(x), dtype=np.float64)
+        logF = np.asarray(self.frozen.logcdf(x), dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.where(np.isfinite(logf), np.exp(np.log(x) + logf - logF), 0.0)
+
+    # --- jax --------------------------------------------------------------------------------
+    def sample(self, key, shape=()):
+        """Draw lengths ``L ~ F`` (tokens) with the JAX key ``key``; returns a jax array of ``shape``."""
+        import jax
+        import jax.numpy as jnp
+
+        shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
+        p = self.params
+        if self.name == "point":
+            return jnp.full(shape, p["length"])
+        if self.name == "uniform":
+            return jax.random.uniform(key, shape, minval=0.0, maxval=p["max"])
+        if self.name == "exponential":
+            return p["mean"] * jax.random.exponential(key, shape)
+        if self.name == "gamma":
+            return p["scale"] * jax.random.gamma(key, p["shape"], shape)
+        if self.name == "lognormal":
+            return p["scale"] * jnp.exp(p["sigma"] * jax.random.normal(key, shape))
+        if self.name == "weibull":
+            return jax.random.weibull_min(key, p["scale"], p["shape"], shape)
+        return jax.random.choice(key, jnp.asarray(self._sample), shape)
+
+    # --- sympy ------------------------------------------------------------------------------
+    def sympy_cdf(self, x):
+        """``F`` as a sympy expression in the positive symbol ``x`` (continuous families only)."""
+        import sympy as sp
+
+        p = {k: sp.nsimplify(v) for k, v in self.params.items()}
+        if self.name == "uniform":
+            return sp.Piecewise((x / p["max"], x < p["max"]), (1, True))
+        if self.name == "exponential":
+            return 1 - sp.exp(-x / p["mean"])
+        if self.name == "gamma":
+            return sp.lowergamma(p["shape"], x / p["scale"]) / sp.gamma(p["shape"])
+        if self.name == "lognormal":
+            return (1 + sp.erf(sp.log(x / p["scale"]) / (p["sigma"] * sp.sqrt(2)))) / 2
+        if self.name == "weibull":
+            return 1 - sp.exp(-((x / p["scale"]) ** p["shape"]))
+        raise AttributeError(f"{self.name} length distribution has no sympy CDF")
+
+    # --- transformations --------------------------------------------------------------------
+    def scaled(self, s: float) -> "LengthDist":
+        """The law of ``s L`` (tokens). References: docs/model.md §6.5."""
+        s = check_scale(s)
+        if self.name == "empirical":
+            return LengthDist("empirical", dict(self.params), self._sample * s)
+        key = _SCALE_PARAM[self.name]
+        return LengthDist(self.name, {**self.params, key: self.params[key] * s})
+
+    def describe(self) -> str:
+        """``exponential(mean=300)``."""
+        return f"{self.name}(" + ", ".join(f"{k}={v:g}" for k, v in self.params.items()) + ")"
+
+
+def make_length_dist(name: str, **params) -> LengthDist:
+    """Build a raw-length distribution by name with its CLI parameters.
+
+    Args:
+      name: ``point`` (``length``), ``uniform`` (``max``: ``U(0, max)``), ``exponential``
+        (``mean``), ``gamma`` (``shape``, ``scale``), ``lognormal`` (``sigma``, ``scale``),
+        ``weibull`` (``shape``, ``scale``); lengths in tokens. Parameters set to ``None`` count as
+        not given.
+
+    Returns:
+      LengthDist.
+
+    Raises:
+      InputError: unknown name, missing, extra or non-positive parameter.
+
+    References: docs/model.md §6.
+    """
+    name, checked = check_dist(name, params)
+    return LengthDist(name, checked)
+
+
+def empirical_lengths(sample) -> LengthDist:
+    """The empirical law of observed raw cluster lengths (tokens), e.g. measured on LoCoMo.
+
+    Args:
+      sample: array-like of positive lengths, any shape (flattened).
+
+    Returns:
+      LengthDist with a right-continuous step CDF.
+
+    References: docs/model.md §6, §9.
+    """
+    arr = np.sort(check_sample(sample))
+    arr.setflags(write=False)
+    return LengthDist("empirical", {"n": int(arr.size)}, arr)

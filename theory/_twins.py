@@ -1,0 +1,102 @@
+"""numpy and JAX functions lambdified from the sympy ``dU``, ``C``, ``R``, for sim/ and the CLI.
+
+The sympy expressions of `theory._symbolic.decomposition` are affine in the two CDF values
+``F(B)`` and ``F(B/rho)``; replacing them by plain symbols and lambdifying gives elementwise
+functions of arrays. The reader's accuracy with the generated record is ``min(a phi, 1)``
+(docs/model.md §2 clips the reader at 1), so ``phi`` enters as ``min(phi, 1/a)``.
+References: docs/model.md §4, §6.1.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Callable, NamedTuple
+
+import numpy as np
+import sympy as sp
+
+from theory._symbolic import B, F, a, decomposition, g, phi, rho
+
+f_budget, f_stretched = sp.symbols("F_B F_B_over_rho", nonnegative=True)
+
+
+class Decomposition(NamedTuple):
+    """``dU = C + R`` on a grid of budgets (arrays of one shape; accuracy units).
+
+    Attributes:
+      delta: ``dU_o(B) = U_B(o) - U_B(ret)``.
+      coverage: ``C_o(B)``, the gain on queries whose raw evidence does not fit.
+      replacement: ``R_o(B)``, the change on raw-grounded queries.
+
+    References: docs/model.md §4, §6.1.
+    """
+
+    delta: object
+    coverage: object
+    replacement: object
+
+
+@functools.lru_cache(maxsize=None)
+def _lambdified(module: str):
+    d = decomposition()
+    subs = {F(B / rho): f_stretched, F(B): f_budget}
+    exprs = [e.subs(subs) for e in d]
+    assert not any(e.has(F) for e in exprs)
+    return sp.lambdify((f_budget, f_stretched, phi, a, g), exprs, module)
+
+
+def decompose_numpy(f_b, f_b_over_rho, *, fidelity, acc_raw, acc_guess) -> Decomposition:
+    """``dU``, ``C``, ``R`` from CDF values, in float64 numpy.
+
+    Args:
+      f_b: ``F(B)``, array of any shape.
+      f_b_over_rho: ``F(B / rho)``, same shape.
+      fidelity, acc_raw, acc_guess: ``phi``, ``a``, ``g`` (scalars or broadcastable arrays).
+
+    Returns:
+      Decomposition of float64 arrays with the broadcast shape.
+
+    References: docs/model.md §6.1.
+    """
+    f_b = np.asarray(f_b, dtype=np.float64)
+    f_s = np.asarray(f_b_over_rho, dtype=np.float64)
+    a_ = np.asarray(acc_raw, dtype=np.float64)
+    phi_eff = np.minimum(np.asarray(fidelity, dtype=np.float64), 1.0 / a_)
+    out = _lambdified("numpy")(f_b, f_s, phi_eff, a_, np.asarray(acc_guess, dtype=np.float64))
+    shape = np.broadcast_shapes(f_b.shape, f_s.shape, phi_eff.shape, np.shape(acc_guess))
+    return Decomposition(*(np.broadcast_to(np.asarray(o, dtype=np.float64), shape).copy() for o in out))
+
+
+def decompose_jax(f_b, f_b_over_rho, *, fidelity, acc_raw, acc_guess) -> Decomposition:
+    """``dU``, ``C``, ``R`` from CDF values as jax arrays; jit- and vmap-safe (no value checks).
+
+    Args: as `decompose_numpy`. Returns: Decomposition of jax arrays (broadcast shape).
+    References: docs/model.md §6.1.
+    """
+    import jax.numpy as jnp
+
+    f_b, f_s = jnp.asarray(f_b), jnp.asarray(f_b_over_rho)
+    phi_eff = jnp.minimum(fidelity, 1.0 / jnp.asarray(acc_raw))
+    out = _lambdified("jax")(f_b, f_s, phi_eff, acc_raw, acc_guess)
+    shape = jnp.broadcast_shapes(f_b.shape, f_s.shape, jnp.shape(phi_eff), jnp.shape(acc_guess))
+    return Decomposition(*(jnp.broadcast_to(jnp.asarray(o, dtype=f_b.dtype), shape) for o in out))
+
+
+def delta_curve_jax(cdf: Callable, budgets, *, compress_ratio, fidelity, acc_raw, acc_guess) -> Decomposition:
+    """`decompose_jax` at ``F(B)`` and ``F(B / rho)`` for a jax-traceable CDF ``cdf``.
+
+    Args:
+      cdf: jax-traceable ``F``, elementwise on token lengths.
+      budgets: array of budgets in tokens, any shape.
+      compress_ratio, fidelity, acc_raw, acc_guess: ``rho``, ``phi``, ``a``, ``g``.
+
+    Returns:
+      Decomposition of jax arrays, shape of ``budgets``.
+
+    References: docs/model.md §6.1.
+    """
+    import jax.numpy as jnp
+
+    budgets = jnp.asarray(budgets)
+    return decompose_jax(cdf(budgets), cdf(budgets / compress_ratio), fidelity=fidelity,
+                         acc_raw=acc_raw, acc_guess=acc_guess)
