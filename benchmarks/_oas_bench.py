@@ -117,11 +117,11 @@ def _folds(key: jax.Array, data: OasData) -> np.ndarray:
     return folds
 
 
-def check_agreement(key: jax.Array, data: OasData, tol: float = 1e-6) -> dict:
+def check_agreement(key: jax.Array, data: OasData, tol: float = 1e-6, penalties=PENALTIES) -> dict:
     """Fit both ways in float64; raise unless penalties match and coefficients agree to ``tol``."""
     with jax.enable_x64(True):
-        fits = jax_grid(key, data)
-    ref = sklearn_grid(data, _folds(key, data))
+        fits = jax_grid(key, data, penalties)
+    ref = sklearn_grid(data, _folds(key, data), penalties)
     coef_diff = max(float(np.max(np.abs(f.coef - r["coef"]))) for f, r in zip(fits, ref))
     icpt_diff = max(float(np.max(np.abs(f.intercept - r["intercept"]))) for f, r in zip(fits, ref))
     same_pen = all(np.array_equal(f.penalty, r["penalty"]) for f, r in zip(fits, ref))
@@ -132,15 +132,16 @@ def check_agreement(key: jax.Array, data: OasData, tol: float = 1e-6) -> dict:
     return {"same_penalties": same_pen, "max_coef_diff": coef_diff, "max_intercept_diff": icpt_diff}
 
 
-def grid_flops(n: int) -> float:
+def grid_flops(n: int, n_penalties: int = N_PENALTIES) -> float:
     """Flops of the grid, counted as: per budget and training split (5 folds + full), the Gram
     ``2 n p^2`` and standardization ``~6 n p``; per split, action and penalty, the held-out
     prediction ``2 n p``."""
     p, splits = N_FEATURES, N_FOLDS + 1
-    return float(splits * (2 * n * p * p + 6 * n * p) + splits * 4 * N_PENALTIES * 2 * n * p)
+    return float(splits * (2 * n * p * p + 6 * n * p) + splits * 4 * n_penalties * 2 * n * p)
 
 
-def bench_oas(seed: int, sizes, *, repeats: int = 2, sklearn_max: int | None = None, limits=None) -> list[dict]:
+def bench_oas(seed: int, sizes, *, repeats: int = 2, sklearn_max: int | None = None, limits=None,
+              penalties=PENALTIES) -> list[dict]:
     """Check agreement, then time the full grid, JAX (float64 and float32) vs scikit-learn.
 
     Args:
@@ -150,6 +151,7 @@ def bench_oas(seed: int, sizes, *, repeats: int = 2, sklearn_max: int | None = N
       sklearn_max: largest size at which scikit-learn runs (``None``: all); above it only JAX is
         timed and the row says so.
       limits: ``MachineLimits`` for the achieved fraction of f64 matmul throughput.
+      penalties: the grid (20 values by default; smaller only for smoke tests).
 
     Returns:
       one row per size.
@@ -159,28 +161,28 @@ def bench_oas(seed: int, sizes, *, repeats: int = 2, sklearn_max: int | None = N
     for n in sizes:
         data = make_data(seed, n)
         with_sk = sklearn_max is None or n <= sklearn_max
-        row = {"instances": n, "budgets": N_BUDGETS, "actions": 4, "penalties": N_PENALTIES, "folds": N_FOLDS}
+        row = {"instances": n, "budgets": N_BUDGETS, "actions": 4, "penalties": len(penalties), "folds": N_FOLDS}
         if with_sk:
-            row.update(check_agreement(key, data))
+            row.update(check_agreement(key, data, penalties=penalties))
         folds = _folds(key, data)
 
         def jax64():
             with jax.enable_x64(True):
-                return [f.coef for f in jax_grid(key, data)]
+                return [f.coef for f in jax_grid(key, data, penalties)]
 
         t0 = time.perf_counter()
         jax64()
-        jax_grid(key, data)  # compile both precisions
+        jax_grid(key, data, penalties)  # compile both precisions
         row["compile_s"] = time.perf_counter() - t0
-        fns = {"jax_f64": jax64, "jax_f32": lambda: [f.coef for f in jax_grid(key, data)]}
+        fns = {"jax_f64": jax64, "jax_f32": lambda: [f.coef for f in jax_grid(key, data, penalties)]}
         if with_sk:
-            fns["sklearn"] = lambda: sklearn_grid(data, folds)
+            fns["sklearn"] = lambda: sklearn_grid(data, folds, penalties)
         t = interleaved(fns, repeats if n < 10**6 else 1)
         row.update({f"{k}_s": v for k, v in t.items()})
         if with_sk:
             row["speedup_f64"] = t["sklearn"] / t["jax_f64"]
             row["speedup_f32"] = t["sklearn"] / t["jax_f32"]
-        row["gflops_f64"] = grid_flops(n) / t["jax_f64"] / 1e9
+        row["gflops_f64"] = grid_flops(n, len(penalties)) / t["jax_f64"] / 1e9
         if limits is not None:
             row["fraction_of_f64_matmul"] = row["gflops_f64"] / limits.gflops_f64
         rows.append(row)

@@ -19,8 +19,13 @@ from benchmarks._timing import run_worker
 N_CHECK = 4096
 
 
-def check_agreement(seed: int, scenario_name: str, n: int = N_CHECK) -> dict:
+def check_agreement(seed: int, scenario, n: int = N_CHECK) -> dict:
     """Feed the JAX kernel's draws to the numpy kernel; raise unless the outcomes agree exactly.
+
+    Args:
+      seed: root key of the draws.
+      scenario: a ``sim.Scenario``, a preset name or a TOML path.
+      n: queries compared.
 
     Returns the numbers compared: queries, budgets, mismatching ``m`` / ``G_B`` / ``H_B`` entries
     (all 0) and whether the per-budget ``dU = C + R`` sums are equal.
@@ -33,7 +38,7 @@ def check_agreement(seed: int, scenario_name: str, n: int = N_CHECK) -> dict:
     from sim import load_scenario
     from sim._simulate import _queries_jit
 
-    sc = load_scenario(scenario_name)
+    sc = load_scenario(scenario) if isinstance(scenario, str) else scenario
     st, pr = K.split(sc)
     b = np.asarray(sc.budgets, np.float32)
     draws, out = _queries_jit(jax.random.key(seed), jnp.arange(n, dtype=jnp.int32), jnp.asarray(b), pr, st=st)
@@ -44,7 +49,7 @@ def check_agreement(seed: int, scenario_name: str, n: int = N_CHECK) -> dict:
     sums_np = S.block_sums(o, idx, 1).sum(0)
     ref = S.NpOutcome(np.asarray(out.m), np.asarray(out.raw_grounded), np.asarray(out.affected))
     sums_jax = S.block_sums(ref, idx, 1).sum(0)
-    row = {"queries": n, "budgets": int(b.size), "scenario": scenario_name,
+    row = {"queries": n, "budgets": int(b.size), "scenario": sc.name,
            "m_mismatch": int(np.sum(o.m != ref.m)),
            "raw_grounded_mismatch": int(np.sum(o.raw_grounded != ref.raw_grounded)),
            "affected_mismatch": int(np.sum(o.affected != ref.affected)),

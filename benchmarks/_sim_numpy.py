@@ -111,6 +111,23 @@ def draw(rng: np.random.Generator, n: int, st, pr: NpParams) -> NpDraw:
     return NpDraw(t, ev, mask, ev_score, dis, dis_score, r_c)
 
 
+def _tree(x: np.ndarray, op) -> np.ndarray:
+    """Reduce the last axis in XLA's order on CPU: pad to a power of two with the identity, then
+    combine the halves (``v[:h] op v[h:]``) until one element is left. For 3 records the sum is
+    ``(x0 + x2) + x1``; summing left to right instead changes the last bit of some totals."""
+    n = x.shape[-1]
+    if n == 0:
+        return np.full(x.shape[:-1], 0 if op is np.add else 1, x.dtype)
+    width = 1 << (n - 1).bit_length()
+    if width > n:
+        ident = np.zeros if op is np.add else np.ones
+        x = np.concatenate([x, ident(x.shape[:-1] + (width - n,), x.dtype)], axis=-1)
+    while x.shape[-1] > 1:
+        h = x.shape[-1] // 2
+        x = op(x[..., :h], x[..., h:])
+    return x[..., 0]
+
+
 def _pack(ranked: np.ndarray, budgets: np.ndarray, mode: str) -> np.ndarray:
     """Tokens kept ``(n, nB, 4, N)`` of records in rank order ``(n, 4, N)`` under each budget."""
     b = budgets[None, :, None, None]
@@ -127,7 +144,7 @@ def _pack(ranked: np.ndarray, budgets: np.ndarray, mode: str) -> np.ndarray:
     r = ranked[:, None]
     if mode == "prefix":
         return np.where(total <= b, r, np.float32(0))
-    before = total - r
+    before = np.concatenate([np.zeros_like(total[..., :1]), total[..., :-1]], axis=-1)  # exclusive cumsum
     return np.where(total <= b, r, np.clip(b - before, np.float32(0), r))
 
 
@@ -150,7 +167,7 @@ def evaluate(d: NpDraw, budgets: np.ndarray, pr: NpParams, mode: str) -> NpOutco
     """
     n, K = d.ev_len.shape
     f32 = np.float32
-    total = d.ev_len.sum(-1)
+    total = _tree(d.ev_len, np.add)
     gen_len = pr.compress[None, :2] * (f32(1) - d.redundancy[:, None]) * total[:, None]    # (n, 2)
     gen_score = d.ev_score.max(-1)
     N = K + d.dis_len.shape[1]
@@ -167,10 +184,11 @@ def evaluate(d: NpDraw, budgets: np.ndarray, pr: NpParams, mode: str) -> NpOutco
     kept = np.take_along_axis(kept_ranked, np.broadcast_to(inverse[:, None], kept_ranked.shape), axis=-1)
     lk = lengths[:, None, :, :K]
     k_ev = kept[..., :K]
-    f_ev = np.where(k_ev >= lk, f32(1), k_ev / np.where(lk > 0, lk, f32(1)))              # (n, nB, 4, K)
+    # XLA on CPU divides through a reciprocal (x * (1 / y)); do the same so cut fractions match
+    f_ev = np.where(k_ev >= lk, f32(1), k_ev * (f32(1) / np.where(lk > 0, lk, f32(1))))   # (n, nB, 4, K)
     phi = pr.fidelity[:, d.query_type].T                                                   # (n, 3)
-    s = np.stack([f_ev[:, :, 0].prod(-1), phi[:, None, 0] * f_ev[:, :, 1, 0],
-                  phi[:, None, 1] * f_ev[:, :, 2, 0], phi[:, None, 2] * f_ev[:, :, 3].prod(-1)], axis=-1)
+    s = np.stack([_tree(f_ev[:, :, 0], np.multiply), phi[:, None, 0] * f_ev[:, :, 1, 0],
+                  phi[:, None, 1] * f_ev[:, :, 2, 0], phi[:, None, 2] * _tree(f_ev[:, :, 3], np.multiply)], axis=-1)
     g, a = pr.acc_guess, pr.acc_raw[d.query_type][:, None, None]
     # XLA contracts g + (a - g) * s to one fused multiply-add on CPU; emulate it (the float64
     # product of two float32 is exact, then one rounding to float32) so that m matches bit for bit

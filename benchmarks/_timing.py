@@ -35,8 +35,30 @@ def interleaved(fns: dict, repeats: int) -> dict:
 
 
 def rss_peak_mib() -> float:
-    """This process's resident set high-water mark in MiB (Linux reports ``ru_maxrss`` in KiB)."""
+    """This process's resident set high-water mark in MiB.
+
+    ``VmHWM`` of ``/proc/self/status`` belongs to this process's own address space (a new one at
+    ``exec``); ``ru_maxrss`` is used only where ``/proc`` is missing, and it can carry the parent's
+    figure over a fork.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def reset_rss_peak() -> bool:
+    """Reset the high-water mark to the current resident set (Linux >= 4.0); False where unsupported."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
 
 
 def rss_now_mib() -> float:

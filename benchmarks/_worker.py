@@ -36,7 +36,7 @@ def _summary(sums, counts, n):
 def sim_jax(spec: dict) -> dict:
     import jax
 
-    from benchmarks._timing import rss_now_mib, rss_peak_mib
+    from benchmarks._timing import reset_rss_peak, rss_now_mib, rss_peak_mib
     from sim import load_scenario, simulate
 
     sc = load_scenario(spec["scenario"])
@@ -46,7 +46,8 @@ def sim_jax(spec: dict) -> dict:
     t0 = time.perf_counter()
     simulate(key, sc, min(n, int(spec.get("warm_n", 65536))), b, progress=False)  # compile
     compile_s = time.perf_counter() - t0
-    base = rss_peak_mib()
+    reset_rss_peak()
+    base = rss_now_mib()
     best, res = float("inf"), None
     for _ in range(int(spec.get("repeats", 1))):
         t0 = time.perf_counter()
@@ -60,7 +61,7 @@ def sim_jax(spec: dict) -> dict:
 
 def sim_numpy(spec: dict) -> dict:
     from benchmarks._sim_numpy import simulate_numpy
-    from benchmarks._timing import rss_now_mib, rss_peak_mib
+    from benchmarks._timing import reset_rss_peak, rss_now_mib, rss_peak_mib
     from sim import load_scenario
 
     sc = load_scenario(spec["scenario"])
@@ -68,7 +69,8 @@ def sim_numpy(spec: dict) -> dict:
     n = int(spec["n"])
     chunk = int(spec.get("chunk", 8192))
     simulate_numpy(spec["seed"] + 1, sc, min(n, chunk), b, chunk=chunk)  # warm-up, pages faulted in
-    base = rss_peak_mib()
+    reset_rss_peak()
+    base = rss_now_mib()
     best, out = float("inf"), None
     for _ in range(int(spec.get("repeats", 1))):
         t0 = time.perf_counter()

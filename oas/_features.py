@@ -106,7 +106,7 @@ def embedding_statistics(embeddings, mask=None) -> tuple[np.ndarray, np.ndarray]
     c_norm = np.linalg.norm(centroid, axis=-1, keepdims=True)
     c_unit = np.where(c_norm > 0, centroid / np.where(c_norm > 0, c_norm, 1.0), 0.0)
     cos_c = np.einsum("nkd,nd->nk", u, c_unit)
-    inconsistency = np.where(mask, 1.0 - cos_c, 0.0).sum(axis=1) / np.maximum(count, 1.0)
+    inconsistency = np.where(mask, np.maximum(1.0 - cos_c, 0.0), 0.0).sum(axis=1) / np.maximum(count, 1.0)
     # sum_{i<j} cos(u_i, u_j) = (|sum u|^2 - sum |u|^2) / 2
     s = u.sum(axis=1)
     pair_sum = 0.5 * (np.einsum("nd,nd->n", s, s) - np.einsum("nkd,nkd->n", u, u))

@@ -210,9 +210,9 @@ def check_loose_retention(ws: Workspace) -> ClaimResult:
         measured = margins[head.name][op_h]
     in_range = {src: {o: bool(PAPER_LOOSE_RANGE[0] <= e.point <= PAPER_LOOSE_RANGE[1]) for o, e in ops.items()}
                 for src, ops in margins.items()}
-    summary = "; ".join(f"{src} (B={s.operators[next(iter(s.operators))].budgets[-1]:.0f}): "
-                        + ", ".join(f"{o} {e.fmt(100, 1)} pts" for o, e in margins[src].items())
-                        for src, s in ((s.name, s) for s in sources))
+    summary = "; ".join(f"{s.name} (B={next(iter(s.operators.values())).budgets[-1]:.0f}): "
+                        + ", ".join(f"{o} {e.fmt(100, 1)} pts" for o, e in margins[s.name].items())
+                        for s in sources)
     return _result("3", verdict, measured=measured, data=_data_label(sources, skipped),
                    details={"margin": margins, "in_paper_range": in_range},
                    headline=f"smallest U(ret) - U(o) at the loosest budget ({op_h}, {getattr(head, 'name', '-')})",
@@ -225,9 +225,10 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
     """Claim 4: "a second answer model reproduces the reversal" (LoCoMo: ``sentence`` reader besides
     ``lexical``; ``llm`` when an endpoint is configured).
 
-    Per reader, the sign-reversal grade of claim 1 on LoCoMo. SKIPPED without LoCoMo or with fewer
-    than two readers measured. Headline: the crossover of the best-reversing operator under the
-    second reader.
+    Per reader, the sign-reversal grade of claim 1 on LoCoMo; the verdict grades the readers after
+    the first (the first reader's reversal is claim 1, shown for comparison). SKIPPED without LoCoMo
+    or with fewer than two readers measured. Headline: the crossover of the best-reversing operator
+    under the second reader (its dU at the loosest budget when it has none).
 
     References: MODEL §6, §9 (readers).
     """
@@ -239,15 +240,26 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
         return _skipped_result("4", "needs LoCoMo under two readers: " + "; ".join(skipped.values()), skipped)
     grades = {s.name: {op: V.grade_reversal(c.budgets, c.delta, c.lower, c.upper)
                        for op, c in s.operators.items()} for s in sources}
-    verdict = V.verdict_sign_reversal(grades, missing=list(skipped))
+    # graded: the second (and further) readers; the first reader's reversal is claim 1's
+    verdict = V.verdict_sign_reversal({k: v for k, v in grades.items() if k != sources[0].name},
+                                      missing=[k for k in skipped if k != f"locomo:{readers[0]}"])
     second = sources[1]
     best = max(second.operators, key=lambda o: (grades[second.name][o], second.operators[o].crossover.defined))
-    summary = "; ".join(f"{src}: {sum(g == 2 for g in ops.values())}/{len(ops)} operators reverse"
-                        for src, ops in grades.items())
-    return _result("4", verdict, measured=second.operators[best].crossover, data=_data_label(sources, skipped),
+    c = second.operators[best]
+    if c.crossover.defined:
+        measured, headline = c.crossover, f"crossover budget of {best} under the {second.name} reader"
+    else:  # no crossover: the loosest budget's dU says on which side of 0 the curve ends
+        measured = _at(c, len(c.budgets) - 1)
+        headline = f"no crossover; dU of {best} at the loosest budget under the {second.name} reader"
+    summary = "; ".join(f"{src}: {sum(g == 2 for g in ops.values())}/{len(ops)} operators reverse "
+                        f"(dU at the tightest / loosest budget: "
+                        + ", ".join(f"{o} {_at(s_.operators[o], 0).fmt(100, 1)} / "
+                                    f"{_at(s_.operators[o], len(s_.operators[o].budgets) - 1).fmt(100, 1)} pts"
+                                    for o in ops) + ")"
+                        for (src, ops), s_ in zip(grades.items(), sources))
+    return _result("4", verdict, measured=measured, data=_data_label(sources, skipped),
                    details={"grades": grades, "curves": {s.name: _curve_details(s) for s in sources}},
-                   headline=f"crossover budget of {best} under the {second.name} reader",
-                   summary=summary, skipped=skipped)
+                   headline=headline, summary=summary, skipped=skipped)
 
 
 # ---- claim 5 ---------------------------------------------------------------------------------------
@@ -291,7 +303,7 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
         for k, (rows, med) in enumerate(length_classes(table)):
             sc = curves_from_table(ws.key(f"tertile:{k}"), table.select(rows), name=f"locomo:T{k + 1}",
                                    data="", n_resamples=cfg.n_resamples)
-            rows_list.append((f"T{k + 1} (median L={med:.0f})", med,
+            rows_list.append((f"T{k + 1}", med,
                               {o: c.crossover for o, c in sc.operators.items()}))
         classes["locomo"] = rows_list
     theory = [t for t in (_try(lambda s=s: ws.theory_curves(s), "theory", skipped) for s in (1.0, 2.0))
@@ -472,8 +484,10 @@ def check_harm_calibration(ws: Workspace) -> ClaimResult:
 
     Per source and calibrated variant (``oas-calibrated``, ``oas-crc``): the change of harm rate
     ``harm(variant) - harm(oas)`` and the accuracy cost ``acc(oas) - acc(variant)`` on held-out
-    instances, grouped bootstrap; bounded means at most ``config.max_accuracy_cost``. Headline: the
-    harm change of ``oas-calibrated`` on the headline source.
+    instances, grouped bootstrap; bounded means at most ``config.max_accuracy_cost``. A variant
+    whose threshold never binds (same choices as ``oas``, whose harm is already <= alpha) is
+    reported as not measured. Headline: the harm change of ``oas-calibrated`` on the headline
+    source.
 
     References: MODEL §8 (calibrated variant, harm).
     """
@@ -486,6 +500,12 @@ def check_harm_calibration(ws: Workspace) -> ClaimResult:
                 skipped[f"{src}:{var}"] = f"dependency not available: oas policy {var}"
                 continue
             unit = f"{src}:{var}"
+            h_oas = float(ev.harm["oas"].mean())
+            if np.array_equal(ev.chosen[var], ev.chosen["oas"]) and h_oas <= ws.config.alpha:
+                # the threshold never binds: nothing to lower; not evidence either way
+                skipped[unit] = (f"calibration inactive: {var} chose as oas on every held-out row "
+                                 f"(harm of oas {h_oas:.3f} <= alpha {ws.config.alpha:g})")
+                continue
             harm[unit] = policy_difference(ws.key(f"c9h:{unit}"), ev, var, "oas", what="harm",
                                            n_resamples=ws.config.n_resamples)
             cost[unit] = policy_difference(ws.key(f"c9c:{unit}"), ev, "oas", var,

@@ -155,9 +155,9 @@ def report_figures(out_dir, ws) -> list[str]:
     """Figures of the sources this run already measured (nothing new is computed)."""
     out = Path(out_dir)
     paths = []
-    curves = [v for k, (status, v) in ws._memo.items()
-              if status == "ok" and isinstance(v, SourceCurves) and (k.startswith("sim:") or k.startswith("locomo-curves:")
-                                                                     or k == "theory:1")]
+    done = ws.measured()
+    curves = [v for k, v in done.items() if isinstance(v, SourceCurves)
+              and (k.startswith("sim:") or k.startswith("locomo-curves:") or k == "theory:1")]
     if curves:
         fig, axes = grid(len(curves))
         for ax, s in zip(axes, curves):
@@ -165,7 +165,7 @@ def report_figures(out_dir, ws) -> list[str]:
         fig.tight_layout()
         paths.append(str(save_figure_atomic(fig, out / "fig_delta_curves.png", dpi=120)))
         close(fig)
-    evs = {k[5:]: v for k, (status, v) in ws._memo.items() if status == "ok" and k.startswith("eval:")}
+    evs = {k[5:]: v for k, v in done.items() if k.startswith("eval:")}
     if evs:
         fig, axes = grid(len(evs), width=5.0, height=3.8)
         for ax, (src, ev) in zip(axes, evs.items()):

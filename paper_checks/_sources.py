@@ -153,7 +153,14 @@ class Workspace:
 
     # ---- LoCoMo (MODEL §9) -------------------------------------------------------------------
     def locomo_paired(self, reader: str):
-        return self._get(f"locomo:{reader}", lambda: _locomo_paired(self.config, reader))
+        def make():
+            if reader != "llm":
+                return _locomo_paired(self.config, reader)
+            try:  # an endpoint that is down or answers garbage skips the llm unit, not the run
+                return _locomo_paired(self.config, reader)
+            except InputError as e:
+                raise DependencyMissing(f"llm reader unavailable: {e}") from None
+        return self._get(f"locomo:{reader}", make)
 
     def locomo_curves(self, reader: str) -> SourceCurves:
         def make():
@@ -163,9 +170,15 @@ class Workspace:
         return self._get(f"locomo-curves:{reader}", make)
 
     def locomo_label(self, reader: str) -> str:
-        n = self.config.locomo_limit
-        return (f"LoCoMo cat. 1-4{'' if n is None else f', first {n} questions'}, dataset operators, "
-                f"{reader} reader")
+        """``LoCoMo cat. 1-4, 500 questions in 10 conversations, dataset operators, lexical reader``."""
+        paired = self.locomo_paired(reader)
+        n_q = len(np.unique(np.asarray(paired.query_id).astype(str)))
+        n_c = len(np.unique(np.asarray(paired.group_id).astype(str)))
+        return f"LoCoMo cat. 1-4, {n_q} questions in {n_c} conversations, dataset operators, {reader} reader"
+
+    def measured(self) -> dict:
+        """``{name: value}`` of every source computed so far (for figures)."""
+        return {k: v for k, (status, v) in self._memo.items() if status == "ok"}
 
     # ---- OAS (MODEL §8) ----------------------------------------------------------------------
     def evaluation(self, source: str):
@@ -179,23 +192,20 @@ class Workspace:
                                      n_resamples=self.config.n_resamples)
         return self._get(f"eval:{source}", make)
 
-    def paired_source(self, source: str):
-        if source.startswith("sim:"):
-            return self.sim_paired(source.split(":", 1)[1])
-        return self.locomo_paired(source.split(":", 1)[1])
 
 
 # ---- adapters to the other packages --------------------------------------------------------------
 
 def _theory_curves(config: CheckConfig, scale: float) -> SourceCurves:
-    theory = need("theory")
+    """The exact single-cluster model (MODEL §6) with every length parameter multiplied by ``scale``
+    (§6.5: ``B*`` scales with it), on 61 budgets from ``E[L]/64`` to ``16 E[L]``."""
     make_dist = need("theory", "make_length_dist")
     delta_curve = need("theory", "delta_curve")
     crossover = need("theory", "crossover")
     tm = config.theory
     params = {k: (v * scale if k in _LENGTH_PARAMS else v) for k, v in tm.params.items()}
     dist = make_dist(tm.dist, **params)
-    mean = _dist_mean(dist, tm.dist, params)
+    mean = float(dist.mean)  # property of theory.LengthDist
     budgets = np.geomspace(mean / 64, mean * 16, 61)
     ops = {}
     for op in OPERATORS:
@@ -210,29 +220,12 @@ def _theory_curves(config: CheckConfig, scale: float) -> SourceCurves:
         ops[op] = OperatorCurve(budgets, d, d, d, np.asarray(dec.coverage, float),
                                 np.asarray(dec.replacement, float),
                                 Estimate.exact(np.nan if b_star is None else b_star), str(cross.status))
-    del theory
     return SourceCurves(f"theory{'' if scale == 1 else f'x{scale:g}'}",
                         f"single-cluster model (MODEL §6), {tm.dist} lengths {params}", ops, mean, "theory")
 
 
-_LENGTH_PARAMS = ("mean", "length", "max", "scale", "l_max", "mu")
-
-
-def _dist_mean(dist, name: str, params: dict) -> float:
-    for attr in ("mean",):
-        m = getattr(dist, attr, None)
-        try:
-            v = float(m() if callable(m) else m)
-            if np.isfinite(v):
-                return v
-        except (TypeError, ValueError):
-            pass
-    for k in ("mean", "length"):
-        if k in params:
-            return float(params[k])
-    if "max" in params:
-        return float(params["max"]) / 2
-    raise DependencyMissing(f"cannot tell the mean length of theory distribution {name!r}")
+# parameters of theory's length distributions that are lengths (scaled by `scale`); shapes are not
+_LENGTH_PARAMS = ("mean", "length", "max", "scale")
 
 
 def _sim_curves(key, scenario: str, config: CheckConfig, length: float | None = None) -> SourceCurves:

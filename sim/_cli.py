@@ -210,9 +210,9 @@ def stress_table(scenario, res, report) -> str:
     from retcon._vocab import OPERATORS
 
     lines = [f"stress test, scenario {scenario.name}: {res.n_memories} memories x {res.memory_size} queries; "
-             f"dU = C_loc + R_loc + S",
+             f"dU = C_loc + R_loc + S; B*: first sign change of dU, B*_A1: of C_loc + R_loc",
              f"{'x_b':>5} {'x_r':>5} {'operator':>9} {'max|S|/|dU|':>12} {'max|S|':>8} {'B*':>9} "
-             f"{'B*_A1':>9} {'shift':>9} {'reversal':>9}"]
+             f"{'B*_A1':>9} {'shift':>9} {'crossings':>9} {'reversal':>9}"]
 
     def f(x, w=9, p=1):
         return f"{'-':>{w}}" if x is None else f"{x:{w}.{p}f}"
@@ -223,7 +223,7 @@ def stress_table(scenario, res, report) -> str:
             lines.append(f"{cond['budget_spillover']:5g} {cond['rank_spillover']:5g} {op:>9} "
                          f"{f(o['max_spill_ratio'], 12, 3)} {abs(res.spillover[c, i]).max():8.4f} "
                          f"{f(o['crossover_budget'])} {f(o['predicted_crossover'])} {f(o['crossover_shift'])} "
-                         f"{'survives' if o['sign_reversal'] else 'LOST':>9}")
+                         f"{o['n_crossings']:9d} {'survives' if o['sign_reversal'] else 'LOST':>9}")
     return "\n".join(lines)
 
 

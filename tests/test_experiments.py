@@ -67,6 +67,8 @@ def test_crossover_vs_length_is_proportional_in_theory(tmp_path):
 def test_sim_and_oas_experiments(name, tmp_path):
     mod, out, side = run(name, tmp_path, TINY_SLOW[name])
     assert side["data"]
+    if name == "oas_vs_fixed":  # fitting, MLP and bootstrap included, the sidecar reproduces the numbers
+        rerun_matches(mod, name, out, side, tmp_path)
     if name == "harm_tradeoff":
         d = side["data"]
         for e in d["oas-calibrated"] + d["oas-crc"] + [d["oas"]]:

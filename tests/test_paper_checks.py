@@ -267,8 +267,8 @@ def test_claim4_on_real_locomo_subset():
     assert set(r.details["grades"]) == {"locomo:lexical", "locomo:sentence"}
     t = pc.table_from_paired(ws.locomo_paired("lexical"))
     assert len(np.unique(t.group)) == 10  # the subset keeps every conversation as a group
-    # verdict recomputed from the reported grades: the same (no hand-written verdict)
-    assert V.verdict_sign_reversal(r.details["grades"]).verdict == r.verdict
+    # verdict recomputed from the reported grades of the second reader: the same
+    assert V.verdict_sign_reversal({"locomo:sentence": r.details["grades"]["locomo:sentence"]}).verdict == r.verdict
 
 
 @pytest.mark.slow
@@ -283,3 +283,12 @@ def test_every_claim_end_to_end_at_tiny_scale(tmp_path):
             assert r.ci[0] <= r.measured + 1e-9 and r.measured <= r.ci[1] + 1e-9
     pc.write_run(tmp_path, results, ws)
     assert json.loads((tmp_path / "report.json").read_text())["verdicts"]
+
+
+def test_public_names_import():
+    import experiments
+
+    for name in pc.__all__:
+        assert getattr(pc, name) is not None, name
+    for name in experiments.__all__:
+        assert getattr(experiments, name) is not None

@@ -1,7 +1,6 @@
 """``retcon simulate``: tables, ``--json`` keys, ``--out`` figures and sidecar (issue item 8)."""
 
 import json
-import math
 
 import numpy as np
 import pytest

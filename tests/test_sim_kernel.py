@@ -99,13 +99,15 @@ def test_sign_reversal_iff_tight_budget_condition(k, rho, phi, a):
     (kappa = 1/phi here, g = 0); loose budgets always favour retention (§6.2)."""
     kappa = 1.0 / phi
     ratio = rho ** (-k) / kappa
-    assume(ratio > 1.5 or ratio < 1 / 1.5)
+    # margins that keep the answer detectable with N queries: where the condition holds by a factor
+    # 3, the §6.1 curve peaks >= 9 SE above 0 on this grid for every k here (scipy check)
+    assume(ratio > 3.0 or ratio < 1 / 1.5)
     s = make_scenario(dist={"dist": "gamma", "shape": k, "scale": 100.0}, rho=(rho, 0.5, 0.5),
                       phi=(phi, 0.5, 0.5), acc_raw=a, budgets=(2.0, 4000.0, NB))
     r = sim.simulate(jax.random.key(11), s, N)
     d, se = r.delta[0], r.delta_se[0]
     assert d[-1] < -3 * se[-1] or (d[-1] < 0 and se[-1] == 0)
-    if ratio > 1.5:
+    if ratio > 3.0:
         assert np.any(d > 3 * se)
     else:
         assert not np.any(d > 3.5 * se)
@@ -229,7 +231,6 @@ def test_instances_contract():
     # row (query i, budget j) is query i of simulate_queries with the first half of the split key
     k_sim, _ = jax.random.split(jax.random.key(0))
     q = sim.simulate_queries(k_sim, s, N)
-    nb = len(s.budgets)
     np.testing.assert_array_equal(inst.success_prob, q.success_prob.reshape(-1, 4)[:n])
     np.testing.assert_array_equal(inst.budget, np.tile(np.asarray(s.budgets), N)[:n])
     # features 6-7 carry signal: within-cluster cosine similarity rises with redundancy

@@ -1,0 +1,90 @@
+"""``retcon bench``: every benchmark of issue 7 from one command, ratios measured side by side.
+
+``retcon bench [--quick] [--full] [--only LIST] [--sizes N ...] [--json] [--out DIR] [--seed S]``
+prints Markdown tables (machine and its limits, simulation kernel JAX vs numpy with peak memory,
+cost against budgets and devices, the kernel's stage profile, OAS ridge grid JAX vs scikit-learn,
+grouped bootstrap vectorized vs loop) and the targets; ``--out DIR`` writes ``bench.json`` (with the
+sidecar) and ``bench.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _sizes(text: str) -> int:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer such as 100000 or 1e5; got {text!r}") from None
+    if not (v >= 1 and v == int(v)):
+        raise argparse.ArgumentTypeError(f"expected a positive integer such as 100000 or 1e5; got {text!r}")
+    return int(v)
+
+
+def register(subparsers) -> None:
+    from retcon.cli import add_common
+
+    p = subparsers.add_parser(
+        "bench", help="benchmarks: JAX vs numpy / scikit-learn / loops, machine limits, scale-out",
+        description="Run the performance benchmarks (docs/performance.md): simulation kernel JAX vs "
+                    "numpy with peak memory, its cost against budgets and forced host devices, OAS ridge "
+                    "grid JAX vs scikit-learn, grouped bootstrap vectorized vs loop, and the machine's "
+                    "memory bandwidth and matmul throughput, all in one run. Outputs are checked equal "
+                    "before anything is timed. The full default run takes tens of minutes on 2 cores.")
+    p.add_argument("--quick", action="store_true", help="tiny sizes (about a minute): a smoke run")
+    p.add_argument("--full", action="store_true",
+                   help="also run numpy at 10^7 queries and scikit-learn at 10^6 instances (slow on few cores)")
+    p.add_argument("--only", default=None, metavar="LIST",
+                   help="comma-separated subset of bootstrap,oas,sim,budgets,scaleout,profile (default: all)")
+    p.add_argument("--sizes", type=_sizes, nargs="+", default=None, metavar="N",
+                   help="sizes for every selected size sweep (queries, instances, rows), e.g. 1e4 1e5")
+    p.add_argument("--scenario", default=None, metavar="NAME", help="simulation preset or TOML (default locomo-like)")
+    add_common(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    import dataclasses
+    import json
+
+    from benchmarks._report import render
+    from benchmarks._run import BENCHMARKS, BenchConfig, quick_config, run_bench
+    from retcon._errors import InputError
+    from retcon._io import sidecar, to_jsonable, write_json_atomic, write_text_atomic
+
+    changes = {}
+    if args.only is not None:
+        only = tuple(s.strip() for s in args.only.split(",") if s.strip())
+        bad = [s for s in only if s not in BENCHMARKS]
+        if bad or not only:
+            raise InputError(f"--only must list names from {','.join(BENCHMARKS)}; got {args.only!r}.")
+        changes["only"] = only
+    if args.sizes is not None:
+        s = tuple(sorted(set(args.sizes)))
+        changes.update(sim_sizes=s, oas_sizes=s, bootstrap_sizes=s)
+    if args.full:
+        changes.update(numpy_max=None, sklearn_max=None)
+    if args.scenario is not None:
+        changes["scenario"] = args.scenario
+    config = quick_config(**changes) if args.quick else BenchConfig(**changes)
+
+    def say(msg):
+        print(f"retcon bench: {msg}", file=sys.stderr, flush=True)
+
+    result = run_bench(args.seed, config, progress=say)
+    text = render(result)
+    command = "retcon bench " + " ".join(sys.argv[2:]) if len(sys.argv) > 1 and sys.argv[1] == "bench" else "retcon bench"
+    if args.out is not None:
+        from pathlib import Path
+
+        out = Path(args.out)
+        meta = sidecar(dataclasses.asdict(config), seed=args.seed, command=command)
+        write_json_atomic(out / "bench.json", {**meta, "result": to_jsonable(result)})
+        write_text_atomic(out / "bench.md", f"Command: `{command}`\n\n{text}\n")
+    if args.json:
+        print(json.dumps(to_jsonable({"config": dataclasses.asdict(config), "seed": args.seed, **result})))
+    else:
+        print(text)
+    return 0

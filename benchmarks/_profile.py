@@ -1,0 +1,112 @@
+"""Where the simulation kernel's time goes: each stage of ``sim._kernel`` timed on its own.
+
+JAX fuses a jitted function, so a per-op profile of the whole kernel is hard to read on CPU; instead
+each prefix of the pipeline (draws; + candidate records; + rank sort; + packing and unsort; + the
+reader) is jitted and timed on the same chunk, and the differences are the stages' costs. The numpy
+kernel's stages are timed directly. A sort-free formulation of ``prefix`` packing (the tokens ranked
+at or before a record are a masked sum, an ``N x N`` comparison per action instead of a sort, a
+gather and an inverse gather) is timed alongside and checked bit-equal on the chunk, as the measured
+candidate fix when the JAX kernel misses its target.
+
+References: ``sim/_kernel.py`` (the stages), MODEL §2 (prefix packing).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+
+def _best(fn, repeats=2):
+    import jax
+
+    jax.block_until_ready(fn())
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        jax.block_until_ready(fn())
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def sort_free_prefix(lengths, scores, budgets):
+    """``prefix`` packing without sorting: ``(nB, A, N)`` tokens kept in the records' own order.
+
+    Record ``i`` is kept whole iff the tokens of every record ranked at or before it (higher score,
+    or equal score and not later: the stable order) fit: ``sum_j L_j [j <=_rank i] <= B``.
+    """
+    import jax.numpy as jnp
+
+    n_slots = lengths.shape[-1]
+    i = jnp.arange(n_slots)
+    s_i, s_j = scores[:, :, None], scores[:, None, :]
+    at_or_before = (s_j > s_i) | ((s_j == s_i) & (i[None, :] <= i[:, None]))
+    total = jnp.einsum("aij,aj->ai", at_or_before.astype(lengths.dtype), lengths)
+    return jnp.where(total[None] <= budgets[:, None, None], lengths[None], 0.0)
+
+
+def profile_sim(seed: int, scenario_name: str = "locomo-like", n: int = 65536) -> dict:
+    """Stage costs (seconds) of the JAX and numpy kernels on one chunk of ``n`` queries."""
+    import jax
+    import jax.numpy as jnp
+
+    from benchmarks import _sim_numpy as S
+    from sim import _kernel as K
+    from sim import load_scenario
+
+    sc = load_scenario(scenario_name)
+    st, pr = K.split(sc)
+    b = jnp.asarray(sc.budgets, jnp.float32)
+    key = jax.random.key(seed)
+    idx = jnp.arange(n, dtype=jnp.int32)
+
+    def draws_fn(i):
+        return jax.vmap(lambda k: K.draw_query(k, st, pr))(K.query_keys(key, i))
+
+    d = jax.jit(draws_fn)(idx)
+
+    def upto(stage):
+        def one(x):
+            lengths, scores = K.candidate_records(x, pr)
+            if stage == "candidates":
+                return lengths, scores
+            if stage == "sort":
+                return jnp.argsort(-scores, axis=-1, stable=True)
+            if stage == "sort_free":
+                kept = sort_free_prefix(lengths, scores, b)
+            else:
+                kept = K.pack_in_rank_order(lengths, scores, b, st.packing)
+            if stage == "pack":
+                return kept
+            return K.reader_outcome(x, lengths, kept, pr)
+        return jax.jit(lambda dd: jax.vmap(one)(dd))
+
+    t = {"draws": _best(lambda: jax.jit(draws_fn)(idx))}
+    for stage in ("candidates", "sort", "pack", "reader"):
+        f = upto(stage)
+        t[stage] = _best(lambda: f(d))
+    jax_stages = {"draws": t["draws"], "candidate records": t["candidates"], "rank sort": t["sort"] - t["candidates"],
+                  "packing + unsort gathers": t["pack"] - t["sort"], "reader, G_B, H_B": t["reader"] - t["pack"],
+                  "outcome total (from draws)": t["reader"]}
+    out = {"queries": n, "budgets": int(b.size), "jax": jax_stages}
+    if st.packing == "prefix":
+        f = upto("sort_free")
+        t_sf = _best(lambda: f(d))
+        a, c = upto("reader")(d), f(d)
+        out["sort_free_outcome_s"] = t_sf
+        out["sort_free_speedup"] = t["reader"] / t_sf
+        out["sort_free_bit_equal"] = bool(all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(a, c)))
+
+    _, npr = S.params_of(sc)
+    bn = np.asarray(sc.budgets, np.float32)
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    nd = S.draw(rng, n, st, npr)
+    t1 = time.perf_counter()
+    o = S.evaluate(nd, bn, npr, st.packing)
+    t2 = time.perf_counter()
+    S.block_sums(o, np.arange(n), 1024)
+    t3 = time.perf_counter()
+    out["numpy"] = {"draws": t1 - t0, "evaluate (candidates, sort, pack, reader)": t2 - t1, "block sums": t3 - t2}
+    return out

@@ -1,0 +1,150 @@
+"""Smoke runs of every benchmark at tiny sizes, and the checks the benchmarks rely on.
+
+No timing is asserted anywhere: times are only required to be positive and finite. What is
+asserted is that each benchmark's two implementations compute the same thing (the condition under
+which their ratio means anything), each against an independent reference or invariant.
+"""
+
+import json
+import math
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import pytest
+
+import benchmarks
+from benchmarks import _sim_numpy as S
+from benchmarks._bootstrap_bench import bootstrap_loop, make_data
+from benchmarks._report import render, targets
+from benchmarks._sim_bench import check_agreement
+from tests._sim_helpers import make_scenario
+
+
+def test_public_names_import():
+    for name in benchmarks.__all__:
+        assert getattr(benchmarks, name) is not None
+
+
+def test_machine_limits_are_positive():
+    lim = benchmarks.machine_limits(copy_mib=8, matmul_n=128, repeats=2)
+    assert all(math.isfinite(v) and v > 0 for v in (lim.bandwidth_gbs, lim.gflops_f64, lim.gflops_f32))
+    info = benchmarks.machine_info()
+    assert info["nproc"] >= 1 and info["jax"] == jax.__version__
+
+
+def test_bootstrap_loop_identity_resamples_give_the_mean():
+    """MODEL §8: a resample that draws every group once is the data itself, so its mean is the
+    point estimate; with only such resamples both percentile bounds equal the masked mean."""
+    data = make_data(3, 300, 12, n_stats=5)
+    draws = np.tile(np.arange(12), (7, 1))
+    lo, hi = bootstrap_loop(draws, data)
+    mean = (data.values * data.mask).sum(0) / data.mask.sum(0)
+    np.testing.assert_allclose(lo, mean, rtol=1e-12)
+    np.testing.assert_allclose(hi, mean, rtol=1e-12)
+
+
+def test_bootstrap_bench_smoke():
+    """The vectorized CI equals the loop's on the same draws (checked inside), lower <= upper."""
+    rows = benchmarks.bench_bootstrap(0, [120], n_resamples=200, repeats=1)
+    (r,) = rows
+    assert r["groups"] == 10 and r["max_abs_diff"] < 1e-5
+    assert r["vectorized_s"] > 0 and r["loop_s"] > 0 and r["speedup"] > 0
+
+
+def test_oas_bench_smoke():
+    """JAX grid and scikit-learn choose the same penalties, coefficients within 1e-6 (float64)."""
+    rows = benchmarks.bench_oas(0, [210], repeats=1, penalties=(0.1, 10.0, 1000.0))
+    (r,) = rows
+    assert r["same_penalties"] and r["max_coef_diff"] < 1e-6 and r["max_intercept_diff"] < 1e-6
+    assert r["sklearn_s"] > 0 and r["jax_f64_s"] > 0 and r["penalties"] == 3
+
+
+@pytest.mark.parametrize("packing", ["prefix", "skip", "cut"])
+def test_numpy_kernel_equals_jax_kernel_on_shared_draws(packing):
+    """MODEL §2-§4: fed the JAX kernel's draws, the numpy kernel gives the same success
+    probabilities on the 2**-24 grid, the same G_B and H_B, hence the same dU, C and R sums, for
+    every packing mode (ranked distractors, multi-record clusters, a noisy retriever)."""
+    sc = make_scenario(records=3, redundancy=0.3, packing=packing, order="noisy", distractors=4, noise=0.7,
+                       acc_guess=0.1, budgets=(8.0, 2048.0, 12))
+    row = check_agreement(1, sc, n=512)
+    assert row["m_mismatch"] == row["raw_grounded_mismatch"] == row["affected_mismatch"] == 0
+    assert row["sums_equal"]
+
+
+def test_numpy_kernel_partition_is_exact():
+    """MODEL §4: per block, the coverage column plus the replacement part equal dU exactly, and
+    the coverage part is zero on raw-grounded queries (computed from numpy's own draws)."""
+    sc = make_scenario(records=2, distractors=3, order="noisy", noise=0.5, budgets=(8.0, 1024.0, 6))
+    sums, counts = S.simulate_numpy(0, sc, 1000, np.geomspace(8, 1024, 6), chunk=256, n_blocks=8)
+    assert counts.sum() == 1000 and sums.dtype == np.int64
+    d, cov = sums[..., 4:7], sums[..., 7:10]
+    u = sums[..., 0:4]
+    np.testing.assert_array_equal(d, u[..., 1:] - u[..., :1])
+    assert np.all(sums[..., 10] <= counts[:, None])
+
+
+def test_worker_tasks_in_process():
+    """The subprocess tasks, run in this process at a tiny size: fields present and consistent."""
+    from benchmarks import _worker
+
+    spec = {"scenario": "single-cluster", "n": 1024, "seed": 0, "warm_n": 1024}
+    j = _worker.sim_jax(spec)
+    p = _worker.sim_numpy(spec)
+    for r in (j, p):
+        assert r["seconds"] > 0 and r["rss_peak_mib"] > 0
+        assert np.asarray(r["delta"]).shape == (3, r["n_budgets"])
+    assert j["devices"] == len(jax.devices())
+
+
+def test_profile_sort_free_packing_is_bit_equal():
+    """The sort-free prefix packing offered as the fix gives the kernel's outcome bit for bit."""
+    p = benchmarks.profile_sim(0, "locomo-like", n=512)
+    assert p["sort_free_bit_equal"]
+    assert all(v >= 0 for v in p["numpy"].values())
+
+
+def test_targets_verdicts():
+    """The target table reads the right rows: 10^6 queries, 10^5 instances, the largest bootstrap."""
+    result = {"sim": [{"queries": 10**6, "speedup": 12.0, "jax_rss_peak_mib": 800.0},
+                      {"queries": 10**7, "jax_rss_peak_mib": 2000.0}],
+              "oas": [{"instances": 10**5, "speedup_f64": 9.0}],
+              "bootstrap": [{"rows": 10, "speedup": 80.0}, {"rows": 100, "speedup": 40.0}]}
+    met = [t["met"] for t in targets(result)]
+    assert met == [True, False, False, False]
+    result["sim"][1]["jax_rss_peak_mib"] = 820.0
+    assert targets(result)[3]["met"] is True
+    text = render({**result, "targets": targets(result)})
+    assert "| 1,000,000 |" in text and "Targets" in text
+
+
+def _retcon(*args):
+    return subprocess.run([sys.executable, "-m", "retcon", *args], capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("args", [["--only", "bogus"], ["--sizes", "0"], ["--sizes", "abc"]])
+def test_cli_bad_options_exit_2_with_one_line(args):
+    r = _retcon("bench", *args)
+    assert r.returncode == 2 and r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_bench_config_validates():
+    with pytest.raises(ValueError, match="BenchConfig.only"):
+        benchmarks.BenchConfig(only=("nope",))
+    with pytest.raises(ValueError, match="BenchConfig.sim_sizes"):
+        benchmarks.BenchConfig(sim_sizes=(0,))
+
+
+@pytest.mark.slow
+def test_cli_quick_json_end_to_end(tmp_path):
+    """``retcon bench --quick --json --out DIR``: one JSON object on stdout, every table, files written."""
+    r = _retcon("bench", "--quick", "--json", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    obj = json.loads(r.stdout)
+    for k in ("machine", "limits", "bootstrap", "oas", "sim_check", "sim", "sim_budgets", "scaleout", "profile", "targets"):
+        assert k in obj
+    assert [row["devices"] for row in obj["scaleout"]] == [1, 2]
+    assert all(row["same_totals"] for row in obj["scaleout"])
+    assert (tmp_path / "bench.json").is_file() and (tmp_path / "bench.md").is_file()
