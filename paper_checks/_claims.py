@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from paper_checks import _verdicts as V
-from paper_checks._curves import band_crossover, curves_from_table, mean_difference
+from paper_checks._curves import curves_from_table, mean_difference
 from paper_checks._policies import per_budget_difference, policy_difference
 from paper_checks._sources import DataMissing, DependencyMissing, Workspace, table_from_paired
 from paper_checks._types import SKIPPED, ClaimResult, Estimate, SourceCurves

@@ -22,7 +22,7 @@ from paper_checks._config import CheckConfig
 from paper_checks._curves import PairedTable, band_crossover, crossover_from_curve, curves_from_table, make_table
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
 from retcon._errors import InputError
-from retcon._vocab import ACTIONS, OPERATORS
+from retcon._vocab import OPERATORS
 
 LOCOMO_FILE = "locomo10.json"
 
@@ -229,8 +229,8 @@ _LENGTH_PARAMS = ("mean", "length", "max", "scale")
 
 
 def _sim_curves(key, scenario: str, config: CheckConfig, length: float | None = None) -> SourceCurves:
-    load = _public_or_private("sim", "load_scenario", "sim._scenario")
-    simulate = _public_or_private("sim", "simulate", "sim._simulate")
+    load = need("sim", "load_scenario")
+    simulate = need("sim", "simulate")
     scen = load(scenario)
     res = simulate(key, scen, n_queries=config.sim_queries, progress=False)
     import jax
@@ -243,7 +243,7 @@ def _sim_curves(key, scenario: str, config: CheckConfig, length: float | None = 
 
 def _sim_crossovers(key, res, n_resamples: int) -> dict:
     """``{operator: (Estimate, status)}`` from sim's bootstrap crossover over query blocks."""
-    fn = _public_or_private("sim", "simulated_crossover", "sim._crossover")
+    fn = need("sim", "simulated_crossover")
     c = fn(key, res, n_resamples=n_resamples)
     out = {}
     for k, op in enumerate(OPERATORS):
@@ -251,14 +251,6 @@ def _sim_crossovers(key, res, n_resamples: int) -> dict:
         out[op] = (Estimate(b, float(c.ci_lower[k]), float(c.ci_upper[k])) if np.isfinite(b)
                    else Estimate.missing(), str(c.status[k]))
     return out
-
-
-def _public_or_private(package: str, name: str, private: str):
-    """``package.name`` when the package exports it, else ``private.name`` (a package mid-build)."""
-    try:
-        return need(package, name)
-    except DependencyMissing:
-        return need(private, name)
 
 
 def sim_result_to_curves(res, crossovers: dict, *, name: str, data: str, evidence_length: float) -> SourceCurves:
@@ -284,7 +276,7 @@ def sim_result_to_curves(res, crossovers: dict, *, name: str, data: str, evidenc
 def sim_mean_length(key, scenario, n: int = 4000) -> float:
     """Mean raw cluster length ``E[len(C)]`` of a scenario's queries (tokens), from drawn queries."""
     try:
-        fn = _public_or_private("sim", "simulate_queries", "sim._simulate")
+        fn = need("sim", "simulate_queries")
     except DependencyMissing:
         return float("nan")
     import jax
