@@ -20,7 +20,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oas.real._llm import EMPTY_GENERATION, PROMPTS, LLMOperators, LLMReader, clean_reply, parse_yes_no
+from oas.real._llm import (EMPTY_GENERATION, INSTRUCTIONS, PROMPTS, LLMOperators, LLMReader, clean_reply,
+                           parse_yes_no)
 from oas.real._llm_client import (ChatClient, LLMEndpointError, cache_key, default_cache_dir,
                                   resolve_endpoint)
 from oas.real._types import Conversation, OperatorBackend, Query, Reader, Record, Session
@@ -270,7 +271,8 @@ def test_operators_follow_the_backend_contract(server, tmp_path):
     merge_prompt = server.requests[3]["body"]["messages"][-1]["content"]
     assert "1. (1 May 2023) Caroline" in merge_prompt and "2. (8 May 2023) Melanie" in merge_prompt
     caps = [r["body"]["max_tokens"] for r in server.requests]
-    assert caps[0] == 16 and all(c <= 256 for c in caps)  # 8 words -> 16-token floor
+    # rewrite of R1 (8 words): ceil(0.8 * 1.3 * 8) = 9 tokens; abstract of 3 notes: half of merge's
+    assert caps[0] == 9 and caps[4] == max(8, -(-caps[3] // 2)) and all(c <= 256 for c in caps)
     assert all(r["body"]["temperature"] == 0.0 for r in server.requests)
     n = len(server.requests)
     ops2 = LLMOperators(server.base_url, "stub-model", cache_dir=tmp_path)
@@ -279,16 +281,18 @@ def test_operators_follow_the_backend_contract(server, tmp_path):
 
 
 def test_empty_generation_and_echoed_label(server, tmp_path):
-    instruction = PROMPTS["merge"].split("\n", 1)[0]
+    instruction = INSTRUCTIONS["merge"]
     server.script = [("ok", "   "), ("ok", 'Merged note: "Caroline and Melanie met."'),
                      ("ok", "Note (1 May 2023): Caroline went."), ("ok", instruction + "\n\nThey met."),
-                     ("ok", instruction)]
+                     ("ok", instruction), ("ok", instruction[:40]), ("ok", instruction[:33] + "Melanie painted.")]
     ops = LLMOperators(server.base_url, "stub-model", cache_dir=tmp_path)
     assert ops.rewrite([R1], _conv([R1]))[0].text == EMPTY_GENERATION
     assert ops.merge([R1, R2], _conv([R1, R2]))[0].text == "Caroline and Melanie met."
     assert ops.rewrite([R2], _conv([R2]))[0].text == "Caroline went."
     assert ops.merge([R2, R1], _conv([R1, R2]))[0].text == "They met."  # echoed instruction dropped
     assert ops.merge([R2, R3], _conv([R2, R3]))[0].text == EMPTY_GENERATION
+    assert ops.merge([R3, R2], _conv([R2, R3]))[0].text == EMPTY_GENERATION  # cut-off echo
+    assert ops.merge([R3, R1], _conv([R1, R3]))[0].text == "Melanie painted."
 
 
 def test_empty_cluster_and_bad_options(server, tmp_path):

@@ -19,26 +19,30 @@ from oas.real._llm_client import CallStats, ChatClient, LLMEndpointError, resolv
 from oas.real._types import Conversation, Query, Record
 from retcon._errors import InputError, check_range
 
-__all__ = ["LLMOperators", "LLMReader", "LLMEndpointError", "CallStats", "parse_yes_no", "PROMPTS"]
+__all__ = ["LLMOperators", "LLMReader", "LLMEndpointError", "CallStats", "parse_yes_no", "PROMPTS",
+           "INSTRUCTIONS", "CAP_SHARE"]
 
 _SYSTEM_NOTES = "You edit memory notes from a conversation. Reply with the note only."
 _SYSTEM_QA = "You answer questions about a conversation using only the memory you are given."
 _SYSTEM_JUDGE = "You grade answers. Reply with yes or no only."
 
-# The user-message templates; docs/llm.md shows each one and says why it reads as it does.
+# The operators' instructions, and the user-message templates. The material comes first and the
+# instruction last: a 135M model given the instruction first tends to repeat it instead of
+# following it (docs/llm.md shows each prompt and says why it reads as it does).
+INSTRUCTIONS = {
+    "rewrite": "Rewrite the note above in fewer words. Keep every name, number, date and fact.",
+    "merge": "Merge the notes above into one note. Keep every name, number, date and fact, and say "
+             "each fact only once.",
+    "abstract": "Summarize the notes above in one short, general sentence: what happened, and who "
+                "was involved.",
+}
+# Output cap per action, as a share of the input's approximate token count (MODEL §1: rewrite
+# compresses each record, merge keeps every detail, abstract compresses most).
+CAP_SHARE = {"rewrite": 0.8, "merge": 1.0, "abstract": 0.5}
 PROMPTS = {
-    "rewrite": (
-        "Rewrite this note in fewer words. Keep every name, number, date and fact.\n\n"
-        "Note ({date}): {text}\n\nShorter note:"
-    ),
-    "merge": (
-        "Merge these notes into one note. Keep every name, number, date and fact from every note, "
-        "and say each fact only once.\n\nNotes:\n{notes}\n\nMerged note:"
-    ),
-    "abstract": (
-        "Summarize these notes in one or two short, general sentences: what happened, and who was "
-        "involved.\n\nNotes:\n{notes}\n\nSummary:"
-    ),
+    "rewrite": "Note ({date}): {text}\n\n" + INSTRUCTIONS["rewrite"] + "\n\nShorter note:",
+    "merge": "Notes:\n{notes}\n\n" + INSTRUCTIONS["merge"] + "\n\nMerged note:",
+    "abstract": "Notes:\n{notes}\n\n" + INSTRUCTIONS["abstract"] + "\n\nSummary:",
     "answer": (
         "Memory:\n{context}\n\nQuestion: {question}{asked}\n"
         "Answer in a few words. If the memory does not say, answer \"unknown\".\n\nAnswer:"
@@ -50,7 +54,7 @@ PROMPTS = {
 }
 
 # Labels a small model tends to echo before its output; stripped from the reply.
-_LABEL = re.compile(r"^\s*(?:shorter note|rewritten note|merged note|note|summary|answer|reply)"
+_LABEL = re.compile(r"^\s*(?:shorter note|rewritten note|merged note|notes?|summary|answer|reply)"
                     r"(?:\s*\([^)\n]*\))?\s*:\s*", re.IGNORECASE)
 # What a generated record holds when the model answered nothing: a record must have length > 0
 # (MODEL §1), and an empty generation carries no evidence (fidelity 0).
@@ -90,8 +94,9 @@ class LLMOperators:
     Each cluster's records go to the model with their session dates, so a generated record can keep
     (or resolve) the dates temporal questions need. A generated record takes the session id and the
     date of its first source and lists the raw ids it was made from. The output is capped at the
-    input's approximate token count (``ceil(1.3 * words)``, at least 16, at most ``max_tokens``), so a
-    model that echoes its input cannot make a record longer than what it replaces (rho <= 1).
+    input's approximate token count ``ceil(1.3 * words)`` times ``CAP_SHARE`` (rewrite 0.8, merge 1.0,
+    abstract 0.5), at least 8, at most ``max_tokens``, so a model that echoes its input cannot make
+    a record longer than what it replaces (rho <= 1).
 
     Args:
       base_url, model, api_key: the endpoint (see ``resolve_endpoint``: arguments, else
@@ -106,6 +111,7 @@ class LLMOperators:
       seed: sent with each request (``None`` sends none); part of the cache key.
       max_input_chars: truncate each prompt's note text to this many characters (``None``: no cut);
         for small context windows. Default from ``RETCON_LLM_MAX_INPUT_CHARS``.
+      sleep: called with the seconds to wait between retries (default ``time.sleep``; tests).
 
     Raises:
       InputError: no endpoint configured, or a bad setting.
@@ -116,7 +122,7 @@ class LLMOperators:
     name = "llm"
 
     def __init__(self, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
-                 cache_dir=None, temperature: float = 0.0, max_tokens: int = 256, timeout: float = 120.0,
+                 cache_dir=None, temperature: float = 0.0, max_tokens: int = 256, timeout: float = 300.0,
                  max_retries: int = 4, *, backoff: float = 0.5, seed: int | None = 0,
                  max_input_chars: int | None = None, sleep=None):
         self._ep = _Endpoint(base_url, model, api_key, cache_dir, temperature, max_tokens, timeout,
@@ -137,7 +143,7 @@ class LLMOperators:
         for rec in _check_cluster(cluster, "rewrite"):
             prompt = PROMPTS["rewrite"].format(date=rec.date or "date unknown",
                                                text=_cut(rec.text, self.max_input_chars))
-            text = self._generate(prompt, rec.text)
+            text = self._generate("rewrite", prompt, rec.text)
             out.append(_generated("rewrite", [rec], text))
         return out
 
@@ -145,21 +151,24 @@ class LLMOperators:
         """One record keeping the details of every constituent, cross-record redundancy dropped."""
         recs = _check_cluster(cluster, "merge")
         prompt = PROMPTS["merge"].format(notes=_notes(recs, self.max_input_chars))
-        return [_generated("merge", recs, self._generate(prompt, " ".join(r.text for r in recs)))]
+        return [_generated("merge", recs, self._generate("merge", prompt, " ".join(r.text for r in recs)))]
 
     def abstract(self, cluster: Sequence[Record], conversation: Conversation) -> list[Record]:
         """One more general record: most compression, least detail."""
         recs = _check_cluster(cluster, "abstract")
         prompt = PROMPTS["abstract"].format(notes=_notes(recs, self.max_input_chars))
-        return [_generated("abstract", recs, self._generate(prompt, " ".join(r.text for r in recs)))]
+        return [_generated("abstract", recs, self._generate("abstract", prompt, " ".join(r.text for r in recs)))]
 
-    def _generate(self, prompt: str, source_text: str) -> str:
-        cap = min(self._ep.max_tokens, max(16, math.ceil(1.3 * len(source_text.split()))))
+    def _generate(self, action: str, prompt: str, source_text: str) -> str:
+        approx = 1.3 * len(source_text.split())  # ~tokens of the input
+        cap = min(self._ep.max_tokens, max(8, math.ceil(CAP_SHARE[action] * approx)))
         reply = clean_reply(self._ep.ask(_SYSTEM_NOTES, prompt, cap))
-        # A small model sometimes repeats the instruction before (or instead of) the note.
-        instruction = prompt.split("\n", 1)[0].strip()
-        if reply.startswith(instruction):
-            reply = clean_reply(reply[len(instruction):])
+        # A small model sometimes repeats the instruction (or its start, when the cap cuts it)
+        # instead of following it: drop the echoed part.
+        instruction = INSTRUCTIONS[action]
+        echoed = len(os.path.commonprefix([reply, instruction]))
+        if echoed >= min(len(instruction), 24):
+            reply = clean_reply(reply[echoed:])
         return reply or EMPTY_GENERATION
 
 
@@ -181,7 +190,7 @@ class LLMReader:
 
     def __init__(self, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
                  cache_dir=None, judge: str = "lexical", temperature: float = 0.0, max_tokens: int = 48,
-                 timeout: float = 120.0, max_retries: int = 4, *, backoff: float = 0.5,
+                 timeout: float = 300.0, max_retries: int = 4, *, backoff: float = 0.5,
                  seed: int | None = 0, max_input_chars: int | None = None, sleep=None):
         if judge not in ("lexical", "llm"):
             raise InputError(f"LLMReader judge must be 'lexical' or 'llm'; got {judge!r}.")

@@ -72,7 +72,7 @@ class EndpointConfig:
     model: str
     api_key: str = ""
     cache_dir: Path = field(default_factory=lambda: default_cache_dir())
-    timeout: float = 120.0
+    timeout: float = 300.0
     max_retries: int = 4
     backoff: float = 0.5
     max_backoff: float = 8.0
@@ -203,7 +203,8 @@ class ChatClient:
                 last = f"HTTP {e.code}: {_snippet(_safe_read(e))}"
                 if e.code in _RETRY_STATUS:
                     continue
-                raise LLMEndpointError(f"LLM endpoint {cfg.url} refused the request (model {cfg.model!r}); {last}") from None
+                raise LLMEndpointError(f"LLM endpoint {cfg.url} refused the request (model {cfg.model!r}); "
+                                       f"{last}") from None
             except (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError,
                     socket.timeout, OSError) as e:
                 last = _snippet(f"{type(e).__name__}: {getattr(e, 'reason', e)}")
