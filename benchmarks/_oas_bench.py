@@ -121,7 +121,9 @@ def check_agreement(key: jax.Array, data: OasData, tol: float = 1e-6, penalties=
     """Fit both ways in float64; raise unless penalties match and coefficients agree to ``tol``."""
     with jax.enable_x64(True):
         fits = jax_grid(key, data, penalties)
+    t0 = time.perf_counter()
     ref = sklearn_grid(data, _folds(key, data), penalties)
+    t_sklearn = time.perf_counter() - t0
     coef_diff = max(float(np.max(np.abs(f.coef - r["coef"]))) for f, r in zip(fits, ref))
     icpt_diff = max(float(np.max(np.abs(f.intercept - r["intercept"]))) for f, r in zip(fits, ref))
     same_pen = all(np.array_equal(f.penalty, r["penalty"]) for f, r in zip(fits, ref))
@@ -129,7 +131,8 @@ def check_agreement(key: jax.Array, data: OasData, tol: float = 1e-6, penalties=
         raise AssertionError(f"OAS grid: JAX and scikit-learn disagree at n={len(data.budget)}: "
                              f"same penalties {same_pen}, max |coef diff| {coef_diff:.3g}, "
                              f"max |intercept diff| {icpt_diff:.3g}")
-    return {"same_penalties": same_pen, "max_coef_diff": coef_diff, "max_intercept_diff": icpt_diff}
+    return {"same_penalties": same_pen, "max_coef_diff": coef_diff, "max_intercept_diff": icpt_diff,
+            "sklearn_check_s": t_sklearn}
 
 
 def grid_flops(n: int, n_penalties: int = N_PENALTIES) -> float:
@@ -177,7 +180,7 @@ def bench_oas(seed: int, sizes, *, repeats: int = 2, sklearn_max: int | None = N
         fns = {"jax_f64": jax64, "jax_f32": lambda: [f.coef for f in jax_grid(key, data, penalties)]}
         if with_sk:
             fns["sklearn"] = lambda: sklearn_grid(data, folds, penalties)
-        t = interleaved(fns, repeats if n < 10**6 else 1)
+        t = interleaved(fns, repeats, first={"sklearn": row["sklearn_check_s"]} if with_sk else None)
         row.update({f"{k}_s": v for k, v in t.items()})
         if with_sk:
             row["speedup_f64"] = t["sklearn"] / t["jax_f64"]

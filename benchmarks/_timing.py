@@ -23,14 +23,29 @@ def block(x):
     return jax.block_until_ready(x)
 
 
-def interleaved(fns: dict, repeats: int) -> dict:
-    """Best wall time in seconds of each callable in ``fns``, timed alternately ``repeats`` times."""
+def interleaved(fns: dict, repeats: int, *, first: dict | None = None, slow_s: float = 10.0) -> dict:
+    """Best wall time in seconds of each callable in ``fns``, timed alternately ``repeats`` times.
+
+    Args:
+      fns: name -> callable (its result is waited for when it holds JAX arrays).
+      repeats: rounds; the best (least disturbed) time of each callable is kept.
+      first: times already measured (e.g. during the agreement check), counted as the first round.
+      slow_s: a callable that has once taken this long is not repeated (its figure is one run:
+        at that length the noise is small against the time, and repeats would cost minutes).
+    """
     best = {k: float("inf") for k in fns}
-    for _ in range(repeats):
+    runs = {k: 0 for k in fns}
+    for k, v in (first or {}).items():
+        if k in fns:
+            best[k], runs[k] = v, 1
+    for _ in range(max(repeats, 1)):
         for k, fn in fns.items():
+            if runs[k] >= max(repeats, 1) or (runs[k] and best[k] >= slow_s):
+                continue
             t0 = time.perf_counter()
             block(fn())
             best[k] = min(best[k], time.perf_counter() - t0)
+            runs[k] += 1
     return best
 
 

@@ -72,8 +72,9 @@ class PairJob:
         p = {k: d[k] for k in _PROTOCOL_FIELDS}
         p["budgets"] = list(p["budgets"])
         if "llm" in (self.operators, self.reader):
+            # The model, not its address, defines the outcomes: the same model served elsewhere
+            # resumes (the LLM cache key leaves the address out too).
             p["llm_model"] = self.llm.get("model")
-            p["llm_base_url"] = self.llm.get("base_url")
         return p
 
 
