@@ -9,6 +9,7 @@ References: MODEL §8.
 
 from oas._features import FEATURE_NAMES, budget_fit_fraction, compute_features, compute_features_batch
 from oas._paired import PairedData, PairedWriter, existing_ids, read_paired, write_paired
+from retcon._lazy import lazy_exports
 
 _LAZY = {
     "Router": "oas._router", "load_router": "oas._router", "save_router": "oas._router",
@@ -21,13 +22,7 @@ _LAZY = {
     "simulate_paired": "oas._simulate",
 }
 
-
-def __getattr__(name):
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'oas' has no attribute {name!r}")
+__getattr__, _ = lazy_exports("oas", _LAZY)
 
 
 __all__ = [

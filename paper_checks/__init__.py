@@ -8,40 +8,68 @@ logic is tested on constructed numbers where the claim holds and where it fails.
 References: MODEL §3-9; docs/paper-checks.md.
 """
 
-from paper_checks._claims import (
-    CHECKS, CLAIMS, PAPER_FIGURES, check_crossover_scaling, check_cross_note, check_harm_calibration,
-    check_loose_retention, check_mlp_control, check_router_gain, check_second_reader, check_sign_reversal,
-    check_tight_gain, length_classes,
-)
-from paper_checks._config import CheckConfig, TheoryModel
-from paper_checks._curves import (
-    PairedTable, band_crossover, crossover_from_curve, curves_from_table, make_table, mean_difference,
-)
-from paper_checks._policies import PolicyEval, policy_difference, policy_eval_from_choices
-from paper_checks._report import render_markdown, write_report
-from paper_checks._run import run_checks, write_run
-from paper_checks._sources import DataMissing, DependencyMissing, Workspace, locomo_path, table_from_paired
-from paper_checks._types import (
-    FAIL, PARTIAL, PASS, SKIPPED, VERDICTS, ClaimResult, Estimate, OperatorCurve, SourceCurves, Verdict,
-)
-from paper_checks._verdicts import (
-    combine, grade_order, grade_positive, grade_reversal, relative_spread, verdict_crossover_scaling,
-    verdict_cross_note, verdict_harm_calibration, verdict_loose_retention, verdict_no_reliable_improvement,
-    verdict_router_gain, verdict_sign_reversal, verdict_tight_gain,
-)
+from retcon._lazy import lazy_exports
 
-__all__ = [
-    "CHECKS", "CLAIMS", "PAPER_FIGURES", "check_crossover_scaling", "check_cross_note", "check_harm_calibration",
-    "check_loose_retention", "check_mlp_control", "check_router_gain", "check_second_reader",
-    "check_sign_reversal", "check_tight_gain", "length_classes",
-    "CheckConfig", "TheoryModel",
-    "PairedTable", "band_crossover", "crossover_from_curve", "curves_from_table", "make_table", "mean_difference",
-    "PolicyEval", "policy_difference", "policy_eval_from_choices",
-    "render_markdown", "write_report", "run_checks", "write_run",
-    "DataMissing", "DependencyMissing", "Workspace", "locomo_path", "table_from_paired",
-    "FAIL", "PARTIAL", "PASS", "SKIPPED", "VERDICTS", "ClaimResult", "Estimate", "OperatorCurve", "SourceCurves",
-    "Verdict",
-    "combine", "grade_order", "grade_positive", "grade_reversal", "relative_spread", "verdict_crossover_scaling",
-    "verdict_cross_note", "verdict_harm_calibration", "verdict_loose_retention", "verdict_no_reliable_improvement",
-    "verdict_router_gain", "verdict_sign_reversal", "verdict_tight_gain",
-]
+# Public name -> private module, loaded on first use so `retcon --help` stays light.
+_EXPORTS = {
+    "CHECKS": "paper_checks._claims",
+    "CLAIMS": "paper_checks._claims",
+    "PAPER_FIGURES": "paper_checks._claims",
+    "check_cross_note": "paper_checks._claims",
+    "check_crossover_scaling": "paper_checks._claims",
+    "check_harm_calibration": "paper_checks._claims",
+    "check_loose_retention": "paper_checks._claims",
+    "check_mlp_control": "paper_checks._claims",
+    "check_router_gain": "paper_checks._claims",
+    "check_second_reader": "paper_checks._claims",
+    "check_sign_reversal": "paper_checks._claims",
+    "check_tight_gain": "paper_checks._claims",
+    "length_classes": "paper_checks._claims",
+    "CheckConfig": "paper_checks._config",
+    "TheoryModel": "paper_checks._config",
+    "PairedTable": "paper_checks._curves",
+    "band_crossover": "paper_checks._curves",
+    "crossover_from_curve": "paper_checks._curves",
+    "curves_from_table": "paper_checks._curves",
+    "make_table": "paper_checks._curves",
+    "mean_difference": "paper_checks._curves",
+    "PolicyEval": "paper_checks._policies",
+    "policy_difference": "paper_checks._policies",
+    "policy_eval_from_choices": "paper_checks._policies",
+    "render_markdown": "paper_checks._report",
+    "write_report": "paper_checks._report",
+    "run_checks": "paper_checks._run",
+    "write_run": "paper_checks._run",
+    "DataMissing": "paper_checks._sources",
+    "DependencyMissing": "paper_checks._sources",
+    "Workspace": "paper_checks._sources",
+    "locomo_path": "paper_checks._sources",
+    "table_from_paired": "paper_checks._sources",
+    "ClaimResult": "paper_checks._types",
+    "Estimate": "paper_checks._types",
+    "FAIL": "paper_checks._types",
+    "OperatorCurve": "paper_checks._types",
+    "PARTIAL": "paper_checks._types",
+    "PASS": "paper_checks._types",
+    "SKIPPED": "paper_checks._types",
+    "SourceCurves": "paper_checks._types",
+    "VERDICTS": "paper_checks._types",
+    "Verdict": "paper_checks._types",
+    "combine": "paper_checks._verdicts",
+    "grade_order": "paper_checks._verdicts",
+    "grade_positive": "paper_checks._verdicts",
+    "grade_reversal": "paper_checks._verdicts",
+    "relative_spread": "paper_checks._verdicts",
+    "verdict_cross_note": "paper_checks._verdicts",
+    "verdict_crossover_scaling": "paper_checks._verdicts",
+    "verdict_harm_calibration": "paper_checks._verdicts",
+    "verdict_loose_retention": "paper_checks._verdicts",
+    "verdict_no_reliable_improvement": "paper_checks._verdicts",
+    "verdict_router_gain": "paper_checks._verdicts",
+    "verdict_sign_reversal": "paper_checks._verdicts",
+    "verdict_tight_gain": "paper_checks._verdicts",
+}
+
+__getattr__, __dir__ = lazy_exports("paper_checks", _EXPORTS)
+
+__all__ = sorted(_EXPORTS)

@@ -11,35 +11,34 @@ References: MODEL §2 (reader, packing), §3-§4 (regions, Proposition 1), §5 (
 §6 (single-cluster model), §7 (operator ranking), §8 (paired instances). See docs/simulation.md.
 """
 
-from sim._crossover import Crossover, bootstrap_crossover, curve_crossings, simulated_crossover
-from sim._instances import Instances, simulate_instances
-from sim._pack import pack
-from sim._scenario import (DEFAULT_PRESET, PRESETS, LengthConfig, OperatorConfig, QueryTypeConfig,
-                           RetrieverConfig, Scenario, load_scenario, scenario_from_dict)
-from sim._simulate import QueryArrays, SimResult, simulate, simulate_queries
-from sim._stress import StressResult, stress
+from retcon._lazy import lazy_exports
 
-__all__ = [
-    "DEFAULT_PRESET",
-    "PRESETS",
-    "Crossover",
-    "Instances",
-    "LengthConfig",
-    "OperatorConfig",
-    "QueryArrays",
-    "QueryTypeConfig",
-    "RetrieverConfig",
-    "Scenario",
-    "SimResult",
-    "StressResult",
-    "bootstrap_crossover",
-    "curve_crossings",
-    "load_scenario",
-    "pack",
-    "scenario_from_dict",
-    "simulate",
-    "simulate_instances",
-    "simulate_queries",
-    "simulated_crossover",
-    "stress",
-]
+# Public name -> private module, loaded on first use so `retcon --help` does not import JAX.
+_EXPORTS = {
+    "Crossover": "sim._crossover",
+    "bootstrap_crossover": "sim._crossover",
+    "curve_crossings": "sim._crossover",
+    "simulated_crossover": "sim._crossover",
+    "Instances": "sim._instances",
+    "simulate_instances": "sim._instances",
+    "pack": "sim._pack",
+    "DEFAULT_PRESET": "sim._scenario",
+    "LengthConfig": "sim._scenario",
+    "OperatorConfig": "sim._scenario",
+    "PRESETS": "sim._scenario",
+    "QueryTypeConfig": "sim._scenario",
+    "RetrieverConfig": "sim._scenario",
+    "Scenario": "sim._scenario",
+    "load_scenario": "sim._scenario",
+    "scenario_from_dict": "sim._scenario",
+    "QueryArrays": "sim._simulate",
+    "SimResult": "sim._simulate",
+    "simulate": "sim._simulate",
+    "simulate_queries": "sim._simulate",
+    "StressResult": "sim._stress",
+    "stress": "sim._stress",
+}
+
+__getattr__, __dir__ = lazy_exports("sim", _EXPORTS)
+
+__all__ = sorted(_EXPORTS)

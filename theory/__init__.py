@@ -38,7 +38,7 @@ Bad input raises `retcon._errors.InputError` (a ValueError) naming the option as
 References: docs/model.md §4-6.
 """
 
-import importlib
+from retcon._lazy import lazy_exports
 
 # Public name -> private module. Loaded on first use (PEP 562) so that `retcon --help`, which
 # imports theory._cli, does not pay for sympy and scipy.
@@ -66,17 +66,7 @@ _EXPORTS = {
 }
 _MODULES = {"symbolic": "theory._symbolic", "closed_forms": "theory._closed_forms"}
 
-
-def __getattr__(name: str):
-    if name in _MODULES:
-        return importlib.import_module(_MODULES[name])
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'theory' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports("theory", _EXPORTS, _MODULES)
 
 
 __all__ = [
