@@ -11,36 +11,32 @@ docs/performance.md.
 References: MODEL §2-§4 (simulation), §8 (ridge grid, bootstrap CIs).
 """
 
-from benchmarks._bootstrap_bench import bench_bootstrap, bootstrap_loop
-from benchmarks._machine import MachineLimits, machine_info, machine_limits
-from benchmarks._oas_bench import bench_oas, sklearn_grid
-from benchmarks._oas_bench import check_agreement as check_oas_agreement
-from benchmarks._profile import profile_sim
-from benchmarks._report import render, targets
-from benchmarks._run import BENCHMARKS, BenchConfig, quick_config, run_bench
-from benchmarks._sim_bench import bench_budgets, bench_scaleout, bench_sim
-from benchmarks._sim_bench import check_agreement as check_sim_agreement
-from benchmarks._sim_numpy import simulate_numpy
+from retcon._lazy import lazy_exports
 
-__all__ = [
-    "BENCHMARKS",
-    "BenchConfig",
-    "MachineLimits",
-    "bench_bootstrap",
-    "bench_budgets",
-    "bench_oas",
-    "bench_scaleout",
-    "bench_sim",
-    "bootstrap_loop",
-    "check_oas_agreement",
-    "check_sim_agreement",
-    "machine_info",
-    "machine_limits",
-    "profile_sim",
-    "quick_config",
-    "render",
-    "run_bench",
-    "simulate_numpy",
-    "sklearn_grid",
-    "targets",
-]
+# Public name -> private module, loaded on first use so `retcon --help` does not import JAX.
+_EXPORTS = {
+    "bench_bootstrap": "benchmarks._bootstrap_bench",
+    "bootstrap_loop": "benchmarks._bootstrap_bench",
+    "MachineLimits": "benchmarks._machine",
+    "machine_info": "benchmarks._machine",
+    "machine_limits": "benchmarks._machine",
+    "bench_oas": "benchmarks._oas_bench",
+    "sklearn_grid": "benchmarks._oas_bench",
+    "check_oas_agreement": "benchmarks._oas_bench:check_agreement",
+    "profile_sim": "benchmarks._profile",
+    "render": "benchmarks._report",
+    "targets": "benchmarks._report",
+    "BENCHMARKS": "benchmarks._run",
+    "BenchConfig": "benchmarks._run",
+    "quick_config": "benchmarks._run",
+    "run_bench": "benchmarks._run",
+    "bench_budgets": "benchmarks._sim_bench",
+    "bench_scaleout": "benchmarks._sim_bench",
+    "bench_sim": "benchmarks._sim_bench",
+    "check_sim_agreement": "benchmarks._sim_bench:check_agreement",
+    "simulate_numpy": "benchmarks._sim_numpy",
+}
+
+__getattr__, __dir__ = lazy_exports("benchmarks", _EXPORTS)
+
+__all__ = sorted(_EXPORTS)

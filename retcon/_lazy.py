@@ -16,7 +16,8 @@ def lazy_exports(package: str, attributes: dict[str, str], modules: dict[str, st
 
     Args:
       package: the package's name, for the error message.
-      attributes: public name -> private module that defines it.
+      attributes: public name -> private module that defines it, or ``"module:name"`` when the
+        module calls it by another name.
       modules: public name -> a submodule exposed as a whole (``theory.symbolic``).
     """
     modules = modules or {}
@@ -25,7 +26,8 @@ def lazy_exports(package: str, attributes: dict[str, str], modules: dict[str, st
         if name in modules:
             return importlib.import_module(modules[name])
         if name in attributes:
-            return getattr(importlib.import_module(attributes[name]), name)
+            module, _, attr = attributes[name].partition(":")
+            return getattr(importlib.import_module(module), attr or name)
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     def __dir__() -> list[str]:
