@@ -63,6 +63,13 @@ def make_data(seed: int, n: int) -> OasData:
     return OasData(x, y, groups, budget)
 
 
+def sklearn_available() -> bool:
+    """Whether scikit-learn (the ``bench`` extra) can be imported."""
+    import importlib.util
+
+    return importlib.util.find_spec("sklearn") is not None
+
+
 def sklearn_grid(data: OasData, folds: np.ndarray, penalties=PENALTIES) -> list[dict]:
     """scikit-learn: per budget and action, GridSearchCV(StandardScaler + Ridge) on fixed grouped folds.
 
@@ -151,8 +158,8 @@ def bench_oas(seed: int, sizes, *, repeats: int = 2, sklearn_max: int | None = N
       seed: data and fold seed.
       sizes: total instances (over the 7 budgets) per row.
       repeats: interleaved timings per implementation; best kept.
-      sklearn_max: largest size at which scikit-learn runs (``None``: all); above it only JAX is
-        timed and the row says so.
+      sklearn_max: largest size at which scikit-learn runs (``None``: all); above it, or when
+        scikit-learn is not installed, only JAX is timed.
       limits: ``MachineLimits`` for the achieved fraction of f64 matmul throughput.
       penalties: the grid (20 values by default; smaller only for smoke tests).
 
@@ -160,11 +167,14 @@ def bench_oas(seed: int, sizes, *, repeats: int = 2, sklearn_max: int | None = N
       one row per size.
     """
     key = jax.random.key(seed)
+    have_sk = sklearn_available()
     rows = []
     for n in sizes:
         data = make_data(seed, n)
-        with_sk = sklearn_max is None or n <= sklearn_max
+        with_sk = have_sk and (sklearn_max is None or n <= sklearn_max)
         row = {"instances": n, "budgets": N_BUDGETS, "actions": 4, "penalties": len(penalties), "folds": N_FOLDS}
+        if not have_sk:
+            row["note"] = "scikit-learn not installed: pip install 'retcon[bench]'"
         if with_sk:
             row.update(check_agreement(key, data, penalties=penalties))
         folds = _folds(key, data)

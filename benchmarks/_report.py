@@ -42,11 +42,13 @@ SIM_COLS = [("queries", "queries"), ("budgets", "budgets"), ("jax_s", "JAX s"), 
             ("speedup", "speedup"), ("jax_mevals_per_s", "JAX M eval/s"), ("numpy_mevals_per_s", "numpy M eval/s"),
             ("jax_rss_peak_mib", "JAX peak RSS MiB"), ("jax_rss_growth_mib", "JAX RSS growth MiB"),
             ("numpy_rss_peak_mib", "numpy peak RSS MiB"), ("numpy_rss_growth_mib", "numpy RSS growth MiB"),
-            ("jax_fraction_of_bandwidth", "JAX frac. of bandwidth"), ("max_abs_z_delta", "max |z| dU")]
+            ("jax_fraction_of_bandwidth", "JAX frac. of bandwidth"), ("jax_cpu_per_wall", "JAX cores busy"),
+            ("numpy_cpu_per_wall", "numpy cores busy"), ("max_abs_z_delta", "max abs z of dU")]
 BUDGET_COLS = [("budgets", "budgets"), ("queries", "queries"), ("jax_s", "JAX s"), ("numpy_s", "numpy s"),
                ("speedup", "speedup"), ("jax_mevals_per_s", "JAX M eval/s"), ("numpy_mevals_per_s", "numpy M eval/s")]
 SCALE_COLS = [("devices", "devices"), ("queries", "queries"), ("jax_s", "JAX s"), ("mevals_per_s", "M eval/s"),
-              ("speedup_vs_first", "speedup vs 1 device"), ("rss_peak_mib", "peak RSS MiB"),
+              ("speedup_vs_first", "speedup vs 1 device"), ("cpu_per_wall", "cores busy (CPU s / wall s)"),
+              ("rss_peak_mib", "peak RSS MiB"),
               ("same_totals", "same totals")]
 OAS_COLS = [("instances", "instances"), ("jax_f64_s", "JAX f64 s"), ("jax_f32_s", "JAX f32 s"),
             ("sklearn_s", "scikit-learn s"), ("speedup_f64", "speedup f64"), ("speedup_f32", "speedup f32"),
@@ -55,7 +57,7 @@ OAS_COLS = [("instances", "instances"), ("jax_f64_s", "JAX f64 s"), ("jax_f32_s"
             ("max_coef_diff", "max coef diff")]
 BOOT_COLS = [("rows", "rows"), ("groups", "groups"), ("stats", "statistics"), ("resamples", "resamples"),
              ("vectorized_s", "vectorized s"), ("loop_s", "loop s"), ("speedup", "speedup"),
-             ("gflops", "GFLOP/s"), ("fraction_of_f32_matmul", "frac. of f32 matmul"), ("max_abs_diff", "max |diff|")]
+             ("gflops", "GFLOP/s"), ("fraction_of_f32_matmul", "frac. of f32 matmul"), ("max_abs_diff", "max abs diff")]
 CHECK_COLS = [("scenario", "scenario"), ("queries", "queries"), ("budgets", "budgets"), ("m_mismatch", "m mismatches"),
               ("raw_grounded_mismatch", "G_B mismatches"), ("affected_mismatch", "H_B mismatches"),
               ("sums_equal", "dU, C, R sums equal")]

@@ -109,7 +109,7 @@ def bench_sim(seed: int, sizes, *, scenario: str = "locomo-like", numpy_max: int
         j = run_worker("sim_jax", spec)
         nb = j["n_budgets"]
         row = {"queries": int(n), "budgets": nb, "jax_s": j["seconds"], "jax_compile_s": j["compile_s"],
-               "jax_mevals_per_s": _evals(n, nb) / j["seconds"] / 1e6,
+               "jax_mevals_per_s": _evals(n, nb) / j["seconds"] / 1e6, "jax_cpu_per_wall": j["cpu_per_wall"],
                "jax_rss_peak_mib": j["rss_peak_mib"], "jax_rss_growth_mib": j["rss_peak_mib"] - j["rss_base_mib"]}
         if limits is not None:
             row["jax_fraction_of_bandwidth"] = _kernel_bytes(n, nb, slots) / j["seconds"] / 1e9 / limits.bandwidth_gbs
@@ -118,6 +118,7 @@ def bench_sim(seed: int, sizes, *, scenario: str = "locomo-like", numpy_max: int
                 progress(f"sim: {n} queries, numpy")
             p = run_worker("sim_numpy", spec)
             row.update({"numpy_s": p["seconds"], "numpy_mevals_per_s": _evals(n, nb) / p["seconds"] / 1e6,
+                        "numpy_cpu_per_wall": p["cpu_per_wall"],
                         "numpy_rss_peak_mib": p["rss_peak_mib"],
                         "numpy_rss_growth_mib": p["rss_peak_mib"] - p["rss_base_mib"],
                         "speedup": p["seconds"] / j["seconds"], "max_abs_z_delta": _max_z(j, p)})
@@ -146,6 +147,7 @@ def bench_scaleout(seed: int, n: int, device_counts, *, scenario: str = "locomo-
 
     ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` splits the CPU into N XLA devices; the
     kernel shards each chunk over them. Totals must not depend on N (``delta_total`` equal).
+    ``cpu_per_wall`` (process CPU seconds per wall second) shows whether the devices ran in parallel.
     """
     rows, first = [], None
     for nd in device_counts:
@@ -156,7 +158,7 @@ def bench_scaleout(seed: int, n: int, device_counts, *, scenario: str = "locomo-
         first = j if first is None else first
         rows.append({"devices": j["devices"], "queries": int(n), "jax_s": j["seconds"],
                      "mevals_per_s": _evals(n, j["n_budgets"]) / j["seconds"] / 1e6,
-                     "speedup_vs_first": first["seconds"] / j["seconds"],
+                     "speedup_vs_first": first["seconds"] / j["seconds"], "cpu_per_wall": j["cpu_per_wall"],
                      "rss_peak_mib": j["rss_peak_mib"],
                      "same_totals": j["delta_total"] == first["delta_total"]})
     return rows

@@ -57,6 +57,7 @@ def test_bootstrap_bench_smoke():
 
 def test_oas_bench_smoke():
     """JAX grid and scikit-learn choose the same penalties, coefficients within 1e-6 (float64)."""
+    pytest.importorskip("sklearn", reason="the bench extra: pip install 'retcon[bench]'")
     rows = benchmarks.bench_oas(0, [210], repeats=1, penalties=(0.1, 10.0, 1000.0))
     (r,) = rows
     assert r["same_penalties"] and r["max_coef_diff"] < 1e-6 and r["max_intercept_diff"] < 1e-6
@@ -111,19 +112,21 @@ def test_numpy_block_sums_match_a_python_loop():
     st, pr = S.params_of(sc)
     b = np.geomspace(8, 1024, 6).astype(np.float32)
     out = S.evaluate(S.draw(np.random.default_rng(5), 300, st, pr), b, pr, st.packing)
-    sums = S.block_sums(out, np.arange(300), 4)
-    ref = np.zeros_like(sums)
-    for q in range(300):
-        m = out.m[q].astype(np.int64)
-        d = m[:, 1:] - m[:, :1]
-        g = out.raw_grounded[q]
-        ref[q % 4, :, 0:4] += m
-        ref[q % 4, :, 4:7] += d
-        ref[q % 4, :, 7:10] += np.where(g[:, None], 0, d)
-        ref[q % 4, :, 10] += g
-        ref[q % 4, :, 11:14] += out.affected[q]
-        ref[q % 4, :, 14:17] += out.affected[q] & g[:, None]
-    np.testing.assert_array_equal(sums, ref)
+    for first in (0, 2):  # aligned chunk (reshape path) and unaligned indices (scatter-add path)
+        sums = S.block_sums(out, np.arange(first, first + 300), 4)
+        ref = np.zeros_like(sums)
+        for q in range(300):
+            blk = (first + q) % 4
+            m = out.m[q].astype(np.int64)
+            d = m[:, 1:] - m[:, :1]
+            g = out.raw_grounded[q]
+            ref[blk, :, 0:4] += m
+            ref[blk, :, 4:7] += d
+            ref[blk, :, 7:10] += np.where(g[:, None], 0, d)
+            ref[blk, :, 10] += g
+            ref[blk, :, 11:14] += out.affected[q]
+            ref[blk, :, 14:17] += out.affected[q] & g[:, None]
+        np.testing.assert_array_equal(sums, ref)
 
 
 def test_worker_tasks_in_process():
