@@ -13,7 +13,6 @@ References: MODEL §2 (reader), §8 (paired data).
 from __future__ import annotations
 
 from functools import partial
-from typing import NamedTuple
 
 import jax
 import numpy as np
@@ -107,20 +106,6 @@ def simulate_paired(key: jax.Array, scenario, n_instances: int, budgets=None, *,
     return paired_from_instances(k_out, instances, vocabulary=vocabulary, packing=packing, coupling=coupling)
 
 
-class ToyInstances(NamedTuple):
-    """Instances in the layout of ``sim.Instances`` (see ``paired_from_instances``)."""
-
-    budget: np.ndarray
-    query_type: np.ndarray
-    group: np.ndarray
-    query_id: np.ndarray
-    record_lengths: np.ndarray
-    record_mask: np.ndarray
-    session_ids: np.ndarray
-    embeddings: np.ndarray
-    success_prob: np.ndarray
-
-
 # per action: compress_ratio rho_o and fidelity phi_o by query-type slot (ret: 1, 1)
 _TOY_RHO = np.array([1.0, 0.45, 0.2, 0.7])
 _TOY_PHI = np.array([[1.0, 1.0, 1.0, 1.0],      # ret
@@ -144,7 +129,7 @@ def _toy_draws(key, n_groups, queries_per_group, max_records, dim):
 
 def toy_instances(key: jax.Array, n_groups: int, queries_per_group: int, budgets, *,
                   acc_raw: float = 0.85, acc_guess: float = 0.1, max_records: int = 6,
-                  dim: int = 8) -> ToyInstances:
+                  dim: int = 8):
     """A small stand-in for ``sim.simulate_instances``: the single-cluster model of MODEL §6.
 
     Each query has a cluster of 1..``max_records`` records (lognormal token lengths, 1-3
@@ -161,7 +146,7 @@ def toy_instances(key: jax.Array, n_groups: int, queries_per_group: int, budgets
       max_records: largest cluster size K; dim: embedding dimension D.
 
     Returns:
-      ``ToyInstances`` with n = n_groups * queries_per_group * m rows.
+      ``sim.Instances`` with n = n_groups * queries_per_group * m rows.
 
     References: MODEL §2, §6.
     """
@@ -182,5 +167,7 @@ def toy_instances(key: jax.Array, n_groups: int, queries_per_group: int, budgets
     fits_op = (_TOY_RHO[None, :] * rep(total)[:, None]) <= b[:, None]
     support = np.where(np.arange(4)[None, :] == 0, fit[:, None], phi * fits_op)
     p = np.clip(acc_guess + (acc_raw - acc_guess) * support, 0.0, 1.0)
-    return ToyInstances(b, rep(qtype), rep(group), np.repeat(np.arange(nq), m), rep(lengths), rep(mask),
+    from sim._instances import Instances
+
+    return Instances(b, rep(qtype), rep(group), np.repeat(np.arange(nq), m), rep(lengths), rep(mask),
                         rep(sessions), rep(emb), p)

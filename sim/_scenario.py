@@ -24,18 +24,12 @@ import numpy as np
 from retcon._errors import InputError
 from retcon._vocab import OPERATORS, VOCABULARIES
 from sim import _checks as ck
+from theory._checks import DIST_PARAMS
 
 PACKING_MODES = ("prefix", "skip", "cut")
 RETRIEVER_ORDERS = ("oracle", "noisy")
 # Parameters of each record-length family, as theory.make_length_dist names them.
-LENGTH_PARAMS = {
-    "point": ("length",),
-    "uniform": ("max",),
-    "exponential": ("mean",),
-    "gamma": ("shape", "scale"),
-    "lognormal": ("sigma", "scale"),
-    "weibull": ("shape", "scale"),
-}
+LENGTH_PARAMS = DIST_PARAMS
 _LENGTH_SCALE_PARAMS = ("length", "max", "mean", "scale")  # the ones multiplied by `scaled(s)`
 MAX_RECORDS = 16
 MAX_DISTRACTORS = 256

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import NamedTuple
 
 from retcon._errors import InputError
+from retcon._io import atomic_write
 
 # Pinned release: commit 3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376 of snap-research/locomo.
 DATASETS = {
@@ -97,32 +97,23 @@ def fetch(name: str = "locomo", *, url: str | None = None, sha256: str | None = 
     if not os.access(path.parent, os.W_OK):
         raise InputError(f"the data cache {str(path.parent)!r} is not writable; set RETCON_DATA_DIR to a "
                          f"writable folder or pass --data PATH.")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".download", dir=path.parent)
-    h = hashlib.sha256()
-    try:
-        with os.fdopen(fd, "wb") as out:
-            try:
-                with urllib.request.urlopen(url, timeout=timeout) as resp:
-                    for chunk in iter(lambda: resp.read(1 << 20), b""):
-                        h.update(chunk)
-                        out.write(chunk)
-            except (urllib.error.URLError, OSError, ValueError) as e:
-                reason = getattr(e, "reason", None) or e
-                raise InputError(f"download of {name} from {url} failed: {reason}. Pass --data PATH to use "
-                                 f"a copy you have.") from None
-            out.flush()
-            os.fsync(out.fileno())
-        got = h.hexdigest()
-        if got != want:
-            raise InputError(f"download of {name} from {url}: sha256 {got} does not match the pinned "
-                             f"{want}; nothing was kept.")
-        os.replace(tmp, path)
-    except BaseException:
+    def download(out) -> None:
+        # Stream into the temporary file of `atomic_write`; raising here leaves nothing behind.
+        h = hashlib.sha256()
         try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+            with urllib.request.urlopen(url, timeout=timeout) as resp:
+                for chunk in iter(lambda: resp.read(1 << 20), b""):
+                    h.update(chunk)
+                    out.write(chunk)
+        except (urllib.error.URLError, OSError, ValueError) as e:
+            reason = getattr(e, "reason", None) or e
+            raise InputError(f"download of {name} from {url} failed: {reason}. Pass --data PATH to use "
+                             f"a copy you have.") from None
+        if h.hexdigest() != want:
+            raise InputError(f"download of {name} from {url}: sha256 {h.hexdigest()} does not match the "
+                             f"pinned {want}; nothing was kept.")
+
+    atomic_write(path, download, binary=True)
     return Fetched(path, True, want)
 
 
