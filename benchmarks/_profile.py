@@ -3,10 +3,10 @@
 JAX fuses a jitted function, so a per-op profile of the whole kernel is hard to read on CPU; instead
 each prefix of the pipeline (draws; + candidate records; + rank sort; + packing and unsort; + the
 reader) is jitted and timed on the same chunk, and the differences are the stages' costs. The numpy
-kernel's stages are timed directly. A sort-free formulation of ``prefix`` packing (the tokens ranked
-at or before a record are a masked sum, an ``N x N`` comparison per action instead of a sort, a
-gather and an inverse gather) is timed alongside and checked bit-equal on the chunk, as the measured
-candidate fix when the JAX kernel misses its target.
+kernel's stages are timed directly. The stages are those of the sort-based packing the kernel used
+before (``sorted_pack``: a stable sort, packing in rank order, an inverse gather); the kernel's
+sort-free ``prefix`` path (ranks from an ``N x N`` comparison per action, exact one-hot
+contractions instead of the gathers) is timed alongside and checked bit-equal on the chunk.
 
 References: ``sim/_kernel.py`` (the stages), MODEL §2 (prefix packing).
 """
@@ -31,19 +31,27 @@ def _best(fn, repeats=2):
 
 
 def sort_free_prefix(lengths, scores, budgets):
-    """``prefix`` packing without sorting: ``(nB, A, N)`` tokens kept in the records' own order.
+    """``prefix`` packing without sorting, ``(nB, A, N)`` tokens kept in the records' own order: the
+    kernel's own path (``sim._kernel.pack_in_rank_order``; ranks by comparison, running sums in rank
+    order through exact one-hot contractions)."""
+    from sim import _kernel as K
 
-    Record ``i`` is kept whole iff the tokens of every record ranked at or before it (higher score,
-    or equal score and not later: the stable order) fit: ``sum_j L_j [j <=_rank i] <= B``.
-    """
+    return K.pack_in_rank_order(lengths, scores, budgets, "prefix")
+
+
+def sorted_pack(lengths, scores, budgets, mode):
+    """The sort-based packing the kernel used before: stable sort by score, ``sim.pack`` on the
+    sorted list for every budget, and the inverse gather back to the records' order."""
+    import jax
     import jax.numpy as jnp
 
-    n_slots = lengths.shape[-1]
-    i = jnp.arange(n_slots)
-    s_i, s_j = scores[:, :, None], scores[:, None, :]
-    at_or_before = (s_j > s_i) | ((s_j == s_i) & (i[None, :] <= i[:, None]))
-    total = jnp.einsum("aij,aj->ai", at_or_before.astype(lengths.dtype), lengths)
-    return jnp.where(total[None] <= budgets[:, None, None], lengths[None], 0.0)
+    from sim._pack import _pack_one
+
+    order = jnp.argsort(-scores, axis=-1, stable=True)
+    inverse = jnp.argsort(order, axis=-1)
+    ranked = jnp.take_along_axis(lengths, order, axis=-1)
+    kept = jax.vmap(lambda b: jax.vmap(lambda x: _pack_one(x, b, mode))(ranked))(budgets)
+    return jnp.take_along_axis(kept, jnp.broadcast_to(inverse, kept.shape), axis=-1)
 
 
 def profile_sim(seed: int, scenario_name: str = "locomo-like", n: int = 65536) -> dict:
@@ -76,7 +84,7 @@ def profile_sim(seed: int, scenario_name: str = "locomo-like", n: int = 65536) -
             if stage == "sort_free":
                 kept = sort_free_prefix(lengths, scores, b)
             else:
-                kept = K.pack_in_rank_order(lengths, scores, b, st.packing)
+                kept = sorted_pack(lengths, scores, b, st.packing)
             if stage == "pack":
                 return kept
             return K.reader_outcome(x, lengths, kept, pr)

@@ -16,9 +16,8 @@ import numpy as np
 
 from benchmarks._timing import run_worker
 
-# Rows compared. XLA on CPU picks its reduction order by shape: below about 2,048 queries per
-# batch it sums a cluster's K record lengths left to right, above it in halves ((x0 + x2) + x1),
-# and the numpy kernel follows the latter, the order of the production chunk sizes.
+# Rows compared. The kernel reduces over a cluster's records strictly left to right
+# (sim._kernel.sum_in_order / prod_in_order), whatever the batch size, and so does the numpy kernel.
 N_CHECK = 4096
 
 

@@ -111,21 +111,15 @@ def draw(rng: np.random.Generator, n: int, st, pr: NpParams) -> NpDraw:
     return NpDraw(t, ev, mask, ev_score, dis, dis_score, r_c)
 
 
-def _tree(x: np.ndarray, op) -> np.ndarray:
-    """Reduce the last axis in XLA's order on CPU: pad to a power of two with the identity, then
-    combine the halves (``v[:h] op v[h:]``) until one element is left. For 3 records the sum is
-    ``(x0 + x2) + x1``; summing left to right instead changes the last bit of some totals."""
-    n = x.shape[-1]
-    if n == 0:
+def _in_order(x: np.ndarray, op) -> np.ndarray:
+    """Reduce the last axis strictly left to right, ``((x0 op x1) op x2) ...``, the fixed order the
+    kernel uses (``sim._kernel.sum_in_order`` / ``prod_in_order``) so that results match bit for bit."""
+    if x.shape[-1] == 0:
         return np.full(x.shape[:-1], 0 if op is np.add else 1, x.dtype)
-    width = 1 << (n - 1).bit_length()
-    if width > n:
-        ident = np.zeros if op is np.add else np.ones
-        x = np.concatenate([x, ident(x.shape[:-1] + (width - n,), x.dtype)], axis=-1)
-    while x.shape[-1] > 1:
-        h = x.shape[-1] // 2
-        x = op(x[..., :h], x[..., h:])
-    return x[..., 0]
+    out = x[..., 0]
+    for j in range(1, x.shape[-1]):
+        out = op(out, x[..., j])
+    return out
 
 
 def _pack(ranked: np.ndarray, budgets: np.ndarray, mode: str) -> np.ndarray:
@@ -167,7 +161,7 @@ def evaluate(d: NpDraw, budgets: np.ndarray, pr: NpParams, mode: str) -> NpOutco
     """
     n, K = d.ev_len.shape
     f32 = np.float32
-    total = _tree(d.ev_len, np.add)
+    total = _in_order(d.ev_len, np.add)
     gen_len = pr.compress[None, :2] * (f32(1) - d.redundancy[:, None]) * total[:, None]    # (n, 2)
     gen_score = d.ev_score.max(-1)
     N = K + d.dis_len.shape[1]
@@ -187,8 +181,8 @@ def evaluate(d: NpDraw, budgets: np.ndarray, pr: NpParams, mode: str) -> NpOutco
     # XLA on CPU divides through a reciprocal (x * (1 / y)); do the same so cut fractions match
     f_ev = np.where(k_ev >= lk, f32(1), k_ev * (f32(1) / np.where(lk > 0, lk, f32(1))))   # (n, nB, 4, K)
     phi = pr.fidelity[:, d.query_type].T                                                   # (n, 3)
-    s = np.stack([_tree(f_ev[:, :, 0], np.multiply), phi[:, None, 0] * f_ev[:, :, 1, 0],
-                  phi[:, None, 1] * f_ev[:, :, 2, 0], phi[:, None, 2] * _tree(f_ev[:, :, 3], np.multiply)], axis=-1)
+    s = np.stack([_in_order(f_ev[:, :, 0], np.multiply), phi[:, None, 0] * f_ev[:, :, 1, 0],
+                  phi[:, None, 1] * f_ev[:, :, 2, 0], phi[:, None, 2] * _in_order(f_ev[:, :, 3], np.multiply)], axis=-1)
     g, a = pr.acc_guess, pr.acc_raw[d.query_type][:, None, None]
     # XLA contracts g + (a - g) * s to one fused multiply-add on CPU; emulate it (the float64
     # product of two float32 is exact, then one rounding to float32) so that m matches bit for bit

@@ -34,7 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from retcon._vocab import OPERATORS
-from sim._pack import _pack_one
+from sim._pack import _pack_one, cumsum_in_order
 from sim._scenario import Scenario
 
 GRID_BITS = 24  # success probabilities live on the grid 2**-24
@@ -170,6 +170,27 @@ def draw_query(key: jax.Array, st: Structure, pr: Params) -> Draw:
     return Draw(t, ev, mask, ev_score, dis, dis_score.astype(jnp.float32), r_c.astype(jnp.float32))
 
 
+def sum_in_order(x: jax.Array) -> jax.Array:
+    """Sum over the last (small, static) axis strictly left to right: ``((x0 + x1) + x2) + ...``.
+
+    ``jnp.sum`` leaves the order to XLA, which picks it by the shape of the whole batch (on CPU
+    it may add the halves, ``(x0 + x2) + x1``, in one batch size and not in another), so a query's
+    numbers would depend on how many queries run with it. An unrolled loop fixes the order.
+    """
+    out = x[..., 0]
+    for j in range(1, x.shape[-1]):
+        out = out + x[..., j]
+    return out
+
+
+def prod_in_order(x: jax.Array) -> jax.Array:
+    """Product over the last (small, static) axis strictly left to right (see ``sum_in_order``)."""
+    out = x[..., 0]
+    for j in range(1, x.shape[-1]):
+        out = out * x[..., j]
+    return out
+
+
 def candidate_records(d: Draw, pr: Params) -> tuple[jax.Array, jax.Array]:
     """Candidate records under each action: lengths and scores, ``(4, K + D)`` each, ACTIONS order.
 
@@ -177,7 +198,7 @@ def candidate_records(d: Draw, pr: Params) -> tuple[jax.Array, jax.Array]:
     distractors, identical under every action.
     """
     K = d.ev_len.shape[0]
-    total = jnp.sum(d.ev_len)
+    total = sum_in_order(d.ev_len)
     gen_len = pr.compress[:2] * (1.0 - d.redundancy) * total        # merge, abstract: cross-note
     gen_score = jnp.max(d.ev_score)                                   # at its best constituent's rank
     pad_len = jnp.zeros((K - 1,), jnp.float32)
@@ -196,12 +217,56 @@ def candidate_records(d: Draw, pr: Params) -> tuple[jax.Array, jax.Array]:
 
 
 def pack_in_rank_order(lengths: jax.Array, scores: jax.Array, budgets: jax.Array, mode: str) -> jax.Array:
-    """Tokens kept per candidate record ``(nB, A, N)``: sort by score (stable), pack, unsort."""
-    order = jnp.argsort(-scores, axis=-1, stable=True)
-    inverse = jnp.argsort(order, axis=-1)
-    ranked = jnp.take_along_axis(lengths, order, axis=-1)
-    kept = jax.vmap(lambda b: jax.vmap(lambda l: _pack_one(l, b, mode))(ranked))(budgets)
-    return jnp.take_along_axis(kept, jnp.broadcast_to(inverse, kept.shape), axis=-1)
+    """Tokens kept per candidate record ``(nB, A, N)``, records packed in score order (stable).
+
+    ``prefix`` and ``cut`` need no sort: a record's rank is the number of records ranked before it
+    (higher score, or an equal score in an earlier slot: the stable order), a comparison of the
+    ``N`` scores with each other; the running sums of the lengths in rank order are taken once per
+    action (strictly left to right, as ``sim.pack`` does), and read back per record by a one-hot
+    selection, which is exact. Only the comparison with each budget is done per budget, in the
+    records' own order, so no gather runs over the budgets. The result is bit for bit the one of
+    sorting, packing the sorted list with ``sim.pack`` and unsorting. ``skip`` carries the budget
+    left from record to record, so it sorts, scans and unsorts.
+
+    Args:
+      lengths: ``(A, N)`` candidate lengths per action (0 on padding).
+      scores: ``(A, N)`` retriever scores (-inf on padding).
+      budgets: ``(nB,)`` budgets in tokens.
+      mode: packing mode (MODEL §2).
+
+    References:
+      MODEL §2 (packing modes).
+    """
+    if mode == "skip":
+        order = jnp.argsort(-scores, axis=-1, stable=True)
+        inverse = jnp.argsort(order, axis=-1)
+        ranked = jnp.take_along_axis(lengths, order, axis=-1)
+        kept = jax.vmap(lambda b: jax.vmap(lambda l: _pack_one(l, b, mode))(ranked))(budgets)
+        return jnp.take_along_axis(kept, jnp.broadcast_to(inverse, kept.shape), axis=-1)
+    n = lengths.shape[-1]
+    slot = jnp.arange(n)
+    s_i, s_j = scores[..., :, None], scores[..., None, :]
+    # zeros compare equal (as in jnp.argsort), ties go by slot: the stable order
+    ahead = (s_j > s_i) | ((s_j == s_i) & (slot[None, :] < slot[:, None]))           # (A, i, j)
+    one = jnp.ones((n,), lengths.dtype)
+    # full float32 precision: a GPU or TPU would otherwise round the operands of a float32
+    # contraction (TF32 / bfloat16 passes), and the one-hot selections below would not be exact
+    dot = partial(jnp.einsum, precision=jax.lax.Precision.HIGHEST)
+    rank = dot("aij,j->ai", ahead.astype(lengths.dtype), one)                         # (A, N) small integers
+    at = (rank[..., :, None] == slot.astype(lengths.dtype)).astype(lengths.dtype)     # (A, i, r) one-hot
+    # products with a one-hot matrix have one nonzero term (x * 1), the rest exact zeros: the
+    # sums are exact in any order, so these contractions are gathers, bit for bit
+    ranked = dot("air,ai->ar", at, lengths)                                    # (A, r)
+    running = cumsum_in_order(ranked)                                                 # (A, r)
+    total = dot("air,ar->ai", at, running)                                     # (A, i)
+    fits = total[None] <= budgets[:, None, None]                                      # (nB, A, N)
+    zero = jnp.zeros((), lengths.dtype)
+    if mode == "prefix":
+        return jnp.where(fits, lengths[None], zero)
+    before_r = jnp.concatenate([jnp.zeros_like(running[..., :1]), running[..., :-1]], axis=-1)
+    before = dot("air,ar->ai", at, before_r)                                   # (A, i)
+    b = budgets[:, None, None]
+    return jnp.where(fits, lengths[None], jnp.clip(b - before[None], 0.0, lengths[None]))
 
 
 def kept_fraction(kept: jax.Array, lengths: jax.Array) -> jax.Array:
@@ -227,10 +292,10 @@ def reader_outcome(d: Draw, lengths: jax.Array, kept: jax.Array, pr: Params) -> 
     f_ev = frac[..., :K]                                       # (nB, 4, K)
     phi = pr.fidelity[:, t]                                    # (3,)
     s = jnp.stack([
-        jnp.prod(f_ev[:, 0], axis=-1),                         # ret: raw units
+        prod_in_order(f_ev[:, 0]),                             # ret: raw units
         phi[0] * f_ev[:, 1, 0],                                # merge: one generated unit
         phi[1] * f_ev[:, 2, 0],                                # abstract: one generated unit
-        phi[2] * jnp.prod(f_ev[:, 3], axis=-1),                # rewrite: k units of phi**(1/k)
+        phi[2] * prod_in_order(f_ev[:, 3]),                    # rewrite: k units of phi**(1/k)
     ], axis=-1)                                                # (nB, 4)
     m = quantized_success(s, pr.acc_raw[t], pr.acc_guess)
     grounded = jnp.all(kept[:, 0, :K] == lengths[0, :K], axis=-1)
@@ -287,6 +352,9 @@ def chunk_block_sums(root, idx, valid, budgets, pr: Params, *, st: Structure, n_
       ``(sums (n_blocks, nB, 17) int32, counts (n_blocks,) int32)``; columns as ``COLS_*``.
     """
     _, out = jax.vmap(lambda k: query_outcome(k, budgets, st, pr))(query_keys(root, idx))
+    # keep XLA from fusing the per-query outcome into the block reduction: fused, the chunk ran
+    # 2x slower on CPU (measured, locomo-like, 65,536 queries); the values are the same
+    out = jax.lax.optimization_barrier(out)
     v = valid.astype(jnp.int32)
     m = out.m * v[:, None, None]
     d = m[..., 1:] - m[..., :1]

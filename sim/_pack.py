@@ -16,6 +16,23 @@ import jax.numpy as jnp
 from retcon._errors import InputError
 
 PACKING_MODES = ("prefix", "skip", "cut")
+UNROLL_MAX = 32  # running sums over at most this many records are unrolled
+
+
+def cumsum_in_order(x: jax.Array) -> jax.Array:
+    """Running sums over the last (small, static) axis, each strictly left to right.
+
+    ``total[i] = ((x[0] + x[1]) + ...) + x[i]``: an unrolled loop, so the rounding never depends on
+    how XLA lays out the batch around it (a query's numbers stay the same in any batch size).
+    """
+    n = x.shape[-1]
+    if n > UNROLL_MAX:  # long axes (the stress test's pooled memories): the same order, as a loop
+        _, out = jax.lax.scan(lambda c, v: (c + v, c + v), jnp.zeros_like(x[..., 0]), jnp.moveaxis(x, -1, 0))
+        return jnp.moveaxis(out, 0, -1)
+    parts = [x[..., 0]]
+    for j in range(1, n):
+        parts.append(parts[-1] + x[..., j])
+    return jnp.stack(parts, axis=-1)
 
 
 def _pack_one(lengths: jax.Array, budget: jax.Array, mode: str) -> jax.Array:
@@ -27,7 +44,7 @@ def _pack_one(lengths: jax.Array, budget: jax.Array, mode: str) -> jax.Array:
 
         _, kept = jax.lax.scan(step, budget.astype(lengths.dtype), lengths)
         return kept
-    total = jnp.cumsum(lengths)
+    total = cumsum_in_order(lengths)
     if mode == "prefix":
         # cumsum is non-decreasing, so cumsum <= B keeps exactly the records before the first misfit.
         return jnp.where(total <= budget, lengths, jnp.zeros_like(lengths))

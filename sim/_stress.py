@@ -99,7 +99,7 @@ def _memory_outcome(key, knobs, budgets, st: K.Structure, pr: K.Params, M: int):
     draws = jax.vmap(lambda i: K.draw_query(jax.random.fold_in(k_q, i), st, pr))(jnp.arange(M))
     Kx = st.k_max
     ev_len, mask = draws.ev_len, draws.ev_mask                       # (M, K)
-    total = ev_len.sum(-1)
+    total = K.sum_in_order(ev_len)                                   # fixed order: batch-independent
     gen = pr.compress[:2][None] * ((1.0 - draws.redundancy) * total)[:, None]   # (M, 2)
     pad = jnp.zeros((M, Kx - 1))
     forms_len = jnp.stack([
@@ -150,10 +150,10 @@ def _memory_outcome(key, knobs, budgets, st: K.Structure, pr: K.Params, M: int):
         frac = K.kept_fraction(own_kept, own_len[None])                # (nB, M, ctx, K)
         t = draws.query_type
         phi = pr.fidelity[:, t].T                                     # (M, 3)
-        s_ret = jnp.prod(frac[:, :, 0], -1)
+        s_ret = K.prod_in_order(frac[:, :, 0])
         def op_support(c0):
             return jnp.stack([phi[:, 0] * frac[:, :, c0, 0], phi[:, 1] * frac[:, :, c0 + 1, 0],
-                              phi[:, 2] * jnp.prod(frac[:, :, c0 + 2], -1)], axis=-1)   # (nB, M, 3)
+                              phi[:, 2] * K.prod_in_order(frac[:, :, c0 + 2])], axis=-1)   # (nB, M, 3)
         support = jnp.concatenate([s_ret[..., None], op_support(1), op_support(4)], axis=-1)  # (nB, M, 7)
         m = K.quantized_success(support, pr.acc_raw[t][None, :, None], pr.acc_guess)
         m_ret, m_loc, m_all = m[..., 0], m[..., 1:4], m[..., 4:7]

@@ -71,9 +71,10 @@ def test_numpy_kernel_equals_jax_kernel_on_shared_draws(packing):
     every packing mode (ranked distractors, multi-record clusters, a noisy retriever)."""
     sc = make_scenario(records=3, redundancy=0.3, packing=packing, order="noisy", distractors=4, noise=0.7,
                        acc_guess=0.1, budgets=(8.0, 2048.0, 12))
-    row = check_agreement(1, sc, n=2048)  # XLA sums K records in another order below ~2048 rows: see docs/performance.md
-    assert row["m_mismatch"] == row["raw_grounded_mismatch"] == row["affected_mismatch"] == 0
-    assert row["sums_equal"]
+    for n in (512, 2048):  # the kernel fixes its reduction order, so any batch size agrees
+        row = check_agreement(1, sc, n=n)
+        assert row["m_mismatch"] == row["raw_grounded_mismatch"] == row["affected_mismatch"] == 0
+        assert row["sums_equal"]
 
 
 def _pack_loop(lengths, budget, mode):
