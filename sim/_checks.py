@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Mapping
 
-from retcon._errors import InputError
+from retcon._errors import InputError, check_range
 
 _TOML_TYPE = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
               dict: "a table", list: "an array"}
@@ -26,21 +26,22 @@ def type_name(value: Any) -> str:
 
 def number(key: str, value: Any, low: float | None = None, high: float | None = None, *,
            low_open: bool = False, high_open: bool = False) -> float:
-    """``float(value)`` when it is a real number inside the interval; else ``InputError`` naming ``key``."""
-    lo = "(" if (low is None or low_open) else "["
-    hi = ")" if (high is None or high_open) else "]"
-    rng = f"{lo}{'-inf' if low is None else f'{low:g}'}, {'inf' if high is None else f'{high:g}'}{hi}"
+    """``float(value)`` when it is a real number inside the interval; else ``InputError`` naming ``key``.
+
+    Stricter than ``retcon._errors.check_range`` on type (a TOML string or bool is a wrong type,
+    not a number to convert) and on infinity; the range check itself is shared.
+    """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
+        lo = "(" if (low is None or low_open) else "["
+        hi = ")" if (high is None or high_open) else "]"
+        rng = f"{lo}{'-inf' if low is None else f'{low:g}'}, {'inf' if high is None else f'{high:g}'}{hi}"
         raise InputError(f"{key} must be a number in {rng}; got {type_name(value)} ({value!r}).")
-    x = float(value)
-    bad = not math.isfinite(x)
-    if low is not None:
-        bad |= x <= low if low_open else x < low
-    if high is not None:
-        bad |= x >= high if high_open else x > high
-    if bad:
-        raise InputError(f"{key} must be in {rng}; got {value!r}.")
-    return x
+    if not math.isfinite(float(value)):  # an unbounded side still excludes infinity
+        if low is None:
+            low, low_open = -math.inf, True
+        if high is None:
+            high, high_open = math.inf, True
+    return check_range(key, value, low, high, low_open=low_open, high_open=high_open)
 
 
 def integer(key: str, value: Any, low: int, high: int) -> int:

@@ -37,3 +37,21 @@ def two_type(*, w1=0.5, w3=0.5, redundancy=0.2, rho=(0.55, 0.3, 0.7), phi=(0.9, 
         "reader": {"acc_guess": acc_guess, "acc_raw": {"single-hop": 0.85, "multi-hop": 0.7}},
         "retriever": {"order": "noisy" if noise > 0 else "oracle", "distractors": distractors, "noise": noise},
     })
+
+
+def pack_reference(lengths, budget, mode):
+    """The packing rule of MODEL §2 written out record by record (float64 budget bookkeeping):
+    prefix stops at the first misfit, skip passes over it, cut truncates it and stops."""
+    kept, remaining, stopped = [], float(budget), False
+    for x in lengths:
+        if stopped:
+            kept.append(0.0)
+        elif x <= remaining:
+            kept.append(x)
+            remaining -= x
+        elif mode == "skip":
+            kept.append(0.0)
+        else:
+            kept.append(max(remaining, 0.0) if mode == "cut" else 0.0)
+            stopped = True
+    return kept

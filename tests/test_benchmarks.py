@@ -21,7 +21,7 @@ from benchmarks import _sim_numpy as S
 from benchmarks._bootstrap_bench import bootstrap_loop, make_data
 from benchmarks._report import render, targets
 from benchmarks._sim_bench import check_agreement
-from tests._sim_helpers import make_scenario
+from tests._sim_helpers import make_scenario, pack_reference
 
 
 def test_public_names_import():
@@ -77,22 +77,6 @@ def test_numpy_kernel_equals_jax_kernel_on_shared_draws(packing):
         assert row["sums_equal"]
 
 
-def _pack_loop(lengths, budget, mode):
-    """MODEL §2 packing written out record by record (float64 budget bookkeeping)."""
-    kept, remaining, stopped = [], float(budget), False
-    for x in lengths:
-        if stopped:
-            kept.append(0.0)
-        elif x <= remaining:
-            kept.append(x)
-            remaining -= x
-        elif mode == "skip":
-            kept.append(0.0)
-        else:
-            kept.append(max(remaining, 0.0) if mode == "cut" else 0.0)
-            stopped = True
-    return kept
-
 
 @given(st.lists(st.integers(1, 64), min_size=1, max_size=9), st.integers(0, 300),
        st.sampled_from(["prefix", "skip", "cut"]))
@@ -101,7 +85,7 @@ def test_numpy_packing_matches_the_rule(lengths, budget, mode):
     Integer token counts keep float32 sums exact, so the comparison is exact."""
     ranked = np.asarray(lengths, np.float32)[None, None, :]
     kept = S._pack(ranked, np.asarray([budget], np.float32), mode)[0, 0, 0]
-    np.testing.assert_array_equal(kept, np.asarray(_pack_loop(lengths, budget, mode), np.float32))
+    np.testing.assert_array_equal(kept, np.asarray(pack_reference(lengths, budget, mode), np.float32))
 
 
 def test_numpy_block_sums_match_a_python_loop():

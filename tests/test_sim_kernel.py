@@ -7,32 +7,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import sim
-from tests._sim_helpers import make_scenario, two_type
+from tests._sim_helpers import make_scenario, pack_reference, two_type
 
 N = 4096          # queries per run: one chunk shape, so one compilation per structure
 NB = 24           # budgets per run
 
-
-def _pack_reference(lengths, budget, mode):
-    """A plain Python loop over the records: the packing rule of MODEL §2, written out."""
-    kept, remaining = [], float(budget)
-    stopped = False
-    for x in lengths:
-        if stopped:
-            kept.append(0.0)
-        elif x <= remaining:
-            kept.append(x)
-            remaining -= x
-        elif mode == "skip":
-            kept.append(0.0)
-        elif mode == "cut":
-            kept.append(max(remaining, 0.0))
-            remaining = 0.0
-            stopped = True
-        else:
-            kept.append(0.0)
-            stopped = True
-    return kept
 
 
 @given(lengths=st.lists(st.integers(1, 50), min_size=6, max_size=6), budget=st.integers(0, 200),
@@ -40,7 +19,7 @@ def _pack_reference(lengths, budget, mode):
 def test_pack_matches_python_loop(lengths, budget, mode):
     """MODEL §2: prefix stops at the first misfit, skip skips it, cut truncates it."""
     got = np.asarray(sim.pack(np.asarray(lengths, float), budget, mode))
-    np.testing.assert_array_equal(got, _pack_reference([float(x) for x in lengths], budget, mode))
+    np.testing.assert_array_equal(got, pack_reference([float(x) for x in lengths], budget, mode))
 
 
 def test_skip_packing_counterexample_by_hand():
