@@ -40,7 +40,9 @@ def make_data(seed: int, n_rows: int, n_groups: int, n_stats: int = N_STATS) -> 
     return BootstrapData(values, mask, groups)
 
 
-def bootstrap_loop(draws: np.ndarray, data: BootstrapData, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+def bootstrap_loop(
+    draws: np.ndarray, data: BootstrapData, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
     """Percentile CI of masked column means by a plain loop over resamples (float64 reference).
 
     Args:
@@ -62,7 +64,9 @@ def bootstrap_loop(draws: np.ndarray, data: BootstrapData, level: float = 0.95) 
     return np.nanquantile(stats, alpha, axis=0), np.nanquantile(stats, 1.0 - alpha, axis=0)
 
 
-def bench_bootstrap(seed: int, sizes, *, n_resamples: int = 2000, repeats: int = 3, limits=None) -> list[dict]:
+def bench_bootstrap(
+    seed: int, sizes, *, n_resamples: int = 2000, repeats: int = 3, limits=None
+) -> list[dict]:
     """Check, then time, vectorized vs loop grouped bootstrap at each number of rows in ``sizes``.
 
     Each size ``n`` has ``max(10, n // 50)`` groups and 28 statistics. The vectorized figure is
@@ -83,7 +87,9 @@ def bench_bootstrap(seed: int, sizes, *, n_resamples: int = 2000, repeats: int =
         data = make_data(seed, n, n_groups)
 
         def vec():
-            return grouped_bootstrap_mean(key, data.values, data.groups, data.mask, n_resamples=n_resamples)
+            return grouped_bootstrap_mean(
+                key, data.values, data.groups, data.mask, n_resamples=n_resamples
+            )
 
         ci = jax.block_until_ready(vec())
         # the draws grouped_bootstrap_mean makes from this key (its _resample: randint(key, (R, G)))
@@ -91,15 +97,32 @@ def bench_bootstrap(seed: int, sizes, *, n_resamples: int = 2000, repeats: int =
         t0 = time.perf_counter()
         lo, hi = bootstrap_loop(draws, data)
         t_loop = time.perf_counter() - t0
-        diff = float(max(np.max(np.abs(np.asarray(ci.lower) - lo)), np.max(np.abs(np.asarray(ci.upper) - hi))))
+        diff = float(
+            max(
+                np.max(np.abs(np.asarray(ci.lower) - lo)), np.max(np.abs(np.asarray(ci.upper) - hi))
+            )
+        )
         if not diff < 1e-5:  # float32 resampling against the float64 loop
-            raise AssertionError(f"bootstrap: vectorized and loop CIs differ by {diff:.3g} at n={n}")
-        t = interleaved({"vectorized": vec, "loop": lambda: bootstrap_loop(draws, data)}, repeats,
-                        first={"loop": t_loop})
+            raise AssertionError(
+                f"bootstrap: vectorized and loop CIs differ by {diff:.3g} at n={n}"
+            )
+        t = interleaved(
+            {"vectorized": vec, "loop": lambda: bootstrap_loop(draws, data)},
+            repeats,
+            first={"loop": t_loop},
+        )
         flops = 2 * 2.0 * n_resamples * n_groups * N_STATS  # (R, G) @ (G, m), twice
-        row = {"rows": n, "groups": n_groups, "stats": N_STATS, "resamples": n_resamples,
-               "vectorized_s": t["vectorized"], "loop_s": t["loop"], "speedup": t["loop"] / t["vectorized"],
-               "max_abs_diff": diff, "gflops": flops / t["vectorized"] / 1e9}
+        row = {
+            "rows": n,
+            "groups": n_groups,
+            "stats": N_STATS,
+            "resamples": n_resamples,
+            "vectorized_s": t["vectorized"],
+            "loop_s": t["loop"],
+            "speedup": t["loop"] / t["vectorized"],
+            "max_abs_diff": diff,
+            "gflops": flops / t["vectorized"] / 1e9,
+        }
         if limits is not None:
             row["fraction_of_f32_matmul"] = row["gflops"] / limits.gflops_f32
         rows.append(row)

@@ -17,9 +17,13 @@ def _sizes(text: str) -> int:
     try:
         v = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer such as 100000 or 1e5; got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a positive integer such as 100000 or 1e5; got {text!r}"
+        ) from None
     if not (v >= 1 and v == int(v)):
-        raise argparse.ArgumentTypeError(f"expected a positive integer such as 100000 or 1e5; got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected a positive integer such as 100000 or 1e5; got {text!r}"
+        )
     return int(v)
 
 
@@ -27,20 +31,40 @@ def register(subparsers) -> None:
     from retcon.cli import add_common
 
     p = subparsers.add_parser(
-        "bench", help="benchmarks: JAX vs numpy / scikit-learn / loops, machine limits, scale-out",
+        "bench",
+        help="benchmarks: JAX vs numpy / scikit-learn / loops, machine limits, scale-out",
         description="Run the performance benchmarks (docs/performance.md): simulation kernel JAX vs "
-                    "numpy with peak memory, its cost against budgets and forced host devices, OAS ridge "
-                    "grid JAX vs scikit-learn, grouped bootstrap vectorized vs loop, and the machine's "
-                    "memory bandwidth and matmul throughput, all in one run. Outputs are checked equal "
-                    "before anything is timed. The full default run takes tens of minutes on 2 cores.")
+        "numpy with peak memory, its cost against budgets and forced host devices, OAS ridge "
+        "grid JAX vs scikit-learn, grouped bootstrap vectorized vs loop, and the machine's "
+        "memory bandwidth and matmul throughput, all in one run. Outputs are checked equal "
+        "before anything is timed. The full default run takes tens of minutes on 2 cores.",
+    )
     p.add_argument("--quick", action="store_true", help="tiny sizes (about a minute): a smoke run")
-    p.add_argument("--full", action="store_true",
-                   help="also run numpy at 10^7 queries and scikit-learn at 10^6 instances (slow on few cores)")
-    p.add_argument("--only", default=None, metavar="LIST",
-                   help="comma-separated subset of bootstrap,oas,sim,budgets,scaleout,profile (default: all)")
-    p.add_argument("--sizes", type=_sizes, nargs="+", default=None, metavar="N",
-                   help="sizes for every selected size sweep (queries, instances, rows), e.g. 1e4 1e5")
-    p.add_argument("--scenario", default=None, metavar="NAME", help="simulation preset or TOML (default locomo-like)")
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="also run numpy at 10^7 queries and scikit-learn at 10^6 instances (slow on few cores)",
+    )
+    p.add_argument(
+        "--only",
+        default=None,
+        metavar="LIST",
+        help="comma-separated subset of bootstrap,oas,sim,budgets,scaleout,profile (default: all)",
+    )
+    p.add_argument(
+        "--sizes",
+        type=_sizes,
+        nargs="+",
+        default=None,
+        metavar="N",
+        help="sizes for every selected size sweep (queries, instances, rows), e.g. 1e4 1e5",
+    )
+    p.add_argument(
+        "--scenario",
+        default=None,
+        metavar="NAME",
+        help="simulation preset or TOML (default locomo-like)",
+    )
     add_common(p)
     p.set_defaults(func=run)
 
@@ -59,7 +83,9 @@ def run(args) -> int:
         only = tuple(s.strip() for s in args.only.split(",") if s.strip())
         bad = [s for s in only if s not in BENCHMARKS]
         if bad or not only:
-            raise InputError(f"--only must list names from {','.join(BENCHMARKS)}; got {args.only!r}.")
+            raise InputError(
+                f"--only must list names from {','.join(BENCHMARKS)}; got {args.only!r}."
+            )
         changes["only"] = only
     if args.sizes is not None:
         s = tuple(sorted(set(args.sizes)))
@@ -75,7 +101,11 @@ def run(args) -> int:
 
     result = run_bench(args.seed, config, progress=say)
     text = render(result)
-    command = "retcon bench " + " ".join(sys.argv[2:]) if len(sys.argv) > 1 and sys.argv[1] == "bench" else "retcon bench"
+    command = (
+        "retcon bench " + " ".join(sys.argv[2:])
+        if len(sys.argv) > 1 and sys.argv[1] == "bench"
+        else "retcon bench"
+    )
     if args.out is not None:
         from pathlib import Path
 
@@ -84,7 +114,11 @@ def run(args) -> int:
         write_json_atomic(out / "bench.json", {**meta, "result": to_jsonable(result)})
         write_text_atomic(out / "bench.md", f"Command: `{command}`\n\n{text}\n")
     if args.json:
-        print(json.dumps(to_jsonable({"config": dataclasses.asdict(config), "seed": args.seed, **result})))
+        print(
+            json.dumps(
+                to_jsonable({"config": dataclasses.asdict(config), "seed": args.seed, **result})
+            )
+        )
     else:
         print(text)
     return 0

@@ -18,9 +18,9 @@ import numpy as np
 class MachineLimits(NamedTuple):
     """Measured limits. Attributes:
 
-      bandwidth_gbs: memory bandwidth, GB/s, from a large array copy (bytes read + bytes written).
-      gflops_f64, gflops_f32: matrix throughput, GFLOP/s, from a square BLAS matmul (2 n^3 flops).
-      copy_bytes: size of the copied array; matmul_n: matrix order.
+    bandwidth_gbs: memory bandwidth, GB/s, from a large array copy (bytes read + bytes written).
+    gflops_f64, gflops_f32: matrix throughput, GFLOP/s, from a square BLAS matmul (2 n^3 flops).
+    copy_bytes: size of the copied array; matmul_n: matrix order.
     """
 
     bandwidth_gbs: float
@@ -55,13 +55,22 @@ def machine_info() -> dict:
         load = None
     try:
         import sklearn
+
         skl = sklearn.__version__
     except ImportError:
         skl = None
-    return {"cpu_model": model, "nproc": os.cpu_count(), "memory_gib": mem_gib, "loadavg": load,
-            "platform": platform.platform(), "python": platform.python_version(),
-            "numpy": numpy.__version__, "jax": jax.__version__, "jax_backend": jax.default_backend(),
-            "scikit_learn": skl}
+    return {
+        "cpu_model": model,
+        "nproc": os.cpu_count(),
+        "memory_gib": mem_gib,
+        "loadavg": load,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "jax": jax.__version__,
+        "jax_backend": jax.default_backend(),
+        "scikit_learn": skl,
+    }
 
 
 def _best(fn, repeats: int) -> float:
@@ -96,5 +105,10 @@ def machine_limits(*, copy_mib: int = 256, matmul_n: int = 2048, repeats: int = 
         b = np.ones((matmul_n, matmul_n), dt)
         a @ b
         out[dt] = flops / _best(lambda: a @ b, max(2, repeats // 2)) / 1e9
-    return MachineLimits(bandwidth_gbs=2 * src.nbytes / t_copy / 1e9, gflops_f64=out[np.float64],
-                         gflops_f32=out[np.float32], copy_bytes=int(src.nbytes), matmul_n=matmul_n)
+    return MachineLimits(
+        bandwidth_gbs=2 * src.nbytes / t_copy / 1e9,
+        gflops_f64=out[np.float64],
+        gflops_f32=out[np.float32],
+        copy_bytes=int(src.nbytes),
+        matmul_n=matmul_n,
+    )

@@ -53,10 +53,18 @@ def make_data(seed: int, n: int) -> OasData:
     qtype = rng.integers(0, 4, n)
     length = rng.lognormal(5.0, 0.6, n)
     size = rng.integers(1, 6, n).astype(float)
-    x = np.column_stack([
-        budget / 512, length / budget, np.minimum(budget / length, 1.0), size,
-        np.minimum(size, rng.integers(1, 4, n)), rng.beta(2, 8, n), rng.beta(8, 2, n),
-        np.eye(4)[qtype]])
+    x = np.column_stack(
+        [
+            budget / 512,
+            length / budget,
+            np.minimum(budget / length, 1.0),
+            size,
+            np.minimum(size, rng.integers(1, 4, n)),
+            rng.beta(2, 8, n),
+            rng.beta(8, 2, n),
+            np.eye(4)[qtype],
+        ]
+    )
     theta = rng.normal(0, 0.3, (N_FEATURES, 4))
     logits = (x - x.mean(0)) / (x.std(0) + 1e-9) @ theta
     y = (rng.random((n, 4)) < 1 / (1 + np.exp(-logits))).astype(float)
@@ -75,8 +83,8 @@ def sklearn_grid(data: OasData, folds: np.ndarray, penalties=PENALTIES) -> list[
 
     Returns per budget ``{"penalty": (4,), "coef": (4, 11), "intercept": (4,)}``.
     """
-    from sklearn.metrics import make_scorer
     from sklearn.linear_model import Ridge
+    from sklearn.metrics import make_scorer
     from sklearn.model_selection import GridSearchCV
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import StandardScaler
@@ -97,7 +105,9 @@ def sklearn_grid(data: OasData, folds: np.ndarray, penalties=PENALTIES) -> list[
             pen.append(gs.best_params_["ridge__alpha"])
             coef.append(ridge.coef_)
             icpt.append(ridge.intercept_)
-        out.append({"penalty": np.asarray(pen), "coef": np.asarray(coef), "intercept": np.asarray(icpt)})
+        out.append(
+            {"penalty": np.asarray(pen), "coef": np.asarray(coef), "intercept": np.asarray(icpt)}
+        )
     return out
 
 
@@ -108,8 +118,16 @@ def jax_grid(key: jax.Array, data: OasData, penalties=PENALTIES) -> list:
     out = []
     for i, b in enumerate(np.unique(data.budget)):
         rows = np.flatnonzero(data.budget == b)
-        out.append(fit_ridge(jax.random.fold_in(key, i), data.features[rows], data.outcomes[rows],
-                             data.groups[rows], penalties=penalties, n_folds=N_FOLDS))
+        out.append(
+            fit_ridge(
+                jax.random.fold_in(key, i),
+                data.features[rows],
+                data.outcomes[rows],
+                data.groups[rows],
+                penalties=penalties,
+                n_folds=N_FOLDS,
+            )
+        )
     return out
 
 
@@ -135,11 +153,17 @@ def check_agreement(key: jax.Array, data: OasData, tol: float = 1e-6, penalties=
     icpt_diff = max(float(np.max(np.abs(f.intercept - r["intercept"]))) for f, r in zip(fits, ref))
     same_pen = all(np.array_equal(f.penalty, r["penalty"]) for f, r in zip(fits, ref))
     if not (same_pen and coef_diff < tol and icpt_diff < tol):
-        raise AssertionError(f"OAS grid: JAX and scikit-learn disagree at n={len(data.budget)}: "
-                             f"same penalties {same_pen}, max |coef diff| {coef_diff:.3g}, "
-                             f"max |intercept diff| {icpt_diff:.3g}")
-    return {"same_penalties": same_pen, "max_coef_diff": coef_diff, "max_intercept_diff": icpt_diff,
-            "sklearn_check_s": t_sklearn}
+        raise AssertionError(
+            f"OAS grid: JAX and scikit-learn disagree at n={len(data.budget)}: "
+            f"same penalties {same_pen}, max |coef diff| {coef_diff:.3g}, "
+            f"max |intercept diff| {icpt_diff:.3g}"
+        )
+    return {
+        "same_penalties": same_pen,
+        "max_coef_diff": coef_diff,
+        "max_intercept_diff": icpt_diff,
+        "sklearn_check_s": t_sklearn,
+    }
 
 
 def grid_flops(n: int, n_penalties: int = N_PENALTIES) -> float:
@@ -150,8 +174,15 @@ def grid_flops(n: int, n_penalties: int = N_PENALTIES) -> float:
     return float(splits * (2 * n * p * p + 6 * n * p) + splits * 4 * n_penalties * 2 * n * p)
 
 
-def bench_oas(seed: int, sizes, *, repeats: int = 2, sklearn_max: int | None = None, limits=None,
-              penalties=PENALTIES) -> list[dict]:
+def bench_oas(
+    seed: int,
+    sizes,
+    *,
+    repeats: int = 2,
+    sklearn_max: int | None = None,
+    limits=None,
+    penalties=PENALTIES,
+) -> list[dict]:
     """Check agreement, then time the full grid, JAX (float64 and float32) vs scikit-learn.
 
     Args:
@@ -172,7 +203,13 @@ def bench_oas(seed: int, sizes, *, repeats: int = 2, sklearn_max: int | None = N
     for n in sizes:
         data = make_data(seed, n)
         with_sk = have_sk and (sklearn_max is None or n <= sklearn_max)
-        row = {"instances": n, "budgets": N_BUDGETS, "actions": 4, "penalties": len(penalties), "folds": N_FOLDS}
+        row = {
+            "instances": n,
+            "budgets": N_BUDGETS,
+            "actions": 4,
+            "penalties": len(penalties),
+            "folds": N_FOLDS,
+        }
         if not have_sk:
             row["note"] = "scikit-learn not installed: pip install 'retcon[bench]'"
         if with_sk:
@@ -187,10 +224,15 @@ def bench_oas(seed: int, sizes, *, repeats: int = 2, sklearn_max: int | None = N
         jax64()
         jax_grid(key, data, penalties)  # compile both precisions
         row["compile_s"] = time.perf_counter() - t0
-        fns = {"jax_f64": jax64, "jax_f32": lambda: [f.coef for f in jax_grid(key, data, penalties)]}
+        fns = {
+            "jax_f64": jax64,
+            "jax_f32": lambda: [f.coef for f in jax_grid(key, data, penalties)],
+        }
         if with_sk:
             fns["sklearn"] = lambda: sklearn_grid(data, folds, penalties)
-        t = interleaved(fns, repeats, first={"sklearn": row["sklearn_check_s"]} if with_sk else None)
+        t = interleaved(
+            fns, repeats, first={"sklearn": row["sklearn_check_s"]} if with_sk else None
+        )
         row.update({f"{k}_s": v for k, v in t.items()})
         if with_sk:
             row["speedup_f64"] = t["sklearn"] / t["jax_f64"]

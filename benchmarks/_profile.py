@@ -88,15 +88,21 @@ def profile_sim(seed: int, scenario_name: str = "locomo-like", n: int = 65536) -
             if stage == "pack":
                 return kept
             return K.reader_outcome(x, lengths, kept, pr)
+
         return jax.jit(lambda dd: jax.vmap(one)(dd))
 
     t = {"draws": _best(lambda: jax.jit(draws_fn)(idx))}
     for stage in ("candidates", "sort", "pack", "reader"):
         f = upto(stage)
         t[stage] = _best(lambda: f(d))
-    jax_stages = {"draws": t["draws"], "candidate records": t["candidates"], "rank sort": t["sort"] - t["candidates"],
-                  "packing + unsort gathers": t["pack"] - t["sort"], "reader, G_B, H_B": t["reader"] - t["pack"],
-                  "outcome total (from draws)": t["reader"]}
+    jax_stages = {
+        "draws": t["draws"],
+        "candidate records": t["candidates"],
+        "rank sort": t["sort"] - t["candidates"],
+        "packing + unsort gathers": t["pack"] - t["sort"],
+        "reader, G_B, H_B": t["reader"] - t["pack"],
+        "outcome total (from draws)": t["reader"],
+    }
     out = {"queries": n, "budgets": int(b.size), "jax": jax_stages}
     if st.packing == "prefix":
         f = upto("sort_free")
@@ -104,7 +110,9 @@ def profile_sim(seed: int, scenario_name: str = "locomo-like", n: int = 65536) -
         a, c = upto("reader")(d), f(d)
         out["sort_free_outcome_s"] = t_sf
         out["sort_free_speedup"] = t["reader"] / t_sf
-        out["sort_free_bit_equal"] = bool(all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(a, c)))
+        out["sort_free_bit_equal"] = bool(
+            all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(a, c))
+        )
 
     _, npr = S.params_of(sc)
     bn = np.asarray(sc.budgets, np.float32)
@@ -116,5 +124,9 @@ def profile_sim(seed: int, scenario_name: str = "locomo-like", n: int = 65536) -
     t2 = time.perf_counter()
     S.block_sums(o, np.arange(n), 1024)
     t3 = time.perf_counter()
-    out["numpy"] = {"draws": t1 - t0, "evaluate (candidates, sort, pack, reader)": t2 - t1, "block sums": t3 - t2}
+    out["numpy"] = {
+        "draws": t1 - t0,
+        "evaluate (candidates, sort, pack, reader)": t2 - t1,
+        "block sums": t3 - t2,
+    }
     return out

@@ -38,29 +38,76 @@ def table(rows: list[dict], columns: list[tuple[str, str]], title: str) -> str:
     return "\n".join([f"### {title}", "", head, rule, *body, ""])
 
 
-SIM_COLS = [("queries", "queries"), ("budgets", "budgets"), ("jax_s", "JAX s"), ("numpy_s", "numpy s"),
-            ("speedup", "speedup"), ("jax_mevals_per_s", "JAX M eval/s"), ("numpy_mevals_per_s", "numpy M eval/s"),
-            ("jax_rss_peak_mib", "JAX peak RSS MiB"), ("jax_rss_growth_mib", "JAX RSS growth MiB"),
-            ("numpy_rss_peak_mib", "numpy peak RSS MiB"), ("numpy_rss_growth_mib", "numpy RSS growth MiB"),
-            ("jax_fraction_of_bandwidth", "JAX frac. of bandwidth"), ("jax_cpu_per_wall", "JAX cores busy"),
-            ("numpy_cpu_per_wall", "numpy cores busy"), ("max_abs_z_delta", "max abs z of dU")]
-BUDGET_COLS = [("budgets", "budgets"), ("queries", "queries"), ("jax_s", "JAX s"), ("numpy_s", "numpy s"),
-               ("speedup", "speedup"), ("jax_mevals_per_s", "JAX M eval/s"), ("numpy_mevals_per_s", "numpy M eval/s")]
-SCALE_COLS = [("devices", "devices"), ("queries", "queries"), ("jax_s", "JAX s"), ("mevals_per_s", "M eval/s"),
-              ("speedup_vs_first", "speedup vs 1 device"), ("cpu_per_wall", "cores busy (CPU s / wall s)"),
-              ("rss_peak_mib", "peak RSS MiB"),
-              ("same_totals", "same totals")]
-OAS_COLS = [("instances", "instances"), ("jax_f64_s", "JAX f64 s"), ("jax_f32_s", "JAX f32 s"),
-            ("sklearn_s", "scikit-learn s"), ("speedup_f64", "speedup f64"), ("speedup_f32", "speedup f32"),
-            ("compile_s", "JAX compile s"), ("gflops_f64", "JAX GFLOP/s"),
-            ("fraction_of_f64_matmul", "frac. of f64 matmul"), ("same_penalties", "same penalties"),
-            ("max_coef_diff", "max coef diff")]
-BOOT_COLS = [("rows", "rows"), ("groups", "groups"), ("stats", "statistics"), ("resamples", "resamples"),
-             ("vectorized_s", "vectorized s"), ("loop_s", "loop s"), ("speedup", "speedup"),
-             ("gflops", "GFLOP/s"), ("fraction_of_f32_matmul", "frac. of f32 matmul"), ("max_abs_diff", "max abs diff")]
-CHECK_COLS = [("scenario", "scenario"), ("queries", "queries"), ("budgets", "budgets"), ("m_mismatch", "m mismatches"),
-              ("raw_grounded_mismatch", "G_B mismatches"), ("affected_mismatch", "H_B mismatches"),
-              ("sums_equal", "dU, C, R sums equal")]
+SIM_COLS = [
+    ("queries", "queries"),
+    ("budgets", "budgets"),
+    ("jax_s", "JAX s"),
+    ("numpy_s", "numpy s"),
+    ("speedup", "speedup"),
+    ("jax_mevals_per_s", "JAX M eval/s"),
+    ("numpy_mevals_per_s", "numpy M eval/s"),
+    ("jax_rss_peak_mib", "JAX peak RSS MiB"),
+    ("jax_rss_growth_mib", "JAX RSS growth MiB"),
+    ("numpy_rss_peak_mib", "numpy peak RSS MiB"),
+    ("numpy_rss_growth_mib", "numpy RSS growth MiB"),
+    ("jax_fraction_of_bandwidth", "JAX frac. of bandwidth"),
+    ("jax_cpu_per_wall", "JAX cores busy"),
+    ("numpy_cpu_per_wall", "numpy cores busy"),
+    ("max_abs_z_delta", "max abs z of dU"),
+]
+BUDGET_COLS = [
+    ("budgets", "budgets"),
+    ("queries", "queries"),
+    ("jax_s", "JAX s"),
+    ("numpy_s", "numpy s"),
+    ("speedup", "speedup"),
+    ("jax_mevals_per_s", "JAX M eval/s"),
+    ("numpy_mevals_per_s", "numpy M eval/s"),
+]
+SCALE_COLS = [
+    ("devices", "devices"),
+    ("queries", "queries"),
+    ("jax_s", "JAX s"),
+    ("mevals_per_s", "M eval/s"),
+    ("speedup_vs_first", "speedup vs 1 device"),
+    ("cpu_per_wall", "cores busy (CPU s / wall s)"),
+    ("rss_peak_mib", "peak RSS MiB"),
+    ("same_totals", "same totals"),
+]
+OAS_COLS = [
+    ("instances", "instances"),
+    ("jax_f64_s", "JAX f64 s"),
+    ("jax_f32_s", "JAX f32 s"),
+    ("sklearn_s", "scikit-learn s"),
+    ("speedup_f64", "speedup f64"),
+    ("speedup_f32", "speedup f32"),
+    ("compile_s", "JAX compile s"),
+    ("gflops_f64", "JAX GFLOP/s"),
+    ("fraction_of_f64_matmul", "frac. of f64 matmul"),
+    ("same_penalties", "same penalties"),
+    ("max_coef_diff", "max coef diff"),
+]
+BOOT_COLS = [
+    ("rows", "rows"),
+    ("groups", "groups"),
+    ("stats", "statistics"),
+    ("resamples", "resamples"),
+    ("vectorized_s", "vectorized s"),
+    ("loop_s", "loop s"),
+    ("speedup", "speedup"),
+    ("gflops", "GFLOP/s"),
+    ("fraction_of_f32_matmul", "frac. of f32 matmul"),
+    ("max_abs_diff", "max abs diff"),
+]
+CHECK_COLS = [
+    ("scenario", "scenario"),
+    ("queries", "queries"),
+    ("budgets", "budgets"),
+    ("m_mismatch", "m mismatches"),
+    ("raw_grounded_mismatch", "G_B mismatches"),
+    ("affected_mismatch", "H_B mismatches"),
+    ("sums_equal", "dU, C, R sums equal"),
+]
 
 
 def _row_at(rows, key, value):
@@ -75,24 +122,44 @@ def targets(result: dict) -> list[dict]:
     out = []
     sim = result.get("sim") or []
     r = _row_at(sim, "queries", 10**6)
-    out.append({"target": "simulation >= 10x numpy at 10^6 queries", "measured": None if r is None else r.get("speedup"),
-                "met": None if r is None or "speedup" not in r else r["speedup"] >= 10})
+    out.append(
+        {
+            "target": "simulation >= 10x numpy at 10^6 queries",
+            "measured": None if r is None else r.get("speedup"),
+            "met": None if r is None or "speedup" not in r else r["speedup"] >= 10,
+        }
+    )
     r = _row_at(result.get("oas") or [], "instances", 10**5)
-    out.append({"target": "OAS grid >= 10x scikit-learn at 10^5 instances (float64)",
-                "measured": None if r is None else r.get("speedup_f64"),
-                "met": None if r is None or "speedup_f64" not in r else r["speedup_f64"] >= 10})
+    out.append(
+        {
+            "target": "OAS grid >= 10x scikit-learn at 10^5 instances (float64)",
+            "measured": None if r is None else r.get("speedup_f64"),
+            "met": None if r is None or "speedup_f64" not in r else r["speedup_f64"] >= 10,
+        }
+    )
     boot = result.get("bootstrap") or []
     r = max(boot, key=lambda x: x["rows"]) if boot else None
-    out.append({"target": "bootstrap >= 50x the loop (largest size)", "measured": None if r is None else r["speedup"],
-                "met": None if r is None else r["speedup"] >= 50})
+    out.append(
+        {
+            "target": "bootstrap >= 50x the loop (largest size)",
+            "measured": None if r is None else r["speedup"],
+            "met": None if r is None else r["speedup"] >= 50,
+        }
+    )
     r7, r6 = _row_at(sim, "queries", 10**7), _row_at(sim, "queries", 10**6)
     if r7 is not None and r6 is not None:
         bounded = r7["jax_rss_peak_mib"] <= 1.1 * r6["jax_rss_peak_mib"] + 64
-        out.append({"target": "10^7 queries with bounded peak memory (peak at 10^7 within 10% + 64 MiB of 10^6)",
-                    "measured": f"{r7['jax_rss_peak_mib']:.0f} MiB at 10^7 vs {r6['jax_rss_peak_mib']:.0f} MiB at 10^6",
-                    "met": bool(bounded)})
+        out.append(
+            {
+                "target": "10^7 queries with bounded peak memory (peak at 10^7 within 10% + 64 MiB of 10^6)",
+                "measured": f"{r7['jax_rss_peak_mib']:.0f} MiB at 10^7 vs {r6['jax_rss_peak_mib']:.0f} MiB at 10^6",
+                "met": bool(bounded),
+            }
+        )
     else:
-        out.append({"target": "10^7 queries with bounded peak memory", "measured": None, "met": None})
+        out.append(
+            {"target": "10^7 queries with bounded peak memory", "measured": None, "met": None}
+        )
     return out
 
 
@@ -103,39 +170,80 @@ def render(result: dict) -> str:
     lim = result.get("limits") or {}
     if m:
         parts.append("### Machine\n")
-        parts.append(f"- CPU: {m.get('cpu_model')}, {m.get('nproc')} logical CPUs, "
-                     f"{_fmt(m.get('memory_gib'))} GiB memory; load average at start {m.get('loadavg')}")
-        parts.append(f"- numpy {m.get('numpy')}, JAX {m.get('jax')} ({m.get('jax_backend')}), "
-                     f"scikit-learn {m.get('scikit_learn')}, Python {m.get('python')}")
+        parts.append(
+            f"- CPU: {m.get('cpu_model')}, {m.get('nproc')} logical CPUs, "
+            f"{_fmt(m.get('memory_gib'))} GiB memory; load average at start {m.get('loadavg')}"
+        )
+        parts.append(
+            f"- numpy {m.get('numpy')}, JAX {m.get('jax')} ({m.get('jax_backend')}), "
+            f"scikit-learn {m.get('scikit_learn')}, Python {m.get('python')}"
+        )
     if lim:
-        parts.append(f"- limits measured in this run: memory bandwidth {_fmt(lim['bandwidth_gbs'])} GB/s "
-                     f"(copy of {lim['copy_bytes'] // 2**20} MiB, read + write); BLAS matmul "
-                     f"{_fmt(lim['gflops_f64'])} GFLOP/s float64, {_fmt(lim['gflops_f32'])} GFLOP/s float32 "
-                     f"(n = {lim['matmul_n']})\n")
+        parts.append(
+            f"- limits measured in this run: memory bandwidth {_fmt(lim['bandwidth_gbs'])} GB/s "
+            f"(copy of {lim['copy_bytes'] // 2**20} MiB, read + write); BLAS matmul "
+            f"{_fmt(lim['gflops_f64'])} GFLOP/s float64, {_fmt(lim['gflops_f32'])} GFLOP/s float32 "
+            f"(n = {lim['matmul_n']})\n"
+        )
     if result.get("sim_check"):
-        parts.append(table(result["sim_check"], CHECK_COLS, "Simulation kernel: numpy vs JAX on the same draws"))
+        parts.append(
+            table(
+                result["sim_check"], CHECK_COLS, "Simulation kernel: numpy vs JAX on the same draws"
+            )
+        )
     if result.get("sim"):
-        parts.append(table(result["sim"], SIM_COLS, "Simulation kernel: JAX vs numpy, end to end (queries)"))
+        parts.append(
+            table(result["sim"], SIM_COLS, "Simulation kernel: JAX vs numpy, end to end (queries)")
+        )
     if result.get("sim_budgets"):
-        parts.append(table(result["sim_budgets"], BUDGET_COLS, "Simulation kernel: cost against budgets"))
+        parts.append(
+            table(result["sim_budgets"], BUDGET_COLS, "Simulation kernel: cost against budgets")
+        )
     if result.get("scaleout"):
-        parts.append(table(result["scaleout"], SCALE_COLS, "Simulation kernel: sharded over forced host devices"))
+        parts.append(
+            table(
+                result["scaleout"],
+                SCALE_COLS,
+                "Simulation kernel: sharded over forced host devices",
+            )
+        )
     if result.get("profile"):
         p = result["profile"]
         rows = [{"stage": f"JAX: {k}", "seconds": v} for k, v in p["jax"].items()]
         rows += [{"stage": f"numpy: {k}", "seconds": v} for k, v in p["numpy"].items()]
         if "sort_free_outcome_s" in p:
-            rows.append({"stage": f"JAX sort-free prefix packing, outcome total (bit-equal: "
-                                  f"{_fmt(p['sort_free_bit_equal'])}; {p['sort_free_speedup']:.1f}x)",
-                         "seconds": p["sort_free_outcome_s"]})
-        parts.append(table(rows, [("stage", "stage"), ("seconds", "seconds")],
-                           f"Simulation kernel profile: one chunk of {p['queries']:,} queries x {p['budgets']} budgets"))
+            rows.append(
+                {
+                    "stage": f"JAX sort-free prefix packing, outcome total (bit-equal: "
+                    f"{_fmt(p['sort_free_bit_equal'])}; {p['sort_free_speedup']:.1f}x)",
+                    "seconds": p["sort_free_outcome_s"],
+                }
+            )
+        parts.append(
+            table(
+                rows,
+                [("stage", "stage"), ("seconds", "seconds")],
+                f"Simulation kernel profile: one chunk of {p['queries']:,} queries x {p['budgets']} budgets",
+            )
+        )
     if result.get("oas"):
-        parts.append(table(result["oas"], OAS_COLS,
-                           "OAS ridge grid (4 actions x 20 penalties x 5 grouped folds x 7 budgets): JAX vs scikit-learn"))
+        parts.append(
+            table(
+                result["oas"],
+                OAS_COLS,
+                "OAS ridge grid (4 actions x 20 penalties x 5 grouped folds x 7 budgets): JAX vs scikit-learn",
+            )
+        )
     if result.get("bootstrap"):
-        parts.append(table(result["bootstrap"], BOOT_COLS, "Grouped bootstrap CI: vectorized vs Python loop"))
+        parts.append(
+            table(result["bootstrap"], BOOT_COLS, "Grouped bootstrap CI: vectorized vs Python loop")
+        )
     if result.get("targets"):
-        parts.append(table(result["targets"], [("target", "target"), ("measured", "measured"), ("met", "met")],
-                           "Targets"))
+        parts.append(
+            table(
+                result["targets"],
+                [("target", "target"), ("measured", "measured"), ("met", "met")],
+                "Targets",
+            )
+        )
     return "\n".join(parts)

@@ -51,25 +51,51 @@ class BenchConfig:
     def __post_init__(self):
         bad = [b for b in self.only if b not in BENCHMARKS]
         if bad or not self.only:
-            raise InputError(f"BenchConfig.only must be a non-empty subset of {list(BENCHMARKS)}; got {list(self.only)}.")
+            raise InputError(
+                f"BenchConfig.only must be a non-empty subset of {list(BENCHMARKS)}; got {list(self.only)}."
+            )
         for f in ("sim_sizes", "oas_sizes", "bootstrap_sizes", "budget_counts", "device_counts"):
             v = getattr(self, f)
             if not v or any(isinstance(x, bool) or not isinstance(x, int) or x < 1 for x in v):
                 raise InputError(f"BenchConfig.{f} must be positive integers; got {list(v)}.")
-        for f in ("budget_queries", "scaleout_queries", "profile_queries", "resamples", "repeats", "copy_mib", "matmul_n"):
+        for f in (
+            "budget_queries",
+            "scaleout_queries",
+            "profile_queries",
+            "resamples",
+            "repeats",
+            "copy_mib",
+            "matmul_n",
+        ):
             v = getattr(self, f)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise InputError(f"BenchConfig.{f} must be a positive integer; got {v!r}.")
         if min(self.oas_sizes) < 70:
-            raise InputError(f"BenchConfig.oas_sizes must be >= 70 (10 instances per budget); got {list(self.oas_sizes)}.")
+            raise InputError(
+                f"BenchConfig.oas_sizes must be >= 70 (10 instances per budget); got {list(self.oas_sizes)}."
+            )
         if min(self.bootstrap_sizes) < 10:
-            raise InputError(f"BenchConfig.bootstrap_sizes must be >= 10; got {list(self.bootstrap_sizes)}.")
+            raise InputError(
+                f"BenchConfig.bootstrap_sizes must be >= 10; got {list(self.bootstrap_sizes)}."
+            )
 
 
-QUICK = BenchConfig(sim_sizes=(4096,), numpy_max=None, oas_sizes=(700,), sklearn_max=None,
-                    bootstrap_sizes=(1000,), budget_counts=(2, 8), budget_queries=2048,
-                    device_counts=(1, 2), scaleout_queries=4096, profile_queries=2048, resamples=2000,
-                    repeats=1, copy_mib=32, matmul_n=512)
+QUICK = BenchConfig(
+    sim_sizes=(4096,),
+    numpy_max=None,
+    oas_sizes=(700,),
+    sklearn_max=None,
+    bootstrap_sizes=(1000,),
+    budget_counts=(2, 8),
+    budget_queries=2048,
+    device_counts=(1, 2),
+    scaleout_queries=4096,
+    profile_queries=2048,
+    resamples=2000,
+    repeats=1,
+    copy_mib=32,
+    matmul_n=512,
+)
 
 
 def quick_config(**changes) -> BenchConfig:
@@ -101,14 +127,24 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
         from benchmarks._bootstrap_bench import bench_bootstrap
 
         say("bootstrap")
-        result["bootstrap"] = bench_bootstrap(seed, config.bootstrap_sizes, n_resamples=config.resamples,
-                                              repeats=config.repeats, limits=limits)
+        result["bootstrap"] = bench_bootstrap(
+            seed,
+            config.bootstrap_sizes,
+            n_resamples=config.resamples,
+            repeats=config.repeats,
+            limits=limits,
+        )
     if "oas" in config.only:
         from benchmarks._oas_bench import bench_oas
 
         say("OAS ridge grid")
-        result["oas"] = bench_oas(seed, config.oas_sizes, repeats=max(1, min(config.repeats, 2)),
-                                  sklearn_max=config.sklearn_max, limits=limits)
+        result["oas"] = bench_oas(
+            seed,
+            config.oas_sizes,
+            repeats=max(1, min(config.repeats, 2)),
+            sklearn_max=config.sklearn_max,
+            limits=limits,
+        )
     if {"sim", "budgets", "scaleout", "profile"} & set(config.only):
         from benchmarks._sim_bench import check_agreement
 
@@ -117,18 +153,35 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
     if "sim" in config.only:
         from benchmarks._sim_bench import bench_sim
 
-        result["sim"] = bench_sim(seed, config.sim_sizes, scenario=config.scenario, numpy_max=config.numpy_max,
-                                  repeats=config.repeats, limits=limits, progress=say)
+        result["sim"] = bench_sim(
+            seed,
+            config.sim_sizes,
+            scenario=config.scenario,
+            numpy_max=config.numpy_max,
+            repeats=config.repeats,
+            limits=limits,
+            progress=say,
+        )
     if "budgets" in config.only:
         from benchmarks._sim_bench import bench_budgets
 
-        result["sim_budgets"] = bench_budgets(seed, config.budget_queries, config.budget_counts,
-                                              scenario=config.scenario, progress=say)
+        result["sim_budgets"] = bench_budgets(
+            seed,
+            config.budget_queries,
+            config.budget_counts,
+            scenario=config.scenario,
+            progress=say,
+        )
     if "scaleout" in config.only:
         from benchmarks._sim_bench import bench_scaleout
 
-        result["scaleout"] = bench_scaleout(seed, config.scaleout_queries, config.device_counts,
-                                            scenario=config.scenario, progress=say)
+        result["scaleout"] = bench_scaleout(
+            seed,
+            config.scaleout_queries,
+            config.device_counts,
+            scenario=config.scenario,
+            progress=say,
+        )
     if "profile" in config.only:
         from benchmarks._profile import profile_sim
 

@@ -43,7 +43,9 @@ def check_agreement(seed: int, scenario, n: int = N_CHECK) -> dict:
     sc = load_scenario(scenario) if isinstance(scenario, str) else scenario
     st, pr = K.split(sc)
     b = np.asarray(sc.budgets, np.float32)
-    draws, out = _queries_jit(jax.random.key(seed), jnp.arange(n, dtype=jnp.int32), jnp.asarray(b), pr, st=st)
+    draws, out = _queries_jit(
+        jax.random.key(seed), jnp.arange(n, dtype=jnp.int32), jnp.asarray(b), pr, st=st
+    )
     _, npr = S.params_of(sc)
     d = S.NpDraw(*(np.asarray(x) for x in draws))
     o = S.evaluate(d, b, npr, st.packing)
@@ -51,12 +53,21 @@ def check_agreement(seed: int, scenario, n: int = N_CHECK) -> dict:
     sums_np = S.block_sums(o, idx, 1).sum(0)
     ref = S.NpOutcome(np.asarray(out.m), np.asarray(out.raw_grounded), np.asarray(out.affected))
     sums_jax = S.block_sums(ref, idx, 1).sum(0)
-    row = {"queries": n, "budgets": int(b.size), "scenario": sc.name,
-           "m_mismatch": int(np.sum(o.m != ref.m)),
-           "raw_grounded_mismatch": int(np.sum(o.raw_grounded != ref.raw_grounded)),
-           "affected_mismatch": int(np.sum(o.affected != ref.affected)),
-           "sums_equal": bool(np.array_equal(sums_np, sums_jax))}
-    if row["m_mismatch"] or row["raw_grounded_mismatch"] or row["affected_mismatch"] or not row["sums_equal"]:
+    row = {
+        "queries": n,
+        "budgets": int(b.size),
+        "scenario": sc.name,
+        "m_mismatch": int(np.sum(o.m != ref.m)),
+        "raw_grounded_mismatch": int(np.sum(o.raw_grounded != ref.raw_grounded)),
+        "affected_mismatch": int(np.sum(o.affected != ref.affected)),
+        "sums_equal": bool(np.array_equal(sums_np, sums_jax)),
+    }
+    if (
+        row["m_mismatch"]
+        or row["raw_grounded_mismatch"]
+        or row["affected_mismatch"]
+        or not row["sums_equal"]
+    ):
         raise AssertionError(f"simulation kernel: numpy and JAX disagree on the same draws: {row}")
     return row
 
@@ -77,8 +88,16 @@ def _max_z(a: dict, b: dict) -> float:
     return float(np.max(np.abs(da - db)[ok] / se[ok])) if ok.any() else 0.0
 
 
-def bench_sim(seed: int, sizes, *, scenario: str = "locomo-like", numpy_max: int | None = 10**6,
-              repeats: int = 1, limits=None, progress=None) -> list[dict]:
+def bench_sim(
+    seed: int,
+    sizes,
+    *,
+    scenario: str = "locomo-like",
+    numpy_max: int | None = 10**6,
+    repeats: int = 1,
+    limits=None,
+    progress=None,
+) -> list[dict]:
     """Time JAX vs numpy end to end at each number of queries in ``sizes`` (one subprocess each).
 
     Args:
@@ -107,25 +126,42 @@ def bench_sim(seed: int, sizes, *, scenario: str = "locomo-like", numpy_max: int
             progress(f"sim: {n} queries, JAX")
         j = run_worker("sim_jax", spec)
         nb = j["n_budgets"]
-        row = {"queries": int(n), "budgets": nb, "jax_s": j["seconds"], "jax_compile_s": j["compile_s"],
-               "jax_mevals_per_s": _evals(n, nb) / j["seconds"] / 1e6, "jax_cpu_per_wall": j["cpu_per_wall"],
-               "jax_rss_peak_mib": j["rss_peak_mib"], "jax_rss_growth_mib": j["rss_peak_mib"] - j["rss_base_mib"]}
+        row = {
+            "queries": int(n),
+            "budgets": nb,
+            "jax_s": j["seconds"],
+            "jax_compile_s": j["compile_s"],
+            "jax_mevals_per_s": _evals(n, nb) / j["seconds"] / 1e6,
+            "jax_cpu_per_wall": j["cpu_per_wall"],
+            "jax_rss_peak_mib": j["rss_peak_mib"],
+            "jax_rss_growth_mib": j["rss_peak_mib"] - j["rss_base_mib"],
+        }
         if limits is not None:
-            row["jax_fraction_of_bandwidth"] = _kernel_bytes(n, nb, slots) / j["seconds"] / 1e9 / limits.bandwidth_gbs
+            row["jax_fraction_of_bandwidth"] = (
+                _kernel_bytes(n, nb, slots) / j["seconds"] / 1e9 / limits.bandwidth_gbs
+            )
         if numpy_max is None or n <= numpy_max:
             if progress:
                 progress(f"sim: {n} queries, numpy")
             p = run_worker("sim_numpy", spec)
-            row.update({"numpy_s": p["seconds"], "numpy_mevals_per_s": _evals(n, nb) / p["seconds"] / 1e6,
-                        "numpy_cpu_per_wall": p["cpu_per_wall"],
-                        "numpy_rss_peak_mib": p["rss_peak_mib"],
-                        "numpy_rss_growth_mib": p["rss_peak_mib"] - p["rss_base_mib"],
-                        "speedup": p["seconds"] / j["seconds"], "max_abs_z_delta": _max_z(j, p)})
+            row.update(
+                {
+                    "numpy_s": p["seconds"],
+                    "numpy_mevals_per_s": _evals(n, nb) / p["seconds"] / 1e6,
+                    "numpy_cpu_per_wall": p["cpu_per_wall"],
+                    "numpy_rss_peak_mib": p["rss_peak_mib"],
+                    "numpy_rss_growth_mib": p["rss_peak_mib"] - p["rss_base_mib"],
+                    "speedup": p["seconds"] / j["seconds"],
+                    "max_abs_z_delta": _max_z(j, p),
+                }
+            )
         rows.append(row)
     return rows
 
 
-def bench_budgets(seed: int, n: int, budget_counts, *, scenario: str = "locomo-like", progress=None) -> list[dict]:
+def bench_budgets(
+    seed: int, n: int, budget_counts, *, scenario: str = "locomo-like", progress=None
+) -> list[dict]:
     """Cost against the number of budgets at a fixed number of queries (JAX and numpy)."""
     rows = []
     for nb in budget_counts:
@@ -134,14 +170,23 @@ def bench_budgets(seed: int, n: int, budget_counts, *, scenario: str = "locomo-l
             progress(f"sim: {nb} budgets")
         j = run_worker("sim_jax", spec)
         p = run_worker("sim_numpy", spec)
-        rows.append({"queries": int(n), "budgets": int(nb), "jax_s": j["seconds"], "numpy_s": p["seconds"],
-                     "jax_mevals_per_s": _evals(n, nb) / j["seconds"] / 1e6,
-                     "numpy_mevals_per_s": _evals(n, nb) / p["seconds"] / 1e6,
-                     "speedup": p["seconds"] / j["seconds"]})
+        rows.append(
+            {
+                "queries": int(n),
+                "budgets": int(nb),
+                "jax_s": j["seconds"],
+                "numpy_s": p["seconds"],
+                "jax_mevals_per_s": _evals(n, nb) / j["seconds"] / 1e6,
+                "numpy_mevals_per_s": _evals(n, nb) / p["seconds"] / 1e6,
+                "speedup": p["seconds"] / j["seconds"],
+            }
+        )
     return rows
 
 
-def bench_scaleout(seed: int, n: int, device_counts, *, scenario: str = "locomo-like", progress=None) -> list[dict]:
+def bench_scaleout(
+    seed: int, n: int, device_counts, *, scenario: str = "locomo-like", progress=None
+) -> list[dict]:
     """The sharded simulation on N forced host devices (one subprocess per N, same queries).
 
     ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` splits the CPU into N XLA devices; the
@@ -152,12 +197,22 @@ def bench_scaleout(seed: int, n: int, device_counts, *, scenario: str = "locomo-
     for nd in device_counts:
         if progress:
             progress(f"scale-out: {nd} devices")
-        j = run_worker("sim_jax", {"scenario": scenario, "n": int(n), "seed": seed},
-                       env={"XLA_FLAGS": f"--xla_force_host_platform_device_count={int(nd)}"})
+        j = run_worker(
+            "sim_jax",
+            {"scenario": scenario, "n": int(n), "seed": seed},
+            env={"XLA_FLAGS": f"--xla_force_host_platform_device_count={int(nd)}"},
+        )
         first = j if first is None else first
-        rows.append({"devices": j["devices"], "queries": int(n), "jax_s": j["seconds"],
-                     "mevals_per_s": _evals(n, j["n_budgets"]) / j["seconds"] / 1e6,
-                     "speedup_vs_first": first["seconds"] / j["seconds"], "cpu_per_wall": j["cpu_per_wall"],
-                     "rss_peak_mib": j["rss_peak_mib"],
-                     "same_totals": j["delta_total"] == first["delta_total"]})
+        rows.append(
+            {
+                "devices": j["devices"],
+                "queries": int(n),
+                "jax_s": j["seconds"],
+                "mevals_per_s": _evals(n, j["n_budgets"]) / j["seconds"] / 1e6,
+                "speedup_vs_first": first["seconds"] / j["seconds"],
+                "cpu_per_wall": j["cpu_per_wall"],
+                "rss_peak_mib": j["rss_peak_mib"],
+                "same_totals": j["delta_total"] == first["delta_total"],
+            }
+        )
     return rows

@@ -25,15 +25,15 @@ N_COLS = 17
 class NpParams(NamedTuple):
     """``sim._kernel.Params`` as numpy arrays (vocabulary slots 4, operators 3)."""
 
-    weights: np.ndarray     # (4,) query-mix probabilities
-    records: np.ndarray     # (4,) int
+    weights: np.ndarray  # (4,) query-mix probabilities
+    records: np.ndarray  # (4,) int
     redundancy: np.ndarray  # (4,)
-    len_p1: np.ndarray      # (4,)
-    len_p2: np.ndarray      # (4,)
-    acc_raw: np.ndarray     # (4,)
+    len_p1: np.ndarray  # (4,)
+    len_p2: np.ndarray  # (4,)
+    acc_raw: np.ndarray  # (4,)
     acc_guess: np.float32
-    compress: np.ndarray    # (3,)
-    fidelity: np.ndarray    # (3, 4)
+    compress: np.ndarray  # (3,)
+    fidelity: np.ndarray  # (3, 4)
     noise: np.float32
 
 
@@ -58,9 +58,18 @@ def params_of(scenario):
     lw = np.asarray(pr.log_weights, np.float64)
     w = np.exp(lw - lw[np.isfinite(lw)].max())
     f32 = lambda x: np.asarray(x, np.float32)  # noqa: E731
-    return st, NpParams(w / w.sum(), np.asarray(pr.records), f32(pr.redundancy), f32(pr.len_p1),
-                        f32(pr.len_p2), f32(pr.acc_raw), np.float32(pr.acc_guess), f32(pr.compress),
-                        f32(pr.fidelity), np.float32(pr.noise))
+    return st, NpParams(
+        w / w.sum(),
+        np.asarray(pr.records),
+        f32(pr.redundancy),
+        f32(pr.len_p1),
+        f32(pr.len_p2),
+        f32(pr.acc_raw),
+        np.float32(pr.acc_guess),
+        f32(pr.compress),
+        f32(pr.fidelity),
+        np.float32(pr.noise),
+    )
 
 
 def _lengths(rng: np.random.Generator, families, t: np.ndarray, pr: NpParams, k: int) -> np.ndarray:
@@ -126,7 +135,9 @@ def _pack(ranked: np.ndarray, budgets: np.ndarray, mode: str) -> np.ndarray:
     """Tokens kept ``(n, nB, 4, N)`` of records in rank order ``(n, 4, N)`` under each budget."""
     b = budgets[None, :, None, None]
     if mode == "skip":
-        remaining = np.broadcast_to(b[..., 0], ranked.shape[:1] + budgets.shape + ranked.shape[1:2]).copy()
+        remaining = np.broadcast_to(
+            b[..., 0], ranked.shape[:1] + budgets.shape + ranked.shape[1:2]
+        ).copy()
         kept = np.zeros(ranked.shape[:1] + budgets.shape + ranked.shape[1:], np.float32)
         for j in range(ranked.shape[-1]):
             length = ranked[:, None, :, j]
@@ -138,7 +149,9 @@ def _pack(ranked: np.ndarray, budgets: np.ndarray, mode: str) -> np.ndarray:
     r = ranked[:, None]
     if mode == "prefix":
         return np.where(total <= b, r, np.float32(0))
-    before = np.concatenate([np.zeros_like(total[..., :1]), total[..., :-1]], axis=-1)  # exclusive cumsum
+    before = np.concatenate(
+        [np.zeros_like(total[..., :1]), total[..., :-1]], axis=-1
+    )  # exclusive cumsum
     return np.where(total <= b, r, np.clip(b - before, np.float32(0), r))
 
 
@@ -162,7 +175,7 @@ def evaluate(d: NpDraw, budgets: np.ndarray, pr: NpParams, mode: str) -> NpOutco
     n, K = d.ev_len.shape
     f32 = np.float32
     total = _in_order(d.ev_len, np.add)
-    gen_len = pr.compress[None, :2] * (f32(1) - d.redundancy[:, None]) * total[:, None]    # (n, 2)
+    gen_len = pr.compress[None, :2] * (f32(1) - d.redundancy[:, None]) * total[:, None]  # (n, 2)
     gen_score = d.ev_score.max(-1)
     N = K + d.dis_len.shape[1]
     lengths = np.zeros((n, 4, N), f32)
@@ -174,15 +187,26 @@ def evaluate(d: NpDraw, budgets: np.ndarray, pr: NpParams, mode: str) -> NpOutco
     order = np.argsort(-scores, axis=-1, kind="stable")
     inverse = np.argsort(order, axis=-1, kind="stable")
     ranked = np.take_along_axis(lengths, order, axis=-1)
-    kept_ranked = _pack(ranked, budgets.astype(f32), mode)                                 # (n, nB, 4, N)
-    kept = np.take_along_axis(kept_ranked, np.broadcast_to(inverse[:, None], kept_ranked.shape), axis=-1)
+    kept_ranked = _pack(ranked, budgets.astype(f32), mode)  # (n, nB, 4, N)
+    kept = np.take_along_axis(
+        kept_ranked, np.broadcast_to(inverse[:, None], kept_ranked.shape), axis=-1
+    )
     lk = lengths[:, None, :, :K]
     k_ev = kept[..., :K]
     # XLA on CPU divides through a reciprocal (x * (1 / y)); do the same so cut fractions match
-    f_ev = np.where(k_ev >= lk, f32(1), k_ev * (f32(1) / np.where(lk > 0, lk, f32(1))))   # (n, nB, 4, K)
-    phi = pr.fidelity[:, d.query_type].T                                                   # (n, 3)
-    s = np.stack([_in_order(f_ev[:, :, 0], np.multiply), phi[:, None, 0] * f_ev[:, :, 1, 0],
-                  phi[:, None, 1] * f_ev[:, :, 2, 0], phi[:, None, 2] * _in_order(f_ev[:, :, 3], np.multiply)], axis=-1)
+    f_ev = np.where(
+        k_ev >= lk, f32(1), k_ev * (f32(1) / np.where(lk > 0, lk, f32(1)))
+    )  # (n, nB, 4, K)
+    phi = pr.fidelity[:, d.query_type].T  # (n, 3)
+    s = np.stack(
+        [
+            _in_order(f_ev[:, :, 0], np.multiply),
+            phi[:, None, 0] * f_ev[:, :, 1, 0],
+            phi[:, None, 1] * f_ev[:, :, 2, 0],
+            phi[:, None, 2] * _in_order(f_ev[:, :, 3], np.multiply),
+        ],
+        axis=-1,
+    )
     g, a = pr.acc_guess, pr.acc_raw[d.query_type][:, None, None]
     # XLA contracts g + (a - g) * s to one fused multiply-add on CPU; emulate it (the float64
     # product of two float32 is exact, then one rounding to float32) so that m matches bit for bit
@@ -209,7 +233,12 @@ def block_sums(out: NpOutcome, idx: np.ndarray, n_blocks: int) -> np.ndarray:
     h = out.affected
     cols = np.concatenate([m, d, cov, g[..., None], h, h & g[..., None]], axis=-1).astype(np.int64)
     c = idx.shape[0]
-    if c % n_blocks == 0 and c and idx[0] % n_blocks == 0 and np.array_equal(idx, idx[0] + np.arange(c)):
+    if (
+        c % n_blocks == 0
+        and c
+        and idx[0] % n_blocks == 0
+        and np.array_equal(idx, idx[0] + np.arange(c))
+    ):
         # consecutive queries from a block boundary: row r is in block r % n_blocks, as in the kernel
         return cols.reshape(c // n_blocks, n_blocks, *cols.shape[1:]).sum(axis=0)
     sums = np.zeros((n_blocks,) + cols.shape[1:], np.int64)
@@ -217,8 +246,9 @@ def block_sums(out: NpOutcome, idx: np.ndarray, n_blocks: int) -> np.ndarray:
     return sums
 
 
-def simulate_numpy(seed: int, scenario, n_queries: int, budgets, *, chunk: int = 8192,
-                   n_blocks: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+def simulate_numpy(
+    seed: int, scenario, n_queries: int, budgets, *, chunk: int = 8192, n_blocks: int = 1024
+) -> tuple[np.ndarray, np.ndarray]:
     """End to end in numpy: draw, evaluate and reduce ``n_queries`` queries chunk by chunk.
 
     Memory is bounded by ``chunk`` (the packed array is ``chunk * nB * 4 * (K + D)`` float32).

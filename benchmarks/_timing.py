@@ -23,7 +23,9 @@ def block(x):
     return jax.block_until_ready(x)
 
 
-def interleaved(fns: dict, repeats: int, *, first: dict | None = None, slow_s: float = 10.0) -> dict:
+def interleaved(
+    fns: dict, repeats: int, *, first: dict | None = None, slow_s: float = 10.0
+) -> dict:
     """Best wall time in seconds of each callable in ``fns``, timed alternately ``repeats`` times.
 
     Args:
@@ -34,7 +36,7 @@ def interleaved(fns: dict, repeats: int, *, first: dict | None = None, slow_s: f
         at that length the noise is small against the time, and repeats would cost minutes).
     """
     best = {k: float("inf") for k in fns}
-    runs = {k: 0 for k in fns}
+    runs = dict.fromkeys(fns, 0)
     for k, v in (first or {}).items():
         if k in fns:
             best[k], runs[k] = v, 1
@@ -85,7 +87,9 @@ def rss_now_mib() -> float:
         return 0.0
 
 
-def run_worker(task: str, spec: dict, *, env: dict | None = None, timeout: float | None = None) -> dict:
+def run_worker(
+    task: str, spec: dict, *, env: dict | None = None, timeout: float | None = None
+) -> dict:
     """Run ``benchmarks._worker`` for one task in a fresh Python; return the JSON it prints last.
 
     Args:
@@ -96,10 +100,17 @@ def run_worker(task: str, spec: dict, *, env: dict | None = None, timeout: float
     """
     full_env = dict(os.environ)
     full_env.update(env or {})
-    proc = subprocess.run([sys.executable, "-m", "benchmarks._worker", task, json.dumps(spec)],
-                          capture_output=True, text=True, env=full_env, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks._worker", task, json.dumps(spec)],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+    )
     if proc.returncode != 0:
-        raise RuntimeError(f"benchmark worker {task} {spec} failed (exit {proc.returncode}):\n"
-                           f"{proc.stderr[-4000:]}")
+        raise RuntimeError(
+            f"benchmark worker {task} {spec} failed (exit {proc.returncode}):\n"
+            f"{proc.stderr[-4000:]}"
+        )
     lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
     return json.loads(lines[-1])

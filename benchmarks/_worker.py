@@ -29,9 +29,11 @@ def _summary(sums, counts, n):
     from sim._simulate import block_se, exact_mean
 
     total = sums.sum(0)
-    return {"delta": exact_mean(total[:, K.COLS_D], n).T.tolist(),
-            "delta_se": block_se(sums[..., K.COLS_D], counts).T.tolist(),
-            "delta_total": int(total[:, K.COLS_D].sum())}
+    return {
+        "delta": exact_mean(total[:, K.COLS_D], n).T.tolist(),
+        "delta_se": block_se(sums[..., K.COLS_D], counts).T.tolist(),
+        "delta_total": int(total[:, K.COLS_D].sum()),
+    }
 
 
 def sim_jax(spec: dict) -> dict:
@@ -56,10 +58,19 @@ def sim_jax(spec: dict) -> dict:
         wall = time.perf_counter() - t0
         if wall < best:
             best, cpu = wall, time.process_time() - c0
-    return {"seconds": best, "cpu_per_wall": cpu / best, "compile_s": compile_s, "rss_base_mib": base, "rss_peak_mib": rss_peak_mib(),
-            "rss_end_mib": rss_now_mib(), "devices": len(jax.devices()), "n_budgets": int(b.size),
-            "delta": res.delta.tolist(), "delta_se": res.delta_se.tolist(),
-            "delta_total": int(res.block_delta.sum())}
+    return {
+        "seconds": best,
+        "cpu_per_wall": cpu / best,
+        "compile_s": compile_s,
+        "rss_base_mib": base,
+        "rss_peak_mib": rss_peak_mib(),
+        "rss_end_mib": rss_now_mib(),
+        "devices": len(jax.devices()),
+        "n_budgets": int(b.size),
+        "delta": res.delta.tolist(),
+        "delta_se": res.delta_se.tolist(),
+        "delta_total": int(res.block_delta.sum()),
+    }
 
 
 def sim_numpy(spec: dict) -> dict:
@@ -81,8 +92,15 @@ def sim_numpy(spec: dict) -> dict:
         wall = time.perf_counter() - t0
         if wall < best:
             best, cpu = wall, time.process_time() - c0
-    return {"seconds": best, "cpu_per_wall": cpu / best, "rss_base_mib": base, "rss_peak_mib": rss_peak_mib(), "rss_end_mib": rss_now_mib(),
-            "n_budgets": int(b.size), **_summary(out[0], out[1], n)}
+    return {
+        "seconds": best,
+        "cpu_per_wall": cpu / best,
+        "rss_base_mib": base,
+        "rss_peak_mib": rss_peak_mib(),
+        "rss_end_mib": rss_now_mib(),
+        "n_budgets": int(b.size),
+        **_summary(out[0], out[1], n),
+    }
 
 
 TASKS = {"sim_jax": sim_jax, "sim_numpy": sim_numpy}

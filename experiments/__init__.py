@@ -5,7 +5,13 @@ Scripts (``python -m experiments.<name> --config experiments/<name>.toml --out D
 ``oas_vs_fixed``, ``harm_tradeoff``. The computations live in ``paper_checks._experiments``.
 """
 
-NAMES = ("crossover_curves", "coverage_replacement", "crossover_vs_length", "phase_diagram", "oas_vs_fixed",
-         "harm_tradeoff")
+NAMES = (
+    "crossover_curves",
+    "coverage_replacement",
+    "crossover_vs_length",
+    "phase_diagram",
+    "oas_vs_fixed",
+    "harm_tradeoff",
+)
 
 __all__ = ["NAMES"]

@@ -18,10 +18,27 @@ from retcon._errors import InputError
 
 # keys an experiment config may hold, with their types (one table for all experiments)
 KEYS = {
-    "seed": int, "sources": list, "source": str, "queries": int, "instances": int, "locomo_limit": int,
-    "data": str, "n_resamples": int, "readers": list, "theory_scales": list, "locomo_tertiles": bool,
-    "scenario": str, "knob": str, "levels": list, "operator": str, "alpha": float, "alphas": list,
-    "policies": list, "dpi": int, "memories": int, "memory_size": int,
+    "seed": int,
+    "sources": list,
+    "source": str,
+    "queries": int,
+    "instances": int,
+    "locomo_limit": int,
+    "data": str,
+    "n_resamples": int,
+    "readers": list,
+    "theory_scales": list,
+    "locomo_tertiles": bool,
+    "scenario": str,
+    "knob": str,
+    "levels": list,
+    "operator": str,
+    "alpha": float,
+    "alphas": list,
+    "policies": list,
+    "dpi": int,
+    "memories": int,
+    "memory_size": int,
 }
 
 
@@ -43,19 +60,30 @@ def check_config(config: dict, where: str) -> dict:
         if k not in KEYS:
             raise InputError(f"{where}: unknown key {k!r}; expected one of {sorted(KEYS)}.")
         want = KEYS[k]
-        ok = isinstance(v, (int, float)) and not isinstance(v, bool) if want is float else \
-            isinstance(v, want) and not (want is int and isinstance(v, bool))
+        ok = (
+            isinstance(v, (int, float)) and not isinstance(v, bool)
+            if want is float
+            else isinstance(v, want) and not (want is int and isinstance(v, bool))
+        )
         if not ok:
             raise InputError(f"{where}: key {k!r} must be a {want.__name__}; got {v!r}.")
     return config
 
 
 def parser(name: str, doc: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=f"python -m experiments.{name}", description=doc.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog=f"python -m experiments.{name}", description=doc.splitlines()[0]
+    )
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--config", metavar="FILE.toml", help=f"the experiment's config (experiments/{name}.toml)")
-    src.add_argument("--from-sidecar", metavar="FILE.json", help="rerun with the config and seed of a sidecar")
-    p.add_argument("--out", metavar="DIR", required=True, help="directory for the figure and its JSON sidecar")
+    src.add_argument(
+        "--config", metavar="FILE.toml", help=f"the experiment's config (experiments/{name}.toml)"
+    )
+    src.add_argument(
+        "--from-sidecar", metavar="FILE.json", help="rerun with the config and seed of a sidecar"
+    )
+    p.add_argument(
+        "--out", metavar="DIR", required=True, help="directory for the figure and its JSON sidecar"
+    )
     p.add_argument("--seed", type=int, default=None, help="override the config's seed")
     return p
 
@@ -68,9 +96,13 @@ def resolve(args) -> tuple[dict, int]:
         except FileNotFoundError:
             raise InputError(f"--from-sidecar: no such file {args.from_sidecar!r}.") from None
         except json.JSONDecodeError as e:
-            raise InputError(f"--from-sidecar: {args.from_sidecar} is not valid JSON ({e.msg}).") from None
+            raise InputError(
+                f"--from-sidecar: {args.from_sidecar} is not valid JSON ({e.msg})."
+            ) from None
         if "config" not in side or "seed" not in side:
-            raise InputError(f"--from-sidecar: {args.from_sidecar} has no 'config' and 'seed'; is it a sidecar?")
+            raise InputError(
+                f"--from-sidecar: {args.from_sidecar} has no 'config' and 'seed'; is it a sidecar?"
+            )
         config = check_config(dict(side["config"]), args.from_sidecar)
         seed = int(side["seed"])
     else:
@@ -98,7 +130,9 @@ def run_experiment(name: str, doc: str, argv=None) -> int:
         out = Path(args.out)
         png = save_figure_atomic(fig, out / f"{name}.png", dpi=int(config.get("dpi", 120)))
         close(fig)
-        side = sidecar(config, seed=seed, command=f"python -m experiments.{name}", figure=png.name, data=data)
+        side = sidecar(
+            config, seed=seed, command=f"python -m experiments.{name}", figure=png.name, data=data
+        )
         write_json_atomic(out / f"{name}.json", side)
     except (InputError, DataMissing, DependencyMissing) as e:
         sys.stderr.write(f"experiments.{name}: error: {e}\n")

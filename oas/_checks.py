@@ -14,10 +14,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from oas._features import FEATURE_NAMES
 from retcon._errors import InputError
 from retcon._vocab import ACTIONS, LOCOMO_TYPES, LONGMEMEVAL_TYPES, VOCABULARIES
-
-from oas._features import FEATURE_NAMES
 
 ID_COLUMNS = ("instance_id", "query_id", "group_id")
 OUTCOME_COLUMNS = tuple(f"y_{a}" for a in ACTIONS)
@@ -61,41 +60,63 @@ def check_columns(columns, path, line: int, *, outcomes: bool = True) -> None:
         required = tuple(c for c in REQUIRED_COLUMNS if c not in OUTCOME_COLUMNS)
     for c in required:
         if c not in cols:
-            raise InputError(f"{where(path, line)}: missing column {c!r}; a paired-data row needs "
-                             f"{list(REQUIRED_COLUMNS)} (see docs/paired-data.md).")
+            raise InputError(
+                f"{where(path, line)}: missing column {c!r}; a paired-data row needs "
+                f"{list(REQUIRED_COLUMNS)} (see docs/paired-data.md)."
+            )
     for c in cols:
         if c not in KNOWN_COLUMNS and not c.startswith(META_PREFIX):
-            raise InputError(f"{where(path, line)}: unknown column {c!r}; expected the columns of "
-                             f"docs/paired-data.md or an extra column named '{META_PREFIX}*'.")
+            raise InputError(
+                f"{where(path, line)}: unknown column {c!r}; expected the columns of "
+                f"docs/paired-data.md or an extra column named '{META_PREFIX}*'."
+            )
     has_feat = [c for c in FEATURE_NAMES if c in cols]
     has_raw = [c for c in RAW_COLUMNS if c in cols]
     if has_feat and has_raw:
-        raise InputError(f"{where(path, line)}: columns give both features ({has_feat[0]!r}) and raw fields "
-                         f"({has_raw[0]!r}); give either all 11 features or the raw fields.")
+        raise InputError(
+            f"{where(path, line)}: columns give both features ({has_feat[0]!r}) and raw fields "
+            f"({has_raw[0]!r}); give either all 11 features or the raw fields."
+        )
     if has_feat:
         missing = [c for c in FEATURE_NAMES if c not in cols]
         if missing:
-            raise InputError(f"{where(path, line)}: missing column {missing[0]!r}; a row with features "
-                             f"needs all 11: {list(FEATURE_NAMES)}.")
+            raise InputError(
+                f"{where(path, line)}: missing column {missing[0]!r}; a row with features "
+                f"needs all 11: {list(FEATURE_NAMES)}."
+            )
         return
     if not has_raw:
-        raise InputError(f"{where(path, line)}: missing column 'cluster_lengths'; give either all 11 "
-                         f"features {list(FEATURE_NAMES)} or the raw fields cluster_lengths, "
-                         f"session_ids and embeddings (or texts).")
+        raise InputError(
+            f"{where(path, line)}: missing column 'cluster_lengths'; give either all 11 "
+            f"features {list(FEATURE_NAMES)} or the raw fields cluster_lengths, "
+            f"session_ids and embeddings (or texts)."
+        )
     for c in ("cluster_lengths", "session_ids"):
         if c not in cols:
-            raise InputError(f"{where(path, line)}: missing column {c!r}; raw fields need cluster_lengths, "
-                             f"session_ids and embeddings (or texts).")
+            raise InputError(
+                f"{where(path, line)}: missing column {c!r}; raw fields need cluster_lengths, "
+                f"session_ids and embeddings (or texts)."
+            )
     if "embeddings" in cols and "texts" in cols:
-        raise InputError(f"{where(path, line)}: columns give both 'embeddings' and 'texts'; give one.")
+        raise InputError(
+            f"{where(path, line)}: columns give both 'embeddings' and 'texts'; give one."
+        )
     if "embeddings" not in cols and "texts" not in cols:
-        raise InputError(f"{where(path, line)}: missing column 'embeddings'; raw fields need "
-                         f"embeddings (or texts).")
+        raise InputError(
+            f"{where(path, line)}: missing column 'embeddings'; raw fields need "
+            f"embeddings (or texts)."
+        )
 
 
 def _id(value, path, line, field) -> str:
-    if isinstance(value, bool) or not isinstance(value, (str, int)) or (isinstance(value, str) and not value.strip()):
-        raise InputError(f"{where(path, line)}: field {field!r} must be a non-empty string or integer; got {value!r}.")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (str, int))
+        or (isinstance(value, str) and not value.strip())
+    ):
+        raise InputError(
+            f"{where(path, line)}: field {field!r} must be a non-empty string or integer; got {value!r}."
+        )
     return str(value)
 
 
@@ -104,7 +125,9 @@ def _number(value, path, line, field) -> float:
         try:
             value = float(value)
         except ValueError:
-            raise InputError(f"{where(path, line)}: field {field!r} must be a number; got {value!r}.") from None
+            raise InputError(
+                f"{where(path, line)}: field {field!r} must be a number; got {value!r}."
+            ) from None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(f"{where(path, line)}: field {field!r} must be a number; got {value!r}.")
     x = float(value)
@@ -120,13 +143,17 @@ def _list(value, path, line, field) -> list:
         try:
             value = json.loads(value)
         except json.JSONDecodeError:
-            raise InputError(f"{where(path, line)}: field {field!r} must be a JSON list; got {value[:40]!r}.") from None
+            raise InputError(
+                f"{where(path, line)}: field {field!r} must be a JSON list; got {value[:40]!r}."
+            ) from None
     if not isinstance(value, (list, tuple)):
         raise InputError(f"{where(path, line)}: field {field!r} must be a list; got {value!r}.")
     return list(value)
 
 
-def validate_row(raw: dict, path, line: int, *, columns_checked: bool = False, outcomes: bool = True) -> Row:
+def validate_row(
+    raw: dict, path, line: int, *, columns_checked: bool = False, outcomes: bool = True
+) -> Row:
     """Check one row (a dict from JSONL, CSV or Parquet) and return it typed.
 
     Raises:
@@ -135,14 +162,18 @@ def validate_row(raw: dict, path, line: int, *, columns_checked: bool = False, o
     References: MODEL §8; docs/paired-data.md.
     """
     if not isinstance(raw, dict):
-        raise InputError(f"{where(path, line)}: a row must be a JSON object; got {type(raw).__name__}.")
+        raise InputError(
+            f"{where(path, line)}: a row must be a JSON object; got {type(raw).__name__}."
+        )
     if not columns_checked:
         check_columns(raw.keys(), path, line, outcomes=outcomes)
     ids = [_id(raw[c], path, line, c) for c in ID_COLUMNS]
     qt = raw["query_type"]
     if not isinstance(qt, str) or qt not in ALL_TYPES:
-        raise InputError(f"{where(path, line)}: field 'query_type' must be one of locomo={list(LOCOMO_TYPES)} "
-                         f"or longmemeval={list(LONGMEMEVAL_TYPES)}; got {qt!r}.")
+        raise InputError(
+            f"{where(path, line)}: field 'query_type' must be one of locomo={list(LOCOMO_TYPES)} "
+            f"or longmemeval={list(LONGMEMEVAL_TYPES)}; got {qt!r}."
+        )
     budget = _number(raw["budget"], path, line, "budget")
     if budget <= 0:
         raise InputError(f"{where(path, line)}: field 'budget' must be > 0 tokens; got {budget:g}.")
@@ -162,36 +193,50 @@ def validate_row(raw: dict, path, line: int, *, columns_checked: bool = False, o
         onehot = features[7:]
         slot = _slot(qt)
         if not np.array_equal(onehot, np.eye(4)[slot]):
-            raise InputError(f"{where(path, line)}: fields query_type_0..3 must be the one-hot of query_type "
-                             f"{qt!r} (slot {slot}); got {onehot.tolist()}.")
+            raise InputError(
+                f"{where(path, line)}: fields query_type_0..3 must be the one-hot of query_type "
+                f"{qt!r} (slot {slot}); got {onehot.tolist()}."
+            )
     else:
         lens = _list(raw["cluster_lengths"], path, line, "cluster_lengths")
         if not lens:
-            raise InputError(f"{where(path, line)}: field 'cluster_lengths' is empty; expected at least one record.")
+            raise InputError(
+                f"{where(path, line)}: field 'cluster_lengths' is empty; expected at least one record."
+            )
         lengths = np.array([_number(v, path, line, "cluster_lengths") for v in lens])
         if np.any(lengths <= 0):
-            raise InputError(f"{where(path, line)}: field 'cluster_lengths' must hold token lengths > 0; "
-                             f"got {lengths[lengths <= 0][0]:g}.")
+            raise InputError(
+                f"{where(path, line)}: field 'cluster_lengths' must hold token lengths > 0; "
+                f"got {lengths[lengths <= 0][0]:g}."
+            )
         k = len(lengths)
         sess = _list(raw["session_ids"], path, line, "session_ids")
         if len(sess) != k:
-            raise InputError(f"{where(path, line)}: field 'session_ids' has {len(sess)} entries; expected {k} "
-                             f"(one per cluster_lengths entry).")
+            raise InputError(
+                f"{where(path, line)}: field 'session_ids' has {len(sess)} entries; expected {k} "
+                f"(one per cluster_lengths entry)."
+            )
         sessions = tuple(_id(s, path, line, "session_ids") for s in sess)
         if "embeddings" in raw:
             rows = _list(raw["embeddings"], path, line, "embeddings")
             if len(rows) != k:
-                raise InputError(f"{where(path, line)}: field 'embeddings' has {len(rows)} vectors; expected {k}.")
+                raise InputError(
+                    f"{where(path, line)}: field 'embeddings' has {len(rows)} vectors; expected {k}."
+                )
             vecs = [_list(r, path, line, "embeddings") for r in rows]
             dims = {len(v) for v in vecs}
             if len(dims) != 1 or 0 in dims:
-                raise InputError(f"{where(path, line)}: field 'embeddings' must hold {k} vectors of one "
-                                 f"non-zero length; got lengths {sorted(dims)}.")
+                raise InputError(
+                    f"{where(path, line)}: field 'embeddings' must hold {k} vectors of one "
+                    f"non-zero length; got lengths {sorted(dims)}."
+                )
             emb = np.array([[_number(x, path, line, "embeddings") for x in v] for v in vecs])
         else:
             tx = _list(raw["texts"], path, line, "texts")
             if len(tx) != k or not all(isinstance(t, str) for t in tx):
-                raise InputError(f"{where(path, line)}: field 'texts' must hold {k} strings; got {tx!r:.80}.")
+                raise InputError(
+                    f"{where(path, line)}: field 'texts' must hold {k} strings; got {tx!r:.80}."
+                )
             texts = tuple(tx)
     return Row(*ids, qt, budget, tuple(ys), features, lengths, sessions, emb, texts, meta, line)
 

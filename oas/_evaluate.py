@@ -25,19 +25,28 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from retcon._bootstrap import grouped_bootstrap_mean
-from retcon._errors import InputError
-from retcon._vocab import ACTIONS
-
 from oas._fit import group_split, router_from_parts
 from oas._mlp import fit_mlp, predict_mlp
 from oas._paired import PairedData
 from oas._policy import argmax_policy, calibrated_policy
 from oas._ridge import DEFAULT_PENALTIES, fit_ridge
 from oas._router import Router
+from retcon._bootstrap import grouped_bootstrap_mean
+from retcon._errors import InputError
+from retcon._vocab import ACTIONS
 
-POLICIES = ("always-ret", "always-merge", "always-abstract", "always-rewrite", "best-fixed", "oracle",
-            "oas", "oas-calibrated", "oas-crc", "mlp")
+POLICIES = (
+    "always-ret",
+    "always-merge",
+    "always-abstract",
+    "always-rewrite",
+    "best-fixed",
+    "oracle",
+    "oas",
+    "oas-calibrated",
+    "oas-crc",
+    "mlp",
+)
 METRICS = ("accuracy", "gain", "regret", "harm_rate", "consolidation_rate")
 DIFFERENCES = ("oas", "oas-calibrated", "oas-crc", "mlp")  # each minus best-fixed, accuracy
 
@@ -84,9 +93,18 @@ def best_fixed_actions(outcomes, budget, budgets) -> np.ndarray:
     return np.asarray(out, dtype=np.int64)
 
 
-def evaluate(key: jax.Array, data: PairedData, *, router: Router | None = None, alpha: float = 0.1,
-             n_folds: int = 5, fractions=(0.5, 0.2, 0.3), penalties=DEFAULT_PENALTIES,
-             n_resamples: int = 2000, mlp_options: dict | None = None) -> Evaluation:
+def evaluate(
+    key: jax.Array,
+    data: PairedData,
+    *,
+    router: Router | None = None,
+    alpha: float = 0.1,
+    n_folds: int = 5,
+    fractions=(0.5, 0.2, 0.3),
+    penalties=DEFAULT_PENALTIES,
+    n_resamples: int = 2000,
+    mlp_options: dict | None = None,
+) -> Evaluation:
     """Fit on train/calibration groups, score every policy on the test groups, with grouped CIs.
 
     Args:
@@ -111,36 +129,60 @@ def evaluate(key: jax.Array, data: PairedData, *, router: Router | None = None, 
     if len(fractions) != 3:
         raise InputError(f"fractions must give (train, calibration, test); got {fractions}.")
     if router is not None and router.vocabulary != data.vocabulary:
-        raise InputError(f"the router was fitted on vocabulary {router.vocabulary!r}; the data uses "
-                         f"{data.vocabulary!r}.")
+        raise InputError(
+            f"the router was fitted on vocabulary {router.vocabulary!r}; the data uses "
+            f"{data.vocabulary!r}."
+        )
     k_split, k_fit, k_mlp, k_boot = jax.random.split(key, 4)
     part = group_split(k_split, data.group_id, fractions)
     train, calib, test = data.take(part == 0), data.take(part == 1), data.take(part == 2)
     if router is None:
-        fit = fit_ridge(k_fit, train.features, train.outcomes, train.group_id, penalties=penalties,
-                        n_folds=n_folds)
+        fit = fit_ridge(
+            k_fit,
+            train.features,
+            train.outcomes,
+            train.group_id,
+            penalties=penalties,
+            n_folds=n_folds,
+        )
         router = router_from_parts(fit, calib, alpha=alpha, vocabulary=data.vocabulary)
     seen = data.take(part != 2)
-    mlp = fit_mlp(k_mlp, seen.features, seen.outcomes, seen.group_id,
-                  validation=(part[part != 2] == 1), **(mlp_options or {}))
+    mlp = fit_mlp(
+        k_mlp,
+        seen.features,
+        seen.outcomes,
+        seen.group_id,
+        validation=(part[part != 2] == 1),
+        **(mlp_options or {}),
+    )
 
     y = test.outcomes
     n = test.n
     budgets = np.unique(test.budget)
     fixed = best_fixed_actions(seen.outcomes, seen.budget, budgets)
     mu = router.utility(test.features)
-    choices = np.stack([
-        *(np.full(n, a) for a in range(len(ACTIONS))),
-        fixed[np.searchsorted(budgets, test.budget)],
-        np.argmax(y, axis=1),  # oracle; ties go to ret (the first maximum)
-        argmax_policy(mu),
-        calibrated_policy(mu, test.budget, router.calibrated),
-        calibrated_policy(mu, test.budget, router.crc),
-        argmax_policy(predict_mlp(mlp, test.features)),
-    ])
+    choices = np.stack(
+        [
+            *(np.full(n, a) for a in range(len(ACTIONS))),
+            fixed[np.searchsorted(budgets, test.budget)],
+            np.argmax(y, axis=1),  # oracle; ties go to ret (the first maximum)
+            argmax_policy(mu),
+            calibrated_policy(mu, test.budget, router.calibrated),
+            calibrated_policy(mu, test.budget, router.crc),
+            argmax_policy(predict_mlp(mlp, test.features)),
+        ]
+    )
     chosen = np.take_along_axis(y[None], choices[..., None], axis=2)[..., 0]  # (P, n)
-    per_row = np.stack([chosen, chosen - y[:, 0], y.max(axis=1) - chosen,
-                        (chosen < y[:, 0]).astype(float), (choices != 0).astype(float)], axis=1)  # (P, M, n)
+    per_row = np.stack(
+        [
+            chosen,
+            chosen - y[:, 0],
+            y.max(axis=1) - chosen,
+            (chosen < y[:, 0]).astype(float),
+            (choices != 0).astype(float),
+        ],
+        axis=1,
+    )  # (P, M, n)
     best = POLICIES.index("best-fixed")
     diffs = np.stack([chosen[POLICIES.index(p)] - chosen[best] for p in DIFFERENCES])  # (D, n)
     base = np.concatenate([per_row.reshape(-1, n), diffs]).T  # (n, P*M + D)
@@ -156,29 +198,49 @@ def evaluate(key: jax.Array, data: PairedData, *, router: Router | None = None, 
         return a[:, : P * M].T.reshape(P, M, len(slots))
 
     def dd(a):
-        return a[:, P * M:].T
+        return a[:, P * M :].T
 
     info = {
         "alpha": float(alpha),
-        "n_train": train.n, "n_calibration": calib.n, "n_test": n,
-        "groups": {"train": int(len(np.unique(train.group_id))),
-                   "calibration": int(len(np.unique(calib.group_id))),
-                   "test": int(len(np.unique(test.group_id)))},
+        "n_train": train.n,
+        "n_calibration": calib.n,
+        "n_test": n,
+        "groups": {
+            "train": len(np.unique(train.group_id)),
+            "calibration": len(np.unique(calib.group_id)),
+            "test": len(np.unique(test.group_id)),
+        },
         "best_fixed": {f"{b:g}": ACTIONS[a] for b, a in zip(budgets, fixed)},
-        "tau_calibrated": {f"{b:g}": (None if not np.isfinite(t) else float(t))
-                           for b, t in zip(router.calibrated.budgets, router.calibrated.tau)},
-        "tau_crc": {f"{b:g}": (None if not np.isfinite(t) else float(t))
-                    for b, t in zip(router.crc.budgets, router.crc.tau)},
+        "tau_calibrated": {
+            f"{b:g}": (None if not np.isfinite(t) else float(t))
+            for b, t in zip(router.calibrated.budgets, router.calibrated.tau)
+        },
+        "tau_crc": {
+            f"{b:g}": (None if not np.isfinite(t) else float(t))
+            for b, t in zip(router.crc.budgets, router.crc.tau)
+        },
         "ridge_penalty": dict(zip(ACTIONS, router.penalty.tolist())),
         "mlp_epochs": mlp.epochs,
         "test_index": np.flatnonzero(part == 2),  # rows of ``data`` scored, in order (not in JSON)
     }
-    return Evaluation(POLICIES, budgets, pm(point), pm(lower), pm(upper), dd(point), dd(lower),
-                      dd(upper), np.asarray([int(s.sum()) for s in slots]), choices, info)
+    return Evaluation(
+        POLICIES,
+        budgets,
+        pm(point),
+        pm(lower),
+        pm(upper),
+        dd(point),
+        dd(lower),
+        dd(upper),
+        np.asarray([int(s.sum()) for s in slots]),
+        choices,
+        info,
+    )
 
 
 def evaluation_json(ev: Evaluation) -> dict:
     """The ``--json`` object: ``policies.<name>`` with overall metrics, CIs and ``per_budget``."""
+
     def block(p, s):
         out = {}
         for m, name in enumerate(METRICS):
@@ -197,13 +259,21 @@ def evaluation_json(ev: Evaluation) -> dict:
         differences[f"{name} - best-fixed"] = {
             "accuracy": _num(ev.diff_point[d, -1]),
             "accuracy_ci": [_num(ev.diff_lower[d, -1]), _num(ev.diff_upper[d, -1])],
-            "per_budget": {f"{b:g}": {"accuracy": _num(ev.diff_point[d, s]),
-                                      "accuracy_ci": [_num(ev.diff_lower[d, s]), _num(ev.diff_upper[d, s])]}
-                           for s, b in enumerate(ev.budgets)},
+            "per_budget": {
+                f"{b:g}": {
+                    "accuracy": _num(ev.diff_point[d, s]),
+                    "accuracy_ci": [_num(ev.diff_lower[d, s]), _num(ev.diff_upper[d, s])],
+                }
+                for s, b in enumerate(ev.budgets)
+            },
         }
     info = {k: v for k, v in ev.info.items() if k != "test_index"}
-    return {"policies": policies, "differences": differences, "budgets": [float(b) for b in ev.budgets],
-            "info": info}
+    return {
+        "policies": policies,
+        "differences": differences,
+        "budgets": [float(b) for b in ev.budgets],
+        "info": info,
+    }
 
 
 def _num(x) -> float | None:
@@ -213,31 +283,56 @@ def _num(x) -> float | None:
 
 def evaluation_table(ev: Evaluation) -> str:
     """Markdown tables: overall metrics per policy, accuracy per budget, paired differences."""
+
     def cell(p, m, s):
         return f"{ev.point[p, m, s]:.3f} [{ev.lower[p, m, s]:.3f}, {ev.upper[p, m, s]:.3f}]"
 
-    lines = [f"Test: {ev.info['n_test']} instances in {ev.info['groups']['test']} held-out groups; "
-             f"alpha = {ev.info['alpha']:g}; 95% grouped bootstrap CIs.", "",
-             "| policy | " + " | ".join(METRICS) + " |", "|---" * (len(METRICS) + 1) + "|"]
+    lines = [
+        f"Test: {ev.info['n_test']} instances in {ev.info['groups']['test']} held-out groups; "
+        f"alpha = {ev.info['alpha']:g}; 95% grouped bootstrap CIs.",
+        "",
+        "| policy | " + " | ".join(METRICS) + " |",
+        "|---" * (len(METRICS) + 1) + "|",
+    ]
     for p, name in enumerate(ev.policies):
-        lines.append(f"| {name} | " + " | ".join(cell(p, m, -1) for m in range(len(METRICS))) + " |")
-    lines += ["", "Accuracy per budget:", "",
-              "| policy | " + " | ".join(f"B={b:g}" for b in ev.budgets) + " |",
-              "|---" * (len(ev.budgets) + 1) + "|"]
+        lines.append(
+            f"| {name} | " + " | ".join(cell(p, m, -1) for m in range(len(METRICS))) + " |"
+        )
+    lines += [
+        "",
+        "Accuracy per budget:",
+        "",
+        "| policy | " + " | ".join(f"B={b:g}" for b in ev.budgets) + " |",
+        "|---" * (len(ev.budgets) + 1) + "|",
+    ]
     for p, name in enumerate(ev.policies):
-        lines.append(f"| {name} | " + " | ".join(cell(p, 0, s) for s in range(len(ev.budgets))) + " |")
-    lines += ["", "Harm rate per budget:", "",
-              "| policy | " + " | ".join(f"B={b:g}" for b in ev.budgets) + " |",
-              "|---" * (len(ev.budgets) + 1) + "|"]
+        lines.append(
+            f"| {name} | " + " | ".join(cell(p, 0, s) for s in range(len(ev.budgets))) + " |"
+        )
+    lines += [
+        "",
+        "Harm rate per budget:",
+        "",
+        "| policy | " + " | ".join(f"B={b:g}" for b in ev.budgets) + " |",
+        "|---" * (len(ev.budgets) + 1) + "|",
+    ]
     for p, name in enumerate(ev.policies):
         if name.startswith("oas") or name == "mlp":
-            lines.append(f"| {name} | " + " | ".join(cell(p, 3, s) for s in range(len(ev.budgets))) + " |")
-    lines += ["", "Paired accuracy differences (policy minus best-fixed):", "",
-              "| difference | overall | " + " | ".join(f"B={b:g}" for b in ev.budgets) + " |",
-              "|---" * (len(ev.budgets) + 2) + "|"]
+            lines.append(
+                f"| {name} | " + " | ".join(cell(p, 3, s) for s in range(len(ev.budgets))) + " |"
+            )
+    lines += [
+        "",
+        "Paired accuracy differences (policy minus best-fixed):",
+        "",
+        "| difference | overall | " + " | ".join(f"B={b:g}" for b in ev.budgets) + " |",
+        "|---" * (len(ev.budgets) + 2) + "|",
+    ]
     for d, name in enumerate(DIFFERENCES):
-        cells = [f"{ev.diff_point[d, s]:+.3f} [{ev.diff_lower[d, s]:+.3f}, {ev.diff_upper[d, s]:+.3f}]"
-                 for s in [-1, *range(len(ev.budgets))]]
+        cells = [
+            f"{ev.diff_point[d, s]:+.3f} [{ev.diff_lower[d, s]:+.3f}, {ev.diff_upper[d, s]:+.3f}]"
+            for s in [-1, *range(len(ev.budgets))]
+        ]
         lines.append(f"| {name} - best-fixed | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -252,8 +347,15 @@ def accuracy_figure(ev: Evaluation):
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     styles = {"oracle": ":", "best-fixed": "--"}
     for p, name in enumerate(ev.policies):
-        ax.plot(ev.budgets, ev.point[p, 0, :-1], styles.get(name, "-"), marker="o", ms=3, label=name,
-                lw=2.2 if name.startswith("oas") else 1.2)
+        ax.plot(
+            ev.budgets,
+            ev.point[p, 0, :-1],
+            styles.get(name, "-"),
+            marker="o",
+            ms=3,
+            label=name,
+            lw=2.2 if name.startswith("oas") else 1.2,
+        )
         ax.fill_between(ev.budgets, ev.lower[p, 0, :-1], ev.upper[p, 0, :-1], alpha=0.12)
     if len(ev.budgets) > 1 and ev.budgets.min() > 0 and ev.budgets.max() / ev.budgets.min() > 8:
         ax.set_xscale("log", base=2)

@@ -106,7 +106,9 @@ def embedding_statistics(embeddings, mask=None) -> tuple[np.ndarray, np.ndarray]
     c_norm = np.linalg.norm(centroid, axis=-1, keepdims=True)
     c_unit = np.where(c_norm > 0, centroid / np.where(c_norm > 0, c_norm, 1.0), 0.0)
     cos_c = np.einsum("nkd,nd->nk", u, c_unit)
-    inconsistency = np.where(mask, np.maximum(1.0 - cos_c, 0.0), 0.0).sum(axis=1) / np.maximum(count, 1.0)
+    inconsistency = np.where(mask, np.maximum(1.0 - cos_c, 0.0), 0.0).sum(axis=1) / np.maximum(
+        count, 1.0
+    )
     # sum_{i<j} cos(u_i, u_j) = (|sum u|^2 - sum |u|^2) / 2
     s = u.sum(axis=1)
     pair_sum = 0.5 * (np.einsum("nd,nd->n", s, s) - np.einsum("nkd,nkd->n", u, u))
@@ -115,8 +117,9 @@ def embedding_statistics(embeddings, mask=None) -> tuple[np.ndarray, np.ndarray]
     return inconsistency, pairwise
 
 
-def compute_features_batch(budget, lengths, mask, session_ids, embeddings, query_type_slot,
-                           packing: str = "prefix") -> np.ndarray:
+def compute_features_batch(
+    budget, lengths, mask, session_ids, embeddings, query_type_slot, packing: str = "prefix"
+) -> np.ndarray:
     """The 11 features of MODEL §8 for a batch of instances with padded clusters.
 
     Args:
@@ -140,10 +143,14 @@ def compute_features_batch(budget, lengths, mask, session_ids, embeddings, query
     slot = np.asarray(query_type_slot).reshape(-1).astype(np.int64)
     n = budget.shape[0]
     if lengths.shape[0] != n or mask.shape != lengths.shape or sessions.shape != lengths.shape:
-        raise InputError(f"compute_features_batch: lengths, mask and session_ids must share shape (n, K) "
-                         f"with n={n}; got {lengths.shape}, {mask.shape}, {sessions.shape}.")
+        raise InputError(
+            f"compute_features_batch: lengths, mask and session_ids must share shape (n, K) "
+            f"with n={n}; got {lengths.shape}, {mask.shape}, {sessions.shape}."
+        )
     if np.any((slot < 0) | (slot >= N_QUERY_TYPES)):
-        raise InputError(f"compute_features_batch: query_type_slot must be in 0..3; got {slot[(slot < 0) | (slot >= 4)][0]}.")
+        raise InputError(
+            f"compute_features_batch: query_type_slot must be in 0..3; got {slot[(slot < 0) | (slot >= 4)][0]}."
+        )
     total = np.where(mask, lengths, 0.0).sum(axis=1)
     count = mask.sum(axis=1)
     # distinct sessions per row: sort the row's ids (masked slots pushed to the end) and count changes
@@ -163,8 +170,14 @@ def compute_features_batch(budget, lengths, mask, session_ids, embeddings, query
     return out
 
 
-def compute_features(budget: float, cluster_lengths, session_ids, embeddings, query_type_slot: int,
-                     packing: str = "prefix") -> np.ndarray:
+def compute_features(
+    budget: float,
+    cluster_lengths,
+    session_ids,
+    embeddings,
+    query_type_slot: int,
+    packing: str = "prefix",
+) -> np.ndarray:
     """The 11 features of MODEL §8 for one instance.
 
     Args:
@@ -186,9 +199,17 @@ def compute_features(budget: float, cluster_lengths, session_ids, embeddings, qu
     if k == 0:
         raise InputError("compute_features: the cluster is empty; expected at least one record.")
     if len(session_ids) != k or emb.ndim != 2 or emb.shape[0] != k:
-        raise InputError(f"compute_features: cluster_lengths has {k} records but session_ids has "
-                         f"{len(session_ids)} and embeddings has shape {emb.shape}; expected {k} each.")
+        raise InputError(
+            f"compute_features: cluster_lengths has {k} records but session_ids has "
+            f"{len(session_ids)} and embeddings has shape {emb.shape}; expected {k} each."
+        )
     _, sid = np.unique(np.asarray([str(s) for s in session_ids]), return_inverse=True)
-    return compute_features_batch(np.asarray([budget]), lengths, np.ones((1, k), bool),
-                                  sid.reshape(1, k), emb[None], np.asarray([query_type_slot]),
-                                  packing)[0]
+    return compute_features_batch(
+        np.asarray([budget]),
+        lengths,
+        np.ones((1, k), bool),
+        sid.reshape(1, k),
+        emb[None],
+        np.asarray([query_type_slot]),
+        packing,
+    )[0]

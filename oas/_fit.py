@@ -13,12 +13,11 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from retcon._errors import InputError
-
 from oas._paired import PairedData
 from oas._policy import calibrate_accuracy, calibrate_crc
 from oas._ridge import DEFAULT_PENALTIES, RidgeFit, fit_ridge, predict_ridge
 from oas._router import Router
+from retcon._errors import InputError
 
 
 def group_split(key: jax.Array, groups, fractions) -> np.ndarray:
@@ -41,7 +40,9 @@ def group_split(key: jax.Array, groups, fractions) -> np.ndarray:
     labels, ids = np.unique(np.asarray(groups).astype(str), return_inverse=True)
     n_groups, k = len(labels), len(frac)
     if n_groups < k:
-        raise InputError(f"group_split: {k} parts need at least {k} groups (group_id values); got {n_groups}.")
+        raise InputError(
+            f"group_split: {k} parts need at least {k} groups (group_id values); got {n_groups}."
+        )
     cuts = np.round(np.cumsum(frac / frac.sum())[:-1] * n_groups).astype(int)
     cuts = np.clip(cuts, np.arange(1, k), n_groups - np.arange(k - 1, 0, -1))  # >= 1 group per part
     cuts = np.maximum.accumulate(cuts)
@@ -52,21 +53,43 @@ def group_split(key: jax.Array, groups, fractions) -> np.ndarray:
     return part_of_group[ids.reshape(-1)]
 
 
-def router_from_parts(fit: RidgeFit, calib: PairedData, *, alpha: float, vocabulary: str,
-                      packing: str = "prefix", provenance: dict | None = None) -> Router:
+def router_from_parts(
+    fit: RidgeFit,
+    calib: PairedData,
+    *,
+    alpha: float,
+    vocabulary: str,
+    packing: str = "prefix",
+    provenance: dict | None = None,
+) -> Router:
     """The ``Router`` of a ridge fit with both tau_B calibrations fitted on ``calib``."""
     mu = predict_ridge(fit, calib.features)
-    return Router(mean=fit.mean, scale=fit.scale, coef=fit.coef, intercept=fit.intercept,
-                  penalty=fit.penalty,
-                  calibrated=calibrate_accuracy(mu, calib.outcomes, calib.budget, alpha),
-                  crc=calibrate_crc(mu, calib.outcomes, calib.budget, alpha),
-                  alpha=float(alpha), vocabulary=vocabulary, packing=packing,
-                  provenance=dict(provenance or {}))
+    return Router(
+        mean=fit.mean,
+        scale=fit.scale,
+        coef=fit.coef,
+        intercept=fit.intercept,
+        penalty=fit.penalty,
+        calibrated=calibrate_accuracy(mu, calib.outcomes, calib.budget, alpha),
+        crc=calibrate_crc(mu, calib.outcomes, calib.budget, alpha),
+        alpha=float(alpha),
+        vocabulary=vocabulary,
+        packing=packing,
+        provenance=dict(provenance or {}),
+    )
 
 
-def fit_router(key: jax.Array, data: PairedData, *, alpha: float = 0.1, n_folds: int = 5,
-               calibration_fraction: float = 0.3, penalties=DEFAULT_PENALTIES,
-               packing: str = "prefix", provenance: dict | None = None) -> Router:
+def fit_router(
+    key: jax.Array,
+    data: PairedData,
+    *,
+    alpha: float = 0.1,
+    n_folds: int = 5,
+    calibration_fraction: float = 0.3,
+    penalties=DEFAULT_PENALTIES,
+    packing: str = "prefix",
+    provenance: dict | None = None,
+) -> Router:
     """Fit the ridge OAS router and its per-budget thresholds on disjoint groups.
 
     Args:
@@ -91,12 +114,23 @@ def fit_router(key: jax.Array, data: PairedData, *, alpha: float = 0.1, n_folds:
     k_split, k_folds = jax.random.split(key)
     part = group_split(k_split, data.group_id, (1 - calibration_fraction, calibration_fraction))
     train, calib = data.take(part == 0), data.take(part == 1)
-    fit = fit_ridge(k_folds, train.features, train.outcomes, train.group_id, penalties=penalties,
-                    n_folds=n_folds)
-    prov = {"n_train": train.n, "n_calibration": calib.n,
-            "groups_train": int(len(np.unique(train.group_id))),
-            "groups_calibration": int(len(np.unique(calib.group_id))),
-            "n_folds": int(n_folds), "calibration_fraction": float(calibration_fraction),
-            **(provenance or {})}
-    return router_from_parts(fit, calib, alpha=alpha, vocabulary=data.vocabulary, packing=packing,
-                             provenance=prov)
+    fit = fit_ridge(
+        k_folds,
+        train.features,
+        train.outcomes,
+        train.group_id,
+        penalties=penalties,
+        n_folds=n_folds,
+    )
+    prov = {
+        "n_train": train.n,
+        "n_calibration": calib.n,
+        "groups_train": len(np.unique(train.group_id)),
+        "groups_calibration": len(np.unique(calib.group_id)),
+        "n_folds": int(n_folds),
+        "calibration_fraction": float(calibration_fraction),
+        **(provenance or {}),
+    }
+    return router_from_parts(
+        fit, calib, alpha=alpha, vocabulary=data.vocabulary, packing=packing, provenance=prov
+    )

@@ -19,9 +19,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from retcon._errors import InputError
-
 from oas._checks import check_positive_int
+from retcon._errors import InputError
 
 
 class MLPFit(NamedTuple):
@@ -37,8 +36,10 @@ class MLPFit(NamedTuple):
 
 def _init(key, sizes):
     keys = jax.random.split(key, len(sizes) - 1)
-    return [(jax.random.normal(k, (m, n)) * jnp.sqrt(1.0 / m), jnp.zeros(n))
-            for k, m, n in zip(keys, sizes[:-1], sizes[1:])]
+    return [
+        (jax.random.normal(k, (m, n)) * jnp.sqrt(1.0 / m), jnp.zeros(n))
+        for k, m, n in zip(keys, sizes[:-1], sizes[1:])
+    ]
 
 
 def _forward(params, x):
@@ -69,16 +70,34 @@ def _train(params, x, y, w_train, w_val, *, max_epochs, patience, learning_rate,
         loss = _mse(p, x, y, w_val)
         better = loss < best_loss
         best_p = jax.tree.map(lambda new, old: jnp.where(better, new, old), p, best_p)
-        return (epoch + 1, p, s, best_p, jnp.where(better, loss, best_loss), jnp.where(better, 0, since + 1))
+        return (
+            epoch + 1,
+            p,
+            s,
+            best_p,
+            jnp.where(better, loss, best_loss),
+            jnp.where(better, 0, since + 1),
+        )
 
     init = (0, params, state, params, _mse(params, x, y, w_val), 0)
     epoch, _, _, best_p, best_loss, _ = jax.lax.while_loop(cond, body, init)
     return best_p, best_loss, epoch
 
 
-def fit_mlp(key: jax.Array, features, outcomes, groups, *, hidden=(32, 32), learning_rate: float = 3e-3,
-            weight_decay: float = 1e-4, max_epochs: int = 3000, patience: int = 100,
-            validation_fraction: float = 0.2, validation=None) -> MLPFit:
+def fit_mlp(
+    key: jax.Array,
+    features,
+    outcomes,
+    groups,
+    *,
+    hidden=(32, 32),
+    learning_rate: float = 3e-3,
+    weight_decay: float = 1e-4,
+    max_epochs: int = 3000,
+    patience: int = 100,
+    validation_fraction: float = 0.2,
+    validation=None,
+) -> MLPFit:
     """Fit the MLP utility model with early stopping on a group-disjoint validation part.
 
     Args:
@@ -112,16 +131,28 @@ def fit_mlp(key: jax.Array, features, outcomes, groups, *, hidden=(32, 32), lear
     else:
         train = ~np.asarray(validation, bool).reshape(-1)
         if train.shape[0] != x.shape[0] or train.all() or not train.any():
-            raise InputError("fit_mlp: validation must be a bool mask of shape (n,) with rows in both parts.")
+            raise InputError(
+                "fit_mlp: validation must be a bool mask of shape (n,) with rows in both parts."
+            )
     mean = x[train].mean(axis=0)
     sd = x[train].std(axis=0)
     scale = np.where(sd > 1e-6, sd, 1.0)
     z = jnp.asarray((x - mean) / scale, jnp.float32)
     params = _init(k_init, (x.shape[1], *hidden, y.shape[1]))
-    best, loss, epochs = _train(params, z, jnp.asarray(y, jnp.float32), jnp.asarray(train, jnp.float32),
-                                jnp.asarray(~train, jnp.float32), max_epochs=max_epochs, patience=patience,
-                                learning_rate=float(learning_rate), weight_decay=float(weight_decay))
-    return MLPFit([(np.asarray(w), np.asarray(b)) for w, b in best], mean, scale, int(epochs), float(loss))
+    best, loss, epochs = _train(
+        params,
+        z,
+        jnp.asarray(y, jnp.float32),
+        jnp.asarray(train, jnp.float32),
+        jnp.asarray(~train, jnp.float32),
+        max_epochs=max_epochs,
+        patience=patience,
+        learning_rate=float(learning_rate),
+        weight_decay=float(weight_decay),
+    )
+    return MLPFit(
+        [(np.asarray(w), np.asarray(b)) for w, b in best], mean, scale, int(epochs), float(loss)
+    )
 
 
 def predict_mlp(fit: MLPFit, features) -> np.ndarray:

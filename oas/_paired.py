@@ -14,20 +14,30 @@ import csv
 import io
 import json
 import os
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from oas._checks import (
+    FEATURE_NAMES,
+    ID_COLUMNS,
+    KNOWN_COLUMNS,
+    META_PREFIX,
+    OUTCOME_COLUMNS,
+    RAW_COLUMNS,
+    REQUIRED_COLUMNS,
+    Row,
+    check_choice,
+    check_columns,
+    validate_row,
+    vocabulary_name,
+)
+from oas._features import PACKINGS, compute_features_batch
 from retcon._errors import InputError
 from retcon._io import atomic_write
 from retcon._vocab import ACTIONS, VOCABULARIES
-
-from oas._checks import (
-    FEATURE_NAMES, ID_COLUMNS, KNOWN_COLUMNS, META_PREFIX, OUTCOME_COLUMNS, RAW_COLUMNS,
-    REQUIRED_COLUMNS, Row, check_choice, check_columns, validate_row, vocabulary_name,
-)
-from oas._features import PACKINGS, compute_features_batch
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet"}
 Embedder = Callable[[list[str]], Any]
@@ -67,28 +77,39 @@ class PairedData(NamedTuple):
         vocab = VOCABULARIES[self.vocabulary]
         return np.array([vocab.index(t) for t in self.query_type], dtype=np.int64)
 
-    def take(self, index) -> "PairedData":
+    def take(self, index) -> PairedData:
         """The rows ``index`` (an int array or a bool mask), in that order."""
         index = np.asarray(index)
-        return PairedData(self.instance_id[index], self.query_id[index], self.group_id[index],
-                          self.query_type[index], self.budget[index], self.outcomes[index],
-                          self.features[index], self.vocabulary,
-                          {k: v[index] for k, v in self.meta.items()})
+        return PairedData(
+            self.instance_id[index],
+            self.query_id[index],
+            self.group_id[index],
+            self.query_type[index],
+            self.budget[index],
+            self.outcomes[index],
+            self.features[index],
+            self.vocabulary,
+            {k: v[index] for k, v in self.meta.items()},
+        )
 
 
 def format_of(path) -> str:
     """``"jsonl"``, ``"csv"`` or ``"parquet"`` from the file's suffix; raise on anything else."""
     suffix = Path(str(path).removesuffix(".partial")).suffix.lower()
     if suffix not in FORMATS:
-        raise InputError(f"{path}: unknown paired-data format {suffix or '(no suffix)'!r}; expected one of "
-                         f"{sorted(FORMATS)}.")
+        raise InputError(
+            f"{path}: unknown paired-data format {suffix or '(no suffix)'!r}; expected one of "
+            f"{sorted(FORMATS)}."
+        )
     fmt = FORMATS[suffix]
     if fmt == "parquet":
         try:
             import pyarrow  # noqa: F401
         except ImportError:
-            raise InputError(f"{path}: Parquet needs pyarrow; install it (pip install 'retcon[parquet]') "
-                             f"or use .jsonl / .csv.") from None
+            raise InputError(
+                f"{path}: Parquet needs pyarrow; install it (pip install 'retcon[parquet]') "
+                f"or use .jsonl / .csv."
+            ) from None
     return fmt
 
 
@@ -106,7 +127,9 @@ def iter_raw_rows(path, *, outcomes: bool = True) -> Iterator[tuple[int, dict, b
                 try:
                     row = json.loads(text)
                 except json.JSONDecodeError as e:
-                    raise InputError(f"{path}:{line}: not valid JSON ({e.msg} at column {e.colno}).") from None
+                    raise InputError(
+                        f"{path}:{line}: not valid JSON ({e.msg} at column {e.colno})."
+                    ) from None
                 yield line, row, False
     elif fmt == "csv":
         with open(path, encoding="utf-8", newline="") as f:
@@ -116,12 +139,16 @@ def iter_raw_rows(path, *, outcomes: bool = True) -> Iterator[tuple[int, dict, b
             check_columns(reader.fieldnames, path, 1, outcomes=outcomes)
             for row in reader:
                 if None in row:
-                    raise InputError(f"{path}:{reader.line_num}: the row has more cells than the header's "
-                                     f"{len(reader.fieldnames)}.")
+                    raise InputError(
+                        f"{path}:{reader.line_num}: the row has more cells than the header's "
+                        f"{len(reader.fieldnames)}."
+                    )
                 missing = [k for k, v in row.items() if v is None]
                 if missing:
-                    raise InputError(f"{path}:{reader.line_num}: field {missing[0]!r} is missing (the row "
-                                     f"has fewer cells than the header).")
+                    raise InputError(
+                        f"{path}:{reader.line_num}: field {missing[0]!r} is missing (the row "
+                        f"has fewer cells than the header)."
+                    )
                 yield reader.line_num, row, True
     else:
         import pyarrow.parquet as pq
@@ -132,14 +159,20 @@ def iter_raw_rows(path, *, outcomes: bool = True) -> Iterator[tuple[int, dict, b
 
 def _default_embedder() -> Embedder | None:
     try:
-        import oas.real as real
+        from oas import real
     except ImportError:
         return None
     return getattr(real, "embed_texts", None)
 
 
-def read_paired(path, *, packing: str = "prefix", embed: Embedder | None = None,
-                vocabulary: str | None = None, outcomes: bool = True) -> PairedData:
+def read_paired(
+    path,
+    *,
+    packing: str = "prefix",
+    embed: Embedder | None = None,
+    vocabulary: str | None = None,
+    outcomes: bool = True,
+) -> PairedData:
     """Read and validate a paired-data file; compute the features of rows that give raw fields.
 
     Args:
@@ -165,7 +198,9 @@ def read_paired(path, *, packing: str = "prefix", embed: Embedder | None = None,
     check_choice("packing", packing, PACKINGS)
     if vocabulary is not None:
         check_choice("vocabulary", vocabulary, tuple(VOCABULARIES))
-    rows = _validated_rows(path, iter_raw_rows(path, outcomes=outcomes), vocabulary, outcomes=outcomes)
+    rows = _validated_rows(
+        path, iter_raw_rows(path, outcomes=outcomes), vocabulary, outcomes=outcomes
+    )
     if not rows:
         raise InputError(f"{path}: no rows; expected at least one paired-data row.")
     return assemble(rows, path, packing=packing, embed=embed)
@@ -178,22 +213,28 @@ def _validated_rows(path, raw_rows, vocabulary=None, *, outcomes: bool = True) -
     for line, raw, checked in raw_rows:
         row = validate_row(raw, path, line, columns_checked=checked, outcomes=outcomes)
         if row.instance_id in seen:
-            raise InputError(f"{path}:{line}: field 'instance_id': duplicate {row.instance_id!r} "
-                             f"(first on line {seen[row.instance_id]}); ids must be unique.")
+            raise InputError(
+                f"{path}:{line}: field 'instance_id': duplicate {row.instance_id!r} "
+                f"(first on line {seen[row.instance_id]}); ids must be unique."
+            )
         seen[row.instance_id] = line
         name = vocabulary_name(row.query_type)
         if vocabulary is None:
             vocabulary, vocab_line = name, line
         elif name != vocabulary:
             origin = f"line {vocab_line}" if vocab_line else "the caller"
-            raise InputError(f"{path}:{line}: field 'query_type': {row.query_type!r} is a {name} type but "
-                             f"{origin} set vocabulary {vocabulary!r}; one file holds one vocabulary "
-                             f"({list(VOCABULARIES[vocabulary])}).")
+            raise InputError(
+                f"{path}:{line}: field 'query_type': {row.query_type!r} is a {name} type but "
+                f"{origin} set vocabulary {vocabulary!r}; one file holds one vocabulary "
+                f"({list(VOCABULARIES[vocabulary])})."
+            )
         rows.append(row)
     return rows
 
 
-def assemble(rows: list[Row], path, *, packing: str = "prefix", embed: Embedder | None = None) -> PairedData:
+def assemble(
+    rows: list[Row], path, *, packing: str = "prefix", embed: Embedder | None = None
+) -> PairedData:
     """Stack validated rows into ``PairedData``; raw-field rows get their features computed."""
     n = len(rows)
     vocab_name = vocabulary_name(rows[0].query_type)
@@ -212,19 +253,25 @@ def assemble(rows: list[Row], path, *, packing: str = "prefix", embed: Embedder 
                 continue
             embed = embed or _default_embedder()
             if embed is None:
-                raise InputError(f"{path}:{r.line}: field 'texts' needs an embedder (oas.real.embed_texts or "
-                                 f"read_paired(embed=...)); give 'embeddings' instead.")
+                raise InputError(
+                    f"{path}:{r.line}: field 'texts' needs an embedder (oas.real.embed_texts or "
+                    f"read_paired(embed=...)); give 'embeddings' instead."
+                )
             e = np.asarray(embed(list(r.texts)), dtype=np.float64)
             if e.ndim != 2 or e.shape[0] != len(r.texts):
-                raise InputError(f"{path}:{r.line}: the embedder returned shape {e.shape}; expected "
-                                 f"({len(r.texts)}, D).")
+                raise InputError(
+                    f"{path}:{r.line}: the embedder returned shape {e.shape}; expected "
+                    f"({len(r.texts)}, D)."
+                )
             embs.append(e)
         dims = {e.shape[1] for e in embs}
         if len(dims) != 1:
             first = next(rows[i] for i, e in zip(raw_idx, embs) if e.shape[1] != embs[0].shape[1])
-            raise InputError(f"{path}:{first.line}: field 'embeddings' has dimension "
-                             f"{[e.shape[1] for e in embs if e.shape[1] != embs[0].shape[1]][0]}; line "
-                             f"{rows[raw_idx[0]].line} has {embs[0].shape[1]}; one file uses one dimension.")
+            raise InputError(
+                f"{path}:{first.line}: field 'embeddings' has dimension "
+                f"{[e.shape[1] for e in embs if e.shape[1] != embs[0].shape[1]][0]}; line "
+                f"{rows[raw_idx[0]].line} has {embs[0].shape[1]}; one file uses one dimension."
+            )
         k_max = max(len(rows[i].lengths) for i in raw_idx)
         m = len(raw_idx)
         lengths = np.zeros((m, k_max))
@@ -235,10 +282,14 @@ def assemble(rows: list[Row], path, *, packing: str = "prefix", embed: Embedder 
             r = rows[i]
             k = len(r.lengths)
             lengths[j, :k], mask[j, :k], emb[j, :k] = r.lengths, True, embs[j]
-            sessions[j, :k] = np.unique(np.asarray(r.session_ids), return_inverse=True)[1].reshape(-1)
+            sessions[j, :k] = np.unique(np.asarray(r.session_ids), return_inverse=True)[1].reshape(
+                -1
+            )
         budget = np.array([rows[i].budget for i in raw_idx])
         slot = np.array([vocab.index(rows[i].query_type) for i in raw_idx])
-        features[raw_idx] = compute_features_batch(budget, lengths, mask, sessions, emb, slot, packing)
+        features[raw_idx] = compute_features_batch(
+            budget, lengths, mask, sessions, emb, slot, packing
+        )
     meta_cols = sorted({c for r in rows for c in r.meta})
     meta = {}
     for c in meta_cols:
@@ -266,9 +317,13 @@ def paired_rows(data: PairedData) -> list[dict]:
     """``PairedData`` as row dicts with the 11 features by name (the canonical column order)."""
     rows = []
     for i in range(data.n):
-        row = {"instance_id": str(data.instance_id[i]), "query_id": str(data.query_id[i]),
-               "group_id": str(data.group_id[i]), "query_type": str(data.query_type[i]),
-               "budget": float(data.budget[i])}
+        row = {
+            "instance_id": str(data.instance_id[i]),
+            "query_id": str(data.query_id[i]),
+            "group_id": str(data.group_id[i]),
+            "query_type": str(data.query_type[i]),
+            "budget": float(data.budget[i]),
+        }
         row.update({c: float(data.outcomes[i, a]) for a, c in enumerate(OUTCOME_COLUMNS)})
         row.update({c: float(data.features[i, j]) for j, c in enumerate(FEATURE_NAMES)})
         row.update({c: _plain(v[i]) for c, v in data.meta.items()})
@@ -282,7 +337,10 @@ def _plain(v):
 
 def _ordered(row: dict) -> dict:
     known = [c for c in KNOWN_COLUMNS if c in row]
-    return {**{c: row[c] for c in known}, **{c: row[c] for c in sorted(row) if c not in KNOWN_COLUMNS}}
+    return {
+        **{c: row[c] for c in known},
+        **{c: row[c] for c in sorted(row) if c not in KNOWN_COLUMNS},
+    }
 
 
 def _jsonable_row(row: dict) -> dict:
@@ -321,10 +379,16 @@ def write_paired(path, data: PairedData | Iterable[dict], *, packing: str = "pre
     References: docs/paired-data.md.
     """
     fmt = format_of(path)
-    rows = paired_rows(data) if isinstance(data, PairedData) else [_jsonable_row(dict(r)) for r in data]
+    rows = (
+        paired_rows(data)
+        if isinstance(data, PairedData)
+        else [_jsonable_row(dict(r)) for r in data]
+    )
     if not rows:
         raise InputError(f"write_paired: no rows to write to {path}.")
-    _validated_rows(f"write_paired({Path(path).name}) row", ((i, r, False) for i, r in enumerate(rows, 1)))
+    _validated_rows(
+        f"write_paired({Path(path).name}) row", ((i, r, False) for i, r in enumerate(rows, 1))
+    )
     rows = [_ordered(r) for r in rows]
     if fmt == "jsonl":
         text = "".join(json.dumps(r, allow_nan=False) + "\n" for r in rows)
@@ -333,8 +397,10 @@ def write_paired(path, data: PairedData | Iterable[dict], *, packing: str = "pre
         columns = list(rows[0])
         for i, r in enumerate(rows, 1):
             if list(r) != columns:
-                raise InputError(f"write_paired: row {i} has columns {sorted(r)}; CSV needs the same columns "
-                                 f"in every row ({sorted(columns)}).")
+                raise InputError(
+                    f"write_paired: row {i} has columns {sorted(r)}; CSV needs the same columns "
+                    f"in every row ({sorted(columns)})."
+                )
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(columns)
@@ -408,8 +474,10 @@ class PairedWriter:
         self.partial = Path(f"{path}.partial")
         self.format = format_of(self.path)
         if self.format == "parquet":
-            raise InputError(f"{path}: PairedWriter appends rows and cannot write Parquet; use .jsonl or .csv "
-                             f"and convert with write_paired.")
+            raise InputError(
+                f"{path}: PairedWriter appends rows and cannot write Parquet; use .jsonl or .csv "
+                f"and convert with write_paired."
+            )
         check_choice("packing", packing, PACKINGS)
         self.packing = packing
         self.ids: dict[str, int] = {}
@@ -434,7 +502,7 @@ class PairedWriter:
         self.partial.parent.mkdir(parents=True, exist_ok=True)
         self._file = open(self.partial, "a", encoding="utf-8", newline="")
 
-    def __enter__(self) -> "PairedWriter":
+    def __enter__(self) -> PairedWriter:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -451,12 +519,16 @@ class PairedWriter:
         line = self._line + 1 if not (self.format == "csv" and self.columns is None) else 2
         r = validate_row(row, self.partial, line)
         if r.instance_id in self.ids:
-            raise InputError(f"{self.partial}:{line}: field 'instance_id': duplicate {r.instance_id!r} "
-                             f"(first on line {self.ids[r.instance_id]}); ids must be unique.")
+            raise InputError(
+                f"{self.partial}:{line}: field 'instance_id': duplicate {r.instance_id!r} "
+                f"(first on line {self.ids[r.instance_id]}); ids must be unique."
+            )
         name = vocabulary_name(r.query_type)
         if self.vocabulary is not None and name != self.vocabulary:
-            raise InputError(f"{self.partial}:{line}: field 'query_type': {r.query_type!r} is a {name} type; "
-                             f"this file holds vocabulary {self.vocabulary!r}.")
+            raise InputError(
+                f"{self.partial}:{line}: field 'query_type': {r.query_type!r} is a {name} type; "
+                f"this file holds vocabulary {self.vocabulary!r}."
+            )
         if self.format == "jsonl":
             self._file.write(json.dumps(row, allow_nan=False) + "\n")
         else:
@@ -465,8 +537,10 @@ class PairedWriter:
                 self.columns = list(row)
                 w.writerow(self.columns)
             elif sorted(row) != sorted(self.columns):
-                raise InputError(f"{self.partial}:{line}: the row has columns {sorted(row)}; this CSV file has "
-                                 f"{sorted(self.columns)}.")
+                raise InputError(
+                    f"{self.partial}:{line}: the row has columns {sorted(row)}; this CSV file has "
+                    f"{sorted(self.columns)}."
+                )
             w.writerow([_csv_cell(row[c]) for c in self.columns])
         self._file.flush()
         self.vocabulary = name
@@ -489,5 +563,17 @@ class PairedWriter:
         return self.path
 
 
-__all__ = ["PairedData", "PairedWriter", "read_paired", "write_paired", "existing_ids", "paired_rows",
-           "FEATURE_NAMES", "REQUIRED_COLUMNS", "OUTCOME_COLUMNS", "RAW_COLUMNS", "ID_COLUMNS", "META_PREFIX"]
+__all__ = [
+    "FEATURE_NAMES",
+    "ID_COLUMNS",
+    "META_PREFIX",
+    "OUTCOME_COLUMNS",
+    "RAW_COLUMNS",
+    "REQUIRED_COLUMNS",
+    "PairedData",
+    "PairedWriter",
+    "existing_ids",
+    "paired_rows",
+    "read_paired",
+    "write_paired",
+]

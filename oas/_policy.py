@@ -155,7 +155,11 @@ def tau_for(thresholds: Thresholds, budget) -> np.ndarray:
     budget = np.asarray(budget, dtype=np.float64)
     idx = np.searchsorted(thresholds.budgets, budget)
     idx_c = np.minimum(idx, max(len(thresholds.budgets) - 1, 0))
-    known = (idx < len(thresholds.budgets)) & (thresholds.budgets[idx_c] == budget) if len(thresholds.budgets) else np.zeros(budget.shape, bool)
+    known = (
+        (idx < len(thresholds.budgets)) & (thresholds.budgets[idx_c] == budget)
+        if len(thresholds.budgets)
+        else np.zeros(budget.shape, bool)
+    )
     return np.where(known, thresholds.tau[idx_c] if len(thresholds.budgets) else np.inf, np.inf)
 
 

@@ -10,12 +10,11 @@ import io
 import json
 from pathlib import Path
 
+from oas._paired import PairedData
+from oas._router import VARIANTS, Router
 from retcon._errors import InputError
 from retcon._io import atomic_write
 from retcon._vocab import ACTIONS
-
-from oas._paired import PairedData
-from oas._router import VARIANTS, Router
 
 
 def predict_rows(router: Router, data: PairedData) -> list[dict]:
@@ -24,8 +23,12 @@ def predict_rows(router: Router, data: PairedData) -> list[dict]:
     chosen = {v: router.choose(data.features, data.budget, v) for v in VARIANTS}
     rows = []
     for i in range(data.n):
-        row = {"instance_id": str(data.instance_id[i]), "query_id": str(data.query_id[i]),
-               "group_id": str(data.group_id[i]), "budget": float(data.budget[i])}
+        row = {
+            "instance_id": str(data.instance_id[i]),
+            "query_id": str(data.query_id[i]),
+            "group_id": str(data.group_id[i]),
+            "budget": float(data.budget[i]),
+        }
         row.update({f"mu_{a}": float(mu[i, j]) for j, a in enumerate(ACTIONS)})
         row.update({f"action_{v}": ACTIONS[int(chosen[v][i])] for v in VARIANTS})
         rows.append(row)
@@ -39,7 +42,9 @@ def write_predictions(path, rows: list[dict]) -> Path:
         text = "".join(json.dumps(r) + "\n" for r in rows)
     elif suffix == ".csv":
         buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else ["instance_id"], lineterminator="\n")
+        w = csv.DictWriter(
+            buf, fieldnames=list(rows[0]) if rows else ["instance_id"], lineterminator="\n"
+        )
         w.writeheader()
         w.writerows(rows)
         text = buf.getvalue()

@@ -22,9 +22,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from retcon._errors import InputError
-
 from oas._checks import check_positive_int
+from retcon._errors import InputError
 
 DEFAULT_PENALTIES = tuple(float(x) for x in 10.0 ** np.arange(-3.0, 5.01, 0.5))
 
@@ -72,7 +71,9 @@ def grouped_folds(key: jax.Array, groups, n_folds: int) -> np.ndarray:
     n_folds = check_positive_int("n_folds", n_folds, 2)
     labels, ids = np.unique(np.asarray(groups).astype(str), return_inverse=True)
     if len(labels) < n_folds:
-        raise InputError(f"n_folds must be at most the number of groups ({len(labels)}); got {n_folds}.")
+        raise InputError(
+            f"n_folds must be at most the number of groups ({len(labels)}); got {n_folds}."
+        )
     order = np.asarray(jax.random.permutation(key, len(labels)))
     fold_of_group = np.empty(len(labels), np.int64)
     fold_of_group[order] = np.arange(len(labels)) % n_folds
@@ -102,6 +103,7 @@ def _solve_all(x, y, valid, train_w, penalties):
 
     Returns ``(mean (F,A,P,p), scale, theta (F,A,P,p), intercept (F,A,P), sse (F,A,P))``.
     """
+
     def per(w, yv, lam):
         mean, scale, theta, b = _solve_one(x, yv, w, lam)
         pred = b + ((x - mean) / scale) @ theta
@@ -114,8 +116,9 @@ def _solve_all(x, y, valid, train_w, penalties):
     return over_f(train_w, y, penalties)
 
 
-def fit_ridge(key: jax.Array, features, outcomes, groups, *, penalties=DEFAULT_PENALTIES,
-              n_folds: int = 5) -> RidgeFit:
+def fit_ridge(
+    key: jax.Array, features, outcomes, groups, *, penalties=DEFAULT_PENALTIES, n_folds: int = 5
+) -> RidgeFit:
     """Fit one ridge model per action; choose each action's penalty by grouped K-fold CV.
 
     Args:
@@ -135,14 +138,18 @@ def fit_ridge(key: jax.Array, features, outcomes, groups, *, penalties=DEFAULT_P
     y = np.asarray(outcomes, dtype=np.float64)
     lam = np.asarray(penalties, dtype=np.float64).reshape(-1)
     if x.ndim != 2 or y.ndim != 2 or x.shape[0] != y.shape[0] or len(groups) != x.shape[0]:
-        raise InputError(f"fit_ridge: features (n, p), outcomes (n, A) and groups (n,) must share n; got "
-                         f"{x.shape}, {y.shape}, ({len(groups)},).")
+        raise InputError(
+            f"fit_ridge: features (n, p), outcomes (n, A) and groups (n,) must share n; got "
+            f"{x.shape}, {y.shape}, ({len(groups)},)."
+        )
     if lam.size == 0 or np.any(~(lam > 0)) or np.any(~np.isfinite(lam)):
         raise InputError(f"fit_ridge: penalties must be finite and > 0; got {lam.tolist()}.")
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
         raise InputError("fit_ridge: features and outcomes must be finite.")
     fold = grouped_folds(key, groups, n_folds)
-    train_w = np.concatenate([(fold[None, :] != np.arange(n_folds)[:, None]), np.ones((1, len(fold)), bool)])
+    train_w = np.concatenate(
+        [(fold[None, :] != np.arange(n_folds)[:, None]), np.ones((1, len(fold)), bool)]
+    )
     # pad rows to a power of two (>= 256) so repeated fits of similar size reuse one compilation
     n = x.shape[0]
     n_pad = max(256, 1 << (n - 1).bit_length())
@@ -150,17 +157,31 @@ def fit_ridge(key: jax.Array, features, outcomes, groups, *, penalties=DEFAULT_P
     valid = np.r_[np.ones(n), np.zeros(n_pad - n)]
     train_w = np.pad(train_w.astype(np.float64), ((0, 0), (0, n_pad - n)))
     # float64 inputs become float32 unless the caller enabled x64 (jax.enable_x64(True))
-    mean, scale, theta, b, sse = (np.asarray(v, dtype=np.float64) for v in _solve_all(
-        jnp.asarray(np.pad(x, pad)), jnp.asarray(np.pad(y, pad)), jnp.asarray(valid), jnp.asarray(train_w),
-        jnp.asarray(lam)))
+    mean, scale, theta, b, sse = (
+        np.asarray(v, dtype=np.float64)
+        for v in _solve_all(
+            jnp.asarray(np.pad(x, pad)),
+            jnp.asarray(np.pad(y, pad)),
+            jnp.asarray(valid),
+            jnp.asarray(train_w),
+            jnp.asarray(lam),
+        )
+    )
     cv_error = sse[:n_folds].sum(axis=0) / x.shape[0]  # (A, P)
     # argmin with ties to the larger penalty: search the reversed grid
     order = np.argsort(lam, kind="stable")[::-1]
     best = order[np.argmin(cv_error[:, order], axis=1)]
     a_idx = np.arange(y.shape[1])
-    return RidgeFit(mean=mean[-1, 0, 0], scale=scale[-1, 0, 0], coef=theta[-1, a_idx, best],
-                    intercept=b[-1, a_idx, best], penalty=lam[best], penalties=lam,
-                    cv_error=cv_error, fold=fold)
+    return RidgeFit(
+        mean=mean[-1, 0, 0],
+        scale=scale[-1, 0, 0],
+        coef=theta[-1, a_idx, best],
+        intercept=b[-1, a_idx, best],
+        penalty=lam[best],
+        penalties=lam,
+        cv_error=cv_error,
+        fold=fold,
+    )
 
 
 def predict_ridge(fit: RidgeFit, features) -> np.ndarray:

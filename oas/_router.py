@@ -29,12 +29,11 @@ from pathlib import Path
 
 import numpy as np
 
+from oas._features import FEATURE_NAMES, PACKINGS
+from oas._policy import Thresholds, argmax_policy, calibrated_policy
 from retcon._errors import InputError
 from retcon._io import write_json_atomic
 from retcon._vocab import ACTIONS, VOCABULARIES
-
-from oas._features import FEATURE_NAMES, PACKINGS
-from oas._policy import Thresholds, argmax_policy, calibrated_policy
 
 FORMAT = "retcon-oas-router"
 FORMAT_VERSION = 1
@@ -68,8 +67,13 @@ class Router:
 
     def __post_init__(self):
         p = len(FEATURE_NAMES)
-        shapes = {"mean": (p,), "scale": (p,), "coef": (len(ACTIONS), p), "intercept": (len(ACTIONS),),
-                  "penalty": (len(ACTIONS),)}
+        shapes = {
+            "mean": (p,),
+            "scale": (p,),
+            "coef": (len(ACTIONS), p),
+            "intercept": (len(ACTIONS),),
+            "penalty": (len(ACTIONS),),
+        }
         for name, shape in shapes.items():
             value = np.asarray(getattr(self, name), dtype=np.float64)
             if value.shape != shape:
@@ -82,9 +86,13 @@ class Router:
         if not 0 < self.alpha < 1:
             raise InputError(f"Router.alpha must be in (0, 1); got {self.alpha}.")
         if self.vocabulary not in VOCABULARIES:
-            raise InputError(f"Router.vocabulary must be one of {list(VOCABULARIES)}; got {self.vocabulary!r}.")
+            raise InputError(
+                f"Router.vocabulary must be one of {list(VOCABULARIES)}; got {self.vocabulary!r}."
+            )
         if self.packing not in PACKINGS:
-            raise InputError(f"Router.packing must be one of {list(PACKINGS)}; got {self.packing!r}.")
+            raise InputError(
+                f"Router.packing must be one of {list(PACKINGS)}; got {self.packing!r}."
+            )
 
     def utility(self, features) -> np.ndarray:
         """mu_a(z): shape ``(n, 4)`` from features ``(n, 11)`` (or ``(11,)`` -> ``(4,)``)."""
@@ -108,7 +116,9 @@ class Router:
         References: MODEL §8 (policy, calibrated variant).
         """
         if variant not in VARIANTS:
-            raise InputError(f"Router.choose: variant must be one of {list(VARIANTS)}; got {variant!r}.")
+            raise InputError(
+                f"Router.choose: variant must be one of {list(VARIANTS)}; got {variant!r}."
+            )
         mu = self.utility(np.asarray(features, dtype=np.float64).reshape(-1, len(FEATURE_NAMES)))
         if variant == "argmax":
             return argmax_policy(mu)
@@ -117,9 +127,11 @@ class Router:
 
     def to_json(self) -> dict:
         def th(t: Thresholds) -> dict:
-            return {"budgets": [float(b) for b in t.budgets],
-                    "tau": [None if not math.isfinite(x) else float(x) for x in t.tau],
-                    "n": [int(c) for c in t.n]}
+            return {
+                "budgets": [float(b) for b in t.budgets],
+                "tau": [None if not math.isfinite(x) else float(x) for x in t.tau],
+                "n": [int(c) for c in t.n],
+            }
 
         return {
             "format": FORMAT,
@@ -147,14 +159,22 @@ def save_router(path, router: Router) -> Path:
 def router_from_json(obj: dict, source: str = "router") -> Router:
     """Build a ``Router`` from its JSON object; raise ``InputError`` naming the bad field."""
     if not isinstance(obj, dict) or obj.get("format") != FORMAT:
-        raise InputError(f"{source}: field 'format' must be {FORMAT!r}; got "
-                         f"{obj.get('format') if isinstance(obj, dict) else type(obj).__name__!r}.")
+        raise InputError(
+            f"{source}: field 'format' must be {FORMAT!r}; got "
+            f"{obj.get('format') if isinstance(obj, dict) else type(obj).__name__!r}."
+        )
     if obj.get("format_version") != FORMAT_VERSION:
-        raise InputError(f"{source}: field 'format_version' must be {FORMAT_VERSION}; got {obj.get('format_version')!r}.")
+        raise InputError(
+            f"{source}: field 'format_version' must be {FORMAT_VERSION}; got {obj.get('format_version')!r}."
+        )
     if obj.get("feature_names") != list(FEATURE_NAMES):
-        raise InputError(f"{source}: field 'feature_names' must be {list(FEATURE_NAMES)}; got {obj.get('feature_names')!r}.")
+        raise InputError(
+            f"{source}: field 'feature_names' must be {list(FEATURE_NAMES)}; got {obj.get('feature_names')!r}."
+        )
     if obj.get("actions") != list(ACTIONS):
-        raise InputError(f"{source}: field 'actions' must be {list(ACTIONS)}; got {obj.get('actions')!r}.")
+        raise InputError(
+            f"{source}: field 'actions' must be {list(ACTIONS)}; got {obj.get('actions')!r}."
+        )
 
     def get(*keys):
         cur = obj
@@ -174,17 +194,27 @@ def router_from_json(obj: dict, source: str = "router") -> Router:
         budgets = arr("thresholds", name, "budgets")
         tau_raw = get("thresholds", name, "tau")
         if not isinstance(tau_raw, list) or len(tau_raw) != len(budgets):
-            raise InputError(f"{source}: field 'thresholds.{name}.tau' must be a list as long as its budgets.")
+            raise InputError(
+                f"{source}: field 'thresholds.{name}.tau' must be a list as long as its budgets."
+            )
         tau = np.array([np.inf if t is None else float(t) for t in tau_raw])
         n = np.asarray(obj["thresholds"][name].get("n", [0] * len(budgets)), dtype=np.int64)
         order = np.argsort(budgets)
         return Thresholds(budgets[order], tau[order], n[order])
 
-    return Router(mean=arr("standardization", "mean"), scale=arr("standardization", "scale"),
-                  coef=arr("coefficients"), intercept=arr("intercepts"), penalty=arr("penalties"),
-                  calibrated=th("calibrated"), crc=th("crc"), alpha=float(get("alpha")),
-                  vocabulary=get("vocabulary"), packing=get("packing"),
-                  provenance=obj.get("provenance", {}))
+    return Router(
+        mean=arr("standardization", "mean"),
+        scale=arr("standardization", "scale"),
+        coef=arr("coefficients"),
+        intercept=arr("intercepts"),
+        penalty=arr("penalties"),
+        calibrated=th("calibrated"),
+        crc=th("crc"),
+        alpha=float(get("alpha")),
+        vocabulary=get("vocabulary"),
+        packing=get("packing"),
+        provenance=obj.get("provenance", {}),
+    )
 
 
 def load_router(path) -> Router:

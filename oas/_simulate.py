@@ -17,18 +17,23 @@ from functools import partial
 import jax
 import numpy as np
 
-from retcon._errors import InputError
-from retcon._vocab import VOCABULARIES
-
 from oas._features import PACKINGS, compute_features_batch
 from oas._paired import PairedData
+from retcon._errors import InputError
+from retcon._vocab import VOCABULARIES
 
 COUPLINGS = ("shared", "independent")
 
 
-def paired_from_instances(key: jax.Array, instances, *, vocabulary: str = "locomo",
-                          packing: str = "prefix", coupling: str = "shared",
-                          prefix: str = "sim") -> PairedData:
+def paired_from_instances(
+    key: jax.Array,
+    instances,
+    *,
+    vocabulary: str = "locomo",
+    packing: str = "prefix",
+    coupling: str = "shared",
+    prefix: str = "sim",
+) -> PairedData:
     """Turn simulated instances into ``PairedData`` with Bernoulli outcomes drawn with ``key``.
 
     Args:
@@ -55,30 +60,55 @@ def paired_from_instances(key: jax.Array, instances, *, vocabulary: str = "locom
         raise InputError(f"packing must be one of {list(PACKINGS)}; got {packing!r}.")
     p = np.asarray(instances.success_prob, dtype=np.float64)
     n = p.shape[0]
-    u = np.asarray(jax.random.uniform(key, (n, 1) if coupling == "shared" else (n, 4)), dtype=np.float64)
+    u = np.asarray(
+        jax.random.uniform(key, (n, 1) if coupling == "shared" else (n, 4)), dtype=np.float64
+    )
     outcomes = (u < p).astype(np.float64)
     slot = np.asarray(instances.query_type).astype(np.int64)
-    features = compute_features_batch(instances.budget, instances.record_lengths, instances.record_mask,
-                                      instances.session_ids, instances.embeddings, slot, packing)
+    features = compute_features_batch(
+        instances.budget,
+        instances.record_lengths,
+        instances.record_mask,
+        instances.session_ids,
+        instances.embeddings,
+        slot,
+        packing,
+    )
     vocab = VOCABULARIES[vocabulary]
     query = getattr(instances, "query_id", None)
-    query_id = np.asarray([f"{prefix}-q{int(v)}" for v in np.asarray(query)] if query is not None
-                          else [f"{prefix}-q{i}" for i in range(n)], dtype=object)
+    query_id = np.asarray(
+        [f"{prefix}-q{int(v)}" for v in np.asarray(query)]
+        if query is not None
+        else [f"{prefix}-q{i}" for i in range(n)],
+        dtype=object,
+    )
     return PairedData(
         instance_id=np.asarray([f"{prefix}-{i}" for i in range(n)], dtype=object),
         query_id=query_id,
-        group_id=np.asarray([f"{prefix}-g{int(g)}" for g in np.asarray(instances.group)], dtype=object),
+        group_id=np.asarray(
+            [f"{prefix}-g{int(g)}" for g in np.asarray(instances.group)], dtype=object
+        ),
         query_type=np.asarray([vocab[s] for s in slot], dtype=object),
         budget=np.asarray(instances.budget, dtype=np.float64),
         outcomes=outcomes,
         features=features,
         vocabulary=vocabulary,
-        meta={f"meta_p_{a}": p[:, j].astype(object) for j, a in enumerate(("ret", "merge", "abstract", "rewrite"))},
+        meta={
+            f"meta_p_{a}": p[:, j].astype(object)
+            for j, a in enumerate(("ret", "merge", "abstract", "rewrite"))
+        },
     )
 
 
-def simulate_paired(key: jax.Array, scenario, n_instances: int, budgets=None, *,
-                    packing: str | None = None, coupling: str = "shared") -> PairedData:
+def simulate_paired(
+    key: jax.Array,
+    scenario,
+    n_instances: int,
+    budgets=None,
+    *,
+    packing: str | None = None,
+    coupling: str = "shared",
+) -> PairedData:
     """Paired data from a ``sim`` scenario (a preset name or a scenario config).
 
     Args:
@@ -103,33 +133,49 @@ def simulate_paired(key: jax.Array, scenario, n_instances: int, budgets=None, *,
     if vocabulary not in VOCABULARIES:
         vocabulary = "locomo"
     packing = packing or getattr(config, "packing", "prefix")
-    return paired_from_instances(k_out, instances, vocabulary=vocabulary, packing=packing, coupling=coupling)
+    return paired_from_instances(
+        k_out, instances, vocabulary=vocabulary, packing=packing, coupling=coupling
+    )
 
 
 # per action: compress_ratio rho_o and fidelity phi_o by query-type slot (ret: 1, 1)
 _TOY_RHO = np.array([1.0, 0.45, 0.2, 0.7])
-_TOY_PHI = np.array([[1.0, 1.0, 1.0, 1.0],      # ret
-                     [0.9, 0.92, 0.85, 0.9],    # merge keeps detail
-                     [0.6, 0.9, 0.7, 0.8],      # abstract: loses single-hop detail
-                     [0.95, 0.9, 0.9, 0.95]])   # rewrite (local)
+_TOY_PHI = np.array(
+    [
+        [1.0, 1.0, 1.0, 1.0],  # ret
+        [0.9, 0.92, 0.85, 0.9],  # merge keeps detail
+        [0.6, 0.9, 0.7, 0.8],  # abstract: loses single-hop detail
+        [0.95, 0.9, 0.9, 0.95],
+    ]
+)  # rewrite (local)
 
 
 @partial(jax.jit, static_argnums=(1, 2, 3, 4))
 def _toy_draws(key, n_groups, queries_per_group, max_records, dim):
     k_len, k_count, k_sess, k_type, k_topic, k_noise, k_spread = jax.random.split(key, 7)
     nq = n_groups * queries_per_group
-    return (jax.random.randint(k_count, (nq,), 1, max_records + 1),
-            jax.random.normal(k_len, (nq, max_records)),
-            jax.random.randint(k_sess, (nq, max_records), 0, 3),
-            jax.random.randint(k_type, (nq,), 0, 4),
-            jax.random.normal(k_topic, (n_groups, dim)),
-            0.3 + 1.2 * jax.random.uniform(k_spread, (nq, 1, 1)),
-            jax.random.normal(k_noise, (nq, max_records, dim)))
+    return (
+        jax.random.randint(k_count, (nq,), 1, max_records + 1),
+        jax.random.normal(k_len, (nq, max_records)),
+        jax.random.randint(k_sess, (nq, max_records), 0, 3),
+        jax.random.randint(k_type, (nq,), 0, 4),
+        jax.random.normal(k_topic, (n_groups, dim)),
+        0.3 + 1.2 * jax.random.uniform(k_spread, (nq, 1, 1)),
+        jax.random.normal(k_noise, (nq, max_records, dim)),
+    )
 
 
-def toy_instances(key: jax.Array, n_groups: int, queries_per_group: int, budgets, *,
-                  acc_raw: float = 0.85, acc_guess: float = 0.1, max_records: int = 6,
-                  dim: int = 8):
+def toy_instances(
+    key: jax.Array,
+    n_groups: int,
+    queries_per_group: int,
+    budgets,
+    *,
+    acc_raw: float = 0.85,
+    acc_guess: float = 0.1,
+    max_records: int = 6,
+    dim: int = 8,
+):
     """A small stand-in for ``sim.simulate_instances``: the single-cluster model of MODEL §6.
 
     Each query has a cluster of 1..``max_records`` records (lognormal token lengths, 1-3
@@ -152,8 +198,9 @@ def toy_instances(key: jax.Array, n_groups: int, queries_per_group: int, budgets
     """
     budgets = np.asarray(budgets, dtype=np.float64)
     nq = n_groups * queries_per_group
-    count, raw_len, sessions, qtype, topic, spread, noise = (np.asarray(v) for v in _toy_draws(
-        key, n_groups, queries_per_group, max_records, dim))
+    count, raw_len, sessions, qtype, topic, spread, noise = (
+        np.asarray(v) for v in _toy_draws(key, n_groups, queries_per_group, max_records, dim)
+    )
     mask = np.arange(max_records)[None, :] < count[:, None]
     lengths = np.where(mask, np.round(np.exp(3.6 + 0.7 * raw_len)) + 1, 0)
     group = np.repeat(np.arange(n_groups), queries_per_group)
@@ -162,12 +209,23 @@ def toy_instances(key: jax.Array, n_groups: int, queries_per_group: int, budgets
     m = len(budgets)
     rep = lambda a: np.repeat(a, m, axis=0)  # noqa: E731 - one instance per (query, budget)
     b = np.tile(budgets, nq)
-    fit = np.where(np.cumsum(rep(lengths), axis=1) <= b[:, None], rep(lengths), 0).sum(axis=1) / rep(total)
+    fit = np.where(np.cumsum(rep(lengths), axis=1) <= b[:, None], rep(lengths), 0).sum(
+        axis=1
+    ) / rep(total)
     phi = _TOY_PHI[:, rep(qtype)].T  # (n, 4)
     fits_op = (_TOY_RHO[None, :] * rep(total)[:, None]) <= b[:, None]
     support = np.where(np.arange(4)[None, :] == 0, fit[:, None], phi * fits_op)
     p = np.clip(acc_guess + (acc_raw - acc_guess) * support, 0.0, 1.0)
     from sim._instances import Instances
 
-    return Instances(b, rep(qtype), rep(group), np.repeat(np.arange(nq), m), rep(lengths), rep(mask),
-                        rep(sessions), rep(emb), p)
+    return Instances(
+        b,
+        rep(qtype),
+        rep(group),
+        np.repeat(np.arange(nq), m),
+        rep(lengths),
+        rep(mask),
+        rep(sessions),
+        rep(emb),
+        p,
+    )

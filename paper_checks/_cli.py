@@ -9,16 +9,31 @@ def register(subparsers) -> None:
     from retcon.cli import add_common
 
     p = subparsers.add_parser(
-        "paper-checks", help="check the paper's claims one by one; write REPORT.md, report.json, figures",
+        "paper-checks",
+        help="check the paper's claims one by one; write REPORT.md, report.json, figures",
         description="Check the paper's nine claims on theory, simulation and LoCoMo, each with its 95% CI "
-                    "and a computed verdict (PASS / PARTIAL / FAIL; SKIPPED when its data or a dependency "
-                    "is absent). Fast by default (minutes); --full for paper scale.")
-    p.add_argument("--full", action="store_true", help="paper scale (large simulations, all of LoCoMo)")
-    p.add_argument("--data", metavar="PATH", default=None,
-                   help="LoCoMo locomo10.json (default: $RETCON_DATA_DIR/locomo10.json or the data cache)")
-    p.add_argument("--claims", metavar="IDS", default=None, help="comma-separated claim ids (default: all)")
-    p.add_argument("--limit", metavar="N", type=int, default=None,
-                   help="LoCoMo questions to use, spread over the conversations (default: 500; all with --full)")
+        "and a computed verdict (PASS / PARTIAL / FAIL; SKIPPED when its data or a dependency "
+        "is absent). Fast by default (minutes); --full for paper scale.",
+    )
+    p.add_argument(
+        "--full", action="store_true", help="paper scale (large simulations, all of LoCoMo)"
+    )
+    p.add_argument(
+        "--data",
+        metavar="PATH",
+        default=None,
+        help="LoCoMo locomo10.json (default: $RETCON_DATA_DIR/locomo10.json or the data cache)",
+    )
+    p.add_argument(
+        "--claims", metavar="IDS", default=None, help="comma-separated claim ids (default: all)"
+    )
+    p.add_argument(
+        "--limit",
+        metavar="N",
+        type=int,
+        default=None,
+        help="LoCoMo questions to use, spread over the conversations (default: 500; all with --full)",
+    )
     p.add_argument("--no-figures", action="store_true", help="skip the figures")
     add_common(p)
     p.set_defaults(func=run)
@@ -47,20 +62,30 @@ def run(args: argparse.Namespace) -> int:
         from paper_checks._sources import locomo_path
 
         locomo_path(config.data)
-    claims = None if args.claims is None else [c.strip() for c in args.claims.split(",") if c.strip()]
-    results, ws = run_checks(config, seed=args.seed, claims=claims,
-                             progress=lambda msg: print(f"paper-checks: {msg}", file=sys.stderr, flush=True))
+    claims = (
+        None if args.claims is None else [c.strip() for c in args.claims.split(",") if c.strip()]
+    )
+    results, ws = run_checks(
+        config,
+        seed=args.seed,
+        claims=claims,
+        progress=lambda msg: print(f"paper-checks: {msg}", file=sys.stderr, flush=True),
+    )
     report = None
     if args.out:
         report = write_run(args.out, results, ws, figures=not args.no_figures)
     if args.json:
-        obj = report or {"claims": [plain(r._asdict()) for r in results],
-                         "verdicts": {r.claim_id: r.verdict for r in results}}
+        obj = report or {
+            "claims": [plain(r._asdict()) for r in results],
+            "verdicts": {r.claim_id: r.verdict for r in results},
+        }
         print(json.dumps(obj))
     else:
         width = max(len(r.verdict) for r in results)
         for r in results:
-            print(f"claim {r.claim_id}: {r.verdict:<{width}}  {format_measured(r):<28} {r.details.get('headline', '')}")
+            print(
+                f"claim {r.claim_id}: {r.verdict:<{width}}  {format_measured(r):<28} {r.details.get('headline', '')}"
+            )
         if args.out:
             print(f"wrote {args.out}/REPORT.md and report.json")
     return 0

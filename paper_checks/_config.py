@@ -28,8 +28,12 @@ class TheoryModel:
     params: dict = field(default_factory=lambda: {"mean": 600.0})
     acc_raw: float = 0.8
     acc_guess: float = 0.1
-    compress_ratio: dict = field(default_factory=lambda: {"merge": 0.35, "abstract": 0.15, "rewrite": 0.6})
-    fidelity: dict = field(default_factory=lambda: {"merge": 0.9, "abstract": 0.75, "rewrite": 0.95})
+    compress_ratio: dict = field(
+        default_factory=lambda: {"merge": 0.35, "abstract": 0.15, "rewrite": 0.6}
+    )
+    fidelity: dict = field(
+        default_factory=lambda: {"merge": 0.9, "abstract": 0.75, "rewrite": 0.95}
+    )
 
     def __post_init__(self):
         check_range("TheoryModel.acc_guess", self.acc_guess, 0, 1, low_open=False)
@@ -39,8 +43,10 @@ class TheoryModel:
         for op, phi in self.fidelity.items():
             check_range(f"TheoryModel.fidelity[{op}]", phi, 0, None, low_open=False)
         if set(self.compress_ratio) != set(self.fidelity):
-            raise InputError(f"TheoryModel: compress_ratio and fidelity must name the same operators; got "
-                             f"{sorted(self.compress_ratio)} and {sorted(self.fidelity)}.")
+            raise InputError(
+                f"TheoryModel: compress_ratio and fidelity must name the same operators; got "
+                f"{sorted(self.compress_ratio)} and {sorted(self.fidelity)}."
+            )
 
 
 @dataclass(frozen=True)
@@ -84,7 +90,9 @@ class CheckConfig:
 
     def __post_init__(self):
         if not isinstance(self.sim_paired_budgets, int) or self.sim_paired_budgets < 2:
-            raise InputError(f"CheckConfig.sim_paired_budgets must be an integer >= 2; got {self.sim_paired_budgets!r}.")
+            raise InputError(
+                f"CheckConfig.sim_paired_budgets must be an integer >= 2; got {self.sim_paired_budgets!r}."
+            )
         for name in ("sim_queries", "sim_instances", "n_resamples"):
             v = getattr(self, name)
             if not isinstance(v, int) or v < 10:
@@ -92,28 +100,40 @@ class CheckConfig:
         for name in ("locomo_limit", "llm_limit"):
             v = getattr(self, name)
             if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
-                raise InputError(f"CheckConfig.{name} must be a positive integer or None; got {v!r}.")
+                raise InputError(
+                    f"CheckConfig.{name} must be a positive integer or None; got {v!r}."
+                )
         if len(self.scenarios) < 2:
-            raise InputError(f"CheckConfig.scenarios needs two presets (short, long evidence); got {self.scenarios!r}.")
+            raise InputError(
+                f"CheckConfig.scenarios needs two presets (short, long evidence); got {self.scenarios!r}."
+            )
         if not self.budgets or any(not b > 0 for b in self.budgets):
             raise InputError(f"CheckConfig.budgets must be positive tokens; got {self.budgets!r}.")
         if not self.readers:
             raise InputError("CheckConfig.readers must name at least one reader; got none.")
-        check_range("CheckConfig.relative_tolerance", self.relative_tolerance, 1, None, low_open=False)
+        check_range(
+            "CheckConfig.relative_tolerance", self.relative_tolerance, 1, None, low_open=False
+        )
         check_range("CheckConfig.max_accuracy_cost", self.max_accuracy_cost, 0, 1, low_open=False)
         check_range("CheckConfig.alpha", self.alpha, 0, 1)
 
     @classmethod
-    def fast(cls, **overrides) -> "CheckConfig":
+    def fast(cls, **overrides) -> CheckConfig:
         """The default: minutes on two cores."""
         return cls(**overrides)
 
     @classmethod
-    def full_scale(cls, **overrides) -> "CheckConfig":
+    def full_scale(cls, **overrides) -> CheckConfig:
         """Paper scale: large simulations, all of LoCoMo, 2000 resamples."""
-        base = dict(full=True, sim_queries=200_000, sim_instances=20_000, locomo_limit=None, llm_limit=200,
-                    n_resamples=2000)
+        base = dict(
+            full=True,
+            sim_queries=200_000,
+            sim_instances=20_000,
+            locomo_limit=None,
+            llm_limit=200,
+            n_resamples=2000,
+        )
         return cls(**{**base, **overrides})
 
-    def replace(self, **changes) -> "CheckConfig":
+    def replace(self, **changes) -> CheckConfig:
         return dataclasses.replace(self, **changes)

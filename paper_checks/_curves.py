@@ -39,7 +39,7 @@ class PairedTable(NamedTuple):
     raw_grounded: np.ndarray
     query_id: np.ndarray
 
-    def select(self, rows) -> "PairedTable":
+    def select(self, rows) -> PairedTable:
         return PairedTable(*(np.asarray(f)[rows] for f in self))
 
     @property
@@ -47,8 +47,9 @@ class PairedTable(NamedTuple):
         return np.unique(self.budget)
 
 
-def make_table(*, group, budget, y, query_type=None, evidence_length=None, raw_grounded=None,
-               query_id=None) -> PairedTable:
+def make_table(
+    *, group, budget, y, query_type=None, evidence_length=None, raw_grounded=None, query_id=None
+) -> PairedTable:
     """Build a ``PairedTable``, checking shapes and ranges (raises ``InputError``)."""
     y = np.asarray(y, float)
     n = y.shape[0]
@@ -66,10 +67,15 @@ def make_table(*, group, budget, y, query_type=None, evidence_length=None, raw_g
     budget = col(budget, np.nan, float)
     if np.any(~(budget > 0)):
         raise InputError("paired table: budgets must be positive.")
-    return PairedTable(col(group, 0), col(query_type, "", object).astype(str), budget, y,
-                       col(evidence_length, np.nan, float), col(raw_grounded, np.nan, float),
-                       col(query_id, "", object).astype(str) if query_id is not None
-                       else np.arange(n).astype(str))
+    return PairedTable(
+        col(group, 0),
+        col(query_type, "", object).astype(str),
+        budget,
+        y,
+        col(evidence_length, np.nan, float),
+        col(raw_grounded, np.nan, float),
+        col(query_id, "", object).astype(str) if query_id is not None else np.arange(n).astype(str),
+    )
 
 
 def crossover_from_curve(budgets, delta) -> tuple[float, str]:
@@ -127,8 +133,9 @@ def band_crossover(budgets, delta, lower, upper) -> Estimate:
     return Estimate(point, min(lo, point), max(hi, point))
 
 
-def curves_from_table(key, table: PairedTable, *, name: str, data: str, kind: str = "real",
-                      n_resamples: int = 1000) -> SourceCurves:
+def curves_from_table(
+    key, table: PairedTable, *, name: str, data: str, kind: str = "real", n_resamples: int = 1000
+) -> SourceCurves:
     """``dU``, coverage and replacement per operator and budget with grouped bootstrap CIs.
 
     Args:
@@ -144,9 +151,9 @@ def curves_from_table(key, table: PairedTable, *, name: str, data: str, kind: st
     """
     budgets = table.budgets
     nb, no = len(budgets), len(OPERATORS)
-    diff = table.y[:, 1:] - table.y[:, :1]                       # (n, 3): y_o - y_ret
+    diff = table.y[:, 1:] - table.y[:, :1]  # (n, 3): y_o - y_ret
     at = (table.budget[:, None] == budgets[None, :]).astype(float)  # (n, nb)
-    values = np.repeat(diff, nb, axis=1)                           # (n, 3*nb), op-major
+    values = np.repeat(diff, nb, axis=1)  # (n, 3*nb), op-major
     mask = np.tile(at, (1, no))
     ci = grouped_bootstrap_mean(key, values, table.group, mask, n_resamples=n_resamples)
     _, lo, hi = (np.asarray(x, float).reshape(no, nb) for x in ci)
@@ -165,15 +172,24 @@ def curves_from_table(key, table: PairedTable, *, name: str, data: str, kind: st
     ops = {}
     for k, op in enumerate(OPERATORS):
         _, status = crossover_from_curve(budgets, point[k])
-        ops[op] = OperatorCurve(budgets, point[k], lo[k], hi[k], cov[k], rep[k],
-                                band_crossover(budgets, point[k], lo[k], hi[k]), status)
+        ops[op] = OperatorCurve(
+            budgets,
+            point[k],
+            lo[k],
+            hi[k],
+            cov[k],
+            rep[k],
+            band_crossover(budgets, point[k], lo[k], hi[k]),
+            status,
+        )
     per_q = np.isfinite(table.evidence_length)
     length = float(np.mean(table.evidence_length[per_q])) if per_q.any() else float("nan")
     return SourceCurves(name, data, ops, length, kind)
 
 
-def mean_difference(key, table: PairedTable, plus: int, minus: int, rows=None, *,
-                    n_resamples: int = 1000) -> Estimate:
+def mean_difference(
+    key, table: PairedTable, plus: int, minus: int, rows=None, *, n_resamples: int = 1000
+) -> Estimate:
     """Grouped-bootstrap Estimate of ``mean(y[:, plus] - y[:, minus])`` over ``rows``."""
     rows = np.ones(len(table.budget), bool) if rows is None else np.asarray(rows, bool)
     if not rows.any():

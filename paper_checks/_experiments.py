@@ -14,8 +14,14 @@ import numpy as np
 from paper_checks._config import CheckConfig
 from paper_checks._curves import curves_from_table
 from paper_checks._figures import (
-    grid, new_figure, plot_coverage_replacement, plot_crossover_vs_length, plot_delta_curves,
-    plot_harm_tradeoff, plot_phase_diagram, plot_policy_accuracy,
+    grid,
+    new_figure,
+    plot_coverage_replacement,
+    plot_crossover_vs_length,
+    plot_delta_curves,
+    plot_harm_tradeoff,
+    plot_phase_diagram,
+    plot_policy_accuracy,
 )
 from paper_checks._policies import n_folds_for
 from paper_checks._report import plain
@@ -27,11 +33,14 @@ from retcon._vocab import OPERATORS
 
 
 def _workspace(config: dict, key_seed: int) -> Workspace:
-    cfg = CheckConfig(sim_queries=int(config.get("queries", 4000)),
-                      sim_instances=int(config.get("instances", 3000)),
-                      locomo_limit=config.get("locomo_limit", 500), data=config.get("data"),
-                      n_resamples=int(config.get("n_resamples", 500)),
-                      readers=tuple(config.get("readers", ("lexical",))))
+    cfg = CheckConfig(
+        sim_queries=int(config.get("queries", 4000)),
+        sim_instances=int(config.get("instances", 3000)),
+        locomo_limit=config.get("locomo_limit", 500),
+        data=config.get("data"),
+        n_resamples=int(config.get("n_resamples", 500)),
+        readers=tuple(config.get("readers", ("lexical",))),
+    )
     return Workspace(cfg, key_seed)
 
 
@@ -47,15 +56,24 @@ def _source(ws: Workspace, name: str) -> SourceCurves:
 
 
 def curves_to_dict(s: SourceCurves) -> dict:
-    return plain({"name": s.name, "data": s.data, "evidence_length": s.evidence_length, "kind": s.kind,
-                  "operators": {op: c._asdict() for op, c in s.operators.items()}})
+    return plain(
+        {
+            "name": s.name,
+            "data": s.data,
+            "evidence_length": s.evidence_length,
+            "kind": s.kind,
+            "operators": {op: c._asdict() for op, c in s.operators.items()},
+        }
+    )
 
 
 def curves_from_dict(d: dict) -> SourceCurves:
     ops = {}
     for op, c in d["operators"].items():
-        arr = {k: np.asarray([np.nan if v is None else v for v in c[k]], float)
-               for k in ("budgets", "delta", "lower", "upper", "coverage", "replacement")}
+        arr = {
+            k: np.asarray([np.nan if v is None else v for v in c[k]], float)
+            for k in ("budgets", "delta", "lower", "upper", "coverage", "replacement")
+        }
         x = c["crossover"]
         cross = Estimate(*(np.nan if x[k] is None else x[k] for k in ("point", "lower", "upper")))
         ops[op] = OperatorCurve(**arr, crossover=cross, status=c["status"])
@@ -64,10 +82,15 @@ def curves_from_dict(d: dict) -> SourceCurves:
 
 # ---- 1, 2: crossover curves; coverage and replacement ---------------------------------------------
 
+
 def curves_data(config: dict, seed: int) -> dict:
     """``dU``, coverage, replacement per operator with 95% bands, for each source in ``config["sources"]``."""
     ws = _workspace(config, seed)
-    return {"sources": [curves_to_dict(_source(ws, s)) for s in config.get("sources", ["sim:locomo-like"])]}
+    return {
+        "sources": [
+            curves_to_dict(_source(ws, s)) for s in config.get("sources", ["sim:locomo-like"])
+        ]
+    }
 
 
 def crossover_curves_figure(data: dict):
@@ -91,6 +114,7 @@ def coverage_replacement_figure(data: dict):
 
 # ---- 3: crossover budget vs evidence length -------------------------------------------------------
 
+
 def crossover_length_data(config: dict, seed: int) -> dict:
     """Points ``(operator, L, B*)`` from theory at several length scales, sim presets, LoCoMo tertiles.
 
@@ -103,8 +127,14 @@ def crossover_length_data(config: dict, seed: int) -> dict:
 
     def add(label, s: SourceCurves, length=None):
         for op, c in s.operators.items():
-            points.append({"label": label, "operator": op, "length": float(length or s.evidence_length),
-                           "crossover": c.crossover})
+            points.append(
+                {
+                    "label": label,
+                    "operator": op,
+                    "length": float(length or s.evidence_length),
+                    "crossover": c.crossover,
+                }
+            )
 
     for scale in config.get("theory_scales", [0.5, 1, 2, 4]):
         add(f"theory x{scale:g}", ws.theory_curves(float(scale)))
@@ -113,15 +143,30 @@ def crossover_length_data(config: dict, seed: int) -> dict:
     if config.get("locomo_tertiles", False):
         table = table_from_paired(ws.locomo_paired(ws.config.readers[0]))
         for k, (rows, med) in enumerate(length_classes(table)):
-            s = curves_from_table(ws.key(f"tertile:{k}"), table.select(rows), name=f"locomo T{k + 1}", data="",
-                                  n_resamples=ws.config.n_resamples)
+            s = curves_from_table(
+                ws.key(f"tertile:{k}"),
+                table.select(rows),
+                name=f"locomo T{k + 1}",
+                data="",
+                n_resamples=ws.config.n_resamples,
+            )
             add(f"locomo T{k + 1}", s, med)
     return {"points": plain(points)}
 
 
 def crossover_length_figure(data: dict):
-    pts = [dict(p, crossover=Estimate(*(np.nan if p["crossover"][k] is None else p["crossover"][k]
-                                        for k in ("point", "lower", "upper")))) for p in data["points"]]
+    pts = [
+        dict(
+            p,
+            crossover=Estimate(
+                *(
+                    np.nan if p["crossover"][k] is None else p["crossover"][k]
+                    for k in ("point", "lower", "upper")
+                )
+            ),
+        )
+        for p in data["points"]
+    ]
     fig, axes = new_figure(1, width=5.0, height=4.0)
     plot_crossover_vs_length(axes[0], pts)
     fig.tight_layout()
@@ -129,6 +174,7 @@ def crossover_length_figure(data: dict):
 
 
 # ---- 4: Assumption-1 phase diagram ---------------------------------------------------------------
+
 
 def phase_diagram_data(config: dict, seed: int) -> dict:
     """``dU`` over budget x one spillover knob from sim's stress test (MODEL §5).
@@ -148,17 +194,33 @@ def phase_diagram_data(config: dict, seed: int) -> dict:
         raise InputError(f"knob must be 'budget_spillover' or 'rank_spillover'; got {knob!r}.")
     levels = [float(x) for x in config.get("levels", [0.0, 0.1, 0.2, 0.4])]
     other = "rank_spillover" if knob == "budget_spillover" else "budget_spillover"
-    res = stress(jax.random.PRNGKey(seed), scen, n_memories=int(config.get("memories", 256)),
-                 memory_size=int(config.get("memory_size", 8)), progress=False,
-                 **{knob: tuple(levels), other: (0.0,)})
-    return plain({"knob": knob, "levels": getattr(res, knob), "budgets": res.budgets,
-                  "operators": {op: {"delta": res.delta[:, k], "predicted": res.predicted[:, k],
-                                     "spillover": res.spillover[:, k],
-                                     "crossover_budget": res.crossover_budget[:, k],
-                                     "predicted_crossover": res.predicted_crossover[:, k],
-                                     "crossover_shift": res.crossover_shift[:, k],
-                                     "sign_reversal": res.sign_reversal[:, k]}
-                                for k, op in enumerate(OPERATORS)}})
+    res = stress(
+        jax.random.PRNGKey(seed),
+        scen,
+        n_memories=int(config.get("memories", 256)),
+        memory_size=int(config.get("memory_size", 8)),
+        progress=False,
+        **{knob: tuple(levels), other: (0.0,)},
+    )
+    return plain(
+        {
+            "knob": knob,
+            "levels": getattr(res, knob),
+            "budgets": res.budgets,
+            "operators": {
+                op: {
+                    "delta": res.delta[:, k],
+                    "predicted": res.predicted[:, k],
+                    "spillover": res.spillover[:, k],
+                    "crossover_budget": res.crossover_budget[:, k],
+                    "predicted_crossover": res.predicted_crossover[:, k],
+                    "crossover_shift": res.crossover_shift[:, k],
+                    "sign_reversal": res.sign_reversal[:, k],
+                }
+                for k, op in enumerate(OPERATORS)
+            },
+        }
+    )
 
 
 def phase_diagram_figure(data: dict):
@@ -179,6 +241,7 @@ def phase_diagram_figure(data: dict):
 
 # ---- 5: OAS vs fixed policies per budget -----------------------------------------------------------
 
+
 def _paired(ws: Workspace, source: str):
     if source.startswith("sim:"):
         return ws.sim_paired(source[4:])
@@ -196,11 +259,24 @@ def policies_data(config: dict, seed: int) -> dict:
     out = {}
     for source in config.get("sources", ["sim:locomo-like"]):
         paired = _paired(ws, source)
-        ev = evaluate(jax.random.fold_in(jax.random.PRNGKey(seed), 1), paired, alpha=float(config.get("alpha", 0.1)),
-                      n_resamples=ws.config.n_resamples, n_folds=n_folds_for(paired))
-        out[source] = plain({"policies": list(ev.policies), "budgets": ev.budgets,
-                             "accuracy": ev.point[:, 0, :-1], "lower": ev.lower[:, 0, :-1],
-                             "upper": ev.upper[:, 0, :-1], "overall": ev.point[:, 0, -1], "info": ev.info})
+        ev = evaluate(
+            jax.random.fold_in(jax.random.PRNGKey(seed), 1),
+            paired,
+            alpha=float(config.get("alpha", 0.1)),
+            n_resamples=ws.config.n_resamples,
+            n_folds=n_folds_for(paired),
+        )
+        out[source] = plain(
+            {
+                "policies": list(ev.policies),
+                "budgets": ev.budgets,
+                "accuracy": ev.point[:, 0, :-1],
+                "lower": ev.lower[:, 0, :-1],
+                "upper": ev.upper[:, 0, :-1],
+                "overall": ev.point[:, 0, -1],
+                "info": ev.info,
+            }
+        )
     return {"sources": out}
 
 
@@ -211,14 +287,20 @@ def policies_figure(data: dict, policies=None):
         names = [p for p in d["policies"] if policies is None or p in policies]
         idx = [d["policies"].index(p) for p in names]
         arr = {k: np.asarray(d[k], float) for k in ("accuracy", "lower", "upper")}
-        plot_policy_accuracy(ax, np.asarray(d["budgets"], float), {p: arr["accuracy"][i] for p, i in zip(names, idx)},
-                             {p: arr["lower"][i] for p, i in zip(names, idx)},
-                             {p: arr["upper"][i] for p, i in zip(names, idx)}, title=src)
+        plot_policy_accuracy(
+            ax,
+            np.asarray(d["budgets"], float),
+            {p: arr["accuracy"][i] for p, i in zip(names, idx)},
+            {p: arr["lower"][i] for p, i in zip(names, idx)},
+            {p: arr["upper"][i] for p, i in zip(names, idx)},
+            title=src,
+        )
     fig.tight_layout()
     return fig
 
 
 # ---- 6: harm-accuracy trade-off of calibration -----------------------------------------------------
+
 
 def harm_tradeoff_data(config: dict, seed: int) -> dict:
     """Harm rate and accuracy on held-out groups for calibration targets ``alphas`` (MODEL §8).
@@ -237,8 +319,13 @@ def harm_tradeoff_data(config: dict, seed: int) -> dict:
     part = np.asarray(oas.group_split(k_split, paired.group_id, (0.5, 0.2, 0.3)))
     train, calib, test = paired.take(part == 0), paired.take(part == 1), paired.take(part == 2)
     n_train_groups = len(np.unique(np.asarray(train.group_id).astype(str)))
-    fit = oas.fit_ridge(k_fit, train.features, train.outcomes, train.group_id,
-                        n_folds=int(max(2, min(5, n_train_groups))))
+    fit = oas.fit_ridge(
+        k_fit,
+        train.features,
+        train.outcomes,
+        train.group_id,
+        n_folds=int(max(2, min(5, n_train_groups))),
+    )
     predict = need("oas._ridge", "predict_ridge")
     mu_cal, mu_test = predict(fit, calib.features), predict(fit, test.features)
     y = test.outcomes
@@ -261,8 +348,14 @@ def harm_tradeoff_data(config: dict, seed: int) -> dict:
     def entry(i):
         return {"accuracy": [p[i, 0], lo[i, 0], hi[i, 0]], "harm": [p[i, 1], lo[i, 1], hi[i, 1]]}
 
-    out = {"alphas": alphas, "oas": entry(0), "oas-calibrated": [], "oas-crc": [],
-           "n_test": int(test.n), "test_groups": int(len(np.unique(test.group_id)))}
+    out = {
+        "alphas": alphas,
+        "oas": entry(0),
+        "oas-calibrated": [],
+        "oas-crc": [],
+        "n_test": int(test.n),
+        "test_groups": len(np.unique(test.group_id)),
+    }
     for j in range(len(alphas)):
         out["oas-calibrated"].append(entry(1 + 2 * j))
         out["oas-crc"].append(entry(2 + 2 * j))
@@ -277,8 +370,12 @@ def harm_tradeoff_figure(data: dict):
         a = [e["accuracy"][0] for e in data[name]]
         ax.plot(h, a, marker="o", color=col, label=name)
         for hh, aa, al in zip(h, a, data["alphas"]):
-            ax.annotate(f"a={al:g}", (hh, aa), fontsize=6, xytext=(3, 3), textcoords="offset points")
-    plot_harm_tradeoff(ax, [], [], [], ref_harm=data["oas"]["harm"][0], ref_accuracy=data["oas"]["accuracy"][0])
+            ax.annotate(
+                f"a={al:g}", (hh, aa), fontsize=6, xytext=(3, 3), textcoords="offset points"
+            )
+    plot_harm_tradeoff(
+        ax, [], [], [], ref_harm=data["oas"]["harm"][0], ref_accuracy=data["oas"]["accuracy"][0]
+    )
     fig.tight_layout()
     return fig
 

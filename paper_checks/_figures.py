@@ -6,8 +6,8 @@ assemblers (``paper_checks._experiments``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -15,10 +15,18 @@ from paper_checks._types import SourceCurves
 from retcon._io import save_figure_atomic
 
 OP_COLORS = {"merge": "tab:blue", "abstract": "tab:orange", "rewrite": "tab:green", "ret": "black"}
-POLICY_STYLES = {"oas": ("tab:red", "-"), "oas-calibrated": ("tab:purple", "-"), "oas-crc": ("tab:pink", "-"),
-                 "mlp": ("tab:brown", "--"), "best-fixed": ("gray", "--"), "oracle": ("black", ":"),
-                 "always-ret": (OP_COLORS["ret"], "-."), "always-merge": (OP_COLORS["merge"], "-."),
-                 "always-abstract": (OP_COLORS["abstract"], "-."), "always-rewrite": (OP_COLORS["rewrite"], "-.")}
+POLICY_STYLES = {
+    "oas": ("tab:red", "-"),
+    "oas-calibrated": ("tab:purple", "-"),
+    "oas-crc": ("tab:pink", "-"),
+    "mlp": ("tab:brown", "--"),
+    "best-fixed": ("gray", "--"),
+    "oracle": ("black", ":"),
+    "always-ret": (OP_COLORS["ret"], "-."),
+    "always-merge": (OP_COLORS["merge"], "-."),
+    "always-abstract": (OP_COLORS["abstract"], "-."),
+    "always-rewrite": (OP_COLORS["rewrite"], "-."),
+}
 
 
 def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = 4.2, height: float = 3.2):
@@ -85,14 +93,24 @@ def plot_crossover_vs_length(ax, points: Sequence[Mapping]) -> None:
     """
     ops = sorted({p["operator"] for p in points})
     for op in ops:
-        pts = sorted((p for p in points if p["operator"] == op and p["crossover"].defined), key=lambda p: p["length"])
+        pts = sorted(
+            (p for p in points if p["operator"] == op and p["crossover"].defined),
+            key=lambda p: p["length"],
+        )
         if not pts:
             continue
         L = np.array([p["length"] for p in pts])
         e = np.array([tuple(p["crossover"]) for p in pts], float)
         hi = np.where(np.isfinite(e[:, 2]), e[:, 2], e[:, 0])
-        ax.errorbar(L, e[:, 0], yerr=[e[:, 0] - e[:, 1], hi - e[:, 0]], color=OP_COLORS.get(op), marker="o",
-                    capsize=3, label=op)
+        ax.errorbar(
+            L,
+            e[:, 0],
+            yerr=[e[:, 0] - e[:, 1], hi - e[:, 0]],
+            color=OP_COLORS.get(op),
+            marker="o",
+            capsize=3,
+            label=op,
+        )
     lim = [p["length"] for p in points]
     if lim:
         xs = np.geomspace(min(lim) / 1.5, max(lim) * 1.5, 10)
@@ -110,11 +128,23 @@ def plot_phase_diagram(ax, budgets, knob, delta, *, knob_label: str = "spillover
 
     delta = np.asarray(delta, float)
     m = float(np.nanmax(np.abs(delta))) or 1.0
-    mesh = ax.pcolormesh(np.asarray(budgets, float), np.asarray(knob, float), delta, cmap="RdBu",
-                         norm=mcolors.TwoSlopeNorm(0.0, -m, m), shading="nearest")
+    mesh = ax.pcolormesh(
+        np.asarray(budgets, float),
+        np.asarray(knob, float),
+        delta,
+        cmap="RdBu",
+        norm=mcolors.TwoSlopeNorm(0.0, -m, m),
+        shading="nearest",
+    )
     try:
-        ax.contour(np.asarray(budgets, float), np.asarray(knob, float), delta, levels=[0.0], colors="k",
-                   linewidths=1)
+        ax.contour(
+            np.asarray(budgets, float),
+            np.asarray(knob, float),
+            delta,
+            levels=[0.0],
+            colors="k",
+            linewidths=1,
+        )
     except (ValueError, TypeError):  # a constant sign has no zero contour
         pass
     ax.set_xscale("log")
@@ -123,8 +153,9 @@ def plot_phase_diagram(ax, budgets, knob, delta, *, knob_label: str = "spillover
     ax.figure.colorbar(mesh, ax=ax, label="dU")
 
 
-def plot_policy_accuracy(ax, budgets, accuracy: Mapping[str, np.ndarray], lower=None, upper=None,
-                         *, title: str = "") -> None:
+def plot_policy_accuracy(
+    ax, budgets, accuracy: Mapping[str, np.ndarray], lower=None, upper=None, *, title: str = ""
+) -> None:
     """Accuracy per budget of each policy, with bands where given (MODEL §8)."""
     for name, acc in accuracy.items():
         col, ls = POLICY_STYLES.get(name, (None, "-"))
@@ -145,7 +176,15 @@ def plot_harm_tradeoff(ax, harm, accuracy, labels, *, ref_harm=None, ref_accurac
     for h, a, lab in zip(harm, accuracy, labels):
         ax.annotate(str(lab), (h, a), fontsize=6, xytext=(3, 3), textcoords="offset points")
     if ref_harm is not None:
-        ax.scatter([ref_harm], [ref_accuracy], color="tab:red", marker="*", s=80, label="oas (uncalibrated)", zorder=3)
+        ax.scatter(
+            [ref_harm],
+            [ref_accuracy],
+            color="tab:red",
+            marker="*",
+            s=80,
+            label="oas (uncalibrated)",
+            zorder=3,
+        )
     ax.set_xlabel("harm rate")
     ax.set_ylabel("accuracy")
     ax.legend(fontsize=7)
@@ -156,8 +195,12 @@ def report_figures(out_dir, ws) -> list[str]:
     out = Path(out_dir)
     paths = []
     done = ws.measured()
-    curves = [v for k, v in done.items() if isinstance(v, SourceCurves)
-              and (k.startswith("sim:") or k.startswith("locomo-curves:") or k == "theory:1")]
+    curves = [
+        v
+        for k, v in done.items()
+        if isinstance(v, SourceCurves)
+        and (k.startswith("sim:") or k.startswith("locomo-curves:") or k == "theory:1")
+    ]
     if curves:
         fig, axes = grid(len(curves))
         for ax, s in zip(axes, curves):
@@ -170,11 +213,12 @@ def report_figures(out_dir, ws) -> list[str]:
         fig, axes = grid(len(evs), width=5.0, height=3.8)
         for ax, (src, ev) in zip(axes, evs.items()):
             b = np.unique(ev.table.budget)
-            acc = {name: np.array([ev.outcome[name][ev.table.budget == bb].mean() for bb in b])
-                   for name in ev.outcome}
+            acc = {
+                name: np.array([ev.outcome[name][ev.table.budget == bb].mean() for bb in b])
+                for name in ev.outcome
+            }
             plot_policy_accuracy(ax, b, acc, title=src)
         fig.tight_layout()
         paths.append(str(save_figure_atomic(fig, out / "fig_policies.png", dpi=120)))
         close(fig)
     return paths
-

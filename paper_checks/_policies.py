@@ -44,8 +44,16 @@ def policy_eval_from_choices(table: PairedTable, chosen: dict) -> PolicyEval:
     return PolicyEval(table, {k: np.asarray(v, int) for k, v in chosen.items()}, outcome, harm)
 
 
-def policy_difference(key, ev: PolicyEval, a: str, b: str, rows=None, *, what: str = "outcome",
-                      n_resamples: int = 1000) -> Estimate:
+def policy_difference(
+    key,
+    ev: PolicyEval,
+    a: str,
+    b: str,
+    rows=None,
+    *,
+    what: str = "outcome",
+    n_resamples: int = 1000,
+) -> Estimate:
     """Grouped-bootstrap Estimate of ``mean(metric[a] - metric[b])`` over ``rows``.
 
     Args:
@@ -61,8 +69,16 @@ def policy_difference(key, ev: PolicyEval, a: str, b: str, rows=None, *, what: s
     return Estimate(float(d.mean()), float(ci.lower), float(ci.upper))
 
 
-def per_budget_difference(key, ev: PolicyEval, a: str, b: str, rows=None, *, what: str = "outcome",
-                          n_resamples: int = 1000) -> tuple[np.ndarray, list[Estimate]]:
+def per_budget_difference(
+    key,
+    ev: PolicyEval,
+    a: str,
+    b: str,
+    rows=None,
+    *,
+    what: str = "outcome",
+    n_resamples: int = 1000,
+) -> tuple[np.ndarray, list[Estimate]]:
     """``(budgets, [Estimate per budget])`` of ``metric[a] - metric[b]``, one bootstrap call."""
     m = getattr(ev, what)
     n = len(ev.table.budget)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -52,14 +53,24 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(results: Sequence[ClaimResult], *, config: Any, seed: int, figures: Sequence[str] = ()) -> str:
+def render_markdown(
+    results: Sequence[ClaimResult], *, config: Any, seed: int, figures: Sequence[str] = ()
+) -> str:
     """REPORT.md: the claim table, then per claim its headline, numbers, reason and skipped parts."""
-    counts = {v: sum(r.verdict == v for r in results) for v in ("PASS", "PARTIAL", "FAIL", "SKIPPED")}
-    scale = "full (paper scale)" if getattr(config, "full", False) else "fast (default; `--full` for paper scale)"
+    counts = {
+        v: sum(r.verdict == v for r in results) for v in ("PASS", "PARTIAL", "FAIL", "SKIPPED")
+    }
+    scale = (
+        "full (paper scale)"
+        if getattr(config, "full", False)
+        else "fast (default; `--full` for paper scale)"
+    )
     lines = [
         "# Paper checks: claim by claim",
         "",
-        f"Scale: {scale}; seed {seed}. Verdicts: " + ", ".join(f"{v} {n}" for v, n in counts.items()) + ".",
+        f"Scale: {scale}; seed {seed}. Verdicts: "
+        + ", ".join(f"{v} {n}" for v, n in counts.items())
+        + ".",
         "Intervals are 95% grouped bootstrap intervals (groups = conversations or simulated groups); "
         "crossover intervals on real data come from the pointwise band of dU. PASS: holds with the "
         "interval clear in every unit measured; PARTIAL: holds in part, on point estimates only, or "
@@ -69,15 +80,22 @@ def render_markdown(results: Sequence[ClaimResult], *, config: Any, seed: int, f
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for r in results:
-        lines.append(f"| {r.claim_id} | {_cell(r.claim)} | {_cell(r.paper_figure)} | {_cell(format_measured(r))} "
-                     f"| **{r.verdict}** | {_cell(r.data)} |")
+        lines.append(
+            f"| {r.claim_id} | {_cell(r.claim)} | {_cell(r.paper_figure)} | {_cell(format_measured(r))} "
+            f"| **{r.verdict}** | {_cell(r.data)} |"
+        )
     lines.append("")
     for r in results:
         d = r.details
-        lines += [f"## Claim {r.claim_id}: {r.verdict}", "", f"> {r.claim}", "",
-                  f"- Headline ({d.get('headline', '-')}): {format_measured(r)}",
-                  f"- Measured: {d.get('summary', '-')}",
-                  f"- Verdict reason: {d.get('reason', '-')}"]
+        lines += [
+            f"## Claim {r.claim_id}: {r.verdict}",
+            "",
+            f"> {r.claim}",
+            "",
+            f"- Headline ({d.get('headline', '-')}): {format_measured(r)}",
+            f"- Measured: {d.get('summary', '-')}",
+            f"- Verdict reason: {d.get('reason', '-')}",
+        ]
         for k, v in (d.get("skipped") or {}).items():
             lines.append(f"- Not measured: `{k}`: {v}")
         lines.append("")
@@ -86,8 +104,15 @@ def render_markdown(results: Sequence[ClaimResult], *, config: Any, seed: int, f
     return "\n".join(lines)
 
 
-def write_report(out_dir, results: Sequence[ClaimResult], *, config: Any, seed: int,
-                 figures: Sequence[str] = (), command: str = "retcon paper-checks") -> dict:
+def write_report(
+    out_dir,
+    results: Sequence[ClaimResult],
+    *,
+    config: Any,
+    seed: int,
+    figures: Sequence[str] = (),
+    command: str = "retcon paper-checks",
+) -> dict:
     """Write ``REPORT.md`` and ``report.json`` under ``out_dir``; return the JSON object."""
     out = Path(out_dir)
     obj = {
@@ -97,5 +122,7 @@ def write_report(out_dir, results: Sequence[ClaimResult], *, config: Any, seed: 
         "sidecar": plain(sidecar(plain(config), seed=seed, command=command)),
     }
     write_json_atomic(out / "report.json", obj)
-    write_text_atomic(out / "REPORT.md", render_markdown(results, config=config, seed=seed, figures=figures))
+    write_text_atomic(
+        out / "REPORT.md", render_markdown(results, config=config, seed=seed, figures=figures)
+    )
     return obj

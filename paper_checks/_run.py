@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 from paper_checks._claims import CHECKS
 from paper_checks._config import CheckConfig
@@ -13,9 +13,14 @@ from paper_checks._types import ClaimResult
 from retcon._errors import InputError
 
 
-def run_checks(config: CheckConfig | None = None, *, seed: int = 0, claims: Sequence[str] | None = None,
-               progress: Callable[[str], None] | None = None,
-               workspace: Workspace | None = None) -> tuple[list[ClaimResult], Workspace]:
+def run_checks(
+    config: CheckConfig | None = None,
+    *,
+    seed: int = 0,
+    claims: Sequence[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+    workspace: Workspace | None = None,
+) -> tuple[list[ClaimResult], Workspace]:
     """Check the paper's claims (all, or the ids in ``claims``) and return the results in order.
 
     Args:
@@ -32,7 +37,9 @@ def run_checks(config: CheckConfig | None = None, *, seed: int = 0, claims: Sequ
     ids = list(CHECKS) if claims is None else [str(c) for c in claims]
     unknown = [c for c in ids if c not in CHECKS]
     if unknown:
-        raise InputError(f"--claims: unknown claim {unknown[0]!r}; expected ids among {list(CHECKS)}.")
+        raise InputError(
+            f"--claims: unknown claim {unknown[0]!r}; expected ids among {list(CHECKS)}."
+        )
     ws = workspace or Workspace(config, seed, progress=progress)
     results = []
     for cid in ids:
@@ -42,11 +49,19 @@ def run_checks(config: CheckConfig | None = None, *, seed: int = 0, claims: Sequ
     return results, ws
 
 
-def write_run(out_dir, results: Sequence[ClaimResult], ws: Workspace, *, figures: bool = True,
-              command: str = "retcon paper-checks") -> dict:
+def write_run(
+    out_dir,
+    results: Sequence[ClaimResult],
+    ws: Workspace,
+    *,
+    figures: bool = True,
+    command: str = "retcon paper-checks",
+) -> dict:
     """Draw the report's figures from the workspace's sources, then write REPORT.md and report.json."""
     from paper_checks._figures import report_figures
 
     out = Path(out_dir)
     paths = report_figures(out, ws) if figures else []
-    return write_report(out, results, config=ws.config, seed=ws.seed, figures=paths, command=command)
+    return write_report(
+        out, results, config=ws.config, seed=ws.seed, figures=paths, command=command
+    )

@@ -13,13 +13,20 @@ from __future__ import annotations
 import importlib
 import os
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from paper_checks._config import CheckConfig
-from paper_checks._curves import PairedTable, band_crossover, crossover_from_curve, curves_from_table, make_table
+from paper_checks._curves import (
+    PairedTable,
+    band_crossover,
+    crossover_from_curve,
+    curves_from_table,
+    make_table,
+)
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
 from retcon._errors import InputError
 from retcon._vocab import OPERATORS
@@ -66,7 +73,9 @@ def locomo_path(data: str | os.PathLike | None) -> Path:
         if p.is_dir():
             p = p / LOCOMO_FILE
         if not p.is_file():
-            raise InputError(f"--data: no such LoCoMo file {str(data)!r}; expected a path to {LOCOMO_FILE}.")
+            raise InputError(
+                f"--data: no such LoCoMo file {str(data)!r}; expected a path to {LOCOMO_FILE}."
+            )
         return p
     env = os.environ.get("RETCON_DATA_DIR")
     candidates = [Path(env) / LOCOMO_FILE] if env else []
@@ -77,8 +86,10 @@ def locomo_path(data: str | os.PathLike | None) -> Path:
     for p in candidates:
         if p.is_file():
             return p
-    raise DataMissing("LoCoMo data absent: pass --data PATH or set RETCON_DATA_DIR "
-                      "(or run `retcon data fetch locomo`)")
+    raise DataMissing(
+        "LoCoMo data absent: pass --data PATH or set RETCON_DATA_DIR "
+        "(or run `retcon data fetch locomo`)"
+    )
 
 
 def table_from_paired(paired) -> PairedTable:
@@ -88,15 +99,23 @@ def table_from_paired(paired) -> PairedTable:
     budget = np.asarray(paired.budget, float)
     length = feats[:, names.index("token_pressure")] * budget
     grounded = (feats[:, names.index("budget_fit_fraction")] >= 1 - 1e-9).astype(float)
-    return make_table(group=np.asarray(paired.group_id), budget=budget, y=paired.outcomes,
-                      query_type=paired.query_type, evidence_length=length, raw_grounded=grounded,
-                      query_id=paired.query_id)
+    return make_table(
+        group=np.asarray(paired.group_id),
+        budget=budget,
+        y=paired.outcomes,
+        query_type=paired.query_type,
+        evidence_length=length,
+        raw_grounded=grounded,
+        query_id=paired.query_id,
+    )
 
 
 class Workspace:
     """Lazily computed, memoized sources of one run (config + root key)."""
 
-    def __init__(self, config: CheckConfig, seed: int = 0, *, progress: Callable[[str], None] | None = None):
+    def __init__(
+        self, config: CheckConfig, seed: int = 0, *, progress: Callable[[str], None] | None = None
+    ):
         import jax
 
         self.config = config
@@ -141,15 +160,20 @@ class Workspace:
     def sim_curves(self, scenario: str) -> SourceCurves:
         def make():
             try:  # E[len(C)] from the paired draws claims 6-9 need anyway; else from sim's queries
-                length = float(np.mean(table_from_paired(self.sim_paired(scenario)).evidence_length))
+                length = float(
+                    np.mean(table_from_paired(self.sim_paired(scenario)).evidence_length)
+                )
             except DependencyMissing:
                 length = None
             return _sim_curves(self.key(f"sim:{scenario}"), scenario, self.config, length)
+
         return self._get(f"sim:{scenario}", make)
 
     def sim_paired(self, scenario: str):
-        return self._get(f"sim-paired:{scenario}", lambda: _sim_paired(
-            self.key(f"sim-paired:{scenario}"), scenario, self.config))
+        return self._get(
+            f"sim-paired:{scenario}",
+            lambda: _sim_paired(self.key(f"sim-paired:{scenario}"), scenario, self.config),
+        )
 
     # ---- LoCoMo (MODEL §9) -------------------------------------------------------------------
     def locomo_paired(self, reader: str):
@@ -160,13 +184,20 @@ class Workspace:
                 return _locomo_paired(self.config, reader)
             except InputError as e:
                 raise DependencyMissing(f"llm reader unavailable: {e}") from None
+
         return self._get(f"locomo:{reader}", make)
 
     def locomo_curves(self, reader: str) -> SourceCurves:
         def make():
             table = table_from_paired(self.locomo_paired(reader))
-            return curves_from_table(self.key(f"locomo-curves:{reader}"), table, name=f"locomo:{reader}",
-                                     data=self.locomo_label(reader), n_resamples=self.config.n_resamples)
+            return curves_from_table(
+                self.key(f"locomo-curves:{reader}"),
+                table,
+                name=f"locomo:{reader}",
+                data=self.locomo_label(reader),
+                n_resamples=self.config.n_resamples,
+            )
+
         return self._get(f"locomo-curves:{reader}", make)
 
     def locomo_label(self, reader: str) -> str:
@@ -183,18 +214,27 @@ class Workspace:
     # ---- OAS (MODEL §8) ----------------------------------------------------------------------
     def evaluation(self, source: str):
         """Per-policy outcomes on the held-out split of a paired source (``sim:<name>`` / ``locomo:<reader>``)."""
+
         def make():
-            paired = (self.sim_paired(source.split(":", 1)[1]) if source.startswith("sim:")
-                      else self.locomo_paired(source.split(":", 1)[1]))
+            paired = (
+                self.sim_paired(source.split(":", 1)[1])
+                if source.startswith("sim:")
+                else self.locomo_paired(source.split(":", 1)[1])
+            )
             from paper_checks._policies import evaluate_policies
 
-            return evaluate_policies(self.key(f"eval:{source}"), paired, alpha=self.config.alpha,
-                                     n_resamples=self.config.n_resamples)
+            return evaluate_policies(
+                self.key(f"eval:{source}"),
+                paired,
+                alpha=self.config.alpha,
+                n_resamples=self.config.n_resamples,
+            )
+
         return self._get(f"eval:{source}", make)
 
 
-
 # ---- adapters to the other packages --------------------------------------------------------------
+
 
 def _theory_curves(config: CheckConfig, scale: float) -> SourceCurves:
     """The exact single-cluster model (MODEL §6) with every length parameter multiplied by ``scale``
@@ -211,24 +251,42 @@ def _theory_curves(config: CheckConfig, scale: float) -> SourceCurves:
     for op in OPERATORS:
         if op not in tm.compress_ratio:
             continue
-        kw = dict(compress_ratio=tm.compress_ratio[op], fidelity=tm.fidelity[op],
-                  acc_raw=tm.acc_raw, acc_guess=tm.acc_guess)
+        kw = dict(
+            compress_ratio=tm.compress_ratio[op],
+            fidelity=tm.fidelity[op],
+            acc_raw=tm.acc_raw,
+            acc_guess=tm.acc_guess,
+        )
         dec = delta_curve(dist, budgets, **kw)
         cross = crossover(dist, **kw)
         b_star = cross.crossover_budget
         d = np.asarray(dec.delta, float)
-        ops[op] = OperatorCurve(budgets, d, d, d, np.asarray(dec.coverage, float),
-                                np.asarray(dec.replacement, float),
-                                Estimate.exact(np.nan if b_star is None else b_star), str(cross.status))
-    return SourceCurves(f"theory{'' if scale == 1 else f'x{scale:g}'}",
-                        f"single-cluster model (MODEL §6), {tm.dist} lengths {params}", ops, mean, "theory")
+        ops[op] = OperatorCurve(
+            budgets,
+            d,
+            d,
+            d,
+            np.asarray(dec.coverage, float),
+            np.asarray(dec.replacement, float),
+            Estimate.exact(np.nan if b_star is None else b_star),
+            str(cross.status),
+        )
+    return SourceCurves(
+        f"theory{'' if scale == 1 else f'x{scale:g}'}",
+        f"single-cluster model (MODEL §6), {tm.dist} lengths {params}",
+        ops,
+        mean,
+        "theory",
+    )
 
 
 # parameters of theory's length distributions that are lengths (scaled by `scale`); shapes are not
 _LENGTH_PARAMS = ("mean", "length", "max", "scale")
 
 
-def _sim_curves(key, scenario: str, config: CheckConfig, length: float | None = None) -> SourceCurves:
+def _sim_curves(
+    key, scenario: str, config: CheckConfig, length: float | None = None
+) -> SourceCurves:
     load = need("sim", "load_scenario")
     simulate = need("sim", "simulate")
     scen = load(scenario)
@@ -236,9 +294,13 @@ def _sim_curves(key, scenario: str, config: CheckConfig, length: float | None = 
     import jax
 
     crossovers = _sim_crossovers(jax.random.fold_in(key, 1), res, config.n_resamples)
-    return sim_result_to_curves(res, crossovers, name=f"sim:{scenario}",
-                                data=f"sim preset {scenario}, {config.sim_queries} queries",
-                                evidence_length=sim_mean_length(key, scen) if length is None else length)
+    return sim_result_to_curves(
+        res,
+        crossovers,
+        name=f"sim:{scenario}",
+        data=f"sim preset {scenario}, {config.sim_queries} queries",
+        evidence_length=sim_mean_length(key, scen) if length is None else length,
+    )
 
 
 def _sim_crossovers(key, res, n_resamples: int) -> dict:
@@ -248,12 +310,18 @@ def _sim_crossovers(key, res, n_resamples: int) -> dict:
     out = {}
     for k, op in enumerate(OPERATORS):
         b = float(c.crossover_budget[k])
-        out[op] = (Estimate(b, float(c.ci_lower[k]), float(c.ci_upper[k])) if np.isfinite(b)
-                   else Estimate.missing(), str(c.status[k]))
+        out[op] = (
+            Estimate(b, float(c.ci_lower[k]), float(c.ci_upper[k]))
+            if np.isfinite(b)
+            else Estimate.missing(),
+            str(c.status[k]),
+        )
     return out
 
 
-def sim_result_to_curves(res, crossovers: dict, *, name: str, data: str, evidence_length: float) -> SourceCurves:
+def sim_result_to_curves(
+    res, crossovers: dict, *, name: str, data: str, evidence_length: float
+) -> SourceCurves:
     """Normalize a ``sim.simulate`` result (``delta``/``delta_se``/``coverage``/``replacement`` of
     shape ``(3, nB)``) into ``SourceCurves``; bands are ``delta +- 1.96 SE``; a crossover sim does
     not give is read off the curve with a band interval."""
@@ -268,8 +336,16 @@ def sim_result_to_curves(res, crossovers: dict, *, name: str, data: str, evidenc
         else:
             cross = band_crossover(budgets, delta, lo, hi)
             status = crossover_from_curve(budgets, delta)[1]
-        ops[op] = OperatorCurve(budgets, delta, lo, hi, np.asarray(res.coverage, float)[k],
-                                np.asarray(res.replacement, float)[k], cross, status)
+        ops[op] = OperatorCurve(
+            budgets,
+            delta,
+            lo,
+            hi,
+            np.asarray(res.coverage, float)[k],
+            np.asarray(res.replacement, float)[k],
+            cross,
+            status,
+        )
     return SourceCurves(name, data, ops, float(evidence_length), "sim")
 
 
@@ -290,17 +366,24 @@ def _sim_paired(key, scenario: str, config: CheckConfig):
     """Simulated paired data (``oas.simulate_paired``) on ``config.sim_paired_budgets`` budgets spread
     evenly (in log) over the preset's grid, so the instances make many queries and groups."""
     simulate_paired = need("oas", "simulate_paired")
-    load = need("sim", "load_scenario")    # what simulate_paired calls: fail here, named, if absent
+    load = need("sim", "load_scenario")  # what simulate_paired calls: fail here, named, if absent
     need("sim", "simulate_instances")
     grid = np.asarray(load(scenario).budgets, float)
-    idx = np.unique(np.round(np.linspace(0, grid.size - 1, min(config.sim_paired_budgets, grid.size))).astype(int))
+    idx = np.unique(
+        np.round(np.linspace(0, grid.size - 1, min(config.sim_paired_budgets, grid.size))).astype(
+            int
+        )
+    )
     return simulate_paired(key, scenario, config.sim_instances, budgets=grid[idx])
 
 
 def llm_configured() -> bool:
     """Whether an OpenAI-compatible endpoint and model are configured in the environment (MODEL §9)."""
     env = os.environ
-    return bool((env.get("RETCON_LLM_BASE_URL") or env.get("OPENAI_BASE_URL")) and env.get("RETCON_LLM_MODEL"))
+    return bool(
+        (env.get("RETCON_LLM_BASE_URL") or env.get("OPENAI_BASE_URL"))
+        and env.get("RETCON_LLM_MODEL")
+    )
 
 
 def _locomo_paired(config: CheckConfig, reader: str):
@@ -317,7 +400,11 @@ def _locomo_paired(config: CheckConfig, reader: str):
     assemble = need("oas._paired", "assemble")
     conversations = real.load_locomo(path).conversations
     pc = real.PairConfig(budgets=tuple(int(b) for b in config.budgets))
-    operators, rdr, tok = real.make_operators("dataset"), real.make_reader(reader), real.make_tokenizer("regex")
+    operators, rdr, tok = (
+        real.make_operators("dataset"),
+        real.make_reader(reader),
+        real.make_tokenizer("regex"),
+    )
     limit = config.llm_limit if reader == "llm" else config.locomo_limit
     per_conv = None if limit is None else -(-limit // max(len(conversations), 1))
     rows = []
@@ -325,7 +412,9 @@ def _locomo_paired(config: CheckConfig, reader: str):
         ctx = context(conv, pc.granularity, real.make_embedder())
         queries = conv.queries if per_conv is None else conv.queries[:per_conv]
         for q in queries:
-            rows.extend(real.query_rows(q, ctx, operators=operators, reader=rdr, config=pc, tokenizer=tok))
+            rows.extend(
+                real.query_rows(q, ctx, operators=operators, reader=rdr, config=pc, tokenizer=tok)
+            )
     label = f"{path.name} ({reader} reader)"
     rows = validated(label, ((i + 1, r, False) for i, r in enumerate(rows)))
     return assemble(rows, label)

@@ -28,12 +28,12 @@ class Estimate(NamedTuple):
     upper: float
 
     @classmethod
-    def exact(cls, value: float) -> "Estimate":
+    def exact(cls, value: float) -> Estimate:
         v = float(value)
         return cls(v, v, v)
 
     @classmethod
-    def missing(cls) -> "Estimate":
+    def missing(cls) -> Estimate:
         return cls(float("nan"), float("nan"), float("nan"))
 
     @property
@@ -50,7 +50,9 @@ class Estimate(NamedTuple):
         d = digits if big < 10 else (min(digits, 1) if big < 100 else 0)
 
         def f(x):
-            return f"{x:.{d}f}" if np.isfinite(x) else ("inf" if x > 0 else "-inf" if x < 0 else "nan")
+            return (
+                f"{x:.{d}f}" if np.isfinite(x) else ("inf" if x > 0 else "-inf" if x < 0 else "nan")
+            )
 
         if lo == p == hi or not (np.isfinite(lo) or np.isfinite(hi)):
             return f(p)

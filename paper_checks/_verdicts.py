@@ -81,7 +81,9 @@ def grade_reversal(budgets, delta, lower, upper) -> int:
     return NO
 
 
-def verdict_sign_reversal(grades: Mapping[str, Mapping[str, int]], *, missing: Sequence[str] = ()) -> Verdict:
+def verdict_sign_reversal(
+    grades: Mapping[str, Mapping[str, int]], *, missing: Sequence[str] = ()
+) -> Verdict:
     """Claim 1 / 4: each source reverses if its best operator does; combine over sources.
 
     Args:
@@ -90,17 +92,26 @@ def verdict_sign_reversal(grades: Mapping[str, Mapping[str, int]], *, missing: S
     return combine({src: max(ops.values(), default=NO) for src, ops in grades.items()}, missing)
 
 
-def verdict_tight_gain(max_gains: Mapping[str, Mapping[str, Estimate]], *, missing: Sequence[str] = ()) -> Verdict:
+def verdict_tight_gain(
+    max_gains: Mapping[str, Mapping[str, Estimate]], *, missing: Sequence[str] = ()
+) -> Verdict:
     """Claim 2: in each source some operator's largest gain over retention is positive.
 
     Args:
       max_gains: ``{source: {operator: Estimate of max_B dU_o(B)}}``.
     """
-    return combine({src: max((grade_positive(e) for e in ops.values()), default=NO)
-                    for src, ops in max_gains.items()}, missing)
+    return combine(
+        {
+            src: max((grade_positive(e) for e in ops.values()), default=NO)
+            for src, ops in max_gains.items()
+        },
+        missing,
+    )
 
 
-def verdict_loose_retention(margins: Mapping[str, Mapping[str, Estimate]], *, missing: Sequence[str] = ()) -> Verdict:
+def verdict_loose_retention(
+    margins: Mapping[str, Mapping[str, Estimate]], *, missing: Sequence[str] = ()
+) -> Verdict:
     """Claim 3: at the loosest budget retention beats every operator (``ret - o > 0``).
 
     A source grades 2 when every operator's margin is significantly positive, 1 when every point
@@ -139,8 +150,13 @@ def relative_spread(crossovers: Sequence[float], lengths: Sequence[float]) -> fl
     return float(r.max() / r.min()) if r.size >= 2 else float("nan")
 
 
-def verdict_crossover_scaling(orders: Mapping[str, int | None], spreads: Mapping[str, float], *,
-                              tolerance: float = 1.5, missing: Sequence[str] = ()) -> Verdict:
+def verdict_crossover_scaling(
+    orders: Mapping[str, int | None],
+    spreads: Mapping[str, float],
+    *,
+    tolerance: float = 1.5,
+    missing: Sequence[str] = (),
+) -> Verdict:
     """Claim 5: shorter evidence crosses at a smaller budget; ``B* / L`` roughly constant.
 
     Args:
@@ -159,8 +175,12 @@ def verdict_crossover_scaling(orders: Mapping[str, int | None], spreads: Mapping
     return combine(grades, missing)
 
 
-def verdict_cross_note(beats_rewrite: Mapping[str, Mapping[str, Estimate]],
-                       merge_minus_abstract: Mapping[str, Estimate], *, missing: Sequence[str] = ()) -> Verdict:
+def verdict_cross_note(
+    beats_rewrite: Mapping[str, Mapping[str, Estimate]],
+    merge_minus_abstract: Mapping[str, Estimate],
+    *,
+    missing: Sequence[str] = (),
+) -> Verdict:
     """Claim 6: merge and abstract beat rewrite under tight budgets, and neither dominates.
 
     Args:
@@ -181,8 +201,9 @@ def verdict_cross_note(beats_rewrite: Mapping[str, Mapping[str, Estimate]],
         abstract_sig = any(e.upper < 0 for e in vals)
         merge_pt = any(e.point > 0 for e in vals)
         abstract_pt = any(e.point < 0 for e in vals)
-        grades["neither-dominates"] = (SIGNIFICANT if merge_sig and abstract_sig
-                                       else POINT if merge_pt and abstract_pt else NO)
+        grades["neither-dominates"] = (
+            SIGNIFICANT if merge_sig and abstract_sig else POINT if merge_pt and abstract_pt else NO
+        )
     return combine(grades, missing)
 
 
@@ -191,8 +212,12 @@ def verdict_router_gain(gains: Mapping[str, Estimate], *, missing: Sequence[str]
     return combine({k: grade_positive(e) for k, e in gains.items()}, missing)
 
 
-def verdict_no_reliable_improvement(overall: Mapping[str, Estimate],
-                                    per_budget: Mapping[str, Sequence[Estimate]], *, missing: Sequence[str] = ()) -> Verdict:
+def verdict_no_reliable_improvement(
+    overall: Mapping[str, Estimate],
+    per_budget: Mapping[str, Sequence[Estimate]],
+    *,
+    missing: Sequence[str] = (),
+) -> Verdict:
     """Claim 8: the MLP does not reliably improve over ridge (``mlp - oas`` not significantly > 0).
 
     A source grades 2 when neither the overall difference nor any budget's is significantly
@@ -209,8 +234,13 @@ def verdict_no_reliable_improvement(overall: Mapping[str, Estimate],
     return combine(out, missing)
 
 
-def verdict_harm_calibration(harm_change: Mapping[str, Estimate], accuracy_cost: Mapping[str, Estimate],
-                             *, max_cost: float = 0.03, missing: Sequence[str] = ()) -> Verdict:
+def verdict_harm_calibration(
+    harm_change: Mapping[str, Estimate],
+    accuracy_cost: Mapping[str, Estimate],
+    *,
+    max_cost: float = 0.03,
+    missing: Sequence[str] = (),
+) -> Verdict:
     """Claim 9: calibration lowers the harm rate at an accuracy cost no larger than ``max_cost``.
 
     A unit grades 2 when the harm change is significantly negative and the cost's interval lies
@@ -226,8 +256,15 @@ def verdict_harm_calibration(harm_change: Mapping[str, Estimate], accuracy_cost:
     for unit, dh in harm_change.items():
         harm_g = grade_positive(Estimate(-dh.point, -dh.upper, -dh.lower))
         c = accuracy_cost.get(unit, Estimate.missing())
-        cost_g = (NO if not c.defined else SIGNIFICANT if c.upper <= max_cost
-                  else POINT if c.point <= max_cost else NO)
+        cost_g = (
+            NO
+            if not c.defined
+            else SIGNIFICANT
+            if c.upper <= max_cost
+            else POINT
+            if c.point <= max_cost
+            else NO
+        )
         # harm lowered but the cost over the bound: the claim holds in part
         out[unit] = NO if harm_g == NO else max(POINT, min(harm_g, cost_g))
     return combine(out, missing)

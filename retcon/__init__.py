@@ -6,7 +6,8 @@ the top-level packages ``theory`` (sympy, MODEL §4-6), ``sim`` (JAX Monte Carlo
 ``oas`` (the router, §8, and real paired data, §9), ``experiments`` and ``paper_checks``.
 """
 
-from importlib.metadata import PackageNotFoundError, version as _version
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _version
 
 try:
     __version__ = _version("retcon")

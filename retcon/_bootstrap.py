@@ -33,8 +33,9 @@ def group_index(groups) -> tuple[np.ndarray, int]:
     return ids, int(ids.max()) + 1 if ids.size else 0
 
 
-def grouped_bootstrap_mean(key: jax.Array, values, groups=None, mask=None, *,
-                           n_resamples: int = 2000, level: float = 0.95) -> BootstrapCI:
+def grouped_bootstrap_mean(
+    key: jax.Array, values, groups=None, mask=None, *, n_resamples: int = 2000, level: float = 0.95
+) -> BootstrapCI:
     """Mean of each column of ``values`` over the rows where ``mask`` is set, with a grouped CI.
 
     Args:
@@ -60,12 +61,18 @@ def grouped_bootstrap_mean(key: jax.Array, values, groups=None, mask=None, *,
     n = values.shape[0]
     if n == 0:
         raise InputError("grouped_bootstrap_mean: values is empty; expected at least one row.")
-    mask = np.ones_like(values) if mask is None else np.asarray(mask, dtype=np.float64).reshape(values.shape)
+    mask = (
+        np.ones_like(values)
+        if mask is None
+        else np.asarray(mask, dtype=np.float64).reshape(values.shape)
+    )
     if groups is None:
         ids, n_groups = np.arange(n, dtype=np.int32), n
     else:
         if len(groups) != n:
-            raise InputError(f"grouped_bootstrap_mean: groups has {len(groups)} rows; values has {n}.")
+            raise InputError(
+                f"grouped_bootstrap_mean: groups has {len(groups)} rows; values has {n}."
+            )
         ids, n_groups = group_index(groups)
     if not 0 < level < 1:
         raise InputError(f"grouped_bootstrap_mean: level must be in (0, 1); got {level}.")
@@ -73,8 +80,13 @@ def grouped_bootstrap_mean(key: jax.Array, values, groups=None, mask=None, *,
     np.add.at(sums, ids, np.where(mask > 0, values, 0.0))
     counts = np.zeros((n_groups, values.shape[1]))
     np.add.at(counts, ids, mask)
-    ci = _resample(key, jnp.asarray(sums, jnp.float32), jnp.asarray(counts, jnp.float32),
-                   n_resamples=int(n_resamples), level=float(level))
+    ci = _resample(
+        key,
+        jnp.asarray(sums, jnp.float32),
+        jnp.asarray(counts, jnp.float32),
+        n_resamples=int(n_resamples),
+        level=float(level),
+    )
     point = np.where(counts.sum(0) > 0, sums.sum(0) / np.maximum(counts.sum(0), 1e-300), np.nan)
     out = BootstrapCI(jnp.asarray(point), ci[0], ci[1])
     return BootstrapCI(*(x[0] for x in out)) if squeeze else out

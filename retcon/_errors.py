@@ -11,8 +11,15 @@ class InputError(ValueError):
     """Bad input from a user: a one-line message naming where, what was expected, and what came."""
 
 
-def check_range(name: str, value: float, low: float | None = None, high: float | None = None, *,
-                low_open: bool = True, high_open: bool = True) -> float:
+def check_range(
+    name: str,
+    value: float,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    low_open: bool = True,
+    high_open: bool = True,
+) -> float:
     """Return ``float(value)`` or raise ``InputError`` naming ``name``, the range and the value.
 
     Args:

@@ -6,11 +6,14 @@ import json
 import os
 import platform
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 
-def atomic_write(path: str | os.PathLike, write: Callable[[Any], None], *, binary: bool = False) -> Path:
+def atomic_write(
+    path: str | os.PathLike, write: Callable[[Any], None], *, binary: bool = False
+) -> Path:
     """Write ``path`` through ``write(fileobj)`` into a temporary sibling, then rename it over.
 
     A crash mid-write leaves the old file (or none) in place, never a truncated one.
@@ -20,7 +23,9 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Any], None], *, binar
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
-        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
+        with os.fdopen(
+            fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})
+        ) as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
@@ -45,7 +50,9 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
 
 
 def write_json_atomic(path: str | os.PathLike, obj: Any) -> Path:
-    return write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n")
+    return write_text_atomic(
+        path, json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n"
+    )
 
 
 def save_figure_atomic(fig, path: str | os.PathLike, **kwargs) -> Path:

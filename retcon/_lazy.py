@@ -7,11 +7,12 @@ whose public names load on first use keeps that import free of sympy, scipy and 
 from __future__ import annotations
 
 import importlib
-from typing import Callable
+from collections.abc import Callable
 
 
-def lazy_exports(package: str, attributes: dict[str, str], modules: dict[str, str] | None = None
-                 ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+def lazy_exports(
+    package: str, attributes: dict[str, str], modules: dict[str, str] | None = None
+) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
     """Return ``(__getattr__, __dir__)`` for ``package``.
 
     Args:

@@ -34,7 +34,7 @@ _COMMAND_MODULES = (
 class ArgumentParser(argparse.ArgumentParser):
     """argparse with one-line errors: ``retcon crossover: error: ...`` and exit status 2."""
 
-    def error(self, message: str):  # noqa: D401 - argparse's hook
+    def error(self, message: str):
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(2)
 
@@ -42,7 +42,10 @@ class ArgumentParser(argparse.ArgumentParser):
 def build_parser() -> ArgumentParser:
     from retcon import __version__
 
-    parser = ArgumentParser(prog="retcon", description="Retain or consolidate: budget-dependent memory operator selection (theory, simulation, OAS router).")
+    parser = ArgumentParser(
+        prog="retcon",
+        description="Retain or consolidate: budget-dependent memory operator selection (theory, simulation, OAS router).",
+    )
     parser.add_argument("--version", action="version", version=f"retcon {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMAND_MODULES:
@@ -56,16 +59,23 @@ def build_parser() -> ArgumentParser:
     return parser
 
 
-def add_common(parser: argparse.ArgumentParser, *, out: bool = True, seed: bool = True,
-               json_flag: bool = True) -> None:
+def add_common(
+    parser: argparse.ArgumentParser, *, out: bool = True, seed: bool = True, json_flag: bool = True
+) -> None:
     """Add the shared options ``--json``, ``--out DIR`` and ``--seed S`` to a subcommand."""
     if json_flag:
         parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     if out:
-        parser.add_argument("--out", metavar="DIR", default=None,
-                            help="directory for figures, tables and the JSON sidecar")
+        parser.add_argument(
+            "--out",
+            metavar="DIR",
+            default=None,
+            help="directory for figures, tables and the JSON sidecar",
+        )
     if seed:
-        parser.add_argument("--seed", type=int, default=0, help="root JAX key of the run (default 0)")
+        parser.add_argument(
+            "--seed", type=int, default=0, help="root JAX key of the run (default 0)"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,7 +90,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"{parser.prog} {args.command}: error: {e}\n")
         return 2
     except KeyboardInterrupt:
-        sys.stderr.write(f"{parser.prog} {args.command}: interrupted; finished outputs and caches are kept.\n")
+        sys.stderr.write(
+            f"{parser.prog} {args.command}: interrupted; finished outputs and caches are kept.\n"
+        )
         return 130
 
 

@@ -8,12 +8,19 @@ file name). References: STYLE (configs check themselves), MODEL §1-§2 (the ran
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from retcon._errors import InputError, check_range
 
-_TOML_TYPE = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-              dict: "a table", list: "an array"}
+_TOML_TYPE = {
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    dict: "a table",
+    list: "an array",
+}
 
 
 def type_name(value: Any) -> str:
@@ -24,8 +31,15 @@ def type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def number(key: str, value: Any, low: float | None = None, high: float | None = None, *,
-           low_open: bool = False, high_open: bool = False) -> float:
+def number(
+    key: str,
+    value: Any,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
     """``float(value)`` when it is a real number inside the interval; else ``InputError`` naming ``key``.
 
     Stricter than ``retcon._errors.check_range`` on type (a TOML string or bool is a wrong type,
@@ -47,7 +61,9 @@ def number(key: str, value: Any, low: float | None = None, high: float | None = 
 def integer(key: str, value: Any, low: int, high: int) -> int:
     """``int(value)`` when it is an integer in ``[low, high]``; else ``InputError`` naming ``key``."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InputError(f"{key} must be an integer in [{low}, {high}]; got {type_name(value)} ({value!r}).")
+        raise InputError(
+            f"{key} must be an integer in [{low}, {high}]; got {type_name(value)} ({value!r})."
+        )
     if not low <= value <= high:
         raise InputError(f"{key} must be an integer in [{low}, {high}]; got {value}.")
     return int(value)
@@ -57,13 +73,17 @@ def choice(key: str, value: Any, options: Iterable[str]) -> str:
     """``value`` when it is one of ``options``; else ``InputError`` naming ``key``."""
     options = tuple(options)
     if not isinstance(value, str):
-        raise InputError(f"{key} must be one of {list(options)}; got {type_name(value)} ({value!r}).")
+        raise InputError(
+            f"{key} must be one of {list(options)}; got {type_name(value)} ({value!r})."
+        )
     if value not in options:
         raise InputError(f"{key} must be one of {list(options)}; got {value!r}.")
     return value
 
 
-def table(key: str, value: Any, allowed: Iterable[str], required: Iterable[str] = ()) -> Mapping[str, Any]:
+def table(
+    key: str, value: Any, allowed: Iterable[str], required: Iterable[str] = ()
+) -> Mapping[str, Any]:
     """``value`` when it is a table whose keys are all in ``allowed`` and hold ``required``."""
     allowed = tuple(allowed)
     if not isinstance(value, Mapping):

@@ -18,38 +18,74 @@ from retcon._errors import InputError
 
 def _scenario_options(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--scenario", metavar="NAME", default=None,
-                   help="preset: locomo-like (default), single-cluster, longmemeval-like")
-    g.add_argument("--config", metavar="FILE.toml", default=None, help="scenario file (docs/simulation.md)")
+    g.add_argument(
+        "--scenario",
+        metavar="NAME",
+        default=None,
+        help="preset: locomo-like (default), single-cluster, longmemeval-like",
+    )
+    g.add_argument(
+        "--config", metavar="FILE.toml", default=None, help="scenario file (docs/simulation.md)"
+    )
 
 
 def register(subparsers) -> None:
     from retcon.cli import add_common
 
     p = subparsers.add_parser(
-        "simulate", help="Monte Carlo of dU, coverage and replacement per operator and budget",
+        "simulate",
+        help="Monte Carlo of dU, coverage and replacement per operator and budget",
         description="Simulate U, dU = C + R per operator and budget and the crossover budget with a "
-                    "bootstrap CI (MODEL §2-§7). Default scenario: locomo-like.")
+        "bootstrap CI (MODEL §2-§7). Default scenario: locomo-like.",
+    )
     _scenario_options(p)
-    p.add_argument("--queries", type=int, default=None, metavar="N",
-                   help="simulated queries (default: the scenario's `queries`, 65536 for presets)")
-    p.add_argument("--resamples", type=int, default=2000, metavar="R", help="bootstrap resamples (default 2000)")
+    p.add_argument(
+        "--queries",
+        type=int,
+        default=None,
+        metavar="N",
+        help="simulated queries (default: the scenario's `queries`, 65536 for presets)",
+    )
+    p.add_argument(
+        "--resamples",
+        type=int,
+        default=2000,
+        metavar="R",
+        help="bootstrap resamples (default 2000)",
+    )
     add_common(p)
     p.set_defaults(func=run_simulate)
 
     s = subparsers.add_parser(
-        "stress", help="Assumption-1 stress test: budget and rank spillover in shared memories",
+        "stress",
+        help="Assumption-1 stress test: budget and rank spillover in shared memories",
         description="Sweep the budget-spillover and rank-spillover knobs against the budget grid in "
-                    "memories shared by many queries; report S, |S|/|dU|, the crossover shift against "
-                    "the Assumption-1 prediction and whether the sign reversal survives (MODEL §5).")
+        "memories shared by many queries; report S, |S|/|dU|, the crossover shift against "
+        "the Assumption-1 prediction and whether the sign reversal survives (MODEL §5).",
+    )
     _scenario_options(s)
-    s.add_argument("--memories", type=int, default=512, metavar="N", help="shared memories (default 512)")
-    s.add_argument("--memory-size", type=int, default=8, metavar="M",
-                   help="queries (clusters) per memory, 1..64 (default 8)")
-    s.add_argument("--budget-spillover", default="0,0.05,0.1,0.2,0.4", metavar="LIST",
-                   help="comma-separated x_b values in [0, 1] (default 0,0.05,0.1,0.2,0.4)")
-    s.add_argument("--rank-spillover", default="0,0.05,0.1,0.2,0.4", metavar="LIST",
-                   help="comma-separated x_r values >= 0 (default 0,0.05,0.1,0.2,0.4)")
+    s.add_argument(
+        "--memories", type=int, default=512, metavar="N", help="shared memories (default 512)"
+    )
+    s.add_argument(
+        "--memory-size",
+        type=int,
+        default=8,
+        metavar="M",
+        help="queries (clusters) per memory, 1..64 (default 8)",
+    )
+    s.add_argument(
+        "--budget-spillover",
+        default="0,0.05,0.1,0.2,0.4",
+        metavar="LIST",
+        help="comma-separated x_b values in [0, 1] (default 0,0.05,0.1,0.2,0.4)",
+    )
+    s.add_argument(
+        "--rank-spillover",
+        default="0,0.05,0.1,0.2,0.4",
+        metavar="LIST",
+        help="comma-separated x_r values >= 0 (default 0,0.05,0.1,0.2,0.4)",
+    )
     add_common(s)
     s.set_defaults(func=run_stress)
 
@@ -75,7 +111,9 @@ def _floats(option: str, text: str) -> list[float]:
     try:
         vals = [float(t) for t in text.split(",") if t.strip()]
     except ValueError:
-        raise InputError(f"{option} must be comma-separated numbers like 0,0.1,0.2; got {text!r}.") from None
+        raise InputError(
+            f"{option} must be comma-separated numbers like 0,0.1,0.2; got {text!r}."
+        ) from None
     if not vals:
         raise InputError(f"{option} must hold at least one number; got {text!r}.")
     return vals
@@ -87,7 +125,11 @@ def simulate_report(scenario, result, cx, seed: int) -> dict:
 
     ops = {}
     for i, op in enumerate(OPERATORS):
-        ci = None if not math.isfinite(cx.ci_lower[i]) else [float(cx.ci_lower[i]), float(cx.ci_upper[i])]
+        ci = (
+            None
+            if not math.isfinite(cx.ci_lower[i])
+            else [float(cx.ci_lower[i]), float(cx.ci_upper[i])]
+        )
         ops[op] = {
             "compress_ratio": scenario.operator(op).compress_ratio,
             "budgets": _list(result.budgets),
@@ -119,22 +161,32 @@ def simulate_table(scenario, result, cx) -> str:
     """The human-readable tables of ``retcon simulate``."""
     from retcon._vocab import OPERATORS
 
-    lines = [f"scenario {scenario.name}: {result.n_queries} queries, packing {scenario.packing}, "
-             f"retriever {scenario.retriever.order}"]
+    lines = [
+        f"scenario {scenario.name}: {result.n_queries} queries, packing {scenario.packing}, "
+        f"retriever {scenario.retriever.order}"
+    ]
     for i, op in enumerate(OPERATORS):
         b = cx.crossover_budget[i]
         if math.isfinite(b):
-            ci = (f"95% CI [{cx.ci_lower[i]:.1f}, {cx.ci_upper[i]:.1f}]" if math.isfinite(cx.ci_lower[i])
-                  else "95% CI n/a")
+            ci = (
+                f"95% CI [{cx.ci_lower[i]:.1f}, {cx.ci_upper[i]:.1f}]"
+                if math.isfinite(cx.ci_lower[i])
+                else "95% CI n/a"
+            )
             cross = f"crossover_budget {b:.1f} tokens, {ci}, status {cx.status[i]}"
         else:
             cross = "crossover_budget none (no sign change on the grid), status none"
-        lines += ["", f"{op} (compress_ratio {scenario.operator(op).compress_ratio:g}): {cross}",
-                  f"{'budget':>10} {'U_ret':>8} {'U_op':>8} {'dU':>9} {'C':>9} {'R':>9} {'SE(dU)':>8}"]
+        lines += [
+            "",
+            f"{op} (compress_ratio {scenario.operator(op).compress_ratio:g}): {cross}",
+            f"{'budget':>10} {'U_ret':>8} {'U_op':>8} {'dU':>9} {'C':>9} {'R':>9} {'SE(dU)':>8}",
+        ]
         for j, bud in enumerate(result.budgets):
-            lines.append(f"{bud:10.1f} {result.utility[j, 0]:8.4f} {result.utility[j, i + 1]:8.4f} "
-                         f"{result.delta[i, j]:+9.4f} {result.coverage[i, j]:+9.4f} "
-                         f"{result.replacement[i, j]:+9.4f} {result.delta_se[i, j]:8.4f}")
+            lines.append(
+                f"{bud:10.1f} {result.utility[j, 0]:8.4f} {result.utility[j, i + 1]:8.4f} "
+                f"{result.delta[i, j]:+9.4f} {result.coverage[i, j]:+9.4f} "
+                f"{result.replacement[i, j]:+9.4f} {result.delta_se[i, j]:8.4f}"
+            )
     return "\n".join(lines)
 
 
@@ -163,15 +215,24 @@ def run_simulate(args) -> int:
         plot_decomposition(result, scenario.name, out / "decomposition.png")
         write_json_atomic(out / "simulate.json", report)
         write_text_atomic(out / "simulate.txt", table + "\n")
-        write_json_atomic(out / "sidecar.json", sidecar(scenario.to_dict(), seed=args.seed, command="simulate",
-                                                       n_queries=int(result.n_queries),
-                                                       resamples=args.resamples))
+        write_json_atomic(
+            out / "sidecar.json",
+            sidecar(
+                scenario.to_dict(),
+                seed=args.seed,
+                command="simulate",
+                n_queries=int(result.n_queries),
+                resamples=args.resamples,
+            ),
+        )
     if args.json:
         sys.stdout.write(json.dumps(report) + "\n")
     else:
         print(table)
         if args.out:
-            print(f"\nwrote {args.out}/delta.png, decomposition.png, simulate.json, simulate.txt, sidecar.json")
+            print(
+                f"\nwrote {args.out}/delta.png, decomposition.png, simulate.json, simulate.txt, sidecar.json"
+            )
     return 0
 
 
@@ -188,9 +249,12 @@ def stress_report(scenario, res) -> dict:
             sig = np.abs(res.delta[c, i]) > 2 * res.delta_se[c, i]
             ratio = res.spill_ratio[c, i][sig]
             ops[op] = {
-                "delta": _list(res.delta[c, i]), "delta_se": _list(res.delta_se[c, i]),
-                "coverage_loc": _list(res.coverage_loc[c, i]), "replacement_loc": _list(res.replacement_loc[c, i]),
-                "spillover": _list(res.spillover[c, i]), "spillover_se": _list(res.spillover_se[c, i]),
+                "delta": _list(res.delta[c, i]),
+                "delta_se": _list(res.delta_se[c, i]),
+                "coverage_loc": _list(res.coverage_loc[c, i]),
+                "replacement_loc": _list(res.replacement_loc[c, i]),
+                "spillover": _list(res.spillover[c, i]),
+                "spillover_se": _list(res.spillover_se[c, i]),
                 "spill_ratio": _list(res.spill_ratio[c, i]),
                 "max_spill_ratio": _num(ratio.max()) if ratio.size else None,
                 "crossover_budget": _num(res.crossover_budget[c, i]),
@@ -200,19 +264,31 @@ def stress_report(scenario, res) -> dict:
                 "sign_reversal": bool(res.sign_reversal[c, i]),
                 "predicted_reversal": bool(res.predicted_reversal[c, i]),
             }
-        conds.append({"budget_spillover": float(res.budget_spillover[c]),
-                      "rank_spillover": float(res.rank_spillover[c]), "operators": ops})
-    return {"scenario": scenario.name, "n_memories": res.n_memories, "memory_size": res.memory_size,
-            "budgets": _list(res.budgets), "conditions": conds}
+        conds.append(
+            {
+                "budget_spillover": float(res.budget_spillover[c]),
+                "rank_spillover": float(res.rank_spillover[c]),
+                "operators": ops,
+            }
+        )
+    return {
+        "scenario": scenario.name,
+        "n_memories": res.n_memories,
+        "memory_size": res.memory_size,
+        "budgets": _list(res.budgets),
+        "conditions": conds,
+    }
 
 
 def stress_table(scenario, res, report) -> str:
     from retcon._vocab import OPERATORS
 
-    lines = [f"stress test, scenario {scenario.name}: {res.n_memories} memories x {res.memory_size} queries; "
-             f"dU = C_loc + R_loc + S; B*: first sign change of dU, B*_A1: of C_loc + R_loc",
-             f"{'x_b':>5} {'x_r':>5} {'operator':>9} {'max|S|/|dU|':>12} {'max|S|':>8} {'B*':>9} "
-             f"{'B*_A1':>9} {'shift':>9} {'crossings':>9} {'reversal':>9}"]
+    lines = [
+        f"stress test, scenario {scenario.name}: {res.n_memories} memories x {res.memory_size} queries; "
+        f"dU = C_loc + R_loc + S; B*: first sign change of dU, B*_A1: of C_loc + R_loc",
+        f"{'x_b':>5} {'x_r':>5} {'operator':>9} {'max|S|/|dU|':>12} {'max|S|':>8} {'B*':>9} "
+        f"{'B*_A1':>9} {'shift':>9} {'crossings':>9} {'reversal':>9}",
+    ]
 
     def f(x, w=9, p=1):
         return f"{'-':>{w}}" if x is None else f"{x:{w}.{p}f}"
@@ -220,10 +296,12 @@ def stress_table(scenario, res, report) -> str:
     for c, cond in enumerate(report["conditions"]):
         for i, op in enumerate(OPERATORS):
             o = cond["operators"][op]
-            lines.append(f"{cond['budget_spillover']:5g} {cond['rank_spillover']:5g} {op:>9} "
-                         f"{f(o['max_spill_ratio'], 12, 3)} {abs(res.spillover[c, i]).max():8.4f} "
-                         f"{f(o['crossover_budget'])} {f(o['predicted_crossover'])} {f(o['crossover_shift'])} "
-                         f"{o['n_crossings']:9d} {'survives' if o['sign_reversal'] else 'LOST':>9}")
+            lines.append(
+                f"{cond['budget_spillover']:5g} {cond['rank_spillover']:5g} {op:>9} "
+                f"{f(o['max_spill_ratio'], 12, 3)} {abs(res.spillover[c, i]).max():8.4f} "
+                f"{f(o['crossover_budget'])} {f(o['predicted_crossover'])} {f(o['crossover_shift'])} "
+                f"{o['n_crossings']:9d} {'survives' if o['sign_reversal'] else 'LOST':>9}"
+            )
     return "\n".join(lines)
 
 
@@ -237,12 +315,22 @@ def run_stress(args) -> int:
     xb = _floats("--budget-spillover", args.budget_spillover)
     xr = _floats("--rank-spillover", args.rank_spillover)
     try:
-        res = stress(jax.random.key(args.seed), scenario, n_memories=args.memories,
-                     memory_size=args.memory_size, budget_spillover=xb, rank_spillover=xr)
+        res = stress(
+            jax.random.key(args.seed),
+            scenario,
+            n_memories=args.memories,
+            memory_size=args.memory_size,
+            budget_spillover=xb,
+            rank_spillover=xr,
+        )
     except InputError as e:
         msg = str(e)
-        for name, opt in (("n_memories", "--memories"), ("memory_size", "--memory-size"),
-                          ("budget_spillover", "--budget-spillover"), ("rank_spillover", "--rank-spillover")):
+        for name, opt in (
+            ("n_memories", "--memories"),
+            ("memory_size", "--memory-size"),
+            ("budget_spillover", "--budget-spillover"),
+            ("rank_spillover", "--rank-spillover"),
+        ):
             msg = msg.replace(name, opt)
         raise InputError(msg) from None
     report = stress_report(scenario, res)
@@ -254,9 +342,18 @@ def run_stress(args) -> int:
         plot_phase(res, scenario.name, out / "phase.png")
         write_json_atomic(out / "stress.json", report)
         write_text_atomic(out / "stress.txt", table + "\n")
-        write_json_atomic(out / "sidecar.json", sidecar(scenario.to_dict(), seed=args.seed, command="stress",
-                                                       memories=args.memories, memory_size=args.memory_size,
-                                                       budget_spillover=xb, rank_spillover=xr))
+        write_json_atomic(
+            out / "sidecar.json",
+            sidecar(
+                scenario.to_dict(),
+                seed=args.seed,
+                command="stress",
+                memories=args.memories,
+                memory_size=args.memory_size,
+                budget_spillover=xb,
+                rank_spillover=xr,
+            ),
+        )
     if args.json:
         sys.stdout.write(json.dumps(report) + "\n")
     else:

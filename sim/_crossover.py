@@ -72,11 +72,20 @@ def curve_crossings(budgets, delta) -> tuple[np.ndarray, np.ndarray]:
 
 
 def status_of(n_crossings) -> tuple[str, ...]:
-    return tuple("none" if k == 0 else "unique" if k == 1 else "multiple" for k in np.ravel(n_crossings))
+    return tuple(
+        "none" if k == 0 else "unique" if k == 1 else "multiple" for k in np.ravel(n_crossings)
+    )
 
 
-def bootstrap_crossover(key: jax.Array, budgets, block_delta, block_count, *, n_resamples: int = 2000,
-                        level: float = 0.95) -> Crossover:
+def bootstrap_crossover(
+    key: jax.Array,
+    budgets,
+    block_delta,
+    block_count,
+    *,
+    n_resamples: int = 2000,
+    level: float = 0.95,
+) -> Crossover:
     """Crossover per operator with a percentile CI from resampling query blocks.
 
     Args:
@@ -105,7 +114,11 @@ def bootstrap_crossover(key: jax.Array, budgets, block_delta, block_count, *, n_
     root, n_cross = curve_crossings(budgets, point)
     draws = np.asarray(jax.random.randint(key, (int(n_resamples), G), 0, G))
     flat = (np.arange(draws.shape[0])[:, None] * G + draws).ravel()
-    w = np.bincount(flat, minlength=draws.shape[0] * G).reshape(draws.shape[0], G).astype(np.float64)
+    w = (
+        np.bincount(flat, minlength=draws.shape[0] * G)
+        .reshape(draws.shape[0], G)
+        .astype(np.float64)
+    )
     curves = np.einsum("rg,gob->rob", w, S) / (w @ n_b)[:, None, None]
     roots, n_r = curve_crossings(budgets, curves)
     alpha = (1.0 - level) / 2.0
@@ -119,7 +132,15 @@ def bootstrap_crossover(key: jax.Array, budgets, block_delta, block_count, *, n_
     return Crossover(root, lo, hi, n_cross, found, status_of(n_cross))
 
 
-def simulated_crossover(key: jax.Array, result, *, n_resamples: int = 2000, level: float = 0.95) -> Crossover:
+def simulated_crossover(
+    key: jax.Array, result, *, n_resamples: int = 2000, level: float = 0.95
+) -> Crossover:
     """Crossover per operator of a ``SimResult`` (see ``bootstrap_crossover``)."""
-    return bootstrap_crossover(key, result.budgets, result.block_delta, result.block_count,
-                               n_resamples=n_resamples, level=level)
+    return bootstrap_crossover(
+        key,
+        result.budgets,
+        result.block_delta,
+        result.block_count,
+        n_resamples=n_resamples,
+        level=level,
+    )

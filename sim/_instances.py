@@ -74,7 +74,9 @@ def _record_extras(key, mask, r_c, longmemeval: bool):
     return sessions, jnp.where(mask[:, None], e, 0.0)
 
 
-def simulate_instances(key: jax.Array, scenario: Scenario, n_instances: int, budgets=None) -> Instances:
+def simulate_instances(
+    key: jax.Array, scenario: Scenario, n_instances: int, budgets=None
+) -> Instances:
     """Draw ``n_instances`` (query, budget) rows of simulated paired data.
 
     Args:
@@ -90,17 +92,26 @@ def simulate_instances(key: jax.Array, scenario: Scenario, n_instances: int, bud
     References:
       MODEL §8.
     """
-    if isinstance(n_instances, bool) or not isinstance(n_instances, (int, np.integer)) or not 1 <= n_instances < 2**31:
-        raise InputError(f"simulate_instances: n_instances must be an integer in [1, 2**31); got {n_instances!r}.")
+    if (
+        isinstance(n_instances, bool)
+        or not isinstance(n_instances, (int, np.integer))
+        or not 1 <= n_instances < 2**31
+    ):
+        raise InputError(
+            f"simulate_instances: n_instances must be an integer in [1, 2**31); got {n_instances!r}."
+        )
     b = _check_budgets(budgets, scenario)
     nb = b.size
     n_q = math.ceil(int(n_instances) / nb)
     k_sim, k_extra = jax.random.split(key)
     st, pr = K.split(scenario)
-    draws, out = _queries_jit(k_sim, jnp.arange(n_q, dtype=jnp.int32), jnp.asarray(b, jnp.float32), pr, st=st)
+    draws, out = _queries_jit(
+        k_sim, jnp.arange(n_q, dtype=jnp.int32), jnp.asarray(b, jnp.float32), pr, st=st
+    )
     longmemeval = scenario.vocabulary == "longmemeval"
     sessions, emb = jax.jit(jax.vmap(lambda k, m, r: _record_extras(k, m, r, longmemeval)))(
-        K.query_keys(k_extra, jnp.arange(n_q, dtype=jnp.int32)), draws.ev_mask, draws.redundancy)
+        K.query_keys(k_extra, jnp.arange(n_q, dtype=jnp.int32)), draws.ev_mask, draws.redundancy
+    )
     rows = np.arange(int(n_instances))
     q, j = rows // nb, rows % nb
     p = np.asarray(out.m).astype(np.float64) / K.GRID

@@ -57,35 +57,35 @@ class Params(NamedTuple):
     """The numeric part of a scenario as arrays over vocabulary slots (4) and operators (3)."""
 
     log_weights: jax.Array  # (4,) log query-mix weights; -inf for absent types
-    records: jax.Array      # (4,) int32 records per cluster
-    redundancy: jax.Array   # (4,) mean cross-record redundancy r
-    len_p1: jax.Array       # (4,) first length parameter (length/max/mean/shape/sigma)
-    len_p2: jax.Array       # (4,) second length parameter (scale) or 0
-    acc_raw: jax.Array      # (4,) a_t
-    acc_guess: jax.Array    # () g
-    compress: jax.Array     # (3,) rho per operator
-    fidelity: jax.Array     # (3, 4) phi per operator and type
-    noise: jax.Array        # () retriever noise
+    records: jax.Array  # (4,) int32 records per cluster
+    redundancy: jax.Array  # (4,) mean cross-record redundancy r
+    len_p1: jax.Array  # (4,) first length parameter (length/max/mean/shape/sigma)
+    len_p2: jax.Array  # (4,) second length parameter (scale) or 0
+    acc_raw: jax.Array  # (4,) a_t
+    acc_guess: jax.Array  # () g
+    compress: jax.Array  # (3,) rho per operator
+    fidelity: jax.Array  # (3, 4) phi per operator and type
+    noise: jax.Array  # () retriever noise
 
 
 class Draw(NamedTuple):
     """One query's random draw (shapes for one query; ``vmap`` adds the query axis)."""
 
-    query_type: jax.Array   # () int32 slot in the vocabulary
-    ev_len: jax.Array       # (K,) evidence record lengths, 0 on padding
-    ev_mask: jax.Array      # (K,) bool, True on the cluster's records
-    ev_score: jax.Array     # (K,) retriever scores, -inf on padding
-    dis_len: jax.Array      # (D,) distractor lengths
-    dis_score: jax.Array    # (D,) distractor scores
-    redundancy: jax.Array   # () the cluster's own redundancy r_c
+    query_type: jax.Array  # () int32 slot in the vocabulary
+    ev_len: jax.Array  # (K,) evidence record lengths, 0 on padding
+    ev_mask: jax.Array  # (K,) bool, True on the cluster's records
+    ev_score: jax.Array  # (K,) retriever scores, -inf on padding
+    dis_len: jax.Array  # (D,) distractor lengths
+    dis_score: jax.Array  # (D,) distractor scores
+    redundancy: jax.Array  # () the cluster's own redundancy r_c
 
 
 class QueryOutcome(NamedTuple):
     """Per query and budget: quantized success probability per action and region membership."""
 
-    m: jax.Array            # (nB, 4) int32, p = m / 2**24, ACTIONS order
+    m: jax.Array  # (nB, 4) int32, p = m / 2**24, ACTIONS order
     raw_grounded: jax.Array  # (nB,) bool, q in G_B
-    affected: jax.Array     # (nB, 3) bool, q in H_B per operator
+    affected: jax.Array  # (nB, 3) bool, q in H_B per operator
 
 
 def split(scenario: Scenario) -> tuple[Structure, Params]:
@@ -96,21 +96,38 @@ def split(scenario: Scenario) -> tuple[Structure, Params]:
     for name in vocab:
         t = by_name.get(name)
         if t is None:
-            fam.append("point"); w.append(-np.inf); rec.append(1); red.append(0.0)
-            p1.append(1.0); p2.append(0.0); acc.append(1.0); phi.append((1.0,) * N_OPS)
+            fam.append("point")
+            w.append(-np.inf)
+            rec.append(1)
+            red.append(0.0)
+            p1.append(1.0)
+            p2.append(0.0)
+            acc.append(1.0)
+            phi.append((1.0,) * N_OPS)
             continue
         # a listed type keeps its family even at weight 0, so reweighting never recompiles
-        fam.append(t.length.dist); w.append(math.log(t.weight) if t.weight > 0 else -np.inf)
+        fam.append(t.length.dist)
+        w.append(math.log(t.weight) if t.weight > 0 else -np.inf)
         rec.append(t.records)
-        red.append(t.redundancy); a, b = t.length.pair; p1.append(a); p2.append(b)
-        acc.append(t.acc_raw); phi.append(t.fidelity)
+        red.append(t.redundancy)
+        a, b = t.length.pair
+        p1.append(a)
+        p2.append(b)
+        acc.append(t.acc_raw)
+        phi.append(t.fidelity)
     st = Structure(tuple(fam), scenario.k_max, scenario.retriever.distractors, scenario.packing)
     f32 = partial(jnp.asarray, dtype=jnp.float32)
     pr = Params(
-        log_weights=f32(w), records=jnp.asarray(rec, jnp.int32), redundancy=f32(red),
-        len_p1=f32(p1), len_p2=f32(p2), acc_raw=f32(acc), acc_guess=f32(scenario.acc_guess),
+        log_weights=f32(w),
+        records=jnp.asarray(rec, jnp.int32),
+        redundancy=f32(red),
+        len_p1=f32(p1),
+        len_p2=f32(p2),
+        acc_raw=f32(acc),
+        acc_guess=f32(scenario.acc_guess),
         compress=f32([o.compress_ratio for o in scenario.operators]),
-        fidelity=f32(np.asarray(phi, dtype=np.float32).T), noise=f32(scenario.retriever.noise),
+        fidelity=f32(np.asarray(phi, dtype=np.float32).T),
+        noise=f32(scenario.retriever.noise),
     )
     return st, pr
 
@@ -142,10 +159,21 @@ def _lengths_of_type(key, t, st: Structure, pr: Params, n: int) -> jax.Array:
     """``n`` record lengths of query type ``t``: one draw per distinct family, then select."""
     families = sorted(set(st.families), key=FAMILIES.index)
     if len(families) == 1:
-        return sample_lengths(jax.random.fold_in(key, FAMILIES.index(families[0])), families[0],
-                              pr.len_p1[t], pr.len_p2[t], (n,))
-    draws = jnp.stack([sample_lengths(jax.random.fold_in(key, FAMILIES.index(f)), f, pr.len_p1[t], pr.len_p2[t], (n,))
-                       for f in families])
+        return sample_lengths(
+            jax.random.fold_in(key, FAMILIES.index(families[0])),
+            families[0],
+            pr.len_p1[t],
+            pr.len_p2[t],
+            (n,),
+        )
+    draws = jnp.stack(
+        [
+            sample_lengths(
+                jax.random.fold_in(key, FAMILIES.index(f)), f, pr.len_p1[t], pr.len_p2[t], (n,)
+            )
+            for f in families
+        ]
+    )
     fam_of_type = jnp.asarray([families.index(f) for f in st.families], jnp.int32)
     return draws[fam_of_type[t]]
 
@@ -199,14 +227,16 @@ def candidate_records(d: Draw, pr: Params) -> tuple[jax.Array, jax.Array]:
     """
     K = d.ev_len.shape[0]
     total = sum_in_order(d.ev_len)
-    gen_len = pr.compress[:2] * (1.0 - d.redundancy) * total        # merge, abstract: cross-note
-    gen_score = jnp.max(d.ev_score)                                   # at its best constituent's rank
+    gen_len = pr.compress[:2] * (1.0 - d.redundancy) * total  # merge, abstract: cross-note
+    gen_score = jnp.max(d.ev_score)  # at its best constituent's rank
     pad_len = jnp.zeros((K - 1,), jnp.float32)
     pad_score = jnp.full((K - 1,), -jnp.inf, jnp.float32)
 
     def cross_note(i):
-        return (jnp.concatenate([gen_len[i:i + 1], pad_len, d.dis_len]),
-                jnp.concatenate([gen_score[None], pad_score, d.dis_score]))
+        return (
+            jnp.concatenate([gen_len[i : i + 1], pad_len, d.dis_len]),
+            jnp.concatenate([gen_score[None], pad_score, d.dis_score]),
+        )
 
     raw = (jnp.concatenate([d.ev_len, d.dis_len]), jnp.concatenate([d.ev_score, d.dis_score]))
     merge, abstract = cross_note(0), cross_note(1)
@@ -216,7 +246,9 @@ def candidate_records(d: Draw, pr: Params) -> tuple[jax.Array, jax.Array]:
     return lengths, scores
 
 
-def pack_in_rank_order(lengths: jax.Array, scores: jax.Array, budgets: jax.Array, mode: str) -> jax.Array:
+def pack_in_rank_order(
+    lengths: jax.Array, scores: jax.Array, budgets: jax.Array, mode: str
+) -> jax.Array:
     """Tokens kept per candidate record ``(nB, A, N)``, records packed in score order (stable).
 
     ``prefix`` and ``cut`` need no sort: a record's rank is the number of records ranked before it
@@ -247,24 +279,26 @@ def pack_in_rank_order(lengths: jax.Array, scores: jax.Array, budgets: jax.Array
     slot = jnp.arange(n)
     s_i, s_j = scores[..., :, None], scores[..., None, :]
     # zeros compare equal (as in jnp.argsort), ties go by slot: the stable order
-    ahead = (s_j > s_i) | ((s_j == s_i) & (slot[None, :] < slot[:, None]))           # (A, i, j)
+    ahead = (s_j > s_i) | ((s_j == s_i) & (slot[None, :] < slot[:, None]))  # (A, i, j)
     one = jnp.ones((n,), lengths.dtype)
     # full float32 precision: a GPU or TPU would otherwise round the operands of a float32
     # contraction (TF32 / bfloat16 passes), and the one-hot selections below would not be exact
     dot = partial(jnp.einsum, precision=jax.lax.Precision.HIGHEST)
-    rank = dot("aij,j->ai", ahead.astype(lengths.dtype), one)                         # (A, N) small integers
-    at = (rank[..., :, None] == slot.astype(lengths.dtype)).astype(lengths.dtype)     # (A, i, r) one-hot
+    rank = dot("aij,j->ai", ahead.astype(lengths.dtype), one)  # (A, N) small integers
+    at = (rank[..., :, None] == slot.astype(lengths.dtype)).astype(
+        lengths.dtype
+    )  # (A, i, r) one-hot
     # products with a one-hot matrix have one nonzero term (x * 1), the rest exact zeros: the
     # sums are exact in any order, so these contractions are gathers, bit for bit
-    ranked = dot("air,ai->ar", at, lengths)                                    # (A, r)
-    running = cumsum_in_order(ranked)                                                 # (A, r)
-    total = dot("air,ar->ai", at, running)                                     # (A, i)
-    fits = total[None] <= budgets[:, None, None]                                      # (nB, A, N)
+    ranked = dot("air,ai->ar", at, lengths)  # (A, r)
+    running = cumsum_in_order(ranked)  # (A, r)
+    total = dot("air,ar->ai", at, running)  # (A, i)
+    fits = total[None] <= budgets[:, None, None]  # (nB, A, N)
     zero = jnp.zeros((), lengths.dtype)
     if mode == "prefix":
         return jnp.where(fits, lengths[None], zero)
     before_r = jnp.concatenate([jnp.zeros_like(running[..., :1]), running[..., :-1]], axis=-1)
-    before = dot("air,ar->ai", at, before_r)                                   # (A, i)
+    before = dot("air,ar->ai", at, before_r)  # (A, i)
     b = budgets[:, None, None]
     return jnp.where(fits, lengths[None], jnp.clip(b - before[None], 0.0, lengths[None]))
 
@@ -289,14 +323,17 @@ def reader_outcome(d: Draw, lengths: jax.Array, kept: jax.Array, pr: Params) -> 
     K = d.ev_len.shape[0]
     t = d.query_type
     frac = kept_fraction(kept, lengths)
-    f_ev = frac[..., :K]                                       # (nB, 4, K)
-    phi = pr.fidelity[:, t]                                    # (3,)
-    s = jnp.stack([
-        prod_in_order(f_ev[:, 0]),                             # ret: raw units
-        phi[0] * f_ev[:, 1, 0],                                # merge: one generated unit
-        phi[1] * f_ev[:, 2, 0],                                # abstract: one generated unit
-        phi[2] * prod_in_order(f_ev[:, 3]),                    # rewrite: k units of phi**(1/k)
-    ], axis=-1)                                                # (nB, 4)
+    f_ev = frac[..., :K]  # (nB, 4, K)
+    phi = pr.fidelity[:, t]  # (3,)
+    s = jnp.stack(
+        [
+            prod_in_order(f_ev[:, 0]),  # ret: raw units
+            phi[0] * f_ev[:, 1, 0],  # merge: one generated unit
+            phi[1] * f_ev[:, 2, 0],  # abstract: one generated unit
+            phi[2] * prod_in_order(f_ev[:, 3]),  # rewrite: k units of phi**(1/k)
+        ],
+        axis=-1,
+    )  # (nB, 4)
     m = quantized_success(s, pr.acc_raw[t], pr.acc_guess)
     grounded = jnp.all(kept[:, 0, :K] == lengths[0, :K], axis=-1)
     cluster_ret = jnp.any(kept[:, 0, :K] > 0, axis=-1)[:, None]
@@ -314,7 +351,9 @@ def quantized_success(support: jax.Array, acc_raw, acc_guess) -> jax.Array:
     return jnp.round(p * GRID).astype(jnp.int32)
 
 
-def query_outcome(key: jax.Array, budgets: jax.Array, st: Structure, pr: Params) -> tuple[Draw, QueryOutcome]:
+def query_outcome(
+    key: jax.Array, budgets: jax.Array, st: Structure, pr: Params
+) -> tuple[Draw, QueryOutcome]:
     """Draw one query and evaluate every action at every budget (vmap this over keys)."""
     d = draw_query(key, st, pr)
     lengths, scores = candidate_records(d, pr)
@@ -328,12 +367,12 @@ def query_keys(root: jax.Array, idx: jax.Array) -> jax.Array:
 
 
 # Columns of the per-block integer sums.
-COLS_U = slice(0, 4)          # sum of m per action
-COLS_D = slice(4, 7)          # sum of m_o - m_ret per operator
-COLS_C = slice(7, 10)         # the same on queries outside G_B (coverage)
-COL_G = 10                    # count in G_B
-COLS_H = slice(11, 14)        # count in H_B per operator
-COLS_GH = slice(14, 17)       # count in G_B and H_B per operator
+COLS_U = slice(0, 4)  # sum of m per action
+COLS_D = slice(4, 7)  # sum of m_o - m_ret per operator
+COLS_C = slice(7, 10)  # the same on queries outside G_B (coverage)
+COL_G = 10  # count in G_B
+COLS_H = slice(11, 14)  # count in H_B per operator
+COLS_GH = slice(14, 17)  # count in G_B and H_B per operator
 N_COLS = 17
 
 

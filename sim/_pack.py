@@ -27,7 +27,9 @@ def cumsum_in_order(x: jax.Array) -> jax.Array:
     """
     n = x.shape[-1]
     if n > UNROLL_MAX:  # long axes (the stress test's pooled memories): the same order, as a loop
-        _, out = jax.lax.scan(lambda c, v: (c + v, c + v), jnp.zeros_like(x[..., 0]), jnp.moveaxis(x, -1, 0))
+        _, out = jax.lax.scan(
+            lambda c, v: (c + v, c + v), jnp.zeros_like(x[..., 0]), jnp.moveaxis(x, -1, 0)
+        )
         return jnp.moveaxis(out, 0, -1)
     parts = [x[..., 0]]
     for j in range(1, n):
@@ -38,6 +40,7 @@ def cumsum_in_order(x: jax.Array) -> jax.Array:
 def _pack_one(lengths: jax.Array, budget: jax.Array, mode: str) -> jax.Array:
     """Tokens kept per record for one ordered list of records ``(K,)`` and one budget ``()``."""
     if mode == "skip":
+
         def step(remaining, length):
             fits = length <= remaining
             return jnp.where(fits, remaining - length, remaining), jnp.where(fits, length, 0.0)

@@ -75,8 +75,10 @@ def plot_phase(res, title: str, path: Path) -> Path:
     from matplotlib.colors import TwoSlopeNorm
 
     b = res.budgets
-    panels = [("budget spillover x_b", res.rank_spillover == 0, res.budget_spillover),
-              ("rank spillover x_r", res.budget_spillover == 0, res.rank_spillover)]
+    panels = [
+        ("budget spillover x_b", res.rank_spillover == 0, res.budget_spillover),
+        ("rank spillover x_r", res.budget_spillover == 0, res.rank_spillover),
+    ]
     fig, axes = plt.subplots(3, 2, figsize=(11, 9), sharex=True)
     vmax = float(np.nanmax(np.abs(res.delta))) or 1.0
     norm = TwoSlopeNorm(vmin=-vmax, vcenter=0.0, vmax=vmax)
@@ -92,7 +94,13 @@ def plot_phase(res, title: str, path: Path) -> Path:
             mesh = ax.pcolormesh(b, yy, z, cmap="RdBu", norm=norm, shading="nearest")
             if len(y) > 1:
                 ax.contour(b, yy, z, levels=[0.0], colors="black", linewidths=1.0)
-            ax.plot(res.predicted_crossover[rows, i], yy, "w--", linewidth=1.2, label="Assumption-1 crossover")
+            ax.plot(
+                res.predicted_crossover[rows, i],
+                yy,
+                "w--",
+                linewidth=1.2,
+                label="Assumption-1 crossover",
+            )
             ax.set_yticks(yy)
             ax.set_yticklabels([f"{v:g}" for v in y])
             ax.set_xscale("log")

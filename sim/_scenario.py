@@ -56,11 +56,15 @@ class LengthConfig:
         given = dict(self.params)
         for k in given:
             if k not in names:
-                raise InputError(f"unknown key {self.where + '.' + k!r} for dist {self.dist!r}; "
-                                 f"expected {list(names)}.")
+                raise InputError(
+                    f"unknown key {self.where + '.' + k!r} for dist {self.dist!r}; "
+                    f"expected {list(names)}."
+                )
         for k in names:
             if k not in given:
-                raise InputError(f"missing key {self.where + '.' + k!r}; dist {self.dist!r} needs {list(names)}.")
+                raise InputError(
+                    f"missing key {self.where + '.' + k!r}; dist {self.dist!r} needs {list(names)}."
+                )
             ck.number(f"{self.where}.{k}", given[k], 0.0, None, low_open=True)
         object.__setattr__(self, "params", tuple((k, float(given[k])) for k in names))
 
@@ -88,10 +92,13 @@ class LengthConfig:
             "weibull": lambda: p.get("scale", 0.0) * float(G(1 + 1 / p.get("shape", 1.0))),
         }[self.dist]()
 
-    def scaled(self, s: float) -> "LengthConfig":
+    def scaled(self, s: float) -> LengthConfig:
         """The distribution of ``s * L`` (MODEL §6.5)."""
-        return LengthConfig(self.dist, tuple((k, v * s if k in _LENGTH_SCALE_PARAMS else v)
-                                             for k, v in self.params), self.where)
+        return LengthConfig(
+            self.dist,
+            tuple((k, v * s if k in _LENGTH_SCALE_PARAMS else v) for k, v in self.params),
+            self.where,
+        )
 
     def to_dict(self) -> dict:
         return {"dist": self.dist, **dict(self.params)}
@@ -128,14 +135,20 @@ class QueryTypeConfig:
         ck.integer(f"{w}.records", self.records, 1, MAX_RECORDS)
         ck.number(f"{w}.redundancy", self.redundancy, 0.0, 1.0, high_open=True)
         if self.records == 1 and self.redundancy != 0:
-            raise InputError(f"{w}.redundancy must be 0 when {w}.records is 1 (nothing to repeat across "
-                             f"records); got {self.redundancy!r}.")
+            raise InputError(
+                f"{w}.redundancy must be 0 when {w}.records is 1 (nothing to repeat across "
+                f"records); got {self.redundancy!r}."
+            )
         if not isinstance(self.length, LengthConfig):
-            raise InputError(f"{w}.length must be a table like {{dist = \"gamma\", shape = 2, scale = 300}}; "
-                             f"got {self.length!r}.")
+            raise InputError(
+                f'{w}.length must be a table like {{dist = "gamma", shape = 2, scale = 300}}; '
+                f"got {self.length!r}."
+            )
         ck.number(f"reader.acc_raw.{self.name}", self.acc_raw, 0.0, 1.0, low_open=True)
         if len(self.fidelity) != len(OPERATORS):
-            raise InputError(f"QueryTypeConfig.fidelity needs {len(OPERATORS)} values {OPERATORS}; got {self.fidelity!r}.")
+            raise InputError(
+                f"QueryTypeConfig.fidelity needs {len(OPERATORS)} values {OPERATORS}; got {self.fidelity!r}."
+            )
         for op, phi in zip(OPERATORS, self.fidelity):
             ck.number(f"operators.{op}.fidelity.{self.name}", phi, 0.0, None)
         object.__setattr__(self, "fidelity", tuple(float(x) for x in self.fidelity))
@@ -155,7 +168,9 @@ class OperatorConfig:
 
     def __post_init__(self):
         ck.choice("operators.<name>", self.name, OPERATORS)
-        ck.number(f"operators.{self.name}.compress_ratio", self.compress_ratio, 0.0, 1.0, low_open=True)
+        ck.number(
+            f"operators.{self.name}.compress_ratio", self.compress_ratio, 0.0, 1.0, low_open=True
+        )
 
 
 @dataclass(frozen=True)
@@ -176,9 +191,13 @@ class RetrieverConfig:
         ck.integer("retriever.distractors", self.distractors, 0, MAX_DISTRACTORS)
         ck.number("retriever.noise", self.noise, 0.0, None)
         if self.order == "noisy" and self.noise <= 0:
-            raise InputError(f"retriever.noise must be > 0 when retriever.order is 'noisy'; got {self.noise!r}.")
+            raise InputError(
+                f"retriever.noise must be > 0 when retriever.order is 'noisy'; got {self.noise!r}."
+            )
         if self.order == "oracle" and self.noise != 0:
-            raise InputError(f"retriever.noise must be 0 when retriever.order is 'oracle'; got {self.noise!r}.")
+            raise InputError(
+                f"retriever.noise must be 0 when retriever.order is 'oracle'; got {self.noise!r}."
+            )
 
 
 @dataclass(frozen=True)
@@ -213,24 +232,37 @@ class Scenario:
         ck.choice("vocabulary", self.vocabulary, VOCABULARIES)
         vocab = VOCABULARIES[self.vocabulary]
         if not 1 <= len(self.types) <= len(vocab):
-            raise InputError(f"types must list 1 to {len(vocab)} query types; got {len(self.types)}.")
+            raise InputError(
+                f"types must list 1 to {len(vocab)} query types; got {len(self.types)}."
+            )
         names = [t.name for t in self.types]
         for n in names:
             ck.choice("types.<name>", n, vocab)
         if len(set(names)) != len(names):
             raise InputError(f"types lists a query type twice; got {names}.")
-        object.__setattr__(self, "types", tuple(sorted(self.types, key=lambda t: vocab.index(t.name))))
+        object.__setattr__(
+            self, "types", tuple(sorted(self.types, key=lambda t: vocab.index(t.name)))
+        )
         if sum(t.weight for t in self.types) <= 0:
-            raise InputError(f"types.<name>.weight must sum to > 0; got {[t.weight for t in self.types]}.")
+            raise InputError(
+                f"types.<name>.weight must sum to > 0; got {[t.weight for t in self.types]}."
+            )
         if tuple(o.name for o in self.operators) != OPERATORS:
-            raise InputError(f"operators must be {list(OPERATORS)} in that order; got {[o.name for o in self.operators]}.")
+            raise InputError(
+                f"operators must be {list(OPERATORS)} in that order; got {[o.name for o in self.operators]}."
+            )
         ck.number("reader.acc_guess", self.acc_guess, 0.0, 1.0, high_open=True)
         for t in self.types:
             if not self.acc_guess < t.acc_raw:
-                raise InputError(f"reader.acc_raw.{t.name} must be above reader.acc_guess={self.acc_guess:g}; "
-                                 f"got {t.acc_raw:g}.")
+                raise InputError(
+                    f"reader.acc_raw.{t.name} must be above reader.acc_guess={self.acc_guess:g}; "
+                    f"got {t.acc_raw:g}."
+                )
         ck.choice("packing", self.packing, PACKING_MODES)
-        b = tuple(float(ck.number(f"budgets[{i}]", x, 0.0, None, low_open=True)) for i, x in enumerate(self.budgets))
+        b = tuple(
+            float(ck.number(f"budgets[{i}]", x, 0.0, None, low_open=True))
+            for i, x in enumerate(self.budgets)
+        )
         if not b:
             raise InputError("budgets must hold at least one budget; got [].")
         if any(b2 <= b1 for b1, b2 in zip(b, b[1:])):
@@ -251,7 +283,7 @@ class Scenario:
     def operator(self, name: str) -> OperatorConfig:
         return self.operators[OPERATORS.index(name)]
 
-    def scaled(self, s: float) -> "Scenario":
+    def scaled(self, s: float) -> Scenario:
         """Every length and budget times ``s`` (MODEL §6.5: nothing else should change)."""
         types = tuple(dataclasses.replace(t, length=t.length.scaled(s)) for t in self.types)
         return dataclasses.replace(self, types=types, budgets=tuple(b * s for b in self.budgets))
@@ -265,22 +297,49 @@ class Scenario:
             "packing": self.packing,
             "queries": self.queries,
             "budgets": list(self.budgets),
-            "types": {t.name: {"weight": t.weight, "records": t.records, "redundancy": t.redundancy,
-                               "length": t.length.to_dict()} for t in self.types},
-            "operators": {o.name: {"compress_ratio": o.compress_ratio,
-                                   "fidelity": {t.name: t.fidelity[i] for t in self.types}}
-                          for i, o in enumerate(self.operators)},
-            "reader": {"acc_guess": self.acc_guess, "acc_raw": {t.name: t.acc_raw for t in self.types}},
-            "retriever": {"order": self.retriever.order, "distractors": self.retriever.distractors,
-                          "noise": self.retriever.noise},
+            "types": {
+                t.name: {
+                    "weight": t.weight,
+                    "records": t.records,
+                    "redundancy": t.redundancy,
+                    "length": t.length.to_dict(),
+                }
+                for t in self.types
+            },
+            "operators": {
+                o.name: {
+                    "compress_ratio": o.compress_ratio,
+                    "fidelity": {t.name: t.fidelity[i] for t in self.types},
+                }
+                for i, o in enumerate(self.operators)
+            },
+            "reader": {
+                "acc_guess": self.acc_guess,
+                "acc_raw": {t.name: t.acc_raw for t in self.types},
+            },
+            "retriever": {
+                "order": self.retriever.order,
+                "distractors": self.retriever.distractors,
+                "noise": self.retriever.noise,
+            },
         }
 
 
 # ------------------------------------------------------------------------------------------------
 # TOML / dict loading
 
-_TOP = ("name", "description", "vocabulary", "packing", "queries", "budgets", "types", "operators",
-        "reader", "retriever")
+_TOP = (
+    "name",
+    "description",
+    "vocabulary",
+    "packing",
+    "queries",
+    "budgets",
+    "types",
+    "operators",
+    "reader",
+    "retriever",
+)
 _TYPE_KEYS = ("weight", "records", "redundancy", "length")
 _OP_KEYS = ("compress_ratio", "fidelity")
 _READER_KEYS = ("acc_guess", "acc_raw")
@@ -293,7 +352,7 @@ def _per_type(key: str, value: Any, names: list[str]) -> dict[str, Any]:
     if isinstance(value, dict):
         ck.table(key, value, names, names)
         return dict(value)
-    return {n: value for n in names}
+    return dict.fromkeys(names, value)
 
 
 def _budget_grid(value: Any) -> tuple[float, ...]:
@@ -332,23 +391,41 @@ def scenario_from_dict(d: dict) -> Scenario:
     types = []
     for n in names:
         t = ck.table(f"types.{n}", types_t[n], _TYPE_KEYS, ("weight", "length"))
-        length = ck.table(f"types.{n}.length", t["length"], ("dist",) + tuple(sorted({p for v in LENGTH_PARAMS.values() for p in v})), ("dist",))
+        length = ck.table(
+            f"types.{n}.length",
+            t["length"],
+            ("dist",) + tuple(sorted({p for v in LENGTH_PARAMS.values() for p in v})),
+            ("dist",),
+        )
         ck.choice(f"types.{n}.length.dist", length["dist"], LENGTH_PARAMS)
-        lc = LengthConfig(length["dist"], tuple((k, v) for k, v in length.items() if k != "dist"),
-                          where=f"types.{n}.length")
+        lc = LengthConfig(
+            length["dist"],
+            tuple((k, v) for k, v in length.items() if k != "dist"),
+            where=f"types.{n}.length",
+        )
         records = t.get("records", 1)
-        types.append(QueryTypeConfig(
-            name=n, weight=ck.number(f"types.{n}.weight", t["weight"], 0.0, None),
-            records=ck.integer(f"types.{n}.records", records, 1, MAX_RECORDS),
-            redundancy=ck.number(f"types.{n}.redundancy", t.get("redundancy", 0.0), 0.0, 1.0, high_open=True),
-            length=lc,
-            acc_raw=ck.number(f"reader.acc_raw.{n}", acc[n], 0.0, 1.0, low_open=True),
-            fidelity=tuple(ck.number(f"operators.{op}.fidelity.{n}", fid[op][n], 0.0, None) for op in OPERATORS),
-        ))
+        types.append(
+            QueryTypeConfig(
+                name=n,
+                weight=ck.number(f"types.{n}.weight", t["weight"], 0.0, None),
+                records=ck.integer(f"types.{n}.records", records, 1, MAX_RECORDS),
+                redundancy=ck.number(
+                    f"types.{n}.redundancy", t.get("redundancy", 0.0), 0.0, 1.0, high_open=True
+                ),
+                length=lc,
+                acc_raw=ck.number(f"reader.acc_raw.{n}", acc[n], 0.0, 1.0, low_open=True),
+                fidelity=tuple(
+                    ck.number(f"operators.{op}.fidelity.{n}", fid[op][n], 0.0, None)
+                    for op in OPERATORS
+                ),
+            )
+        )
     retr = ck.table("retriever", d.get("retriever", {}), _RETRIEVER_KEYS)
     retriever = RetrieverConfig(
         order=ck.choice("retriever.order", retr.get("order", "oracle"), RETRIEVER_ORDERS),
-        distractors=ck.integer("retriever.distractors", retr.get("distractors", 0), 0, MAX_DISTRACTORS),
+        distractors=ck.integer(
+            "retriever.distractors", retr.get("distractors", 0), 0, MAX_DISTRACTORS
+        ),
         noise=ck.number("retriever.noise", retr.get("noise", 0.0), 0.0, None),
     )
     for key in ("name", "description"):
@@ -388,7 +465,9 @@ def load_scenario(path_or_name: str | Path | None = None) -> Scenario:
     else:
         p = Path(s)
         if not p.suffix == ".toml" and not p.exists():
-            raise InputError(f"unknown scenario {s!r}; expected one of {list(PRESETS)} or a .toml file.")
+            raise InputError(
+                f"unknown scenario {s!r}; expected one of {list(PRESETS)} or a .toml file."
+            )
         try:
             text = p.read_text(encoding="utf-8")
         except OSError as e:
@@ -402,5 +481,3 @@ def load_scenario(path_or_name: str | Path | None = None) -> Scenario:
         return scenario_from_dict(data)
     except InputError as e:
         raise InputError(f"{source}: {e}") from None
-
-

@@ -24,9 +24,11 @@ from retcon._errors import InputError
 from sim import _kernel as K
 from sim._scenario import Scenario
 
-MAX_BLOCKS = 1024      # bootstrap / standard-error blocks (query i is in block i % n_blocks)
-CHUNK_QUERIES = 65536  # queries per chunk (all devices together); <= 127 * MAX_BLOCKS keeps int32 exact
-EXACT_BITS = 50        # means are reported on the grid 2**-50, where C + R = dU is exact in float64
+MAX_BLOCKS = 1024  # bootstrap / standard-error blocks (query i is in block i % n_blocks)
+CHUNK_QUERIES = (
+    65536  # queries per chunk (all devices together); <= 127 * MAX_BLOCKS keeps int32 exact
+)
+EXACT_BITS = 50  # means are reported on the grid 2**-50, where C + R = dU is exact in float64
 
 
 class SimResult(NamedTuple):
@@ -72,7 +74,9 @@ def exact_mean(total: np.ndarray, n: int) -> np.ndarray:
     shift = EXACT_BITS - K.GRID_BITS
     flat = [int(x) for x in np.asarray(total, dtype=np.int64).ravel()]
     k = [((2 * (x << shift)) + n) // (2 * n) for x in flat]  # round half up
-    return np.asarray([float(v) / 2.0**EXACT_BITS for v in k], dtype=np.float64).reshape(np.shape(total))
+    return np.asarray([float(v) / 2.0**EXACT_BITS for v in k], dtype=np.float64).reshape(
+        np.shape(total)
+    )
 
 
 def block_se(block_sums: np.ndarray, block_count: np.ndarray) -> np.ndarray:
@@ -88,11 +92,12 @@ def block_se(block_sums: np.ndarray, block_count: np.ndarray) -> np.ndarray:
         return np.full(S.shape[1:], np.nan)
     mean = S.sum(0) / N
     resid = S - mean[None] * n_b.reshape(-1, *([1] * (S.ndim - 1)))
-    return np.sqrt(G / (G - 1) * (resid ** 2).sum(0)) / N
+    return np.sqrt(G / (G - 1) * (resid**2).sum(0)) / N
 
 
-def layout(n: int, n_devices: int, *, n_blocks: int | None = None,
-           max_chunk: int | None = None) -> tuple[int, int]:
+def layout(
+    n: int, n_devices: int, *, n_blocks: int | None = None, max_chunk: int | None = None
+) -> tuple[int, int]:
     """``(n_blocks, chunk)`` for ``n`` rows on ``n_devices``: blocks depend on ``n`` only.
 
     ``chunk`` is a multiple of both ``n_blocks`` and ``n_devices``, at most ``max(max_chunk, lcm)``.
@@ -109,8 +114,15 @@ def _mesh() -> Mesh:
     return Mesh(np.asarray(jax.devices()), ("q",))
 
 
-def run_chunks(fn, n: int, *, progress: bool | None = None, desc: str = "simulate",
-               n_blocks: int | None = None, max_chunk: int | None = None):
+def run_chunks(
+    fn,
+    n: int,
+    *,
+    progress: bool | None = None,
+    desc: str = "simulate",
+    n_blocks: int | None = None,
+    max_chunk: int | None = None,
+):
     """Call ``fn(idx, valid)`` on every chunk of ``range(n)`` (sharded) and add the int sums.
 
     Args:
@@ -164,8 +176,14 @@ def _check_n(name: str, n) -> int:
     return int(n)
 
 
-def simulate(key: jax.Array, scenario: Scenario, n_queries: int | None = None, budgets=None, *,
-             progress: bool | None = None) -> SimResult:
+def simulate(
+    key: jax.Array,
+    scenario: Scenario,
+    n_queries: int | None = None,
+    budgets=None,
+    *,
+    progress: bool | None = None,
+) -> SimResult:
     """Simulate ``U``, ``dU``, coverage and replacement per operator and budget.
 
     Args:
@@ -192,14 +210,14 @@ def simulate(key: jax.Array, scenario: Scenario, n_queries: int | None = None, b
         return K.chunk_block_sums(key, idx, valid, b32, pr, st=st, n_blocks=n_blocks)
 
     sums, counts, _ = run_chunks(fn, n, progress=progress)
-    total = sums.sum(0)                                  # (nB, 17) int64, exact
-    blocks_d = sums[..., K.COLS_D]                        # (G, nB, 3)
+    total = sums.sum(0)  # (nB, 17) int64, exact
+    blocks_d = sums[..., K.COLS_D]  # (G, nB, 3)
     blocks_c = sums[..., K.COLS_C]
     blocks_r = blocks_d - blocks_c
     utility = exact_mean(total[:, K.COLS_U], n)
     delta = exact_mean(total[:, K.COLS_D], n).T
     coverage = exact_mean(total[:, K.COLS_C], n).T
-    replacement = delta - coverage                         # exact on the 2**-50 grid
+    replacement = delta - coverage  # exact on the 2**-50 grid
     return SimResult(
         budgets=b,
         utility=utility,
@@ -250,7 +268,9 @@ def _queries_jit(root, idx, budgets, pr, *, st):
     return draws, out
 
 
-def simulate_queries(key: jax.Array, scenario: Scenario, n_queries: int, budgets=None) -> QueryArrays:
+def simulate_queries(
+    key: jax.Array, scenario: Scenario, n_queries: int, budgets=None
+) -> QueryArrays:
     """Per-query success probabilities and regions for ``n_queries`` queries (held in memory).
 
     Query ``i`` is the same draw as query ``i`` of ``simulate(key, scenario, ...)``.
@@ -270,7 +290,9 @@ def simulate_queries(key: jax.Array, scenario: Scenario, n_queries: int, budgets
     n = _check_n("n_queries", n_queries)
     b = _check_budgets(budgets, scenario)
     st, pr = K.split(scenario)
-    draws, out = _queries_jit(key, jnp.arange(n, dtype=jnp.int32), jnp.asarray(b, jnp.float32), pr, st=st)
+    draws, out = _queries_jit(
+        key, jnp.arange(n, dtype=jnp.int32), jnp.asarray(b, jnp.float32), pr, st=st
+    )
     m = np.asarray(out.m)
     p = m.astype(np.float32) / np.float32(K.GRID)
     d = p[..., 1:] - p[..., :1]

@@ -98,40 +98,43 @@ def _memory_outcome(key, knobs, budgets, st: K.Structure, pr: K.Params, M: int):
     k_q, k_flag, k_pos = jax.random.split(key, 3)
     draws = jax.vmap(lambda i: K.draw_query(jax.random.fold_in(k_q, i), st, pr))(jnp.arange(M))
     Kx = st.k_max
-    ev_len, mask = draws.ev_len, draws.ev_mask                       # (M, K)
-    total = K.sum_in_order(ev_len)                                   # fixed order: batch-independent
-    gen = pr.compress[:2][None] * ((1.0 - draws.redundancy) * total)[:, None]   # (M, 2)
+    ev_len, mask = draws.ev_len, draws.ev_mask  # (M, K)
+    total = K.sum_in_order(ev_len)  # fixed order: batch-independent
+    gen = pr.compress[:2][None] * ((1.0 - draws.redundancy) * total)[:, None]  # (M, 2)
     pad = jnp.zeros((M, Kx - 1))
-    forms_len = jnp.stack([
-        ev_len,
-        jnp.concatenate([gen[:, :1], pad], -1),
-        jnp.concatenate([gen[:, 1:], pad], -1),
-        ev_len * pr.compress[2],
-    ], axis=1)                                                        # (M, 4 forms, K)
-    v = jax.random.uniform(k_flag, (M, M, Kx))                        # viewer, cluster, slot
+    forms_len = jnp.stack(
+        [
+            ev_len,
+            jnp.concatenate([gen[:, :1], pad], -1),
+            jnp.concatenate([gen[:, 1:], pad], -1),
+            ev_len * pr.compress[2],
+        ],
+        axis=1,
+    )  # (M, 4 forms, K)
+    v = jax.random.uniform(k_flag, (M, M, Kx))  # viewer, cluster, slot
     w = jax.random.uniform(k_pos, (M, M, Kx))
     v = jnp.where(mask[None], v, 2.0)
     w = jnp.where(mask[None], w, -1.0)
-    own = jnp.eye(M, dtype=bool)[:, :, None]                          # (M, M, 1)
+    own = jnp.eye(M, dtype=bool)[:, :, None]  # (M, M, 1)
     slot0 = (jnp.arange(Kx) == 0)[None, None]
 
     def contexts(xb, xr):
         raw_s = jnp.where(own, 1.0, (v < xb).astype(jnp.float32)) + w
-        gen_flag = (v[..., :1] < xb + xr).astype(jnp.float32)        # slot 0's draw: one record's odds
+        gen_flag = (v[..., :1] < xb + xr).astype(jnp.float32)  # slot 0's draw: one record's odds
         gen_s = jnp.where(own, 1.0 + w.max(-1, keepdims=True), gen_flag + w[..., :1])
         gen_s = jnp.where(slot0, gen_s, -jnp.inf)
         rw_s = jnp.where(own, 1.0, (v < xb + xr).astype(jnp.float32)) + w
         raw_s = jnp.where(mask[None], raw_s, -jnp.inf)
         rw_s = jnp.where(mask[None], rw_s, -jnp.inf)
-        forms_s = jnp.stack([raw_s, gen_s, gen_s, rw_s], axis=2)      # (viewer, cluster, form, K)
+        forms_s = jnp.stack([raw_s, gen_s, gen_s, rw_s], axis=2)  # (viewer, cluster, form, K)
         # contexts: 0 ret; 1..3 local (own cluster in form o); 4..6 all clusters in form o
         form_ids = [jnp.zeros((M, M), jnp.int32)]
         form_ids += [jnp.where(own[..., 0], o, 0) for o in (1, 2, 3)]
         form_ids += [jnp.full((M, M), o, jnp.int32) for o in (1, 2, 3)]
-        fid = jnp.stack(form_ids, axis=1)                             # (viewer, ctx, cluster)
+        fid = jnp.stack(form_ids, axis=1)  # (viewer, ctx, cluster)
         lens = jnp.take_along_axis(forms_len[None, None], fid[..., None, None], axis=3)[..., 0, :]
         viewer = jnp.arange(M)[:, None, None]
-        scores = forms_s[viewer, jnp.arange(M)[None, None, :], fid]   # (viewer, ctx, cluster, K)
+        scores = forms_s[viewer, jnp.arange(M)[None, None, :], fid]  # (viewer, ctx, cluster, K)
         return lens, scores
 
     def evaluate(xb, xr):
@@ -141,25 +144,47 @@ def _memory_outcome(key, knobs, budgets, st: K.Structure, pr: K.Params, M: int):
         flat_s = scores.reshape(M, n_ctx, M * Kx)
         order = jnp.argsort(-flat_s, axis=-1, stable=True)
         ranked = jnp.take_along_axis(flat_len, order, -1)
-        kept_r = jax.vmap(lambda b: jax.vmap(jax.vmap(lambda l: _pack_one(l, b, st.packing)))(ranked))(budgets)
+        kept_r = jax.vmap(
+            lambda b: jax.vmap(jax.vmap(lambda l: _pack_one(l, b, st.packing)))(ranked)
+        )(budgets)
         inv = jnp.argsort(order, -1)
-        kept = jnp.take_along_axis(kept_r, jnp.broadcast_to(inv, kept_r.shape), -1)  # (nB, M, ctx, M*K)
+        kept = jnp.take_along_axis(
+            kept_r, jnp.broadcast_to(inv, kept_r.shape), -1
+        )  # (nB, M, ctx, M*K)
         kept = kept.reshape(kept.shape[:3] + (M, Kx))
-        own_kept = jnp.take_along_axis(kept, jnp.arange(M)[None, :, None, None, None], axis=3)[:, :, :, 0]
-        own_len = jnp.take_along_axis(lens, jnp.arange(M)[:, None, None, None], axis=2)[:, :, 0]  # (M, ctx, K)
-        frac = K.kept_fraction(own_kept, own_len[None])                # (nB, M, ctx, K)
+        own_kept = jnp.take_along_axis(kept, jnp.arange(M)[None, :, None, None, None], axis=3)[
+            :, :, :, 0
+        ]
+        own_len = jnp.take_along_axis(lens, jnp.arange(M)[:, None, None, None], axis=2)[
+            :, :, 0
+        ]  # (M, ctx, K)
+        frac = K.kept_fraction(own_kept, own_len[None])  # (nB, M, ctx, K)
         t = draws.query_type
-        phi = pr.fidelity[:, t].T                                     # (M, 3)
+        phi = pr.fidelity[:, t].T  # (M, 3)
         s_ret = K.prod_in_order(frac[:, :, 0])
+
         def op_support(c0):
-            return jnp.stack([phi[:, 0] * frac[:, :, c0, 0], phi[:, 1] * frac[:, :, c0 + 1, 0],
-                              phi[:, 2] * K.prod_in_order(frac[:, :, c0 + 2])], axis=-1)   # (nB, M, 3)
-        support = jnp.concatenate([s_ret[..., None], op_support(1), op_support(4)], axis=-1)  # (nB, M, 7)
+            return jnp.stack(
+                [
+                    phi[:, 0] * frac[:, :, c0, 0],
+                    phi[:, 1] * frac[:, :, c0 + 1, 0],
+                    phi[:, 2] * K.prod_in_order(frac[:, :, c0 + 2]),
+                ],
+                axis=-1,
+            )  # (nB, M, 3)
+
+        support = jnp.concatenate(
+            [s_ret[..., None], op_support(1), op_support(4)], axis=-1
+        )  # (nB, M, 7)
         m = K.quantized_success(support, pr.acc_raw[t][None, :, None], pr.acc_guess)
         m_ret, m_loc, m_all = m[..., 0], m[..., 1:4], m[..., 4:7]
         grounded = jnp.all(own_kept[:, :, 0] == own_len[None, :, 0], axis=-1)  # (nB, M)
-        return (jnp.moveaxis(m_ret, 0, 1), jnp.moveaxis(m_loc, 0, 1), jnp.moveaxis(m_all, 0, 1),
-                jnp.moveaxis(grounded, 0, 1))
+        return (
+            jnp.moveaxis(m_ret, 0, 1),
+            jnp.moveaxis(m_loc, 0, 1),
+            jnp.moveaxis(m_all, 0, 1),
+            jnp.moveaxis(grounded, 0, 1),
+        )
 
     return jax.lax.map(lambda kn: evaluate(kn[0], kn[1]), knobs)
 
@@ -167,19 +192,23 @@ def _memory_outcome(key, knobs, budgets, st: K.Structure, pr: K.Params, M: int):
 @partial(jax.jit, static_argnames=("st", "M", "n_blocks"))
 def _stress_chunk(root, idx, valid, knobs, budgets, pr, *, st, M, n_blocks):
     def one(i):
-        m_ret, m_loc, m_all, g = _memory_outcome(jax.random.fold_in(root, i), knobs, budgets, st, pr, M)
+        m_ret, m_loc, m_all, g = _memory_outcome(
+            jax.random.fold_in(root, i), knobs, budgets, st, pr, M
+        )
         loc = m_loc - m_ret[..., None]
         c_loc = jnp.where(g[..., None], 0, loc)
         r_loc = loc - c_loc
         spill = m_all - m_loc
         d = m_all - m_ret[..., None]
-        cols = jnp.stack([d, c_loc, r_loc, spill], axis=-1)        # (n_cond, M, nB, 3, 4)
-        return cols.sum(axis=1)                                      # per memory: (n_cond, nB, 3, 4)
+        cols = jnp.stack([d, c_loc, r_loc, spill], axis=-1)  # (n_cond, M, nB, 3, 4)
+        return cols.sum(axis=1)  # per memory: (n_cond, nB, 3, 4)
 
     sums = jax.lax.map(one, idx) * valid.astype(jnp.int32)[:, None, None, None, None]
     c = idx.shape[0]
-    return (sums.reshape(c // n_blocks, n_blocks, *sums.shape[1:]).sum(0),
-            valid.astype(jnp.int32).reshape(c // n_blocks, n_blocks).sum(0))
+    return (
+        sums.reshape(c // n_blocks, n_blocks, *sums.shape[1:]).sum(0),
+        valid.astype(jnp.int32).reshape(c // n_blocks, n_blocks).sum(0),
+    )
 
 
 def _knob_grid(name: str, values) -> np.ndarray:
@@ -200,9 +229,17 @@ def stress_conditions(budget_spillover, rank_spillover) -> np.ndarray:
     return np.asarray(conds, dtype=np.float64)
 
 
-def stress(key: jax.Array, scenario: Scenario, *, n_memories: int = 512, memory_size: int = 8,
-           budget_spillover=(0.0, 0.05, 0.1, 0.2, 0.4), rank_spillover=(0.0, 0.05, 0.1, 0.2, 0.4),
-           budgets=None, progress: bool | None = None) -> StressResult:
+def stress(
+    key: jax.Array,
+    scenario: Scenario,
+    *,
+    n_memories: int = 512,
+    memory_size: int = 8,
+    budget_spillover=(0.0, 0.05, 0.1, 0.2, 0.4),
+    rank_spillover=(0.0, 0.05, 0.1, 0.2, 0.4),
+    budgets=None,
+    progress: bool | None = None,
+) -> StressResult:
     """Sweep the spillover knobs against the budget grid in shared memories.
 
     Args:
@@ -222,8 +259,14 @@ def stress(key: jax.Array, scenario: Scenario, *, n_memories: int = 512, memory_
     from sim._simulate import _check_budgets, _check_n
 
     n = _check_n("n_memories", n_memories)
-    if isinstance(memory_size, bool) or not isinstance(memory_size, (int, np.integer)) or not 1 <= memory_size <= MAX_MEMORY_SIZE:
-        raise InputError(f"memory_size must be an integer in [1, {MAX_MEMORY_SIZE}]; got {memory_size!r}.")
+    if (
+        isinstance(memory_size, bool)
+        or not isinstance(memory_size, (int, np.integer))
+        or not 1 <= memory_size <= MAX_MEMORY_SIZE
+    ):
+        raise InputError(
+            f"memory_size must be an integer in [1, {MAX_MEMORY_SIZE}]; got {memory_size!r}."
+        )
     b = _check_budgets(budgets, scenario)
     conds = stress_conditions(budget_spillover, rank_spillover)
     st, pr = K.split(scenario)
@@ -233,17 +276,20 @@ def stress(key: jax.Array, scenario: Scenario, *, n_memories: int = 512, memory_
     b32 = jnp.asarray(b, jnp.float32)
 
     def fn(idx, valid):
-        return _stress_chunk(key, idx, valid, knobs, b32, pr, st=st, M=int(memory_size), n_blocks=n_blocks)
+        return _stress_chunk(
+            key, idx, valid, knobs, b32, pr, st=st, M=int(memory_size), n_blocks=n_blocks
+        )
 
-    sums, counts, _ = run_chunks(fn, n, progress=progress, desc="stress", n_blocks=n_blocks,
-                                 max_chunk=n_blocks)
+    sums, counts, _ = run_chunks(
+        fn, n, progress=progress, desc="stress", n_blocks=n_blocks, max_chunk=n_blocks
+    )
     Q = n * int(memory_size)
-    tot = sums.sum(0)                                              # (n_cond, nB, 3, 4)
+    tot = sums.sum(0)  # (n_cond, nB, 3, 4)
     mean = exact_mean(tot, Q)
-    d, c, r, s = (np.moveaxis(mean[..., i], -1, 1) for i in range(4))   # (n_cond, 3, nB)
-    r = d - c - s                                                  # exact on the 2**-50 grid
+    d, c, r, s = (np.moveaxis(mean[..., i], -1, 1) for i in range(4))  # (n_cond, 3, nB)
+    r = d - c - s  # exact on the 2**-50 grid
     q_counts = counts * int(memory_size)
-    se = block_se(sums, q_counts)                                  # (n_cond, nB, 3, 4)
+    se = block_se(sums, q_counts)  # (n_cond, nB, 3, 4)
     pred_blocks = sums[..., 1] + sums[..., 2]
     pred = c + r
     pred_se = np.moveaxis(block_se(pred_blocks, q_counts), -1, 1)
@@ -257,12 +303,26 @@ def stress(key: jax.Array, scenario: Scenario, *, n_memories: int = 512, memory_
         return np.any(x > 2 * x_se, axis=-1) & (x[..., -1] < -2 * x_se[..., -1])
 
     return StressResult(
-        budgets=b, budget_spillover=conds[:, 0], rank_spillover=conds[:, 1],
-        delta=d, delta_se=d_se, coverage_loc=c, replacement_loc=r, spillover=s, spillover_se=s_se,
-        predicted=pred, predicted_se=pred_se, spill_ratio=ratio,
-        crossover_budget=root, predicted_crossover=proot, crossover_shift=root - proot,
-        n_crossings=n_cross, sign_reversal=reversal(d, d_se), predicted_reversal=reversal(pred, pred_se),
-        n_memories=n, memory_size=int(memory_size),
+        budgets=b,
+        budget_spillover=conds[:, 0],
+        rank_spillover=conds[:, 1],
+        delta=d,
+        delta_se=d_se,
+        coverage_loc=c,
+        replacement_loc=r,
+        spillover=s,
+        spillover_se=s_se,
+        predicted=pred,
+        predicted_se=pred_se,
+        spill_ratio=ratio,
+        crossover_budget=root,
+        predicted_crossover=proot,
+        crossover_shift=root - proot,
+        n_crossings=n_cross,
+        sign_reversal=reversal(d, d_se),
+        predicted_reversal=reversal(pred, pred_se),
+        n_memories=n,
+        memory_size=int(memory_size),
     )
 
 

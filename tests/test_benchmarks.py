@@ -31,7 +31,9 @@ def test_public_names_import():
 
 def test_machine_limits_are_positive():
     lim = benchmarks.machine_limits(copy_mib=8, matmul_n=128, repeats=2)
-    assert all(math.isfinite(v) and v > 0 for v in (lim.bandwidth_gbs, lim.gflops_f64, lim.gflops_f32))
+    assert all(
+        math.isfinite(v) and v > 0 for v in (lim.bandwidth_gbs, lim.gflops_f64, lim.gflops_f32)
+    )
     info = benchmarks.machine_info()
     assert info["nproc"] >= 1 and info["jax"] == jax.__version__
 
@@ -69,31 +71,50 @@ def test_numpy_kernel_equals_jax_kernel_on_shared_draws(packing):
     """MODEL §2-§4: fed the JAX kernel's draws, the numpy kernel gives the same success
     probabilities on the 2**-24 grid, the same G_B and H_B, hence the same dU, C and R sums, for
     every packing mode (ranked distractors, multi-record clusters, a noisy retriever)."""
-    sc = make_scenario(records=3, redundancy=0.3, packing=packing, order="noisy", distractors=4, noise=0.7,
-                       acc_guess=0.1, budgets=(8.0, 2048.0, 12))
+    sc = make_scenario(
+        records=3,
+        redundancy=0.3,
+        packing=packing,
+        order="noisy",
+        distractors=4,
+        noise=0.7,
+        acc_guess=0.1,
+        budgets=(8.0, 2048.0, 12),
+    )
     for n in (512, 2048):  # the kernel fixes its reduction order, so any batch size agrees
         row = check_agreement(1, sc, n=n)
         assert row["m_mismatch"] == row["raw_grounded_mismatch"] == row["affected_mismatch"] == 0
         assert row["sums_equal"]
 
 
-
-@given(st.lists(st.integers(1, 64), min_size=1, max_size=9), st.integers(0, 300),
-       st.sampled_from(["prefix", "skip", "cut"]))
+@given(
+    st.lists(st.integers(1, 64), min_size=1, max_size=9),
+    st.integers(0, 300),
+    st.sampled_from(["prefix", "skip", "cut"]),
+)
 def test_numpy_packing_matches_the_rule(lengths, budget, mode):
     """MODEL §2: prefix stops at the first misfit, skip passes over it, cut truncates it and stops.
     Integer token counts keep float32 sums exact, so the comparison is exact."""
     ranked = np.asarray(lengths, np.float32)[None, None, :]
     kept = S._pack(ranked, np.asarray([budget], np.float32), mode)[0, 0, 0]
-    np.testing.assert_array_equal(kept, np.asarray(pack_reference(lengths, budget, mode), np.float32))
+    np.testing.assert_array_equal(
+        kept, np.asarray(pack_reference(lengths, budget, mode), np.float32)
+    )
 
 
 def test_numpy_block_sums_match_a_python_loop():
     """MODEL §3-§4: the block columns are sums over queries of m per action, of d = m_o - m_ret,
     of d outside G_B (coverage) and of the G_B / H_B counts; checked against a loop over queries.
     The numpy kernel's own draws are used (any packing), so the partition holds in general."""
-    sc = make_scenario(records=2, redundancy=0.2, distractors=3, order="noisy", noise=0.5, packing="cut",
-                       budgets=(8.0, 1024.0, 6))
+    sc = make_scenario(
+        records=2,
+        redundancy=0.2,
+        distractors=3,
+        order="noisy",
+        noise=0.5,
+        packing="cut",
+        budgets=(8.0, 1024.0, 6),
+    )
     st, pr = S.params_of(sc)
     b = np.geomspace(8, 1024, 6).astype(np.float32)
     out = S.evaluate(S.draw(np.random.default_rng(5), 300, st, pr), b, pr, st.packing)
@@ -137,10 +158,14 @@ def test_profile_sort_free_packing_is_bit_equal():
 
 def test_targets_verdicts():
     """The target table reads the right rows: 10^6 queries, 10^5 instances, the largest bootstrap."""
-    result = {"sim": [{"queries": 10**6, "speedup": 12.0, "jax_rss_peak_mib": 800.0},
-                      {"queries": 10**7, "jax_rss_peak_mib": 2000.0}],
-              "oas": [{"instances": 10**5, "speedup_f64": 9.0}],
-              "bootstrap": [{"rows": 10, "speedup": 80.0}, {"rows": 100, "speedup": 40.0}]}
+    result = {
+        "sim": [
+            {"queries": 10**6, "speedup": 12.0, "jax_rss_peak_mib": 800.0},
+            {"queries": 10**7, "jax_rss_peak_mib": 2000.0},
+        ],
+        "oas": [{"instances": 10**5, "speedup_f64": 9.0}],
+        "bootstrap": [{"rows": 10, "speedup": 80.0}, {"rows": 100, "speedup": 40.0}],
+    }
     met = [t["met"] for t in targets(result)]
     assert met == [True, False, False, False]
     result["sim"][1]["jax_rss_peak_mib"] = 820.0
@@ -150,7 +175,9 @@ def test_targets_verdicts():
 
 
 def _retcon(*args):
-    return subprocess.run([sys.executable, "-m", "retcon", *args], capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "retcon", *args], capture_output=True, text=True, timeout=600
+    )
 
 
 @pytest.mark.parametrize("args", [["--only", "bogus"], ["--sizes", "0"], ["--sizes", "abc"]])
@@ -173,7 +200,18 @@ def test_cli_quick_json_end_to_end(tmp_path):
     r = _retcon("bench", "--quick", "--json", "--out", str(tmp_path))
     assert r.returncode == 0, r.stderr
     obj = json.loads(r.stdout)
-    for k in ("machine", "limits", "bootstrap", "oas", "sim_check", "sim", "sim_budgets", "scaleout", "profile", "targets"):
+    for k in (
+        "machine",
+        "limits",
+        "bootstrap",
+        "oas",
+        "sim_check",
+        "sim",
+        "sim_budgets",
+        "scaleout",
+        "profile",
+        "targets",
+    ):
         assert k in obj
     assert [row["devices"] for row in obj["scaleout"]] == [1, 2]
     assert all(row["same_totals"] for row in obj["scaleout"])

@@ -27,7 +27,15 @@ def kappa_of(phi=0.85, a=0.9, g=0.1):
 def test_default_shows_sign_reversal(capsys):
     """docs/model.md §6.2-6.4: the embedded default has dU > 0 at small budgets, < 0 at large ones."""
     res = run_json(capsys)
-    assert {"crossover_budget", "status", "kappa", "table", "tight_budget", "reason", "bracket"} <= set(res)
+    assert {
+        "crossover_budget",
+        "status",
+        "kappa",
+        "table",
+        "tight_budget",
+        "reason",
+        "bracket",
+    } <= set(res)
     assert res["status"] == "unique" and res["reason"] is None
     assert res["kappa"] == pytest.approx(kappa_of(), rel=1e-12)
     assert res["tight_budget"]["holds"] is True
@@ -46,8 +54,15 @@ def test_text_output(capsys):
     """The human report names kappa, the tight-budget condition and the crossover budget."""
     assert main(["crossover"]) == 0
     out = capsys.readouterr().out
-    for needle in ("kappa = (a - g)/(a phi - g) = 1.20301", "tight-budget condition", "holds",
-                   "crossover budget B* = 529.72", "status unique", "coverage", "replacement"):
+    for needle in (
+        "kappa = (a - g)/(a phi - g) = 1.20301",
+        "tight-budget condition",
+        "holds",
+        "crossover budget B* = 529.72",
+        "status unique",
+        "coverage",
+        "replacement",
+    ):
         assert needle in out
 
 
@@ -66,17 +81,25 @@ def test_exponential_half_matches_closed_form(capsys):
 
 def test_point_mass_matches_closed_form(capsys):
     """docs/model.md §6.6: L = 400 tokens gives B* = 400."""
-    res = run_json(capsys, "--dist", "point", "--length", "400", "--budgets", "100,200", "390", "410")
+    res = run_json(
+        capsys, "--dist", "point", "--length", "400", "--budgets", "100,200", "390", "410"
+    )
     assert res["crossover_budget"] == pytest.approx(400.0, rel=1e-6)
     assert [r["budget"] for r in res["table"]] == [100.0, 200.0, 390.0, 410.0]
     assert [r["delta"] > 0 for r in res["table"]] == [False, True, True, False]
 
 
-@pytest.mark.parametrize("argv,frozen", [
-    (["--dist", "gamma", "--shape", "2", "--scale", "150"], sst.gamma(2.0, scale=150.0)),
-    (["--dist", "weibull", "--shape", "1.5", "--scale", "300"], sst.weibull_min(1.5, scale=300.0)),
-    (["--dist", "lognormal", "--sigma", "1", "--scale", "300"], sst.lognorm(1.0, scale=300.0)),
-])
+@pytest.mark.parametrize(
+    "argv,frozen",
+    [
+        (["--dist", "gamma", "--shape", "2", "--scale", "150"], sst.gamma(2.0, scale=150.0)),
+        (
+            ["--dist", "weibull", "--shape", "1.5", "--scale", "300"],
+            sst.weibull_min(1.5, scale=300.0),
+        ),
+        (["--dist", "lognormal", "--sigma", "1", "--scale", "300"], sst.lognorm(1.0, scale=300.0)),
+    ],
+)
 def test_other_distributions_solve_delta(capsys, argv, frozen):
     """docs/model.md §6.1, §6.4: the reported B* is a root of dU computed from scipy's CDF."""
     res = run_json(capsys, *argv)
@@ -92,7 +115,11 @@ def test_other_distributions_solve_delta(capsys, argv, frozen):
 def test_compression_too_weak(capsys):
     """docs/model.md §6.3: rho^(-1) = 1.11 < kappa = 1.20 -> no crossover; dU < 0 on every budget."""
     res = run_json(capsys, "--compress-ratio", "0.9")
-    assert (res["status"], res["reason"], res["crossover_budget"]) == ("none", "compression too weak", None)
+    assert (res["status"], res["reason"], res["crossover_budget"]) == (
+        "none",
+        "compression too weak",
+        None,
+    )
     assert res["tight_budget"]["holds"] is False
     assert all(r["delta"] < 0 for r in res["table"])
 
@@ -104,21 +131,41 @@ def test_out_writes_table_figure_sidecar(tmp_path, capsys):
     assert names == ["crossover.json", "crossover.png", "crossover_table.csv", "sidecar.json"]
     side = json.loads((tmp_path / "sidecar.json").read_text())
     assert side["command"] == "retcon crossover" and side["config"]["compress_ratio"] == 0.3
-    assert (tmp_path / "crossover_table.csv").read_text().splitlines()[0] == "budget,delta,coverage,replacement"
+    assert (tmp_path / "crossover_table.csv").read_text().splitlines()[
+        0
+    ] == "budget,delta,coverage,replacement"
     assert "wrote" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["--compress-ratio", "1.3"], "--compress-ratio must be in (0, 1); got 1.3."),
-    (["--acc-raw", "0.1", "--acc-guess", "0.2"], "--acc-raw must be greater than --acc-guess (0.2), in (0.2, 1]; got 0.1."),
-    (["--fidelity", "-0.5"], "--fidelity must be in [0, inf); got -0.5."),
-    (["--budgets", "100", "-5"], "--budgets must be in (0, inf) tokens; got -5."),
-    (["--budgets", "100,abc"], "--budgets must be positive numbers (tokens); got 'abc'."),
-    (["--dist", "cauchy"], "--dist must be one of point, uniform, exponential, gamma, lognormal, weibull; got 'cauchy'."),
-    (["--dist", "gamma", "--shape", "2"], "--scale is required for --dist gamma: a number in (0, inf); got nothing."),
-    (["--dist", "exponential"], "--mean is required for --dist exponential: a number in (0, inf); got nothing."),
-    (["--dist", "uniform", "--max", "10", "--mean", "3"], "--mean does not apply to --dist uniform (it takes --max); got 3.0."),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--compress-ratio", "1.3"], "--compress-ratio must be in (0, 1); got 1.3."),
+        (
+            ["--acc-raw", "0.1", "--acc-guess", "0.2"],
+            "--acc-raw must be greater than --acc-guess (0.2), in (0.2, 1]; got 0.1.",
+        ),
+        (["--fidelity", "-0.5"], "--fidelity must be in [0, inf); got -0.5."),
+        (["--budgets", "100", "-5"], "--budgets must be in (0, inf) tokens; got -5."),
+        (["--budgets", "100,abc"], "--budgets must be positive numbers (tokens); got 'abc'."),
+        (
+            ["--dist", "cauchy"],
+            "--dist must be one of point, uniform, exponential, gamma, lognormal, weibull; got 'cauchy'.",
+        ),
+        (
+            ["--dist", "gamma", "--shape", "2"],
+            "--scale is required for --dist gamma: a number in (0, inf); got nothing.",
+        ),
+        (
+            ["--dist", "exponential"],
+            "--mean is required for --dist exponential: a number in (0, inf); got nothing.",
+        ),
+        (
+            ["--dist", "uniform", "--max", "10", "--mean", "3"],
+            "--mean does not apply to --dist uniform (it takes --max); got 3.0.",
+        ),
+    ],
+)
 def test_bad_input_exit_2_one_line(capsys, argv, message):
     """Bad input: status 2, one line on stderr naming the option, the range and the value; no traceback."""
     assert main(["crossover", *argv]) == 2
@@ -129,16 +176,29 @@ def test_bad_input_exit_2_one_line(capsys, argv, message):
 
 def test_console_script_exit_status():
     """The installed entry point exits 2 with one line and no traceback."""
-    proc = subprocess.run([sys.executable, "-m", "retcon", "crossover", "--compress-ratio", "1.3"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "retcon", "crossover", "--compress-ratio", "1.3"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == ["retcon crossover: error: --compress-ratio must be in (0, 1); got 1.3."]
+    assert proc.stderr.strip().splitlines() == [
+        "retcon crossover: error: --compress-ratio must be in (0, 1); got 1.3."
+    ]
     assert "Traceback" not in proc.stderr
 
 
 def test_json_equals_api(capsys):
     """The CLI reports what the Python API computes."""
-    res = run_json(capsys, "--dist", "weibull", "--shape", "2", "--scale", "500", "--fidelity", "0.7")
-    api = theory.crossover(theory.make_length_dist("weibull", shape=2, scale=500), compress_ratio=0.3,
-                           fidelity=0.7, acc_raw=0.9, acc_guess=0.1)
+    res = run_json(
+        capsys, "--dist", "weibull", "--shape", "2", "--scale", "500", "--fidelity", "0.7"
+    )
+    api = theory.crossover(
+        theory.make_length_dist("weibull", shape=2, scale=500),
+        compress_ratio=0.3,
+        fidelity=0.7,
+        acc_raw=0.9,
+        acc_guess=0.1,
+    )
     assert res["crossover_budget"] == api.crossover_budget and res["status"] == api.status

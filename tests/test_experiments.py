@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 TINY = {
     "crossover_curves": 'sources = ["theory"]\n',
     "coverage_replacement": 'sources = ["theory"]\n',
-    "crossover_vs_length": 'theory_scales = [0.5, 1.0, 2.0]\nsources = []\n',
+    "crossover_vs_length": "theory_scales = [0.5, 1.0, 2.0]\nsources = []\n",
 }
 TINY_SLOW = {
     "phase_diagram": "levels = [0.0, 0.2]\nmemories = 16\nmemory_size = 2\n",
@@ -57,7 +57,11 @@ def test_crossover_vs_length_is_proportional_in_theory(tmp_path):
     """MODEL §6.5: scaling the lengths by s scales B* by s, so B*/L is the same at every scale."""
     _, _, side = run("crossover_vs_length", tmp_path, TINY["crossover_vs_length"])
     for op in ("merge", "abstract", "rewrite"):
-        ratios = [p["crossover"]["point"] / p["length"] for p in side["data"]["points"] if p["operator"] == op]
+        ratios = [
+            p["crossover"]["point"] / p["length"]
+            for p in side["data"]["points"]
+            if p["operator"] == op
+        ]
         assert len(ratios) == 3
         assert max(ratios) == pytest.approx(min(ratios), rel=1e-6)
 
@@ -67,7 +71,9 @@ def test_crossover_vs_length_is_proportional_in_theory(tmp_path):
 def test_sim_and_oas_experiments(name, tmp_path):
     mod, out, side = run(name, tmp_path, TINY_SLOW[name])
     assert side["data"]
-    if name == "oas_vs_fixed":  # fitting, MLP and bootstrap included, the sidecar reproduces the numbers
+    if (
+        name == "oas_vs_fixed"
+    ):  # fitting, MLP and bootstrap included, the sidecar reproduces the numbers
         rerun_matches(mod, name, out, side, tmp_path)
     if name == "harm_tradeoff":
         d = side["data"]
@@ -89,12 +95,15 @@ def test_every_experiment_has_a_script_and_a_config_with_known_keys():
     assert set(TINY) | set(TINY_SLOW) == set(experiments.NAMES)
 
 
-@pytest.mark.parametrize("toml, message", [
-    ("bogus = 1\n", "unknown key 'bogus'"),
-    ('queries = "many"\n', "key 'queries' must be a int"),
-    ('sources = ["nowhere"]\n', "source must be"),
-    ("seed = [\n", "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "toml, message",
+    [
+        ("bogus = 1\n", "unknown key 'bogus'"),
+        ('queries = "many"\n', "key 'queries' must be a int"),
+        ('sources = ["nowhere"]\n', "source must be"),
+        ("seed = [\n", "not valid TOML"),
+    ],
+)
 def test_bad_config_exits_2_with_one_line(toml, message, tmp_path, capsys):
     cfg = tmp_path / "bad.toml"
     cfg.write_text(toml)

@@ -20,19 +20,41 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oas.real._llm import (EMPTY_GENERATION, INSTRUCTIONS, PROMPTS, LLMOperators, LLMReader, clean_reply,
-                           parse_yes_no)
-from oas.real._llm_client import (ChatClient, LLMEndpointError, cache_key, default_cache_dir,
-                                  resolve_endpoint)
+from oas.real._llm import (
+    EMPTY_GENERATION,
+    INSTRUCTIONS,
+    PROMPTS,
+    LLMOperators,
+    LLMReader,
+    clean_reply,
+    parse_yes_no,
+)
+from oas.real._llm_client import (
+    ChatClient,
+    LLMEndpointError,
+    cache_key,
+    default_cache_dir,
+    resolve_endpoint,
+)
 from oas.real._types import Conversation, OperatorBackend, Query, Reader, Record, Session
 from retcon._errors import InputError
 
 
 # --------------------------------------------------------------------------------------- stub server
 def _completion(content) -> bytes:
-    return json.dumps({"id": "x", "object": "chat.completion",
-                       "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                    "finish_reason": "stop"}]}).encode()
+    return json.dumps(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                }
+            ],
+        }
+    ).encode()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -42,12 +64,16 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         srv = self.server
-        srv.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
+        srv.requests.append(
+            {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
+        )
         step = srv.script.pop(0) if srv.script else srv.default
         kind, payload = step if isinstance(step, tuple) else ("fn", step)
         if kind == "fn":
             kind, payload = "ok", payload(body)
-        status, data = {"ok": (200, None), "garbage": (200, payload)}.get(kind, (kind, b'{"error": "boom"}'))
+        status, data = {"ok": (200, None), "garbage": (200, payload)}.get(
+            kind, (kind, b'{"error": "boom"}')
+        )
         data = _completion(payload) if kind == "ok" else data
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -127,13 +153,22 @@ def test_429_is_retried(server, tmp_path):
     assert c.complete(MSG) == "later" and c.stats.retries == 1
 
 
-@pytest.mark.parametrize("garbage", [b"not json at all", b'{"choices": []}', b'{"error": "x"}',
-                                     b'{"choices": [{"message": {"content": null}}]}'])
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        b"not json at all",
+        b'{"choices": []}',
+        b'{"error": "x"}',
+        b'{"choices": [{"message": {"content": null}}]}',
+    ],
+)
 def test_garbage_forever_fails_after_bounded_tries_and_caches_nothing(server, tmp_path, garbage):
     server.default = None
     server.script = [("garbage", garbage)] * 10
     sleeps = []
-    c = _client(server.base_url, tmp_path, sleeps=sleeps, max_retries=3, backoff=1.0, max_backoff=3.0)
+    c = _client(
+        server.base_url, tmp_path, sleeps=sleeps, max_retries=3, backoff=1.0, max_backoff=3.0
+    )
     with pytest.raises(LLMEndpointError) as e:
         c.complete(MSG)
     msg = str(e.value)
@@ -148,7 +183,9 @@ def test_garbage_forever_fails_after_bounded_tries_and_caches_nothing(server, tm
 def test_connection_refused_is_a_clear_error(tmp_path):
     url = f"http://127.0.0.1:{_free_port()}/v1"
     c = _client(url, tmp_path, max_retries=2)
-    with pytest.raises(LLMEndpointError, match=r"failed after 3 tries; last failure: .*(refused|URLError)"):
+    with pytest.raises(
+        LLMEndpointError, match=r"failed after 3 tries; last failure: .*(refused|URLError)"
+    ):
         c.complete(MSG)
     assert c.stats.requests == 3 and _entries(tmp_path) == []
 
@@ -197,8 +234,14 @@ def test_api_key_goes_in_the_header_not_the_key(server, tmp_path):
 
 # ------------------------------------------------------------------------------------ settings
 def test_settings_from_environment(monkeypatch, tmp_path):
-    for v in ("RETCON_LLM_BASE_URL", "RETCON_LLM_MODEL", "RETCON_LLM_API_KEY", "OPENAI_BASE_URL",
-              "OPENAI_API_KEY", "RETCON_CACHE_DIR"):
+    for v in (
+        "RETCON_LLM_BASE_URL",
+        "RETCON_LLM_MODEL",
+        "RETCON_LLM_API_KEY",
+        "OPENAI_BASE_URL",
+        "OPENAI_API_KEY",
+        "RETCON_CACHE_DIR",
+    ):
         monkeypatch.delenv(v, raising=False)
     with pytest.raises(InputError, match="no LLM endpoint configured: pass --llm-base-url"):
         resolve_endpoint(model="m")
@@ -209,7 +252,12 @@ def test_settings_from_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("OPENAI_API_KEY", "k0")
     monkeypatch.setenv("RETCON_CACHE_DIR", str(tmp_path))
     cfg = resolve_endpoint()
-    assert (cfg.base_url, cfg.model, cfg.api_key, cfg.cache_dir) == ("http://h:1/v1", "m", "k0", tmp_path / "llm")
+    assert (cfg.base_url, cfg.model, cfg.api_key, cfg.cache_dir) == (
+        "http://h:1/v1",
+        "m",
+        "k0",
+        tmp_path / "llm",
+    )
     monkeypatch.setenv("RETCON_LLM_BASE_URL", "http://other:2/v1/chat/completions")
     monkeypatch.setenv("RETCON_LLM_API_KEY", "k1")
     cfg = resolve_endpoint()
@@ -217,13 +265,20 @@ def test_settings_from_environment(monkeypatch, tmp_path):
     assert resolve_endpoint("http://arg:3/v1", "m2").model == "m2"  # arguments win
     monkeypatch.delenv("RETCON_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert default_cache_dir() in (tmp_path / "xdg" / "retcon" / "llm",  # linux
-                                   Path.home() / "Library" / "Caches" / "retcon" / "llm")
+    assert default_cache_dir() in (
+        tmp_path / "xdg" / "retcon" / "llm",  # linux
+        Path.home() / "Library" / "Caches" / "retcon" / "llm",
+    )
 
 
-@pytest.mark.parametrize("kw, match", [({"base_url": "ftp://x"}, "must start with http"),
-                                       ({"max_retries": -1}, "max_retries"),
-                                       ({"timeout": 0}, "timeout")])
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"base_url": "ftp://x"}, "must start with http"),
+        ({"max_retries": -1}, "max_retries"),
+        ({"timeout": 0}, "timeout"),
+    ],
+)
 def test_bad_settings_are_input_errors(kw, match, tmp_path):
     args = {"base_url": "http://h/v1", "model": "m", "cache_dir": tmp_path, **kw}
     with pytest.raises(InputError, match=match):
@@ -236,7 +291,9 @@ def test_cache_key_is_content_addressed(model, content, temperature, max_tokens)
     msgs = [{"role": "user", "content": content}]
     params = {"temperature": temperature, "max_tokens": max_tokens}
     k = cache_key(model, msgs, params)
-    assert k == cache_key(model, [{"content": content, "role": "user"}], dict(reversed(params.items())))
+    assert k == cache_key(
+        model, [{"content": content, "role": "user"}], dict(reversed(params.items()))
+    )
     assert k != cache_key(model + "x", msgs, params)
     assert k != cache_key(model, [{"role": "user", "content": content + "x"}], params)
     assert k != cache_key(model, msgs, {**params, "max_tokens": max_tokens + 1})
@@ -247,7 +304,9 @@ def _conv(recs) -> Conversation:
     return Conversation("c1", (Session("S1", "1 May 2023", tuple(recs)),))
 
 
-R1 = Record("D1:1", "S1", "1 May 2023", "Caroline went to the LGBTQ support group yesterday.", ("D1:1",))
+R1 = Record(
+    "D1:1", "S1", "1 May 2023", "Caroline went to the LGBTQ support group yesterday.", ("D1:1",)
+)
 R2 = Record("D2:4", "S2", "8 May 2023", "Melanie painted a sunrise over the lake last year.", ())
 R3 = Record("merge(D3:1,D3:2)", "S3", "9 May 2023", "A generated note.", ("D3:1", "D3:2"), "merge")
 
@@ -258,7 +317,11 @@ def test_operators_follow_the_backend_contract(server, tmp_path):
     assert isinstance(ops, OperatorBackend) and ops.name == "llm"
     cluster = [R1, R2, R3]
     rw = ops.rewrite(cluster, _conv(cluster))
-    assert [r.record_id for r in rw] == ["rewrite(D1:1)", "rewrite(D2:4)", "rewrite(merge(D3:1,D3:2))"]
+    assert [r.record_id for r in rw] == [
+        "rewrite(D1:1)",
+        "rewrite(D2:4)",
+        "rewrite(merge(D3:1,D3:2))",
+    ]
     assert [r.source_ids for r in rw] == [("D1:1",), ("D2:4",), ("D3:1", "D3:2")]
     assert [(r.session_id, r.date) for r in rw] == [(r.session_id, r.date) for r in cluster]
     assert all(r.generated_by == "rewrite" and r.text.startswith("echo ") for r in rw)
@@ -282,9 +345,15 @@ def test_operators_follow_the_backend_contract(server, tmp_path):
 
 def test_empty_generation_and_echoed_label(server, tmp_path):
     instruction = INSTRUCTIONS["merge"]
-    server.script = [("ok", "   "), ("ok", 'Merged note: "Caroline and Melanie met."'),
-                     ("ok", "Note (1 May 2023): Caroline went."), ("ok", instruction + "\n\nThey met."),
-                     ("ok", instruction), ("ok", instruction[:40]), ("ok", instruction[:33] + "Melanie painted.")]
+    server.script = [
+        ("ok", "   "),
+        ("ok", 'Merged note: "Caroline and Melanie met."'),
+        ("ok", "Note (1 May 2023): Caroline went."),
+        ("ok", instruction + "\n\nThey met."),
+        ("ok", instruction),
+        ("ok", instruction[:40]),
+        ("ok", instruction[:33] + "Melanie painted."),
+    ]
     ops = LLMOperators(server.base_url, "stub-model", cache_dir=tmp_path)
     assert ops.rewrite([R1], _conv([R1]))[0].text == EMPTY_GENERATION
     assert ops.merge([R1, R2], _conv([R1, R2]))[0].text == "Caroline and Melanie met."
@@ -320,14 +389,21 @@ def test_max_input_chars_cuts_long_notes(server, tmp_path, monkeypatch):
 
 
 # ------------------------------------------------------------------------------------- reader
-Q = Query("q1", "c1", "When did Caroline go to the support group?", "7 May 2023", "temporal", ("D1:1",))
+Q = Query(
+    "q1", "c1", "When did Caroline go to the support group?", "7 May 2023", "temporal", ("D1:1",)
+)
 
 
 def test_reader_with_llm_judge(server, tmp_path):
     """LongMemEval-style judge: the verdict's yes/no decides; an unparseable verdict is a no."""
-    server.script = [("ok", "Answer: 7 May 2023\nbecause..."), ("ok", "Yes."),
-                     ("ok", "no idea"), ("ok", "**No**"),
-                     ("ok", "unknown"), ("ok", "maybe")]
+    server.script = [
+        ("ok", "Answer: 7 May 2023\nbecause..."),
+        ("ok", "Yes."),
+        ("ok", "no idea"),
+        ("ok", "**No**"),
+        ("ok", "unknown"),
+        ("ok", "maybe"),
+    ]
     rd = LLMReader(server.base_url, "stub-model", cache_dir=tmp_path, judge="llm")
     assert isinstance(rd, Reader) and rd.name == "llm"
     assert rd.score(Q, "(1 May 2023) Caroline went to the support group yesterday.") == 1.0
@@ -350,7 +426,9 @@ def test_reader_with_lexical_judge(server, tmp_path):
     """The lexical judge is the lexical reader's rule (``oas.real.lexical_correct``) on the answer."""
     from oas.real._readers import lexical_correct
 
-    assert lexical_correct("7 May 2023", "On 7 May, 2023.")  # the rule itself, as the reader uses it
+    assert lexical_correct(
+        "7 May 2023", "On 7 May, 2023."
+    )  # the rule itself, as the reader uses it
     server.script = [("ok", "On 7 May, 2023."), ("ok", "In June 2023.")]
     rd = LLMReader(server.base_url, "stub-model", cache_dir=tmp_path)
     assert rd.score(Q, "ctx a") == 1.0
@@ -359,9 +437,20 @@ def test_reader_with_lexical_judge(server, tmp_path):
 
 
 # ------------------------------------------------------------------------------------ parsing
-@pytest.mark.parametrize("reply, verdict", [("yes", True), ("Yes.", True), ("**No**, it is wrong", False),
-                                            ("Reply: YES", True), ("no", False), ("nope", None),
-                                            ("", None), ("The answer is yes", True), ("yesterday", None)])
+@pytest.mark.parametrize(
+    "reply, verdict",
+    [
+        ("yes", True),
+        ("Yes.", True),
+        ("**No**, it is wrong", False),
+        ("Reply: YES", True),
+        ("no", False),
+        ("nope", None),
+        ("", None),
+        ("The answer is yes", True),
+        ("yesterday", None),
+    ],
+)
 def test_parse_yes_no(reply, verdict):
     assert parse_yes_no(reply) is verdict
 
@@ -416,8 +505,13 @@ def test_paired_rows_through_the_stub_endpoint_then_all_hits(server, tmp_path):
         ops = LLMOperators(server.base_url, "stub-model", cache_dir=tmp_path)
         rd = LLMReader(server.base_url, "stub-model", cache_dir=tmp_path)
         ctx = pair.ConversationContext(conv, config.granularity, make_embedder())
-        rows = [r for q in queries for r in pair.query_rows(q, ctx, operators=ops, reader=rd, config=config,
-                                                             tokenizer=make_tokenizer())]
+        rows = [
+            r
+            for q in queries
+            for r in pair.query_rows(
+                q, ctx, operators=ops, reader=rd, config=config, tokenizer=make_tokenizer()
+            )
+        ]
         return rows, ops.stats, rd.stats
 
     rows, ops_stats, rd_stats = run()
@@ -431,8 +525,14 @@ def test_paired_rows_through_the_stub_endpoint_then_all_hits(server, tmp_path):
 
 # ---------------------------------------------------------------------------------- the CLI line
 def _clean_llm_env(monkeypatch):
-    for v in ("RETCON_LLM_BASE_URL", "RETCON_LLM_MODEL", "RETCON_LLM_API_KEY", "OPENAI_BASE_URL",
-              "OPENAI_API_KEY", "RETCON_LLM_MAX_INPUT_CHARS"):
+    for v in (
+        "RETCON_LLM_BASE_URL",
+        "RETCON_LLM_MODEL",
+        "RETCON_LLM_API_KEY",
+        "OPENAI_BASE_URL",
+        "OPENAI_API_KEY",
+        "RETCON_LLM_MAX_INPUT_CHARS",
+    ):
         monkeypatch.delenv(v, raising=False)
 
 
@@ -444,8 +544,24 @@ def _pair_cli(tmp_path, *extra):
     data = Path(os.environ.get("RETCON_DATA_DIR", "")) / "locomo10.json"
     if not data.is_file():
         pytest.skip(f"LoCoMo not found at {data}")
-    return main(["pair", "locomo", "--data", str(data), "--operators", "llm", "--limit", "1",
-                 "--budgets", "64", "--no-progress", "--out", str(tmp_path / "p.jsonl"), *extra])
+    return main(
+        [
+            "pair",
+            "locomo",
+            "--data",
+            str(data),
+            "--operators",
+            "llm",
+            "--limit",
+            "1",
+            "--budgets",
+            "64",
+            "--no-progress",
+            "--out",
+            str(tmp_path / "p.jsonl"),
+            *extra,
+        ]
+    )
 
 
 def test_cli_endpoint_down_is_one_line_exit_2(monkeypatch, tmp_path, capsys):
@@ -455,7 +571,9 @@ def test_cli_endpoint_down_is_one_line_exit_2(monkeypatch, tmp_path, capsys):
     waits = []
     monkeypatch.setattr("oas.real._llm_client.time.sleep", waits.append)
     url = f"http://127.0.0.1:{_free_port()}/v1"
-    rc = _pair_cli(tmp_path, "--llm-base-url", url, "--llm-model", "m", "--llm-cache", str(tmp_path / "c"))
+    rc = _pair_cli(
+        tmp_path, "--llm-base-url", url, "--llm-model", "m", "--llm-cache", str(tmp_path / "c")
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1, err
     assert f"LLM endpoint {url}/chat/completions failed after 5 tries" in err[0]

@@ -81,9 +81,27 @@ def llama_server(tmp_path_factory):
     gguf = _gguf()
     port = _free_port()
     log_path = tmp_path_factory.mktemp("llama") / "server.log"
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", MODEL_ALIAS,
-           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--n_threads", "2",
-           "--n_threads_batch", "2", "--verbose", "False"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(gguf),
+        "--model_alias",
+        MODEL_ALIAS,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "8192",
+        "--n_threads",
+        "2",
+        "--n_threads_batch",
+        "2",
+        "--verbose",
+        "False",
+    ]
     t0 = time.monotonic()
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
@@ -93,7 +111,9 @@ def llama_server(tmp_path_factory):
             if proc.poll() is not None:
                 pytest.fail(f"llama_cpp.server exited with {proc.returncode}: {_tail(log_path)}")
             if time.monotonic() - t0 > START_TIMEOUT_S:
-                pytest.fail(f"llama_cpp.server not ready after {START_TIMEOUT_S} s: {_tail(log_path)}")
+                pytest.fail(
+                    f"llama_cpp.server not ready after {START_TIMEOUT_S} s: {_tail(log_path)}"
+                )
             try:
                 with urllib.request.urlopen(f"{base_url}/models", timeout=2) as r:
                     if r.status == 200:
@@ -118,8 +138,13 @@ def _tail(path: Path, n: int = 600) -> str:
 
 
 def _retcon(args: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "retcon", *args], capture_output=True, text=True,
-                          timeout=RUN_TIMEOUT_S, cwd=Path(__file__).resolve().parents[1])
+    return subprocess.run(
+        [sys.executable, "-m", "retcon", *args],
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        cwd=Path(__file__).resolve().parents[1],
+    )
 
 
 def _cache_entries(cache: Path) -> set[str]:
@@ -131,10 +156,34 @@ def _read_rows(path: Path) -> list[dict]:
 
 
 def _pair(data: Path, base_url: str, cache: Path, out: Path) -> tuple[dict, float]:
-    args = ["pair", "locomo", "--data", str(data), "--operators", "llm", "--reader", "llm",
-            "--llm-judge", "llm", "--granularity", "turn", "--limit", "5",
-            "--budgets", ",".join(map(str, BUDGETS)), "--no-progress", "--out", str(out), "--json",
-            "--llm-base-url", base_url, "--llm-model", MODEL_ALIAS, "--llm-cache", str(cache)]
+    args = [
+        "pair",
+        "locomo",
+        "--data",
+        str(data),
+        "--operators",
+        "llm",
+        "--reader",
+        "llm",
+        "--llm-judge",
+        "llm",
+        "--granularity",
+        "turn",
+        "--limit",
+        "5",
+        "--budgets",
+        ",".join(map(str, BUDGETS)),
+        "--no-progress",
+        "--out",
+        str(out),
+        "--json",
+        "--llm-base-url",
+        base_url,
+        "--llm-model",
+        MODEL_ALIAS,
+        "--llm-cache",
+        str(cache),
+    ]
     t0 = time.monotonic()
     r = _retcon(args)
     took = time.monotonic() - t0
@@ -193,9 +242,11 @@ def test_pair_locomo_with_a_real_model_and_a_free_rerun(llama_server, tmp_path):
         assert stats2["misses"] == 0 and stats2["requests"] == 0 and stats2["hits"] > 0
 
     n = len(entries)
-    print(f"[llm] server start {start_s:.1f} s; pair --limit 5 --budgets {BUDGETS}: "
-          f"{run_s:.1f} s for {n} model calls ({run_s / n:.2f} s per call incl. overhead); "
-          f"rerun from cache {rerun_s:.1f} s; stats {stats1} -> {stats2}")
+    print(
+        f"[llm] server start {start_s:.1f} s; pair --limit 5 --budgets {BUDGETS}: "
+        f"{run_s:.1f} s for {n} model calls ({run_s / n:.2f} s per call incl. overhead); "
+        f"rerun from cache {rerun_s:.1f} s; stats {stats1} -> {stats2}"
+    )
 
 
 def test_judge_and_operators_against_the_real_server(llama_server, tmp_path):
@@ -204,8 +255,22 @@ def test_judge_and_operators_against_the_real_server(llama_server, tmp_path):
     from oas.real._types import Conversation, Query, Record, Session
 
     base_url, _ = llama_server
-    recs = [Record("D1:1", "S1", "8 May 2023", "Caroline: I went to the LGBTQ support group yesterday.", ("D1:1",)),
-            Record("D1:2", "S1", "8 May 2023", "Melanie: That's great! I painted a sunrise last week.", ("D1:2",))]
+    recs = [
+        Record(
+            "D1:1",
+            "S1",
+            "8 May 2023",
+            "Caroline: I went to the LGBTQ support group yesterday.",
+            ("D1:1",),
+        ),
+        Record(
+            "D1:2",
+            "S1",
+            "8 May 2023",
+            "Melanie: That's great! I painted a sunrise last week.",
+            ("D1:2",),
+        ),
+    ]
     conv = Conversation("c", (Session("S1", "8 May 2023", tuple(recs)),))
     ops = LLMOperators(base_url, MODEL_ALIAS, cache_dir=tmp_path, timeout=60, max_retries=1)
     t0 = time.monotonic()
@@ -213,9 +278,13 @@ def test_judge_and_operators_against_the_real_server(llama_server, tmp_path):
     assert len(out["rewrite"]) == 2 and len(out["merge"]) == len(out["abstract"]) == 1
     assert all(r.text.strip() for rs in out.values() for r in rs)
     q = Query("q", "c", "What did Caroline go to?", "LGBTQ support group", "single-hop", ("D1:1",))
-    reader = LLMReader(base_url, MODEL_ALIAS, cache_dir=tmp_path, judge="llm", timeout=60, max_retries=1)
+    reader = LLMReader(
+        base_url, MODEL_ALIAS, cache_dir=tmp_path, judge="llm", timeout=60, max_retries=1
+    )
     assert reader.score(q, "[8 May 2023] " + recs[0].text) in (0.0, 1.0)
     took = time.monotonic() - t0
     calls = ops.stats.requests + reader.stats.requests
-    print(f"[llm] {calls} direct calls in {took:.1f} s ({took / calls:.2f} s per call); "
-          f"answer={reader.answer(q, recs[0].text)!r}; merge={out['merge'][0].text[:80]!r}")
+    print(
+        f"[llm] {calls} direct calls in {took:.1f} s ({took / calls:.2f} s per call); "
+        f"answer={reader.answer(q, recs[0].text)!r}; merge={out['merge'][0].text[:80]!r}"
+    )

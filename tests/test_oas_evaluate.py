@@ -19,20 +19,30 @@ BUDGETS = [64, 128, 256, 512]
 
 @pytest.fixture(scope="module")
 def toy():
-    return paired_from_instances(jax.random.key(1), toy_instances(jax.random.key(0), 30, 8, BUDGETS))
+    return paired_from_instances(
+        jax.random.key(1), toy_instances(jax.random.key(0), 30, 8, BUDGETS)
+    )
 
 
 @pytest.fixture(scope="module")
 def ev(toy):
-    return evaluate(jax.random.key(3), toy, alpha=0.1, n_folds=3, n_resamples=300,
-                    mlp_options={"max_epochs": 300, "patience": 30})
+    return evaluate(
+        jax.random.key(3),
+        toy,
+        alpha=0.1,
+        n_folds=3,
+        n_resamples=300,
+        mlp_options={"max_epochs": 300, "patience": 30},
+    )
 
 
 def test_interval_contains_point_and_metric_identities(ev, toy):
     """CIs bracket the estimate; gain = accuracy - accuracy(always-ret); regret = oracle - accuracy;
     always-ret has zero harm and zero consolidation; the oracle's accuracy bounds every policy."""
     ok = np.isfinite(ev.point)
-    assert np.all(ev.lower[ok] <= ev.point[ok] + 1e-6) and np.all(ev.point[ok] <= ev.upper[ok] + 1e-6)
+    assert np.all(ev.lower[ok] <= ev.point[ok] + 1e-6) and np.all(
+        ev.point[ok] <= ev.upper[ok] + 1e-6
+    )
     acc, gain, regret = (ev.point[:, METRICS.index(m)] for m in ("accuracy", "gain", "regret"))
     ret, oracle = POLICIES.index("always-ret"), POLICIES.index("oracle")
     np.testing.assert_allclose(gain, acc - acc[ret], atol=1e-6)  # float32 point estimates
@@ -51,7 +61,9 @@ def test_test_groups_are_held_out(ev, toy):
     rest = np.setdiff1d(np.arange(toy.n), ev.info["test_index"])
     assert not set(test.group_id) & set(toy.group_id[rest])
     oracle = ev.choices[POLICIES.index("oracle")]
-    np.testing.assert_array_equal(test.outcomes[np.arange(test.n), oracle], test.outcomes.max(axis=1))
+    np.testing.assert_array_equal(
+        test.outcomes[np.arange(test.n), oracle], test.outcomes.max(axis=1)
+    )
 
 
 def test_oas_beats_fixed_policies_when_budgets_are_tight(ev):
@@ -76,7 +88,9 @@ def test_json_layout(ev):
 
 def test_mlp_early_stopping_learns_the_utilities(toy):
     """The MLP beats the constant predictor on validation and stops before max_epochs."""
-    fit = fit_mlp(jax.random.key(0), toy.features, toy.outcomes, toy.group_id, max_epochs=400, patience=20)
+    fit = fit_mlp(
+        jax.random.key(0), toy.features, toy.outcomes, toy.group_id, max_epochs=400, patience=20
+    )
     pred = predict_mlp(fit, toy.features)
     assert pred.shape == (toy.n, 4)
     const = np.mean((toy.outcomes - toy.outcomes.mean(0)) ** 2)
@@ -92,6 +106,7 @@ def fake_sim(monkeypatch):
     def load_scenario(name):
         if name != "toy":
             from retcon._errors import InputError
+
             raise InputError(f"unknown scenario {name!r}")
         return types.SimpleNamespace(name="toy", vocabulary="locomo", packing="prefix")
 
@@ -106,30 +121,109 @@ def fake_sim(monkeypatch):
 
 def test_cli_end_to_end(fake_sim, tmp_path, capsys):
     data = tmp_path / "paired.jsonl"
-    assert main(["pair", "simulate", "--scenario", "toy", "--instances", "960", "--out", str(data),
-                 "--seed", "1", "--json"]) == 0
+    assert (
+        main(
+            [
+                "pair",
+                "simulate",
+                "--scenario",
+                "toy",
+                "--instances",
+                "960",
+                "--out",
+                str(data),
+                "--seed",
+                "1",
+                "--json",
+            ]
+        )
+        == 0
+    )
     summary = json.loads(capsys.readouterr().out)
     assert summary["n"] == 960 and oas.read_paired(data).n == 960
     router = tmp_path / "router.json"
-    assert main(["fit", "--data", str(data), "--out", str(router), "--folds", "3", "--seed", "2"]) == 0
+    assert (
+        main(["fit", "--data", str(data), "--out", str(router), "--folds", "3", "--seed", "2"]) == 0
+    )
     capsys.readouterr()
     assert oas.load_router(router).provenance["command"] == "retcon fit"
     out = tmp_path / "ev"
-    assert main(["evaluate", "--data", str(data), "--router", str(router), "--out", str(out), "--json",
-                 "--resamples", "100", "--folds", "3"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--data",
+                str(data),
+                "--router",
+                str(router),
+                "--out",
+                str(out),
+                "--json",
+                "--resamples",
+                "100",
+                "--folds",
+                "3",
+            ]
+        )
+        == 0
+    )
     obj = json.loads(capsys.readouterr().out)  # exactly one JSON object on stdout
     assert obj["policies"]["oas"]["accuracy_ci"][0] <= obj["policies"]["oas"]["accuracy"]
     assert (out / "accuracy_by_budget.png").stat().st_size > 0 and (out / "evaluation.md").exists()
     assert json.loads((out / "evaluation.json").read_text())["sidecar"]["seed"] == 0
     pred = tmp_path / "pred.csv"
     assert main(["predict", "--router", str(router), "--data", str(data), "--out", str(pred)]) == 0
-    assert pred.read_text().splitlines()[0].startswith("instance_id,query_id,group_id,budget,mu_ret")
+    assert (
+        pred.read_text().splitlines()[0].startswith("instance_id,query_id,group_id,budget,mu_ret")
+    )
 
 
 def test_cli_bad_options(fake_sim, tmp_path, capsys):
-    assert main(["pair", "simulate", "--scenario", "nope", "--instances", "5", "--out", str(tmp_path / "a.jsonl")]) == 2
+    assert (
+        main(
+            [
+                "pair",
+                "simulate",
+                "--scenario",
+                "nope",
+                "--instances",
+                "5",
+                "--out",
+                str(tmp_path / "a.jsonl"),
+            ]
+        )
+        == 2
+    )
     assert "unknown scenario 'nope'" in capsys.readouterr().err
-    assert main(["pair", "simulate", "--scenario", "toy", "--instances", "0", "--out", str(tmp_path / "a.jsonl")]) == 2
+    assert (
+        main(
+            [
+                "pair",
+                "simulate",
+                "--scenario",
+                "toy",
+                "--instances",
+                "0",
+                "--out",
+                str(tmp_path / "a.jsonl"),
+            ]
+        )
+        == 2
+    )
     assert "--instances must be an integer >= 1" in capsys.readouterr().err
-    assert main(["pair", "simulate", "--scenario", "toy", "--instances", "5", "--out", str(tmp_path / "a.txt")]) == 2
+    assert (
+        main(
+            [
+                "pair",
+                "simulate",
+                "--scenario",
+                "toy",
+                "--instances",
+                "5",
+                "--out",
+                str(tmp_path / "a.txt"),
+            ]
+        )
+        == 2
+    )
     assert "unknown paired-data format '.txt'" in capsys.readouterr().err

@@ -42,7 +42,10 @@ def test_prefix_fit_is_monotone_in_budget(lengths, b1, b2):
     cut packing fits at least as much as prefix, and skip at least as much as prefix."""
     lo, hi = sorted([b1, b2])
     L = np.array([lengths], float)
-    f = {p: budget_fit_fraction(np.array([lo, hi]), np.repeat(L, 2, 0), packing=p) for p in ("prefix", "skip", "cut")}
+    f = {
+        p: budget_fit_fraction(np.array([lo, hi]), np.repeat(L, 2, 0), packing=p)
+        for p in ("prefix", "skip", "cut")
+    }
     assert f["prefix"][0] <= f["prefix"][1] + 1e-12
     assert np.all(f["cut"] >= f["prefix"] - 1e-12) and np.all(f["skip"] >= f["prefix"] - 1e-12)
     assert np.all((f["prefix"] >= 0) & (f["prefix"] <= 1))
@@ -53,8 +56,17 @@ def instances(draw):
     k = draw(st.integers(1, 6))
     lengths = draw(st.lists(st.integers(1, 300), min_size=k, max_size=k))
     sessions = draw(st.lists(st.sampled_from(["s1", "s2", "s3", "s4"]), min_size=k, max_size=k))
-    emb = draw(st.lists(st.lists(st.floats(-3, 3, allow_nan=False).filter(lambda x: abs(x) > 1e-3),
-                                 min_size=3, max_size=3), min_size=k, max_size=k))
+    emb = draw(
+        st.lists(
+            st.lists(
+                st.floats(-3, 3, allow_nan=False).filter(lambda x: abs(x) > 1e-3),
+                min_size=3,
+                max_size=3,
+            ),
+            min_size=k,
+            max_size=k,
+        )
+    )
     return draw(budgets), lengths, sessions, np.array(emb), draw(st.integers(0, 3))
 
 
@@ -92,7 +104,9 @@ def test_batch_equals_single_with_padding():
     batch = compute_features_batch([100.0, 55.0], lengths, mask, sessions, emb, [1, 3])
     for i in range(2):
         k = mask[i].sum()
-        single = compute_features([100.0, 55.0][i], lengths[i, :k], sessions[i, :k], emb[i, :k], [1, 3][i])
+        single = compute_features(
+            [100.0, 55.0][i], lengths[i, :k], sessions[i, :k], emb[i, :k], [1, 3][i]
+        )
         np.testing.assert_allclose(batch[i], single, atol=1e-12)
 
 

@@ -1,19 +1,27 @@
 """OAS policies (MODEL §8): argmax with ret on ties; tau_B by max accuracy s.t. harm <= alpha (a) and
 by conformal risk control (b), whose expected harm stays <= alpha on fresh data."""
 
-
 import jax
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oas._policy import (argmax_policy, calibrate_accuracy, calibrate_crc, calibrated_policy, harm,
-                         margin, tau_for)
+from oas._policy import (
+    argmax_policy,
+    calibrate_accuracy,
+    calibrate_crc,
+    calibrated_policy,
+    harm,
+    margin,
+    tau_for,
+)
 
 
 def test_argmax_takes_ret_on_ties():
-    mu = np.array([[0.5, 0.5, 0.2, 0.5], [0.1, 0.3, 0.3, 0.0], [0.2, 0.1, 0.1, 0.1], [0.0, 0.0, 0.0, 0.0]])
+    mu = np.array(
+        [[0.5, 0.5, 0.2, 0.5], [0.1, 0.3, 0.3, 0.0], [0.2, 0.1, 0.1, 0.1], [0.0, 0.0, 0.0, 0.0]]
+    )
     np.testing.assert_array_equal(argmax_policy(mu), [0, 1, 0, 0])
 
 
@@ -63,7 +71,11 @@ def test_crc_rule_matches_definition(n, seed, alpha):
     tau = calibrate_crc(mu, y, budget, alpha).tau[0]
     _, d = margin(mu)
     h = harm(y, np.ones(n, int))
-    valid = [t for t in [0.0, *sorted(d[d > 0])] if n / (n + 1) * np.mean((d > t) & h) + 1 / (n + 1) <= alpha]
+    valid = [
+        t
+        for t in [0.0, *sorted(d[d > 0])]
+        if n / (n + 1) * np.mean((d > t) & h) + 1 / (n + 1) <= alpha
+    ]
     assert tau == (min(valid) if valid else np.inf)
 
 
@@ -102,8 +114,11 @@ def test_crc_harm_bound_on_simulated_paired_data():
     from oas._simulate import paired_from_instances, toy_instances
 
     budgets, alpha = [64, 128, 256, 512], 0.03
-    train = paired_from_instances(jax.random.key(100), toy_instances(jax.random.key(0), 40, 10, budgets),
-                                  coupling="independent")
+    train = paired_from_instances(
+        jax.random.key(100),
+        toy_instances(jax.random.key(0), 40, 10, budgets),
+        coupling="independent",
+    )
     fit = fit_ridge(jax.random.key(1), train.features, train.outcomes, train.group_id)
     harms = []
     for s in range(40):
@@ -111,5 +126,9 @@ def test_crc_harm_bound_on_simulated_paired_data():
         cal = paired_from_instances(k2, toy_instances(k1, 10, 5, budgets), coupling="independent")
         test = paired_from_instances(k4, toy_instances(k3, 10, 5, budgets), coupling="independent")
         th = calibrate_crc(predict_ridge(fit, cal.features), cal.outcomes, cal.budget, alpha)
-        harms.append(harm(test.outcomes, calibrated_policy(predict_ridge(fit, test.features), test.budget, th)).mean())
+        harms.append(
+            harm(
+                test.outcomes, calibrated_policy(predict_ridge(fit, test.features), test.budget, th)
+            ).mean()
+        )
     assert np.mean(harms) <= alpha + 3 * np.std(harms) / np.sqrt(len(harms))

@@ -43,8 +43,10 @@ def test_equals_float64_normal_equations():
         np.testing.assert_allclose(fit.coef[a], theta, atol=1e-6)
         assert fit.intercept[a] == pytest.approx(b, abs=1e-6)
     # the chosen penalty minimizes the grouped CV error
-    np.testing.assert_array_equal(fit.cv_error[np.arange(A), np.searchsorted(fit.penalties, fit.penalty)],
-                                  fit.cv_error.min(axis=1))
+    np.testing.assert_array_equal(
+        fit.cv_error[np.arange(A), np.searchsorted(fit.penalties, fit.penalty)],
+        fit.cv_error.min(axis=1),
+    )
 
 
 def test_cv_error_matches_python_loop():
@@ -91,7 +93,11 @@ def test_recovers_known_linear_utility():
 
 
 @settings(max_examples=15)
-@given(st.lists(st.integers(0, 12), min_size=6, max_size=60), st.integers(2, 5), st.integers(0, 2**31 - 1))
+@given(
+    st.lists(st.integers(0, 12), min_size=6, max_size=60),
+    st.integers(2, 5),
+    st.integers(0, 2**31 - 1),
+)
 def test_grouped_folds_never_split_a_group(groups, k, seed):
     """MODEL §8: groups never split across folds; assignment is a function of the key."""
     groups = np.array(groups)

@@ -36,8 +36,10 @@ def test_round_trip_is_exact(router, toy, tmp_path):
         np.testing.assert_array_equal(getattr(back, th).tau, getattr(router, th).tau)
         np.testing.assert_array_equal(getattr(back, th).budgets, getattr(router, th).budgets)
     for variant in ("argmax", "calibrated", "crc"):
-        np.testing.assert_array_equal(back.choose(toy.features, toy.budget, variant),
-                                      router.choose(toy.features, toy.budget, variant))
+        np.testing.assert_array_equal(
+            back.choose(toy.features, toy.budget, variant),
+            router.choose(toy.features, toy.budget, variant),
+        )
     obj = json.loads(path.read_text())
     assert obj["feature_names"] == list(oas.FEATURE_NAMES) and obj["provenance"]["n_train"] > 0
     assert "pickle" not in path.read_text()
@@ -61,14 +63,19 @@ def test_prediction_path_imports_no_jax(router, toy, tmp_path):
     path = oas.save_router(tmp_path / "r.json", router)
     data = tmp_path / "d.jsonl"
     oas.write_paired(data, toy.take(np.arange(10)))
-    code = (f"import sys, oas; r = oas.load_router({str(path)!r}); d = oas.read_paired({str(data)!r}); "
-            f"print(r.choose(d.features, d.budget, 'crc').tolist()); assert 'jax' not in sys.modules, 'jax'; "
-            f"import retcon.cli as c, oas._cli as o; p = c.ArgumentParser(); o.register(p.add_subparsers()); "
-            f"a = p.parse_args(['predict', '--router', {str(path)!r}, '--data', {str(data)!r}, "
-            f"'--out', {str(tmp_path / 'p.jsonl')!r}]); a.func(a); assert 'jax' not in sys.modules, 'jax via cli'")
+    code = (
+        f"import sys, oas; r = oas.load_router({str(path)!r}); d = oas.read_paired({str(data)!r}); "
+        f"print(r.choose(d.features, d.budget, 'crc').tolist()); assert 'jax' not in sys.modules, 'jax'; "
+        f"import retcon.cli as c, oas._cli as o; p = c.ArgumentParser(); o.register(p.add_subparsers()); "
+        f"a = p.parse_args(['predict', '--router', {str(path)!r}, '--data', {str(data)!r}, "
+        f"'--out', {str(tmp_path / 'p.jsonl')!r}]); a.func(a); assert 'jax' not in sys.modules, 'jax via cli'"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout.splitlines()[0]) == router.choose(toy.features[:10], toy.budget[:10], "crc").tolist()
+    assert (
+        json.loads(out.stdout.splitlines()[0])
+        == router.choose(toy.features[:10], toy.budget[:10], "crc").tolist()
+    )
 
 
 def test_load_errors_name_the_field(router, tmp_path):

@@ -37,8 +37,14 @@ def test_outcomes_follow_success_prob_and_pairing(inst):
 
 def test_features_are_the_shared_code(inst):
     d = paired_from_instances(jax.random.key(5), inst)
-    ref = oas.compute_features_batch(inst.budget, inst.record_lengths, inst.record_mask, inst.session_ids,
-                                     inst.embeddings, inst.query_type)
+    ref = oas.compute_features_batch(
+        inst.budget,
+        inst.record_lengths,
+        inst.record_mask,
+        inst.session_ids,
+        inst.embeddings,
+        inst.query_type,
+    )
     np.testing.assert_array_equal(d.features, ref)
     assert len(set(d.instance_id)) == d.n and d.vocabulary == "locomo"
 
@@ -52,8 +58,9 @@ def test_simulate_paired_with_sim():
 
     d = simulate_paired(jax.random.key(0), "locomo-like", 400, [32, 128, 512])
     assert d.n == 400 and set(np.unique(d.budget)) == {32.0, 128.0, 512.0}
-    np.testing.assert_array_equal(simulate_paired(jax.random.key(0), "locomo-like", 400, [32, 128, 512]).outcomes,
-                                  d.outcomes)
+    np.testing.assert_array_equal(
+        simulate_paired(jax.random.key(0), "locomo-like", 400, [32, 128, 512]).outcomes, d.outcomes
+    )
     with tempfile.TemporaryDirectory() as tmp:
         back = oas.read_paired(oas.write_paired(f"{tmp}/p.jsonl", d))
     np.testing.assert_array_equal(back.features, d.features)

@@ -2,8 +2,8 @@
 rule fed through the CLI (exit status 2, one line naming file, line and field)."""
 
 import csv
-import re
 import json
+import re
 
 import numpy as np
 import pytest
@@ -12,16 +12,25 @@ from hypothesis import strategies as st
 
 import oas
 from oas._checks import OUTCOME_COLUMNS
-from retcon.cli import main
 from retcon._errors import InputError
+from retcon.cli import main
 
 
 def raw_row(i, **over):
-    row = {"instance_id": f"i{i}", "query_id": f"q{i // 2}", "group_id": f"g{i % 3}",
-           "query_type": ["single-hop", "multi-hop", "temporal", "open-domain"][i % 4],
-           "budget": [64, 256][i % 2], "y_ret": 1, "y_merge": 0, "y_abstract": 0.5, "y_rewrite": 1,
-           "cluster_lengths": [40 + i, 90, 25], "session_ids": ["s1", "s2", "s1"],
-           "embeddings": [[1.0, 0.0, 0.5], [0.0, 1.0, 0.2], [1.0, 1.0, float(i)]]}
+    row = {
+        "instance_id": f"i{i}",
+        "query_id": f"q{i // 2}",
+        "group_id": f"g{i % 3}",
+        "query_type": ["single-hop", "multi-hop", "temporal", "open-domain"][i % 4],
+        "budget": [64, 256][i % 2],
+        "y_ret": 1,
+        "y_merge": 0,
+        "y_abstract": 0.5,
+        "y_rewrite": 1,
+        "cluster_lengths": [40 + i, 90, 25],
+        "session_ids": ["s1", "s2", "s1"],
+        "embeddings": [[1.0, 0.0, 0.5], [0.0, 1.0, 0.2], [1.0, 1.0, float(i)]],
+    }
     row.update(over)
     return {k: v for k, v in row.items() if v is not ...}
 
@@ -56,21 +65,44 @@ def test_raw_fields_give_the_features(tmp_path):
     rows = [raw_row(i) for i in range(6)]
     data = oas.read_paired(write_jsonl(tmp_path / "a.jsonl", rows))
     for i, r in enumerate(rows):
-        ref = oas.compute_features(r["budget"], r["cluster_lengths"], r["session_ids"], r["embeddings"], i % 4)
+        ref = oas.compute_features(
+            r["budget"], r["cluster_lengths"], r["session_ids"], r["embeddings"], i % 4
+        )
         np.testing.assert_allclose(data.features[i], ref)
     assert data.vocabulary == "locomo" and data.outcomes.shape == (6, 4)
     np.testing.assert_array_equal(data.outcomes[0], [1, 0, 0.5, 1])
 
 
-@given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1), st.floats(0, 1), st.floats(0, 1),
-                          st.floats(1.0, 4096.0)), min_size=1, max_size=8),
-       st.sampled_from(["jsonl", "csv"]))
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(0, 1),
+            st.floats(0, 1),
+            st.floats(0, 1),
+            st.floats(0, 1),
+            st.floats(1.0, 4096.0),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.sampled_from(["jsonl", "csv"]),
+)
 def test_round_trip(tmp_path_factory, values, fmt):
     """write_paired then read_paired returns the same arrays, bit for bit, in JSONL and CSV."""
     rows = []
     for i, (a, b, c, d, budget) in enumerate(values):
-        rows.append(feature_row(i, y_ret=a, y_merge=b, y_abstract=c, y_rewrite=d, budget=budget,
-                                token_pressure=budget / 7.0, meta_note=f"n{i}"))
+        rows.append(
+            feature_row(
+                i,
+                y_ret=a,
+                y_merge=b,
+                y_abstract=c,
+                y_rewrite=d,
+                budget=budget,
+                token_pressure=budget / 7.0,
+                meta_note=f"n{i}",
+            )
+        )
     path = tmp_path_factory.mktemp("rt") / f"x.{fmt}"
     first = oas.read_paired(oas.write_paired(path, rows))
     second = oas.read_paired(oas.write_paired(path, first))
@@ -83,7 +115,9 @@ def test_round_trip(tmp_path_factory, values, fmt):
 def test_csv_raw_fields_and_header_line_numbers(tmp_path):
     rows = [raw_row(i) for i in range(3)]
     data = oas.read_paired(write_csv(tmp_path / "a.csv", rows))
-    np.testing.assert_allclose(data.features, oas.read_paired(write_jsonl(tmp_path / "a.jsonl", rows)).features)
+    np.testing.assert_allclose(
+        data.features, oas.read_paired(write_jsonl(tmp_path / "a.jsonl", rows)).features
+    )
     rows[2]["y_merge"] = 2
     with pytest.raises(InputError, match=r"a\.csv:4: field 'y_merge'"):  # header is line 1
         oas.read_paired(write_csv(tmp_path / "a.csv", rows))
@@ -134,22 +168,47 @@ def test_prediction_input_may_omit_outcomes(tmp_path):
 # Every validation rule of docs/paired-data.md, through `retcon fit`: exit 2 and the message.
 BAD = {
     "missing column": ([raw_row(0, y_merge=...)], r"bad\.jsonl:1: missing column 'y_merge'"),
-    "unknown column": ([raw_row(0), raw_row(1, y_merg=0.5)], r"bad\.jsonl:2: unknown column 'y_merg'"),
+    "unknown column": (
+        [raw_row(0), raw_row(1, y_merg=0.5)],
+        r"bad\.jsonl:2: unknown column 'y_merg'",
+    ),
     "NaN": ([raw_row(0), raw_row(1, y_ret=float("nan"))], r"bad\.jsonl:2: field 'y_ret' is NaN"),
-    "outcome above 1": ([raw_row(0, y_abstract=1.5)], r"bad\.jsonl:1: field 'y_abstract' must be in \[0, 1\]; got 1\.5"),
+    "outcome above 1": (
+        [raw_row(0, y_abstract=1.5)],
+        r"bad\.jsonl:1: field 'y_abstract' must be in \[0, 1\]; got 1\.5",
+    ),
     "outcome below 0": ([raw_row(0, y_rewrite=-0.1)], r"field 'y_rewrite' must be in \[0, 1\]"),
-    "unknown query type": ([raw_row(0, query_type="temporal-ish")], r"bad\.jsonl:1: field 'query_type' must be one of"),
-    "two vocabularies": ([raw_row(0), raw_row(1, query_type="multi-session")],
-                         r"bad\.jsonl:2: field 'query_type': 'multi-session' is a longmemeval type"),
-    "duplicate id": ([raw_row(0), raw_row(1), raw_row(2, instance_id="i1")],
-                     r"bad\.jsonl:3: field 'instance_id': duplicate 'i1' \(first on line 2\)"),
-    "zero budget": ([raw_row(0, budget=0)], r"bad\.jsonl:1: field 'budget' must be > 0 tokens; got 0"),
+    "unknown query type": (
+        [raw_row(0, query_type="temporal-ish")],
+        r"bad\.jsonl:1: field 'query_type' must be one of",
+    ),
+    "two vocabularies": (
+        [raw_row(0), raw_row(1, query_type="multi-session")],
+        r"bad\.jsonl:2: field 'query_type': 'multi-session' is a longmemeval type",
+    ),
+    "duplicate id": (
+        [raw_row(0), raw_row(1), raw_row(2, instance_id="i1")],
+        r"bad\.jsonl:3: field 'instance_id': duplicate 'i1' \(first on line 2\)",
+    ),
+    "zero budget": (
+        [raw_row(0, budget=0)],
+        r"bad\.jsonl:1: field 'budget' must be > 0 tokens; got 0",
+    ),
     "negative budget": ([raw_row(0, budget=-5)], r"field 'budget' must be > 0 tokens; got -5"),
     "features and raw mixed": ([{**raw_row(0), "token_pressure": 1.0}], r"both features"),
     "partial features": ([feature_row(0, session_count=...)], r"missing column 'session_count'"),
-    "ragged lengths": ([raw_row(0, session_ids=["a"])], r"field 'session_ids' has 1 entries; expected 3"),
-    "non-positive length": ([raw_row(0, cluster_lengths=[0, 5, 5])], r"field 'cluster_lengths' must hold token lengths > 0"),
-    "one-hot disagrees": ([feature_row(0, query_type_0=0.0, query_type_1=1.0)], r"one-hot of query_type"),
+    "ragged lengths": (
+        [raw_row(0, session_ids=["a"])],
+        r"field 'session_ids' has 1 entries; expected 3",
+    ),
+    "non-positive length": (
+        [raw_row(0, cluster_lengths=[0, 5, 5])],
+        r"field 'cluster_lengths' must hold token lengths > 0",
+    ),
+    "one-hot disagrees": (
+        [feature_row(0, query_type_0=0.0, query_type_1=1.0)],
+        r"one-hot of query_type",
+    ),
 }
 
 
@@ -185,16 +244,27 @@ def test_bad_json_line_and_suffix(tmp_path, capsys):
 
 def test_texts_are_embedded(tmp_path):
     """Rows with texts get embeddings from the default embedder (oas.real.embed_texts) or embed=."""
-    rows = [raw_row(i, embeddings=..., texts=["Caroline went to the LGBTQ support group.",
-                                               "Melanie painted a sunrise.", "Caroline went again."])
-            for i in range(2)]
+    rows = [
+        raw_row(
+            i,
+            embeddings=...,
+            texts=[
+                "Caroline went to the LGBTQ support group.",
+                "Melanie painted a sunrise.",
+                "Caroline went again.",
+            ],
+        )
+        for i in range(2)
+    ]
     path = write_jsonl(tmp_path / "t.jsonl", rows)
 
     def embed(texts):
         return np.array([[len(t), t.count("Caroline") + 1.0] for t in texts])
 
     data = oas.read_paired(path, embed=embed)
-    ref = oas.compute_features(64, rows[0]["cluster_lengths"], rows[0]["session_ids"], embed(rows[0]["texts"]), 0)
+    ref = oas.compute_features(
+        64, rows[0]["cluster_lengths"], rows[0]["session_ids"], embed(rows[0]["texts"]), 0
+    )
     np.testing.assert_allclose(data.features[0], ref)
     if getattr(__import__("oas.real", fromlist=["x"]), "embed_texts", None) is not None:
         assert np.all(np.isfinite(oas.read_paired(path).features))

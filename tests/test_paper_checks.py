@@ -43,7 +43,7 @@ def test_grade_reversal():
     b = [1, 2, 4, 8]
     d = np.array([0.2, 0.1, -0.1, -0.2])
     assert V.grade_reversal(b, d, d - 0.05, d + 0.05) == 2
-    assert V.grade_reversal(b, d, d - 0.5, d + 0.5) == 1       # points reverse, bands cover 0
+    assert V.grade_reversal(b, d, d - 0.5, d + 0.5) == 1  # points reverse, bands cover 0
     assert V.grade_reversal(b, -d, -d - 0.05, -d + 0.05) == 0  # retention first, then consolidation
     assert V.grade_reversal(b, d * 0 - 0.1, d * 0 - 0.2, d * 0) == 0
     # order of the budgets does not matter
@@ -51,9 +51,14 @@ def test_grade_reversal():
 
 
 def test_verdict_sign_reversal_hold_and_fail():
-    assert V.verdict_sign_reversal({"sim": {"merge": 2, "rewrite": 0}, "locomo": {"merge": 2}}).verdict == pc.PASS
+    assert (
+        V.verdict_sign_reversal({"sim": {"merge": 2, "rewrite": 0}, "locomo": {"merge": 2}}).verdict
+        == pc.PASS
+    )
     assert V.verdict_sign_reversal({"sim": {"merge": 0}, "locomo": {"merge": 0}}).verdict == pc.FAIL
-    assert V.verdict_sign_reversal({"sim": {"merge": 2}, "locomo": {"merge": 1}}).verdict == pc.PARTIAL
+    assert (
+        V.verdict_sign_reversal({"sim": {"merge": 2}, "locomo": {"merge": 1}}).verdict == pc.PARTIAL
+    )
 
 
 def test_verdict_tight_gain():
@@ -63,10 +68,19 @@ def test_verdict_tight_gain():
 
 
 def test_verdict_loose_retention():
-    assert V.verdict_loose_retention({"s": {"merge": sig(0.09), "abstract": sig(0.1)}}).verdict == pc.PASS
+    assert (
+        V.verdict_loose_retention({"s": {"merge": sig(0.09), "abstract": sig(0.1)}}).verdict
+        == pc.PASS
+    )
     # an operator significantly ahead of retention at the loosest budget contradicts the claim
-    assert V.verdict_loose_retention({"s": {"merge": sig(0.09), "abstract": sig(-0.1)}}).verdict == pc.FAIL
-    assert V.verdict_loose_retention({"s": {"merge": sig(0.09), "abstract": wide(0.01)}}).verdict == pc.PARTIAL
+    assert (
+        V.verdict_loose_retention({"s": {"merge": sig(0.09), "abstract": sig(-0.1)}}).verdict
+        == pc.FAIL
+    )
+    assert (
+        V.verdict_loose_retention({"s": {"merge": sig(0.09), "abstract": wide(0.01)}}).verdict
+        == pc.PARTIAL
+    )
     assert V.verdict_loose_retention({"s": {"merge": wide(-0.01)}}).verdict == pc.FAIL
 
 
@@ -80,7 +94,12 @@ def test_verdict_crossover_scaling():
     spread = V.relative_spread([100, 400], [200, 800])
     assert spread == pytest.approx(1.0)
     assert V.verdict_crossover_scaling({"m": 2}, {"m": spread}).verdict == pc.PASS
-    assert V.verdict_crossover_scaling({"m": 2}, {"m": V.relative_spread([100, 400], [200, 200])}).verdict == pc.PARTIAL
+    assert (
+        V.verdict_crossover_scaling(
+            {"m": 2}, {"m": V.relative_spread([100, 400], [200, 200])}
+        ).verdict
+        == pc.PARTIAL
+    )
     assert V.verdict_crossover_scaling({"m": 0}, {"m": 4.0}).verdict == pc.FAIL
     assert V.verdict_crossover_scaling({"m": None}, {}).verdict == pc.FAIL
     assert V.verdict_crossover_scaling({}, {}, missing=["locomo"]).verdict == pc.SKIPPED
@@ -100,23 +119,48 @@ def test_verdict_router_mlp_harm():
     assert V.verdict_router_gain({"s": sig(0.03)}).verdict == pc.PASS
     assert V.verdict_router_gain({"s": sig(-0.03)}).verdict == pc.FAIL
     # MLP: no significant gain anywhere -> holds; significant overall gain -> fails
-    assert V.verdict_no_reliable_improvement({"s": wide(0.01)}, {"s": [wide(0.0)]}).verdict == pc.PASS
+    assert (
+        V.verdict_no_reliable_improvement({"s": wide(0.01)}, {"s": [wide(0.0)]}).verdict == pc.PASS
+    )
     assert V.verdict_no_reliable_improvement({"s": sig(0.05)}, {"s": []}).verdict == pc.FAIL
-    assert V.verdict_no_reliable_improvement({"s": wide(0.0)}, {"s": [sig(0.1)]}).verdict == pc.PARTIAL
+    assert (
+        V.verdict_no_reliable_improvement({"s": wide(0.0)}, {"s": [sig(0.1)]}).verdict == pc.PARTIAL
+    )
     # harm: lower harm at small cost holds; higher harm or large cost fails
-    assert V.verdict_harm_calibration({"u": sig(-0.05)}, {"u": sig(0.01, 0.005)}, max_cost=0.03).verdict == pc.PASS
-    assert V.verdict_harm_calibration({"u": sig(0.05)}, {"u": sig(0.0)}, max_cost=0.03).verdict == pc.FAIL
+    assert (
+        V.verdict_harm_calibration(
+            {"u": sig(-0.05)}, {"u": sig(0.01, 0.005)}, max_cost=0.03
+        ).verdict
+        == pc.PASS
+    )
+    assert (
+        V.verdict_harm_calibration({"u": sig(0.05)}, {"u": sig(0.0)}, max_cost=0.03).verdict
+        == pc.FAIL
+    )
     # harm lowered at a cost above the bound: holds in part
-    assert V.verdict_harm_calibration({"u": sig(-0.05)}, {"u": sig(0.2)}, max_cost=0.03).verdict == pc.PARTIAL
-    assert V.verdict_harm_calibration({"u": sig(0.0)}, {"u": sig(0.0)}, max_cost=0.03).verdict == pc.FAIL
-    assert V.verdict_harm_calibration({"u": sig(-0.05)}, {"u": E(0.02, 0.0, 0.05)}, max_cost=0.03).verdict == pc.PARTIAL
+    assert (
+        V.verdict_harm_calibration({"u": sig(-0.05)}, {"u": sig(0.2)}, max_cost=0.03).verdict
+        == pc.PARTIAL
+    )
+    assert (
+        V.verdict_harm_calibration({"u": sig(0.0)}, {"u": sig(0.0)}, max_cost=0.03).verdict
+        == pc.FAIL
+    )
+    assert (
+        V.verdict_harm_calibration(
+            {"u": sig(-0.05)}, {"u": E(0.02, 0.0, 0.05)}, max_cost=0.03
+        ).verdict
+        == pc.PARTIAL
+    )
 
 
 @given(st.lists(st.floats(-1, 1), min_size=1, max_size=6), st.floats(0.0, 0.5))
 def test_grade_positive_is_monotone_in_the_interval(points, w):
     """A wider interval around the same point never grades higher (STYLE: invariants)."""
     for p in points:
-        assert V.grade_positive(E(p, p - w, p + w)) >= V.grade_positive(E(p, p - w - 0.1, p + w + 0.1))
+        assert V.grade_positive(E(p, p - w, p + w)) >= V.grade_positive(
+            E(p, p - w - 0.1, p + w + 0.1)
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -151,29 +195,39 @@ def test_band_crossover_brackets_the_point():
     assert not pc.band_crossover(b, -np.abs(d) - 0.1, d, d).defined
 
 
-def synthetic_table(n_q=120, n_groups=8, budgets=(32, 64, 128, 256, 512, 1024, 2048), seed=0, scale=1.0):
+def synthetic_table(
+    n_q=120, n_groups=8, budgets=(32, 64, 128, 256, 512, 1024, 2048), seed=0, scale=1.0
+):
     """Single-cluster reader outcomes (MODEL §6): raw fits iff L <= B; op fits iff rho L <= B."""
     rng = np.random.default_rng(seed)
     L = scale * rng.lognormal(np.log(300), 0.8, n_q)
-    qtype = np.array(["single-hop", "multi-hop", "temporal", "open-domain"])[rng.integers(0, 4, n_q)]
+    qtype = np.array(["single-hop", "multi-hop", "temporal", "open-domain"])[
+        rng.integers(0, 4, n_q)
+    ]
     rho = {"merge": 0.35, "abstract": 0.15, "rewrite": 0.7}
     phi = {"merge": 0.85, "abstract": 0.7, "rewrite": 0.95}
     rows = []
     for b in budgets:
         u = rng.random((n_q, 4))
-        p_ret = np.where(L <= b, 0.9, 0.1)
+        p_ret = np.where(b >= L, 0.9, 0.1)
         ys = [u[:, 0] < p_ret]
         for k, op in enumerate(("merge", "abstract", "rewrite"), 1):
-            p = np.where(L <= b, 0.9 * phi[op], np.where(rho[op] * L <= b, 0.9 * phi[op], 0.1))
+            p = np.where(b >= L, 0.9 * phi[op], np.where(rho[op] * L <= b, 0.9 * phi[op], 0.1))
             ys.append(u[:, k] < p)
         rows.append((np.full(n_q, b), np.stack(ys, 1).astype(float)))
     budget = np.concatenate([r[0] for r in rows])
     y = np.concatenate([r[1] for r in rows])
     reps = len(budgets)
     Lr = np.tile(L, reps)
-    return pc.make_table(group=np.tile(np.arange(n_q) % n_groups, reps), budget=budget, y=y,
-                         query_type=np.tile(qtype, reps), evidence_length=Lr,
-                         raw_grounded=(Lr <= budget).astype(float), query_id=np.tile(np.arange(n_q), reps))
+    return pc.make_table(
+        group=np.tile(np.arange(n_q) % n_groups, reps),
+        budget=budget,
+        y=y,
+        query_type=np.tile(qtype, reps),
+        evidence_length=Lr,
+        raw_grounded=(Lr <= budget).astype(float),
+        query_id=np.tile(np.arange(n_q), reps),
+    )
 
 
 def test_curves_from_table_matches_a_python_loop():
@@ -188,7 +242,9 @@ def test_curves_from_table_matches_a_python_loop():
             rows = t.budget == b
             diff = t.y[rows, k] - t.y[rows, 0]
             assert c.delta[j] == pytest.approx(diff.mean(), abs=1e-12)
-            assert c.coverage[j] == pytest.approx((diff * (1 - t.raw_grounded[rows])).mean(), abs=1e-12)
+            assert c.coverage[j] == pytest.approx(
+                (diff * (1 - t.raw_grounded[rows])).mean(), abs=1e-12
+            )
             assert c.lower[j] <= c.delta[j] + 1e-6 <= c.upper[j] + 2e-6
         np.testing.assert_allclose(c.coverage + c.replacement, c.delta, atol=1e-12)
     assert s.evidence_length == pytest.approx(np.mean(t.evidence_length))
@@ -233,7 +289,9 @@ def test_estimate_fmt_and_strict_json():
 def test_cli_bad_options_exit_2_with_one_line(tmp_path, capsys):
     from retcon.cli import main
 
-    assert main(["paper-checks", "--data", str(tmp_path / "none.json"), "--out", str(tmp_path)]) == 2
+    assert (
+        main(["paper-checks", "--data", str(tmp_path / "none.json"), "--out", str(tmp_path)]) == 2
+    )
     err = capsys.readouterr().err.strip()
     assert "--data" in err and "\n" not in err
     assert main(["paper-checks", "--claims", "12", "--out", str(tmp_path)]) == 2
@@ -268,7 +326,10 @@ def test_claim4_on_real_locomo_subset():
     t = pc.table_from_paired(ws.locomo_paired("lexical"))
     assert len(np.unique(t.group)) == 10  # the subset keeps every conversation as a group
     # verdict recomputed from the reported grades of the second reader: the same
-    assert V.verdict_sign_reversal({"locomo:sentence": r.details["grades"]["locomo:sentence"]}).verdict == r.verdict
+    assert (
+        V.verdict_sign_reversal({"locomo:sentence": r.details["grades"]["locomo:sentence"]}).verdict
+        == r.verdict
+    )
 
 
 @pytest.mark.slow

@@ -16,15 +16,20 @@ from paper_checks._sources import DataMissing, Workspace
 from retcon._vocab import LOCOMO_TYPES
 
 BUDGETS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
-HOLDS = dict(rho={"merge": 0.3, "abstract": 0.15, "rewrite": 0.7},
-             phi={"merge": 0.85, "abstract": 0.7, "rewrite": 0.95})
+HOLDS = dict(
+    rho={"merge": 0.3, "abstract": 0.15, "rewrite": 0.7},
+    phi={"merge": 0.85, "abstract": 0.7, "rewrite": 0.95},
+)
 # consolidation compresses little and loses detail: retention is never behind (no reversal)
-FAILS = dict(rho={"merge": 0.97, "abstract": 0.98, "rewrite": 0.99},
-             phi={"merge": 0.5, "abstract": 0.4, "rewrite": 0.6})
+FAILS = dict(
+    rho={"merge": 0.97, "abstract": 0.98, "rewrite": 0.99},
+    phi={"merge": 0.5, "abstract": 0.4, "rewrite": 0.6},
+)
 
 
-def world_paired(seed, *, scale=1.0, n_q=240, n_groups=12, rho, phi, acc=0.9, guess=0.05,
-                 type_bonus=None):
+def world_paired(
+    seed, *, scale=1.0, n_q=240, n_groups=12, rho, phi, acc=0.9, guess=0.05, type_bonus=None
+):
     """``oas.PairedData`` of a single-cluster world; ``type_bonus[type] = {op: dphi}``."""
     from oas import FEATURE_NAMES, PairedData
 
@@ -34,7 +39,7 @@ def world_paired(seed, *, scale=1.0, n_q=240, n_groups=12, rho, phi, acc=0.9, gu
     rows_y, rows_b = [], []
     for b in BUDGETS:
         u = rng.random((n_q, 1))  # shared uniform: outcomes ordered like probabilities
-        ps = [np.where(L <= b, acc, guess)]
+        ps = [np.where(b >= L, acc, guess)]
         for op in ("merge", "abstract", "rewrite"):
             f = np.full(n_q, phi[op])
             for t, bonus in (type_bonus or {}).items():
@@ -52,9 +57,17 @@ def world_paired(seed, *, scale=1.0, n_q=240, n_groups=12, rho, phi, acc=0.9, gu
     feats[:, FEATURE_NAMES.index("budget_fit_fraction")] = np.minimum(1.0, budget / Lr)
     n = len(budget)
     qid = np.tile(np.arange(n_q), k)
-    return PairedData(np.array([f"i{i}" for i in range(n)], object), np.array([f"q{i}" for i in qid], object),
-                      np.array([f"g{i % n_groups}" for i in qid], object), np.tile(qt, k).astype(object),
-                      budget, y, feats, "locomo", {})
+    return PairedData(
+        np.array([f"i{i}" for i in range(n)], object),
+        np.array([f"q{i}" for i in qid], object),
+        np.array([f"g{i % n_groups}" for i in qid], object),
+        np.tile(qt, k).astype(object),
+        budget,
+        y,
+        feats,
+        "locomo",
+        {},
+    )
 
 
 def world_eval(paired, *, oas_gain: bool):
@@ -70,8 +83,15 @@ def world_eval(paired, *, oas_gain: bool):
     oas = 1 + np.argmax(t.y[:, 1:], axis=1) if oas_gain else np.zeros(n, int)
     # calibrated: consolidate only where it does not harm; crc the same
     safe = np.where(t.y[np.arange(n), oas] >= t.y[:, 0], oas, 0)
-    chosen = {"always-ret": np.zeros(n, int), "best-fixed": fixed, "oracle": best, "oas": oas,
-              "oas-calibrated": safe, "oas-crc": safe, "mlp": oas}
+    chosen = {
+        "always-ret": np.zeros(n, int),
+        "best-fixed": fixed,
+        "oracle": best,
+        "oas": oas,
+        "oas-calibrated": safe,
+        "oas-crc": safe,
+        "mlp": oas,
+    }
     return pc.policy_eval_from_choices(t, chosen)
 
 
@@ -81,9 +101,17 @@ def make_workspace(world, *, locomo=True, readers=("lexical", "sentence")):
     for i, (scen, scale) in enumerate(zip(cfg.scenarios, (1.0, 4.0))):
         paired = world_paired(10 + i, scale=scale, **world)
         ws.provide(f"sim-paired:{scen}", paired)
-        ws.provide(f"sim:{scen}", pc.curves_from_table(jax.random.PRNGKey(i), pc.table_from_paired(paired),
-                                                       name=f"sim:{scen}", data="constructed", kind="sim",
-                                                       n_resamples=200))
+        ws.provide(
+            f"sim:{scen}",
+            pc.curves_from_table(
+                jax.random.PRNGKey(i),
+                pc.table_from_paired(paired),
+                name=f"sim:{scen}",
+                data="constructed",
+                kind="sim",
+                n_resamples=200,
+            ),
+        )
     holds = world is HOLDS
     for src in (f"sim:{cfg.scenarios[0]}",):
         ws.provide(f"eval:{src}", world_eval(ws.sim_paired(cfg.scenarios[0]), oas_gain=holds))
@@ -91,7 +119,9 @@ def make_workspace(world, *, locomo=True, readers=("lexical", "sentence")):
         for j, r in enumerate(readers):
             paired = world_paired(20 + j, **world)
             ws.provide(f"locomo:{r}", paired)
-        ws.provide(f"eval:locomo:{readers[0]}", world_eval(ws.locomo_paired(readers[0]), oas_gain=holds))
+        ws.provide(
+            f"eval:locomo:{readers[0]}", world_eval(ws.locomo_paired(readers[0]), oas_gain=holds)
+        )
     else:
         for r in readers:
             ws._memo[f"locomo:{r}"] = ("err", DataMissing("LoCoMo data absent"))
@@ -148,13 +178,17 @@ def test_claim5_scaling(holds, fails):
 
 def test_claim6_cross_note():
     """MODEL §7: merge and abstract fit where rewrite does not; type-specific fidelity splits them."""
-    world = dict(HOLDS, type_bonus={"temporal": {"abstract": 0.35}, "single-hop": {"abstract": -0.5}})
+    world = dict(
+        HOLDS, type_bonus={"temporal": {"abstract": 0.35}, "single-hop": {"abstract": -0.5}}
+    )
     ws = make_workspace(world)
     r = pc.check_cross_note(ws)
     assert r.verdict == pc.PASS, r.details["reason"]
     # rewrite compresses best and merge is ahead of abstract everywhere: the claim fails
-    world = dict(rho={"merge": 0.4, "abstract": 0.45, "rewrite": 0.1},
-                 phi={"merge": 0.8, "abstract": 0.7, "rewrite": 0.95})
+    world = dict(
+        rho={"merge": 0.4, "abstract": 0.45, "rewrite": 0.1},
+        phi={"merge": 0.8, "abstract": 0.7, "rewrite": 0.95},
+    )
     r2 = pc.check_cross_note(make_workspace(world))
     assert r2.verdict == pc.FAIL, r2.details["reason"]
 
@@ -169,7 +203,9 @@ def test_claims_7_to_9(holds, fails):
     assert all(e.point < 0 for e in r9.details["harm_change"].values())
     # a calibration identical to OAS (whose harm is already <= alpha) is not evidence: not measured
     r9f = pc.check_harm_calibration(fails)
-    assert r9f.verdict == pc.SKIPPED and any("inactive" in v for v in r9f.details["skipped"].values())
+    assert r9f.verdict == pc.SKIPPED and any(
+        "inactive" in v for v in r9f.details["skipped"].values()
+    )
 
 
 def test_locomo_absent_is_skipped_never_passed():

@@ -9,9 +9,28 @@ import sys
 
 import pytest
 
-PACKAGES = ["retcon", "theory", "sim", "oas", "oas.real", "experiments", "paper_checks", "benchmarks"]
-COMMANDS = ["crossover", "simulate", "stress", "pair", "fit", "evaluate", "predict", "data",
-            "paper-checks", "bench"]
+PACKAGES = [
+    "retcon",
+    "theory",
+    "sim",
+    "oas",
+    "oas.real",
+    "experiments",
+    "paper_checks",
+    "benchmarks",
+]
+COMMANDS = [
+    "crossover",
+    "simulate",
+    "stress",
+    "pair",
+    "fit",
+    "evaluate",
+    "predict",
+    "data",
+    "paper-checks",
+    "bench",
+]
 
 
 @pytest.mark.parametrize("name", PACKAGES)
@@ -23,14 +42,20 @@ def test_every_public_name_resolves(name):
 
 
 def test_help_lists_every_command_without_importing_jax():
-    code = ("import sys, io, contextlib\n"
-            "from retcon.cli import build_parser\n"
-            "buf = io.StringIO()\n"
-            "with contextlib.redirect_stdout(buf):\n"
-            "    build_parser().print_help()\n"
-            "print(buf.getvalue())\n"
-            "print('JAX_LOADED' if 'jax' in sys.modules else 'JAX_ABSENT')\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    code = (
+        "import sys, io, contextlib\n"
+        "from retcon.cli import build_parser\n"
+        "buf = io.StringIO()\n"
+        "with contextlib.redirect_stdout(buf):\n"
+        "    build_parser().print_help()\n"
+        "print(buf.getvalue())\n"
+        "print('JAX_LOADED' if 'jax' in sys.modules else 'JAX_ABSENT')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     for command in COMMANDS:
         assert f"    {command}" in out, f"`retcon --help` does not list {command!r}"
-    assert "JAX_ABSENT" in out, "building the CLI parser imported JAX; keep heavy imports inside run()"
+    assert "JAX_ABSENT" in out, (
+        "building the CLI parser imported JAX; keep heavy imports inside run()"
+    )

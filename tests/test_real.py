@@ -11,11 +11,28 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import oas.real as real
+from oas import real
 from oas.real import (
-    DatasetOperators, ExtractiveOperators, HashedTfidf, LexicalReader, PairConfig, RegexTokenizer,
-    SentenceReader, bm25_scores, cluster_of, content_tokens, crossover, lexical_correct, load_locomo,
-    load_longmemeval, make_operators, make_reader, normalize, pack, parse_ids, render,
+    DatasetOperators,
+    ExtractiveOperators,
+    HashedTfidf,
+    LexicalReader,
+    PairConfig,
+    RegexTokenizer,
+    SentenceReader,
+    bm25_scores,
+    cluster_of,
+    content_tokens,
+    crossover,
+    lexical_correct,
+    load_locomo,
+    load_longmemeval,
+    make_operators,
+    make_reader,
+    normalize,
+    pack,
+    parse_ids,
+    render,
 )
 from oas.real._pair import ConversationContext, query_rows
 from retcon._errors import InputError
@@ -30,6 +47,7 @@ def test_public_names_import():
 
 
 # --- text -------------------------------------------------------------------------------------
+
 
 def test_normalize_and_content_tokens_keep_months_numbers_negations():
     assert normalize("The Cat's  toy, (a ball)!") == "cat s toy ball"
@@ -58,6 +76,7 @@ def test_regex_tokenizer_counts_words_and_punctuation():
 
 # --- BM25 -------------------------------------------------------------------------------------
 
+
 def test_bm25_matches_hand_computed_scores():
     docs = ["cat cat dog", "dog bird", "fish"]
     # query terms {cat, dog}; N=3, |d|=(3,2,1), avgdl=2, k1=1.5, b=0.75
@@ -72,7 +91,11 @@ def test_bm25_matches_hand_computed_scores():
     assert real.bm25_order("cat dog", docs) == [0, 1, 2]
 
 
-@given(st.lists(st.text(alphabet=st.sampled_from(list("abc xyz")), max_size=20), min_size=1, max_size=6))
+@given(
+    st.lists(
+        st.text(alphabet=st.sampled_from(list("abc xyz")), max_size=20), min_size=1, max_size=6
+    )
+)
 def test_bm25_order_is_a_permutation_by_decreasing_score(docs):
     order = real.bm25_order("ab xy", docs)
     assert sorted(order) == list(range(len(docs)))
@@ -83,18 +106,24 @@ def test_bm25_order_is_a_permutation_by_decreasing_score(docs):
 
 # --- embeddings -------------------------------------------------------------------------------
 
+
 def test_hashed_tfidf_is_deterministic_unit_norm_and_cosine_one_for_equal_texts():
     e = HashedTfidf(dim=256).fit(["a cat sat", "a dog ran", "cat food"])
     x = e.embed(["cat sat", "cat sat", "dog ran", ""])
     np.testing.assert_allclose(np.linalg.norm(x[:3], axis=1), 1.0)
     assert np.all(x[3] == 0)
     assert x[0] @ x[1] == pytest.approx(1.0)
-    np.testing.assert_array_equal(x, HashedTfidf(dim=256).fit(["a cat sat", "a dog ran", "cat food"]).embed(
-        ["cat sat", "cat sat", "dog ran", ""]))
+    np.testing.assert_array_equal(
+        x,
+        HashedTfidf(dim=256)
+        .fit(["a cat sat", "a dog ran", "cat food"])
+        .embed(["cat sat", "cat sat", "dog ran", ""]),
+    )
     assert real.embed_texts(["a b", "c"]).shape == (2, 2048)
 
 
 # --- LoCoMo loader ----------------------------------------------------------------------------
+
 
 def test_parse_ids_policy():
     valid = {"D8:6", "D9:17", "D11:26", "D30:5", "D1:1"}
@@ -107,16 +136,24 @@ def test_parse_ids_policy():
 
 
 def test_locomo_tiny_fixture_loads_with_policy():
-    conv, = (loaded := load_locomo(FIX / "locomo_tiny.json")).conversations
+    (conv,) = (loaded := load_locomo(FIX / "locomo_tiny.json")).conversations
     rep = loaded.report
-    assert [q.query_type for q in conv.queries] == ["single-hop", "multi-hop", "temporal", "open-domain"]
+    assert [q.query_type for q in conv.queries] == [
+        "single-hop",
+        "multi-hop",
+        "temporal",
+        "open-domain",
+    ]
     assert rep.n_excluded == 1 and rep.n_no_evidence == 1 and rep.n_evidence_repaired == 1
     assert rep.n_evidence_dropped == 1 and "qa 5" in rep.dropped[0]
     assert conv.queries[3].evidence_ids == ("D1:3", "D2:2")
     assert conv.queries[2].answer == "2023"
     s1 = conv.sessions[0]
     assert s1.date == "1:00 pm on 3 May, 2023" and s1.records[0].date == s1.date
-    assert s1.records[2].text == "Ann: Good luck. Miso loves tuna. [shares a photo: a photo of a grey cat]"
+    assert (
+        s1.records[2].text
+        == "Ann: Good luck. Miso loves tuna. [shares a photo: a photo of a grey cat]"
+    )
     assert ("Miso the cat loves tuna.", ("D1:3",)) in s1.observations
     with_adv = load_locomo(FIX / "locomo_tiny.json", include_adversarial=True)
     assert "adversarial" in [q.query_type for q in with_adv.conversations[0].queries]
@@ -128,18 +165,36 @@ def test_locomo_strict_names_conversation_question_and_field():
 
 
 def test_locomo_malformed_fixture_names_the_record():
-    with pytest.raises(InputError, match=r"locomo_malformed.json: conversation 0 \(bad-1\) qa 1: missing field 'answer'"):
+    with pytest.raises(
+        InputError,
+        match=r"locomo_malformed.json: conversation 0 \(bad-1\) qa 1: missing field 'answer'",
+    ):
         load_locomo(FIX / "locomo_malformed.json")
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda d: d[0].pop("qa"), r"conversation 0 \(tiny-1\): missing field 'qa'"),
-    (lambda d: d[0]["qa"][1].pop("question"), r"qa 1: missing field 'question'"),
-    (lambda d: d[0]["qa"][0].update(category=9), r"qa 0: field 'category' must be in 1..5; got 9"),
-    (lambda d: d[0]["conversation"]["session_2"][1].pop("dia_id"), r"session_2 turn 1: missing field 'dia_id'"),
-    (lambda d: d[0]["conversation"].pop("session_2_date_time"), r"missing field 'session_2_date_time'"),
-    (lambda d: d[0]["qa"][0].update(evidence="D1:1"), r"qa 0: field 'evidence' must be a list; got str"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda d: d[0].pop("qa"), r"conversation 0 \(tiny-1\): missing field 'qa'"),
+        (lambda d: d[0]["qa"][1].pop("question"), r"qa 1: missing field 'question'"),
+        (
+            lambda d: d[0]["qa"][0].update(category=9),
+            r"qa 0: field 'category' must be in 1..5; got 9",
+        ),
+        (
+            lambda d: d[0]["conversation"]["session_2"][1].pop("dia_id"),
+            r"session_2 turn 1: missing field 'dia_id'",
+        ),
+        (
+            lambda d: d[0]["conversation"].pop("session_2_date_time"),
+            r"missing field 'session_2_date_time'",
+        ),
+        (
+            lambda d: d[0]["qa"][0].update(evidence="D1:1"),
+            r"qa 0: field 'evidence' must be a list; got str",
+        ),
+    ],
+)
 def test_locomo_malformed_fields(tmp_path, mutate, message):
     data = json.loads((FIX / "locomo_tiny.json").read_text())
     mutate(data)
@@ -160,6 +215,7 @@ def test_invalid_json_names_file_and_line(tmp_path):
 
 # --- LongMemEval loader -----------------------------------------------------------------------
 
+
 def test_longmemeval_fixture():
     loaded = load_longmemeval(FIX / "longmemeval_tiny.json")
     convs = loaded.conversations
@@ -170,15 +226,33 @@ def test_longmemeval_fixture():
     # s-c has no has_answer mark: all its turns are evidence
     assert q[1].evidence_ids == ("s-b:1", "s-c:1", "s-c:2") and q[1].answer == "3"
     assert convs[1].sessions[1].records[0].date == "2023/08/15 (Tue) 07:30"
-    assert len(load_longmemeval(FIX / "longmemeval_tiny.json", include_abstention=True).conversations) == 4
+    assert (
+        len(load_longmemeval(FIX / "longmemeval_tiny.json", include_abstention=True).conversations)
+        == 4
+    )
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda d: d[1].update(question_type="multi"), r"instance 1 \(lme-ms-1\): field 'question_type'"),
-    (lambda d: d[1]["haystack_dates"].pop(), r"instance 1 \(lme-ms-1\): .* equal lengths; got 2, 2, 1"),
-    (lambda d: d[0].update(answer_session_ids=["s-z"]), r"instance 0 \(lme-ssu-1\): field 'answer_session_ids' names no"),
-    (lambda d: d[2]["haystack_sessions"][0][0].pop("content"), r"haystack_sessions\[0\]\[0\]': missing field 'content'"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (
+            lambda d: d[1].update(question_type="multi"),
+            r"instance 1 \(lme-ms-1\): field 'question_type'",
+        ),
+        (
+            lambda d: d[1]["haystack_dates"].pop(),
+            r"instance 1 \(lme-ms-1\): .* equal lengths; got 2, 2, 1",
+        ),
+        (
+            lambda d: d[0].update(answer_session_ids=["s-z"]),
+            r"instance 0 \(lme-ssu-1\): field 'answer_session_ids' names no",
+        ),
+        (
+            lambda d: d[2]["haystack_sessions"][0][0].pop("content"),
+            r"haystack_sessions\[0\]\[0\]': missing field 'content'",
+        ),
+    ],
+)
 def test_longmemeval_malformed(tmp_path, mutate, message):
     data = json.loads((FIX / "longmemeval_tiny.json").read_text())
     mutate(data)
@@ -190,6 +264,7 @@ def test_longmemeval_malformed(tmp_path, mutate, message):
 
 # --- clusters, packing ------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def tiny():
     return load_locomo(FIX / "locomo_tiny.json").conversations[0]
@@ -200,7 +275,10 @@ def test_cluster_granularity(tiny):
     assert [r.record_id for r in cluster_of(q, tiny, "turn")] == ["D1:2", "D2:1"]
     sessions = cluster_of(q, tiny, "session")
     assert [r.record_id for r in sessions] == ["S1", "S2"]
-    assert sessions[1].source_ids == ("D2:1", "D2:2") and sessions[1].date == "9:30 am on 20 June, 2023"
+    assert (
+        sessions[1].source_ids == ("D2:1", "D2:2")
+        and sessions[1].date == "9:30 am on 20 June, 2023"
+    )
     assert render(sessions[1]).startswith("[9:30 am on 20 June, 2023] Bo: I finished")
     with pytest.raises(InputError, match="--granularity"):
         cluster_of(q, tiny, "word")
@@ -233,22 +311,29 @@ def test_cut_extends_prefix(lengths, budget):
 
 # --- operators --------------------------------------------------------------------------------
 
+
 def test_dataset_operators_construction(tiny):
     ops = DatasetOperators()
     q = tiny.queries[1]
     turns = cluster_of(q, tiny, "turn")
     rw = ops.rewrite(turns, tiny)
-    assert [r.text for r in rw] == ["Bo is training for a marathon in Oslo.",
-                                    "Bo finished the Oslo marathon in four hours. Bo is training for a marathon in Oslo."]
-    assert [r.generated_by for r in rw] == ["rewrite", "rewrite"] and rw[1].date == "9:30 am on 20 June, 2023"
-    merged, = ops.merge(turns, tiny)
+    assert [r.text for r in rw] == [
+        "Bo is training for a marathon in Oslo.",
+        "Bo finished the Oslo marathon in four hours. Bo is training for a marathon in Oslo.",
+    ]
+    assert [r.generated_by for r in rw] == ["rewrite", "rewrite"] and rw[
+        1
+    ].date == "9:30 am on 20 June, 2023"
+    (merged,) = ops.merge(turns, tiny)
     # the duplicate fact of D2:1 is dropped; two sessions: dated groups
-    assert merged.text == ("[1:00 pm on 3 May, 2023] Bo is training for a marathon in Oslo.\n"
-                           "[9:30 am on 20 June, 2023] Bo finished the Oslo marathon in four hours.")
+    assert merged.text == (
+        "[1:00 pm on 3 May, 2023] Bo is training for a marathon in Oslo.\n"
+        "[9:30 am on 20 June, 2023] Bo finished the Oslo marathon in four hours."
+    )
     assert merged.date == "" and merged.source_ids == ("D1:2", "D2:1")
-    abstract, = ops.abstract(turns, tiny)
+    (abstract,) = ops.abstract(turns, tiny)
     assert abstract.text.count("On 3 May 2023") == 1 and "On 20 June 2023" in abstract.text
-    one, = ops.abstract(cluster_of(tiny.queries[0], tiny, "session"), tiny)
+    (one,) = ops.abstract(cluster_of(tiny.queries[0], tiny, "session"), tiny)
     assert one.date == "1:00 pm on 3 May, 2023" and one.text.startswith("On 3 May 2023")
 
 
@@ -275,8 +360,14 @@ def test_extractive_operators_are_deterministic_local_and_compress():
 
 
 def test_make_operators_and_reader_registry():
-    assert make_operators("dataset").name == "dataset" and make_operators("extractive").name == "extractive"
-    assert make_reader("lexical").name == "lexical" and make_reader("sentence", threshold=1.0).threshold == 1.0
+    assert (
+        make_operators("dataset").name == "dataset"
+        and make_operators("extractive").name == "extractive"
+    )
+    assert (
+        make_reader("lexical").name == "lexical"
+        and make_reader("sentence", threshold=1.0).threshold == 1.0
+    )
     with pytest.raises(InputError, match="--operators must be one of"):
         make_operators("gpt")
     with pytest.raises(InputError, match="--reader must be one of"):
@@ -286,6 +377,7 @@ def test_make_operators_and_reader_registry():
 
 
 # --- readers ----------------------------------------------------------------------------------
+
 
 def _q(answer, text="q?"):
     return real.Query("x", "c", text, answer, "single-hop", ("D1:1",))
@@ -304,9 +396,18 @@ def test_sentence_reader_picks_best_sentence_and_applies_threshold():
     r = SentenceReader()
     assert r.answer("How long was Bo's marathon?", ctx) == "Bo ran the Oslo marathon in four hours."
     assert r.score(_q("four hours", "How long was Bo's marathon?"), ctx) == 1.0
-    assert r.score(_q("four hours in Berlin", "How long was Bo's marathon?"), ctx) == 1.0  # recall 2/3
-    assert r.score(_q("five hours in Berlin", "How long was Bo's marathon?"), ctx) == 0.0  # recall 1/3
-    assert SentenceReader(threshold=1.0).score(_q("four hours in Berlin", "How long was Bo's marathon?"), ctx) == 0.0
+    assert (
+        r.score(_q("four hours in Berlin", "How long was Bo's marathon?"), ctx) == 1.0
+    )  # recall 2/3
+    assert (
+        r.score(_q("five hours in Berlin", "How long was Bo's marathon?"), ctx) == 0.0
+    )  # recall 1/3
+    assert (
+        SentenceReader(threshold=1.0).score(
+            _q("four hours in Berlin", "How long was Bo's marathon?"), ctx
+        )
+        == 0.0
+    )
     # the answer is elsewhere in the context: lexical finds it, the sentence reader does not
     assert r.score(_q("tea", "How long was Bo's marathon?"), ctx) == 0.0
     assert real.answer_recall("four hours", "four days") == 0.5
@@ -314,19 +415,45 @@ def test_sentence_reader_picks_best_sentence_and_applies_threshold():
 
 # --- instances and crossover ------------------------------------------------------------------
 
+
 def test_query_rows_on_fixture(tiny):
     ctx = ConversationContext(tiny, "session", HashedTfidf())
     cfg = PairConfig(budgets=(8, 4096))
-    rows = query_rows(tiny.queries[1], ctx, operators=DatasetOperators(), reader=LexicalReader(), config=cfg,
-                      tokenizer=TOK)
+    rows = query_rows(
+        tiny.queries[1],
+        ctx,
+        operators=DatasetOperators(),
+        reader=LexicalReader(),
+        config=cfg,
+        tokenizer=TOK,
+    )
     assert [r["instance_id"] for r in rows] == ["tiny-1/q1@8", "tiny-1/q1@4096"]
     loose = rows[1]
     assert loose["group_id"] == "tiny-1" and loose["query_type"] == "multi-hop"
-    assert (loose["y_ret"], loose["y_merge"], loose["y_abstract"], loose["y_rewrite"]) == (1.0, 1.0, 0.0, 1.0)
-    assert loose["constituent_count"] == 2 and loose["session_count"] == 2 and loose["query_type_1"] == 1.0
+    assert (loose["y_ret"], loose["y_merge"], loose["y_abstract"], loose["y_rewrite"]) == (
+        1.0,
+        1.0,
+        0.0,
+        1.0,
+    )
+    assert (
+        loose["constituent_count"] == 2
+        and loose["session_count"] == 2
+        and loose["query_type_1"] == 1.0
+    )
     assert loose["budget_fit_fraction"] == 1.0 and rows[0]["budget_fit_fraction"] < 1.0
-    assert query_rows(tiny.queries[1], ctx, operators=DatasetOperators(), reader=LexicalReader(), config=cfg,
-                      tokenizer=TOK, skip_ids={"tiny-1/q1@8", "tiny-1/q1@4096"}) == []
+    assert (
+        query_rows(
+            tiny.queries[1],
+            ctx,
+            operators=DatasetOperators(),
+            reader=LexicalReader(),
+            config=cfg,
+            tokenizer=TOK,
+            skip_ids={"tiny-1/q1@8", "tiny-1/q1@4096"},
+        )
+        == []
+    )
 
 
 def test_pair_config_validates():
@@ -343,7 +470,11 @@ def test_crossover_interpolates_in_log_budget():
     assert c.sign_reversal and c.ahead_at_tightest
     assert c.crossover_budget == pytest.approx(2 ** (6 + 0.5))
     c = crossover([32, 64, 128, 256], [-0.1, 0.2, -0.1, -0.3])
-    assert c.sign_reversal and not c.ahead_at_tightest and c.crossover_budget == pytest.approx(2 ** (6 + 2 / 3))
+    assert (
+        c.sign_reversal
+        and not c.ahead_at_tightest
+        and c.crossover_budget == pytest.approx(2 ** (6 + 2 / 3))
+    )
     assert not crossover([32, 64], [0.1, 0.2]).sign_reversal
     assert math.isnan(crossover([32, 64], [-0.1, -0.2]).crossover_budget)
 
@@ -355,7 +486,7 @@ def test_crossover_lies_between_bracketing_budgets(delta):
     if c.sign_reversal:
         i = max(j for j, d in enumerate(delta) if d > 0)
         assert budgets[i] <= c.crossover_budget <= budgets[i + 1]
-        assert all(d <= 0 for d in delta[i + 1:])
+        assert all(d <= 0 for d in delta[i + 1 :])
     else:
         assert math.isnan(c.crossover_budget)
 

@@ -91,7 +91,16 @@ def test_pair_locomo_resumes_and_is_readable_by_oas(tmp_path, capsys):
     from oas import read_paired
 
     out = tmp_path / "paired.jsonl"
-    args = ["pair", "locomo", "--out", str(out), "--budgets", "32,256,2048", "--no-progress", "--json"]
+    args = [
+        "pair",
+        "locomo",
+        "--out",
+        str(out),
+        "--budgets",
+        "32,256,2048",
+        "--no-progress",
+        "--json",
+    ]
     assert main(args + ["--limit", "6"]) == 0
     first = json.loads(capsys.readouterr().out)
     assert first["n_rows"] == 18 and first["n_written"] == 18 and first["load"]["n_excluded"] == 446
@@ -104,7 +113,9 @@ def test_pair_locomo_resumes_and_is_readable_by_oas(tmp_path, capsys):
     second = json.loads(capsys.readouterr().out)
     assert second["n_resumed"] == 18 and second["n_written"] == 6 and second["n_rows"] == 24
     rows = _rows(out)
-    assert [r["instance_id"] for r in rows[:18]] == [r["instance_id"] for r in _rows_from_text(text)]
+    assert [r["instance_id"] for r in rows[:18]] == [
+        r["instance_id"] for r in _rows_from_text(text)
+    ]
     assert main(args + ["--limit", "8"]) == 0  # finished file: nothing to do
     assert json.loads(capsys.readouterr().out)["n_written"] == 0
     data = read_paired(out)
@@ -120,9 +131,29 @@ def _rows_from_text(text):
 
 def test_pair_longmemeval_fixture_extractive_and_sentence(tmp_path, capsys):
     out = tmp_path / "lme.csv"
-    assert main(["pair", "longmemeval", "--data", str(FIX / "longmemeval_tiny.json"), "--out", str(out),
-                 "--reader", "sentence", "--order", "bm25", "--granularity", "turn", "--budgets", "16 4096",
-                 "--no-progress", "--json"]) == 0
+    assert (
+        main(
+            [
+                "pair",
+                "longmemeval",
+                "--data",
+                str(FIX / "longmemeval_tiny.json"),
+                "--out",
+                str(out),
+                "--reader",
+                "sentence",
+                "--order",
+                "bm25",
+                "--granularity",
+                "turn",
+                "--budgets",
+                "16 4096",
+                "--no-progress",
+                "--json",
+            ]
+        )
+        == 0
+    )
     s = json.loads(capsys.readouterr().out)
     assert s["n_rows"] == 6 and s["load"]["n_excluded"] == 1 and s["n_groups"] == 3
     from oas import read_paired
@@ -130,17 +161,46 @@ def test_pair_longmemeval_fixture_extractive_and_sentence(tmp_path, capsys):
     assert read_paired(out).vocabulary == "longmemeval"
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["pair", "longmemeval", "--out", "x.jsonl"], "needs --data PATH"),
-    (["pair", "longmemeval", "--data", str(FIX / "longmemeval_tiny.json"), "--operators", "dataset",
-      "--out", "x.jsonl"], "LongMemEval has none"),
-    (["pair", "locomo", "--data", str(FIX / "locomo_malformed.json"), "--out", "x.jsonl"],
-     r"conversation 0 \(bad-1\) qa 1: missing field 'answer'"),
-    (["pair", "locomo", "--data", str(FIX / "locomo_tiny.json"), "--strict", "--out", "x.jsonl"],
-     r"qa 3: field 'evidence'"),
-    (["pair", "locomo", "--budgets", "32,abc", "--out", "x.jsonl"], "--budgets must be positive integers"),
-    (["pair", "locomo", "--out", "x.parquet"], "--out must end in .jsonl or .csv"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["pair", "longmemeval", "--out", "x.jsonl"], "needs --data PATH"),
+        (
+            [
+                "pair",
+                "longmemeval",
+                "--data",
+                str(FIX / "longmemeval_tiny.json"),
+                "--operators",
+                "dataset",
+                "--out",
+                "x.jsonl",
+            ],
+            "LongMemEval has none",
+        ),
+        (
+            ["pair", "locomo", "--data", str(FIX / "locomo_malformed.json"), "--out", "x.jsonl"],
+            r"conversation 0 \(bad-1\) qa 1: missing field 'answer'",
+        ),
+        (
+            [
+                "pair",
+                "locomo",
+                "--data",
+                str(FIX / "locomo_tiny.json"),
+                "--strict",
+                "--out",
+                "x.jsonl",
+            ],
+            r"qa 3: field 'evidence'",
+        ),
+        (
+            ["pair", "locomo", "--budgets", "32,abc", "--out", "x.jsonl"],
+            "--budgets must be positive integers",
+        ),
+        (["pair", "locomo", "--out", "x.parquet"], "--out must end in .jsonl or .csv"),
+    ],
+)
 def test_pair_bad_input_exits_2_with_one_line(tmp_path, monkeypatch, capsys, argv, message):
     monkeypatch.chdir(tmp_path)
     assert main(argv) == 2
@@ -163,11 +223,13 @@ class _StubChat(http.server.BaseHTTPRequestHandler):
 
     calls = 0
 
-    def do_POST(self):  # noqa: N802 - http.server's hook
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).calls += 1
         text = body["messages"][-1]["content"].strip().splitlines()[0][:200]
-        reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}]}).encode()
+        reply = json.dumps(
+            {"choices": [{"message": {"role": "assistant", "content": text}}]}
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(reply)))
@@ -184,9 +246,24 @@ def test_pair_llm_backend_wiring_and_cache_hits_on_rerun(tmp_path, capsys, monke
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         monkeypatch.setenv("RETCON_LLM_MODEL", "stub-model")
-        base = ["pair", "locomo", "--operators", "llm", "--reader", "llm", "--limit", "2", "--budgets", "64,2048",
-                "--llm-base-url", f"http://127.0.0.1:{server.server_address[1]}/v1", "--llm-cache",
-                str(tmp_path / "cache"), "--no-progress", "--json"]
+        base = [
+            "pair",
+            "locomo",
+            "--operators",
+            "llm",
+            "--reader",
+            "llm",
+            "--limit",
+            "2",
+            "--budgets",
+            "64,2048",
+            "--llm-base-url",
+            f"http://127.0.0.1:{server.server_address[1]}/v1",
+            "--llm-cache",
+            str(tmp_path / "cache"),
+            "--no-progress",
+            "--json",
+        ]
         assert main(base + ["--out", str(tmp_path / "a.jsonl")]) == 0
         first = json.loads(capsys.readouterr().out)
         assert first["n_rows"] == 4 and first["llm_calls"]["operators"]["requests"] > 0
@@ -194,7 +271,10 @@ def test_pair_llm_backend_wiring_and_cache_hits_on_rerun(tmp_path, capsys, monke
         assert main(base + ["--out", str(tmp_path / "b.jsonl")]) == 0
         second = json.loads(capsys.readouterr().out)
         assert _StubChat.calls == sent
-        assert second["llm_calls"]["operators"]["requests"] == 0 and second["llm_calls"]["reader"]["requests"] == 0
+        assert (
+            second["llm_calls"]["operators"]["requests"] == 0
+            and second["llm_calls"]["reader"]["requests"] == 0
+        )
         assert (tmp_path / "a.jsonl").read_text() == (tmp_path / "b.jsonl").read_text()
     finally:
         server.shutdown()

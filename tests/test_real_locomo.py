@@ -36,12 +36,21 @@ def test_counts_agree_with_an_independent_pass_over_the_json(raw, loaded):
     assert sum(kept.values()) == rep.n_queries
     for k in (1, 2, 3, 4):
         assert cats[k] - rep.n_no_evidence <= kept[str(k)] <= cats[k]
-    assert {q.query_type for c in loaded.conversations for q in c.queries} == set(LOCOMO_CATEGORY.values())
+    assert {q.query_type for c in loaded.conversations for q in c.queries} == set(
+        LOCOMO_CATEGORY.values()
+    )
 
 
 def test_every_kept_evidence_id_names_a_turn(raw, loaded):
-    turns = {c["sample_id"]: {t["dia_id"] for k, v in c["conversation"].items()
-                              if re.fullmatch(r"session_\d+", k) for t in v} for c in raw}
+    turns = {
+        c["sample_id"]: {
+            t["dia_id"]
+            for k, v in c["conversation"].items()
+            if re.fullmatch(r"session_\d+", k)
+            for t in v
+        }
+        for c in raw
+    }
     for conv in loaded.conversations:
         for q in conv.queries:
             assert q.evidence_ids and set(q.evidence_ids) <= turns[conv.conversation_id], q.query_id
@@ -52,7 +61,9 @@ def test_every_kept_evidence_id_names_a_turn(raw, loaded):
 
 def test_strict_mode_names_the_first_loose_evidence_id(loaded):
     assert loaded.report.n_evidence_repaired > 0 and loaded.report.n_evidence_dropped > 0
-    with pytest.raises(InputError, match=r"locomo10.json: conversation 0 \(conv-26\) qa \d+: field 'evidence'"):
+    with pytest.raises(
+        InputError, match=r"locomo10.json: conversation 0 \(conv-26\) qa \d+: field 'evidence'"
+    ):
         load_locomo(PATH, strict=True)
 
 

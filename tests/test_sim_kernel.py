@@ -9,13 +9,15 @@ from hypothesis import strategies as st
 import sim
 from tests._sim_helpers import make_scenario, pack_reference, two_type
 
-N = 4096          # queries per run: one chunk shape, so one compilation per structure
-NB = 24           # budgets per run
+N = 4096  # queries per run: one chunk shape, so one compilation per structure
+NB = 24  # budgets per run
 
 
-
-@given(lengths=st.lists(st.integers(1, 50), min_size=6, max_size=6), budget=st.integers(0, 200),
-       mode=st.sampled_from(["prefix", "skip", "cut"]))
+@given(
+    lengths=st.lists(st.integers(1, 50), min_size=6, max_size=6),
+    budget=st.integers(0, 200),
+    mode=st.sampled_from(["prefix", "skip", "cut"]),
+)
 def test_pack_matches_python_loop(lengths, budget, mode):
     """MODEL §2: prefix stops at the first misfit, skip skips it, cut truncates it."""
     got = np.asarray(sim.pack(np.asarray(lengths, float), budget, mode))
@@ -25,10 +27,13 @@ def test_pack_matches_python_loop(lengths, budget, mode):
 def test_skip_packing_counterexample_by_hand():
     """MODEL §6.7: under skip, a larger budget admits an earlier large distractor that then blocks
     the evidence, so the raw-grounded region is not nested in B."""
-    order = np.array([10.0, 5.0])           # a distractor ranked first, then the evidence
-    small, large = np.asarray(sim.pack(order, 5.0, "skip")), np.asarray(sim.pack(order, 12.0, "skip"))
+    order = np.array([10.0, 5.0])  # a distractor ranked first, then the evidence
+    small, large = (
+        np.asarray(sim.pack(order, 5.0, "skip")),
+        np.asarray(sim.pack(order, 12.0, "skip")),
+    )
     assert small[1] == 5.0 and large[1] == 0.0
-    for mode in ("prefix", "cut"):          # nested: the evidence is not whole at either budget
+    for mode in ("prefix", "cut"):  # nested: the evidence is not whole at either budget
         assert np.asarray(sim.pack(order, 5.0, mode))[1] < 5.0
 
 
@@ -71,8 +76,12 @@ def test_skip_grounded_region_not_nested():
 
 
 @settings(max_examples=12)
-@given(k=st.sampled_from([1.0, 2.0, 3.0]), rho=st.floats(0.2, 0.9), phi=st.floats(0.3, 0.99),
-       a=st.floats(0.5, 1.0))
+@given(
+    k=st.sampled_from([1.0, 2.0, 3.0]),
+    rho=st.floats(0.2, 0.9),
+    phi=st.floats(0.3, 0.99),
+    a=st.floats(0.5, 1.0),
+)
 def test_sign_reversal_iff_tight_budget_condition(k, rho, phi, a):
     """MODEL §6.3: with F(x) ~ c x^k near 0, dU > 0 at small budgets iff rho^-k > kappa
     (kappa = 1/phi here, g = 0); loose budgets always favour retention (§6.2)."""
@@ -81,8 +90,13 @@ def test_sign_reversal_iff_tight_budget_condition(k, rho, phi, a):
     # margins that keep the answer detectable with N queries: where the condition holds by a factor
     # 3, the §6.1 curve peaks >= 9 SE above 0 on this grid for every k here (scipy check)
     assume(ratio > 3.0 or ratio < 1 / 1.5)
-    s = make_scenario(dist={"dist": "gamma", "shape": k, "scale": 100.0}, rho=(rho, 0.5, 0.5),
-                      phi=(phi, 0.5, 0.5), acc_raw=a, budgets=(2.0, 4000.0, NB))
+    s = make_scenario(
+        dist={"dist": "gamma", "shape": k, "scale": 100.0},
+        rho=(rho, 0.5, 0.5),
+        phi=(phi, 0.5, 0.5),
+        acc_raw=a,
+        budgets=(2.0, 4000.0, NB),
+    )
     r = sim.simulate(jax.random.key(11), s, N)
     d, se = r.delta[0], r.delta_se[0]
     assert d[-1] < -3 * se[-1] or (d[-1] < 0 and se[-1] == 0)
@@ -98,7 +112,7 @@ def noisy_base():
 
 
 def _check_power_of_two_scaling(base, e):
-    s = 2.0 ** e
+    s = 2.0**e
     r1 = sim.simulate(jax.random.key(5), base, N)
     r2 = sim.simulate(jax.random.key(5), base.scaled(s), N)
     assert np.array_equal(r1.delta, r2.delta) and np.array_equal(r1.coverage, r2.coverage)
@@ -132,8 +146,11 @@ def test_scale_equivariance_any_factor(noisy_base, s):
 
 
 @settings(max_examples=10)
-@given(packing=st.sampled_from(["prefix", "skip", "cut"]), noise=st.floats(0.0, 2.0),
-       rho=st.floats(0.2, 0.9))
+@given(
+    packing=st.sampled_from(["prefix", "skip", "cut"]),
+    noise=st.floats(0.0, 2.0),
+    rho=st.floats(0.2, 0.9),
+)
 def test_identity_operator_changes_nothing(packing, noise, rho):
     """MODEL §1-§4: compress_ratio = 1 with fidelity = 1 gives dU = 0 exactly: for rewrite on every
     query; for merge and abstract on one-record clusters, where the generated record is the raw one.
@@ -144,20 +161,31 @@ def test_identity_operator_changes_nothing(packing, noise, rho):
     one = q.query_type == 0
     assert one.any() and np.all(q.delta[one] == 0)
     if packing == "prefix":
-        q2 = sim.simulate_queries(jax.random.key(7), two_type(rho=(rho, rho, rho), phi=(1.0, 1.0, 1.0),
-                                                              noise=noise), N)
+        q2 = sim.simulate_queries(
+            jax.random.key(7), two_type(rho=(rho, rho, rho), phi=(1.0, 1.0, 1.0), noise=noise), N
+        )
         assert np.all(q2.delta >= 0) and np.any(q2.delta > 0)
 
 
 @settings(max_examples=8)
-@given(red=st.floats(0.1, 0.6), rho=st.floats(0.3, 0.9), phi=st.floats(0.5, 1.0),
-       order=st.sampled_from(["oracle", "noisy"]))
+@given(
+    red=st.floats(0.1, 0.6),
+    rho=st.floats(0.3, 0.9),
+    phi=st.floats(0.5, 1.0),
+    order=st.sampled_from(["oracle", "noisy"]),
+)
 def test_cross_note_beats_rewrite_under_tight_budgets(red, rho, phi, order):
     """MODEL §7: with redundancy r > 0, equal ratio and fidelity, merge fits where rewrite does
     not: per query p_merge >= p_rewrite (prefix packing), strictly better at some tight budget,
     equal once everything fits."""
-    s = two_type(w1=0.0, w3=1.0, redundancy=red, rho=(rho, rho, rho), phi=(phi, phi, phi),
-                 noise=0.5 if order == "noisy" else 0.0)
+    s = two_type(
+        w1=0.0,
+        w3=1.0,
+        redundancy=red,
+        rho=(rho, rho, rho),
+        phi=(phi, phi, phi),
+        noise=0.5 if order == "noisy" else 0.0,
+    )
     q = sim.simulate_queries(jax.random.key(9), s, N)
     p = q.success_prob
     assert np.all(p[..., 1] >= p[..., 3])
@@ -178,10 +206,15 @@ def test_same_key_same_bits_other_key_other_numbers(noisy_base):
 def test_crossover_status_and_interpolation():
     """The crossover of a curve: log-linear root, zeros passed over, statuses none/unique/multiple."""
     b = np.array([1.0, 2.0, 4.0, 8.0])
-    root, n = sim.curve_crossings(b, np.array([[0.0, 1.0, -1.0, -2.0], [1.0, 1.0, 1.0, 1.0],
-                                               [1.0, -1.0, 1.0, -1.0]]))
+    root, n = sim.curve_crossings(
+        b, np.array([[0.0, 1.0, -1.0, -2.0], [1.0, 1.0, 1.0, 1.0], [1.0, -1.0, 1.0, -1.0]])
+    )
     assert n.tolist() == [1, 0, 3]
-    assert np.isclose(root[0], np.sqrt(8.0)) and np.isnan(root[1]) and np.isclose(root[2], np.sqrt(2.0))
+    assert (
+        np.isclose(root[0], np.sqrt(8.0))
+        and np.isnan(root[1])
+        and np.isclose(root[2], np.sqrt(2.0))
+    )
 
 
 def test_bootstrap_ci_brackets_point(noisy_prefix):
@@ -196,7 +229,7 @@ def test_bootstrap_ci_brackets_point(noisy_prefix):
 def test_instances_contract():
     """MODEL §8: one row per (query, budget); shapes, ranges and the embedding signal."""
     s = two_type()
-    n = N * len(s.budgets) - 5          # N queries: the kernel compiled for the other tests is reused
+    n = N * len(s.budgets) - 5  # N queries: the kernel compiled for the other tests is reused
     inst = sim.simulate_instances(jax.random.key(0), s, n)
     assert inst.budget.shape == (n,) and inst.success_prob.shape == (n, 4)
     assert inst.embeddings.shape[:2] == inst.record_lengths.shape == inst.record_mask.shape
@@ -204,7 +237,10 @@ def test_instances_contract():
     assert set(np.unique(inst.query_type)) <= set(range(4))
     assert np.all(inst.record_lengths[~inst.record_mask] == 0)
     assert np.all(inst.session_ids[~inst.record_mask] == -1)
-    assert inst.group.max() < inst.query_id.max() + 1 and len(np.unique(inst.query_id[inst.group == 0])) > 1
+    assert (
+        inst.group.max() < inst.query_id.max() + 1
+        and len(np.unique(inst.query_id[inst.group == 0])) > 1
+    )
     norms = np.linalg.norm(inst.embeddings, axis=-1)
     np.testing.assert_allclose(norms[inst.record_mask], 1.0, atol=1e-5)
     # row (query i, budget j) is query i of simulate_queries with the first half of the split key
@@ -215,7 +251,9 @@ def test_instances_contract():
     # features 6-7 carry signal: within-cluster cosine similarity rises with redundancy
     multi = inst.record_mask.sum(1) == 3
     e = inst.embeddings[multi]
-    cos = np.einsum("nkd,njd->nkj", e, e)[:, np.triu_indices(3, 1)[0], np.triu_indices(3, 1)[1]].mean(1)
+    cos = np.einsum("nkd,njd->nkj", e, e)[
+        :, np.triu_indices(3, 1)[0], np.triu_indices(3, 1)[1]
+    ].mean(1)
     red = q.redundancy[inst.query_id[multi]]
     assert np.corrcoef(cos, red)[0, 1] > 0.3
 

@@ -33,7 +33,13 @@ def test_single_cluster_is_the_section_6_model():
     """MODEL §6: one record, no redundancy, oracle order, no distractors, prefix packing, g = 0."""
     s = sim.load_scenario("single-cluster")
     (t,) = [t for t in s.types if t.weight > 0]
-    assert (t.records, t.redundancy, s.retriever.order, s.retriever.distractors, s.packing) == (1, 0.0, "oracle", 0, "prefix")
+    assert (t.records, t.redundancy, s.retriever.order, s.retriever.distractors, s.packing) == (
+        1,
+        0.0,
+        "oracle",
+        0,
+        "prefix",
+    )
     assert s.acc_guess == 0.0
 
 
@@ -84,18 +90,49 @@ def test_toml_file_roundtrip(tmp_path):
     assert s == sim.load_scenario("single-cluster")
 
 
-@pytest.mark.parametrize("edit, key, expected", [
-    (lambda d: d["operators"]["merge"].update(colour=1), "operators.merge.colour", "expected one of"),
-    (lambda d: d.update(packing_mode="skip"), "packing_mode", "expected one of"),
-    (lambda d: d["operators"]["merge"].update(compress_ratio="half"), "operators.merge.compress_ratio", "a string"),
-    (lambda d: d["operators"]["merge"].update(compress_ratio=1.3), "operators.merge.compress_ratio", "(0, 1]"),
-    (lambda d: d["reader"].update(acc_guess=-0.1), "reader.acc_guess", "[0, 1)"),
-    (lambda d: d["types"]["single-hop"].update(records=2.5), "types.single-hop.records", "an integer"),
-    (lambda d: d["types"]["single-hop"]["length"].update(shape=-1.0), "types.single-hop.length.shape", "(0, inf)"),
-    (lambda d: d["retriever"].update(order="psychic"), "retriever.order", "['oracle', 'noisy']"),
-    (lambda d: d["operators"]["abstract"].update(fidelity=-0.5), "operators.abstract.fidelity.single-hop", "[0, inf)"),
-    (lambda d: d.update(packing="stack"), "packing", "['prefix', 'skip', 'cut']"),
-])
+@pytest.mark.parametrize(
+    "edit, key, expected",
+    [
+        (
+            lambda d: d["operators"]["merge"].update(colour=1),
+            "operators.merge.colour",
+            "expected one of",
+        ),
+        (lambda d: d.update(packing_mode="skip"), "packing_mode", "expected one of"),
+        (
+            lambda d: d["operators"]["merge"].update(compress_ratio="half"),
+            "operators.merge.compress_ratio",
+            "a string",
+        ),
+        (
+            lambda d: d["operators"]["merge"].update(compress_ratio=1.3),
+            "operators.merge.compress_ratio",
+            "(0, 1]",
+        ),
+        (lambda d: d["reader"].update(acc_guess=-0.1), "reader.acc_guess", "[0, 1)"),
+        (
+            lambda d: d["types"]["single-hop"].update(records=2.5),
+            "types.single-hop.records",
+            "an integer",
+        ),
+        (
+            lambda d: d["types"]["single-hop"]["length"].update(shape=-1.0),
+            "types.single-hop.length.shape",
+            "(0, inf)",
+        ),
+        (
+            lambda d: d["retriever"].update(order="psychic"),
+            "retriever.order",
+            "['oracle', 'noisy']",
+        ),
+        (
+            lambda d: d["operators"]["abstract"].update(fidelity=-0.5),
+            "operators.abstract.fidelity.single-hop",
+            "[0, inf)",
+        ),
+        (lambda d: d.update(packing="stack"), "packing", "['prefix', 'skip', 'cut']"),
+    ],
+)
 def test_bad_toml_names_key_expected_and_given(tmp_path, edit, key, expected):
     d = _base_toml()
     edit(d)
@@ -110,8 +147,11 @@ def test_bad_toml_exits_2_with_one_line(tmp_path):
     d = _base_toml()
     d["operators"]["merge"]["compress_ratio"] = 1.3
     p = _write(tmp_path, _toml(d))
-    r = subprocess.run([sys.executable, "-m", "retcon", "simulate", "--config", str(p), "--queries", "16"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "retcon", "simulate", "--config", str(p), "--queries", "16"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2
     err = r.stderr.strip().splitlines()
     assert len(err) == 1 and "operators.merge.compress_ratio" in err[0] and "1.3" in err[0]
@@ -120,13 +160,17 @@ def test_bad_toml_exits_2_with_one_line(tmp_path):
 
 def test_dataclass_validates_itself():
     s = sim.load_scenario("single-cluster")
-    with pytest.raises(InputError, match=r"operators.merge.compress_ratio must be in \(0, 1\]; got 0"):
+    with pytest.raises(
+        InputError, match=r"operators.merge.compress_ratio must be in \(0, 1\]; got 0"
+    ):
         dataclasses.replace(s.operators[0], compress_ratio=0.0)
     with pytest.raises(InputError, match="budgets must be strictly increasing"):
         dataclasses.replace(s, budgets=(10.0, 5.0))
     with pytest.raises(InputError, match="redundancy must be 0 when"):
         dataclasses.replace(s.types[0], redundancy=0.3)
-    with pytest.raises(InputError, match="reader.acc_raw.single-hop must be above reader.acc_guess"):
+    with pytest.raises(
+        InputError, match="reader.acc_raw.single-hop must be above reader.acc_guess"
+    ):
         dataclasses.replace(s, acc_guess=0.9)
 
 

@@ -31,10 +31,20 @@ print(json.dumps({{"delta": r.delta.tolist(), "coverage": r.coverage.tolist(), "
 @pytest.mark.slow
 def test_eight_devices_give_the_one_device_numbers():
     """Integer block sums are order-free, so sharding the query axis changes no bit."""
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu",
-           "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, cwd=REPO,
-                         check=True)
+    env = {
+        **os.environ,
+        "XLA_FLAGS": "--xla_force_host_platform_device_count=8",
+        "JAX_PLATFORMS": "cpu",
+        "PYTHONPATH": str(REPO),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        check=True,
+    )
     eight = json.loads(out.stdout.strip().splitlines()[-1])
     assert len(jax.devices()) == 1
     r = sim.simulate(jax.random.key(3), two_type(), N)

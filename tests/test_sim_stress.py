@@ -51,16 +51,36 @@ def test_matches_single_query_kernel_without_spillover():
     """With knobs at 0 and one query per memory, the stress kernel is the single-query kernel's
     model (oracle order, no distractors): the same §6 curve within sampling error."""
     s = sim.load_scenario("single-cluster")
-    r = sim.stress(jax.random.key(1), s, n_memories=4096, memory_size=1, budget_spillover=(0.0,),
-                   rank_spillover=(0.0,))
+    r = sim.stress(
+        jax.random.key(1),
+        s,
+        n_memories=4096,
+        memory_size=1,
+        budget_spillover=(0.0,),
+        rank_spillover=(0.0,),
+    )
     q = sim.simulate(jax.random.key(2), s, 4096)
     z = (r.delta[0] - q.delta) / np.sqrt(r.delta_se[0] ** 2 + q.delta_se**2 + 1e-12)
     assert np.all(np.abs(z) < 5)
 
 
 def test_stress_cli_writes_phase_diagram_and_json(tmp_path, capsys):
-    rc = main(["stress", "--memories", str(MEMORIES), "--memory-size", str(SIZE), "--budget-spillover",
-               "0,0.2,0.5", "--rank-spillover", "0,0.2,0.5", "--out", str(tmp_path), "--json"])
+    rc = main(
+        [
+            "stress",
+            "--memories",
+            str(MEMORIES),
+            "--memory-size",
+            str(SIZE),
+            "--budget-spillover",
+            "0,0.2,0.5",
+            "--rank-spillover",
+            "0,0.2,0.5",
+            "--out",
+            str(tmp_path),
+            "--json",
+        ]
+    )
     assert rc == 0
     report = json.loads(capsys.readouterr().out)
     assert (tmp_path / "phase.png").stat().st_size > 0
@@ -69,7 +89,13 @@ def test_stress_cli_writes_phase_diagram_and_json(tmp_path, capsys):
     assert side["command"] == "stress" and "retcon_version" in side
     assert len(report["conditions"]) == 5
     op = report["conditions"][0]["operators"]["merge"]
-    assert {"spillover", "spill_ratio", "crossover_shift", "sign_reversal", "predicted_crossover"} <= set(op)
+    assert {
+        "spillover",
+        "spill_ratio",
+        "crossover_shift",
+        "sign_reversal",
+        "predicted_crossover",
+    } <= set(op)
 
 
 def test_stress_bad_knob_exits_2(capsys):

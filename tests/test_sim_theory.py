@@ -1,8 +1,8 @@
 """Agreement with theory on the single-cluster preset (issue item 4; MODEL §6)."""
 
+import jax
 import numpy as np
 import pytest
-import jax
 from scipy import stats
 
 import sim
@@ -26,8 +26,12 @@ def single():
 
 def _params(s, i):
     (t,) = s.types
-    return dict(compress_ratio=s.operators[i].compress_ratio, fidelity=t.fidelity[i], acc_raw=t.acc_raw,
-                acc_guess=s.acc_guess)
+    return dict(
+        compress_ratio=s.operators[i].compress_ratio,
+        fidelity=t.fidelity[i],
+        acc_raw=t.acc_raw,
+        acc_guess=s.acc_guess,
+    )
 
 
 def _section6_numpy(s, i, budgets):
@@ -50,8 +54,14 @@ def _section6_numpy(s, i, budgets):
         second = sum(v * v * q for v, q in values_probs)
         return np.sqrt(np.maximum(second - mean**2, 0.0) / N)
 
-    return ((cov + rep, cov, rep),
-            (se([(v_cov, p_cov), (v_rep, p_rep)], cov + rep), se([(v_cov, p_cov)], cov), se([(v_rep, p_rep)], rep)))
+    return (
+        (cov + rep, cov, rep),
+        (
+            se([(v_cov, p_cov), (v_rep, p_rep)], cov + rep),
+            se([(v_cov, p_cov)], cov),
+            se([(v_rep, p_rep)], rep),
+        ),
+    )
 
 
 @pytest.mark.parametrize("i", [0, 1, 2])

@@ -25,9 +25,17 @@ from theory import symbolic as S
 NICE = st.one_of(
     st.builds(lambda m: ("exponential", {"mean": m}), st.floats(5.0, 5e3)),
     st.builds(lambda m: ("uniform", {"max": m}), st.floats(5.0, 5e3)),
-    st.builds(lambda k, s: ("gamma", {"shape": k, "scale": s}), st.floats(1.0, 6.0), st.floats(5.0, 2e3)),
-    st.builds(lambda k, s: ("weibull", {"shape": k, "scale": s}), st.floats(1.0, 5.0), st.floats(5.0, 2e3)),
-    st.builds(lambda sg, s: ("lognormal", {"sigma": sg, "scale": s}), st.floats(0.2, 2.0), st.floats(5.0, 2e3)),
+    st.builds(
+        lambda k, s: ("gamma", {"shape": k, "scale": s}), st.floats(1.0, 6.0), st.floats(5.0, 2e3)
+    ),
+    st.builds(
+        lambda k, s: ("weibull", {"shape": k, "scale": s}), st.floats(1.0, 5.0), st.floats(5.0, 2e3)
+    ),
+    st.builds(
+        lambda sg, s: ("lognormal", {"sigma": sg, "scale": s}),
+        st.floats(0.2, 2.0),
+        st.floats(5.0, 2e3),
+    ),
 )
 ANY = st.one_of(NICE, st.builds(lambda m: ("point", {"length": m}), st.floats(5.0, 5e3)))
 
@@ -54,13 +62,22 @@ def ref_delta(cdf, b, rho, phi, a, g):
 
 # --- §4 / §6.1 ----------------------------------------------------------------------------------
 
-@given(spec=ANY, rho=st.floats(0.05, 0.95), phi=st.floats(0.0, 1.0), a=st.floats(0.2, 1.0),
-       g_frac=st.floats(0.0, 0.99), budgets=st.lists(st.floats(0.5, 2e4), min_size=1, max_size=8))
+
+@given(
+    spec=ANY,
+    rho=st.floats(0.05, 0.95),
+    phi=st.floats(0.0, 1.0),
+    a=st.floats(0.2, 1.0),
+    g_frac=st.floats(0.0, 0.99),
+    budgets=st.lists(st.floats(0.5, 2e4), min_size=1, max_size=8),
+)
 def test_decomposition_signs_and_identity(spec, rho, phi, a, g_frac, budgets):
     """docs/model.md §4, §6.1: C + R = dU; R <= 0 when phi <= 1; C >= 0 when also a phi >= g."""
     g = g_frac * a
     dist = dist_of(spec)
-    dec = theory.delta_curve(dist, budgets, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
+    dec = theory.delta_curve(
+        dist, budgets, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g
+    )
     b = np.asarray(budgets)
     np.testing.assert_allclose(dec.coverage + dec.replacement, dec.delta, atol=1e-12)
     np.testing.assert_allclose(dec.delta, ref_delta(dist.cdf, b, rho, phi, a, g), atol=1e-12)
@@ -69,17 +86,25 @@ def test_decomposition_signs_and_identity(spec, rho, phi, a, g_frac, budgets):
         assert np.all(dec.coverage >= -1e-15)
 
 
-@given(spec=NICE, rho=st.floats(0.05, 0.95), phi=st.floats(1.0, 3.0), a=st.floats(0.2, 1.0),
-       g_frac=st.floats(0.0, 0.99))
+@given(
+    spec=NICE,
+    rho=st.floats(0.05, 0.95),
+    phi=st.floats(1.0, 3.0),
+    a=st.floats(0.2, 1.0),
+    g_frac=st.floats(0.0, 0.99),
+)
 def test_replacement_signed_above_one(spec, rho, phi, a, g_frac):
     """docs/model.md §4: with phi > 1 the replacement effect is >= 0 (the reader clipped at 1, §2)."""
     dist = dist_of(spec)
-    dec = theory.delta_curve(dist, [dist.mean], compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g_frac * a)
+    dec = theory.delta_curve(
+        dist, [dist.mean], compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g_frac * a
+    )
     assert dec.replacement[0] >= -1e-15
     assert dec.delta[0] >= -1e-15
 
 
 # --- §6.2, §6.3 ---------------------------------------------------------------------------------
+
 
 @given(spec=ANY, rho=st.floats(0.05, 0.95), reader=readers())
 def test_loose_budget_limit(spec, rho, reader):
@@ -104,13 +129,17 @@ def test_tight_budget_sign_at_small_budget(spec, rho, reader):
     """
     phi, a, g = reader
     dist = dist_of(spec)
-    tight = theory.tight_budget_condition(dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
+    tight = theory.tight_budget_condition(
+        dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g
+    )
     assert math.isclose(tight.kappa, (a - g) / (a * phi - g), rel_tol=1e-12)
     k = dist.tail_exponent
     kw = dict(compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
     if math.isfinite(k):
         assert math.isclose(tight.value, rho ** (-k), rel_tol=1e-12)
-        assert math.isclose(tight.limit_ratio, (a * phi - g) * rho ** (-k) - (a - g), rel_tol=1e-9, abs_tol=1e-12)
+        assert math.isclose(
+            tight.limit_ratio, (a * phi - g) * rho ** (-k) - (a - g), rel_tol=1e-9, abs_tol=1e-12
+        )
         assume(abs(math.log(tight.value / tight.kappa)) > 0.05)
         small = float(dist.ppf(1e-30))
     else:
@@ -130,10 +159,18 @@ def test_tight_budget_condition_accepts_exponent():
     assert theory.tight_budget_condition(0.2, **kw).holds is False  # 2^0.2 = 1.15 < kappa = 1.20
 
 
-@given(spec=st.sampled_from([("exponential", {"mean": 300.0}), ("uniform", {"max": 900.0}),
-                             ("gamma", {"shape": 2.0, "scale": 100.0}),
-                             ("weibull", {"shape": 1.5, "scale": 250.0})]),
-       reader=readers(), margin=st.floats(0.02, 0.98))
+@given(
+    spec=st.sampled_from(
+        [
+            ("exponential", {"mean": 300.0}),
+            ("uniform", {"max": 900.0}),
+            ("gamma", {"shape": 2.0, "scale": 100.0}),
+            ("weibull", {"shape": 1.5, "scale": 250.0}),
+        ]
+    ),
+    reader=readers(),
+    margin=st.floats(0.02, 0.98),
+)
 def test_tight_condition_fails_means_none(spec, reader, margin):
     """docs/model.md §6.3-6.4: rho^(-k) < kappa => no crossover, dU < 0 wherever F(B) > 0."""
     phi, a, g = reader
@@ -143,7 +180,9 @@ def test_tight_condition_fails_means_none(spec, reader, margin):
     rho = lo + margin * (1 - lo)
     assume(0.0 < rho < 1.0 and rho ** (-dist.tail_exponent) < kap * (1 - 1e-6))
     res = theory.crossover(dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
-    assert res.status == "none" and res.reason == theory.REASON_WEAK and res.crossover_budget is None
+    assert (
+        res.status == "none" and res.reason == theory.REASON_WEAK and res.crossover_budget is None
+    )
     grid = theory.scan_budgets(dist, rho)
     grid = grid[dist.cdf(grid) > 0]
     d = ref_delta(dist.cdf, grid, rho, phi, a, g)
@@ -152,15 +191,20 @@ def test_tight_condition_fails_means_none(spec, reader, margin):
 
 # --- §6.4 ---------------------------------------------------------------------------------------
 
+
 @given(spec=NICE, rho=st.floats(0.05, 0.95), reader=readers())
 def test_unique_crossover_when_elasticity_nonincreasing(spec, rho, reader):
     """docs/model.md §6.4: e non-increasing and rho^(-k) > kappa => one root; dU > 0 below, < 0 above."""
     phi, a, g = reader
     dist = dist_of(spec)
     assert theory.elasticity_nonincreasing(dist)
-    tight = theory.tight_budget_condition(dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
+    tight = theory.tight_budget_condition(
+        dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g
+    )
     assume(tight.value > tight.kappa * 1.01)
-    if not math.isfinite(tight.value):  # lognormal: keep parameters whose root is within float64 range
+    if not math.isfinite(
+        tight.value
+    ):  # lognormal: keep parameters whose root is within float64 range
         tiny = float(dist.ppf(1e-290))
         assume(ref_delta(dist.cdf, tiny, rho, phi, a, g) > 0)
     res = theory.crossover(dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
@@ -193,7 +237,9 @@ class _TwoBumps:
 def test_elasticity_check_can_fail():
     """docs/model.md §6.4: the numeric check is not vacuous: a two-bump length law fails it."""
     assert not theory.elasticity_nonincreasing(_TwoBumps())
-    assert theory.elasticity_nonincreasing(theory.make_length_dist("lognormal", sigma=0.2, scale=100.0))
+    assert theory.elasticity_nonincreasing(
+        theory.make_length_dist("lognormal", sigma=0.2, scale=100.0)
+    )
     assert not theory.elasticity_nonincreasing(theory.make_length_dist("point", length=10.0))
 
 
@@ -210,6 +256,7 @@ def test_multiple_crossings_reported():
 
 # --- §6.5 ---------------------------------------------------------------------------------------
 
+
 @given(spec=ANY, s=st.floats(0.05, 20.0), rho=st.floats(0.05, 0.95), reader=readers())
 def test_scale_equivariance(spec, s, rho, reader):
     """docs/model.md §6.5: B*(s) = s B*(1)."""
@@ -224,6 +271,7 @@ def test_scale_equivariance(spec, s, rho, reader):
 
 # --- §6.6 closed forms --------------------------------------------------------------------------
 
+
 @given(length=st.floats(1.0, 1e4), rho=st.floats(0.02, 0.98), reader=readers())
 def test_point_mass_closed_form_equals_numeric(length, rho, reader):
     """docs/model.md §6.6: L = l gives B* = l."""
@@ -232,7 +280,9 @@ def test_point_mass_closed_form_equals_numeric(length, rho, reader):
     res = theory.crossover(dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
     assert res.status == "unique"
     assert res.crossover_budget == pytest.approx(length, rel=1e-6)
-    cf = theory.closed_form_crossover(dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
+    cf = theory.closed_form_crossover(
+        dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g
+    )
     assert cf == pytest.approx(length, rel=1e-12)
 
 
@@ -246,12 +296,19 @@ def test_uniform_closed_form_equals_numeric(l_max, rho_frac, reader):
     res = theory.crossover(dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
     assert res.status == "unique"
     assert res.crossover_budget == pytest.approx(l_max / kap, rel=1e-6)
-    cf = theory.closed_form_crossover(dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
+    cf = theory.closed_form_crossover(
+        dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g
+    )
     assert cf == pytest.approx(l_max / kap, rel=1e-12)
 
 
-@given(mean=st.floats(1.0, 1e4), order=st.integers(2, 6), w_frac=st.floats(0.02, 0.98),
-       a=st.floats(0.3, 1.0), g_frac=st.floats(0.0, 0.9))
+@given(
+    mean=st.floats(1.0, 1e4),
+    order=st.integers(2, 6),
+    w_frac=st.floats(0.02, 0.98),
+    a=st.floats(0.3, 1.0),
+    g_frac=st.floats(0.0, 0.9),
+)
 def test_exponential_closed_form_equals_numeric(mean, order, w_frac, a, g_frac):
     """docs/model.md §6.6: exponential, rho = 1/n, 1 < kappa < n: the polynomial root; n = 2: -mu ln(kappa - 1)."""
     kap = 1.0 + w_frac * (order - 1)
@@ -269,16 +326,25 @@ def test_exponential_closed_form_equals_numeric(mean, order, w_frac, a, g_frac):
 
 # --- other distributions: independent numeric roots ---------------------------------------------
 
-@pytest.mark.parametrize("name,params,frozen", [
-    ("gamma", {"shape": 2.5, "scale": 120.0}, sst.gamma(2.5, scale=120.0)),
-    ("weibull", {"shape": 1.7, "scale": 400.0}, sst.weibull_min(1.7, scale=400.0)),
-    ("lognormal", {"sigma": 0.8, "scale": 250.0}, sst.lognorm(0.8, scale=250.0)),
-])
+
+@pytest.mark.parametrize(
+    "name,params,frozen",
+    [
+        ("gamma", {"shape": 2.5, "scale": 120.0}, sst.gamma(2.5, scale=120.0)),
+        ("weibull", {"shape": 1.7, "scale": 400.0}, sst.weibull_min(1.7, scale=400.0)),
+        ("lognormal", {"sigma": 0.8, "scale": 250.0}, sst.lognorm(0.8, scale=250.0)),
+    ],
+)
 def test_numeric_root_matches_independent_solve(name, params, frozen):
     """docs/model.md §6.4: the crossover solves dU = 0 (scipy CDF, bisection on a coarse bracket)."""
     rho, phi, a, g = 0.35, 0.8, 0.85, 0.15
-    res = theory.crossover(theory.make_length_dist(name, **params), compress_ratio=rho, fidelity=phi,
-                           acc_raw=a, acc_guess=g)
+    res = theory.crossover(
+        theory.make_length_dist(name, **params),
+        compress_ratio=rho,
+        fidelity=phi,
+        acc_raw=a,
+        acc_guess=g,
+    )
 
     def d(b):
         return (a * phi - g) * frozen.cdf(b / rho) - (a - g) * frozen.cdf(b)
@@ -295,7 +361,10 @@ def test_numeric_root_matches_independent_solve(name, params, frozen):
 def test_empirical_sample_close_to_parametric():
     """docs/model.md §6, §9: the crossover of 3000 sampled lengths is within 5% of the exact one."""
     kw = dict(compress_ratio=0.3, fidelity=0.85, acc_raw=0.9, acc_guess=0.1)
-    for name, params in [("exponential", {"mean": 300.0}), ("gamma", {"shape": 2.0, "scale": 150.0})]:
+    for name, params in [
+        ("exponential", {"mean": 300.0}),
+        ("gamma", {"shape": 2.0, "scale": 150.0}),
+    ]:
         dist = theory.make_length_dist(name, **params)
         emp = theory.empirical_lengths(dist.sample(jax.random.key(7), (3000,)))
         exact = theory.crossover(dist, **kw).crossover_budget
@@ -306,8 +375,14 @@ def test_empirical_sample_close_to_parametric():
 
 # --- conditions that rule a crossover out -------------------------------------------------------
 
-@given(spec=ANY, rho=st.floats(0.05, 0.95), a=st.floats(0.3, 1.0), g_frac=st.floats(0.05, 0.95),
-       phi_frac=st.floats(0.0, 1.0))
+
+@given(
+    spec=ANY,
+    rho=st.floats(0.05, 0.95),
+    a=st.floats(0.3, 1.0),
+    g_frac=st.floats(0.05, 0.95),
+    phi_frac=st.floats(0.0, 1.0),
+)
 def test_useless_record_means_retention_wins(spec, rho, a, g_frac, phi_frac):
     """docs/model.md §6: a phi <= g => dU <= 0 everywhere, status none, reason 'a*phi <= g'."""
     g = g_frac * a
@@ -319,20 +394,32 @@ def test_useless_record_means_retention_wins(spec, rho, a, g_frac, phi_frac):
     assert np.all(ref_delta(dist.cdf, grid, rho, phi, a, g) <= 1e-15)
 
 
-@given(spec=ANY, rho=st.floats(0.05, 0.95), a=st.floats(0.3, 1.0), g_frac=st.floats(0.0, 0.95),
-       phi=st.floats(1.0, 2.0))
+@given(
+    spec=ANY,
+    rho=st.floats(0.05, 0.95),
+    a=st.floats(0.3, 1.0),
+    g_frac=st.floats(0.0, 0.95),
+    phi=st.floats(1.0, 2.0),
+)
 def test_no_detail_loss_means_consolidation_never_loses(spec, rho, a, g_frac, phi):
     """docs/model.md §6: phi >= 1 => dU >= 0 everywhere, status none, reason 'phi >= 1'."""
     g = g_frac * a
     dist = dist_of(spec)
     res = theory.crossover(dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
     assert (res.status, res.reason) == ("none", "phi >= 1")
-    dec = theory.delta_curve(dist, theory.scan_budgets(dist, rho), compress_ratio=rho, fidelity=phi,
-                             acc_raw=a, acc_guess=g)
+    dec = theory.delta_curve(
+        dist,
+        theory.scan_budgets(dist, rho),
+        compress_ratio=rho,
+        fidelity=phi,
+        acc_raw=a,
+        acc_guess=g,
+    )
     assert np.all(dec.delta >= -1e-15)
 
 
 # --- twins --------------------------------------------------------------------------------------
+
 
 @given(f_b=st.floats(0.0, 1.0), extra=st.floats(0.0, 1.0), reader=readers())
 def test_numpy_and_jax_twins_equal_sympy(f_b, extra, reader):
@@ -340,12 +427,19 @@ def test_numpy_and_jax_twins_equal_sympy(f_b, extra, reader):
     phi, a, g = reader
     f_s = f_b + extra * (1.0 - f_b)  # F(B/rho) >= F(B)
     d = S.decomposition()
-    subs = {S.F(S.B / S.rho): sp.Float(f_s, 30), S.F(S.B): sp.Float(f_b, 30),
-            S.phi: sp.Float(phi, 30), S.a: sp.Float(a, 30), S.g: sp.Float(g, 30)}
+    subs = {
+        S.F(S.B / S.rho): sp.Float(f_s, 30),
+        S.F(S.B): sp.Float(f_b, 30),
+        S.phi: sp.Float(phi, 30),
+        S.a: sp.Float(a, 30),
+        S.g: sp.Float(g, 30),
+    }
     ref = [float(e.subs(subs)) for e in d]
     np_out = theory.decompose_numpy(f_b, f_s, fidelity=phi, acc_raw=a, acc_guess=g)
     with jax.enable_x64(True):
-        jx_out = theory.decompose_jax(jnp.float64(f_b), jnp.float64(f_s), fidelity=phi, acc_raw=a, acc_guess=g)
+        jx_out = theory.decompose_jax(
+            jnp.float64(f_b), jnp.float64(f_s), fidelity=phi, acc_raw=a, acc_guess=g
+        )
         jx_out = [float(v) for v in jx_out]
     for r, n_, j in zip(ref, np_out, jx_out):
         assert float(n_) == pytest.approx(r, abs=1e-14)
@@ -364,8 +458,13 @@ def test_delta_curve_jax_matches_numpy_and_jits():
 
     with jax.enable_x64(True):
         out = jax.jit(lambda b: theory.delta_curve_jax(cdf, b, **kw))(jnp.asarray(budgets))
-        per_rho = jax.vmap(lambda r: theory.delta_curve_jax(cdf, budgets, compress_ratio=r, fidelity=0.85,
-                                                            acc_raw=0.9, acc_guess=0.1).delta)(jnp.array([0.3, 0.5]))
+        per_rho = jax.vmap(
+            lambda r: (
+                theory.delta_curve_jax(
+                    cdf, budgets, compress_ratio=r, fidelity=0.85, acc_raw=0.9, acc_guess=0.1
+                ).delta
+            )
+        )(jnp.array([0.3, 0.5]))
     for r, o in zip(ref, out):
         np.testing.assert_allclose(np.asarray(o), r, atol=1e-12)
     np.testing.assert_allclose(np.asarray(per_rho[0]), ref.delta, atol=1e-12)
@@ -373,11 +472,18 @@ def test_delta_curve_jax_matches_numpy_and_jits():
 
 # --- length distributions -----------------------------------------------------------------------
 
-@pytest.mark.parametrize("name,params", [("point", {"length": 50.0}), ("uniform", {"max": 80.0}),
-                                         ("exponential", {"mean": 40.0}),
-                                         ("gamma", {"shape": 2.0, "scale": 20.0}),
-                                         ("lognormal", {"sigma": 0.5, "scale": 35.0}),
-                                         ("weibull", {"shape": 1.5, "scale": 45.0})])
+
+@pytest.mark.parametrize(
+    "name,params",
+    [
+        ("point", {"length": 50.0}),
+        ("uniform", {"max": 80.0}),
+        ("exponential", {"mean": 40.0}),
+        ("gamma", {"shape": 2.0, "scale": 20.0}),
+        ("lognormal", {"sigma": 0.5, "scale": 35.0}),
+        ("weibull", {"shape": 1.5, "scale": 45.0}),
+    ],
+)
 def test_sampling_matches_cdf_and_key(name, params):
     """docs/model.md §6: JAX samples follow F (KS distance small); the same key gives the same draws."""
     dist = theory.make_length_dist(name, **params)
@@ -394,7 +500,9 @@ def test_sampling_matches_cdf_and_key(name, params):
 def test_empirical_cdf_and_scaling():
     """docs/model.md §6.5: the empirical law is a right-continuous step CDF; scaling scales lengths."""
     emp = theory.empirical_lengths([3.0, 1.0, 2.0, 2.0])
-    np.testing.assert_allclose(emp.cdf([0.5, 1.0, 1.5, 2.0, 3.0, 9.0]), [0, 0.25, 0.25, 0.75, 1.0, 1.0])
+    np.testing.assert_allclose(
+        emp.cdf([0.5, 1.0, 1.5, 2.0, 3.0, 9.0]), [0, 0.25, 0.25, 0.75, 1.0, 1.0]
+    )
     np.testing.assert_allclose(emp.scaled(10.0).cdf([10.0, 20.0]), [0.25, 0.75])
     assert emp.mean == pytest.approx(2.0)
     draws = np.asarray(emp.sample(jax.random.key(0), (100,)))
@@ -406,14 +514,23 @@ def test_empirical_cdf_and_scaling():
 KW = dict(compress_ratio=0.3, fidelity=0.85, acc_raw=0.9, acc_guess=0.1)
 
 
-@pytest.mark.parametrize("override,message", [
-    ({"compress_ratio": 1.3}, "--compress-ratio must be in (0, 1); got 1.3."),
-    ({"compress_ratio": 0.0}, "--compress-ratio must be in (0, 1); got 0."),
-    ({"acc_raw": 0.1, "acc_guess": 0.1}, "--acc-raw must be greater than --acc-guess (0.1), in (0.1, 1]; got 0.1."),
-    ({"acc_raw": 0.05}, "--acc-raw must be greater than --acc-guess (0.1), in (0.1, 1]; got 0.05."),
-    ({"fidelity": -0.2}, "--fidelity must be in [0, inf); got -0.2."),
-    ({"acc_guess": -0.1}, "--acc-guess must be in [0, 1); got -0.1."),
-])
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        ({"compress_ratio": 1.3}, "--compress-ratio must be in (0, 1); got 1.3."),
+        ({"compress_ratio": 0.0}, "--compress-ratio must be in (0, 1); got 0."),
+        (
+            {"acc_raw": 0.1, "acc_guess": 0.1},
+            "--acc-raw must be greater than --acc-guess (0.1), in (0.1, 1]; got 0.1.",
+        ),
+        (
+            {"acc_raw": 0.05},
+            "--acc-raw must be greater than --acc-guess (0.1), in (0.1, 1]; got 0.05.",
+        ),
+        ({"fidelity": -0.2}, "--fidelity must be in [0, inf); got -0.2."),
+        ({"acc_guess": -0.1}, "--acc-guess must be in [0, 1); got -0.1."),
+    ],
+)
 def test_api_rejects_bad_model_input(override, message):
     """docs/model.md §6 domain: each bad scalar raises InputError (a ValueError) naming the option."""
     dist = theory.make_length_dist("exponential", mean=300.0)
@@ -421,26 +538,57 @@ def test_api_rejects_bad_model_input(override, message):
         theory.crossover(dist, **{**KW, **override})
     assert isinstance(err.value, InputError)
     assert str(err.value) == message
-    with pytest.raises(InputError, match="^" + message.replace("(", r"\(").replace(")", r"\)")
-                       .replace("[", r"\[").replace("]", r"\]").replace(".", r"\.")):
+    with pytest.raises(
+        InputError,
+        match="^"
+        + message.replace("(", r"\(")
+        .replace(")", r"\)")
+        .replace("[", r"\[")
+        .replace("]", r"\]")
+        .replace(".", r"\."),
+    ):
         theory.delta_curve(dist, [100.0], **{**KW, **override})
 
 
-@pytest.mark.parametrize("call,message", [
-    (lambda: theory.delta_curve(theory.make_length_dist("point", length=5.0), [100.0, -5.0], **KW),
-     "--budgets must be in (0, inf) tokens; got -5."),
-    (lambda: theory.delta_curve(theory.make_length_dist("point", length=5.0), [0.0], **KW),
-     "--budgets must be in (0, inf) tokens; got 0."),
-    (lambda: theory.make_length_dist("cauchy", scale=1.0),
-     "--dist must be one of point, uniform, exponential, gamma, lognormal, weibull; got 'cauchy'."),
-    (lambda: theory.make_length_dist("gamma", shape=2.0),
-     "--scale is required for --dist gamma: a number in (0, inf); got nothing."),
-    (lambda: theory.make_length_dist("exponential", mean=-3.0), "--mean must be in (0, inf); got -3."),
-    (lambda: theory.make_length_dist("uniform", max=100.0, mean=3.0),
-     "--mean does not apply to --dist uniform (it takes --max); got 3.0."),
-    (lambda: theory.empirical_lengths([]), "empirical_lengths(sample) must hold at least one length; got none."),
-    (lambda: theory.empirical_lengths([3.0, 0.0]), "empirical_lengths(sample) lengths must be in (0, inf) tokens; got 0."),
-])
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (
+            lambda: theory.delta_curve(
+                theory.make_length_dist("point", length=5.0), [100.0, -5.0], **KW
+            ),
+            "--budgets must be in (0, inf) tokens; got -5.",
+        ),
+        (
+            lambda: theory.delta_curve(theory.make_length_dist("point", length=5.0), [0.0], **KW),
+            "--budgets must be in (0, inf) tokens; got 0.",
+        ),
+        (
+            lambda: theory.make_length_dist("cauchy", scale=1.0),
+            "--dist must be one of point, uniform, exponential, gamma, lognormal, weibull; got 'cauchy'.",
+        ),
+        (
+            lambda: theory.make_length_dist("gamma", shape=2.0),
+            "--scale is required for --dist gamma: a number in (0, inf); got nothing.",
+        ),
+        (
+            lambda: theory.make_length_dist("exponential", mean=-3.0),
+            "--mean must be in (0, inf); got -3.",
+        ),
+        (
+            lambda: theory.make_length_dist("uniform", max=100.0, mean=3.0),
+            "--mean does not apply to --dist uniform (it takes --max); got 3.0.",
+        ),
+        (
+            lambda: theory.empirical_lengths([]),
+            "empirical_lengths(sample) must hold at least one length; got none.",
+        ),
+        (
+            lambda: theory.empirical_lengths([3.0, 0.0]),
+            "empirical_lengths(sample) lengths must be in (0, inf) tokens; got 0.",
+        ),
+    ],
+)
 def test_api_rejects_bad_dist_and_budget(call, message):
     """docs/model.md §6 domain: bad distributions and budgets raise InputError with one line."""
     with pytest.raises(InputError) as err:

@@ -45,13 +45,18 @@ def test_tight_budget_ratio_expr():
     assert sp.simplify(S.tight_budget_ratio_expr() - expected) == 0
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _tight_ratio():
     return sp.lambdify((rho, S.k, phi, a, g), S.tight_budget_ratio_expr(), "math")
 
 
-@given(rho_=st.floats(0.01, 0.99), k_=st.floats(0.2, 5.0), w=st.floats(0.02, 0.98),
-       a_=st.floats(0.2, 1.0), g_frac=st.floats(0.0, 0.95))
+@given(
+    rho_=st.floats(0.01, 0.99),
+    k_=st.floats(0.2, 5.0),
+    w=st.floats(0.02, 0.98),
+    a_=st.floats(0.2, 1.0),
+    g_frac=st.floats(0.0, 0.95),
+)
 def test_tight_ratio_sign_is_the_condition(rho_, k_, w, a_, g_frac):
     """docs/model.md §6.3: the limit ratio is > 0 exactly when rho^(-k) > kappa."""
     g_ = g_frac * a_
@@ -72,8 +77,16 @@ def test_scale_equivariance_symbolic():
     assert S.scale_equivariance_residual() == 0
 
 
-@pytest.mark.parametrize("name,proved", [("uniform", True), ("exponential", True), ("weibull", True),
-                                         ("gamma", None), ("lognormal", None)])
+@pytest.mark.parametrize(
+    "name,proved",
+    [
+        ("uniform", True),
+        ("exponential", True),
+        ("weibull", True),
+        ("gamma", None),
+        ("lognormal", None),
+    ],
+)
 def test_elasticity_symbolic(name, proved):
     """docs/model.md §6.4: sympy proves e(x) non-increasing where it can, and says None otherwise."""
     assert S.elasticity_nonincreasing_symbolic(name) is proved

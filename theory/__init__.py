@@ -70,12 +70,12 @@ __getattr__, __dir__ = lazy_exports("theory", _EXPORTS, _MODULES)
 
 
 __all__ = [
-    "Crossover",
-    "Decomposition",
-    "LengthDist",
     "REASON_NO_LOSS",
     "REASON_USELESS",
     "REASON_WEAK",
+    "Crossover",
+    "Decomposition",
+    "LengthDist",
     "TightBudget",
     "closed_form_crossover",
     "closed_forms",

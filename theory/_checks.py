@@ -47,8 +47,10 @@ def check_reader(fidelity, acc_raw, acc_guess) -> tuple[float, float, float]:
     g = check_range(option("acc_guess"), acc_guess, 0.0, 1.0, low_open=False)
     a = check_range(option("acc_raw"), acc_raw, 0.0, 1.0, high_open=False)
     if not a > g:
-        raise InputError(f"{option('acc_raw')} must be greater than {option('acc_guess')} "
-                         f"({g:g}), in ({g:g}, 1]; got {a:g}.")
+        raise InputError(
+            f"{option('acc_raw')} must be greater than {option('acc_guess')} "
+            f"({g:g}), in ({g:g}, 1]; got {a:g}."
+        )
     return phi, a, g
 
 
@@ -64,12 +66,18 @@ def check_budgets(budgets) -> np.ndarray:
     try:
         arr = np.asarray(budgets, dtype=np.float64)
     except (TypeError, ValueError):
-        raise InputError(f"{option('budgets')} must be positive numbers (tokens); got {budgets!r}.") from None
+        raise InputError(
+            f"{option('budgets')} must be positive numbers (tokens); got {budgets!r}."
+        ) from None
     if arr.size == 0:
-        raise InputError(f"{option('budgets')} must hold at least one positive budget (tokens); got none.")
+        raise InputError(
+            f"{option('budgets')} must hold at least one positive budget (tokens); got none."
+        )
     bad = ~np.isfinite(arr) | (arr <= 0)
     if bad.any():
-        raise InputError(f"{option('budgets')} must be in (0, inf) tokens; got {arr[bad].flat[0]:g}.")
+        raise InputError(
+            f"{option('budgets')} must be in (0, inf) tokens; got {arr[bad].flat[0]:g}."
+        )
     return arr
 
 
@@ -82,12 +90,16 @@ def check_dist(name, params: dict) -> tuple[str, dict[str, float]]:
     for extra in given:
         if extra not in needed:
             takes = " and ".join(option(p) for p in needed)
-            raise InputError(f"{option(extra)} does not apply to {option('dist')} {name} "
-                             f"(it takes {takes}); got {given[extra]!r}.")
+            raise InputError(
+                f"{option(extra)} does not apply to {option('dist')} {name} "
+                f"(it takes {takes}); got {given[extra]!r}."
+            )
     out = {}
     for p in needed:
         if p not in given:
-            raise InputError(f"{option(p)} is required for {option('dist')} {name}: a number in (0, inf); got nothing.")
+            raise InputError(
+                f"{option(p)} is required for {option('dist')} {name}: a number in (0, inf); got nothing."
+            )
         val = check_range(option(p), given[p], 0.0, None)
         if math.isinf(val):
             raise InputError(f"{option(p)} must be finite, in (0, inf); got {val:g}.")
@@ -100,12 +112,16 @@ def check_sample(sample) -> np.ndarray:
     try:
         arr = np.asarray(sample, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError):
-        raise InputError(f"empirical_lengths(sample) must be numbers (tokens); got {type(sample).__name__}.") from None
+        raise InputError(
+            f"empirical_lengths(sample) must be numbers (tokens); got {type(sample).__name__}."
+        ) from None
     if arr.size == 0:
         raise InputError("empirical_lengths(sample) must hold at least one length; got none.")
     bad = ~np.isfinite(arr) | (arr <= 0)
     if bad.any():
-        raise InputError(f"empirical_lengths(sample) lengths must be in (0, inf) tokens; got {arr[bad][0]:g}.")
+        raise InputError(
+            f"empirical_lengths(sample) lengths must be in (0, inf) tokens; got {arr[bad][0]:g}."
+        )
     return arr
 
 

@@ -20,28 +20,46 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "crossover",
         help="crossover budget B* of the single-cluster model (docs/model.md §6)",
-        description=("Crossover budget B* of the single-cluster model (docs/model.md §6): below B* "
-                     "consolidating the cluster (compress_ratio rho, fidelity phi) beats retaining it "
-                     "raw; above B* retention wins. Prints kappa, the tight-budget condition, the "
-                     "loose-budget limit, the closed form where one exists (§6.6) and a table of "
-                     "dU = coverage + replacement over the budgets. Without --dist: an exponential "
-                     "length with mean 300 tokens. Infinite values are written as \"inf\" in JSON."))
-    p.add_argument("--dist", default=None, metavar="NAME",
-                   help="law of the cluster's raw length: point, uniform, exponential, gamma, "
-                        "lognormal, weibull (default: exponential with --mean 300)")
+        description=(
+            "Crossover budget B* of the single-cluster model (docs/model.md §6): below B* "
+            "consolidating the cluster (compress_ratio rho, fidelity phi) beats retaining it "
+            "raw; above B* retention wins. Prints kappa, the tight-budget condition, the "
+            "loose-budget limit, the closed form where one exists (§6.6) and a table of "
+            "dU = coverage + replacement over the budgets. Without --dist: an exponential "
+            'length with mean 300 tokens. Infinite values are written as "inf" in JSON.'
+        ),
+    )
+    p.add_argument(
+        "--dist",
+        default=None,
+        metavar="NAME",
+        help="law of the cluster's raw length: point, uniform, exponential, gamma, "
+        "lognormal, weibull (default: exponential with --mean 300)",
+    )
     p.add_argument("--length", type=float, default=None, help="point: the length l (tokens)")
     p.add_argument("--max", type=float, default=None, help="uniform: U(0, max) (tokens)")
     p.add_argument("--mean", type=float, default=None, help="exponential: the mean (tokens)")
     p.add_argument("--shape", type=float, default=None, help="gamma, weibull: shape")
-    p.add_argument("--scale", type=float, default=None, help="gamma, weibull, lognormal: scale (tokens)")
+    p.add_argument(
+        "--scale", type=float, default=None, help="gamma, weibull, lognormal: scale (tokens)"
+    )
     p.add_argument("--sigma", type=float, default=None, help="lognormal: sigma of log L")
     p.add_argument("--compress-ratio", type=float, default=0.3, help="rho in (0, 1) (default 0.3)")
     p.add_argument("--fidelity", type=float, default=0.85, help="phi >= 0 (default 0.85)")
-    p.add_argument("--acc-raw", type=float, default=0.9, help="a: accuracy with raw evidence (default 0.9)")
-    p.add_argument("--acc-guess", type=float, default=0.1, help="g: accuracy with none, < a (default 0.1)")
-    p.add_argument("--budgets", nargs="+", default=None, metavar="B",
-                   help="budgets in tokens (space- or comma-separated); default: 13 budgets, "
-                        "geometric from median/16 to 8 x median of the length")
+    p.add_argument(
+        "--acc-raw", type=float, default=0.9, help="a: accuracy with raw evidence (default 0.9)"
+    )
+    p.add_argument(
+        "--acc-guess", type=float, default=0.1, help="g: accuracy with none, < a (default 0.1)"
+    )
+    p.add_argument(
+        "--budgets",
+        nargs="+",
+        default=None,
+        metavar="B",
+        help="budgets in tokens (space- or comma-separated); default: 13 budgets, "
+        "geometric from median/16 to 8 x median of the length",
+    )
     add_common(p, seed=False)
     p.set_defaults(func=run)
 
@@ -59,7 +77,9 @@ def _parse_budgets(tokens):
             try:
                 out.append(float(part))
             except ValueError:
-                raise InputError(f"--budgets must be positive numbers (tokens); got {part!r}.") from None
+                raise InputError(
+                    f"--budgets must be positive numbers (tokens); got {part!r}."
+                ) from None
     return out
 
 
@@ -107,18 +127,33 @@ def compute(args) -> dict:
         "reason": cross.reason,
         "bracket": None if cross.bracket is None else [_num(b) for b in cross.bracket],
         "kappa": _num(cross.kappa),
-        "tight_budget": {"holds": tight.holds, "value": _num(tight.value), "kappa": _num(tight.kappa),
-                         "tail_exponent": _num(tight.tail_exponent),
-                         "limit_ratio": _num(tight.limit_ratio)},
+        "tight_budget": {
+            "holds": tight.holds,
+            "value": _num(tight.value),
+            "kappa": _num(tight.kappa),
+            "tail_exponent": _num(tight.tail_exponent),
+            "limit_ratio": _num(tight.limit_ratio),
+        },
         "loose_budget_limit": theory.loose_budget_limit(fidelity=phi, acc_raw=a, acc_guess=g),
         "closed_form_crossover": _num(theory.closed_form_crossover(dist, **kw)),
-        "elasticity_nonincreasing": theory.elasticity_nonincreasing(dist) if dist.continuous else None,
+        "elasticity_nonincreasing": theory.elasticity_nonincreasing(dist)
+        if dist.continuous
+        else None,
         "dist": {"name": dist.name, "params": dist.params, "mean": dist.mean},
-        "compress_ratio": rho, "fidelity": phi, "acc_raw": a, "acc_guess": g,
+        "compress_ratio": rho,
+        "fidelity": phi,
+        "acc_raw": a,
+        "acc_guess": g,
         # `+ 0.0` turns the -0.0 of an exact zero into 0.0
-        "table": [{"budget": float(b), "delta": float(d) + 0.0, "coverage": float(c) + 0.0,
-                   "replacement": float(r) + 0.0}
-                  for b, d, c, r in zip(np.ravel(budgets), dec.delta, dec.coverage, dec.replacement)],
+        "table": [
+            {
+                "budget": float(b),
+                "delta": float(d) + 0.0,
+                "coverage": float(c) + 0.0,
+                "replacement": float(r) + 0.0,
+            }
+            for b, d, c, r in zip(np.ravel(budgets), dec.delta, dec.coverage, dec.replacement)
+        ],
     }
 
 
@@ -139,23 +174,33 @@ def format_text(res: dict) -> str:
         f"loose-budget limit (§6.2): dU -> -a(1 - phi) = {res['loose_budget_limit']:.6g}",
     ]
     if res["elasticity_nonincreasing"] is not None:
-        lines.append(f"elasticity x f(x)/F(x) non-increasing (§6.4, numeric check): "
-                     f"{'yes' if res['elasticity_nonincreasing'] else 'no'}")
+        lines.append(
+            f"elasticity x f(x)/F(x) non-increasing (§6.4, numeric check): "
+            f"{'yes' if res['elasticity_nonincreasing'] else 'no'}"
+        )
     if res["status"] == "none":
         lines.append(f"crossover budget: none ({res['reason']})")
     else:
         lo, hi = res["bracket"]
-        lines.append(f"crossover budget B* = {_fmt(res['crossover_budget'])} tokens  "
-                     f"[status {res['status']}; bracket {_fmt(lo)} .. {_fmt(hi)}]"
-                     + (f"  ({res['reason']})" if res["reason"] else ""))
+        lines.append(
+            f"crossover budget B* = {_fmt(res['crossover_budget'])} tokens  "
+            f"[status {res['status']}; bracket {_fmt(lo)} .. {_fmt(hi)}]"
+            + (f"  ({res['reason']})" if res["reason"] else "")
+        )
     if res["closed_form_crossover"] is not None:
         cf, num = res["closed_form_crossover"], res["crossover_budget"]
-        gap = f"; numeric root differs by {abs(num - cf) / cf:.1e} relative" if isinstance(num, float) else ""
+        gap = (
+            f"; numeric root differs by {abs(num - cf) / cf:.1e} relative"
+            if isinstance(num, float)
+            else ""
+        )
         lines.append(f"closed form (§6.6): B* = {_fmt(cf)} tokens{gap}")
     lines.append(f"{'budget':>10}  {'dU':>10}  {'coverage':>10}  {'replacement':>11}")
     for row in res["table"]:
-        lines.append(f"{row['budget']:>10.4g}  {row['delta']:>+10.5f}  {row['coverage']:>+10.5f}  "
-                     f"{row['replacement']:>+11.5f}")
+        lines.append(
+            f"{row['budget']:>10.4g}  {row['delta']:>+10.5f}  {row['coverage']:>+10.5f}  "
+            f"{row['replacement']:>+11.5f}"
+        )
     return "\n".join(lines)
 
 
@@ -178,25 +223,40 @@ def write_outputs(res: dict, out_dir: str, args) -> list[str]:
 
     out = Path(out_dir)
     csv = "budget,delta,coverage,replacement\n" + "".join(
-        f"{r['budget']!r},{r['delta']!r},{r['coverage']!r},{r['replacement']!r}\n" for r in res["table"])
+        f"{r['budget']!r},{r['delta']!r},{r['coverage']!r},{r['replacement']!r}\n"
+        for r in res["table"]
+    )
     paths = [write_text_atomic(out / "crossover_table.csv", csv)]
 
-    dist = theory.make_length_dist(res["dist"]["name"], **res["dist"]["params"]) \
-        if res["dist"]["name"] != "empirical" else None
+    dist = (
+        theory.make_length_dist(res["dist"]["name"], **res["dist"]["params"])
+        if res["dist"]["name"] != "empirical"
+        else None
+    )
     budgets = np.array([r["budget"] for r in res["table"]])
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     if dist is not None:
         dense = np.geomspace(budgets.min(), budgets.max(), 400)
-        dec = theory.delta_curve(dist, dense, compress_ratio=res["compress_ratio"], fidelity=res["fidelity"],
-                                 acc_raw=res["acc_raw"], acc_guess=res["acc_guess"])
+        dec = theory.delta_curve(
+            dist,
+            dense,
+            compress_ratio=res["compress_ratio"],
+            fidelity=res["fidelity"],
+            acc_raw=res["acc_raw"],
+            acc_guess=res["acc_guess"],
+        )
         ax.plot(dense, dec.delta, color="k", label="dU = C + R")
         ax.plot(dense, dec.coverage, color="tab:blue", ls="--", label="coverage C")
         ax.plot(dense, dec.replacement, color="tab:red", ls=":", label="replacement R")
     ax.plot(budgets, [r["delta"] for r in res["table"]], "ko", ms=3)
     ax.axhline(0.0, color="0.6", lw=0.8)
     if isinstance(res["crossover_budget"], float):
-        ax.axvline(res["crossover_budget"], color="tab:green", lw=1.0,
-                   label=f"B* = {res['crossover_budget']:.4g} ({res['status']})")
+        ax.axvline(
+            res["crossover_budget"],
+            color="tab:green",
+            lw=1.0,
+            label=f"B* = {res['crossover_budget']:.4g} ({res['status']})",
+        )
     ax.set_xscale("log")
     ax.set_xlabel("budget B (tokens)")
     ax.set_ylabel("utility difference (accuracy)")
@@ -207,8 +267,12 @@ def write_outputs(res: dict, out_dir: str, args) -> list[str]:
     plt.close(fig)
     paths.append(write_json_atomic(out / "crossover.json", res))
     config = {k: v for k, v in vars(args).items() if k not in ("func", "json", "out")}
-    paths.append(write_json_atomic(out / "sidecar.json", sidecar(
-        config, seed=None, command="retcon crossover", outputs=[p.name for p in paths])))
+    paths.append(
+        write_json_atomic(
+            out / "sidecar.json",
+            sidecar(config, seed=None, command="retcon crossover", outputs=[p.name for p in paths]),
+        )
+    )
     return [str(p) for p in paths]
 
 

@@ -23,9 +23,9 @@ import sympy as sp
 
 from theory._symbolic import B, F, a, decomposition, g, phi, rho, x
 
-l = sp.Symbol("l", positive=True)          # point-mass length / uniform maximum, tokens
-mu = sp.Symbol("mu", positive=True)        # exponential mean, tokens
-u = sp.Symbol("u", positive=True)          # exp(-B / mu)
+l = sp.Symbol("l", positive=True)  # point-mass length / uniform maximum, tokens
+mu = sp.Symbol("mu", positive=True)  # exponential mean, tokens
+u = sp.Symbol("u", positive=True)  # exp(-B / mu)
 
 # Positive symbols that encode the assumptions: a - g = d, kappa = 1 + v, rho = 1/(1 + r) (rho < 1)
 # or rho = 1/((1 + v)(1 + r)) (rho < 1/kappa).
@@ -56,11 +56,13 @@ class PiecewiseCrossover(NamedTuple):
     """A derived crossover of a piecewise CDF: the budget and dU on each budget region."""
 
     crossover_budget: sp.Expr
-    breakpoints: tuple          # region boundaries in B, increasing
-    region_delta: tuple         # dU on each region (sympy expressions in B)
+    breakpoints: tuple  # region boundaries in B, increasing
+    region_delta: tuple  # dU on each region (sympy expressions in B)
 
 
-def _piecewise_crossover(pieces: list[tuple[sp.Expr, sp.Expr]], *, rho_below_inv_kappa: bool) -> PiecewiseCrossover:
+def _piecewise_crossover(
+    pieces: list[tuple[sp.Expr, sp.Expr]], *, rho_below_inv_kappa: bool
+) -> PiecewiseCrossover:
     """Derive the ``+ -> -`` root of ``dU`` for ``F(x) = pieces[i][0]`` on ``x < pieces[i][1]``.
 
     Args:
@@ -72,7 +74,9 @@ def _piecewise_crossover(pieces: list[tuple[sp.Expr, sp.Expr]], *, rho_below_inv
     ends = [end for _, end in pieces[:-1]]
     # Budgets where B/rho or B crosses a piece end.
     cand = {sp.solve(sp.Eq(arg, end), B)[0] for end in ends for arg in (B / rho, B)}
-    breaks = sorted(cand, key=lambda b: float(_assume(b, **kw).subs({_d: 1, _v: 1, _r: 1, g: 0, l: 1})))
+    breaks = sorted(
+        cand, key=lambda b: float(_assume(b, **kw).subs({_d: 1, _v: 1, _r: 1, g: 0, l: 1}))
+    )
     for lo, hi in zip(breaks, breaks[1:]):  # the numeric sort must agree with the symbolic order
         assert _sign(hi - lo, **kw) > 0
     bounds = [sp.Integer(0), *breaks, sp.oo]
@@ -88,16 +92,25 @@ def _piecewise_crossover(pieces: list[tuple[sp.Expr, sp.Expr]], *, rho_below_inv
         rep = lo / 2 + hi / 2 if hi is not sp.oo else 2 * lo  # a point strictly inside the region
         if lo == 0:
             rep = hi / 2
-        d_region = sp.simplify(delta.subs({F(B / rho): piece_at(rep / rho).subs(x, B / rho),
-                                           F(B): piece_at(rep).subs(x, B)}))
+        d_region = sp.simplify(
+            delta.subs(
+                {F(B / rho): piece_at(rep / rho).subs(x, B / rho), F(B): piece_at(rep).subs(x, B)}
+            )
+        )
         region_delta.append(d_region)
-        roots = [r for r in sp.solve(sp.Eq(d_region, 0), B)
-                 if _sign(r - lo, **kw) > 0 and (hi is sp.oo or _sign(hi - r, **kw) > 0)]
+        roots = [
+            r
+            for r in sp.solve(sp.Eq(d_region, 0), B)
+            if _sign(r - lo, **kw) > 0 and (hi is sp.oo or _sign(hi - r, **kw) > 0)
+        ]
         if d_region.is_zero:
             events.append(("zero", lo))
             continue
         for r in roots:  # a root inside the region: the sign on either side decides its direction
-            left, right = d_region.subs(B, (lo + r) / 2), d_region.subs(B, r + (hi - r) / 2 if hi is not sp.oo else 2 * r)
+            left, right = (
+                d_region.subs(B, (lo + r) / 2),
+                d_region.subs(B, r + (hi - r) / 2 if hi is not sp.oo else 2 * r),
+            )
             events.append(((_sign(left, **kw), _sign(right, **kw)), r))
         if not roots:
             events.append((_sign(d_region.subs(B, rep), **kw), lo))
@@ -119,16 +132,18 @@ def _piecewise_crossover(pieces: list[tuple[sp.Expr, sp.Expr]], *, rho_below_inv
     return PiecewiseCrossover(sp.simplify(crossover), tuple(breaks), tuple(region_delta))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def point_mass_crossover() -> PiecewiseCrossover:
     """Derive ``B* = l`` for ``L = l`` (``dU = a phi - g`` on ``[rho l, l)``, ``-a(1 - phi)`` after).
 
     References: docs/model.md §6.6.
     """
-    return _piecewise_crossover([(sp.Integer(0), l), (sp.Integer(1), sp.oo)], rho_below_inv_kappa=False)
+    return _piecewise_crossover(
+        [(sp.Integer(0), l), (sp.Integer(1), sp.oo)], rho_below_inv_kappa=False
+    )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def uniform_crossover() -> PiecewiseCrossover:
     """Derive ``B* = l_max / kappa`` for ``L ~ U(0, l_max)`` under ``rho < 1/kappa``.
 
@@ -137,7 +152,7 @@ def uniform_crossover() -> PiecewiseCrossover:
     return _piecewise_crossover([(x / l, l), (sp.Integer(1), sp.oo)], rho_below_inv_kappa=True)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def exponential_polynomial(order: int) -> sp.Expr:
     """Derive the polynomial in ``u = exp(-B/mu)`` whose root gives ``B*`` when ``rho = 1/order``.
 
@@ -159,31 +174,32 @@ def exponential_polynomial(order: int) -> sp.Expr:
     return sum(sp.simplify(coef / (a * phi - g)) * u**i for (i,), coef in poly.terms())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def exponential_half_crossover() -> sp.Expr:
     """Solve the ``n = 2`` polynomial: ``B* = -mu ln(kappa - 1)``. References: docs/model.md §6.6."""
     (root,) = sp.solve(exponential_polynomial(2), u)
     return sp.simplify(-mu * sp.log(root))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _point_fn():
     return sp.lambdify((l, rho, phi, a, g), point_mass_crossover().crossover_budget, "numpy")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _uniform_fn():
     return sp.lambdify((l, rho, phi, a, g), uniform_crossover().crossover_budget, "numpy")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _exp_coeffs_fn(order: int):
     poly = sp.Poly(exponential_polynomial(order), u)
     return sp.lambdify((phi, a, g), poly.all_coeffs(), "numpy")
 
 
-def exponential_crossover_budget(order: int, mean: float, fidelity: float, acc_raw: float,
-                                 acc_guess: float) -> float | None:
+def exponential_crossover_budget(
+    order: int, mean: float, fidelity: float, acc_raw: float, acc_guess: float
+) -> float | None:
     """``B*`` for an exponential length with mean ``mean`` and ``rho = 1/order`` (tokens).
 
     The polynomial of `exponential_polynomial` has exactly one root in ``(0, 1)`` when
@@ -203,8 +219,9 @@ def exponential_crossover_budget(order: int, mean: float, fidelity: float, acc_r
     return float(-mean * np.log(inside[0]))
 
 
-def closed_form_crossover(dist, *, compress_ratio: float, fidelity: float, acc_raw: float,
-                          acc_guess: float) -> float | None:
+def closed_form_crossover(
+    dist, *, compress_ratio: float, fidelity: float, acc_raw: float, acc_guess: float
+) -> float | None:
     """The §6.6 closed-form ``B*`` for ``dist`` where one exists, else ``None``.
 
     Covered: point mass (``g < a phi < a``), uniform with ``rho < 1/kappa``, exponential with

@@ -24,9 +24,9 @@ from theory._dists import LengthDist
 from theory._twins import Decomposition, decompose_numpy
 
 #: The reasons `crossover` gives when there is no crossover (docs/model.md §6).
-REASON_USELESS = "a*phi <= g"            # the generated record is no better than guessing: ret wins
-REASON_NO_LOSS = "phi >= 1"              # no detail lost: consolidation never loses
-REASON_WEAK = "compression too weak"     # tight-budget condition rho^(-k) > kappa fails (§6.3)
+REASON_USELESS = "a*phi <= g"  # the generated record is no better than guessing: ret wins
+REASON_NO_LOSS = "phi >= 1"  # no detail lost: consolidation never loses
+REASON_WEAK = "compression too weak"  # tight-budget condition rho^(-k) > kappa fails (§6.3)
 
 
 class Crossover(NamedTuple):
@@ -93,12 +93,12 @@ def kappa(fidelity, acc_raw, acc_guess) -> float:
     return math.inf if den <= 0 else (a - g) / den
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _loose_fn():
     return sp.lambdify((S.phi, S.a, S.g), S.loose_budget_limit_expr(), "math")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _tight_ratio_fn():
     return sp.lambdify((S.rho, S.k, S.phi, S.a, S.g), S.tight_budget_ratio_expr(), "math")
 
@@ -118,8 +118,9 @@ def loose_budget_limit(*, fidelity, acc_raw, acc_guess) -> float:
     return float(_loose_fn()(_phi_eff(phi, a), a, g))
 
 
-def tight_budget_condition(dist: LengthDist | float, *, compress_ratio, fidelity, acc_raw,
-                           acc_guess) -> TightBudget:
+def tight_budget_condition(
+    dist: LengthDist | float, *, compress_ratio, fidelity, acc_raw, acc_guess
+) -> TightBudget:
     """Whether consolidation wins at every small budget: ``rho^(-k) > kappa``.
 
     Args:
@@ -140,12 +141,18 @@ def tight_budget_condition(dist: LengthDist | float, *, compress_ratio, fidelity
         ratio = math.inf if a * phi_e > g else (-math.inf if a * phi_e < g else -(a - g))
     else:
         ratio = float(_tight_ratio_fn()(rho, k, phi_e, a, g))
-    return TightBudget(holds=bool(value > kap), value=float(value), kappa=float(kap),
-                       tail_exponent=float(k), limit_ratio=float(ratio))
+    return TightBudget(
+        holds=bool(value > kap),
+        value=float(value),
+        kappa=float(kap),
+        tail_exponent=float(k),
+        limit_ratio=float(ratio),
+    )
 
 
-def delta_curve(dist: LengthDist, budgets, *, compress_ratio, fidelity, acc_raw,
-                acc_guess) -> Decomposition:
+def delta_curve(
+    dist: LengthDist, budgets, *, compress_ratio, fidelity, acc_raw, acc_guess
+) -> Decomposition:
     """``dU_o(B)``, ``C_o(B)``, ``R_o(B)`` of the single-cluster model on a grid of budgets.
 
     ``dU = (a phi - g) F(B/rho) - (a - g) F(B)``, ``C = (a phi - g)(F(B/rho) - F(B))``,
@@ -178,8 +185,14 @@ def scan_budgets(dist: LengthDist, compress_ratio: float, *, n_log: int = 400) -
     if dist.name == "empirical":
         q = np.unique(dist._sample)
     else:
-        p = np.concatenate([np.logspace(-300, -13, 288), np.logspace(-12, -1, 111),
-                            np.linspace(0.1, 0.9, 81)[1:-1], 1.0 - np.logspace(-1, -12, 111)])
+        p = np.concatenate(
+            [
+                np.logspace(-300, -13, 288),
+                np.logspace(-12, -1, 111),
+                np.linspace(0.1, 0.9, 81)[1:-1],
+                1.0 - np.logspace(-1, -12, 111),
+            ]
+        )
         q = np.unique(dist.ppf(p))
     q = q[np.isfinite(q) & (q > 0)]
     lo, hi = compress_ratio * q.min() / 2.0, 2.0 * q.max()
@@ -205,11 +218,15 @@ def crossover(dist: LengthDist, *, compress_ratio, fidelity, acc_raw, acc_guess)
     phi_e = _phi_eff(phi, a)
     if a * phi_e <= g:  # dU = (a phi - g) F(B/rho) - (a - g) F(B) <= 0 everywhere
         return Crossover(None, "none", None, REASON_USELESS, kap)
-    if phi_e >= 1.0:    # dU >= (a - g)(F(B/rho) - F(B)) >= 0 everywhere
+    if phi_e >= 1.0:  # dU >= (a - g)(F(B/rho) - F(B)) >= 0 everywhere
         return Crossover(None, "none", None, REASON_NO_LOSS, kap)
 
     def delta(b):
-        return float(decompose_numpy(dist.cdf(b), dist.cdf(b / rho), fidelity=phi, acc_raw=a, acc_guess=g).delta)
+        return float(
+            decompose_numpy(
+                dist.cdf(b), dist.cdf(b / rho), fidelity=phi, acc_raw=a, acc_guess=g
+            ).delta
+        )
 
     pts = scan_budgets(dist, rho)
     f_b, f_s = dist.cdf(pts), dist.cdf(pts / rho)
@@ -220,9 +237,16 @@ def crossover(dist: LengthDist, *, compress_ratio, fidelity, acc_raw, acc_guess)
     idx = np.flatnonzero(sign)
     changes = [(i, j) for i, j in zip(idx[:-1], idx[1:]) if sign[i] != sign[j]]
     if not changes:
-        tight = tight_budget_condition(dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
-        reason = REASON_WEAK if not tight.holds else (
-            "dU < 0 on the whole scan: the crossover lies below the budgets where F(B) >= 1e-300")
+        tight = tight_budget_condition(
+            dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g
+        )
+        reason = (
+            REASON_WEAK
+            if not tight.holds
+            else (
+                "dU < 0 on the whole scan: the crossover lies below the budgets where F(B) >= 1e-300"
+            )
+        )
         return Crossover(None, "none", None, reason, kap)
     roots = []
     for i, j in changes:
@@ -233,10 +257,14 @@ def crossover(dist: LengthDist, *, compress_ratio, fidelity, acc_raw, acc_guess)
         root, _, bracket = roots[0]
         return Crossover(float(root), "unique", bracket, None, kap)
     down = [r for r, is_down, _ in roots if is_down]
-    return Crossover(float(down[-1]) if down else None, "multiple",
-                     (float(roots[0][0]), float(roots[-1][0])),
-                     f"dU changes sign {len(roots)} times on the scan; crossover_budget is the largest "
-                     "+ -> - root", kap)
+    return Crossover(
+        float(down[-1]) if down else None,
+        "multiple",
+        (float(roots[0][0]), float(roots[-1][0])),
+        f"dU changes sign {len(roots)} times on the scan; crossover_budget is the largest "
+        "+ -> - root",
+        kap,
+    )
 
 
 def elasticity_nonincreasing(dist: LengthDist, *, n: int = 400, rtol: float = 1e-9) -> bool:
@@ -252,8 +280,13 @@ def elasticity_nonincreasing(dist: LengthDist, *, n: int = 400, rtol: float = 1e
     """
     if not dist.continuous:
         return False
-    p = np.concatenate([np.logspace(-9, -1, n // 4), np.linspace(0.1, 0.9, n // 2)[1:-1],
-                        1.0 - np.logspace(-1, -9, n // 4)])
+    p = np.concatenate(
+        [
+            np.logspace(-9, -1, n // 4),
+            np.linspace(0.1, 0.9, n // 2)[1:-1],
+            1.0 - np.logspace(-1, -9, n // 4),
+        ]
+    )
     xs = np.unique(dist.ppf(p))
     e = dist.elasticity(xs)
     return bool(np.all(np.diff(e) <= rtol * np.max(np.abs(e))))

@@ -18,8 +18,14 @@ import scipy.stats as st
 from theory._checks import check_dist, check_sample, check_scale
 
 # Parameters that carry the unit (tokens), multiplied by s in `scaled`.
-_SCALE_PARAM = {"point": "length", "uniform": "max", "exponential": "mean", "gamma": "scale",
-                "lognormal": "scale", "weibull": "scale"}
+_SCALE_PARAM = {
+    "point": "length",
+    "uniform": "max",
+    "exponential": "mean",
+    "gamma": "scale",
+    "lognormal": "scale",
+    "weibull": "scale",
+}
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -153,7 +159,7 @@ class LengthDist:
         raise AttributeError(f"{self.name} length distribution has no sympy CDF")
 
     # --- transformations --------------------------------------------------------------------
-    def scaled(self, s: float) -> "LengthDist":
+    def scaled(self, s: float) -> LengthDist:
         """The law of ``s L`` (tokens). References: docs/model.md §6.5."""
         s = check_scale(s)
         if self.name == "empirical":

@@ -21,16 +21,16 @@ import sympy as sp
 
 # Symbols of docs/model.md §6. Budgets and lengths are positive; rho in (0, 1) is encoded where a
 # sign has to be decided (see `rho_below_one`).
-B = sp.Symbol("B", positive=True)          # budget, tokens
-x = sp.Symbol("x", positive=True)          # a length, tokens
-s = sp.Symbol("s", positive=True)          # scale factor of the length distribution
-rho = sp.Symbol("rho", positive=True)      # compress_ratio
-phi = sp.Symbol("phi", nonnegative=True)   # fidelity
-a = sp.Symbol("a", positive=True)          # acc_raw
-g = sp.Symbol("g", nonnegative=True)       # acc_guess
-k = sp.Symbol("k", positive=True)          # tail exponent: F(x) ~ c x^k near 0
-c = sp.Symbol("c", positive=True)          # tail constant
-F = sp.Function("F")                       # CDF of the cluster's raw length L
+B = sp.Symbol("B", positive=True)  # budget, tokens
+x = sp.Symbol("x", positive=True)  # a length, tokens
+s = sp.Symbol("s", positive=True)  # scale factor of the length distribution
+rho = sp.Symbol("rho", positive=True)  # compress_ratio
+phi = sp.Symbol("phi", nonnegative=True)  # fidelity
+a = sp.Symbol("a", positive=True)  # acc_raw
+g = sp.Symbol("g", nonnegative=True)  # acc_guess
+k = sp.Symbol("k", positive=True)  # tail exponent: F(x) ~ c x^k near 0
+c = sp.Symbol("c", positive=True)  # tail constant
+F = sp.Function("F")  # CDF of the cluster's raw length L
 
 #: kappa_o = (a - g) / (a phi - g), MODEL §6.
 KAPPA = (a - g) / (a * phi - g)
@@ -44,7 +44,7 @@ class Decomposition(NamedTuple):
     replacement: sp.Expr
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def decomposition() -> Decomposition:
     """Derive ``dU_o(B)``, ``C_o(B)``, ``R_o(B)`` of the single-cluster model from the reader.
 
@@ -60,7 +60,7 @@ def decomposition() -> Decomposition:
     p_fit_raw, p_only_gen, p_none = F(B), F(B / rho) - F(B), 1 - F(B / rho)
     # reader outcome on each event: (under ret, under the operator o)
     outcome = {
-        "raw_fits": (a, a * phi),      # raw is packed under ret; the shorter generated record too
+        "raw_fits": (a, a * phi),  # raw is packed under ret; the shorter generated record too
         "only_gen_fits": (g, a * phi),
         "nothing_fits": (g, g),
     }
@@ -68,7 +68,9 @@ def decomposition() -> Decomposition:
     u_ret = sum(prob[e] * outcome[e][0] for e in prob)
     u_op = sum(prob[e] * outcome[e][1] for e in prob)
     delta = sp.expand(u_op - u_ret)
-    coverage = sp.factor(sum(prob[e] * (outcome[e][1] - outcome[e][0]) for e in ("only_gen_fits", "nothing_fits")))
+    coverage = sp.factor(
+        sum(prob[e] * (outcome[e][1] - outcome[e][0]) for e in ("only_gen_fits", "nothing_fits"))
+    )
     replacement = sp.factor(prob["raw_fits"] * (outcome["raw_fits"][1] - outcome["raw_fits"][0]))
     return Decomposition(delta=delta, coverage=coverage, replacement=replacement)
 
@@ -129,6 +131,7 @@ def uniqueness_lemma_residual() -> sp.Expr:
 
     References: docs/model.md §6.4.
     """
+
     def e(arg):
         return arg * sp.Subs(sp.Derivative(F(x), x), x, arg).doit() / F(arg)
 
@@ -187,7 +190,9 @@ def elasticity_nonincreasing_symbolic(name: str) -> bool | None:
     if name == "weibull":  # reduce to the exponential: e_weibull(x) = k e_exp((x/scale)^k)
         scale = sp.Symbol("scale", positive=True)
         e_exp = elasticity_expr(1 - sp.exp(-x))
-        reduced = elasticity_expr(1 - sp.exp(-(x / scale) ** k)) - k * e_exp.subs(x, (x / scale) ** k)
+        reduced = elasticity_expr(1 - sp.exp(-((x / scale) ** k))) - k * e_exp.subs(
+            x, (x / scale) ** k
+        )
         if sp.simplify(reduced) != 0:
             return None
     if name in ("exponential", "weibull"):

@@ -10,7 +10,8 @@ References: docs/model.md §4, §6.1.
 from __future__ import annotations
 
 import functools
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import sympy as sp
@@ -36,7 +37,7 @@ class Decomposition(NamedTuple):
     replacement: object
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _lambdified(module: str):
     d = decomposition()
     subs = {F(B / rho): f_stretched, F(B): f_budget}
@@ -64,7 +65,9 @@ def decompose_numpy(f_b, f_b_over_rho, *, fidelity, acc_raw, acc_guess) -> Decom
     phi_eff = np.minimum(np.asarray(fidelity, dtype=np.float64), 1.0 / a_)
     out = _lambdified("numpy")(f_b, f_s, phi_eff, a_, np.asarray(acc_guess, dtype=np.float64))
     shape = np.broadcast_shapes(f_b.shape, f_s.shape, phi_eff.shape, np.shape(acc_guess))
-    return Decomposition(*(np.broadcast_to(np.asarray(o, dtype=np.float64), shape).copy() for o in out))
+    return Decomposition(
+        *(np.broadcast_to(np.asarray(o, dtype=np.float64), shape).copy() for o in out)
+    )
 
 
 def decompose_jax(f_b, f_b_over_rho, *, fidelity, acc_raw, acc_guess) -> Decomposition:
@@ -82,7 +85,9 @@ def decompose_jax(f_b, f_b_over_rho, *, fidelity, acc_raw, acc_guess) -> Decompo
     return Decomposition(*(jnp.broadcast_to(jnp.asarray(o, dtype=f_b.dtype), shape) for o in out))
 
 
-def delta_curve_jax(cdf: Callable, budgets, *, compress_ratio, fidelity, acc_raw, acc_guess) -> Decomposition:
+def delta_curve_jax(
+    cdf: Callable, budgets, *, compress_ratio, fidelity, acc_raw, acc_guess
+) -> Decomposition:
     """`decompose_jax` at ``F(B)`` and ``F(B / rho)`` for a jax-traceable CDF ``cdf``.
 
     Args:
@@ -98,5 +103,10 @@ def delta_curve_jax(cdf: Callable, budgets, *, compress_ratio, fidelity, acc_raw
     import jax.numpy as jnp
 
     budgets = jnp.asarray(budgets)
-    return decompose_jax(cdf(budgets), cdf(budgets / compress_ratio), fidelity=fidelity,
-                         acc_raw=acc_raw, acc_guess=acc_guess)
+    return decompose_jax(
+        cdf(budgets),
+        cdf(budgets / compress_ratio),
+        fidelity=fidelity,
+        acc_raw=acc_raw,
+        acc_guess=acc_guess,
+    )

@@ -12,15 +12,28 @@ from oas.real._bm25 import bm25_order, bm25_scores
 from oas.real._embed import Embedder, HashedTfidf, SentenceTransformerEmbedder, make_embedder
 from oas.real._fetch import DATASETS, Fetched, cached_path, data_dir, fetch, resolve_data, sha256_of
 from oas.real._instances import Packed, cluster_of, order_records, pack, render
-from oas.real._locomo import LoadReport, Loaded, load_locomo, parse_ids
+from oas.real._locomo import Loaded, LoadReport, load_locomo, parse_ids
 from oas.real._longmemeval import load_longmemeval
 from oas.real._operators import DatasetOperators, ExtractiveOperators, make_operators
 from oas.real._pair import DEFAULT_BUDGETS, Crossover, PairConfig, crossover, query_rows, summarize
-from oas.real._readers import LexicalReader, SentenceReader, answer_recall, lexical_correct, make_reader
+from oas.real._readers import (
+    LexicalReader,
+    SentenceReader,
+    answer_recall,
+    lexical_correct,
+    make_reader,
+)
 from oas.real._run import PairJob, run_pair_job
 from oas.real._text import (
-    RegexTokenizer, TiktokenTokenizer, Tokenizer, content_tokens, make_tokenizer, match_terms, normalize,
-    split_sentences, stem,
+    RegexTokenizer,
+    TiktokenTokenizer,
+    Tokenizer,
+    content_tokens,
+    make_tokenizer,
+    match_terms,
+    normalize,
+    split_sentences,
+    stem,
 )
 from oas.real._types import Conversation, OperatorBackend, Query, Reader, Record, Session
 
@@ -33,16 +46,59 @@ def embed_texts(texts):
 
 
 __all__ = [
-    "Conversation", "Session", "Record", "Query", "OperatorBackend", "Reader",
-    "load_locomo", "load_longmemeval", "LoadReport", "Loaded", "parse_ids",
-    "DATASETS", "Fetched", "fetch", "data_dir", "cached_path", "resolve_data", "sha256_of",
-    "normalize", "content_tokens", "stem", "match_terms", "split_sentences",
-    "Tokenizer", "RegexTokenizer", "TiktokenTokenizer", "make_tokenizer",
-    "Embedder", "HashedTfidf", "SentenceTransformerEmbedder", "make_embedder", "embed_texts",
-    "bm25_scores", "bm25_order",
-    "cluster_of", "render", "order_records", "pack", "Packed",
-    "DatasetOperators", "ExtractiveOperators", "make_operators",
-    "LexicalReader", "SentenceReader", "lexical_correct", "answer_recall", "make_reader",
-    "PairConfig", "DEFAULT_BUDGETS", "query_rows", "summarize", "crossover", "Crossover",
-    "PairJob", "run_pair_job",
+    "DATASETS",
+    "DEFAULT_BUDGETS",
+    "Conversation",
+    "Crossover",
+    "DatasetOperators",
+    "Embedder",
+    "ExtractiveOperators",
+    "Fetched",
+    "HashedTfidf",
+    "LexicalReader",
+    "LoadReport",
+    "Loaded",
+    "OperatorBackend",
+    "Packed",
+    "PairConfig",
+    "PairJob",
+    "Query",
+    "Reader",
+    "Record",
+    "RegexTokenizer",
+    "SentenceReader",
+    "SentenceTransformerEmbedder",
+    "Session",
+    "TiktokenTokenizer",
+    "Tokenizer",
+    "answer_recall",
+    "bm25_order",
+    "bm25_scores",
+    "cached_path",
+    "cluster_of",
+    "content_tokens",
+    "crossover",
+    "data_dir",
+    "embed_texts",
+    "fetch",
+    "lexical_correct",
+    "load_locomo",
+    "load_longmemeval",
+    "make_embedder",
+    "make_operators",
+    "make_reader",
+    "make_tokenizer",
+    "match_terms",
+    "normalize",
+    "order_records",
+    "pack",
+    "parse_ids",
+    "query_rows",
+    "render",
+    "resolve_data",
+    "run_pair_job",
+    "sha256_of",
+    "split_sentences",
+    "stem",
+    "summarize",
 ]

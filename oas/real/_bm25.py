@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from oas.real._text import match_terms
 
 
-def bm25_scores(query: str, documents: Sequence[str], *, k1: float = 1.5, b: float = 0.75) -> np.ndarray:
+def bm25_scores(
+    query: str, documents: Sequence[str], *, k1: float = 1.5, b: float = 0.75
+) -> np.ndarray:
     """BM25 score of each document for ``query``, with corpus statistics from ``documents``.
 
     Args:

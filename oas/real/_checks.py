@@ -21,10 +21,14 @@ def read_json(path: str | Path, what: str) -> Any:
         with open(path, encoding="utf-8") as f:
             return json.load(f)
     except json.JSONDecodeError as e:
-        raise InputError(f"{what} file {str(path)!r} is not valid JSON: {e.msg} at line {e.lineno}, "
-                         f"column {e.colno}.") from None
+        raise InputError(
+            f"{what} file {str(path)!r} is not valid JSON: {e.msg} at line {e.lineno}, "
+            f"column {e.colno}."
+        ) from None
     except UnicodeDecodeError as e:
-        raise InputError(f"{what} file {str(path)!r} is not UTF-8 text: {e.reason} at byte {e.start}.") from None
+        raise InputError(
+            f"{what} file {str(path)!r} is not UTF-8 text: {e.reason} at byte {e.start}."
+        ) from None
 
 
 def require(obj: Any, field: str, where: str, kind: type | tuple[type, ...] | None = None) -> Any:
@@ -36,7 +40,9 @@ def require(obj: Any, field: str, where: str, kind: type | tuple[type, ...] | No
     value = obj[field]
     if kind is not None and not isinstance(value, kind):
         names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise InputError(f"{where}: field {field!r} must be {_article(names)}; got {type(value).__name__}.")
+        raise InputError(
+            f"{where}: field {field!r} must be {_article(names)}; got {type(value).__name__}."
+        )
     return value
 
 

@@ -20,17 +20,24 @@ def register(subparsers) -> None:
     """Add ``retcon data fetch NAME`` and ``retcon data path NAME``."""
     from retcon.cli import add_common
 
-    data = subparsers.add_parser("data", help="get and locate real datasets (LoCoMo)",
-                                 description="Download the pinned LoCoMo file into the data cache "
-                                             "($RETCON_DATA_DIR, else ~/.cache/retcon) and check its sha256.")
+    data = subparsers.add_parser(
+        "data",
+        help="get and locate real datasets (LoCoMo)",
+        description="Download the pinned LoCoMo file into the data cache "
+        "($RETCON_DATA_DIR, else ~/.cache/retcon) and check its sha256.",
+    )
     sub = data.add_subparsers(dest="data_command", metavar="ACTION")
-    fetch = sub.add_parser("fetch", help="download a dataset into the cache (no download if present and valid)")
+    fetch = sub.add_parser(
+        "fetch", help="download a dataset into the cache (no download if present and valid)"
+    )
     fetch.add_argument("name", choices=["locomo"])
     fetch.add_argument("--url", default=None, help="override the pinned address (mirror, file://)")
     fetch.add_argument("--sha256", default=None, help="override the pinned checksum (with --url)")
     add_common(fetch, out=False, seed=False)
     fetch.set_defaults(func=run_fetch)
-    path = sub.add_parser("path", help="print where a dataset lives in the cache and whether it is valid")
+    path = sub.add_parser(
+        "path", help="print where a dataset lives in the cache and whether it is valid"
+    )
     path.add_argument("name", choices=["locomo"])
     add_common(path, out=False, seed=False)
     path.set_defaults(func=run_path)
@@ -41,9 +48,11 @@ def register_pair(pair_subparsers) -> None:
     """Add ``locomo`` and ``longmemeval`` under ``retcon pair``."""
     for name, default_ops in (("locomo", "dataset"), ("longmemeval", "extractive")):
         p = pair_subparsers.add_parser(
-            name, help=f"paired data from {'LoCoMo' if name == 'locomo' else 'LongMemEval'}",
+            name,
+            help=f"paired data from {'LoCoMo' if name == 'locomo' else 'LongMemEval'}",
             description="One row per question x budget with the outcomes of ret, merge, abstract and "
-                        "rewrite under the oracle-evidence protocol (docs/real-data.md).")
+            "rewrite under the oracle-evidence protocol (docs/real-data.md).",
+        )
         _add_pair_options(p, name, default_ops)
         p.set_defaults(func=run_pair, dataset=name)
 
@@ -56,51 +65,112 @@ def _budgets(text: str) -> list[int]:
         try:
             out.append(int(piece))
         except ValueError:
-            raise InputError(f"--budgets must be positive integers (tokens); got {piece!r}.") from None
+            raise InputError(
+                f"--budgets must be positive integers (tokens); got {piece!r}."
+            ) from None
     return out
 
 
 def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -> None:
     from retcon.cli import add_common
 
-    p.add_argument("--data", metavar="PATH", default=None,
-                   help="dataset file" + (" (default: the cache; see `retcon data fetch locomo`)"
-                                          if name == "locomo" else " (required: longmemeval_oracle.json, _s or _m)"))
-    p.add_argument("--out", metavar="FILE", required=True,
-                   help="paired-data file (.jsonl or .csv); resumable, written atomically")
-    p.add_argument("--operators", choices=["dataset", "extractive", "llm"], default=default_ops,
-                   help=f"operator backend (default {default_ops})")
-    p.add_argument("--reader", choices=["lexical", "sentence", "llm"], default="lexical",
-                   help="reader (default lexical)")
-    p.add_argument("--budgets", default=None,
-                   help="budgets in tokens, comma or space separated (default 32,64,128,256,512,1024,2048)")
-    p.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N questions")
-    p.add_argument("--granularity", choices=["session", "turn"], default="session",
-                   help="cluster = evidence sessions (default) or evidence turns")
-    p.add_argument("--order", choices=["chronological", "bm25"], default="chronological",
-                   help="retriever order of the packed records (default chronological)")
-    p.add_argument("--packing", choices=["cut", "prefix", "skip"], default="cut",
-                   help="cut (default): prefix packing with the last record cut to the budget; "
-                        "prefix: stop at the first record that does not fit; skip: skip it, try the next")
-    p.add_argument("--tokenizer", default="regex", help="regex (default, no download) or tiktoken[:ENCODING]")
-    p.add_argument("--embedder", default="hashed-tfidf",
-                   help="hashed-tfidf (default, no download) or sentence-transformers[:MODEL]")
-    p.add_argument("--sentence-threshold", type=float, default=0.5,
-                   help="sentence reader: gold-answer token recall counted correct (default 0.5)")
+    p.add_argument(
+        "--data",
+        metavar="PATH",
+        default=None,
+        help="dataset file"
+        + (
+            " (default: the cache; see `retcon data fetch locomo`)"
+            if name == "locomo"
+            else " (required: longmemeval_oracle.json, _s or _m)"
+        ),
+    )
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        required=True,
+        help="paired-data file (.jsonl or .csv); resumable, written atomically",
+    )
+    p.add_argument(
+        "--operators",
+        choices=["dataset", "extractive", "llm"],
+        default=default_ops,
+        help=f"operator backend (default {default_ops})",
+    )
+    p.add_argument(
+        "--reader",
+        choices=["lexical", "sentence", "llm"],
+        default="lexical",
+        help="reader (default lexical)",
+    )
+    p.add_argument(
+        "--budgets",
+        default=None,
+        help="budgets in tokens, comma or space separated (default 32,64,128,256,512,1024,2048)",
+    )
+    p.add_argument(
+        "--limit", type=int, default=None, metavar="N", help="only the first N questions"
+    )
+    p.add_argument(
+        "--granularity",
+        choices=["session", "turn"],
+        default="session",
+        help="cluster = evidence sessions (default) or evidence turns",
+    )
+    p.add_argument(
+        "--order",
+        choices=["chronological", "bm25"],
+        default="chronological",
+        help="retriever order of the packed records (default chronological)",
+    )
+    p.add_argument(
+        "--packing",
+        choices=["cut", "prefix", "skip"],
+        default="cut",
+        help="cut (default): prefix packing with the last record cut to the budget; "
+        "prefix: stop at the first record that does not fit; skip: skip it, try the next",
+    )
+    p.add_argument(
+        "--tokenizer", default="regex", help="regex (default, no download) or tiktoken[:ENCODING]"
+    )
+    p.add_argument(
+        "--embedder",
+        default="hashed-tfidf",
+        help="hashed-tfidf (default, no download) or sentence-transformers[:MODEL]",
+    )
+    p.add_argument(
+        "--sentence-threshold",
+        type=float,
+        default=0.5,
+        help="sentence reader: gold-answer token recall counted correct (default 0.5)",
+    )
     if name == "locomo":
-        p.add_argument("--strict", action="store_true",
-                       help="error on any evidence id that names no turn or had to be repaired")
+        p.add_argument(
+            "--strict",
+            action="store_true",
+            help="error on any evidence id that names no turn or had to be repaired",
+        )
     else:
-        p.add_argument("--include-abstention", action="store_true",
-                       help="keep the _abs (abstention) questions (excluded by default)")
+        p.add_argument(
+            "--include-abstention",
+            action="store_true",
+            help="keep the _abs (abstention) questions (excluded by default)",
+        )
     g = p.add_argument_group("llm", _LLM_HELP)
-    g.add_argument("--llm-base-url", default=None,
-                   help="default $RETCON_LLM_BASE_URL, else $OPENAI_BASE_URL")
+    g.add_argument(
+        "--llm-base-url", default=None, help="default $RETCON_LLM_BASE_URL, else $OPENAI_BASE_URL"
+    )
     g.add_argument("--llm-model", default=None, help="default $RETCON_LLM_MODEL")
-    g.add_argument("--llm-api-key", default=None, help="default $RETCON_LLM_API_KEY, else $OPENAI_API_KEY")
+    g.add_argument(
+        "--llm-api-key", default=None, help="default $RETCON_LLM_API_KEY, else $OPENAI_API_KEY"
+    )
     g.add_argument("--llm-cache", metavar="DIR", default=None, help="response cache folder")
-    g.add_argument("--llm-judge", choices=["lexical", "llm"], default="lexical",
-                   help="--reader llm: judge its answer by the lexical rule (default) or by the LLM (yes/no)")
+    g.add_argument(
+        "--llm-judge",
+        choices=["lexical", "llm"],
+        default="lexical",
+        help="--reader llm: judge its answer by the lexical rule (default) or by the LLM (yes/no)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     add_common(p, out=False)
 
@@ -109,7 +179,9 @@ def llm_options(args) -> dict:
     """Endpoint options for the ``llm`` backend and reader: flags, else environment."""
     env = os.environ
     return {
-        "base_url": args.llm_base_url or env.get("RETCON_LLM_BASE_URL") or env.get("OPENAI_BASE_URL"),
+        "base_url": args.llm_base_url
+        or env.get("RETCON_LLM_BASE_URL")
+        or env.get("OPENAI_BASE_URL"),
         "model": args.llm_model or env.get("RETCON_LLM_MODEL"),
         "api_key": args.llm_api_key or env.get("RETCON_LLM_API_KEY") or env.get("OPENAI_API_KEY"),
         "cache_dir": args.llm_cache,
@@ -120,11 +192,18 @@ def run_fetch(args) -> int:
     from oas.real._fetch import fetch
 
     got = fetch(args.name, url=args.url, sha256=args.sha256)
-    info = {"name": args.name, "path": str(got.path), "downloaded": got.downloaded, "sha256": got.sha256}
+    info = {
+        "name": args.name,
+        "path": str(got.path),
+        "downloaded": got.downloaded,
+        "sha256": got.sha256,
+    }
     if args.json:
         print(json.dumps(info))
     else:
-        print(f"{args.name}: {got.path} ({'downloaded' if got.downloaded else 'already in the cache'}; sha256 ok)")
+        print(
+            f"{args.name}: {got.path} ({'downloaded' if got.downloaded else 'already in the cache'}; sha256 ok)"
+        )
     return 0
 
 
@@ -147,12 +226,24 @@ def run_pair(args) -> int:
 
     llm = llm_options(args)
     job = PairJob(
-        dataset=args.dataset, data=args.data, out=args.out, operators=args.operators, reader=args.reader,
-        budgets=tuple(_budgets(args.budgets)) if args.budgets else None, limit=args.limit,
-        granularity=args.granularity, order=args.order, packing=args.packing, tokenizer=args.tokenizer,
-        embedder=args.embedder, sentence_threshold=args.sentence_threshold,
-        strict=getattr(args, "strict", False), include_abstention=getattr(args, "include_abstention", False),
-        llm=llm, llm_judge=args.llm_judge, seed=args.seed,
+        dataset=args.dataset,
+        data=args.data,
+        out=args.out,
+        operators=args.operators,
+        reader=args.reader,
+        budgets=tuple(_budgets(args.budgets)) if args.budgets else None,
+        limit=args.limit,
+        granularity=args.granularity,
+        order=args.order,
+        packing=args.packing,
+        tokenizer=args.tokenizer,
+        embedder=args.embedder,
+        sentence_threshold=args.sentence_threshold,
+        strict=getattr(args, "strict", False),
+        include_abstention=getattr(args, "include_abstention", False),
+        llm=llm,
+        llm_judge=args.llm_judge,
+        seed=args.seed,
     )
     summary = run_pair_job(job, progress=not args.no_progress)
     if args.json:
@@ -161,12 +252,16 @@ def run_pair(args) -> int:
         from oas.real._pair import format_table
 
         rep = summary["load"]
-        print(f"{summary['out']}: {summary['n_rows']} rows, {summary['n_queries']} questions, "
-              f"{summary['n_groups']} conversations ({summary['n_written']} written now, "
-              f"{summary['n_resumed']} resumed).")
-        print(f"excluded: {rep['n_excluded']} ({rep['excluded_reason']}); evidence ids dropped "
-              f"{rep['n_evidence_dropped']}, repaired {rep['n_evidence_repaired']}; questions without "
-              f"evidence {rep['n_no_evidence']}.")
+        print(
+            f"{summary['out']}: {summary['n_rows']} rows, {summary['n_queries']} questions, "
+            f"{summary['n_groups']} conversations ({summary['n_written']} written now, "
+            f"{summary['n_resumed']} resumed)."
+        )
+        print(
+            f"excluded: {rep['n_excluded']} ({rep['excluded_reason']}); evidence ids dropped "
+            f"{rep['n_evidence_dropped']}, repaired {rep['n_evidence_repaired']}; questions without "
+            f"evidence {rep['n_no_evidence']}."
+        )
         print(format_table(summary))
     sys.stdout.flush()
     return 0

@@ -14,20 +14,20 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from typing import Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from retcon._errors import InputError
-
 from oas.real._text import content_tokens
+from retcon._errors import InputError
 
 
 @runtime_checkable
 class Embedder(Protocol):
     name: str
 
-    def fit(self, corpus: Sequence[str]) -> "Embedder":
+    def fit(self, corpus: Sequence[str]) -> Embedder:
         """Corpus statistics (idf); a neural embedder returns itself unchanged."""
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -54,7 +54,7 @@ class HashedTfidf:
         self._n = 0
         self._df: Counter = Counter()
 
-    def fit(self, corpus: Sequence[str]) -> "HashedTfidf":
+    def fit(self, corpus: Sequence[str]) -> HashedTfidf:
         out = HashedTfidf(self.dim)
         out._n = len(corpus)
         out._df = Counter(t for text in corpus for t in set(content_tokens(text)))
@@ -83,16 +83,20 @@ class SentenceTransformerEmbedder:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
-            raise InputError("--embedder sentence-transformers needs the optional extra 'embeddings' "
-                             "(pip install 'retcon[embeddings]'); got no sentence_transformers module.") from None
+            raise InputError(
+                "--embedder sentence-transformers needs the optional extra 'embeddings' "
+                "(pip install 'retcon[embeddings]'); got no sentence_transformers module."
+            ) from None
         self._model = SentenceTransformer(model)
         self.name = f"sentence-transformers:{model}"
 
-    def fit(self, corpus: Sequence[str]) -> "SentenceTransformerEmbedder":
+    def fit(self, corpus: Sequence[str]) -> SentenceTransformerEmbedder:
         return self
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return np.asarray(self._model.encode(list(texts), normalize_embeddings=True), dtype=np.float64)
+        return np.asarray(
+            self._model.encode(list(texts), normalize_embeddings=True), dtype=np.float64
+        )
 
 
 def make_embedder(name: str = "hashed-tfidf") -> Embedder:
@@ -102,4 +106,6 @@ def make_embedder(name: str = "hashed-tfidf") -> Embedder:
     if name == "sentence-transformers" or name.startswith("sentence-transformers:"):
         model = name.partition(":")[2]
         return SentenceTransformerEmbedder(model) if model else SentenceTransformerEmbedder()
-    raise InputError(f"--embedder must be 'hashed-tfidf' or 'sentence-transformers[:MODEL]'; got {name!r}.")
+    raise InputError(
+        f"--embedder must be 'hashed-tfidf' or 'sentence-transformers[:MODEL]'; got {name!r}."
+    )

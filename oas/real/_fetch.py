@@ -25,7 +25,7 @@ DATASETS = {
     "locomo": {
         "filename": "locomo10.json",
         "url": "https://raw.githubusercontent.com/snap-research/locomo/"
-               "3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376/data/locomo10.json",
+        "3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376/data/locomo10.json",
         "sha256": "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4",
         "size": 2805274,
         "license": "CC BY-NC 4.0 (Maharana et al., ACL 2024)",
@@ -66,8 +66,13 @@ def cached_path(name: str) -> Path:
     return data_dir() / DATASETS[name]["filename"]
 
 
-def fetch(name: str = "locomo", *, url: str | None = None, sha256: str | None = None,
-          timeout: float = 60.0) -> Fetched:
+def fetch(
+    name: str = "locomo",
+    *,
+    url: str | None = None,
+    sha256: str | None = None,
+    timeout: float = 60.0,
+) -> Fetched:
     """Make sure the pinned file of ``name`` is in the cache, downloading it if needed.
 
     Args:
@@ -92,11 +97,16 @@ def fetch(name: str = "locomo", *, url: str | None = None, sha256: str | None = 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise InputError(f"cannot create the data cache {str(path.parent)!r} ({e.strerror}); set "
-                         f"RETCON_DATA_DIR to a writable folder.") from None
+        raise InputError(
+            f"cannot create the data cache {str(path.parent)!r} ({e.strerror}); set "
+            f"RETCON_DATA_DIR to a writable folder."
+        ) from None
     if not os.access(path.parent, os.W_OK):
-        raise InputError(f"the data cache {str(path.parent)!r} is not writable; set RETCON_DATA_DIR to a "
-                         f"writable folder or pass --data PATH.")
+        raise InputError(
+            f"the data cache {str(path.parent)!r} is not writable; set RETCON_DATA_DIR to a "
+            f"writable folder or pass --data PATH."
+        )
+
     def download(out) -> None:
         # Stream into the temporary file of `atomic_write`; raising here leaves nothing behind.
         h = hashlib.sha256()
@@ -107,11 +117,15 @@ def fetch(name: str = "locomo", *, url: str | None = None, sha256: str | None = 
                     out.write(chunk)
         except (urllib.error.URLError, OSError, ValueError) as e:
             reason = getattr(e, "reason", None) or e
-            raise InputError(f"download of {name} from {url} failed: {reason}. Pass --data PATH to use "
-                             f"a copy you have.") from None
+            raise InputError(
+                f"download of {name} from {url} failed: {reason}. Pass --data PATH to use "
+                f"a copy you have."
+            ) from None
         if h.hexdigest() != want:
-            raise InputError(f"download of {name} from {url}: sha256 {h.hexdigest()} does not match the "
-                             f"pinned {want}; nothing was kept.")
+            raise InputError(
+                f"download of {name} from {url}: sha256 {h.hexdigest()} does not match the "
+                f"pinned {want}; nothing was kept."
+            )
 
     atomic_write(path, download, binary=True)
     return Fetched(path, True, want)
@@ -131,8 +145,12 @@ def resolve_data(name: str, data: str | None) -> Path:
     if name == "locomo":
         p = cached_path("locomo")
         if not p.is_file():
-            raise InputError(f"LoCoMo is not in the data cache ({p}); run `retcon data fetch locomo` or "
-                             f"pass --data PATH.")
+            raise InputError(
+                f"LoCoMo is not in the data cache ({p}); run `retcon data fetch locomo` or "
+                f"pass --data PATH."
+            )
         return p
-    raise InputError(f"{name} needs --data PATH (a LongMemEval file such as longmemeval_oracle.json; "
-                     f"see docs/real-data.md for where to get it).")
+    raise InputError(
+        f"{name} needs --data PATH (a LongMemEval file such as longmemeval_oracle.json; "
+        f"see docs/real-data.md for where to get it)."
+    )

@@ -21,13 +21,13 @@ References: MODEL §1 (cluster, records), §2 (packing, ``X_B^a(q)``), §5 (only
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
-
-from retcon._errors import InputError
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from oas.real._bm25 import bm25_order
 from oas.real._text import Tokenizer
 from oas.real._types import Conversation, Query, Record
+from retcon._errors import InputError
 
 GRANULARITIES = ("session", "turn")
 ORDERS = ("chronological", "bm25")
@@ -36,15 +36,25 @@ PACKINGS = ("prefix", "skip", "cut")
 
 def session_records(conversation: Conversation) -> list[Record]:
     """One record per session: its turns joined by newlines, ``record_id`` = the session id."""
-    return [Record(s.session_id, s.session_id, s.date, "\n".join(r.text for r in s.records),
-                   tuple(r.record_id for r in s.records)) for s in conversation.sessions]
+    return [
+        Record(
+            s.session_id,
+            s.session_id,
+            s.date,
+            "\n".join(r.text for r in s.records),
+            tuple(r.record_id for r in s.records),
+        )
+        for s in conversation.sessions
+    ]
 
 
 def turn_records(conversation: Conversation) -> list[Record]:
     return [r for s in conversation.sessions for r in s.records]
 
 
-def cluster_of(query: Query, conversation: Conversation, granularity: str = "session") -> list[Record]:
+def cluster_of(
+    query: Query, conversation: Conversation, granularity: str = "session"
+) -> list[Record]:
     """The oracle-evidence cluster ``C`` of ``query``, in chronological order.
 
     Args:
@@ -63,8 +73,10 @@ def cluster_of(query: Query, conversation: Conversation, granularity: str = "ses
     where = {r.record_id: s.session_id for s in conversation.sessions for r in s.records}
     missing = [e for e in query.evidence_ids if e not in where]
     if missing:
-        raise InputError(f"query {query.query_id}: field 'evidence' names no turn of conversation "
-                         f"{conversation.conversation_id}: {missing}.")
+        raise InputError(
+            f"query {query.query_id}: field 'evidence' names no turn of conversation "
+            f"{conversation.conversation_id}: {missing}."
+        )
     ev = set(query.evidence_ids)
     if granularity == "turn":
         return [r for r in turn_records(conversation) if r.record_id in ev]
@@ -104,8 +116,9 @@ def order_records(texts: Sequence[str], question: str, order: str = "chronologic
     raise InputError(f"--order must be one of {list(ORDERS)}; got {order!r}.")
 
 
-def pack(texts: Sequence[str], lengths: Sequence[int], budget: int, packing: str,
-         tokenizer: Tokenizer) -> Packed:
+def pack(
+    texts: Sequence[str], lengths: Sequence[int], budget: int, packing: str, tokenizer: Tokenizer
+) -> Packed:
     """Pack rendered records, already in retriever order, under ``budget`` tokens.
 
     Args:

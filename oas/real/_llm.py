@@ -13,14 +13,23 @@ from __future__ import annotations
 import math
 import os
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from oas.real._llm_client import CallStats, ChatClient, LLMEndpointError, resolve_endpoint
 from oas.real._types import Conversation, Query, Record
 from retcon._errors import InputError, check_range
 
-__all__ = ["LLMOperators", "LLMReader", "LLMEndpointError", "CallStats", "parse_yes_no", "PROMPTS",
-           "INSTRUCTIONS", "CAP_SHARE"]
+__all__ = [
+    "CAP_SHARE",
+    "INSTRUCTIONS",
+    "PROMPTS",
+    "CallStats",
+    "LLMEndpointError",
+    "LLMOperators",
+    "LLMReader",
+    "parse_yes_no",
+]
 
 _SYSTEM_NOTES = "You edit memory notes from a conversation. Reply with the note only."
 _SYSTEM_QA = "You answer questions about a conversation using only the memory you are given."
@@ -32,9 +41,9 @@ _SYSTEM_JUDGE = "You grade answers. Reply with yes or no only."
 INSTRUCTIONS = {
     "rewrite": "Rewrite the note above in fewer words. Keep every name, number, date and fact.",
     "merge": "Merge the notes above into one note. Keep every name, number, date and fact, and say "
-             "each fact only once.",
+    "each fact only once.",
     "abstract": "Summarize the notes above in one short, general sentence: what happened, and who "
-                "was involved.",
+    "was involved.",
 }
 # Output cap per action, as a share of the input's approximate token count (MODEL §1: rewrite
 # compresses each record, merge keeps every detail, abstract compresses most).
@@ -45,7 +54,7 @@ PROMPTS = {
     "abstract": "Notes:\n{notes}\n\n" + INSTRUCTIONS["abstract"] + "\n\nSummary:",
     "answer": (
         "Memory:\n{context}\n\nQuestion: {question}{asked}\n"
-        "Answer in a few words. If the memory does not say, answer \"unknown\".\n\nAnswer:"
+        'Answer in a few words. If the memory does not say, answer "unknown".\n\nAnswer:'
     ),
     "judge": (
         "Question: {question}\nCorrect answer: {answer}\nResponse: {response}\n\n"
@@ -54,8 +63,11 @@ PROMPTS = {
 }
 
 # Labels a small model tends to echo before its output; stripped from the reply.
-_LABEL = re.compile(r"^\s*(?:shorter note|rewritten note|merged note|notes?|summary|answer|reply)"
-                    r"(?:\s*\([^)\n]*\))?\s*:\s*", re.IGNORECASE)
+_LABEL = re.compile(
+    r"^\s*(?:shorter note|rewritten note|merged note|notes?|summary|answer|reply)"
+    r"(?:\s*\([^)\n]*\))?\s*:\s*",
+    re.IGNORECASE,
+)
 # What a generated record holds when the model answered nothing: a record must have length > 0
 # (MODEL §1), and an empty generation carries no evidence (fidelity 0).
 EMPTY_GENERATION = "(nothing)"
@@ -64,13 +76,32 @@ EMPTY_GENERATION = "(nothing)"
 class _Endpoint:
     """Shared settings of the backend and the reader: the client and the request parameters."""
 
-    def __init__(self, base_url, model, api_key, cache_dir, temperature, max_tokens, timeout,
-                 max_retries, backoff, seed, sleep):
+    def __init__(
+        self,
+        base_url,
+        model,
+        api_key,
+        cache_dir,
+        temperature,
+        max_tokens,
+        timeout,
+        max_retries,
+        backoff,
+        seed,
+        sleep,
+    ):
         if not (isinstance(max_tokens, int) and max_tokens >= 1):
             raise InputError(f"LLM max_tokens must be an integer >= 1; got {max_tokens!r}.")
         temperature = check_range("LLM temperature", temperature, 0.0, None, low_open=False)
-        cfg = resolve_endpoint(base_url, model, api_key, cache_dir, timeout=timeout,
-                               max_retries=max_retries, backoff=backoff)
+        cfg = resolve_endpoint(
+            base_url,
+            model,
+            api_key,
+            cache_dir,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+        )
         self.client = ChatClient(cfg, **({} if sleep is None else {"sleep": sleep}))
         self.temperature = float(temperature)
         self.max_tokens = max_tokens
@@ -121,12 +152,35 @@ class LLMOperators:
 
     name = "llm"
 
-    def __init__(self, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
-                 cache_dir=None, temperature: float = 0.0, max_tokens: int = 256, timeout: float = 300.0,
-                 max_retries: int = 4, *, backoff: float = 0.5, seed: int | None = 0,
-                 max_input_chars: int | None = None, sleep=None):
-        self._ep = _Endpoint(base_url, model, api_key, cache_dir, temperature, max_tokens, timeout,
-                             max_retries, backoff, seed, sleep)
+    def __init__(
+        self,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
+        cache_dir=None,
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        timeout: float = 300.0,
+        max_retries: int = 4,
+        *,
+        backoff: float = 0.5,
+        seed: int | None = 0,
+        max_input_chars: int | None = None,
+        sleep=None,
+    ):
+        self._ep = _Endpoint(
+            base_url,
+            model,
+            api_key,
+            cache_dir,
+            temperature,
+            max_tokens,
+            timeout,
+            max_retries,
+            backoff,
+            seed,
+            sleep,
+        )
         self.max_input_chars = _max_input_chars(max_input_chars)
 
     @property
@@ -141,8 +195,9 @@ class LLMOperators:
         """``k`` records in, ``k`` out: each record compressed on its own (local)."""
         out = []
         for rec in _check_cluster(cluster, "rewrite"):
-            prompt = PROMPTS["rewrite"].format(date=rec.date or "date unknown",
-                                               text=_cut(rec.text, self.max_input_chars))
+            prompt = PROMPTS["rewrite"].format(
+                date=rec.date or "date unknown", text=_cut(rec.text, self.max_input_chars)
+            )
             text = self._generate("rewrite", prompt, rec.text)
             out.append(_generated("rewrite", [rec], text))
         return out
@@ -151,13 +206,21 @@ class LLMOperators:
         """One record keeping the details of every constituent, cross-record redundancy dropped."""
         recs = _check_cluster(cluster, "merge")
         prompt = PROMPTS["merge"].format(notes=_notes(recs, self.max_input_chars))
-        return [_generated("merge", recs, self._generate("merge", prompt, " ".join(r.text for r in recs)))]
+        return [
+            _generated(
+                "merge", recs, self._generate("merge", prompt, " ".join(r.text for r in recs))
+            )
+        ]
 
     def abstract(self, cluster: Sequence[Record], conversation: Conversation) -> list[Record]:
         """One more general record: most compression, least detail."""
         recs = _check_cluster(cluster, "abstract")
         prompt = PROMPTS["abstract"].format(notes=_notes(recs, self.max_input_chars))
-        return [_generated("abstract", recs, self._generate("abstract", prompt, " ".join(r.text for r in recs)))]
+        return [
+            _generated(
+                "abstract", recs, self._generate("abstract", prompt, " ".join(r.text for r in recs))
+            )
+        ]
 
     def _generate(self, action: str, prompt: str, source_text: str) -> str:
         approx = 1.3 * len(source_text.split())  # ~tokens of the input
@@ -188,14 +251,38 @@ class LLMReader:
 
     name = "llm"
 
-    def __init__(self, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
-                 cache_dir=None, judge: str = "lexical", temperature: float = 0.0, max_tokens: int = 48,
-                 timeout: float = 300.0, max_retries: int = 4, *, backoff: float = 0.5,
-                 seed: int | None = 0, max_input_chars: int | None = None, sleep=None):
+    def __init__(
+        self,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
+        cache_dir=None,
+        judge: str = "lexical",
+        temperature: float = 0.0,
+        max_tokens: int = 48,
+        timeout: float = 300.0,
+        max_retries: int = 4,
+        *,
+        backoff: float = 0.5,
+        seed: int | None = 0,
+        max_input_chars: int | None = None,
+        sleep=None,
+    ):
         if judge not in ("lexical", "llm"):
             raise InputError(f"LLMReader judge must be 'lexical' or 'llm'; got {judge!r}.")
-        self._ep = _Endpoint(base_url, model, api_key, cache_dir, temperature, max_tokens, timeout,
-                             max_retries, backoff, seed, sleep)
+        self._ep = _Endpoint(
+            base_url,
+            model,
+            api_key,
+            cache_dir,
+            temperature,
+            max_tokens,
+            timeout,
+            max_retries,
+            backoff,
+            seed,
+            sleep,
+        )
         self.judge = judge
         self.max_input_chars = _max_input_chars(max_input_chars)
         self.unparsed_verdicts = 0
@@ -211,8 +298,11 @@ class LLMReader:
     def answer(self, query: Query, context: str) -> str:
         """The model's answer to ``query`` from ``context`` (cleaned to its first line)."""
         asked = f" (asked on {query.date})" if query.date else ""
-        prompt = PROMPTS["answer"].format(context=_cut(context.strip(), self.max_input_chars) or "(empty)",
-                                          question=query.text.strip(), asked=asked)
+        prompt = PROMPTS["answer"].format(
+            context=_cut(context.strip(), self.max_input_chars) or "(empty)",
+            question=query.text.strip(),
+            asked=asked,
+        )
         reply = clean_reply(self._ep.ask(_SYSTEM_QA, prompt, self._ep.max_tokens))
         return reply.split("\n", 1)[0].strip()
 
@@ -221,8 +311,11 @@ class LLMReader:
         response = self.answer(query, context)
         if self.judge == "lexical":
             return 1.0 if _lexical_correct(query.answer, response) else 0.0
-        prompt = PROMPTS["judge"].format(question=query.text.strip(), answer=str(query.answer).strip(),
-                                         response=response or "(no answer)")
+        prompt = PROMPTS["judge"].format(
+            question=query.text.strip(),
+            answer=str(query.answer).strip(),
+            response=response or "(no answer)",
+        )
         verdict = parse_yes_no(self._ep.ask(_SYSTEM_JUDGE, prompt, 8))
         if verdict is None:
             self.unparsed_verdicts += 1
@@ -261,17 +354,24 @@ def _lexical_correct(gold: str, response: str) -> bool:
 def _check_cluster(cluster: Sequence[Record], action: str) -> list[Record]:
     recs = list(cluster)
     if not recs:
-        raise InputError(f"LLMOperators.{action}: the cluster is empty; expected at least one record.")
+        raise InputError(
+            f"LLMOperators.{action}: the cluster is empty; expected at least one record."
+        )
     return recs
 
 
 def _notes(recs: Sequence[Record], max_chars: int | None) -> str:
-    lines = [f"{i}. ({r.date or 'date unknown'}) {' '.join(r.text.split())}" for i, r in enumerate(recs, 1)]
+    lines = [
+        f"{i}. ({r.date or 'date unknown'}) {' '.join(r.text.split())}"
+        for i, r in enumerate(recs, 1)
+    ]
     return _cut("\n".join(lines), max_chars)
 
 
 def _cut(text: str, max_chars: int | None) -> str:
-    return text if max_chars is None or len(text) <= max_chars else text[:max_chars].rstrip() + " ..."
+    return (
+        text if max_chars is None or len(text) <= max_chars else text[:max_chars].rstrip() + " ..."
+    )
 
 
 def _generated(action: str, sources: Sequence[Record], text: str) -> Record:
@@ -279,12 +379,18 @@ def _generated(action: str, sources: Sequence[Record], text: str) -> Record:
     ids = tuple(r.record_id for r in sources)
     raw_ids: list[str] = []
     for r in sources:
-        for s in (r.source_ids or (r.record_id,)):
+        for s in r.source_ids or (r.record_id,):
             if s not in raw_ids:
                 raw_ids.append(s)
     first = sources[0]
-    return Record(record_id=f"{action}({','.join(ids)})", session_id=first.session_id, date=first.date,
-                  text=text, source_ids=tuple(raw_ids), generated_by=action)
+    return Record(
+        record_id=f"{action}({','.join(ids)})",
+        session_id=first.session_id,
+        date=first.date,
+        text=text,
+        source_ids=tuple(raw_ids),
+        generated_by=action,
+    )
 
 
 def _max_input_chars(value: int | None) -> int | None:
@@ -295,7 +401,9 @@ def _max_input_chars(value: int | None) -> int | None:
         try:
             value = int(env)
         except ValueError:
-            raise InputError(f"RETCON_LLM_MAX_INPUT_CHARS must be an integer >= 100; got {env!r}.") from None
+            raise InputError(
+                f"RETCON_LLM_MAX_INPUT_CHARS must be an integer >= 100; got {env!r}."
+            ) from None
     if not (isinstance(value, int) and value >= 100):
         raise InputError(f"LLM max_input_chars must be an integer >= 100; got {value!r}.")
     return value

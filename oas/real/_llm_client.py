@@ -23,7 +23,6 @@ import hashlib
 import http.client
 import json
 import os
-import socket
 import sys
 import time
 import urllib.error
@@ -79,7 +78,9 @@ class EndpointConfig:
 
     def __post_init__(self):
         if not self.base_url.startswith(("http://", "https://")):
-            raise InputError(f"LLM base URL must start with http:// or https://; got {self.base_url!r}.")
+            raise InputError(
+                f"LLM base URL must start with http:// or https://; got {self.base_url!r}."
+            )
         if not self.model:
             raise InputError("LLM model name must not be empty.")
         if not (self.timeout > 0):
@@ -108,8 +109,13 @@ def default_cache_dir() -> Path:
     return base / "retcon" / "llm"
 
 
-def resolve_endpoint(base_url: str | None = None, model: str | None = None, api_key: str | None = None,
-                     cache_dir: str | os.PathLike | None = None, **kwargs: Any) -> EndpointConfig:
+def resolve_endpoint(
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key: str | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    **kwargs: Any,
+) -> EndpointConfig:
     """Build an ``EndpointConfig`` from arguments, else the environment.
 
     Environment: ``RETCON_LLM_BASE_URL`` (else ``OPENAI_BASE_URL``), ``RETCON_LLM_MODEL``,
@@ -121,17 +127,28 @@ def resolve_endpoint(base_url: str | None = None, model: str | None = None, api_
     env = os.environ
     base_url = base_url or env.get("RETCON_LLM_BASE_URL") or env.get("OPENAI_BASE_URL")
     model = model or env.get("RETCON_LLM_MODEL")
-    api_key = api_key if api_key is not None else (env.get("RETCON_LLM_API_KEY") or env.get("OPENAI_API_KEY") or "")
+    api_key = (
+        api_key
+        if api_key is not None
+        else (env.get("RETCON_LLM_API_KEY") or env.get("OPENAI_API_KEY") or "")
+    )
     if not base_url:
-        raise InputError("no LLM endpoint configured: pass --llm-base-url (e.g. http://127.0.0.1:8080/v1) "
-                         "or set RETCON_LLM_BASE_URL (or OPENAI_BASE_URL).")
+        raise InputError(
+            "no LLM endpoint configured: pass --llm-base-url (e.g. http://127.0.0.1:8080/v1) "
+            "or set RETCON_LLM_BASE_URL (or OPENAI_BASE_URL)."
+        )
     if not model:
         raise InputError("no LLM model configured: pass --llm-model or set RETCON_LLM_MODEL.")
     base_url = base_url.strip().rstrip("/")
     if base_url.endswith("/chat/completions"):
         base_url = base_url[: -len("/chat/completions")]
-    return EndpointConfig(base_url=base_url, model=model, api_key=api_key,
-                          cache_dir=Path(cache_dir).expanduser() if cache_dir else default_cache_dir(), **kwargs)
+    return EndpointConfig(
+        base_url=base_url,
+        model=model,
+        api_key=api_key,
+        cache_dir=Path(cache_dir).expanduser() if cache_dir else default_cache_dir(),
+        **kwargs,
+    )
 
 
 def cache_key(model: str, messages: list[dict], params: dict) -> str:
@@ -178,8 +195,17 @@ class ChatClient:
             return cached
         self._misses += 1
         text = self._request(messages, params)
-        write_json_atomic(path, {"key": key, "format": CACHE_FORMAT, "model": self.config.model,
-                                 "messages": messages, "params": params, "response": text})
+        write_json_atomic(
+            path,
+            {
+                "key": key,
+                "format": CACHE_FORMAT,
+                "model": self.config.model,
+                "messages": messages,
+                "params": params,
+                "response": text,
+            },
+        )
         return text
 
     def _request(self, messages: list[dict], params: dict) -> str:
@@ -203,10 +229,10 @@ class ChatClient:
                 last = f"HTTP {e.code}: {_snippet(_safe_read(e))}"
                 if e.code in _RETRY_STATUS:
                     continue
-                raise LLMEndpointError(f"LLM endpoint {cfg.url} refused the request (model {cfg.model!r}); "
-                                       f"{last}") from None
-            except (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError,
-                    socket.timeout, OSError) as e:
+                raise LLMEndpointError(
+                    f"LLM endpoint {cfg.url} refused the request (model {cfg.model!r}); {last}"
+                ) from None
+            except (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError, OSError) as e:
                 last = _snippet(f"{type(e).__name__}: {getattr(e, 'reason', e)}")
                 continue
             text = _parse_content(raw)
@@ -214,7 +240,9 @@ class ChatClient:
                 last = f"garbage response (no choices[0].message.content): {_snippet(raw.decode('utf-8', 'replace'))}"
                 continue
             return text
-        raise LLMEndpointError(f"LLM endpoint {cfg.url} failed after {tries} tries; last failure: {last}")
+        raise LLMEndpointError(
+            f"LLM endpoint {cfg.url} failed after {tries} tries; last failure: {last}"
+        )
 
 
 def _parse_content(raw: bytes) -> str | None:
@@ -233,7 +261,11 @@ def _read_entry(path: Path, key: str) -> str | None:
         entry = json.loads(path.read_text(encoding="utf-8"))
     except (FileNotFoundError, ValueError, UnicodeDecodeError):
         return None
-    if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("response"), str):
+    if (
+        not isinstance(entry, dict)
+        or entry.get("key") != key
+        or not isinstance(entry.get("response"), str)
+    ):
         return None
     return entry["response"]
 
@@ -241,7 +273,7 @@ def _read_entry(path: Path, key: str) -> str | None:
 def _safe_read(e: urllib.error.HTTPError) -> str:
     try:
         return e.read().decode("utf-8", "replace")
-    except Exception:  # noqa: BLE001 - a failed body read must not hide the status
+    except Exception:
         return ""
 
 

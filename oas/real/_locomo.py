@@ -22,11 +22,10 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-from retcon._errors import InputError
-from retcon._vocab import LOCOMO_ADVERSARIAL, LOCOMO_CATEGORY
-
 from oas.real._checks import expect_list, read_json, require
 from oas.real._types import Conversation, Query, Record, Session
+from retcon._errors import InputError
+from retcon._vocab import LOCOMO_ADVERSARIAL, LOCOMO_CATEGORY
 
 _ID = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
 _SESSION_KEY = re.compile(r"session_(\d+)")
@@ -92,7 +91,9 @@ def parse_ids(raw, valid: set[str]) -> tuple[list[str], bool, list[str]]:
     return ids, repaired, unresolved
 
 
-def load_locomo(path: str | Path, *, include_adversarial: bool = False, strict: bool = False) -> Loaded:
+def load_locomo(
+    path: str | Path, *, include_adversarial: bool = False, strict: bool = False
+) -> Loaded:
     """Load ``locomo10.json`` into conversations with their sessions, turns and questions.
 
     Args:
@@ -130,7 +131,9 @@ def load_locomo(path: str | Path, *, include_adversarial: bool = False, strict: 
         observations = item.get("observation") or {}
         summaries = item.get("session_summary") or {}
         if not isinstance(observations, dict) or not isinstance(summaries, dict):
-            raise InputError(f"{where}: fields 'observation' and 'session_summary' must be objects.")
+            raise InputError(
+                f"{where}: fields 'observation' and 'session_summary' must be objects."
+            )
 
         sessions = []
         valid: set[str] = set()
@@ -140,7 +143,9 @@ def load_locomo(path: str | Path, *, include_adversarial: bool = False, strict: 
             turns = expect_list(conv[f"session_{n}"], f"{where} field 'conversation.session_{n}'")
             if not turns:
                 continue
-            date = str(require(conv, f"session_{n}_date_time", f"{where} field 'conversation'", str))
+            date = str(
+                require(conv, f"session_{n}_date_time", f"{where} field 'conversation'", str)
+            )
             records = []
             for ti, turn in enumerate(turns):
                 tw = f"{where} session_{n} turn {ti}"
@@ -160,9 +165,15 @@ def load_locomo(path: str | Path, *, include_adversarial: bool = False, strict: 
             obs = []
             facts_by_speaker = observations.get(f"session_{n}_observation", {}) or {}
             if not isinstance(facts_by_speaker, dict):
-                raise InputError(f"{where} field 'observation.session_{n}_observation': expected an object.")
+                raise InputError(
+                    f"{where} field 'observation.session_{n}_observation': expected an object."
+                )
             for speaker, facts in facts_by_speaker.items():
-                for fi, fact in enumerate(expect_list(facts, f"{where} field 'observation.session_{n}_observation.{speaker}'")):
+                for fi, fact in enumerate(
+                    expect_list(
+                        facts, f"{where} field 'observation.session_{n}_observation.{speaker}'"
+                    )
+                ):
                     fw = f"{where} field 'observation.session_{n}_observation.{speaker}[{fi}]'"
                     if not isinstance(fact, list) or len(fact) != 2 or not isinstance(fact[0], str):
                         raise InputError(f"{fw}: expected [fact, dia_id]; got {fact!r:.80}.")
@@ -175,7 +186,9 @@ def load_locomo(path: str | Path, *, include_adversarial: bool = False, strict: 
                         obs.append((fact[0], tuple(ids)))
             summary = summaries.get(f"session_{n}_summary", "")
             if not isinstance(summary, str):
-                raise InputError(f"{where} field 'session_summary.session_{n}_summary': expected a string.")
+                raise InputError(
+                    f"{where} field 'session_summary.session_{n}_summary': expected a string."
+                )
             sessions.append(Session(f"S{n}", date, records, summary, tuple(obs)))
 
         queries = []
@@ -196,18 +209,37 @@ def load_locomo(path: str | Path, *, include_adversarial: bool = False, strict: 
                 raise InputError(f"{qw}: field 'category' must be in 1..5; got {category!r}.")
             ids, repaired, bad = parse_ids(evidence, valid)
             if strict and (repaired or bad):
-                raise InputError(f"{qw}: field 'evidence' {evidence!r} "
-                                 + (f"names no turn: {bad}." if bad else "is not a list of canonical dia_ids."))
+                raise InputError(
+                    f"{qw}: field 'evidence' {evidence!r} "
+                    + (f"names no turn: {bad}." if bad else "is not a list of canonical dia_ids.")
+                )
             n_rep += int(repaired)
             n_drop += len(bad)
             dropped.extend(f"{qw} evidence {b!r}" for b in bad)
             if not ids:
                 n_noev += 1
                 continue
-            queries.append(Query(f"{cid}/q{qi}", cid, question, str(answer), qtype, tuple(ids),
-                                 source_type=str(category)))
+            queries.append(
+                Query(
+                    f"{cid}/q{qi}",
+                    cid,
+                    question,
+                    str(answer),
+                    qtype,
+                    tuple(ids),
+                    source_type=str(category),
+                )
+            )
         n_q += len(queries)
         conversations.append(Conversation(cid, tuple(sessions), tuple(queries)))
-    report = LoadReport(n_q, n_excl, "LoCoMo category 5 (adversarial)", n_rep, n_drop, n_noev, n_obs_drop,
-                        tuple(dropped[:20]))
+    report = LoadReport(
+        n_q,
+        n_excl,
+        "LoCoMo category 5 (adversarial)",
+        n_rep,
+        n_drop,
+        n_noev,
+        n_obs_drop,
+        tuple(dropped[:20]),
+    )
     return Loaded(tuple(conversations), report)

@@ -21,12 +21,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from oas.real._checks import expect_list, read_json, require
+from oas.real._locomo import Loaded, LoadReport
+from oas.real._types import Conversation, Query, Record, Session
 from retcon._errors import InputError
 from retcon._vocab import LONGMEMEVAL_TYPE
-
-from oas.real._checks import expect_list, read_json, require
-from oas.real._locomo import LoadReport, Loaded
-from oas.real._types import Conversation, Query, Record, Session
 
 
 def load_longmemeval(path: str | Path, *, include_abstention: bool = False) -> Loaded:
@@ -60,8 +59,10 @@ def load_longmemeval(path: str | Path, *, include_abstention: bool = False) -> L
         seen.add(qid)
         source_type = require(inst, "question_type", where, str)
         if source_type not in LONGMEMEVAL_TYPE:
-            raise InputError(f"{where}: field 'question_type' must be one of {sorted(LONGMEMEVAL_TYPE)}; "
-                             f"got {source_type!r}.")
+            raise InputError(
+                f"{where}: field 'question_type' must be one of {sorted(LONGMEMEVAL_TYPE)}; "
+                f"got {source_type!r}."
+            )
         question = require(inst, "question", where, str)
         answer = require(inst, "answer", where, (str, int, float))
         haystack = require(inst, "haystack_sessions", where, list)
@@ -69,12 +70,16 @@ def load_longmemeval(path: str | Path, *, include_abstention: bool = False) -> L
         dates = [str(d) for d in require(inst, "haystack_dates", where, list)]
         answer_ids = [str(s) for s in require(inst, "answer_session_ids", where, list)]
         if not (len(haystack) == len(session_ids) == len(dates)):
-            raise InputError(f"{where}: fields 'haystack_sessions', 'haystack_session_ids' and "
-                             f"'haystack_dates' must have equal lengths; got {len(haystack)}, "
-                             f"{len(session_ids)}, {len(dates)}.")
+            raise InputError(
+                f"{where}: fields 'haystack_sessions', 'haystack_session_ids' and "
+                f"'haystack_dates' must have equal lengths; got {len(haystack)}, "
+                f"{len(session_ids)}, {len(dates)}."
+            )
         missing = [s for s in answer_ids if s not in session_ids]
         if missing:
-            raise InputError(f"{where}: field 'answer_session_ids' names no haystack session: {missing}.")
+            raise InputError(
+                f"{where}: field 'answer_session_ids' names no haystack session: {missing}."
+            )
         if qid.endswith("_abs") and not include_abstention:
             n_excl += 1
             continue
@@ -83,7 +88,9 @@ def load_longmemeval(path: str | Path, *, include_abstention: bool = False) -> L
         for si, (sid, date, turns) in enumerate(zip(session_ids, dates, haystack)):
             records = []
             marked = []
-            for ti, turn in enumerate(expect_list(turns, f"{where} field 'haystack_sessions[{si}]'")):
+            for ti, turn in enumerate(
+                expect_list(turns, f"{where} field 'haystack_sessions[{si}]'")
+            ):
                 tw = f"{where} field 'haystack_sessions[{si}][{ti}]'"
                 role = require(turn, "role", tw, str)
                 content = require(turn, "content", tw, str)
@@ -97,8 +104,18 @@ def load_longmemeval(path: str | Path, *, include_abstention: bool = False) -> L
         if not evidence:
             n_noev += 1
             continue
-        query = Query(qid, qid, question, str(answer), LONGMEMEVAL_TYPE[source_type], tuple(evidence),
-                      date=str(inst.get("question_date", "")), source_type=source_type)
+        query = Query(
+            qid,
+            qid,
+            question,
+            str(answer),
+            LONGMEMEVAL_TYPE[source_type],
+            tuple(evidence),
+            date=str(inst.get("question_date", "")),
+            source_type=source_type,
+        )
         conversations.append(Conversation(qid, tuple(sessions), (query,)))
-    report = LoadReport(len(conversations), n_excl, "LongMemEval abstention (_abs)", 0, 0, n_noev, 0, ())
+    report = LoadReport(
+        len(conversations), n_excl, "LongMemEval abstention (_abs)", 0, 0, n_noev, 0, ()
+    )
     return Loaded(tuple(conversations), report)

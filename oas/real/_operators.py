@@ -35,12 +35,11 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Sequence
-
-from retcon._errors import InputError
+from collections.abc import Sequence
 
 from oas.real._text import STOPWORDS, content_tokens, normalize, split_sentences
 from oas.real._types import Conversation, Record, Session
+from retcon._errors import InputError
 
 BACKENDS = ("dataset", "extractive", "llm")
 
@@ -66,8 +65,9 @@ def _dedup(facts: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     return kept
 
 
-def _grouped_record(action: str, cluster: Sequence[Record], items: Sequence[tuple[str, str]],
-                    dates: dict[str, str]) -> list[Record]:
+def _grouped_record(
+    action: str, cluster: Sequence[Record], items: Sequence[tuple[str, str]], dates: dict[str, str]
+) -> list[Record]:
     """One record from ``(session_id, text)`` items; dated groups when several sessions."""
     if not items:
         return []
@@ -75,8 +75,19 @@ def _grouped_record(action: str, cluster: Sequence[Record], items: Sequence[tupl
     sources = tuple(i for r in cluster for i in r.source_ids)
     rid = f"{action}({','.join(r.record_id for r in cluster)})"
     if len(order) == 1:
-        return [Record(rid, order[0], dates.get(order[0], ""), " ".join(t for _, t in items), sources, action)]
-    groups = [f"[{dates.get(sid, '')}] " + " ".join(t for s, t in items if s == sid) for sid in order]
+        return [
+            Record(
+                rid,
+                order[0],
+                dates.get(order[0], ""),
+                " ".join(t for _, t in items),
+                sources,
+                action,
+            )
+        ]
+    groups = [
+        f"[{dates.get(sid, '')}] " + " ".join(t for s, t in items if s == sid) for sid in order
+    ]
     return [Record(rid, order[0], "", "\n".join(groups), sources, action)]
 
 
@@ -88,16 +99,20 @@ class DatasetOperators:
     def _facts(self, record: Record, conversation: Conversation) -> list[str]:
         session = _sessions(conversation).get(record.session_id)
         if session is None:
-            raise InputError(f"conversation {conversation.conversation_id}: record {record.record_id} names "
-                             f"session {record.session_id!r}, which the conversation lacks.")
+            raise InputError(
+                f"conversation {conversation.conversation_id}: record {record.record_id} names "
+                f"session {record.session_id!r}, which the conversation lacks."
+            )
         turns = set(record.source_ids)
         return [fact for fact, ids in session.observations if turns.intersection(ids)]
 
     def _check(self, conversation: Conversation) -> None:
         if not any(s.observations or s.summary for s in conversation.sessions):
-            raise InputError(f"--operators dataset needs the dataset's own observations and session "
-                             f"summaries (LoCoMo); conversation {conversation.conversation_id} has none. "
-                             f"Use --operators extractive or llm.")
+            raise InputError(
+                f"--operators dataset needs the dataset's own observations and session "
+                f"summaries (LoCoMo); conversation {conversation.conversation_id} has none. "
+                f"Use --operators extractive or llm."
+            )
 
     def rewrite(self, cluster: Sequence[Record], conversation: Conversation) -> list[Record]:
         self._check(conversation)
@@ -105,8 +120,16 @@ class DatasetOperators:
         for r in cluster:
             facts = self._facts(r, conversation)
             if facts:
-                out.append(Record(f"rewrite({r.record_id})", r.session_id, r.date, " ".join(facts),
-                                  r.source_ids, "rewrite"))
+                out.append(
+                    Record(
+                        f"rewrite({r.record_id})",
+                        r.session_id,
+                        r.date,
+                        " ".join(facts),
+                        r.source_ids,
+                        "rewrite",
+                    )
+                )
         return out
 
     def merge(self, cluster: Sequence[Record], conversation: Conversation) -> list[Record]:
@@ -122,8 +145,10 @@ class DatasetOperators:
         for sid in dict.fromkeys(r.session_id for r in cluster):
             summary = sessions[sid].summary if sid in sessions else ""
             if not summary.strip():
-                raise InputError(f"conversation {conversation.conversation_id}: session {sid} has no "
-                                 f"session_summary; --operators dataset needs one per session.")
+                raise InputError(
+                    f"conversation {conversation.conversation_id}: session {sid} has no "
+                    f"session_summary; --operators dataset needs one per session."
+                )
             items.append((sid, summary.strip()))
         dates = {s.session_id: s.date for s in conversation.sessions}
         return _grouped_record("abstract", cluster, items, dates)
@@ -205,8 +230,16 @@ class ExtractiveOperators:
         for r in cluster:
             sents = self._rewrite_sentences(r, idf)
             if sents:
-                out.append(Record(f"rewrite({r.record_id})", r.session_id, r.date, " ".join(sents),
-                                  r.source_ids, "rewrite"))
+                out.append(
+                    Record(
+                        f"rewrite({r.record_id})",
+                        r.session_id,
+                        r.date,
+                        " ".join(sents),
+                        r.source_ids,
+                        "rewrite",
+                    )
+                )
         return out
 
     def merge(self, cluster: Sequence[Record], conversation: Conversation) -> list[Record]:

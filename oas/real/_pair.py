@@ -12,20 +12,29 @@ References: MODEL §1-2 (instances, packing), §6 (crossover), §8 (paired data,
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
-from retcon._errors import InputError
-from retcon._vocab import ACTIONS, OPERATORS, VOCABULARIES
-
 from oas.real._checks import check_budgets, check_choice
 from oas.real._embed import Embedder
-from oas.real._instances import GRANULARITIES, ORDERS, PACKINGS, cluster_of, order_records, pack, render, \
-    session_records, turn_records
+from oas.real._instances import (
+    GRANULARITIES,
+    ORDERS,
+    PACKINGS,
+    cluster_of,
+    order_records,
+    pack,
+    render,
+    session_records,
+    turn_records,
+)
 from oas.real._text import Tokenizer
 from oas.real._types import Conversation, Query, Record
+from retcon._errors import InputError
+from retcon._vocab import ACTIONS, OPERATORS, VOCABULARIES
 
 DEFAULT_BUDGETS = (32, 64, 128, 256, 512, 1024, 2048)
 
@@ -64,7 +73,11 @@ class ConversationContext:
 
     def __init__(self, conversation: Conversation, granularity: str, embedder: Embedder):
         self.conversation = conversation
-        corpus = session_records(conversation) if granularity == "session" else turn_records(conversation)
+        corpus = (
+            session_records(conversation)
+            if granularity == "session"
+            else turn_records(conversation)
+        )
         self.embedder = embedder.fit([r.text for r in corpus])
         self.generated: dict[tuple[str, tuple[str, ...]], list[Record]] = {}
 
@@ -76,15 +89,25 @@ class ConversationContext:
         return self.generated[key]
 
 
-def _prepare(records: Sequence[Record], question: str, order: str, tokenizer: Tokenizer) -> _Prepared:
+def _prepare(
+    records: Sequence[Record], question: str, order: str, tokenizer: Tokenizer
+) -> _Prepared:
     texts = [render(r) for r in records]
     idx = order_records(texts, question, order)
     texts = [texts[i] for i in idx]
     return _Prepared(texts, [tokenizer.count(t) for t in texts], [records[i] for i in idx])
 
 
-def query_rows(query: Query, ctx: ConversationContext, *, operators, reader, config: PairConfig,
-               tokenizer: Tokenizer, skip_ids: set[str] = frozenset()) -> list[dict]:
+def query_rows(
+    query: Query,
+    ctx: ConversationContext,
+    *,
+    operators,
+    reader,
+    config: PairConfig,
+    tokenizer: Tokenizer,
+    skip_ids: set[str] = frozenset(),
+) -> list[dict]:
     """The paired-data rows of one query, one per budget not in ``skip_ids``.
 
     Args:
@@ -108,32 +131,49 @@ def query_rows(query: Query, ctx: ConversationContext, *, operators, reader, con
         return []
     vocab_name = next((n for n, v in VOCABULARIES.items() if query.query_type in v), None)
     if vocab_name is None:
-        raise InputError(f"query {query.query_id}: type {query.query_type!r} has no 4-way slot "
-                         f"(MODEL §9); paired data holds only {dict(VOCABULARIES)}.")
+        raise InputError(
+            f"query {query.query_id}: type {query.query_type!r} has no 4-way slot "
+            f"(MODEL §9); paired data holds only {dict(VOCABULARIES)}."
+        )
     slot = VOCABULARIES[vocab_name].index(query.query_type)
     cluster = cluster_of(query, ctx.conversation, config.granularity)
     prepared = {"ret": _prepare(cluster, query.text, config.order, tokenizer)}
     for action in OPERATORS:
-        prepared[action] = _prepare(ctx.generate(operators, action, cluster), query.text, config.order, tokenizer)
+        prepared[action] = _prepare(
+            ctx.generate(operators, action, cluster), query.text, config.order, tokenizer
+        )
     raw = prepared["ret"]
     emb = ctx.embedder.embed([r.text for r in raw.records])
     scores: dict[str, float] = {}
     rows = []
     for budget in todo:
-        row = {"instance_id": f"{query.query_id}@{budget}", "query_id": query.query_id,
-               "group_id": query.conversation_id, "query_type": query.query_type, "budget": budget}
+        row = {
+            "instance_id": f"{query.query_id}@{budget}",
+            "query_id": query.query_id,
+            "group_id": query.conversation_id,
+            "query_type": query.query_type,
+            "budget": budget,
+        }
         for action in ACTIONS:
             p = prepared[action]
             context = pack(p.texts, p.lengths, budget, config.packing, tokenizer).context
             if context not in scores:  # loose budgets repeat the same context
                 y = float(reader.score(query, context)) if context else 0.0
                 if not 0.0 <= y <= 1.0 or math.isnan(y):
-                    raise InputError(f"reader {getattr(reader, 'name', reader)!r} scored query {query.query_id} "
-                                     f"{y!r}; expected a number in [0, 1].")
+                    raise InputError(
+                        f"reader {getattr(reader, 'name', reader)!r} scored query {query.query_id} "
+                        f"{y!r}; expected a number in [0, 1]."
+                    )
                 scores[context] = y
             row[f"y_{action}"] = scores[context]
-        feats = compute_features(budget, raw.lengths, [r.session_id for r in raw.records], emb, slot,
-                                 packing=config.packing)
+        feats = compute_features(
+            budget,
+            raw.lengths,
+            [r.session_id for r in raw.records],
+            emb,
+            slot,
+            packing=config.packing,
+        )
         row.update(zip(FEATURE_NAMES, (float(v) for v in feats)))
         row["meta_source_type"] = query.source_type
         row["meta_cluster_tokens"] = int(sum(raw.lengths))
@@ -143,7 +183,9 @@ def query_rows(query: Query, ctx: ConversationContext, *, operators, reader, con
     return rows
 
 
-def iter_queries(conversations: Sequence[Conversation], limit: int | None = None) -> Iterator[tuple[Conversation, Query]]:
+def iter_queries(
+    conversations: Sequence[Conversation], limit: int | None = None
+) -> Iterator[tuple[Conversation, Query]]:
     """``(conversation, query)`` pairs in file order, the first ``limit`` queries only if given."""
     n = 0
     for conv in conversations:
@@ -187,7 +229,9 @@ def crossover(budgets: Sequence[float], delta: Sequence[float]) -> Crossover:
     b = np.asarray(budgets, dtype=np.float64)
     d = np.asarray(delta, dtype=np.float64)
     if b.shape != d.shape or b.ndim != 1:
-        raise InputError(f"crossover: budgets and delta must be 1-D of one length; got {b.shape} and {d.shape}.")
+        raise InputError(
+            f"crossover: budgets and delta must be 1-D of one length; got {b.shape} and {d.shape}."
+        )
     positive = np.flatnonzero(d > 0)
     reversal = bool(positive.size and d[-1] < 0)
     cross = math.nan
@@ -220,10 +264,16 @@ def summarize(rows: Sequence[dict], *, key=None, n_resamples: int = 1000) -> dic
     b = np.array([float(r["budget"]) for r in rows])
     y = np.array([[float(r[f"y_{a}"]) for a in ACTIONS] for r in rows])
     groups = np.array([str(r["group_id"]) for r in rows])
-    out: dict = {"budgets": budgets, "n_rows": len(rows),
-                 "n_queries": len({r["query_id"] for r in rows}),
-                 "n_groups": len(set(groups.tolist())), "accuracy": {}, "delta": {}, "delta_ci": {},
-                 "crossover": {}}
+    out: dict = {
+        "budgets": budgets,
+        "n_rows": len(rows),
+        "n_queries": len({r["query_id"] for r in rows}),
+        "n_groups": len(set(groups.tolist())),
+        "accuracy": {},
+        "delta": {},
+        "delta_ci": {},
+        "crossover": {},
+    }
     acc = np.array([[y[b == B, j].mean() for B in budgets] for j in range(len(ACTIONS))])
     for j, a in enumerate(ACTIONS):
         out["accuracy"][a] = [float(v) for v in acc[j]]
@@ -231,9 +281,11 @@ def summarize(rows: Sequence[dict], *, key=None, n_resamples: int = 1000) -> dic
         d = acc[j] - acc[0]
         c = crossover(budgets, d)
         out["delta"][o] = [float(v) for v in d]
-        out["crossover"][o] = {"crossover_budget": None if math.isnan(c.crossover_budget) else c.crossover_budget,
-                               "sign_reversal": c.sign_reversal,
-                               "ahead_at_tightest": c.ahead_at_tightest}
+        out["crossover"][o] = {
+            "crossover_budget": None if math.isnan(c.crossover_budget) else c.crossover_budget,
+            "sign_reversal": c.sign_reversal,
+            "ahead_at_tightest": c.ahead_at_tightest,
+        }
         if key is not None:
             from retcon._bootstrap import grouped_bootstrap_mean
 
@@ -242,9 +294,12 @@ def summarize(rows: Sequence[dict], *, key=None, n_resamples: int = 1000) -> dic
             mask = b[:, None] == np.asarray(budgets)[None, :]
             import jax
 
-            ci = grouped_bootstrap_mean(jax.random.fold_in(key, j), values, groups, mask,
-                                        n_resamples=n_resamples)
-            out["delta_ci"][o] = [[float(lo), float(hi)] for lo, hi in zip(np.asarray(ci.lower), np.asarray(ci.upper))]
+            ci = grouped_bootstrap_mean(
+                jax.random.fold_in(key, j), values, groups, mask, n_resamples=n_resamples
+            )
+            out["delta_ci"][o] = [
+                [float(lo), float(hi)] for lo, hi in zip(np.asarray(ci.lower), np.asarray(ci.upper))
+            ]
     return out
 
 
@@ -259,5 +314,8 @@ def format_table(summary: dict) -> str:
         lines.append(f"dU {o:<7}" + "".join(f"{v:+8.3f}" for v in d))
     for o, c in summary["crossover"].items():
         cb = c["crossover_budget"]
-        lines.append(f"crossover {o:<9}: " + (f"B* ~ {cb:.0f} tokens" if cb is not None else "no sign reversal"))
+        lines.append(
+            f"crossover {o:<9}: "
+            + (f"B* ~ {cb:.0f} tokens" if cb is not None else "no sign reversal")
+        )
     return "\n".join(lines)

@@ -16,13 +16,12 @@ References: MODEL §2 (reader ``p(q, X)``), §9 (readers).
 
 from __future__ import annotations
 
-from retcon._errors import InputError
-
 import numpy as np
 
 from oas.real._bm25 import bm25_scores
 from oas.real._text import content_tokens, normalize, split_sentences
 from oas.real._types import Query
+from retcon._errors import InputError
 
 READERS = ("lexical", "sentence", "llm")
 
@@ -86,7 +85,11 @@ class SentenceReader:
     def score(self, query: Query, context: str) -> float:
         if not context:
             return 0.0
-        return 1.0 if answer_recall(query.answer, self.answer(query.text, context)) >= self.threshold else 0.0
+        return (
+            1.0
+            if answer_recall(query.answer, self.answer(query.text, context)) >= self.threshold
+            else 0.0
+        )
 
 
 def make_reader(name: str, **opts):

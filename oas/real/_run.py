@@ -16,13 +16,25 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from oas.real._checks import check_budgets, check_choice
 from retcon._errors import InputError
 
-from oas.real._checks import check_budgets, check_choice
-
 # Options that change the rows; a resumed file must have been written with the same ones.
-_PROTOCOL_FIELDS = ("dataset", "operators", "reader", "budgets", "granularity", "order", "packing",
-                    "tokenizer", "embedder", "sentence_threshold", "strict", "include_abstention", "llm_judge")
+_PROTOCOL_FIELDS = (
+    "dataset",
+    "operators",
+    "reader",
+    "budgets",
+    "granularity",
+    "order",
+    "packing",
+    "tokenizer",
+    "embedder",
+    "sentence_threshold",
+    "strict",
+    "include_abstention",
+    "llm_judge",
+)
 
 
 @dataclass(frozen=True)
@@ -59,13 +71,19 @@ class PairJob:
         if self.limit is not None and self.limit <= 0:
             raise InputError(f"--limit must be a positive integer; got {self.limit}.")
         if not 0.0 < self.sentence_threshold <= 1.0:
-            raise InputError(f"--sentence-threshold must be in (0, 1]; got {self.sentence_threshold:g}.")
+            raise InputError(
+                f"--sentence-threshold must be in (0, 1]; got {self.sentence_threshold:g}."
+            )
         if self.dataset == "longmemeval" and self.operators == "dataset":
-            raise InputError("--operators dataset needs LoCoMo's own observations and session summaries; "
-                             "LongMemEval has none. Use --operators extractive or llm.")
+            raise InputError(
+                "--operators dataset needs LoCoMo's own observations and session summaries; "
+                "LongMemEval has none. Use --operators extractive or llm."
+            )
         suffix = Path(self.out).suffix.lower()
         if suffix not in (".jsonl", ".ndjson", ".csv"):
-            raise InputError(f"--out must end in .jsonl or .csv (resumable formats); got {self.out!r}.")
+            raise InputError(
+                f"--out must end in .jsonl or .csv (resumable formats); got {self.out!r}."
+            )
 
     def protocol(self) -> dict:
         d = asdict(self)
@@ -122,8 +140,10 @@ def _check_resume(job: PairJob, meta_path: Path, out: Path) -> None:
     diff = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
     if diff:
         k = diff[0]
-        raise InputError(f"--out {str(out)!r} was written with {k}={old.get(k)!r}; this run has "
-                         f"{k}={new.get(k)!r}. Rerun with the same options to resume, or choose a new --out.")
+        raise InputError(
+            f"--out {str(out)!r} was written with {k}={old.get(k)!r}; this run has "
+            f"{k}={new.get(k)!r}. Rerun with the same options to resume, or choose a new --out."
+        )
 
 
 def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
@@ -151,10 +171,17 @@ def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
     config = PairConfig(job.budgets, job.granularity, job.order, job.packing)
     pairs = list(iter_queries(loaded.conversations, job.limit))
     if not pairs:
-        raise InputError(f"{data_path}: no questions left to pair (excluded {loaded.report.n_excluded}: "
-                         f"{loaded.report.excluded_reason}; without evidence {loaded.report.n_no_evidence}).")
-    meta = sidecar(job.protocol(), seed=job.seed, command=f"retcon pair {job.dataset}",
-                   data=str(data_path), load=loaded.report._asdict())
+        raise InputError(
+            f"{data_path}: no questions left to pair (excluded {loaded.report.n_excluded}: "
+            f"{loaded.report.excluded_reason}; without evidence {loaded.report.n_no_evidence})."
+        )
+    meta = sidecar(
+        job.protocol(),
+        seed=job.seed,
+        command=f"retcon pair {job.dataset}",
+        data=str(data_path),
+        load=loaded.report._asdict(),
+    )
     write_json_atomic(meta_path, meta)
 
     partial = Path(f"{out}.partial")
@@ -167,14 +194,25 @@ def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
         try:
             from tqdm import tqdm
 
-            bar = tqdm(pairs, desc=f"pair {job.dataset}", unit="q", disable=not progress, file=sys.stderr)
+            bar = tqdm(
+                pairs, desc=f"pair {job.dataset}", unit="q", disable=not progress, file=sys.stderr
+            )
         except ImportError:  # tqdm is a core dependency; stay usable without it
             bar = pairs
         for conv, query in bar:
             if conv.conversation_id not in contexts:
-                contexts = {conv.conversation_id: ConversationContext(conv, job.granularity, embedder)}
-            rows = query_rows(query, contexts[conv.conversation_id], operators=operators, reader=reader,
-                              config=config, tokenizer=tokenizer, skip_ids=done)
+                contexts = {
+                    conv.conversation_id: ConversationContext(conv, job.granularity, embedder)
+                }
+            rows = query_rows(
+                query,
+                contexts[conv.conversation_id],
+                operators=operators,
+                reader=reader,
+                config=config,
+                tokenizer=tokenizer,
+                skip_ids=done,
+            )
             for row in rows:
                 writer.write(row)
                 n_written += 1
@@ -188,11 +226,27 @@ def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
     for r in rows:
         seen.setdefault(r["query_id"], r)
     for action in ("merge", "abstract", "rewrite"):
-        rho = np.array([float(r[f"meta_tokens_{action}"]) / float(r["meta_cluster_tokens"]) for r in seen.values()])
-        ratios[action] = {"median": float(np.median(rho)), "p5": float(np.percentile(rho, 5)),
-                          "p95": float(np.percentile(rho, 95))}
-    summary.update({"out": str(out), "n_written": n_written, "n_resumed": n_resumed,
-                    "load": loaded.report._asdict(), "protocol": job.protocol(), "compress_ratio": ratios})
+        rho = np.array(
+            [
+                float(r[f"meta_tokens_{action}"]) / float(r["meta_cluster_tokens"])
+                for r in seen.values()
+            ]
+        )
+        ratios[action] = {
+            "median": float(np.median(rho)),
+            "p5": float(np.percentile(rho, 5)),
+            "p95": float(np.percentile(rho, 95)),
+        }
+    summary.update(
+        {
+            "out": str(out),
+            "n_written": n_written,
+            "n_resumed": n_resumed,
+            "load": loaded.report._asdict(),
+            "protocol": job.protocol(),
+            "compress_ratio": ratios,
+        }
+    )
     summary["load"]["dropped"] = list(summary["load"]["dropped"])
     calls = {}
     for part, obj in (("operators", operators), ("reader", reader)):

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 from retcon._errors import InputError
 
@@ -30,15 +31,7 @@ _PUNCT_TO_SPACE = re.compile(r"[^\w\s]|_", re.UNICODE)
 # Function words only: never a month ("may", "march"), a number, or a negation ("no", "not"),
 # because LoCoMo and LongMemEval gold answers are often dates, counts and yes/no.
 STOPWORDS = frozenset(
-    """
-    a an the and or but if then than so as of at by for with about against between into through
-    during before after above below to from up down in out on off over under again further once
-    here there when where why how all any both each few more most other some such only own same
-    too very s t can will just don should now i me my myself we our ours ourselves you your yours
-    yourself yourselves he him his himself she her hers herself it its itself they them their
-    theirs themselves what which who whom this that these those am is are was were be been being
-    have has had having do does did doing would could ll re ve d m o y also really
-    """.split()
+    ["a", "an", "the", "and", "or", "but", "if", "then", "than", "so", "as", "of", "at", "by", "for", "with", "about", "against", "between", "into", "through", "during", "before", "after", "above", "below", "to", "from", "up", "down", "in", "out", "on", "off", "over", "under", "again", "further", "once", "here", "there", "when", "where", "why", "how", "all", "any", "both", "each", "few", "more", "most", "other", "some", "such", "only", "own", "same", "too", "very", "s", "t", "can", "will", "just", "don", "should", "now", "i", "me", "my", "myself", "we", "our", "ours", "ourselves", "you", "your", "yours", "yourself", "yourselves", "he", "him", "his", "himself", "she", "her", "hers", "herself", "it", "its", "itself", "they", "them", "their", "theirs", "themselves", "what", "which", "who", "whom", "this", "that", "these", "those", "am", "is", "are", "was", "were", "be", "been", "being", "have", "has", "had", "having", "do", "does", "did", "doing", "would", "could", "ll", "re", "ve", "d", "m", "o", "y", "also", "really"]
 )
 
 
@@ -132,13 +125,17 @@ class TiktokenTokenizer:
         try:
             import tiktoken
         except ImportError:
-            raise InputError("--tokenizer tiktoken needs the optional extra 'tokenizers' "
-                             "(pip install 'retcon[tokenizers]'); got no tiktoken module.") from None
+            raise InputError(
+                "--tokenizer tiktoken needs the optional extra 'tokenizers' "
+                "(pip install 'retcon[tokenizers]'); got no tiktoken module."
+            ) from None
         try:
             self._enc = tiktoken.get_encoding(encoding)
         except Exception as e:  # tiktoken raises network or KeyError types depending on version
-            raise InputError(f"tiktoken encoding {encoding!r} is not available locally "
-                             f"(set TIKTOKEN_CACHE_DIR to a folder holding it); got {type(e).__name__}: {e}.") from None
+            raise InputError(
+                f"tiktoken encoding {encoding!r} is not available locally "
+                f"(set TIKTOKEN_CACHE_DIR to a folder holding it); got {type(e).__name__}: {e}."
+            ) from None
         self.name = f"tiktoken:{encoding}"
 
     def count(self, text: str) -> int:
@@ -146,7 +143,7 @@ class TiktokenTokenizer:
 
     def truncate(self, text: str, n_tokens: int) -> str:
         ids = self._enc.encode(text, disallowed_special=())
-        return text if len(ids) <= n_tokens else self._enc.decode(ids[:max(n_tokens, 0)])
+        return text if len(ids) <= n_tokens else self._enc.decode(ids[: max(n_tokens, 0)])
 
 
 def make_tokenizer(name: str = "regex") -> Tokenizer:

@@ -7,8 +7,9 @@ Operator backends (``dataset``, ``extractive``, ``llm``) and readers (``lexical`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
