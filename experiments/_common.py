@@ -14,7 +14,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 # keys an experiment config may hold, with their types (one table for all experiments)
 KEYS = {
@@ -119,7 +119,7 @@ def run_experiment(name: str, doc: str, argv=None) -> int:
     from paper_checks._experiments import EXPERIMENTS
     from paper_checks._figures import close
     from paper_checks._sources import DataMissing, DependencyMissing
-    from retcon._io import save_figure_atomic, sidecar, write_json_atomic
+    from retcon.output import save_figure_atomic, sidecar, write_json_atomic
 
     args = parser(name, doc).parse_args(argv)
     try:

@@ -14,7 +14,7 @@ from oas._features import (
     compute_features_batch,
 )
 from oas._paired import PairedData, PairedWriter, existing_ids, read_paired, write_paired
-from retcon._lazy import lazy_exports
+from retcon.lazy import lazy_exports
 
 _LAZY = {
     "Router": "oas._router",

@@ -15,8 +15,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from oas._features import FEATURE_NAMES
-from retcon._errors import InputError
-from retcon._vocab import ACTIONS, LOCOMO_TYPES, LONGMEMEVAL_TYPES, VOCABULARIES
+from retcon.errors import InputError
+from retcon.vocab import ACTIONS, LOCOMO_TYPES, LONGMEMEVAL_TYPES, VOCABULARIES
 
 ID_COLUMNS = ("instance_id", "query_id", "group_id")
 OUTCOME_COLUMNS = tuple(f"y_{a}" for a in ACTIONS)

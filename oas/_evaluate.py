@@ -12,7 +12,7 @@ never saw the test groups).
 Metrics per instance, averaged per budget and overall (MODEL §8): accuracy y_chosen; gain over
 always-retain y_chosen - y_ret; regret to the oracle max_a y_a - y_chosen; harm 1{y_chosen < y_ret};
 consolidation 1{chosen != ret}. Each with a grouped bootstrap 95% CI (whole test groups
-resampled, ``retcon._bootstrap.grouped_bootstrap_mean``), and paired differences of accuracy
+resampled, ``retcon.bootstrap.grouped_bootstrap_mean``), and paired differences of accuracy
 (policy minus best-fixed) resampled jointly.
 
 References: MODEL §8 (baselines, metrics).
@@ -31,9 +31,9 @@ from oas._paired import PairedData
 from oas._policy import argmax_policy, calibrated_policy
 from oas._ridge import DEFAULT_PENALTIES, fit_ridge
 from oas._router import Router
-from retcon._bootstrap import grouped_bootstrap_mean
-from retcon._errors import InputError
-from retcon._vocab import ACTIONS
+from retcon.bootstrap import grouped_bootstrap_mean
+from retcon.errors import InputError
+from retcon.vocab import ACTIONS
 
 POLICIES = (
     "always-ret",

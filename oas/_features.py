@@ -15,7 +15,7 @@ Features, in ``FEATURE_NAMES`` order (MODEL §8):
                                   of the unit-normalized record embeddings
   7. ``mean_pairwise_cosine``     mean of cos(e_i, e_j) over pairs i < j; 1.0 for one record
   8-11. ``query_type_0..3``       one-hot of the query type's slot in its vocabulary
-                                  (``retcon._vocab``)
+                                  (``retcon.vocab``)
 
 References: MODEL §2 (packing), §8 (features).
 """
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 FEATURE_NAMES = (
     "budget_over_512",

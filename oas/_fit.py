@@ -17,7 +17,7 @@ from oas._paired import PairedData
 from oas._policy import calibrate_accuracy, calibrate_crc
 from oas._ridge import DEFAULT_PENALTIES, RidgeFit, fit_ridge, predict_ridge
 from oas._router import Router
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 
 def group_split(key: jax.Array, groups, fractions) -> np.ndarray:

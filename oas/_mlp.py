@@ -20,7 +20,7 @@ import numpy as np
 import optax
 
 from oas._checks import check_positive_int
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 
 class MLPFit(NamedTuple):

@@ -35,9 +35,9 @@ from oas._checks import (
     vocabulary_name,
 )
 from oas._features import PACKINGS, compute_features_batch
-from retcon._errors import InputError
-from retcon._io import atomic_write
-from retcon._vocab import ACTIONS, VOCABULARIES
+from retcon.errors import InputError
+from retcon.output import atomic_write
+from retcon.vocab import ACTIONS, VOCABULARIES
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet"}
 Embedder = Callable[[list[str]], Any]
@@ -51,9 +51,9 @@ class PairedData(NamedTuple):
         independence (conversation or user): splits and bootstraps never cut a group.
       query_type: shape ``(n,)`` str, types of the one vocabulary ``vocabulary``.
       budget: shape ``(n,)`` float64, tokens.
-      outcomes: shape ``(n, 4)`` float64 in [0, 1], columns in ``retcon._vocab.ACTIONS`` order.
+      outcomes: shape ``(n, 4)`` float64 in [0, 1], columns in ``retcon.vocab.ACTIONS`` order.
       features: shape ``(n, 11)`` float64, columns in ``FEATURE_NAMES`` order (MODEL §8).
-      vocabulary: ``"locomo"`` or ``"longmemeval"`` (``retcon._vocab.VOCABULARIES``).
+      vocabulary: ``"locomo"`` or ``"longmemeval"`` (``retcon.vocab.VOCABULARIES``).
       meta: extra ``meta_*`` columns, each a ``(n,)`` object array, carried through unchanged.
     """
 
@@ -365,7 +365,7 @@ def _csv_cell(v) -> str:
 
 
 def write_paired(path, data: PairedData | Iterable[dict], *, packing: str = "prefix") -> Path:
-    """Validate and write paired data atomically (``retcon._io.atomic_write``).
+    """Validate and write paired data atomically (``retcon.output.atomic_write``).
 
     Args:
       path: target; the format comes from the suffix (``.jsonl``, ``.csv``, ``.parquet``).

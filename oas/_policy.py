@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 RET = 0
 

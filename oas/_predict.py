@@ -12,9 +12,9 @@ from pathlib import Path
 
 from oas._paired import PairedData
 from oas._router import VARIANTS, Router
-from retcon._errors import InputError
-from retcon._io import atomic_write
-from retcon._vocab import ACTIONS
+from retcon.errors import InputError
+from retcon.output import atomic_write
+from retcon.vocab import ACTIONS
 
 
 def predict_rows(router: Router, data: PairedData) -> list[dict]:

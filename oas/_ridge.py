@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from oas._checks import check_positive_int
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 DEFAULT_PENALTIES = tuple(float(x) for x in 10.0 ** np.arange(-3.0, 5.01, 0.5))
 

@@ -31,9 +31,9 @@ import numpy as np
 
 from oas._features import FEATURE_NAMES, PACKINGS
 from oas._policy import Thresholds, argmax_policy, calibrated_policy
-from retcon._errors import InputError
-from retcon._io import write_json_atomic
-from retcon._vocab import ACTIONS, VOCABULARIES
+from retcon.errors import InputError
+from retcon.output import write_json_atomic
+from retcon.vocab import ACTIONS, VOCABULARIES
 
 FORMAT = "retcon-oas-router"
 FORMAT_VERSION = 1

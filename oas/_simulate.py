@@ -19,8 +19,8 @@ import numpy as np
 
 from oas._features import PACKINGS, compute_features_batch
 from oas._paired import PairedData
-from retcon._errors import InputError
-from retcon._vocab import VOCABULARIES
+from retcon.errors import InputError
+from retcon.vocab import VOCABULARIES
 
 COUPLINGS = ("shared", "independent")
 

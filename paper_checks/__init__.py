@@ -8,7 +8,7 @@ logic is tested on constructed numbers where the claim holds and where it fails.
 References: MODEL §3-9; docs/paper-checks.md.
 """
 
-from retcon._lazy import lazy_exports
+from retcon.lazy import lazy_exports
 
 # Public name -> private module, loaded on first use so `retcon --help` stays light.
 _EXPORTS = {

@@ -20,7 +20,7 @@ from paper_checks._curves import curves_from_table, mean_difference
 from paper_checks._policies import per_budget_difference, policy_difference
 from paper_checks._sources import DataMissing, DependencyMissing, Workspace, table_from_paired
 from paper_checks._types import SKIPPED, ClaimResult, Estimate, SourceCurves
-from retcon._vocab import ACTIONS, OPERATORS
+from retcon.vocab import ACTIONS, OPERATORS
 
 CLAIMS = {
     "1": "Consolidation gains under tight budgets and loses under loose ones: the sign of "

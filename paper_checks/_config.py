@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from retcon._errors import InputError, check_range
+from retcon.errors import InputError, check_range
 
 DEFAULT_BUDGETS = (32, 64, 128, 256, 512, 1024, 2048)
 

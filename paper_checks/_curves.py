@@ -2,7 +2,7 @@
 
 Paired data (one row per question x budget, outcomes of all four actions; MODEL §8) give the
 utility differences of MODEL §3 as means of per-row differences, so their grouped bootstrap
-intervals come from one call of ``retcon._bootstrap.grouped_bootstrap_mean``.
+intervals come from one call of ``retcon.bootstrap.grouped_bootstrap_mean``.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import NamedTuple
 import numpy as np
 
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
-from retcon._bootstrap import grouped_bootstrap_mean
-from retcon._errors import InputError
-from retcon._vocab import ACTIONS, OPERATORS
+from retcon.bootstrap import grouped_bootstrap_mean
+from retcon.errors import InputError
+from retcon.vocab import ACTIONS, OPERATORS
 
 
 class PairedTable(NamedTuple):

@@ -27,9 +27,9 @@ from paper_checks._policies import n_folds_for
 from paper_checks._report import plain
 from paper_checks._sources import Workspace, need, table_from_paired
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
-from retcon._bootstrap import grouped_bootstrap_mean
-from retcon._errors import InputError
-from retcon._vocab import OPERATORS
+from retcon.bootstrap import grouped_bootstrap_mean
+from retcon.errors import InputError
+from retcon.vocab import OPERATORS
 
 
 def _workspace(config: dict, key_seed: int) -> Workspace:

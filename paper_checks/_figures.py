@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from paper_checks._types import SourceCurves
-from retcon._io import save_figure_atomic
+from retcon.output import save_figure_atomic
 
 OP_COLORS = {"merge": "tab:blue", "abstract": "tab:orange", "rewrite": "tab:green", "ret": "black"}
 POLICY_STYLES = {

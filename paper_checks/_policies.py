@@ -14,7 +14,7 @@ import numpy as np
 
 from paper_checks._curves import PairedTable
 from paper_checks._types import Estimate
-from retcon._bootstrap import grouped_bootstrap_mean
+from retcon.bootstrap import grouped_bootstrap_mean
 
 
 class PolicyEval(NamedTuple):

@@ -1,6 +1,6 @@
 """The report: ``REPORT.md`` (the claim table and a section per claim), ``report.json``, figures.
 
-Everything is written atomically through ``retcon._io``; the JSON is strict (NaN and infinities
+Everything is written atomically through ``retcon.output``; the JSON is strict (NaN and infinities
 become ``null``) and carries the run's sidecar (config, seed, versions).
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from paper_checks._types import ClaimResult, Estimate
-from retcon._io import sidecar, write_json_atomic, write_text_atomic
+from retcon.output import sidecar, write_json_atomic, write_text_atomic
 
 
 def plain(obj: Any) -> Any:

@@ -10,7 +10,7 @@ from paper_checks._config import CheckConfig
 from paper_checks._report import write_report
 from paper_checks._sources import Workspace
 from paper_checks._types import ClaimResult
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 
 def run_checks(

@@ -28,8 +28,8 @@ from paper_checks._curves import (
     make_table,
 )
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
-from retcon._errors import InputError
-from retcon._vocab import OPERATORS
+from retcon.errors import InputError
+from retcon.vocab import OPERATORS
 
 LOCOMO_FILE = "locomo10.json"
 

@@ -18,16 +18,16 @@ import argparse
 import importlib
 import sys
 
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 # Modules whose `register(subparsers)` adds subcommands, in the order `--help` lists them.
 _COMMAND_MODULES = (
-    "theory._cli",
-    "sim._cli",
-    "oas._cli",
-    "oas.real._cli",
-    "paper_checks._cli",
-    "benchmarks._cli",
+    "theory.cli",
+    "sim.cli",
+    "oas.cli",
+    "oas.real.cli",
+    "paper_checks.cli",
+    "retcon.bench.cli",
 )
 
 

@@ -11,7 +11,7 @@ References: MODEL §2 (reader, packing), §3-§4 (regions, Proposition 1), §5 (
 §6 (single-cluster model), §7 (operator ranking), §8 (paired instances). See docs/simulation.md.
 """
 
-from retcon._lazy import lazy_exports
+from retcon.lazy import lazy_exports
 
 # Public name -> private module, loaded on first use so `retcon --help` does not import JAX.
 _EXPORTS = {

@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from retcon._errors import InputError, check_range
+from retcon.errors import InputError, check_range
 
 _TOML_TYPE = {
     bool: "a boolean",
@@ -42,7 +42,7 @@ def number(
 ) -> float:
     """``float(value)`` when it is a real number inside the interval; else ``InputError`` naming ``key``.
 
-    Stricter than ``retcon._errors.check_range`` on type (a TOML string or bool is a wrong type,
+    Stricter than ``retcon.errors.check_range`` on type (a TOML string or bool is a wrong type,
     not a number to convert) and on infinity; the range check itself is shared.
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):

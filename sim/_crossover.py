@@ -17,7 +17,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 
 class Crossover(NamedTuple):

@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from retcon._errors import InputError
+from retcon.errors import InputError
 from sim import _kernel as K
 from sim._scenario import Scenario
 from sim._simulate import _check_budgets, _queries_jit

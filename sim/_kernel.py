@@ -33,7 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from retcon._vocab import OPERATORS
+from retcon.vocab import OPERATORS
 from sim._pack import _pack_one, cumsum_in_order
 from sim._scenario import Scenario
 

@@ -13,7 +13,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 PACKING_MODES = ("prefix", "skip", "cut")
 UNROLL_MAX = 32  # running sums over at most this many records are unrolled

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from retcon._io import save_figure_atomic
-from retcon._vocab import OPERATORS
+from retcon.output import save_figure_atomic
+from retcon.vocab import OPERATORS
 
 _COLORS = {"merge": "tab:blue", "abstract": "tab:orange", "rewrite": "tab:green"}
 

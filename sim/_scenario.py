@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from retcon._errors import InputError
-from retcon._vocab import OPERATORS, VOCABULARIES
+from retcon.errors import InputError
+from retcon.vocab import OPERATORS, VOCABULARIES
 from sim import _checks as ck
 from theory._checks import DIST_PARAMS
 
@@ -109,7 +109,7 @@ class QueryTypeConfig:
     """One query type: its share of queries, evidence structure, reader accuracy and fidelities.
 
     Attributes:
-      name: a type of the scenario's vocabulary (``retcon._vocab``).
+      name: a type of the scenario's vocabulary (``retcon.vocab``).
       weight: relative frequency in the query mix (>= 0; normalized over the scenario).
       records: records per evidence cluster ``|C|`` (1..16).
       redundancy: mean cross-record redundancy ``r`` in [0, 1): the share of the cluster's tokens

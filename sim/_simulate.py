@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from retcon._errors import InputError
+from retcon.errors import InputError
 from sim import _kernel as K
 from sim._scenario import Scenario
 

@@ -37,7 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from retcon._errors import InputError
+from retcon.errors import InputError
 from sim import _kernel as K
 from sim._crossover import curve_crossings, status_of
 from sim._pack import _pack_one

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import benchmarks
-from benchmarks import _sim_numpy as S
-from benchmarks._bootstrap_bench import bootstrap_loop, make_data
-from benchmarks._report import render, targets
-from benchmarks._sim_bench import check_agreement
+from retcon import bench as benchmarks
+from retcon.bench import _sim_numpy as S
+from retcon.bench._bootstrap_bench import bootstrap_loop, make_data
+from retcon.bench._report import render, targets
+from retcon.bench._sim_bench import check_agreement
 from tests._sim_helpers import make_scenario, pack_reference
 
 
@@ -137,7 +137,7 @@ def test_numpy_block_sums_match_a_python_loop():
 
 def test_worker_tasks_in_process():
     """The subprocess tasks, run in this process at a tiny size: fields present and consistent."""
-    from benchmarks import _worker
+    from retcon.bench import _worker
 
     spec = {"scenario": "single-cluster", "n": 1024, "seed": 0, "warm_n": 1024}
     j = _worker.sim_jax(spec)

@@ -37,7 +37,7 @@ from oas.real._llm_client import (
     resolve_endpoint,
 )
 from oas.real._types import Conversation, OperatorBackend, Query, Reader, Record, Session
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 
 # --------------------------------------------------------------------------------------- stub server
@@ -566,7 +566,7 @@ def _pair_cli(tmp_path, *extra):
 
 def test_cli_endpoint_down_is_one_line_exit_2(monkeypatch, tmp_path, capsys):
     """Item 10: an endpoint that is down -> bounded retries, then one line naming it; no cache entry."""
-    pytest.importorskip("oas.real._cli")
+    pytest.importorskip("oas.real.cli")
     _clean_llm_env(monkeypatch)
     waits = []
     monkeypatch.setattr("oas.real._llm_client.time.sleep", waits.append)
@@ -582,7 +582,7 @@ def test_cli_endpoint_down_is_one_line_exit_2(monkeypatch, tmp_path, capsys):
 
 
 def test_cli_without_endpoint_settings_says_how_to_set_them(monkeypatch, tmp_path, capsys):
-    pytest.importorskip("oas.real._cli")
+    pytest.importorskip("oas.real.cli")
     _clean_llm_env(monkeypatch)
     assert _pair_cli(tmp_path, "--llm-model", "m") == 2
     assert "--llm-base-url" in capsys.readouterr().err

@@ -105,7 +105,7 @@ def fake_sim(monkeypatch):
 
     def load_scenario(name):
         if name != "toy":
-            from retcon._errors import InputError
+            from retcon.errors import InputError
 
             raise InputError(f"unknown scenario {name!r}")
         return types.SimpleNamespace(name="toy", vocabulary="locomo", packing="prefix")

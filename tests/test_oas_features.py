@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from oas import FEATURE_NAMES, budget_fit_fraction, compute_features, compute_features_batch
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 
 def fit_loop(budget, lengths, packing):

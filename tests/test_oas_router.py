@@ -11,7 +11,7 @@ import pytest
 import oas
 from oas._fit import fit_router, group_split
 from oas._simulate import paired_from_instances, toy_instances
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 BUDGETS = [64, 128, 256, 512]
 
@@ -66,7 +66,7 @@ def test_prediction_path_imports_no_jax(router, toy, tmp_path):
     code = (
         f"import sys, oas; r = oas.load_router({str(path)!r}); d = oas.read_paired({str(data)!r}); "
         f"print(r.choose(d.features, d.budget, 'crc').tolist()); assert 'jax' not in sys.modules, 'jax'; "
-        f"import retcon.cli as c, oas._cli as o; p = c.ArgumentParser(); o.register(p.add_subparsers()); "
+        f"import retcon.cli as c, oas.cli as o; p = c.ArgumentParser(); o.register(p.add_subparsers()); "
         f"a = p.parse_args(['predict', '--router', {str(path)!r}, '--data', {str(data)!r}, "
         f"'--out', {str(tmp_path / 'p.jsonl')!r}]); a.func(a); assert 'jax' not in sys.modules, 'jax via cli'"
     )

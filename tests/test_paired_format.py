@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 import oas
 from oas._checks import OUTCOME_COLUMNS
-from retcon._errors import InputError
 from retcon.cli import main
+from retcon.errors import InputError
 
 
 def raw_row(i, **over):

@@ -13,7 +13,7 @@ import pytest
 
 import paper_checks as pc
 from paper_checks._sources import DataMissing, Workspace
-from retcon._vocab import LOCOMO_TYPES
+from retcon.vocab import LOCOMO_TYPES
 
 BUDGETS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
 HOLDS = dict(

@@ -17,7 +17,7 @@ PACKAGES = [
     "oas.real",
     "experiments",
     "paper_checks",
-    "benchmarks",
+    "retcon.bench",
 ]
 COMMANDS = [
     "crossover",

@@ -35,7 +35,7 @@ from oas.real import (
     render,
 )
 from oas.real._pair import ConversationContext, query_rows
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 FIX = Path(__file__).parent / "fixtures"
 TOK = RegexTokenizer()

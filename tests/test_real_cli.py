@@ -13,8 +13,8 @@ import pytest
 
 from oas.real import fetch
 from oas.real._fetch import DATASETS
-from retcon._errors import InputError
 from retcon.cli import main
+from retcon.errors import InputError
 
 FIX = Path(__file__).parent / "fixtures"
 

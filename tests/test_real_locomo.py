@@ -9,8 +9,8 @@ from collections import Counter
 import pytest
 
 from oas.real import cached_path, load_locomo
-from retcon._errors import InputError
-from retcon._vocab import LOCOMO_CATEGORY
+from retcon.errors import InputError
+from retcon.vocab import LOCOMO_CATEGORY
 
 PATH = cached_path("locomo")
 pytestmark = pytest.mark.skipif(not PATH.is_file(), reason="LoCoMo not in the data cache")

@@ -7,8 +7,8 @@ import sys
 import pytest
 
 import sim
-from retcon._errors import InputError
-from retcon._vocab import LOCOMO_TYPES, LONGMEMEVAL_TYPES
+from retcon.errors import InputError
+from retcon.vocab import LOCOMO_TYPES, LONGMEMEVAL_TYPES
 
 
 def test_public_names_import():

@@ -16,7 +16,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import theory
-from retcon._errors import InputError
+from retcon.errors import InputError
 from theory import symbolic as S
 
 # --- strategies -------------------------------------------------------------------------------

@@ -34,14 +34,14 @@ Python API:
   theory.symbolic: sympy `dU`, `C`, `R` in an undefined F and the checks of §4-6 (`identity_residual`, ...);
   theory.closed_forms: the §6.6 derivations (`point_mass_crossover`, `uniform_crossover`, ...)
 
-Bad input raises `retcon._errors.InputError` (a ValueError) naming the option as the CLI spells it.
+Bad input raises `retcon.errors.InputError` (a ValueError) naming the option as the CLI spells it.
 References: docs/model.md §4-6.
 """
 
-from retcon._lazy import lazy_exports
+from retcon.lazy import lazy_exports
 
 # Public name -> private module. Loaded on first use (PEP 562) so that `retcon --help`, which
-# imports theory._cli, does not pay for sympy and scipy.
+# imports theory.cli, does not pay for sympy and scipy.
 _EXPORTS = {
     "closed_form_crossover": "theory._closed_forms",
     "REASON_NO_LOSS": "theory._crossover",

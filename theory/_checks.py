@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from retcon._errors import InputError, check_range
+from retcon.errors import InputError, check_range
 
 #: Distribution name -> its parameters (API keyword = CLI option without the dashes).
 DIST_PARAMS: dict[str, tuple[str, ...]] = {

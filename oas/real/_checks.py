@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 
 def read_json(path: str | Path, what: str) -> Any:

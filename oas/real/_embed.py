@@ -20,7 +20,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from oas.real._text import content_tokens
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 
 @runtime_checkable

@@ -17,8 +17,8 @@ import urllib.request
 from pathlib import Path
 from typing import NamedTuple
 
-from retcon._errors import InputError
-from retcon._io import atomic_write
+from retcon.errors import InputError
+from retcon.output import atomic_write
 
 # Pinned release: commit 3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376 of snap-research/locomo.
 DATASETS = {

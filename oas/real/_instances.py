@@ -27,7 +27,7 @@ from typing import NamedTuple
 from oas.real._bm25 import bm25_order
 from oas.real._text import Tokenizer
 from oas.real._types import Conversation, Query, Record
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 GRANULARITIES = ("session", "turn")
 ORDERS = ("chronological", "bm25")

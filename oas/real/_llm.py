@@ -18,7 +18,7 @@ from typing import Any
 
 from oas.real._llm_client import CallStats, ChatClient, LLMEndpointError, resolve_endpoint
 from oas.real._types import Conversation, Query, Record
-from retcon._errors import InputError, check_range
+from retcon.errors import InputError, check_range
 
 __all__ = [
     "CAP_SHARE",

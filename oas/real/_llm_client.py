@@ -7,7 +7,7 @@ OpenAI route, a hosted API) without an SDK.
 Cache (MODEL §9, "a rerun costs nothing and an interrupted run resumes"): the key is the sha256 of
 the canonical JSON of ``(model, messages, parameters)``; the base URL and the key are left out, so the
 same model served elsewhere reuses the cache. One file per entry, written atomically
-(``retcon._io``) right after its response, so an interrupted run keeps every finished call. Only a
+(``retcon.output``) right after its response, so an interrupted run keeps every finished call. Only a
 well-formed response is ever written.
 
 Failures: connection errors, timeouts, HTTP 5xx, 408, 429 and garbage (a body that is not JSON or
@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from retcon._errors import InputError
-from retcon._io import write_json_atomic
+from retcon.errors import InputError
+from retcon.output import write_json_atomic
 
 # Bump when the entry layout or the key's contents change, so old entries are never misread.
 CACHE_FORMAT = 1
@@ -232,7 +232,13 @@ class ChatClient:
                 raise LLMEndpointError(
                     f"LLM endpoint {cfg.url} refused the request (model {cfg.model!r}); {last}"
                 ) from None
-            except (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError, OSError) as e:
+            except (
+                urllib.error.URLError,
+                http.client.HTTPException,
+                ConnectionError,
+                TimeoutError,
+                OSError,
+            ) as e:
                 last = _snippet(f"{type(e).__name__}: {getattr(e, 'reason', e)}")
                 continue
             text = _parse_content(raw)

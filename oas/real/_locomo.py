@@ -9,7 +9,7 @@ canonical ``D<s>:<t>`` is kept when it names a turn. Ids that name no turn are d
 a question left with no evidence is skipped and counted. ``strict=True`` turns every repair or drop
 into an ``InputError`` naming the conversation, the question index and the field.
 
-Query types: ``retcon._vocab.LOCOMO_CATEGORY``, the mapping of the benchmark's own evaluation code
+Query types: ``retcon.vocab.LOCOMO_CATEGORY``, the mapping of the benchmark's own evaluation code
 (``task_eval`` in snap-research/locomo): 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop;
 category 5 (adversarial, no ``answer``) is excluded unless asked for, and counted.
 
@@ -24,8 +24,8 @@ from typing import NamedTuple
 
 from oas.real._checks import expect_list, read_json, require
 from oas.real._types import Conversation, Query, Record, Session
-from retcon._errors import InputError
-from retcon._vocab import LOCOMO_ADVERSARIAL, LOCOMO_CATEGORY
+from retcon.errors import InputError
+from retcon.vocab import LOCOMO_ADVERSARIAL, LOCOMO_CATEGORY
 
 _ID = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
 _SESSION_KEY = re.compile(r"session_(\d+)")

@@ -6,7 +6,7 @@ Each instance has its own haystack, so each instance is one conversation (``conv
 
 Evidence: the turns marked ``has_answer: true`` inside the ``answer_session_ids`` sessions; an
 answer session with no marked turn contributes all its turns (the dataset marks turns for most but
-not all instances). Query types: ``retcon._vocab.LONGMEMEVAL_TYPE`` (MODEL §9:
+not all instances). Query types: ``retcon.vocab.LONGMEMEVAL_TYPE`` (MODEL §9:
 single-session-{user,assistant,preference} -> single-session). Abstention questions (``question_id``
 ending in ``_abs``) have no answer to find in the context; they are excluded unless asked for, and
 counted.
@@ -24,8 +24,8 @@ from pathlib import Path
 from oas.real._checks import expect_list, read_json, require
 from oas.real._locomo import Loaded, LoadReport
 from oas.real._types import Conversation, Query, Record, Session
-from retcon._errors import InputError
-from retcon._vocab import LONGMEMEVAL_TYPE
+from retcon.errors import InputError
+from retcon.vocab import LONGMEMEVAL_TYPE
 
 
 def load_longmemeval(path: str | Path, *, include_abstention: bool = False) -> Loaded:

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 
 from oas.real._text import STOPWORDS, content_tokens, normalize, split_sentences
 from oas.real._types import Conversation, Record, Session
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 BACKENDS = ("dataset", "extractive", "llm")
 

@@ -33,8 +33,8 @@ from oas.real._instances import (
 )
 from oas.real._text import Tokenizer
 from oas.real._types import Conversation, Query, Record
-from retcon._errors import InputError
-from retcon._vocab import ACTIONS, OPERATORS, VOCABULARIES
+from retcon.errors import InputError
+from retcon.vocab import ACTIONS, OPERATORS, VOCABULARIES
 
 DEFAULT_BUDGETS = (32, 64, 128, 256, 512, 1024, 2048)
 
@@ -287,7 +287,7 @@ def summarize(rows: Sequence[dict], *, key=None, n_resamples: int = 1000) -> dic
             "ahead_at_tightest": c.ahead_at_tightest,
         }
         if key is not None:
-            from retcon._bootstrap import grouped_bootstrap_mean
+            from retcon.bootstrap import grouped_bootstrap_mean
 
             diff = y[:, j] - y[:, 0]
             values = np.repeat(diff[:, None], len(budgets), axis=1)

@@ -21,7 +21,7 @@ import numpy as np
 from oas.real._bm25 import bm25_scores
 from oas.real._text import content_tokens, normalize, split_sentences
 from oas.real._types import Query
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 READERS = ("lexical", "sentence", "llm")
 

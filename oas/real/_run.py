@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from oas.real._checks import check_budgets, check_choice
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 # Options that change the rows; a resumed file must have been written with the same ones.
 _PROTOCOL_FIELDS = (
@@ -161,7 +161,7 @@ def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
 
     from oas._paired import PairedWriter, iter_raw_rows
     from oas.real._pair import ConversationContext, PairConfig, iter_queries, query_rows, summarize
-    from retcon._io import sidecar, write_json_atomic
+    from retcon.output import sidecar, write_json_atomic
 
     out = Path(job.out)
     meta_path = Path(f"{out}.meta.json")

@@ -59,7 +59,7 @@ def profile_sim(seed: int, scenario_name: str = "locomo-like", n: int = 65536) -
     import jax
     import jax.numpy as jnp
 
-    from benchmarks import _sim_numpy as S
+    from retcon.bench import _sim_numpy as S
     from sim import _kernel as K
     from sim import load_scenario
 

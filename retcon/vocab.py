@@ -36,7 +36,7 @@ def vocabulary_of(types) -> tuple[str, tuple[str, ...]]:
     Raises:
       InputError: a type in no vocabulary, or types from two vocabularies.
     """
-    from retcon._errors import InputError
+    from retcon.errors import InputError
 
     types = set(types)
     for name, vocab in VOCABULARIES.items():

@@ -1,6 +1,6 @@
 """One benchmark run: the machine's limits, then each selected benchmark, all in one process tree.
 
-References: issue 7 (targets), MODEL §2-§4 (simulation), §8 (ridge grid, bootstrap CIs).
+References: docs/performance.md (targets), MODEL §2-§4 (simulation), §8 (ridge grid, bootstrap CIs).
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 BENCHMARKS = ("bootstrap", "oas", "sim", "budgets", "scaleout", "profile")
 
@@ -115,8 +115,8 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
       a JSON-ready dict: ``machine``, ``limits``, one list of rows per benchmark that ran,
       ``targets``.
     """
-    from benchmarks._machine import machine_info, machine_limits
-    from benchmarks._report import targets
+    from retcon.bench._machine import machine_info, machine_limits
+    from retcon.bench._report import targets
 
     say = progress or (lambda msg: None)
     result: dict = {"machine": machine_info()}
@@ -124,7 +124,7 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
     limits = machine_limits(copy_mib=config.copy_mib, matmul_n=config.matmul_n)
     result["limits"] = limits._asdict()
     if "bootstrap" in config.only:
-        from benchmarks._bootstrap_bench import bench_bootstrap
+        from retcon.bench._bootstrap_bench import bench_bootstrap
 
         say("bootstrap")
         result["bootstrap"] = bench_bootstrap(
@@ -135,7 +135,7 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
             limits=limits,
         )
     if "oas" in config.only:
-        from benchmarks._oas_bench import bench_oas
+        from retcon.bench._oas_bench import bench_oas
 
         say("OAS ridge grid")
         result["oas"] = bench_oas(
@@ -146,12 +146,12 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
             limits=limits,
         )
     if {"sim", "budgets", "scaleout", "profile"} & set(config.only):
-        from benchmarks._sim_bench import check_agreement
+        from retcon.bench._sim_bench import check_agreement
 
         say("simulation: agreement check")
         result["sim_check"] = [check_agreement(seed, config.scenario)]
     if "sim" in config.only:
-        from benchmarks._sim_bench import bench_sim
+        from retcon.bench._sim_bench import bench_sim
 
         result["sim"] = bench_sim(
             seed,
@@ -163,7 +163,7 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
             progress=say,
         )
     if "budgets" in config.only:
-        from benchmarks._sim_bench import bench_budgets
+        from retcon.bench._sim_bench import bench_budgets
 
         result["sim_budgets"] = bench_budgets(
             seed,
@@ -173,7 +173,7 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
             progress=say,
         )
     if "scaleout" in config.only:
-        from benchmarks._sim_bench import bench_scaleout
+        from retcon.bench._sim_bench import bench_scaleout
 
         result["scaleout"] = bench_scaleout(
             seed,
@@ -183,7 +183,7 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
             progress=say,
         )
     if "profile" in config.only:
-        from benchmarks._profile import profile_sim
+        from retcon.bench._profile import profile_sim
 
         say("simulation: stage profile")
         result["profile"] = profile_sim(seed, config.scenario, config.profile_queries)

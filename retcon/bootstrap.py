@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 
 class BootstrapCI(NamedTuple):

@@ -1,4 +1,4 @@
-"""``retcon bench``: every benchmark of issue 7 from one command, ratios measured side by side.
+"""``retcon bench``: every benchmark from one command, ratios measured side by side.
 
 ``retcon bench [--quick] [--full] [--only LIST] [--sizes N ...] [--json] [--out DIR] [--seed S]``
 prints Markdown tables (machine and its limits, simulation kernel JAX vs numpy with peak memory,
@@ -73,10 +73,10 @@ def run(args) -> int:
     import dataclasses
     import json
 
-    from benchmarks._report import render
-    from benchmarks._run import BENCHMARKS, BenchConfig, quick_config, run_bench
-    from retcon._errors import InputError
-    from retcon._io import sidecar, to_jsonable, write_json_atomic, write_text_atomic
+    from retcon.bench._report import render
+    from retcon.bench._run import BENCHMARKS, BenchConfig, quick_config, run_bench
+    from retcon.errors import InputError
+    from retcon.output import sidecar, to_jsonable, write_json_atomic, write_text_atomic
 
     changes = {}
     if args.only is not None:

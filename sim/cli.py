@@ -13,7 +13,7 @@ import math
 import sys
 from pathlib import Path
 
-from retcon._errors import InputError
+from retcon.errors import InputError
 
 
 def _scenario_options(p: argparse.ArgumentParser) -> None:
@@ -121,7 +121,7 @@ def _floats(option: str, text: str) -> list[float]:
 
 def simulate_report(scenario, result, cx, seed: int) -> dict:
     """The ``--json`` object of ``retcon simulate``."""
-    from retcon._vocab import OPERATORS
+    from retcon.vocab import OPERATORS
 
     ops = {}
     for i, op in enumerate(OPERATORS):
@@ -159,7 +159,7 @@ def simulate_report(scenario, result, cx, seed: int) -> dict:
 
 def simulate_table(scenario, result, cx) -> str:
     """The human-readable tables of ``retcon simulate``."""
-    from retcon._vocab import OPERATORS
+    from retcon.vocab import OPERATORS
 
     lines = [
         f"scenario {scenario.name}: {result.n_queries} queries, packing {scenario.packing}, "
@@ -193,7 +193,7 @@ def simulate_table(scenario, result, cx) -> str:
 def run_simulate(args) -> int:
     import jax
 
-    from retcon._io import sidecar, write_json_atomic, write_text_atomic
+    from retcon.output import sidecar, write_json_atomic, write_text_atomic
     from sim._crossover import simulated_crossover
     from sim._simulate import simulate
 
@@ -240,7 +240,7 @@ def stress_report(scenario, res) -> dict:
     """The ``--json`` object of ``retcon stress``."""
     import numpy as np
 
-    from retcon._vocab import OPERATORS
+    from retcon.vocab import OPERATORS
 
     conds = []
     for c in range(len(res.budget_spillover)):
@@ -281,7 +281,7 @@ def stress_report(scenario, res) -> dict:
 
 
 def stress_table(scenario, res, report) -> str:
-    from retcon._vocab import OPERATORS
+    from retcon.vocab import OPERATORS
 
     lines = [
         f"stress test, scenario {scenario.name}: {res.n_memories} memories x {res.memory_size} queries; "
@@ -308,7 +308,7 @@ def stress_table(scenario, res, report) -> str:
 def run_stress(args) -> int:
     import jax
 
-    from retcon._io import sidecar, write_json_atomic, write_text_atomic
+    from retcon.output import sidecar, write_json_atomic, write_text_atomic
     from sim._stress import stress
 
     scenario = _load(args)

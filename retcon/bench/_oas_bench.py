@@ -23,7 +23,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from benchmarks._timing import interleaved
+from retcon.bench._timing import interleaved
 
 N_BUDGETS = 7
 N_PENALTIES = 20

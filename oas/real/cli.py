@@ -1,7 +1,7 @@
 """``retcon data fetch|path`` and ``retcon pair locomo|longmemeval``.
 
 ``register(subparsers)`` adds ``data``; ``register_pair(pair_subparsers)`` adds the two datasets
-under the ``pair`` parser that ``oas/_cli.py`` creates. Heavy imports happen inside ``run_*``.
+under the ``pair`` parser that ``oas/cli.py`` creates. Heavy imports happen inside ``run_*``.
 
 References: MODEL §8-9.
 """
@@ -58,7 +58,7 @@ def register_pair(pair_subparsers) -> None:
 
 
 def _budgets(text: str) -> list[int]:
-    from retcon._errors import InputError
+    from retcon.errors import InputError
 
     out = []
     for piece in text.replace(",", " ").split():

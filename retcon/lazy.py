@@ -1,6 +1,6 @@
 """Lazy public names for package ``__init__`` files (PEP 562).
 
-``retcon --help`` imports every package's ``_cli`` module, and with it the package; a package
+``retcon --help`` imports every package's ``cli`` module, and with it the package; a package
 whose public names load on first use keeps that import free of sympy, scipy and JAX.
 """
 

@@ -1,6 +1,6 @@
 """Subcommands of the OAS router: ``pair`` (paired data), ``fit``, ``evaluate``, ``predict``.
 
-``retcon pair simulate`` is defined here; ``oas.real._cli.register_pair`` adds ``pair locomo``
+``retcon pair simulate`` is defined here; ``oas.real.cli.register_pair`` adds ``pair locomo``
 and ``pair longmemeval`` under the same ``pair`` parser when it exists. Heavy imports (JAX, sim,
 matplotlib) happen inside each ``run``; ``retcon predict`` never imports JAX.
 
@@ -59,9 +59,9 @@ def register(subparsers) -> None:
     p.set_defaults(func=_run_pair_simulate)
 
     try:
-        real_cli = importlib.import_module("oas.real._cli")
+        real_cli = importlib.import_module("oas.real.cli")
     except ModuleNotFoundError as e:
-        if e.name not in ("oas.real._cli", "oas.real"):
+        if e.name not in ("oas.real.cli", "oas.real"):
             raise
     else:
         if hasattr(real_cli, "register_pair"):
@@ -159,7 +159,7 @@ def _help(parser) -> int:
 
 
 def _floats(option: str, text: str) -> list[float]:
-    from retcon._errors import InputError
+    from retcon.errors import InputError
 
     try:
         values = [float(t) for t in text.split(",") if t.strip()]
@@ -172,7 +172,7 @@ def _floats(option: str, text: str) -> list[float]:
 
 def _emit(args, obj: dict, text: str) -> None:
     if args.json:
-        from retcon._io import to_jsonable
+        from retcon.output import to_jsonable
 
         print(json.dumps(to_jsonable(obj)))
     else:
@@ -185,7 +185,7 @@ def _run_pair_simulate(args) -> int:
 
     from oas._paired import format_of, write_paired
     from oas._simulate import simulate_paired
-    from retcon._errors import InputError
+    from retcon.errors import InputError
 
     if args.instances < 1:
         raise InputError(f"--instances must be an integer >= 1; got {args.instances}.")
@@ -239,7 +239,7 @@ def _run_fit(args) -> int:
     from oas._fit import fit_router
     from oas._paired import read_paired
     from oas._router import save_router
-    from retcon._io import sidecar
+    from retcon.output import sidecar
 
     data = read_paired(args.data, packing=args.packing)
     prov = sidecar(
@@ -280,8 +280,8 @@ def _run_evaluate(args) -> int:
     from oas._evaluate import accuracy_figure, evaluate, evaluation_json, evaluation_table
     from oas._paired import read_paired
     from oas._router import load_router
-    from retcon._errors import InputError
-    from retcon._io import save_figure_atomic, sidecar, write_json_atomic, write_text_atomic
+    from retcon.errors import InputError
+    from retcon.output import save_figure_atomic, sidecar, write_json_atomic, write_text_atomic
 
     fractions = _floats("--split", args.split)
     if len(fractions) != 3 or min(fractions) <= 0:

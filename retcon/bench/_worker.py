@@ -1,8 +1,8 @@
 """One measurement in a fresh Python, so that its peak resident memory is its own.
 
-``python -m benchmarks._worker TASK 'JSON'`` prints one JSON object as its last stdout line.
+``python -m retcon.bench._worker TASK 'JSON'`` prints one JSON object as its last stdout line.
 Tasks: ``sim_jax`` (``sim.simulate`` end to end, chunked and sharded over the visible JAX
-devices) and ``sim_numpy`` (``benchmarks._sim_numpy.simulate_numpy``). Both report the best wall
+devices) and ``sim_numpy`` (``retcon.bench._sim_numpy.simulate_numpy``). Both report the best wall
 time over ``repeats`` runs after one warm-up run that compiles (JAX) or faults in (numpy) the
 chunk shape, the process CPU time per wall second of that run (how many cores it kept busy),
 the resident set before and after (high-water mark), and the per-operator ``dU``
@@ -39,7 +39,7 @@ def _summary(sums, counts, n):
 def sim_jax(spec: dict) -> dict:
     import jax
 
-    from benchmarks._timing import reset_rss_peak, rss_now_mib, rss_peak_mib
+    from retcon.bench._timing import reset_rss_peak, rss_now_mib, rss_peak_mib
     from sim import load_scenario, simulate
 
     sc = load_scenario(spec["scenario"])
@@ -74,8 +74,8 @@ def sim_jax(spec: dict) -> dict:
 
 
 def sim_numpy(spec: dict) -> dict:
-    from benchmarks._sim_numpy import simulate_numpy
-    from benchmarks._timing import reset_rss_peak, rss_now_mib, rss_peak_mib
+    from retcon.bench._sim_numpy import simulate_numpy
+    from retcon.bench._timing import reset_rss_peak, rss_now_mib, rss_peak_mib
     from sim import load_scenario
 
     sc = load_scenario(spec["scenario"])

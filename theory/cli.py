@@ -65,7 +65,7 @@ def register(subparsers) -> None:
 
 
 def _parse_budgets(tokens):
-    from retcon._errors import InputError
+    from retcon.errors import InputError
 
     if tokens is None:
         return None
@@ -219,7 +219,7 @@ def write_outputs(res: dict, out_dir: str, args) -> list[str]:
     import numpy as np
 
     import theory
-    from retcon._io import save_figure_atomic, sidecar, write_json_atomic, write_text_atomic
+    from retcon.output import save_figure_atomic, sidecar, write_json_atomic, write_text_atomic
 
     out = Path(out_dir)
     csv = "budget,delta,coverage,replacement\n" + "".join(

@@ -90,7 +90,7 @@ def rss_now_mib() -> float:
 def run_worker(
     task: str, spec: dict, *, env: dict | None = None, timeout: float | None = None
 ) -> dict:
-    """Run ``benchmarks._worker`` for one task in a fresh Python; return the JSON it prints last.
+    """Run ``retcon.bench._worker`` for one task in a fresh Python; return the JSON it prints last.
 
     Args:
       task: the worker task name (``sim_jax``, ``sim_numpy``, ``scaleout``).
@@ -101,7 +101,7 @@ def run_worker(
     full_env = dict(os.environ)
     full_env.update(env or {})
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks._worker", task, json.dumps(spec)],
+        [sys.executable, "-m", "retcon.bench._worker", task, json.dumps(spec)],
         capture_output=True,
         text=True,
         env=full_env,

@@ -1,4 +1,4 @@
-"""Simulation kernel: ``sim.simulate`` (JAX) against ``benchmarks._sim_numpy`` (plain numpy).
+"""Simulation kernel: ``sim.simulate`` (JAX) against ``retcon.bench._sim_numpy`` (plain numpy).
 
 First the check: the JAX kernel's own draws for a few thousand queries are fed to the numpy
 kernel, and the success probabilities on the ``2**-24`` grid, ``G_B`` and ``H_B`` must agree bit
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks._timing import run_worker
+from retcon.bench._timing import run_worker
 
 # Rows compared. The kernel reduces over a cluster's records strictly left to right
 # (sim._kernel.sum_in_order / prod_in_order), whatever the batch size, and so does the numpy kernel.
@@ -35,7 +35,7 @@ def check_agreement(seed: int, scenario, n: int = N_CHECK) -> dict:
     import jax
     import jax.numpy as jnp
 
-    from benchmarks import _sim_numpy as S
+    from retcon.bench import _sim_numpy as S
     from sim import _kernel as K
     from sim import load_scenario
     from sim._simulate import _queries_jit

@@ -1,4 +1,4 @@
-"""Grouped bootstrap CIs: ``retcon._bootstrap.grouped_bootstrap_mean`` against a Python loop.
+"""Grouped bootstrap CIs: ``retcon.bootstrap.grouped_bootstrap_mean`` against a Python loop.
 
 The loop is what one writes without vectorizing: for each of the R resamples, draw G groups with
 replacement, gather the rows of the drawn groups and take the masked column means; then the
@@ -16,7 +16,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from benchmarks._timing import interleaved
+from retcon.bench._timing import interleaved
 
 N_STATS = 28  # 4 actions x 7 budgets, the shape of an OAS metric table
 
@@ -78,7 +78,7 @@ def bench_bootstrap(
       one row per size: times, ratio, the agreement (max abs difference of the bounds), and the
       achieved GFLOP/s of the two resampling matmuls when ``limits`` is given.
     """
-    from retcon._bootstrap import grouped_bootstrap_mean
+    from retcon.bootstrap import grouped_bootstrap_mean
 
     rows = []
     key = jax.random.key(seed)

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from paper_checks._config import CheckConfig
     from paper_checks._report import format_measured, plain
     from paper_checks._run import run_checks, write_run
-    from retcon._errors import InputError
+    from retcon.errors import InputError
 
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be a positive integer; got {args.limit}.")
