@@ -21,6 +21,7 @@ from scipy.optimize import brentq
 from theory import _symbolic as S
 from theory._checks import check_budgets, check_model, check_reader
 from theory._dists import LengthDist
+from theory._grid import STATUS_UNIQUE, crossover_status
 from theory._twins import Decomposition, decompose_numpy
 
 #: The reasons `crossover` gives when there is no crossover (docs/model.md §6).
@@ -253,13 +254,14 @@ def crossover(dist: LengthDist, *, compress_ratio, fidelity, acc_raw, acc_guess)
         lo, hi = float(pts[i]), float(pts[j])
         root = brentq(delta, lo, hi, xtol=1e-13 * hi, rtol=1e-14, maxiter=500)
         roots.append((root, sign[i] > 0, (lo, hi)))
-    if len(roots) == 1 and roots[0][1]:
+    status = crossover_status([-1 if is_down else 1 for _, is_down, _ in roots])
+    if status == STATUS_UNIQUE:
         root, _, bracket = roots[0]
-        return Crossover(float(root), "unique", bracket, None, kap)
+        return Crossover(float(root), status, bracket, None, kap)
     down = [r for r, is_down, _ in roots if is_down]
     return Crossover(
         float(down[-1]) if down else None,
-        "multiple",
+        status,
         (float(roots[0][0]), float(roots[-1][0])),
         f"dU changes sign {len(roots)} times on the scan; crossover_budget is the largest "
         "+ -> - root",
