@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from oas._features import FEATURE_NAMES
+from oas._structure import STRUCTURE_COLUMN, check_structure
 from retcon.errors import InputError
 from retcon.vocab import ACTIONS, LOCOMO_TYPES, LONGMEMEVAL_TYPES, VOCABULARIES
 
@@ -23,7 +24,8 @@ OUTCOME_COLUMNS = tuple(f"y_{a}" for a in ACTIONS)
 REQUIRED_COLUMNS = ID_COLUMNS + ("query_type", "budget") + OUTCOME_COLUMNS
 RAW_COLUMNS = ("cluster_lengths", "session_ids", "embeddings", "texts")
 META_PREFIX = "meta_"
-KNOWN_COLUMNS = REQUIRED_COLUMNS + FEATURE_NAMES + RAW_COLUMNS
+OPTIONAL_COLUMNS = (STRUCTURE_COLUMN,)  # carried in PairedData.meta under its own name
+KNOWN_COLUMNS = REQUIRED_COLUMNS + FEATURE_NAMES + RAW_COLUMNS + OPTIONAL_COLUMNS
 ALL_TYPES = tuple(LOCOMO_TYPES) + tuple(LONGMEMEVAL_TYPES)
 
 
@@ -187,6 +189,8 @@ def validate_row(
             raise InputError(f"{where(path, line)}: field {c!r} must be in [0, 1]; got {y:g}.")
         ys.append(y)
     meta = {c: v for c, v in raw.items() if c.startswith(META_PREFIX)}
+    if STRUCTURE_COLUMN in raw:
+        meta[STRUCTURE_COLUMN] = check_structure(raw[STRUCTURE_COLUMN], path, line)
     features = lengths = sessions = emb = texts = None
     if FEATURE_NAMES[0] in raw:
         features = np.array([_number(raw[c], path, line, c) for c in FEATURE_NAMES])

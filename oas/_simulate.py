@@ -19,6 +19,7 @@ import numpy as np
 
 from oas._features import PACKINGS, compute_features_batch
 from oas._paired import PairedData
+from oas._structure import STRUCTURE_COLUMN, structures_from_arrays
 from retcon.errors import InputError
 from retcon.vocab import VOCABULARIES
 
@@ -75,6 +76,15 @@ def paired_from_instances(
         packing,
     )
     vocab = VOCABULARIES[vocabulary]
+    meta = {
+        f"meta_p_{a}": p[:, j].astype(object)
+        for j, a in enumerate(("ret", "merge", "abstract", "rewrite"))
+    }
+    ctx_len = getattr(instances, "context_lengths", None)
+    if ctx_len is not None:
+        meta[STRUCTURE_COLUMN] = structures_from_arrays(
+            ctx_len, instances.context_evidence, packing
+        )
     query = getattr(instances, "query_id", None)
     query_id = np.asarray(
         [f"{prefix}-q{int(v)}" for v in np.asarray(query)]
@@ -93,10 +103,7 @@ def paired_from_instances(
         outcomes=outcomes,
         features=features,
         vocabulary=vocabulary,
-        meta={
-            f"meta_p_{a}": p[:, j].astype(object)
-            for j, a in enumerate(("ret", "merge", "abstract", "rewrite"))
-        },
+        meta=meta,
     )
 
 
@@ -218,6 +225,11 @@ def toy_instances(
     p = np.clip(acc_guess + (acc_raw - acc_guess) * support, 0.0, 1.0)
     from sim._instances import Instances
 
+    # the contexts of MODEL §6's single-cluster model: the raw records; one generated record
+    ctx_len = np.zeros((len(b), 4, max_records))
+    ctx_len[:, 0] = rep(lengths)
+    ctx_len[:, 1:, 0] = _TOY_RHO[None, 1:] * rep(total)[:, None]
+    ctx_ev = ctx_len > 0
     return Instances(
         b,
         rep(qtype),
@@ -228,4 +240,6 @@ def toy_instances(
         rep(sessions),
         rep(emb),
         p,
+        ctx_len,
+        ctx_ev,
     )

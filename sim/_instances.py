@@ -46,6 +46,10 @@ class Instances(NamedTuple):
       session_ids: ``(n, K)`` int (-1 on padding).
       embeddings: ``(n, K, D)`` float32 unit vectors (0 on padding).
       success_prob: ``(n, 4)`` reader success probability per action, ACTIONS order.
+      context_lengths: ``(n, 4, K + D)`` every action's candidate records (evidence, generated
+        records, distractors) in retriever order, 0 on padding; ``None`` when not recorded.
+      context_evidence: ``(n, 4, K + D)`` bool, the records that carry the evidence (raw units for
+        ``ret``, the generated record(s) for an operator).
     """
 
     budget: np.ndarray
@@ -57,6 +61,27 @@ class Instances(NamedTuple):
     session_ids: np.ndarray
     embeddings: np.ndarray
     success_prob: np.ndarray
+    context_lengths: np.ndarray | None = None
+    context_evidence: np.ndarray | None = None
+
+
+def _ranked_context(d: K.Draw, pr: K.Params):
+    """Every action's candidate records in retriever order (the kernel's stable score order):
+    lengths ``(4, K + D)`` and evidence flags ``(4, K + D)`` (MODEL §2)."""
+    lengths, scores = K.candidate_records(d, pr)
+    n_ev = d.ev_len.shape[0]
+    slot = jnp.arange(lengths.shape[-1])
+    ev = jnp.stack(
+        [
+            (slot < n_ev) & jnp.concatenate([d.ev_mask, jnp.zeros_like(d.dis_len, bool)]),
+            slot == 0,
+            slot == 0,
+            (slot < n_ev) & jnp.concatenate([d.ev_mask, jnp.zeros_like(d.dis_len, bool)]),
+        ]
+    )
+    order = jnp.argsort(-scores, axis=-1, stable=True)
+    ranked = jnp.take_along_axis(lengths, order, axis=-1)
+    return ranked, jnp.take_along_axis(ev, order, axis=-1) & (ranked > 0)
 
 
 def _record_extras(key, mask, r_c, longmemeval: bool):
@@ -112,6 +137,7 @@ def simulate_instances(
     sessions, emb = jax.jit(jax.vmap(lambda k, m, r: _record_extras(k, m, r, longmemeval)))(
         K.query_keys(k_extra, jnp.arange(n_q, dtype=jnp.int32)), draws.ev_mask, draws.redundancy
     )
+    ctx_len, ctx_ev = jax.jit(jax.vmap(lambda d: _ranked_context(d, pr)))(draws)
     rows = np.arange(int(n_instances))
     q, j = rows // nb, rows % nb
     p = np.asarray(out.m).astype(np.float64) / K.GRID
@@ -125,4 +151,6 @@ def simulate_instances(
         session_ids=np.asarray(sessions)[q].astype(np.int64),
         embeddings=np.asarray(emb)[q],
         success_prob=p[q, j],
+        context_lengths=np.asarray(ctx_len)[q],
+        context_evidence=np.asarray(ctx_ev)[q],
     )

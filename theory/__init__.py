@@ -28,6 +28,10 @@ Python API:
   make_length_dist(name, **params), empirical_lengths(sample) -> LengthDist
   delta_curve(dist, budgets, *, compress_ratio, fidelity, acc_raw, acc_guess) -> Decomposition
   crossover(dist, *, compress_ratio, fidelity, acc_raw, acc_guess) -> Crossover
+  identify(key, structure, budget, slot, outcomes, groups) -> Identified: the §2 reader
+    (g, a_t, phi_{o,t}) fitted to paired data by maximum likelihood, grouped-bootstrap CIs;
+    out_of_fold / compare_crossovers / single_cluster_crossover: the fitted model's dU(B) and
+    crossover budget on held-out groups vs the data's
   grid_crossover(budgets, delta) -> GridCrossover: the crossover of a curve sampled on a budget
     grid (simulated or measured); the one estimator sim, oas.real and paper_checks use
   kappa(fidelity, acc_raw, acc_guess); loose_budget_limit(*, ...); tight_budget_condition(dist, *, ...)
@@ -59,6 +63,18 @@ _EXPORTS = {
     "scan_budgets": "theory._crossover",
     "tight_budget_condition": "theory._crossover",
     "LengthDist": "theory._dists",
+    "Identified": "theory._identify",
+    "ReaderParams": "theory._identify",
+    "Structure": "theory._identify",
+    "identify": "theory._identify",
+    "support_fractions": "theory._identify",
+    "CurveComparison": "theory._predict",
+    "OutOfFold": "theory._predict",
+    "compare_crossovers": "theory._predict",
+    "fold_of_groups": "theory._predict",
+    "out_of_fold": "theory._predict",
+    "predict_success": "theory._predict",
+    "single_cluster_crossover": "theory._predict",
     "GridCrossover": "theory._grid",
     "crossover_status": "theory._grid",
     "grid_crossover": "theory._grid",
@@ -76,7 +92,19 @@ __getattr__, __dir__ = lazy_exports("theory", _EXPORTS, _MODULES)
 
 
 __all__ = [
+    "CurveComparison",
+    "Identified",
+    "OutOfFold",
     "REASON_NO_LOSS",
+    "ReaderParams",
+    "Structure",
+    "compare_crossovers",
+    "fold_of_groups",
+    "identify",
+    "out_of_fold",
+    "predict_success",
+    "single_cluster_crossover",
+    "support_fractions",
     "REASON_USELESS",
     "REASON_WEAK",
     "Crossover",

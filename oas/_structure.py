@@ -1,0 +1,148 @@
+"""The optional ``evidence_structure`` column of paired data: every action's context before packing.
+
+One JSON object per row::
+
+    {"packing": "prefix",
+     "lengths":  {"ret": [..], "merge": [..], "abstract": [..], "rewrite": [..]},
+     "evidence": {"ret": [1, 0, ..], "merge": [..], "abstract": [..], "rewrite": [..]}}
+
+``lengths[a]`` are the token lengths of the records of action ``a``'s context in packing
+(retriever) order, distractors included; ``evidence[a]`` flags (0/1) the records that carry the
+query's evidence: the raw evidence units for ``ret``, the generated record(s) for an operator. With
+the row's budget and the packing mode this fixes which evidence units fit, whole or cut, under
+each action: what ``theory.identify`` needs to fit the reader of MODEL §2 and to predict
+``dU(B)`` at other budgets. ``retcon pair simulate`` and ``retcon pair locomo`` write it.
+
+References: MODEL §2 (packing, support), docs/paired-data.md.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from retcon.errors import InputError
+from retcon.vocab import ACTIONS
+
+STRUCTURE_COLUMN = "evidence_structure"
+PACKINGS = ("prefix", "skip", "cut")
+
+
+def check_structure(value, path, line: int) -> dict:
+    """Validate one ``evidence_structure`` cell (a dict, or its JSON text in CSV); return it clean.
+
+    Raises:
+      InputError: naming ``path:line``, the field and what was wrong.
+    """
+    field = STRUCTURE_COLUMN
+    at = f"{path}:{line}: field {field!r}"
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise InputError(f"{at} must be a JSON object; got {value[:40]!r}.") from None
+    if not isinstance(value, dict):
+        raise InputError(f"{at} must be an object; got {type(value).__name__}.")
+    extra = sorted(set(value) - {"packing", "lengths", "evidence"})
+    if extra:
+        raise InputError(f"{at} has unknown key {extra[0]!r}; expected packing, lengths, evidence.")
+    packing = value.get("packing")
+    if packing not in PACKINGS:
+        raise InputError(f"{at}.packing must be one of {list(PACKINGS)}; got {packing!r}.")
+    out: dict = {"packing": packing, "lengths": {}, "evidence": {}}
+    for part in ("lengths", "evidence"):
+        d = value.get(part)
+        if not isinstance(d, dict) or sorted(d) != sorted(ACTIONS):
+            got = sorted(d) if isinstance(d, dict) else type(d).__name__
+            raise InputError(f"{at}.{part} must map each of {list(ACTIONS)} to a list; got {got}.")
+    for a in ACTIONS:
+        ln, ev = value["lengths"][a], value["evidence"][a]
+        if not isinstance(ln, (list, tuple)) or not isinstance(ev, (list, tuple)):
+            raise InputError(f"{at}.lengths/evidence[{a!r}] must be lists.")
+        if len(ln) != len(ev):
+            raise InputError(
+                f"{at}: lengths[{a!r}] has {len(ln)} records, evidence[{a!r}] {len(ev)}; "
+                f"expected one flag per record."
+            )
+        lens = []
+        for x in ln:
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not np.isfinite(x) or x <= 0:
+                raise InputError(f"{at}.lengths[{a!r}] must hold token lengths > 0; got {x!r}.")
+            lens.append(float(x))
+        flags = []
+        for x in ev:
+            if x not in (0, 1):
+                raise InputError(f"{at}.evidence[{a!r}] must hold 0/1 flags; got {x!r}.")
+            flags.append(int(bool(x)))
+        if a == "ret" and not any(flags):
+            raise InputError(f"{at}.evidence['ret'] flags no record; expected the evidence units.")
+        out["lengths"][a], out["evidence"][a] = lens, flags
+    return out
+
+
+def make_structure(packing: str, lengths: dict, evidence: dict) -> dict:
+    """An ``evidence_structure`` cell from per-action lengths and 0/1 evidence flags (validated)."""
+    cell = {
+        "packing": packing,
+        "lengths": {a: [float(x) for x in lengths[a]] for a in ACTIONS},
+        "evidence": {a: [int(bool(x)) for x in evidence[a]] for a in ACTIONS},
+    }
+    return check_structure(cell, "make_structure", 0)
+
+
+def structures_from_arrays(lengths, evidence, packing: str) -> np.ndarray:
+    """``(n,)`` object array of cells from padded ``(n, 4, N)`` lengths and flags (0 = padding)."""
+    lengths = np.asarray(lengths, np.float64)
+    evidence = np.asarray(evidence, bool)
+    out = np.empty(lengths.shape[0], dtype=object)
+    for i in range(lengths.shape[0]):
+        keep = lengths[i] > 0
+        out[i] = {
+            "packing": packing,
+            "lengths": {a: lengths[i, j][keep[j]].tolist() for j, a in enumerate(ACTIONS)},
+            "evidence": {
+                a: evidence[i, j][keep[j]].astype(int).tolist() for j, a in enumerate(ACTIONS)
+            },
+        }
+    return out
+
+
+def structure_arrays(cells) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Padded ``(lengths (n, 4, N), evidence (n, 4, N), packing (n,))`` from validated cells.
+
+    Raises:
+      InputError: a row without the column (``None``).
+    """
+    cells = list(cells)
+    for i, c in enumerate(cells):
+        if c is None:
+            raise InputError(
+                f"row {i + 1} has no {STRUCTURE_COLUMN!r}; identification needs it in every row "
+                f"(docs/paired-data.md)."
+            )
+    n_max = max((len(c["lengths"][a]) for c in cells for a in ACTIONS), default=1)
+    n = len(cells)
+    lengths = np.zeros((n, len(ACTIONS), n_max))
+    evidence = np.zeros((n, len(ACTIONS), n_max), bool)
+    packing = np.empty(n, dtype=object)
+    for i, c in enumerate(cells):
+        packing[i] = c["packing"]
+        for j, a in enumerate(ACTIONS):
+            k = len(c["lengths"][a])
+            lengths[i, j, :k] = c["lengths"][a]
+            evidence[i, j, :k] = np.asarray(c["evidence"][a], bool)
+    return lengths, evidence, packing
+
+
+def paired_structure(data):
+    """``theory.Structure`` of every row of ``PairedData`` (its ``evidence_structure`` column)."""
+    import theory
+
+    cells = data.meta.get(STRUCTURE_COLUMN)
+    if cells is None:
+        raise InputError(
+            f"the paired data has no {STRUCTURE_COLUMN!r} column; write it with "
+            f"`retcon pair simulate` or `retcon pair locomo` (docs/paired-data.md)."
+        )
+    return theory.Structure(*structure_arrays(cells))

@@ -1,0 +1,324 @@
+"""Predict ``dU(B)`` and the crossover budget from the identified reader; compare with the data.
+
+Out-of-fold prediction: the groups (conversations) are split into folds; the reader of
+docs/model.md §2 is identified on the other folds (``theory.identify``) and evaluated on the
+held-out fold's rows, each through its own evidence structure and budget. The predicted curve at a
+budget is the mean over the held-out rows at that budget of ``p_o - p_ret``; the observed curve is
+the mean of ``y_o - y_ret``. Both crossovers come from ``theory.grid_crossover`` (the one
+estimator). Intervals: the predicted curve's from the bootstrap refits of the reader (parameter
+uncertainty, rows fixed), the observed curve's from resampling the held-out groups.
+
+The single-cluster route (docs/model.md §6) gives the same prediction in closed form when its
+assumptions hold: ``theory.crossover`` on the empirical law of the rows' raw evidence length with
+the data's mean compression ratio and the fitted ``a``, ``g``, ``phi`` (§6 parametrization:
+``a phi_6 = g + (a - g) phi_2``).
+
+References: docs/model.md §2 (reader), §6 (crossover, parametrization note), §8 (grouped CIs).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from retcon.errors import InputError
+from retcon.vocab import OPERATORS
+from theory._grid import grid_crossover
+from theory._identify import (
+    Identified,
+    Structure,
+    group_weights,
+    identify,
+    success_prob,
+    support_fractions,
+    unpack_theta,
+)
+
+
+class OutOfFold(NamedTuple):
+    """Out-of-fold predicted success probabilities of every row.
+
+    Attributes:
+      p: ``(n, 4)`` at each fold's maximum-likelihood reader.
+      p_boot: ``(R, n, 4)`` at each fold's bootstrap refits.
+      fold: ``(n,)`` int, the fold that held the row out.
+      fits: the ``Identified`` reader of each fold (trained without it).
+    """
+
+    p: np.ndarray
+    p_boot: np.ndarray
+    fold: np.ndarray
+    fits: list
+
+
+class CurveComparison(NamedTuple):
+    """Predicted vs observed ``dU_o(B)`` and crossover, per operator (OPERATORS order).
+
+    Attributes:
+      budgets: ``(m,)``.
+      predicted, predicted_lower, predicted_upper: ``(3, m)`` predicted ``dU``.
+      observed, observed_lower, observed_upper: ``(3, m)`` observed ``dU``.
+      truth: ``(3, m)`` ``dU`` of the true success probabilities (simulation), else None.
+      crossover: dict operator -> {"predicted": {...}, "observed": {...}, "truth": {...} or None}
+        each ``{"budget", "lower", "upper", "status", "share_with_crossover"}``.
+      n_rows, n_groups: rows and groups compared.
+    """
+
+    budgets: np.ndarray
+    predicted: np.ndarray
+    predicted_lower: np.ndarray
+    predicted_upper: np.ndarray
+    observed: np.ndarray
+    observed_lower: np.ndarray
+    observed_upper: np.ndarray
+    truth: np.ndarray | None
+    crossover: dict
+    n_rows: int
+    n_groups: int
+
+
+def predict_success(theta, structure: Structure, budget, slot) -> np.ndarray:
+    """``(..., n, 4)`` success probabilities of rows at their budgets for ``(..., P)`` readers."""
+    frac = jnp.asarray(support_fractions(structure, budget), jnp.float32)
+    sl = jnp.asarray(np.asarray(slot))
+    th = jnp.asarray(theta, jnp.float32)
+    f = jax.jit(lambda t: success_prob(t, frac, sl))
+    if th.ndim == 1:
+        return np.asarray(f(th))
+    return np.asarray(jax.vmap(f)(th.reshape(-1, th.shape[-1]))).reshape(
+        *th.shape[:-1], frac.shape[0], 4
+    )
+
+
+def fold_of_groups(key: jax.Array, groups, folds: int) -> np.ndarray:
+    """``(n,)`` fold of each row: groups shuffled with ``key`` and dealt into ``folds`` folds."""
+    labels, ids = np.unique(np.asarray(groups).astype(str), return_inverse=True)
+    if not 2 <= folds <= labels.size:
+        raise InputError(
+            f"folds must be in [2, number of groups = {labels.size}]; got {folds}."
+        )
+    perm = np.asarray(jax.random.permutation(key, labels.size))
+    fold_of_label = np.empty(labels.size, np.int64)
+    fold_of_label[perm] = np.arange(labels.size) % folds
+    return fold_of_label[ids.reshape(-1)]
+
+
+def out_of_fold(
+    key: jax.Array,
+    structure: Structure,
+    budget,
+    slot,
+    outcomes,
+    groups,
+    *,
+    folds: int = 5,
+    n_resamples: int = 200,
+    level: float = 0.95,
+) -> OutOfFold:
+    """Identify the reader on all folds but one and predict the held-out rows, for every fold.
+
+    Args:
+      key: JAX key (fold assignment and each fold's bootstrap).
+      structure, budget, slot, outcomes, groups: the rows (``theory.identify``).
+      folds: number of group folds (the number of groups: leave one group out).
+      n_resamples: bootstrap refits per fold.
+      level: CI level of each fit.
+
+    Returns:
+      ``OutOfFold``.
+
+    References: docs/model.md §2, §8.
+    """
+    k_fold, k_fit = jax.random.split(key)
+    fold = fold_of_groups(k_fold, groups, int(folds))
+    n = np.asarray(budget).shape[0]
+    p = np.full((n, 4), np.nan)
+    p_boot = np.full((int(n_resamples), n, 4), np.nan)
+    y = np.asarray(outcomes, np.float64)
+    slot = np.asarray(slot)
+    budget = np.asarray(budget, np.float64)
+    groups = np.asarray(groups)
+    fits = []
+    for f in range(int(folds)):
+        tr, te = fold != f, fold == f
+        fit = identify(
+            jax.random.fold_in(k_fit, f),
+            structure.take(tr),
+            budget[tr],
+            slot[tr],
+            y[tr],
+            groups[tr],
+            n_resamples=n_resamples,
+            level=level,
+        )
+        fits.append(fit)
+        st = structure.take(te)
+        p[te] = predict_success(fit.theta, st, budget[te], slot[te])
+        if n_resamples:
+            p_boot[:, te] = predict_success(fit.theta_boot, st, budget[te], slot[te])
+    return OutOfFold(p, p_boot, fold, fits)
+
+
+def _curve(values, budget, grid):
+    """``(..., m, k)`` mean of ``values (..., n, k)`` over the rows at each grid budget."""
+    onehot = (np.asarray(budget)[:, None] == grid[None, :]).astype(np.float64)  # (n, m)
+    counts = onehot.sum(0)
+    s = np.einsum("nm,...nk->...mk", onehot, values)
+    return s / np.where(counts > 0, counts, np.nan)[:, None]
+
+
+def _crossover_summary(budgets, point, boot, level) -> dict:
+    """Point crossover of ``point (m,)`` and a percentile CI over the bootstrap curves."""
+    c = grid_crossover(budgets, point)
+    out = {
+        "budget": _num(c.crossover_budget),
+        "status": str(c.status),
+        "lower": None,
+        "upper": None,
+        "share_with_crossover": None,
+    }
+    if boot is not None and boot.shape[0]:
+        cb = np.asarray(grid_crossover(budgets, boot).crossover_budget, np.float64)
+        have = np.isfinite(cb)
+        out["share_with_crossover"] = float(have.mean())
+        if have.any():
+            alpha = (1.0 - level) / 2.0
+            # a resample without a crossover counts as below the smallest budget
+            filled = np.where(have, cb, 0.0)
+            out["lower"] = _num(np.quantile(filled, alpha))
+            out["upper"] = _num(np.quantile(filled, 1.0 - alpha))
+    return out
+
+
+def _num(x):
+    x = float(x)
+    return None if math.isnan(x) else x
+
+
+def compare_crossovers(
+    key: jax.Array,
+    predicted,
+    predicted_boot,
+    budget,
+    outcomes,
+    groups,
+    *,
+    truth=None,
+    n_resamples: int = 1000,
+    level: float = 0.95,
+) -> CurveComparison:
+    """Predicted vs observed ``dU_o(B)`` curves and crossovers over a set of rows.
+
+    Args:
+      key: JAX key for resampling the groups of the observed curve.
+      predicted: ``(n, 4)`` predicted success probabilities (out of fold).
+      predicted_boot: ``(R, n, 4)`` the same at bootstrap refits (or None).
+      budget: ``(n,)``; outcomes: ``(n, 4)``; groups: ``(n,)``.
+      truth: optional ``(n, 4)`` true success probabilities (simulation).
+      n_resamples: group resamples of the observed curve.
+      level: CI level.
+
+    Returns:
+      ``CurveComparison``.
+
+    References: docs/model.md §6.4 (crossover of a sampled curve), §8.
+    """
+    budget = np.asarray(budget, np.float64)
+    grid = np.unique(budget)
+    y = np.asarray(outcomes, np.float64)
+    alpha = (1.0 - level) / 2.0
+
+    def delta(v):
+        return v[..., 1:] - v[..., :1]
+
+    pred = _curve(delta(np.asarray(predicted)), budget, grid).T  # (3, m)
+    pboot = None
+    if predicted_boot is not None and np.asarray(predicted_boot).shape[0]:
+        pboot = np.moveaxis(_curve(delta(np.asarray(predicted_boot)), budget, grid), -1, 0)
+    obs = _curve(delta(y), budget, grid).T
+    w = group_weights(key, groups, int(n_resamples))  # (R, n)
+    onehot = (budget[:, None] == grid[None, :]).astype(np.float64)
+    num = np.einsum("rn,nm,nk->rkm", w, onehot, delta(y))
+    den = np.einsum("rn,nm->rm", w, onehot)[:, None, :]
+    oboot = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)  # (R, 3, m)
+    tr = None if truth is None else _curve(delta(np.asarray(truth, np.float64)), budget, grid).T
+    cross = {}
+    for j, o in enumerate(OPERATORS):
+        cross[o] = {
+            "predicted": _crossover_summary(grid, pred[j], None if pboot is None else pboot[j], level),
+            "observed": _crossover_summary(grid, obs[j], oboot[:, j], level),
+            "truth": None if tr is None else _crossover_summary(grid, tr[j], None, level),
+        }
+    q = lambda a, x: np.nanquantile(a, x, axis=0) if a is not None else np.full_like(pred, np.nan)  # noqa: E731
+    return CurveComparison(
+        budgets=grid,
+        predicted=pred,
+        predicted_lower=q(pboot, alpha),
+        predicted_upper=q(pboot, 1.0 - alpha),
+        observed=obs,
+        observed_lower=np.nanquantile(oboot, alpha, axis=0),
+        observed_upper=np.nanquantile(oboot, 1.0 - alpha, axis=0),
+        truth=tr,
+        crossover=cross,
+        n_rows=int(budget.size),
+        n_groups=int(np.unique(np.asarray(groups).astype(str)).size),
+    )
+
+
+def single_cluster_crossover(fit: Identified, raw_lengths, *, slot: int = 0) -> dict:
+    """The §6 single-cluster crossover of each operator from a fitted reader, with a CI.
+
+    ``theory.crossover`` on the empirical law of ``raw_lengths`` (one per query: the raw evidence
+    tokens), with ``rho_o`` the data's mean compression ratio and the fitted ``a_t``, ``g``,
+    ``phi_{o,t}`` of type ``slot`` mapped to §6's parametrization. Exact only under §6's
+    assumptions (one cluster, prefix packing, no distractors).
+
+    Returns:
+      dict operator -> ``{"budget", "lower", "upper", "status"}``.
+
+    References: docs/model.md §6 (parametrization note, Proposition 2).
+    """
+    from theory._crossover import crossover
+    from theory._dists import empirical_lengths
+
+    dist = empirical_lengths(np.asarray(raw_lengths, np.float64))
+    out = {}
+    alpha = (1.0 - fit.level) / 2.0
+    for j, o in enumerate(OPERATORS):
+        rho = float(fit.compress_ratio[j, slot])
+
+        def one(theta):
+            g, a, phi = (np.asarray(x, np.float64) for x in unpack_theta(jnp.asarray(theta)))
+            a_t, ph = float(a[slot]), float(phi[j, slot])
+            phi6 = (float(g) + (a_t - float(g)) * ph) / a_t
+            c = crossover(
+                dist, compress_ratio=rho, fidelity=phi6, acc_raw=a_t, acc_guess=float(g)
+            )
+            return math.nan if c.crossover_budget is None else float(c.crossover_budget), c.status
+
+        if not 0 < rho < 1:
+            out[o] = {"budget": None, "lower": None, "upper": None, "status": "none"}
+            continue
+        b, status = one(fit.theta)
+        boot = np.array([one(t)[0] for t in fit.theta_boot]) if fit.theta_boot.shape[0] else None
+        lo = hi = None
+        if boot is not None and np.isfinite(boot).any():
+            filled = np.where(np.isfinite(boot), boot, 0.0)
+            lo, hi = _num(np.quantile(filled, alpha)), _num(np.quantile(filled, 1 - alpha))
+        out[o] = {"budget": _num(b), "lower": lo, "upper": hi, "status": status}
+    return out
+
+
+__all__ = [
+    "CurveComparison",
+    "OutOfFold",
+    "compare_crossovers",
+    "fold_of_groups",
+    "out_of_fold",
+    "predict_success",
+    "single_cluster_crossover",
+]
