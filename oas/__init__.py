@@ -37,6 +37,11 @@ _LAZY = {
     "evaluate": "oas._evaluate",
     "POLICIES": "oas._evaluate",
     "simulate_paired": "oas._simulate",
+    "STRUCTURE_COLUMN": "oas._structure",
+    "paired_structure": "oas._structure",
+    "TheoryRouter": "oas._theory_router",
+    "fit_theory_router": "oas._theory_router",
+    "identify_report": "oas._magnitude",
 }
 
 __getattr__, _ = lazy_exports("oas", _LAZY)

@@ -31,6 +31,8 @@ from oas._paired import PairedData
 from oas._policy import argmax_policy, calibrated_policy
 from oas._ridge import DEFAULT_PENALTIES, fit_ridge
 from oas._router import Router
+from oas._structure import STRUCTURE_COLUMN, paired_structure
+from oas._theory_router import fit_theory_router
 from retcon.bootstrap import grouped_bootstrap_mean
 from retcon.errors import InputError
 from retcon.vocab import ACTIONS
@@ -172,6 +174,14 @@ def evaluate(
             argmax_policy(predict_mlp(mlp, test.features)),
         ]
     )
+    policies, differences = POLICIES, DIFFERENCES
+    if STRUCTURE_COLUMN in data.meta:  # the theory router (MODEL §2 reader), fitted on seen groups
+        theory_router = getattr(router, "theory", None) or fit_theory_router(
+            jax.random.fold_in(k_fit, 1), seen
+        )
+        pick = theory_router.choose(paired_structure(test), test.budget, test.query_type_slot)
+        choices = np.concatenate([choices, pick[None]])
+        policies, differences = POLICIES + ("theory",), DIFFERENCES + ("theory",)
     chosen = np.take_along_axis(y[None], choices[..., None], axis=2)[..., 0]  # (P, n)
     per_row = np.stack(
         [
@@ -183,8 +193,8 @@ def evaluate(
         ],
         axis=1,
     )  # (P, M, n)
-    best = POLICIES.index("best-fixed")
-    diffs = np.stack([chosen[POLICIES.index(p)] - chosen[best] for p in DIFFERENCES])  # (D, n)
+    best = policies.index("best-fixed")
+    diffs = np.stack([chosen[policies.index(p)] - chosen[best] for p in differences])  # (D, n)
     base = np.concatenate([per_row.reshape(-1, n), diffs]).T  # (n, P*M + D)
     slots = [test.budget == b for b in budgets] + [np.ones(n, bool)]
     values = np.concatenate([base] * len(slots), axis=1)
@@ -192,7 +202,7 @@ def evaluate(
     ci = grouped_bootstrap_mean(k_boot, values, test.group_id, mask, n_resamples=n_resamples)
     shape = (len(slots), base.shape[1])
     point, lower, upper = (np.asarray(v, dtype=np.float64).reshape(shape) for v in ci)
-    P, M = len(POLICIES), len(METRICS)
+    P, M = len(policies), len(METRICS)
 
     def pm(a):  # (slots, P*M + D) -> (P, M, slots)
         return a[:, : P * M].T.reshape(P, M, len(slots))
@@ -222,9 +232,12 @@ def evaluate(
         "ridge_penalty": dict(zip(ACTIONS, router.penalty.tolist())),
         "mlp_epochs": mlp.epochs,
         "test_index": np.flatnonzero(part == 2),  # rows of ``data`` scored, in order (not in JSON)
+        "differences": differences,
     }
+    if "theory" in policies:
+        info["theory_params"] = int(theory_router.n_params)
     return Evaluation(
-        POLICIES,
+        policies,
         budgets,
         pm(point),
         pm(lower),
@@ -255,7 +268,7 @@ def evaluation_json(ev: Evaluation) -> dict:
         entry["per_budget"] = {f"{b:g}": block(p, s) for s, b in enumerate(ev.budgets)}
         policies[name] = entry
     differences = {}
-    for d, name in enumerate(DIFFERENCES):
+    for d, name in enumerate(ev.info.get("differences", DIFFERENCES)):
         differences[f"{name} - best-fixed"] = {
             "accuracy": _num(ev.diff_point[d, -1]),
             "accuracy_ci": [_num(ev.diff_lower[d, -1]), _num(ev.diff_upper[d, -1])],
@@ -267,7 +280,7 @@ def evaluation_json(ev: Evaluation) -> dict:
                 for s, b in enumerate(ev.budgets)
             },
         }
-    info = {k: v for k, v in ev.info.items() if k != "test_index"}
+    info = {k: v for k, v in ev.info.items() if k not in ("test_index", "differences")}
     return {
         "policies": policies,
         "differences": differences,
@@ -317,7 +330,7 @@ def evaluation_table(ev: Evaluation) -> str:
         "|---" * (len(ev.budgets) + 1) + "|",
     ]
     for p, name in enumerate(ev.policies):
-        if name.startswith("oas") or name == "mlp":
+        if name.startswith("oas") or name in ("mlp", "theory"):
             lines.append(
                 f"| {name} | " + " | ".join(cell(p, 3, s) for s in range(len(ev.budgets))) + " |"
             )
@@ -328,7 +341,7 @@ def evaluation_table(ev: Evaluation) -> str:
         "| difference | overall | " + " | ".join(f"B={b:g}" for b in ev.budgets) + " |",
         "|---" * (len(ev.budgets) + 2) + "|",
     ]
-    for d, name in enumerate(DIFFERENCES):
+    for d, name in enumerate(ev.info.get("differences", DIFFERENCES)):
         cells = [
             f"{ev.diff_point[d, s]:+.3f} [{ev.diff_lower[d, s]:+.3f}, {ev.diff_upper[d, s]:+.3f}]"
             for s in [-1, *range(len(ev.budgets))]

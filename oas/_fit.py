@@ -10,6 +10,8 @@ References: MODEL §8.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import jax
 import numpy as np
 
@@ -17,6 +19,8 @@ from oas._paired import PairedData
 from oas._policy import calibrate_accuracy, calibrate_crc
 from oas._ridge import DEFAULT_PENALTIES, RidgeFit, fit_ridge, predict_ridge
 from oas._router import Router
+from oas._structure import STRUCTURE_COLUMN
+from oas._theory_router import fit_theory_router
 from retcon.errors import InputError
 
 
@@ -131,6 +135,9 @@ def fit_router(
         "calibration_fraction": float(calibration_fraction),
         **(provenance or {}),
     }
-    return router_from_parts(
+    router = router_from_parts(
         fit, calib, alpha=alpha, vocabulary=data.vocabulary, packing=packing, provenance=prov
     )
+    if STRUCTURE_COLUMN in data.meta:  # the theory router rides along (same rows, all groups)
+        router = replace(router, theory=fit_theory_router(jax.random.fold_in(key, 1), data))
+    return router

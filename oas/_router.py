@@ -26,12 +26,14 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from oas._features import FEATURE_NAMES, PACKINGS
 from oas._policy import Thresholds, argmax_policy, calibrated_policy
 from retcon.errors import InputError
+from oas._theory_router import theory_router_from_json
 from retcon.output import write_json_atomic
 from retcon.vocab import ACTIONS, VOCABULARIES
 
@@ -64,6 +66,7 @@ class Router:
     vocabulary: str = "locomo"
     packing: str = "prefix"
     provenance: dict = field(default_factory=dict)
+    theory: Any = None  # optional oas._theory_router.TheoryRouter (JSON block "theory")
 
     def __post_init__(self):
         p = len(FEATURE_NAMES)
@@ -148,6 +151,7 @@ class Router:
             "thresholds": {"calibrated": th(self.calibrated), "crc": th(self.crc)},
             "alpha": float(self.alpha),
             "provenance": self.provenance,
+            **({"theory": self.theory.to_json()} if self.theory is not None else {}),
         }
 
 
@@ -214,6 +218,7 @@ def router_from_json(obj: dict, source: str = "router") -> Router:
         vocabulary=get("vocabulary"),
         packing=get("packing"),
         provenance=obj.get("provenance", {}),
+        theory=None if "theory" not in obj else theory_router_from_json(obj["theory"], source),
     )
 
 

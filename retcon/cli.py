@@ -26,6 +26,7 @@ _COMMAND_MODULES = (
     "sim.cli",
     "oas.cli",
     "oas.real.cli",
+    "oas.identify_cli",
     "paper_checks.cli",
     "retcon.bench.cli",
 )

@@ -149,7 +149,9 @@ def support_fractions(structure: Structure, budgets) -> np.ndarray:
         lf = ln.astype(np.float64)
         frac = np.where(kept >= lf, 1.0, kept / np.where(lf > 0, lf, 1.0))
         frac = np.where(evidence[rows][:, None], frac, 1.0)
-        out[rows] = np.prod(frac, axis=-1)
+        # an action whose context holds no evidence record (an empty generation) supports nothing
+        none = ~evidence[rows].any(axis=-1)[:, None, :]
+        out[rows] = np.where(none, 0.0, np.prod(frac, axis=-1))
     return out if grid else out[:, 0]
 
 
@@ -367,10 +369,15 @@ def identify(
     frac = support_fractions(structure, budget)
     cells = make_cells(frac, slot)
     theta0 = jnp.asarray(initial_theta(), jnp.float32)
-    cargs = tuple(jnp.asarray(x) for x in (cells.action, cells.slot, cells.frac.astype(np.float32)))
+    # pad the cells to a multiple of 64 (zero weight) so fits of similar data share a compilation
+    pad = -cells.action.size % 64
+    cargs = tuple(
+        jnp.asarray(np.concatenate([x, np.zeros(pad, x.dtype)]))
+        for x in (cells.action, cells.slot, cells.frac.astype(np.float32))
+    )
 
     def fit(weights):
-        n_w, s_w = cell_sums(cells, y, weights)
+        n_w, s_w = (np.pad(v, ((0, 0), (0, pad))) for v in cell_sums(cells, y, weights))
         return np.asarray(
             _fit_many(theta0, *cargs, jnp.asarray(n_w, jnp.float32), jnp.asarray(s_w, jnp.float32), n_steps=n_steps)
         )

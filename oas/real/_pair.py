@@ -125,6 +125,7 @@ def query_rows(
     References: MODEL §2, §8.
     """
     from oas._features import FEATURE_NAMES, compute_features
+    from oas._structure import STRUCTURE_COLUMN, make_structure
 
     todo = [b for b in config.budgets if f"{query.query_id}@{b}" not in skip_ids]
     if not todo:
@@ -175,6 +176,11 @@ def query_rows(
             packing=config.packing,
         )
         row.update(zip(FEATURE_NAMES, (float(v) for v in feats)))
+        row[STRUCTURE_COLUMN] = make_structure(
+            config.packing,
+            {a: prepared[a].lengths for a in ACTIONS},
+            {a: [1] * len(prepared[a].lengths) for a in ACTIONS},
+        )
         row["meta_source_type"] = query.source_type
         row["meta_cluster_tokens"] = int(sum(raw.lengths))
         for action in OPERATORS:

@@ -1,0 +1,337 @@
+"""Magnitude, not only direction: identify the reader from paired data, predict the crossover.
+
+``identify_report`` fits the reader of MODEL §2 (``theory.identify``) to paired data that carry
+the ``evidence_structure`` column, predicts every operator's ``dU(B)`` on held-out groups (out of
+fold, ``theory.out_of_fold``) and compares predicted with observed crossovers
+(``theory.compare_crossovers``), overall and per stratum of raw evidence length; then it runs the
+diagnostics that say which assumption breaks where they disagree:
+
+- ``cut_partial``: under ``cut`` packing the model credits a truncated unit with the kept share of
+  its tokens; the diagnostic compares predicted and observed success on rows where some evidence
+  unit is cut (per action);
+- ``multi_unit``: predicted vs observed crossover for queries with one evidence unit and with
+  several (multi-session evidence);
+- ``phi_by_budget``: the reader refitted on the rows of each budget separately; a fidelity that
+  drifts with the budget breaks the model's budget-free ``phi``.
+
+References: MODEL §2 (reader, packing), §6 (crossover), §8 (grouped CIs).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jax
+import numpy as np
+
+from oas._structure import paired_structure
+from retcon.errors import InputError
+from retcon.vocab import ACTIONS, OPERATORS, VOCABULARIES
+
+
+def _params_table(fit, vocabulary: str) -> list[dict]:
+    types = VOCABULARIES[vocabulary]
+    rows = []
+
+    def add(name, t, est, lo, hi, ok):
+        if ok:
+            rows.append(
+                {"parameter": name, "type": t, "estimate": float(est), "lower": float(lo),
+                 "upper": float(hi)}
+            )
+
+    p, lo, hi, ok = fit.params, fit.lower, fit.upper, fit.identified
+    add("g", "all", p.acc_guess, lo.acc_guess, hi.acc_guess, bool(ok.acc_guess))
+    for t, name in enumerate(types):
+        add("a", name, p.acc_raw[t], lo.acc_raw[t], hi.acc_raw[t], bool(ok.acc_raw[t]))
+    for j, o in enumerate(OPERATORS):
+        for t, name in enumerate(types):
+            add(
+                f"phi_{o}", name, p.fidelity[j, t], lo.fidelity[j, t], hi.fidelity[j, t],
+                bool(ok.fidelity[j, t]),
+            )
+    return rows
+
+
+def _comparison_dict(c) -> dict:
+    return {
+        "budgets": c.budgets.tolist(),
+        "n_rows": c.n_rows,
+        "n_groups": c.n_groups,
+        "crossover": c.crossover,
+        "predicted": {o: c.predicted[j].tolist() for j, o in enumerate(OPERATORS)},
+        "predicted_lower": {o: c.predicted_lower[j].tolist() for j, o in enumerate(OPERATORS)},
+        "predicted_upper": {o: c.predicted_upper[j].tolist() for j, o in enumerate(OPERATORS)},
+        "observed": {o: c.observed[j].tolist() for j, o in enumerate(OPERATORS)},
+        "observed_lower": {o: c.observed_lower[j].tolist() for j, o in enumerate(OPERATORS)},
+        "observed_upper": {o: c.observed_upper[j].tolist() for j, o in enumerate(OPERATORS)},
+        "truth": None if c.truth is None else {o: c.truth[j].tolist() for j, o in enumerate(OPERATORS)},
+    }
+
+
+def _truth(data):
+    cols = [f"meta_p_{a}" for a in ACTIONS]
+    if all(c in data.meta for c in cols):
+        return np.stack([data.meta[c].astype(np.float64) for c in cols], axis=1)
+    return None
+
+
+def raw_evidence_tokens(structure) -> np.ndarray:
+    """``(n,)`` raw evidence tokens of each row (the ``ret`` context's evidence records)."""
+    return np.where(structure.evidence[:, 0], structure.lengths[:, 0], 0.0).sum(-1)
+
+
+def identify_report(
+    data,
+    *,
+    key: jax.Array,
+    folds: int = 5,
+    n_resamples: int = 200,
+    n_strata: int = 3,
+    diagnostics: bool = True,
+    level: float = 0.95,
+) -> dict:
+    """Parameters with CIs, predicted vs observed crossovers (overall, per stratum), diagnostics.
+
+    Args:
+      data: ``PairedData`` with the ``evidence_structure`` column in every row.
+      key: JAX key (fits, folds, bootstraps).
+      folds: group folds of the out-of-fold prediction (clipped to the number of groups; the
+        number of groups is leave-one-group-out).
+      n_resamples: bootstrap refits per fit and group resamples of the observed curves.
+      n_strata: strata of raw evidence length (quantiles over queries); 1 for none.
+      diagnostics: run the assumption diagnostics.
+      level: CI level.
+
+    Returns:
+      a JSON-ready dict (``parameters``, ``compress_ratio``, ``overall``, ``strata``,
+      ``single_cluster``, ``diagnostics``, ...).
+
+    References: MODEL §2, §6, §8.
+    """
+    import theory
+
+    structure = paired_structure(data)
+    slot = data.query_type_slot
+    y = data.outcomes
+    if np.isnan(y).any():
+        raise InputError("identify: the paired data has missing outcomes; every y_* is needed.")
+    groups = data.group_id.astype(str)
+    n_groups = np.unique(groups).size
+    if n_groups < 2:
+        raise InputError(f"identify: the data has {n_groups} group; out-of-fold needs >= 2.")
+    folds = int(min(max(2, folds), n_groups))
+    k_fit, k_oof, k_cmp, k_diag = jax.random.split(key, 4)
+    fit = theory.identify(
+        k_fit, structure, data.budget, slot, y, groups, n_resamples=n_resamples, level=level
+    )
+    oof = theory.out_of_fold(
+        k_oof, structure, data.budget, slot, y, groups, folds=folds, n_resamples=n_resamples,
+        level=level,
+    )
+    truth = _truth(data)
+
+    def compare(mask, k):
+        return theory.compare_crossovers(
+            k,
+            oof.p[mask],
+            oof.p_boot[:, mask],
+            data.budget[mask],
+            y[mask],
+            groups[mask],
+            truth=None if truth is None else truth[mask],
+            n_resamples=max(n_resamples, 200),
+            level=level,
+        )
+
+    everything = np.ones(data.n, bool)
+    overall = compare(everything, jax.random.fold_in(k_cmp, 0))
+    raw_len = raw_evidence_tokens(structure)
+    strata = []
+    if n_strata > 1:
+        # quantiles over queries (one length per query), so each stratum holds ~equal queries
+        _, first = np.unique(data.query_id.astype(str), return_index=True)
+        edges = np.quantile(raw_len[first], np.linspace(0, 1, n_strata + 1))
+        edges[-1] = np.inf
+        for s in range(n_strata):
+            m = (raw_len >= edges[s]) & (raw_len < edges[s + 1])
+            if s == 0:
+                m |= raw_len < edges[0]
+            if np.unique(groups[m]).size < 2:
+                continue
+            c = compare(m, jax.random.fold_in(k_cmp, 1 + s))
+            strata.append(
+                {"lower_tokens": float(edges[s]), "upper_tokens": _finite(edges[s + 1]),
+                 **_comparison_dict(c)}
+            )
+    single = None
+    types_present = np.flatnonzero(fit.n_rows)
+    if types_present.size == 1:
+        _, first = np.unique(data.query_id.astype(str), return_index=True)
+        single = theory.single_cluster_crossover(fit, raw_len[first], slot=int(types_present[0]))
+    out = {
+        "n_rows": int(data.n),
+        "n_queries": int(np.unique(data.query_id.astype(str)).size),
+        "n_groups": int(n_groups),
+        "folds": folds,
+        "n_resamples": int(n_resamples),
+        "level": level,
+        "packing": sorted(set(structure.packing.tolist())),
+        "vocabulary": data.vocabulary,
+        "n_params": fit.n_params,
+        "log_likelihood": fit.log_likelihood,
+        "parameters": _params_table(fit, data.vocabulary),
+        "compress_ratio": {
+            o: {
+                t: _finite(fit.compress_ratio[j, i])
+                for i, t in enumerate(VOCABULARIES[data.vocabulary])
+            }
+            for j, o in enumerate(OPERATORS)
+        },
+        "overall": _comparison_dict(overall),
+        "strata": strata,
+        "single_cluster": single,
+    }
+    if diagnostics:
+        out["diagnostics"] = _diagnostics(data, structure, oof, k_diag, level, n_resamples)
+    return out
+
+
+def _finite(x):
+    x = float(x)
+    return x if np.isfinite(x) else None
+
+
+def _diagnostics(data, structure, oof, key, level, n_resamples) -> dict:
+    import theory
+
+    y = data.outcomes
+    groups = data.group_id.astype(str)
+    frac = theory.support_fractions(structure, data.budget)
+    diag: dict = {}
+    # partial support: rows where an action's evidence is cut (0 < s < 1)
+    cut = {}
+    for j, a in enumerate(ACTIONS):
+        m = (frac[:, j] > 0) & (frac[:, j] < 1)
+        if m.sum():
+            cut[a] = {
+                "rows": int(m.sum()),
+                "predicted": float(oof.p[m, j].mean()),
+                "observed": float(y[m, j].mean()),
+                "mean_kept_share": float(frac[m, j].mean()),
+            }
+    diag["cut_partial"] = cut
+    # one evidence unit vs several
+    n_units = structure.evidence[:, 0].sum(-1)
+    multi = {}
+    for name, m in (("single_unit", n_units == 1), ("multi_unit", n_units > 1)):
+        if np.unique(groups[m]).size >= 2:
+            c = theory.compare_crossovers(
+                jax.random.fold_in(key, len(multi)), oof.p[m], oof.p_boot[:, m], data.budget[m],
+                y[m], groups[m], n_resamples=max(n_resamples, 200), level=level,
+            )
+            multi[name] = {"rows": int(m.sum()), "crossover": c.crossover}
+    diag["multi_unit"] = multi
+    # fidelity refitted per budget
+    per_budget = []
+    for i, b in enumerate(np.unique(data.budget)):
+        m = data.budget == b
+        fit = theory.identify(
+            jax.random.fold_in(key, 100 + i), structure.take(m), data.budget[m],
+            data.query_type_slot[m], y[m], groups[m], n_resamples=min(n_resamples, 100),
+            level=level,
+        )
+        per_budget.append(
+            {"budget": float(b), "parameters": _params_table(fit, data.vocabulary)}
+        )
+    diag["phi_by_budget"] = per_budget
+    return diag
+
+
+def format_report(rep: dict) -> str:
+    """Plain-text tables: the parameters, and predicted vs observed crossovers."""
+    lines = [
+        f"identified reader (MODEL §2), {rep['n_rows']} rows, {rep['n_queries']} queries, "
+        f"{rep['n_groups']} groups, packing {','.join(rep['packing'])}, "
+        f"{rep['n_params']} parameters, {int(100 * rep['level'])}% grouped-bootstrap CIs",
+        f"{'parameter':<14}{'type':<20}{'estimate':>10}{'CI':>22}",
+    ]
+    for r in rep["parameters"]:
+        lines.append(
+            f"{r['parameter']:<14}{r['type']:<20}{r['estimate']:>10.3f}"
+            f"{'[%.3f, %.3f]' % (r['lower'], r['upper']):>22}"
+        )
+    lines.append("")
+    lines.append(
+        f"crossover B* (tokens), predicted out of fold ({rep['folds']} group folds) vs observed"
+    )
+    lines.append(
+        f"{'set':<22}{'operator':<10}{'predicted':>28}{'observed':>28}{'truth':>10}"
+    )
+    sets = [("all", rep["overall"])] + [
+        (f"L in [{s['lower_tokens']:.0f}, {s['upper_tokens'] or float('inf'):.0f})", s)
+        for s in rep["strata"]
+    ]
+    for name, c in sets:
+        for o in OPERATORS:
+            x = c["crossover"][o]
+            tr = x["truth"]["budget"] if x["truth"] else None
+            lines.append(
+                f"{name:<22}{o:<10}{_fmt(x['predicted']):>28}{_fmt(x['observed']):>28}"
+                f"{'' if tr is None else f'{tr:.0f}':>10}"
+            )
+    if rep.get("single_cluster"):
+        lines.append("")
+        lines.append("single-cluster closed route (MODEL §6, theory.crossover):")
+        for o, x in rep["single_cluster"].items():
+            lines.append(f"  {o:<10}{_fmt(x)}")
+    return "\n".join(lines)
+
+
+def _fmt(x: dict) -> str:
+    b = x.get("budget")
+    if b is None:
+        return f"none ({x.get('status')})"
+    lo, hi = x.get("lower"), x.get("upper")
+    ci = f" [{lo:.0f}, {hi:.0f}]" if lo is not None and hi is not None else ""
+    return f"{b:.0f}{ci}"
+
+
+def plot_report(rep: dict, path) -> Path:
+    """Predicted (band: parameter CI) vs observed (band: group CI) ``dU(B)`` per operator."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from retcon.output import save_figure_atomic
+
+    c = rep["overall"]
+    b = np.asarray(c["budgets"])
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharey=True)
+    for ax, o in zip(axes, OPERATORS):
+        ax.plot(b, c["observed"][o], "o-", color="black", label="observed", markersize=3)
+        ax.fill_between(b, c["observed_lower"][o], c["observed_upper"][o], color="gray", alpha=0.3,
+                        linewidth=0)
+        ax.plot(b, c["predicted"][o], "-", color="tab:blue", label="predicted (out of fold)")
+        ax.fill_between(b, c["predicted_lower"][o], c["predicted_upper"][o], color="tab:blue",
+                        alpha=0.25, linewidth=0)
+        if c["truth"] is not None:
+            ax.plot(b, c["truth"][o], ":", color="tab:red", label="truth")
+        for kind, color in (("predicted", "tab:blue"), ("observed", "black")):
+            x = c["crossover"][o][kind]["budget"]
+            if x is not None:
+                ax.axvline(x, color=color, linestyle="--", linewidth=0.8)
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.set_xscale("log")
+        ax.set_title(o)
+        ax.set_xlabel("budget B (tokens)")
+    axes[0].set_ylabel("dU = U(o) - U(ret)")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    out = save_figure_atomic(fig, path, dpi=120)
+    plt.close(fig)
+    return out
+
+
+__all__ = ["format_report", "identify_report", "plot_report", "raw_evidence_tokens"]
