@@ -36,8 +36,13 @@ def _params_table(fit, vocabulary: str) -> list[dict]:
     def add(name, t, est, lo, hi, ok):
         if ok:
             rows.append(
-                {"parameter": name, "type": t, "estimate": float(est), "lower": float(lo),
-                 "upper": float(hi)}
+                {
+                    "parameter": name,
+                    "type": t,
+                    "estimate": float(est),
+                    "lower": float(lo),
+                    "upper": float(hi),
+                }
             )
 
     p, lo, hi, ok = fit.params, fit.lower, fit.upper, fit.identified
@@ -47,7 +52,11 @@ def _params_table(fit, vocabulary: str) -> list[dict]:
     for j, o in enumerate(OPERATORS):
         for t, name in enumerate(types):
             add(
-                f"phi_{o}", name, p.fidelity[j, t], lo.fidelity[j, t], hi.fidelity[j, t],
+                f"phi_{o}",
+                name,
+                p.fidelity[j, t],
+                lo.fidelity[j, t],
+                hi.fidelity[j, t],
                 bool(ok.fidelity[j, t]),
             )
     return rows
@@ -65,7 +74,9 @@ def _comparison_dict(c) -> dict:
         "observed": {o: c.observed[j].tolist() for j, o in enumerate(OPERATORS)},
         "observed_lower": {o: c.observed_lower[j].tolist() for j, o in enumerate(OPERATORS)},
         "observed_upper": {o: c.observed_upper[j].tolist() for j, o in enumerate(OPERATORS)},
-        "truth": None if c.truth is None else {o: c.truth[j].tolist() for j, o in enumerate(OPERATORS)},
+        "truth": None
+        if c.truth is None
+        else {o: c.truth[j].tolist() for j, o in enumerate(OPERATORS)},
     }
 
 
@@ -126,7 +137,14 @@ def identify_report(
         k_fit, structure, data.budget, slot, y, groups, n_resamples=n_resamples, level=level
     )
     oof = theory.out_of_fold(
-        k_oof, structure, data.budget, slot, y, groups, folds=folds, n_resamples=n_resamples,
+        k_oof,
+        structure,
+        data.budget,
+        slot,
+        y,
+        groups,
+        folds=folds,
+        n_resamples=n_resamples,
         level=level,
     )
     truth = _truth(data)
@@ -161,8 +179,11 @@ def identify_report(
                 continue
             c = compare(m, jax.random.fold_in(k_cmp, 1 + s))
             strata.append(
-                {"lower_tokens": float(edges[s]), "upper_tokens": _finite(edges[s + 1]),
-                 **_comparison_dict(c)}
+                {
+                    "lower_tokens": float(edges[s]),
+                    "upper_tokens": _finite(edges[s + 1]),
+                    **_comparison_dict(c),
+                }
             )
     single = None
     types_present = np.flatnonzero(fit.n_rows)
@@ -227,8 +248,14 @@ def _diagnostics(data, structure, oof, key, level, n_resamples) -> dict:
     for name, m in (("single_unit", n_units == 1), ("multi_unit", n_units > 1)):
         if np.unique(groups[m]).size >= 2:
             c = theory.compare_crossovers(
-                jax.random.fold_in(key, len(multi)), oof.p[m], oof.p_boot[:, m], data.budget[m],
-                y[m], groups[m], n_resamples=max(n_resamples, 200), level=level,
+                jax.random.fold_in(key, len(multi)),
+                oof.p[m],
+                oof.p_boot[:, m],
+                data.budget[m],
+                y[m],
+                groups[m],
+                n_resamples=max(n_resamples, 200),
+                level=level,
             )
             multi[name] = {"rows": int(m.sum()), "crossover": c.crossover}
     diag["multi_unit"] = multi
@@ -237,13 +264,16 @@ def _diagnostics(data, structure, oof, key, level, n_resamples) -> dict:
     for i, b in enumerate(np.unique(data.budget)):
         m = data.budget == b
         fit = theory.identify(
-            jax.random.fold_in(key, 100 + i), structure.take(m), data.budget[m],
-            data.query_type_slot[m], y[m], groups[m], n_resamples=min(n_resamples, 100),
+            jax.random.fold_in(key, 100 + i),
+            structure.take(m),
+            data.budget[m],
+            data.query_type_slot[m],
+            y[m],
+            groups[m],
+            n_resamples=min(n_resamples, 100),
             level=level,
         )
-        per_budget.append(
-            {"budget": float(b), "parameters": _params_table(fit, data.vocabulary)}
-        )
+        per_budget.append({"budget": float(b), "parameters": _params_table(fit, data.vocabulary)})
     diag["phi_by_budget"] = per_budget
     return diag
 
@@ -257,17 +287,13 @@ def format_report(rep: dict) -> str:
         f"{'parameter':<14}{'type':<20}{'estimate':>10}{'CI':>22}",
     ]
     for r in rep["parameters"]:
-        lines.append(
-            f"{r['parameter']:<14}{r['type']:<20}{r['estimate']:>10.3f}"
-            f"{'[%.3f, %.3f]' % (r['lower'], r['upper']):>22}"
-        )
+        ci = "[{:.3f}, {:.3f}]".format(r["lower"], r["upper"])
+        lines.append(f"{r['parameter']:<14}{r['type']:<20}{r['estimate']:>10.3f}{ci:>22}")
     lines.append("")
     lines.append(
         f"crossover B* (tokens), predicted out of fold ({rep['folds']} group folds) vs observed"
     )
-    lines.append(
-        f"{'set':<22}{'operator':<10}{'predicted':>28}{'observed':>28}{'truth':>10}"
-    )
+    lines.append(f"{'set':<22}{'operator':<10}{'predicted':>28}{'observed':>28}{'truth':>10}")
     sets = [("all", rep["overall"])] + [
         (f"L in [{s['lower_tokens']:.0f}, {s['upper_tokens'] or float('inf'):.0f})", s)
         for s in rep["strata"]
@@ -311,11 +337,18 @@ def plot_report(rep: dict, path) -> Path:
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharey=True)
     for ax, o in zip(axes, OPERATORS):
         ax.plot(b, c["observed"][o], "o-", color="black", label="observed", markersize=3)
-        ax.fill_between(b, c["observed_lower"][o], c["observed_upper"][o], color="gray", alpha=0.3,
-                        linewidth=0)
+        ax.fill_between(
+            b, c["observed_lower"][o], c["observed_upper"][o], color="gray", alpha=0.3, linewidth=0
+        )
         ax.plot(b, c["predicted"][o], "-", color="tab:blue", label="predicted (out of fold)")
-        ax.fill_between(b, c["predicted_lower"][o], c["predicted_upper"][o], color="tab:blue",
-                        alpha=0.25, linewidth=0)
+        ax.fill_between(
+            b,
+            c["predicted_lower"][o],
+            c["predicted_upper"][o],
+            color="tab:blue",
+            alpha=0.25,
+            linewidth=0,
+        )
         if c["truth"] is not None:
             ax.plot(b, c["truth"][o], ":", color="tab:red", label="truth")
         for kind, color in (("predicted", "tab:blue"), ("observed", "black")):

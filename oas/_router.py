@@ -32,8 +32,8 @@ import numpy as np
 
 from oas._features import FEATURE_NAMES, PACKINGS
 from oas._policy import Thresholds, argmax_policy, calibrated_policy
-from retcon.errors import InputError
 from oas._theory_router import theory_router_from_json
+from retcon.errors import InputError
 from retcon.output import write_json_atomic
 from retcon.vocab import ACTIONS, VOCABULARIES
 

@@ -34,6 +34,7 @@ def paired_from_instances(
     packing: str = "prefix",
     coupling: str = "shared",
     prefix: str = "sim",
+    structure_packing: str | None = None,
 ) -> PairedData:
     """Turn simulated instances into ``PairedData`` with Bernoulli outcomes drawn with ``key``.
 
@@ -47,6 +48,8 @@ def paired_from_instances(
       packing: packing for feature 3 (MODEL §2).
       coupling: ``"shared"`` (one uniform per instance) or ``"independent"``.
       prefix: prefix of the generated ids.
+      structure_packing: the packing the instances were simulated with, recorded in the
+        ``evidence_structure`` column (default ``packing``).
 
     Returns:
       ``PairedData``.
@@ -83,7 +86,7 @@ def paired_from_instances(
     ctx_len = getattr(instances, "context_lengths", None)
     if ctx_len is not None:
         meta[STRUCTURE_COLUMN] = structures_from_arrays(
-            ctx_len, instances.context_evidence, packing
+            ctx_len, instances.context_evidence, structure_packing or packing
         )
     query = getattr(instances, "query_id", None)
     query_id = np.asarray(
@@ -139,9 +142,14 @@ def simulate_paired(
     vocabulary = getattr(config, "vocabulary", "locomo")
     if vocabulary not in VOCABULARIES:
         vocabulary = "locomo"
-    packing = packing or getattr(config, "packing", "prefix")
+    simulated = getattr(config, "packing", "prefix")
     return paired_from_instances(
-        k_out, instances, vocabulary=vocabulary, packing=packing, coupling=coupling
+        k_out,
+        instances,
+        vocabulary=vocabulary,
+        packing=packing or simulated,
+        coupling=coupling,
+        structure_packing=simulated,
     )
 
 

@@ -67,7 +67,12 @@ def check_structure(value, path, line: int) -> dict:
             )
         lens = []
         for x in ln:
-            if isinstance(x, bool) or not isinstance(x, (int, float)) or not np.isfinite(x) or x <= 0:
+            if (
+                isinstance(x, bool)
+                or not isinstance(x, (int, float))
+                or not np.isfinite(x)
+                or x <= 0
+            ):
                 raise InputError(f"{at}.lengths[{a!r}] must hold token lengths > 0; got {x!r}.")
             lens.append(float(x))
         flags = []

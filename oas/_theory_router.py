@@ -129,7 +129,6 @@ def theory_router_from_json(obj, source: str = "router") -> TheoryRouter:
 def fit_theory_router(key, data, *, n_resamples: int = 0) -> TheoryRouter:
     """Identify the reader on ``data`` (``evidence_structure`` needed) and build the router."""
     import theory
-
     from oas._structure import paired_structure
 
     st = paired_structure(data)

@@ -85,5 +85,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(format_report(rep))
         if args.out:
-            print(f"\nwrote {Path(args.out) / 'identify.json'}, {Path(args.out) / 'identify_curves.png'}")
+            print(
+                f"\nwrote {Path(args.out) / 'identify.json'}, {Path(args.out) / 'identify_curves.png'}"
+            )
     return 0

@@ -35,6 +35,12 @@ def register(subparsers) -> None:
         help="LoCoMo questions to use, spread over the conversations (default: 500; all with --full)",
     )
     p.add_argument("--no-figures", action="store_true", help="skip the figures")
+    p.add_argument(
+        "--magnitude",
+        action="store_true",
+        help="add the ungraded section 'beyond the paper: magnitude' (needs --out): the "
+        "identified reader's predicted vs observed crossover (retcon identify)",
+    )
     add_common(p)
     p.set_defaults(func=run)
 
@@ -74,6 +80,10 @@ def run(args: argparse.Namespace) -> int:
     report = None
     if args.out:
         report = write_run(args.out, results, ws, figures=not args.no_figures)
+        if args.magnitude:
+            from paper_checks._magnitude import append_magnitude
+
+            append_magnitude(args.out, ws)
     if args.json:
         obj = report or {
             "claims": [plain(r._asdict()) for r in results],

@@ -133,7 +133,9 @@ def _single_scenario(a, g, phi, rho, scale):
                     "length": {"dist": "gamma", "shape": 2.0, "scale": scale},
                 }
             },
-            "operators": {o: {"compress_ratio": r, "fidelity": f} for o, r, f in zip(OPERATORS, rho, phi)},
+            "operators": {
+                o: {"compress_ratio": r, "fidelity": f} for o, r, f in zip(OPERATORS, rho, phi)
+            },
             "reader": {"acc_raw": a, "acc_guess": g},
             "retriever": {"order": "oracle", "distractors": 0, "noise": 0.0},
         }
@@ -157,7 +159,9 @@ def test_recovered_reader_and_crossover_cover_the_truth(a, g, phi, rho, scale, s
     d = oas.simulate_paired(jax.random.key(seed), sc, 12000)
     s = paired_structure(d)
     key = jax.random.key(seed + 1)
-    fit = theory.identify(key, s, d.budget, d.query_type_slot, d.outcomes, d.group_id, n_resamples=60)
+    fit = theory.identify(
+        key, s, d.budget, d.query_type_slot, d.outcomes, d.group_id, n_resamples=60
+    )
     assert _covers(fit.lower.acc_guess, fit.upper.acc_guess, g)
     assert _covers(fit.lower.acc_raw[0], fit.upper.acc_raw[0], a)
     for j in range(3):
@@ -182,7 +186,9 @@ def test_identify_input_errors(locomo_small):
     d = locomo_small.take(np.arange(20))
     s = paired_structure(d)
     with pytest.raises(InputError, match="outcomes must have shape"):
-        theory.identify(jax.random.key(0), s, d.budget, d.query_type_slot, d.outcomes[:, :3], d.group_id)
+        theory.identify(
+            jax.random.key(0), s, d.budget, d.query_type_slot, d.outcomes[:, :3], d.group_id
+        )
     with pytest.raises(InputError, match="level must be in"):
         theory.identify(
             jax.random.key(0), s, d.budget, d.query_type_slot, d.outcomes, d.group_id, level=1.5
@@ -197,8 +203,21 @@ def test_cli_identify_json_and_files(tmp_path, capsys, locomo_small):
     path = tmp_path / "p.jsonl"
     oas.write_paired(path, locomo_small)
     rc = main(
-        ["identify", "--data", str(path), "--folds", "2", "--resamples", "20", "--strata", "2",
-         "--no-diagnostics", "--json", "--out", str(tmp_path / "o")]
+        [
+            "identify",
+            "--data",
+            str(path),
+            "--folds",
+            "2",
+            "--resamples",
+            "20",
+            "--strata",
+            "2",
+            "--no-diagnostics",
+            "--json",
+            "--out",
+            str(tmp_path / "o"),
+        ]
     )
     assert rc == 0
     rep = json.loads(capsys.readouterr().out)
@@ -220,7 +239,9 @@ def test_presets_predicted_crossover_covers_the_simulated_one(preset):
     d = oas.simulate_paired(jax.random.key(0), preset, 30000)
     s = paired_structure(d)
     key = jax.random.key(1)
-    fit = theory.identify(key, s, d.budget, d.query_type_slot, d.outcomes, d.group_id, n_resamples=100)
+    fit = theory.identify(
+        key, s, d.budget, d.query_type_slot, d.outcomes, d.group_id, n_resamples=100
+    )
     g, a, phi = _true_params(sc)
     assert _covers(fit.lower.acc_guess, fit.upper.acc_guess, g)
     for t in np.flatnonzero(np.isfinite(a)):
@@ -298,4 +319,8 @@ def test_evaluate_scores_the_theory_router(locomo_small):
     assert "theory - best-fixed" in out["differences"]
     assert out["info"]["theory_params"] == 17
     acc = out["policies"]["theory"]["accuracy"]
-    assert out["policies"]["always-ret"]["accuracy"] - 0.05 <= acc <= out["policies"]["oracle"]["accuracy"]
+    assert (
+        out["policies"]["always-ret"]["accuracy"] - 0.05
+        <= acc
+        <= out["policies"]["oracle"]["accuracy"]
+    )

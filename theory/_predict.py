@@ -98,9 +98,7 @@ def fold_of_groups(key: jax.Array, groups, folds: int) -> np.ndarray:
     """``(n,)`` fold of each row: groups shuffled with ``key`` and dealt into ``folds`` folds."""
     labels, ids = np.unique(np.asarray(groups).astype(str), return_inverse=True)
     if not 2 <= folds <= labels.size:
-        raise InputError(
-            f"folds must be in [2, number of groups = {labels.size}]; got {folds}."
-        )
+        raise InputError(f"folds must be in [2, number of groups = {labels.size}]; got {folds}.")
     perm = np.asarray(jax.random.permutation(key, labels.size))
     fold_of_label = np.empty(labels.size, np.int64)
     fold_of_label[perm] = np.arange(labels.size) % folds
@@ -249,7 +247,9 @@ def compare_crossovers(
     cross = {}
     for j, o in enumerate(OPERATORS):
         cross[o] = {
-            "predicted": _crossover_summary(grid, pred[j], None if pboot is None else pboot[j], level),
+            "predicted": _crossover_summary(
+                grid, pred[j], None if pboot is None else pboot[j], level
+            ),
             "observed": _crossover_summary(grid, obs[j], oboot[:, j], level),
             "truth": None if tr is None else _crossover_summary(grid, tr[j], None, level),
         }
@@ -291,13 +291,11 @@ def single_cluster_crossover(fit: Identified, raw_lengths, *, slot: int = 0) -> 
     for j, o in enumerate(OPERATORS):
         rho = float(fit.compress_ratio[j, slot])
 
-        def one(theta):
+        def one(theta, j=j, rho=rho):
             g, a, phi = (np.asarray(x, np.float64) for x in unpack_theta(jnp.asarray(theta)))
             a_t, ph = float(a[slot]), float(phi[j, slot])
             phi6 = (float(g) + (a_t - float(g)) * ph) / a_t
-            c = crossover(
-                dist, compress_ratio=rho, fidelity=phi6, acc_raw=a_t, acc_guess=float(g)
-            )
+            c = crossover(dist, compress_ratio=rho, fidelity=phi6, acc_raw=a_t, acc_guess=float(g))
             return math.nan if c.crossover_budget is None else float(c.crossover_budget), c.status
 
         if not 0 < rho < 1:
