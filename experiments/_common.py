@@ -115,10 +115,8 @@ def resolve(args) -> tuple[dict, int]:
 
 
 def run_experiment(name: str, doc: str, argv=None) -> int:
-    """Parse, compute with ``paper_checks._experiments.EXPERIMENTS[name]``, write figure + sidecar."""
-    from paper_checks._experiments import EXPERIMENTS
-    from paper_checks._figures import close
-    from paper_checks._sources import DataMissing, DependencyMissing
+    """Parse, compute with ``paper_checks.EXPERIMENTS[name]``, write figure + sidecar."""
+    from paper_checks import EXPERIMENTS, DataMissing, DependencyMissing
     from retcon.output import save_figure_atomic, sidecar, write_json_atomic
 
     args = parser(name, doc).parse_args(argv)
@@ -129,7 +127,6 @@ def run_experiment(name: str, doc: str, argv=None) -> int:
         fig = make_figure(data)
         out = Path(args.out)
         png = save_figure_atomic(fig, out / f"{name}.png", dpi=int(config.get("dpi", 120)))
-        close(fig)
         side = sidecar(
             config, seed=seed, command=f"python -m experiments.{name}", figure=png.name, data=data
         )
