@@ -17,7 +17,6 @@ from retcon.lazy import lazy_exports
 _EXPORTS = {
     "Crossover": "sim._crossover",
     "bootstrap_crossover": "sim._crossover",
-    "curve_crossings": "sim._crossover",
     "simulated_crossover": "sim._crossover",
     "Instances": "sim._instances",
     "simulate_instances": "sim._instances",

@@ -15,7 +15,7 @@ from oas.real._instances import Packed, cluster_of, order_records, pack, render
 from oas.real._locomo import Loaded, LoadReport, load_locomo, parse_ids
 from oas.real._longmemeval import load_longmemeval
 from oas.real._operators import DatasetOperators, ExtractiveOperators, make_operators
-from oas.real._pair import DEFAULT_BUDGETS, Crossover, PairConfig, crossover, query_rows, summarize
+from oas.real._pair import DEFAULT_BUDGETS, PairConfig, query_rows, summarize
 from oas.real._readers import (
     LexicalReader,
     SentenceReader,
@@ -49,7 +49,6 @@ __all__ = [
     "DATASETS",
     "DEFAULT_BUDGETS",
     "Conversation",
-    "Crossover",
     "DatasetOperators",
     "Embedder",
     "ExtractiveOperators",
@@ -77,7 +76,6 @@ __all__ = [
     "cached_path",
     "cluster_of",
     "content_tokens",
-    "crossover",
     "data_dir",
     "embed_texts",
     "fetch",
