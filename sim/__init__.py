@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "Crossover": "sim._crossover",
     "bootstrap_crossover": "sim._crossover",
-    "curve_crossings": "sim._crossover",
     "simulated_crossover": "sim._crossover",
     "Instances": "sim._instances",
     "simulate_instances": "sim._instances",

@@ -285,7 +285,7 @@ def stress_table(scenario, res, report) -> str:
 
     lines = [
         f"stress test, scenario {scenario.name}: {res.n_memories} memories x {res.memory_size} queries; "
-        f"dU = C_loc + R_loc + S; B*: first sign change of dU, B*_A1: of C_loc + R_loc",
+        f"dU = C_loc + R_loc + S; B*: largest + -> - root of dU (model.md §6.4), B*_A1: of C_loc + R_loc",
         f"{'x_b':>5} {'x_r':>5} {'operator':>9} {'max|S|/|dU|':>12} {'max|S|':>8} {'B*':>9} "
         f"{'B*_A1':>9} {'shift':>9} {'crossings':>9} {'reversal':>9}",
     ]

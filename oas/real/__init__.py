@@ -21,7 +21,7 @@ from oas.real._instances import Packed, cluster_of, order_records, pack, render
 from oas.real._locomo import Loaded, LoadReport, load_locomo, parse_ids
 from oas.real._longmemeval import load_longmemeval
 from oas.real._operators import DatasetOperators, ExtractiveOperators, make_operators
-from oas.real._pair import DEFAULT_BUDGETS, Crossover, PairConfig, crossover, query_rows, summarize
+from oas.real._pair import DEFAULT_BUDGETS, PairConfig, query_rows, summarize
 from oas.real._readers import (
     LexicalReader,
     SentenceReader,
@@ -47,7 +47,6 @@ __all__ = [
     "DATASETS",
     "DEFAULT_BUDGETS",
     "Conversation",
-    "Crossover",
     "DatasetOperators",
     "Embedder",
     "ExtractiveOperators",
@@ -75,7 +74,6 @@ __all__ = [
     "cached_path",
     "cluster_of",
     "content_tokens",
-    "crossover",
     "data_dir",
     "embed_texts",
     "fetch",
