@@ -36,6 +36,8 @@ _EXPORTS = {
     "simulate": "sim._simulate",
     "simulate_queries": "sim._simulate",
     "StressResult": "sim._stress",
+    "SpilloverSummary": "sim._stress",
+    "spillover_summary": "sim._stress",
     "stress": "sim._stress",
 }
 
