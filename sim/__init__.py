@@ -66,6 +66,8 @@ _EXPORTS = {
     "block_se": "sim._simulate",
     "exact_mean": "sim._simulate",
     "StressResult": "sim._stress",
+    "SpilloverSummary": "sim._stress",
+    "spillover_summary": "sim._stress",
     "stress": "sim._stress",
 }
 
