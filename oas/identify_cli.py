@@ -6,7 +6,6 @@ References: MODEL §2 (reader), §6 (crossover), §8 (paired data, grouped CIs).
 from __future__ import annotations
 
 import argparse
-import json
 
 
 def register(subparsers) -> None:
@@ -48,14 +47,17 @@ def run(args: argparse.Namespace) -> int:
 
     from oas._magnitude import format_report, identify_report, plot_report
     from oas._paired import read_paired
+    from retcon.cli import print_json
     from retcon.errors import InputError
-    from retcon.output import sidecar, to_jsonable, write_json_atomic
+    from retcon.output import OutputSet, check_out_dir, sidecar, to_jsonable, write_json_atomic
 
-    for name, v, lo in (("--resamples", args.resamples, 1), ("--strata", args.strata, 1)):
-        if v < lo:
-            raise InputError(f"{name} must be an integer >= {lo}; got {v}.")
+    for name, v in (("--resamples", args.resamples), ("--strata", args.strata)):
+        if v < 1:
+            raise InputError(f"{name} must be an integer >= 1; got {v}.")
     if args.folds != 0 and args.folds < 2:
         raise InputError(f"--folds must be 0 (leave one group out) or >= 2; got {args.folds}.")
+    if args.out:
+        check_out_dir("--out", args.out, inputs=[("--data", args.data)])
     data = read_paired(args.data)
     folds = args.folds or int(np.unique(data.group_id.astype(str)).size)
     rep = identify_report(
@@ -67,25 +69,25 @@ def run(args: argparse.Namespace) -> int:
         diagnostics=not args.no_diagnostics,
     )
     if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
         config = {
             "data": str(args.data),
             "folds": folds,
             "resamples": args.resamples,
             "strata": args.strata,
         }
-        write_json_atomic(
-            out / "identify.json",
-            {**to_jsonable(rep), "sidecar": sidecar(config, seed=args.seed, command="identify")},
-        )
-        plot_report(rep, out / "identify_curves.png")
+        with OutputSet(args.out, last=("identify.json",)) as out:
+            plot_report(rep, out / "identify_curves.png")
+            write_json_atomic(
+                out / "identify.json",
+                {
+                    **to_jsonable(rep),
+                    "sidecar": sidecar(config, seed=args.seed, command="identify"),
+                },
+            )
     if args.json:
-        print(json.dumps(to_jsonable(rep), allow_nan=False))
+        print_json(to_jsonable(rep))
     else:
         print(format_report(rep))
         if args.out:
-            print(
-                f"\nwrote {Path(args.out) / 'identify.json'}, {Path(args.out) / 'identify_curves.png'}"
-            )
+            print(f"\nwrote identify.json, identify_curves.png to {Path(args.out)}")
     return 0

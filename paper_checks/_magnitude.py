@@ -29,7 +29,7 @@ def magnitude_section(ws, *, folds: int = 5, n_resamples: int = 100) -> dict:
     """
     import numpy as np
 
-    from oas._magnitude import identify_report
+    from oas import identify_report
 
     out: dict = {}
     for name, method, arg in SOURCES:

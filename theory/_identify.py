@@ -293,18 +293,12 @@ def initial_theta() -> np.ndarray:
 
 
 def group_weights(key: jax.Array, groups, n_resamples: int) -> np.ndarray:
-    """``(R, n)`` row weights of ``n_resamples`` grouped-bootstrap resamples (group multiplicities).
-
-    Uses ``retcon.bootstrap.group_index`` for the groups; every row of a group gets its group's
-    multiplicity.
-    """
-    from retcon.bootstrap import group_index
+    """``(R, n)`` row weights of ``n_resamples`` grouped-bootstrap resamples: every row gets its
+    group's multiplicity (``retcon.bootstrap.group_resample_weights``, the one engine)."""
+    from retcon.bootstrap import group_index, group_resample_weights
 
     ids, n_groups = group_index(groups)
-    draws = np.asarray(jax.random.randint(key, (int(n_resamples), n_groups), 0, n_groups))
-    mult = np.zeros((int(n_resamples), n_groups))
-    np.add.at(mult, (np.arange(int(n_resamples))[:, None], draws), 1.0)
-    return mult[:, ids]
+    return group_resample_weights(key, n_groups, int(n_resamples))[:, ids]
 
 
 def _params(theta) -> ReaderParams:
@@ -380,8 +374,8 @@ def identify(
     frac = support_fractions(structure, budget)
     cells = make_cells(frac, slot)
     theta0 = jnp.asarray(initial_theta(), jnp.float32)
-    # pad the cells to a multiple of 64 (zero weight) so fits of similar data share a compilation
-    pad = -cells.action.size % 64
+    # pad the cells to a power of 2 (zero weight) so fits of similar data share a compilation
+    pad = max(64, 1 << int(np.ceil(np.log2(max(cells.action.size, 1))))) - cells.action.size
     cargs = tuple(
         jnp.asarray(np.concatenate([x, np.zeros(pad, x.dtype)]))
         for x in (cells.action, cells.slot, cells.frac.astype(np.float32))
