@@ -109,7 +109,8 @@ def register(subparsers) -> None:
         "evaluate",
         help="evaluate OAS vs fixed policies, oracle and MLP with grouped CIs",
         description="Score always-ret/merge/abstract/rewrite, best-fixed, oracle, oas, "
-        "oas-calibrated, oas-crc and mlp on held-out groups (docs/oas.md). Prints a short summary; "
+        "oas-calibrated, oas-crc and mlp on held-out groups (docs/oas.md), and the theory router "
+        "(docs/identify.md) when the data carry evidence_structure. Prints a short summary; "
         "-v prints the full tables, --out DIR writes them with the figure and the JSON.",
     )
     p.add_argument(
@@ -396,7 +397,7 @@ def evaluation_summary(ev) -> str:
     table = evaluation_table(ev)
     head = table.split("\n\nAccuracy per budget")[0]
     lines = [head, "", "Accuracy minus best-fixed (all budgets, 95% CI):"]
-    for d, name in enumerate(DIFFERENCES):
+    for d, name in enumerate(ev.info.get("differences", DIFFERENCES)):
         lines.append(
             f"  {name}: {ev.diff_point[d, -1]:+.3f} "
             f"[{ev.diff_lower[d, -1]:+.3f}, {ev.diff_upper[d, -1]:+.3f}]"
