@@ -253,7 +253,10 @@ def compare_crossovers(
             "observed": _crossover_summary(grid, obs[j], oboot[:, j], level),
             "truth": None if tr is None else _crossover_summary(grid, tr[j], None, level),
         }
-    q = lambda a, x: np.nanquantile(a, x, axis=0) if a is not None else np.full_like(pred, np.nan)  # noqa: E731
+
+    def q(a, x):  # pointwise percentile over the bootstrap axis of (3, R, m)
+        return np.full_like(pred, np.nan) if a is None else np.nanquantile(a, x, axis=1)
+
     return CurveComparison(
         budgets=grid,
         predicted=pred,
