@@ -77,7 +77,8 @@ def test_oas_beats_fixed_policies_when_budgets_are_tight(ev):
 
 def test_json_layout(ev):
     obj = evaluation_json(ev)
-    assert set(obj["policies"]) == set(POLICIES)
+    # the theory router joins when the data carry evidence_structure (docs/identify.md)
+    assert set(obj["policies"]) == set(POLICIES) | {"theory"}
     entry = obj["policies"]["oas-crc"]
     for k in ("accuracy", "accuracy_ci", "harm_rate", "consolidation_rate", "per_budget"):
         assert k in entry
