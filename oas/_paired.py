@@ -34,10 +34,11 @@ from oas._checks import (
     validate_row,
     vocabulary_name,
 )
-from oas._features import PACKINGS, compute_features_batch
+from oas._features import compute_features_batch
 from retcon.errors import InputError
 from retcon.output import atomic_write
 from retcon.vocab import ACTIONS, VOCABULARIES
+from sim import PACKINGS
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet"}
 Embedder = Callable[[list[str]], Any]

@@ -5,7 +5,8 @@
 stays bounded) and returns ``U``, ``dU``, coverage and replacement per operator and budget with
 standard errors, ``dU = C + R`` exact; ``simulated_crossover`` finds the crossover budget with a
 bootstrap CI; ``stress`` breaks Assumption 1 in shared memories; ``simulate_instances`` makes
-paired data for the OAS router; ``pack`` is the packing rule on its own.
+paired data for the OAS router; ``PACKINGS`` names the packing modes, ``pack_reference`` (numpy,
+the one reference, also used by ``oas`` and real data) and ``pack`` (its JAX kernel) pack records.
 
 References: MODEL §2 (reader, packing), §3-§4 (regions, Proposition 1), §5 (Assumption 1),
 §6 (single-cluster model), §7 (operator ranking), §8 (paired instances). See docs/simulation.md.
@@ -21,6 +22,9 @@ _EXPORTS = {
     "Instances": "sim._instances",
     "simulate_instances": "sim._instances",
     "pack": "sim._pack",
+    "PACKINGS": "sim._packing",
+    "check_packing": "sim._packing",
+    "pack_reference": "sim._packing",
     "DEFAULT_PRESET": "sim._scenario",
     "LengthConfig": "sim._scenario",
     "OperatorConfig": "sim._scenario",

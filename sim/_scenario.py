@@ -24,9 +24,9 @@ import numpy as np
 from retcon.errors import InputError
 from retcon.vocab import OPERATORS, VOCABULARIES
 from sim import _checks as ck
+from sim._packing import PACKINGS
 from theory._checks import DIST_PARAMS
 
-PACKING_MODES = ("prefix", "skip", "cut")
 RETRIEVER_ORDERS = ("oracle", "noisy")
 # Parameters of each record-length family, as theory.make_length_dist names them.
 LENGTH_PARAMS = DIST_PARAMS
@@ -258,7 +258,7 @@ class Scenario:
                     f"reader.acc_raw.{t.name} must be above reader.acc_guess={self.acc_guess:g}; "
                     f"got {t.acc_raw:g}."
                 )
-        ck.choice("packing", self.packing, PACKING_MODES)
+        ck.choice("packing", self.packing, PACKINGS)
         b = tuple(
             float(ck.number(f"budgets[{i}]", x, 0.0, None, low_open=True))
             for i, x in enumerate(self.budgets)
@@ -439,7 +439,7 @@ def scenario_from_dict(d: dict) -> Scenario:
         operators=tuple(operators),
         acc_guess=ck.number("reader.acc_guess", reader["acc_guess"], 0.0, 1.0, high_open=True),
         retriever=retriever,
-        packing=ck.choice("packing", d.get("packing", "prefix"), PACKING_MODES),
+        packing=ck.choice("packing", d.get("packing", "prefix"), PACKINGS),
         budgets=_budget_grid(d["budgets"]),
         queries=ck.integer("queries", d.get("queries", 65536), 1, 2**31 - 1),
     )

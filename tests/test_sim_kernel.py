@@ -7,7 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import sim
-from tests._sim_helpers import make_scenario, pack_reference, two_type
+from tests._sim_helpers import make_scenario, two_type
 
 N = 4096  # queries per run: one chunk shape, so one compilation per structure
 NB = 24  # budgets per run
@@ -21,7 +21,22 @@ NB = 24  # budgets per run
 def test_pack_matches_python_loop(lengths, budget, mode):
     """MODEL §2: prefix stops at the first misfit, skip skips it, cut truncates it."""
     got = np.asarray(sim.pack(np.asarray(lengths, float), budget, mode))
-    np.testing.assert_array_equal(got, pack_reference([float(x) for x in lengths], budget, mode))
+    np.testing.assert_array_equal(
+        got, sim.pack_reference([float(x) for x in lengths], budget, mode)
+    )
+
+
+def test_pack_reference_by_hand():
+    """MODEL §2 on one list: lengths 3, 5, 2 under B = 6 (prefix stops at 5, skip takes 2, cut
+    keeps 3 tokens of 5); padding (0) is kept as 0; modes come from sim.PACKINGS."""
+    want = {"prefix": [3, 0, 0, 0], "skip": [3, 0, 2, 0], "cut": [3, 3, 0, 0]}
+    assert tuple(want) == sim.PACKINGS
+    for mode, kept in want.items():
+        assert sim.pack_reference([3, 5, 2, 0], 6, mode).tolist() == kept
+    batch = sim.pack_reference([[3, 5, 2, 0], [1, 1, 1, 1]], [6, 2], "cut")
+    assert batch.tolist() == [[3, 3, 0, 0], [1, 1, 0, 0]]
+    with pytest.raises(ValueError, match="pack_reference: mode must be one of"):
+        sim.pack_reference([1], 1, "greedy")
 
 
 def test_skip_packing_counterexample_by_hand():

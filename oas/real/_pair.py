@@ -23,7 +23,6 @@ from oas.real._embed import Embedder
 from oas.real._instances import (
     GRANULARITIES,
     ORDERS,
-    PACKINGS,
     cluster_of,
     order_records,
     pack,
@@ -35,6 +34,7 @@ from oas.real._text import Tokenizer
 from oas.real._types import Conversation, Query, Record
 from retcon.errors import InputError
 from retcon.vocab import ACTIONS, OPERATORS, VOCABULARIES
+from sim import PACKINGS
 
 DEFAULT_BUDGETS = (32, 64, 128, 256, 512, 1024, 2048)
 
