@@ -26,6 +26,9 @@ code                          model               meaning
 
 Python API:
   make_length_dist(name, **params), empirical_lengths(sample) -> LengthDist
+  DIST_PARAMS (family -> parameters), DIST_SCALE_PARAM (family -> its unit parameter),
+    check_dist_params(name, params, *, spell), sample_lengths(key, family, p1, p2, shape): the one
+    table of length families, its validation and its JAX sampler (sim's scenarios use them)
   delta_curve(dist, budgets, *, compress_ratio, fidelity, acc_raw, acc_guess) -> Decomposition
   crossover(dist, *, compress_ratio, fidelity, acc_raw, acc_guess) -> Crossover
   grid_crossover(budgets, delta) -> GridCrossover: the crossover of a curve sampled on a budget
@@ -45,6 +48,10 @@ from retcon.lazy import lazy_exports
 # Public name -> private module. Loaded on first use (PEP 562) so that `retcon --help`, which
 # imports theory.cli, does not pay for sympy and scipy.
 _EXPORTS = {
+    "DIST_PARAMS": "theory._checks",
+    "DIST_SCALE_PARAM": "theory._checks",
+    "check_dist_params": "theory._checks",
+    "sample_lengths": "theory._sampling",
     "closed_form_crossover": "theory._closed_forms",
     "REASON_NO_LOSS": "theory._crossover",
     "REASON_USELESS": "theory._crossover",
@@ -76,6 +83,8 @@ __getattr__, __dir__ = lazy_exports("theory", _EXPORTS, _MODULES)
 
 
 __all__ = [
+    "DIST_PARAMS",
+    "DIST_SCALE_PARAM",
     "REASON_NO_LOSS",
     "REASON_USELESS",
     "REASON_WEAK",
@@ -84,6 +93,7 @@ __all__ = [
     "GridCrossover",
     "LengthDist",
     "TightBudget",
+    "check_dist_params",
     "closed_form_crossover",
     "closed_forms",
     "crossover",
@@ -98,6 +108,7 @@ __all__ = [
     "kappa",
     "loose_budget_limit",
     "make_length_dist",
+    "sample_lengths",
     "scan_budgets",
     "sign_changes",
     "symbolic",
