@@ -328,6 +328,49 @@ def stress(
     )
 
 
+class SpilloverSummary(NamedTuple):
+    """How large the spillover term ``S`` is, on scales that stay finite near the crossover.
+
+    ``|S| / |dU|`` per budget explodes where ``dU`` passes through 0 (at ``B*``), so its maximum
+    says nothing about Assumption 1. Two summaries that do, each ``(n_cond, 3)``:
+
+    Attributes:
+      relative: ``max_B |S| / max_B |dU|``, the spillover against the curve's own scale (NaN where
+        ``dU`` is 0 everywhere).
+      away: ``max |S| / |dU|`` over the budgets at least ``factor`` away from ``B*`` (``B <= B* /
+        factor`` or ``B >= factor B*``; every budget when the curve has no crossover); NaN when no
+        budget qualifies.
+      factor: the ``factor`` used.
+    """
+
+    relative: np.ndarray
+    away: np.ndarray
+    factor: float
+
+
+def spillover_summary(result: StressResult, *, factor: float = 2.0) -> SpilloverSummary:
+    """``SpilloverSummary`` of a stress result (MODEL §5: ``dU = C_loc + R_loc + S``).
+
+    Args:
+      result: ``stress(...)`` output.
+      factor: how far from ``B*`` (a ratio > 1) a budget must be to count as away from it.
+    """
+    if not factor > 1:
+        raise InputError(f"spillover_summary: factor must be > 1; got {factor!r}.")
+    d = np.abs(np.asarray(result.delta, np.float64))
+    s = np.abs(np.asarray(result.spillover, np.float64))
+    b = np.asarray(result.budgets, np.float64)
+    scale = d.max(-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        relative = np.where(scale > 0, s.max(-1) / np.where(scale > 0, scale, 1.0), np.nan)
+        ratio = np.where(d > 0, s / np.where(d > 0, d, 1.0), np.nan)
+    bstar = np.asarray(result.crossover_budget, np.float64)[..., None]
+    far = ~np.isfinite(bstar) | (b <= bstar / factor) | (b >= bstar * factor)
+    picked = np.where(far & np.isfinite(ratio), ratio, -np.inf).max(-1)
+    away = np.where(np.isfinite(picked), picked, np.nan)
+    return SpilloverSummary(relative, away, float(factor))
+
+
 def crossing_status(result: StressResult) -> list[tuple[str, ...]]:
     """Status strings per condition and operator (``none`` / ``unique`` / ``multiple``)."""
     from theory import grid_crossover
