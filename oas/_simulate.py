@@ -97,6 +97,11 @@ def paired_from_instances(
             f"meta_p_{a}": p[:, j].astype(object)
             for j, a in enumerate(("ret", "merge", "abstract", "rewrite"))
         },
+        cluster_tokens=np.where(
+            np.asarray(instances.record_mask, bool),
+            np.asarray(instances.record_lengths, dtype=np.float64),
+            0.0,
+        ).sum(axis=1),
     )
 
 
