@@ -37,7 +37,7 @@ from retcon.bench.llm_throughput import FakeLLMServer, default_reply
 from retcon.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
-OUT = "--out"  # the single-file output option of `retcon pair`
+OUT = "--output"  # the single-file output option of `retcon pair`
 
 
 def _free_port() -> int:
