@@ -34,7 +34,7 @@ from oas._policy import Thresholds, argmax_policy, calibrated_policy
 from retcon.errors import InputError
 from retcon.output import write_json_atomic
 from retcon.vocab import ACTIONS, VOCABULARIES
-from sim import check_packing
+from sim import PACKINGS, check_packing
 
 FORMAT = "retcon-oas-router"
 FORMAT_VERSION = 1
