@@ -254,18 +254,20 @@ def validate_row(
             f"{where(path, line)}: field {LENGTH_COLUMN!r} must be > 0 tokens; got {cluster_tokens:g}."
         )
     return Row(
-        *ids,
-        qt,
-        budget,
-        tuple(ys),
-        features,
-        lengths,
-        sessions,
-        emb,
-        texts,
-        meta,
-        line,
-        cluster_tokens,
+        instance_id=ids[0],
+        query_id=ids[1],
+        group_id=ids[2],
+        query_type=qt,
+        budget=budget,
+        outcomes=(ys[0], ys[1], ys[2], ys[3]),
+        features=features,
+        lengths=lengths,
+        session_ids=sessions,
+        embeddings=emb,
+        texts=texts,
+        meta=meta,
+        line=line,
+        cluster_tokens=cluster_tokens,
     )
 
 

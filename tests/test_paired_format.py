@@ -307,4 +307,4 @@ def test_simulated_paired_data_stores_cluster_tokens():
     want = np.where(inst.record_mask, inst.record_lengths, 0).sum(1)
     np.testing.assert_array_equal(d.cluster_tokens, want)
     pressure = d.features[:, oas.FEATURE_NAMES.index("token_pressure")]
-    np.testing.assert_allclose(d.cluster_tokens, pressure * d.budget, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(d.cluster_tokens), pressure * d.budget, rtol=1e-12)

@@ -337,9 +337,10 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
     summary = summarize(data, key=jax.random.PRNGKey(job.seed))
     ratios = {}
     _, first = np.unique(np.asarray(data.query_id).astype(str), return_index=True)
+    cluster = np.asarray(data.cluster_tokens, dtype=np.float64)  # read_paired always sets it
     for action in OPERATORS:
         gen = np.asarray(data.meta[f"meta_tokens_{action}"][first], dtype=np.float64)
-        rho = gen / data.cluster_tokens[first]
+        rho = gen / cluster[first]
         ratios[action] = {
             "median": float(np.median(rho)),
             "p5": float(np.percentile(rho, 5)),
