@@ -230,10 +230,16 @@ def phase_diagram_figure(data: dict):
     fig, axes = grid(len(data["operators"]), width=4.8, height=3.6)
     for ax, (op, d) in zip(axes, data["operators"].items()):
         delta = np.asarray([[np.nan if v is None else v for v in row] for row in d["delta"]], float)
-        plot_phase_diagram(ax, budgets, levels, delta, knob_label=data["knob"])
+        knob = str(data["knob"]).replace("_", " ")
+        plot_phase_diagram(ax, budgets, levels, delta, knob_label=knob)
         pred = np.asarray([np.nan if v is None else v for v in d["predicted_crossover"]], float)
-        ax.plot(pred, levels, "k:", lw=1, label="Assumption-1 B*")
-        ax.set_title(f"dU of {op}", fontsize=9)
+        # gold on a black outline: visible on both ends of the diverging colormap
+        ax.plot(pred, levels, color="black", lw=3.0)
+        ax.plot(
+            pred, levels, color="gold", ls="--", lw=1.6, marker="o", ms=3, label="Assumption-1 B*"
+        )
+        ax.plot([], [], color="black", lw=1, label="simulated dU = 0")
+        ax.set_title(f"dU of {op} (blue: consolidate wins)", fontsize=9)
         ax.legend(fontsize=6, loc="upper left")
     fig.tight_layout()
     return fig

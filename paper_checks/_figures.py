@@ -64,6 +64,7 @@ def plot_delta_curves(ax, source: SourceCurves) -> None:
             ax.fill_between(c.budgets, c.lower, c.upper, color=col, alpha=0.2, lw=0)
         if c.crossover.defined:
             ax.axvline(c.crossover.point, color=col, ls=":", lw=1)
+    ax.plot([], [], color="gray", ls=":", lw=1, label="crossover B*")
     ax.axhline(0, color="k", lw=0.8)
     ax.set_xscale("log")
     ax.set_xlabel("budget B (tokens)")
@@ -81,6 +82,7 @@ def plot_coverage_replacement(ax, source: SourceCurves, op: str) -> None:
     ax.axhline(0, color="k", lw=0.8)
     ax.set_xscale("log")
     ax.set_xlabel("budget B (tokens)")
+    ax.set_ylabel("effect on accuracy vs retain")
     ax.set_title(f"{source.name}: {op}", fontsize=9)
     ax.legend(fontsize=7)
 
@@ -117,6 +119,12 @@ def plot_crossover_vs_length(ax, points: Sequence[Mapping]) -> None:
         ax.plot(xs, xs, color="gray", lw=0.8, ls=":", label="B* = L")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    # few decades: plain numbers at the measured lengths, no crowded minor labels
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(ScalarFormatter())
+        axis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("mean evidence length L (tokens)")
     ax.set_ylabel("crossover budget B* (tokens)")
     ax.legend(fontsize=7)

@@ -30,6 +30,7 @@ from retcon.errors import InputError
 # Hidden names this module creates; a rerun removes those whose process is gone.
 _TMP_SUFFIX = ".tmp"
 _STAGING_PREFIX = ".retcon-staging-"
+_TMP_MARK = ".retcon-"
 
 
 def atomic_write(
@@ -43,7 +44,7 @@ def atomic_write(
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(
-        prefix=f".{path.name}.{os.getpid()}.", suffix=_TMP_SUFFIX, dir=path.parent
+        prefix=f".{path.name}{_TMP_MARK}{os.getpid()}.", suffix=_TMP_SUFFIX, dir=path.parent
     )
     try:
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
@@ -184,7 +185,7 @@ def _pid_of(name: str, prefix: str) -> int | None:
 def clean_stale(folder: str | os.PathLike) -> list[Path]:
     """Remove this module's temporary files and staging folders left in ``folder`` by dead runs.
 
-    Only hidden names this module makes (``.NAME.<pid>.*.tmp``, ``.retcon-staging-<pid>``) whose
+    Only hidden names this module makes (``.NAME.retcon-<pid>.*.tmp``, ``.retcon-staging-<pid>``) whose
     process no longer runs are removed; anything else is left alone.
     """
     folder = Path(folder)
@@ -198,10 +199,8 @@ def clean_stale(folder: str | os.PathLike) -> list[Path]:
         pid = None
         if name.startswith(_STAGING_PREFIX):
             pid = _pid_of(name, _STAGING_PREFIX)
-        elif name.startswith(".") and name.endswith(_TMP_SUFFIX):
-            parts = name[1 : -len(_TMP_SUFFIX)].split(".")
-            digits = [p for p in parts[1:] if p.isdigit()]
-            pid = int(digits[-1]) if digits else None
+        elif name.startswith(".") and name.endswith(_TMP_SUFFIX) and _TMP_MARK in name:
+            pid = _pid_of(name[name.rindex(_TMP_MARK) :], _TMP_MARK)
         if pid is None or _pid_alive(pid):
             continue
         try:

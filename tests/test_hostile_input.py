@@ -474,7 +474,7 @@ def _fill(argv, files):
 def _ids():
     seen = {}
     out = []
-    for cmd, argv, _ in CASES:
+    for cmd, _argv, _ in CASES:
         seen[cmd] = seen.get(cmd, 0) + 1
         out.append(f"{cmd.replace(' ', '-')}-{seen[cmd]}")
     return out
@@ -524,10 +524,16 @@ def test_out_dir_is_swapped_in_as_a_set_and_stale_files_are_cleaned(tmp_path):
     dead = _dead_pid()
     (out / f".retcon-staging-{dead}").mkdir()
     (out / f".retcon-staging-{dead}" / "a.json").write_text("{}")
-    (out / f".a.json.{dead}.xyz.tmp").write_text("half")
+    (out / f".a.json.retcon-{dead}.xyz.tmp").write_text("half")
+    (out / f".b.json.{dead}.xyz.tmp").write_text("not ours")
     (out / "user.tmp").write_text("mine")
     check_out_dir("--out", out)
-    assert sorted(p.name for p in out.iterdir()) == ["a.json", "sidecar.json", "user.tmp"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        f".b.json.{dead}.xyz.tmp",
+        "a.json",
+        "sidecar.json",
+        "user.tmp",
+    ]
 
 
 def _dead_pid() -> int:
@@ -582,7 +588,7 @@ def test_figures_are_byte_reproducible(tmp_path):
 
 def test_help_goes_to_stdout(capsys):
     for argv in (["pair"], ["data"], []):
-        rc, out, err = _run(argv, capsys)
+        _, out, err = _run(argv, capsys)
         assert "usage" in out and err == "", argv
 
 
@@ -593,6 +599,7 @@ def test_broken_pipe_prints_no_traceback():
         + ",".join(str(b) for b in range(1, 4000))
         + " | head -1",
         shell=True,
+        check=False,
         capture_output=True,
         text=True,
     )
