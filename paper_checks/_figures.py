@@ -164,16 +164,22 @@ def plot_phase_diagram(ax, budgets, knob, delta, *, knob_label: str = "spillover
 def plot_policy_accuracy(
     ax, budgets, accuracy: Mapping[str, np.ndarray], lower=None, upper=None, *, title: str = ""
 ) -> None:
-    """Accuracy per budget of each policy, with bands where given (MODEL §8)."""
+    """Accuracy per budget of each policy, with bands where given (MODEL §8).
+
+    Ten overlapping bands read as one grey cloud, so only the two the comparison hinges on
+    (best-fixed and oas-calibrated) are shaded; the others are lines.
+    """
+    banded = ("best-fixed", "oas-calibrated")
     for name, acc in accuracy.items():
         col, ls = POLICY_STYLES.get(name, (None, "-"))
-        ax.plot(budgets, acc, color=col, ls=ls, label=name, marker=".")
-        if lower is not None and name in lower:
-            ax.fill_between(budgets, lower[name], upper[name], color=col, alpha=0.12, lw=0)
+        lw = 2.0 if name in banded else 1.2
+        ax.plot(budgets, acc, color=col, ls=ls, lw=lw, label=name, marker=".")
+        if lower is not None and name in lower and name in banded:
+            ax.fill_between(budgets, lower[name], upper[name], color=col, alpha=0.15, lw=0)
     ax.set_xscale("log")
     ax.set_xlabel("budget B (tokens)")
     ax.set_ylabel("accuracy of chosen action")
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title + (" (bands: 95% CI)" if lower is not None else ""), fontsize=9)
     ax.legend(fontsize=6, ncol=2)
 
 

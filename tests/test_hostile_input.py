@@ -154,6 +154,11 @@ CASES = [
     ("crossover", ["crossover", "--mean", "1e308"], ["--mean", "--budgets"]),
     ("crossover", ["crossover", "--compress-ratio", "1.5"], ["--compress-ratio", "(0, 1)"]),
     ("crossover", ["crossover", "--budgets", "abc"], ["--budgets", "abc"]),
+    ("crossover", ["crossover", "--budgets", "0"], ["--budgets", "(0, inf)"]),
+    ("crossover", ["crossover", "--acc-guess", "0.95"], ["--acc-raw", "--acc-guess"]),
+    ("crossover", ["crossover", "--dist", "bogus"], ["--dist", "bogus"]),
+    ("crossover", ["crossover", "--dist", "point"], ["--length"]),
+    ("crossover", ["crossover", "--dist", "gamma", "--shape", "-1", "--scale", "3"], ["--shape"]),
     ("crossover", ["crossover", "--out", "{file}"], ["--out", "is a file"]),
     ("crossover", ["crossover", "--out", "{under_file}"], ["--out", "is a file"]),
     # sim: retcon simulate / stress
@@ -168,9 +173,13 @@ CASES = [
     ("simulate", ["simulate", "--config", "{nonutf8_toml}"], ["bad.toml:1", "UTF-8"]),
     ("simulate", ["simulate", "--config", "{tmp}/missing.toml"], ["missing.toml"]),
     ("simulate", ["simulate", "--scenario", "bogus"], ["bogus", "locomo-like"]),
+    ("simulate", ["simulate", "--config", "{paired}"], ["paired.jsonl", "TOML"]),
+    ("simulate", ["simulate", "--queries", "3000000000"], ["--queries", "2**31"]),
     ("stress", ["stress", "--budget-spillover", "x"], ["--budget-spillover"]),
     ("stress", ["stress", "--memory-size", "0"], ["--memory-size", "[1, 64]"]),
     ("stress", ["stress", "--memories", "0"], ["--memories"]),
+    ("stress", ["stress", "--budget-spillover", "2"], ["--budget-spillover", "[0, 1]"]),
+    ("stress", ["stress", "--rank-spillover", "-1"], ["--rank-spillover", ">= 0"]),
     ("stress", ["stress", "--out", "{file}"], ["--out", "is a file"]),
     ("stress", ["stress", "--seed", BIG_SEED], ["--seed"]),
     # oas: retcon pair simulate / fit / evaluate / predict
@@ -434,6 +443,29 @@ CASES = [
         ],
         ["--seed"],
     ),
+    *[
+        (
+            "pair locomo",
+            [
+                "pair",
+                "locomo",
+                "--data",
+                str(FIX / "locomo_tiny.json"),
+                "--output",
+                "{tmp}/p.jsonl",
+                *opt,
+            ],
+            words,
+        )
+        for opt, words in (
+            (["--limit", "0"], ["--limit"]),
+            (["--sentence-threshold", "2"], ["--sentence-threshold", "(0, 1]"]),
+            (["--budgets", "0"], ["--budgets"]),
+            (["--budgets", "32,abc"], ["--budgets", "abc"]),
+            (["--tokenizer", "bogus"], ["--tokenizer", "bogus"]),
+            (["--embedder", "bogus"], ["--embedder", "bogus"]),
+        )
+    ],
     (
         "pair longmemeval",
         ["pair", "longmemeval", "--data", str(FIX / "longmemeval_tiny.json"), "--output", "{dir}"],
@@ -462,6 +494,8 @@ CASES = [
     ("bench", ["bench", "--sizes", "nan"], ["--sizes"]),
     ("bench", ["bench", "--scenario", "bogus"], ["--scenario", "bogus"]),
     ("bench", ["bench", "--only", "bogus"], ["--only"]),
+    ("bench", ["bench", "--sizes", "10"], ["--sizes", ">= 70", "--only"]),
+    ("bench", ["bench", "--only", "bootstrap", "--sizes", "5"], ["--sizes", ">= 10"]),
     ("bench", ["bench", "--out", "{file}"], ["--out", "is a file"]),
     ("bench", ["bench", "--seed", BIG_SEED], ["--seed"]),
 ]
