@@ -57,9 +57,11 @@ def close(fig) -> None:
 
 def plot_delta_curves(ax, source: SourceCurves) -> None:
     """``dU_o(B)`` per operator with its 95% band and crossover markers (MODEL §6)."""
+    # distinct dashes, so operators with equal curves (e.g. on real data) stay visible
+    dashes = {"merge": "-", "abstract": "--", "rewrite": "-."}
     for op, c in source.operators.items():
         col = OP_COLORS.get(op)
-        ax.plot(c.budgets, c.delta, color=col, label=op)
+        ax.plot(c.budgets, c.delta, color=col, ls=dashes.get(op, "-"), label=op)
         if np.any(c.lower != c.upper):
             ax.fill_between(c.budgets, c.lower, c.upper, color=col, alpha=0.2, lw=0)
         if c.crossover.defined:
