@@ -122,14 +122,15 @@ def plot_crossover_vs_length(ax, points: Sequence[Mapping]) -> None:
     ax.set_xscale("log")
     ax.set_yscale("log")
     # few decades: plain numbers at the measured lengths, no crowded minor labels
-    from matplotlib.ticker import NullFormatter, ScalarFormatter
+    from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
     for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
         axis.set_major_formatter(ScalarFormatter())
         axis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("mean evidence length L (tokens)")
     ax.set_ylabel("crossover budget B* (tokens)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left")
 
 
 def plot_phase_diagram(ax, budgets, knob, delta, *, knob_label: str = "spillover") -> None:
