@@ -124,10 +124,8 @@ def resolve(args) -> tuple[dict, int]:
 
 
 def run_experiment(name: str, doc: str, argv=None) -> int:
-    """Parse, compute with ``paper_checks._experiments.EXPERIMENTS[name]``, write figure + sidecar."""
-    from paper_checks._experiments import EXPERIMENTS
-    from paper_checks._figures import close
-    from paper_checks._sources import DataMissing, DependencyMissing
+    """Parse, compute with ``paper_checks.EXPERIMENTS[name]``, write figure + sidecar."""
+    from paper_checks import EXPERIMENTS, DataMissing, DependencyMissing
     from retcon.output import (
         OutputSet,
         check_out_dir,
@@ -145,7 +143,6 @@ def run_experiment(name: str, doc: str, argv=None) -> int:
         fig = make_figure(data)
         with OutputSet(args.out, last=(f"{name}.json",)) as out:
             png = save_figure_atomic(fig, out / f"{name}.png", dpi=int(config.get("dpi", 120)))
-            close(fig)
             side = sidecar(
                 config,
                 seed=seed,

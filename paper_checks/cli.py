@@ -111,5 +111,7 @@ def run(args: argparse.Namespace) -> int:
                 f"claim {r.claim_id}: {r.verdict:<{width}}  {format_measured(r):<28} {r.details.get('headline', '')}"
             )
         if args.out:
-            print(f"wrote REPORT.md, report.json and {len(report['figures'])} figures to {args.out}")
+            print(
+                f"wrote REPORT.md, report.json and {len(report['figures'])} figures to {args.out}"
+            )
     return 0

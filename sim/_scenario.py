@@ -24,7 +24,7 @@ import numpy as np
 from retcon.errors import InputError
 from retcon.vocab import OPERATORS, VOCABULARIES
 from sim import _checks as ck
-from theory._checks import DIST_PARAMS
+from theory import DIST_PARAMS
 
 PACKING_MODES = ("prefix", "skip", "cut")
 RETRIEVER_ORDERS = ("oracle", "noisy")

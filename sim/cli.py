@@ -317,7 +317,9 @@ def stress_report(scenario, res) -> dict:
     import numpy as np
 
     from retcon.vocab import OPERATORS
+    from sim._stress import spillover_summary
 
+    summary = spillover_summary(res)
     conds = []
     for c in range(len(res.budget_spillover)):
         ops = {}
@@ -333,6 +335,8 @@ def stress_report(scenario, res) -> dict:
                 "spillover_se": _list(res.spillover_se[c, i]),
                 "spill_ratio": _list(res.spill_ratio[c, i]),
                 "max_spill_ratio": _num(ratio.max()) if ratio.size else None,
+                "spill_relative": _num(summary.relative[c, i]),
+                "spill_ratio_away": _num(summary.away[c, i]),
                 "crossover_budget": _num(res.crossover_budget[c, i]),
                 "predicted_crossover": _num(res.predicted_crossover[c, i]),
                 "crossover_shift": _num(res.crossover_shift[c, i]),
@@ -361,8 +365,11 @@ def stress_table(scenario, res, report) -> str:
 
     lines = [
         f"stress test, scenario {scenario.name}: {res.n_memories} memories x {res.memory_size} queries; "
-        f"dU = C_loc + R_loc + S; B*: first sign change of dU, B*_A1: of C_loc + R_loc",
-        f"{'x_b':>5} {'x_r':>5} {'operator':>9} {'max|S|/|dU|':>12} {'max|S|':>8} {'B*':>9} "
+        f"dU = C_loc + R_loc + S; B*: largest + -> - root of dU (model.md §6.4), B*_A1: of C_loc + R_loc; "
+        f"|S| relative to the curve's scale (max|S|/max|dU|) and |S|/|dU| at budgets >= 2x away "
+        f"from B* (|S|/|dU| near B* is unbounded: dU passes through 0 there)",
+        f"{'x_b':>5} {'x_r':>5} {'operator':>9} {'max|S|/max|dU|':>14} {'|S|/|dU| away':>13} "
+        f"{'max|S|':>8} {'B*':>9} "
         f"{'B*_A1':>9} {'shift':>9} {'crossings':>9} {'reversal':>9}",
     ]
 
@@ -374,7 +381,8 @@ def stress_table(scenario, res, report) -> str:
             o = cond["operators"][op]
             lines.append(
                 f"{cond['budget_spillover']:5g} {cond['rank_spillover']:5g} {op:>9} "
-                f"{f(o['max_spill_ratio'], 12, 3)} {abs(res.spillover[c, i]).max():8.4f} "
+                f"{f(o['spill_relative'], 14, 3)} {f(o['spill_ratio_away'], 13, 3)} "
+                f"{abs(res.spillover[c, i]).max():8.4f} "
                 f"{f(o['crossover_budget'])} {f(o['predicted_crossover'])} {f(o['crossover_shift'])} "
                 f"{o['n_crossings']:9d} {'survives' if o['sign_reversal'] else 'LOST':>9}"
             )

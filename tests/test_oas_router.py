@@ -82,7 +82,9 @@ def test_load_errors_name_the_field(router, tmp_path):
     obj = router.to_json()
     bad = dict(obj, coefficients=[[0.0] * 11] * 3)
     (tmp_path / "bad.json").write_text(json.dumps(bad))
-    with pytest.raises(InputError, match=r"field .coefficients. must be a list of numbers of shape \(4, 11\)"):
+    with pytest.raises(
+        InputError, match=r"field .coefficients. must be a list of numbers of shape \(4, 11\)"
+    ):
         oas.load_router(tmp_path / "bad.json")
     (tmp_path / "bad.json").write_text(json.dumps(dict(obj, feature_names=["x"])))
     with pytest.raises(InputError, match="feature_names"):

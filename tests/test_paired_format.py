@@ -238,7 +238,10 @@ def test_bad_json_line_and_suffix(tmp_path, capsys):
     path.write_text(json.dumps(raw_row(0)) + "\n{not json\n")
     assert main(["fit", "--data", str(path), "--router-out", str(tmp_path / "r.json")]) == 2
     assert "bad.jsonl:2: not valid JSON" in capsys.readouterr().err
-    assert main(["fit", "--data", str(tmp_path / "x.txt"), "--router-out", str(tmp_path / "r.json")]) == 2
+    assert (
+        main(["fit", "--data", str(tmp_path / "x.txt"), "--router-out", str(tmp_path / "r.json")])
+        == 2
+    )
     assert "no such paired-data file" in capsys.readouterr().err
 
 

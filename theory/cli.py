@@ -26,7 +26,7 @@ def register(subparsers) -> None:
             "raw; above B* retention wins. Prints kappa, the tight-budget condition, the "
             "loose-budget limit, the closed form where one exists (§6.6) and a table of "
             "dU = coverage + replacement over the budgets. Without --dist: an exponential "
-            'length with mean 300 tokens. Infinite values are null in JSON (status says why).'
+            "length with mean 300 tokens. Infinite values are null in JSON (status says why)."
         ),
     )
     p.add_argument(

@@ -69,6 +69,9 @@ class PairJob:
         check_choice("--reader", self.reader, ("lexical", "sentence", "llm"))
         check_choice("--llm-judge", self.llm_judge, ("lexical", "llm"))
         object.__setattr__(self, "budgets", check_budgets(self.budgets or DEFAULT_BUDGETS))
+        conc = self.llm.get("concurrency")
+        if conc is not None and (isinstance(conc, bool) or not isinstance(conc, int) or conc < 1):
+            raise InputError(f"--concurrency must be an integer >= 1; got {conc!r}.")
         if self.limit is not None and self.limit <= 0:
             raise InputError(f"--limit must be a positive integer; got {self.limit}.")
         if not 0.0 < self.sentence_threshold <= 1.0:
@@ -117,6 +120,14 @@ def _backends(job: PairJob):
     from oas.real._text import make_tokenizer
 
     llm = {k: v for k, v in job.llm.items() if v is not None}
+    if "llm" in (job.operators, job.reader):
+        from oas.real._llm_client import EndpointPool, resolve_endpoint
+
+        # One pool for both roles: --concurrency bounds operators and reader together.
+        keys = ("base_url", "model", "api_key", "cache_dir", "concurrency")
+        pool = llm["pool"] = EndpointPool(resolve_endpoint(**{k: llm.get(k) for k in keys}))
+    else:
+        pool = None
     operators = make_operators(job.operators, **(llm if job.operators == "llm" else {}))
     if job.reader == "llm":
         reader = make_reader("llm", judge=job.llm_judge, **llm)
@@ -124,7 +135,7 @@ def _backends(job: PairJob):
         reader = make_reader("sentence", threshold=job.sentence_threshold)
     else:
         reader = make_reader(job.reader)
-    return operators, reader, make_tokenizer(job.tokenizer), make_embedder(job.embedder)
+    return operators, reader, make_tokenizer(job.tokenizer), make_embedder(job.embedder), pool
 
 
 # Every row carries the digest of the options that made it, so the file itself says which protocol
@@ -265,13 +276,13 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
     import numpy as np
 
     from oas._paired import PairedWriter, iter_raw_rows
-    from oas.real._pair import ConversationContext, PairConfig, iter_queries, query_rows, summarize
+    from oas.real._pair import PairConfig, iter_queries, summarize
     from retcon.output import sidecar, write_json_atomic
 
     meta_path = Path(f"{out}.meta.json")
     _check_resume(job, meta_path, out)
     data_path, loaded = _load(job)
-    operators, reader, tokenizer, embedder = _backends(job)
+    operators, reader, tokenizer, embedder, pool = _backends(job)
     config = PairConfig(job.budgets, job.granularity, job.order, job.packing)
     pairs = list(iter_queries(loaded.conversations, job.limit))
     if not pairs:
@@ -292,8 +303,6 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
     if out.is_file() and not partial.is_file():
         shutil.copyfile(out, partial)  # resume on top of a finished file (e.g. a larger --limit)
     stamp = protocol_digest(job.protocol())
-    n_written = 0
-    contexts: dict[str, ConversationContext] = {}
     try:
         writer = PairedWriter(out, packing=job.packing)
     except BaseException:
@@ -301,31 +310,20 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
         raise
     try:
         done = set(writer.ids)
-        try:
-            from tqdm import tqdm
-
-            bar = tqdm(
-                pairs, desc=f"pair {job.dataset}", unit="q", disable=not progress, file=sys.stderr
-            )
-        except ImportError:  # tqdm is a core dependency; stay usable without it
-            bar = pairs
-        for conv, query in bar:
-            if conv.conversation_id not in contexts:
-                contexts = {
-                    conv.conversation_id: ConversationContext(conv, job.granularity, embedder)
-                }
-            rows = query_rows(
-                query,
-                contexts[conv.conversation_id],
-                operators=operators,
-                reader=reader,
-                config=config,
-                tokenizer=tokenizer,
-                skip_ids=done,
-            )
-            for row in rows:
-                writer.write({**row, PROTOCOL_COLUMN: stamp})
-                n_written += 1
+        n_written = _write_rows(
+            job,
+            pairs,
+            writer,
+            done,
+            operators,
+            reader,
+            tokenizer,
+            embedder,
+            config,
+            pool,
+            progress,
+            stamp=stamp,
+        )
         n_resumed = len(done)
         writer.finalize()
     except BaseException:
@@ -370,6 +368,108 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
             calls[part] = stats._asdict()
     if calls:
         summary["llm_calls"] = calls
+    if pool is not None:
+        summary["llm_endpoints"] = pool.endpoints
     meta["summary"] = summary
     write_json_atomic(meta_path, meta)
     return summary
+
+
+def _write_rows(
+    job,
+    pairs,
+    writer,
+    done,
+    operators,
+    reader,
+    tokenizer,
+    embedder,
+    config,
+    pool,
+    progress,
+    *,
+    stamp,
+) -> int:
+    """Work on up to ``concurrency`` questions at once; write their rows in question order.
+
+    Each question's rows are computed by a worker thread (its LLM calls wait on the endpoint pool);
+    the writer takes them strictly in input order, so the file is the same whatever order the
+    calls finish in. On an error or an interrupt the rows of every question before the failing one
+    are already written, and every finished call is in the cache: a rerun resumes from there.
+    """
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor, wait
+
+    from oas.real._pair import ConversationContext, query_rows
+
+    workers = pool.config.concurrency if pool is not None else 1
+    window = max(2 * workers, workers + 4)  # questions submitted ahead of the one being written
+    bar = _progress_bar(job, len(pairs), progress)
+    contexts: dict[str, ConversationContext] = {}
+    open_queries: dict[str, int] = {}
+    pending: deque = deque()
+    n_written = 0
+
+    def refresh():
+        if bar is not None and pool is not None:
+            bar.set_postfix_str(pool.progress().line(), refresh=True)
+
+    def emit_head():
+        nonlocal n_written
+        cid, fut = pending[0]
+        while not wait([fut], timeout=0.5).done:
+            refresh()
+        rows = fut.result()
+        pending.popleft()
+        for row in rows:
+            writer.write({**row, PROTOCOL_COLUMN: stamp})
+            n_written += 1
+        open_queries[cid] -= 1
+        if open_queries[cid] == 0:
+            del open_queries[cid], contexts[cid]
+        if bar is not None:
+            bar.update(1)
+            refresh()
+
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="retcon-pair") as ex:
+        try:
+            for conv, query in pairs:
+                cid = conv.conversation_id
+                if cid not in contexts:
+                    contexts[cid] = ConversationContext(conv, job.granularity, embedder)
+                open_queries[cid] = open_queries.get(cid, 0) + 1
+                fut = ex.submit(
+                    query_rows,
+                    query,
+                    contexts[cid],
+                    operators=operators,
+                    reader=reader,
+                    config=config,
+                    tokenizer=tokenizer,
+                    skip_ids=done,
+                )
+                pending.append((cid, fut))
+                while len(pending) >= window:
+                    emit_head()
+            while pending:
+                emit_head()
+        except BaseException:
+            for _, fut in pending:
+                fut.cancel()
+            if pool is not None:
+                pool.close()
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+    return n_written
+
+
+def _progress_bar(job: PairJob, total: int, progress: bool):
+    if not progress:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:  # tqdm is a core dependency; stay usable without it
+        return None
+    return tqdm(total=total, desc=f"pair {job.dataset}", unit="q", file=sys.stderr)

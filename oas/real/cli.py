@@ -160,13 +160,26 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
         )
     g = p.add_argument_group("llm", _LLM_HELP)
     g.add_argument(
-        "--llm-base-url", default=None, help="default $RETCON_LLM_BASE_URL, else $OPENAI_BASE_URL"
+        "--llm-base-url",
+        action="append",
+        default=None,
+        metavar="URL",
+        help="repeat for several servers of the same model (requests spread by load); default "
+        "$RETCON_LLM_BASE_URL (comma-separated list), else $OPENAI_BASE_URL",
     )
     g.add_argument("--llm-model", default=None, help="default $RETCON_LLM_MODEL")
     g.add_argument(
         "--llm-api-key", default=None, help="default $RETCON_LLM_API_KEY, else $OPENAI_API_KEY"
     )
     g.add_argument("--llm-cache", metavar="DIR", default=None, help="response cache folder")
+    g.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        metavar="N",
+        help="LLM requests in flight at once, over all servers (default $RETCON_LLM_CONCURRENCY, "
+        "else 8); rows are the same for any N",
+    )
     g.add_argument(
         "--llm-judge",
         choices=["lexical", "llm"],
@@ -187,6 +200,7 @@ def llm_options(args) -> dict:
         "model": args.llm_model or env.get("RETCON_LLM_MODEL"),
         "api_key": args.llm_api_key or env.get("RETCON_LLM_API_KEY") or env.get("OPENAI_API_KEY"),
         "cache_dir": args.llm_cache,
+        "concurrency": args.concurrency,
     }
 
 
