@@ -676,3 +676,42 @@ def test_second_concurrent_run_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "another retcon pair run" in err and "12345" in err
     assert not out.exists() and not Path(f"{out}.partial").exists()
+
+
+def test_unwritable_out_is_refused_before_the_work(tmp_path, capsys):
+    """An --out under a folder the user cannot write: exit 2 naming the option."""
+    if os.geteuid() == 0:
+        pytest.skip("root can write anywhere")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        rc, out, err = _run(["crossover", "--out", str(locked / "o")], capsys)
+    finally:
+        locked.chmod(0o700)
+    assert rc == 2 and "--out" in err and "permission denied" in err and out == ""
+
+
+def test_verbosity_options_set_the_package_loggers(capsys):
+    """-q and -v, on the command or before it, set the level of every package logger."""
+    import logging
+
+    for argv, level in (
+        (["crossover", "-q", "--budgets", "100"], logging.WARNING),
+        (["-v", "crossover", "--budgets", "100"], logging.DEBUG),
+        (["crossover", "--budgets", "100"], logging.INFO),
+    ):
+        assert main(argv) == 0
+        for name in ("sim", "oas", "paper_checks", "retcon"):
+            assert logging.getLogger(name).level == level, (argv, name)
+    capsys.readouterr()
+
+
+def test_pair_simulate_defaults_to_the_simulate_scenario(tmp_path, capsys):
+    """`retcon pair simulate` without --scenario uses sim.DEFAULT_PRESET, as `retcon simulate`."""
+    import sim
+
+    out = tmp_path / "p.jsonl"
+    assert main(["pair", "simulate", "--instances", "40", "--output", str(out), "--json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert obj["scenario"] == sim.DEFAULT_PRESET and obj["output"] == str(out) and out.is_file()
