@@ -336,7 +336,8 @@ class OutputSet:
     Files are written (atomically, through the usual helpers) under ``stage``, a hidden folder
     inside ``DIR``; when the ``with`` block ends without an error they are moved into ``DIR``, the
     files named in ``last`` (the sidecar) after all the others, and an old copy of those is removed
-    first, so a folder whose sidecar is present always holds one complete run. An error or an
+    first, so a folder whose sidecar is present always holds one complete run. A JSON sidecar gets
+    ``files_sha256``: every other file of the set with its checksum. An error or an
     interruption removes the staging folder; a folder left by a killed run is removed by the next
     run (``clean_stale``). Files of ``DIR`` that the run does not write are left alone.
 
@@ -378,6 +379,16 @@ class OutputSet:
         files = sorted(p.relative_to(self.stage) for p in self.stage.rglob("*") if p.is_file())
         firsts = [f for f in files if f.as_posix() not in self.last]
         lasts = [f for f in files if f.as_posix() in self.last]
+        # The sidecar names every other file of the set with its sha256, so a reader can tell
+        # that a figure and a table belong to the run the sidecar describes.
+        digests = {f.as_posix(): file_sha256(self.stage / f) for f in firsts}
+        for f in lasts:
+            if f.suffix == ".json":
+                obj = json.loads((self.stage / f).read_text(encoding="utf-8"))
+                if isinstance(obj, dict):
+                    meta = obj["sidecar"] if isinstance(obj.get("sidecar"), dict) else obj
+                    meta["files_sha256"] = digests
+                    write_json_atomic(self.stage / f, obj)
         for f in lasts:  # the marker of a complete set goes first, comes back last
             try:
                 os.unlink(self.dir / f)

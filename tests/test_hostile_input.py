@@ -554,6 +554,10 @@ def test_out_dir_is_swapped_in_as_a_set_and_stale_files_are_cleaned(tmp_path):
         write_json_atomic(s / "a.json", {"seed": 2})
         raise RuntimeError("killed")
     assert json.loads((out / "a.json").read_text()) == {"seed": 1}
+    from retcon.output import file_sha256
+
+    side = json.loads((out / "sidecar.json").read_text())
+    assert side["files_sha256"] == {"a.json": file_sha256(out / "a.json")}
     assert sorted(p.name for p in out.iterdir()) == ["a.json", "sidecar.json"]
     dead = _dead_pid()
     (out / f".retcon-staging-{dead}").mkdir()
