@@ -64,6 +64,10 @@ if TYPE_CHECKING:
     from theory._dists import LengthDist as LengthDist
     from theory._dists import empirical_lengths as empirical_lengths
     from theory._dists import make_length_dist as make_length_dist
+    from theory._grid import GridCrossover as GridCrossover
+    from theory._grid import crossover_status as crossover_status
+    from theory._grid import grid_crossover as grid_crossover
+    from theory._grid import sign_changes as sign_changes
     from theory._twins import Decomposition as Decomposition
     from theory._twins import decompose_jax as decompose_jax
     from theory._twins import decompose_numpy as decompose_numpy
