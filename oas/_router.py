@@ -30,12 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from oas._features import FEATURE_NAMES, PACKINGS
+from oas._features import FEATURE_NAMES
 from oas._policy import Thresholds, argmax_policy, calibrated_policy
 from oas._theory_router import theory_router_from_json
 from retcon.errors import InputError
 from retcon.output import write_json_atomic
 from retcon.vocab import ACTIONS, VOCABULARIES
+from sim import PACKINGS, check_packing
 
 FORMAT = "retcon-oas-router"
 FORMAT_VERSION = 1
@@ -92,10 +93,7 @@ class Router:
             raise InputError(
                 f"Router.vocabulary must be one of {list(VOCABULARIES)}; got {self.vocabulary!r}."
             )
-        if self.packing not in PACKINGS:
-            raise InputError(
-                f"Router.packing must be one of {list(PACKINGS)}; got {self.packing!r}."
-            )
+        check_packing("Router.packing", self.packing)
 
     def utility(self, features) -> np.ndarray:
         """mu_a(z): shape ``(n, 4)`` from features ``(n, 11)`` (or ``(11,)`` -> ``(4,)``)."""
@@ -189,8 +187,8 @@ def router_from_json(obj: dict, source: str = "router") -> Router:
             f"{source}: field 'actions' must be {list(ACTIONS)}; got {obj.get('actions')!r}."
         )
 
-    def get(*keys):
-        cur = obj
+    def get(*keys) -> Any:
+        cur: Any = obj
         for k in keys:
             if not isinstance(cur, dict) or k not in cur:
                 raise InputError(f"{source}: missing field {'.'.join(keys)!r}.")

@@ -12,6 +12,8 @@ import argparse
 import os
 import sys
 
+from sim import PACKINGS
+
 _LLM_HELP = "OpenAI-compatible endpoint for --operators/--reader llm"
 
 
@@ -127,7 +129,7 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
     )
     p.add_argument(
         "--packing",
-        choices=["cut", "prefix", "skip"],
+        choices=PACKINGS,
         default="cut",
         help="cut (default): prefix packing with the last record cut to the budget; "
         "prefix: stop at the first record that does not fit; skip: skip it, try the next",
@@ -283,7 +285,7 @@ def run_pair(args) -> int:
 
         rep = summary["load"]
         print(
-            f"{summary['out']}: {summary['n_rows']} rows, {summary['n_queries']} questions, "
+            f"{summary['output']}: {summary['n_rows']} rows, {summary['n_queries']} questions, "
             f"{summary['n_groups']} conversations ({summary['n_written']} written now, "
             f"{summary['n_resumed']} resumed)."
         )
