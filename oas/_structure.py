@@ -24,9 +24,9 @@ import numpy as np
 
 from retcon.errors import InputError
 from retcon.vocab import ACTIONS
+from sim import PACKINGS
 
 STRUCTURE_COLUMN = "evidence_structure"
-PACKINGS = ("prefix", "skip", "cut")
 
 
 def check_structure(value, path, line: int) -> dict:

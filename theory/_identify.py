@@ -42,7 +42,6 @@ N_OPS = len(OPERATORS)
 N_PARAMS = 1 + N_TYPES + N_OPS * N_TYPES
 PRIOR_PRECISION = 1e-6  # per row-normalized log-likelihood: negligible once a parameter has data
 P_EPS = 1e-6  # success probabilities are clipped to [P_EPS, 1 - P_EPS] inside the log-likelihood
-PACKINGS = ("prefix", "skip", "cut")
 
 
 class Structure(NamedTuple):
@@ -139,8 +138,8 @@ def support_fractions(structure: Structure, budgets) -> np.ndarray:
     out = np.ones((n, m, A))
     bb = b.reshape(n, m)
     for mode in np.unique(packing):
-        if mode not in PACKINGS:
-            raise InputError(f"packing must be one of {list(PACKINGS)}; got {mode!r}.")
+        if mode not in sim.PACKINGS:
+            raise InputError(f"packing must be one of {list(sim.PACKINGS)}; got {mode!r}.")
         rows = np.flatnonzero(packing == mode)
         ln = lengths[rows][:, None, :, :]  # (r, 1, A, K)
         ln = np.broadcast_to(ln, (rows.size, m, A, ln.shape[-1]))
