@@ -13,7 +13,14 @@ from oas._features import (
     compute_features,
     compute_features_batch,
 )
-from oas._paired import PairedData, PairedWriter, existing_ids, read_paired, write_paired
+from oas._paired import (
+    PairedData,
+    PairedWriter,
+    existing_ids,
+    paired_from_rows,
+    read_paired,
+    write_paired,
+)
 from retcon.lazy import lazy_exports
 
 _LAZY = {
@@ -22,9 +29,11 @@ _LAZY = {
     "save_router": "oas._router",
     "RidgeFit": "oas._ridge",
     "fit_ridge": "oas._ridge",
+    "predict_ridge": "oas._ridge",
     "grouped_folds": "oas._ridge",
     "MLPFit": "oas._mlp",
     "fit_mlp": "oas._mlp",
+    "predict_mlp": "oas._mlp",
     "argmax_policy": "oas._policy",
     "margin": "oas._policy",
     "calibrate_accuracy": "oas._policy",
@@ -35,6 +44,7 @@ _LAZY = {
     "group_split": "oas._fit",
     "Evaluation": "oas._evaluate",
     "evaluate": "oas._evaluate",
+    "best_fixed_actions": "oas._evaluate",
     "POLICIES": "oas._evaluate",
     "simulate_paired": "oas._simulate",
 }
@@ -50,6 +60,7 @@ __all__ = [
     "PairedData",
     "PairedWriter",
     "existing_ids",
+    "paired_from_rows",
     "read_paired",
     "write_paired",
     *_LAZY,

@@ -368,6 +368,7 @@ def spillover_summary(result: StressResult, *, factor: float = 2.0) -> Spillover
     away = np.where(np.isfinite(picked), picked, np.nan)
     return SpilloverSummary(relative, away, float(factor))
 
+
 def crossing_status(result: StressResult) -> list[tuple[str, ...]]:
     """Status strings per condition and operator (``none`` / ``unique`` / ``multiple``)."""
     return [status_of(row) for row in result.n_crossings]

@@ -241,7 +241,6 @@ def stress_report(scenario, res) -> dict:
     import numpy as np
 
     from retcon.vocab import OPERATORS
-
     from sim._stress import spillover_summary
 
     summary = spillover_summary(res)

@@ -269,7 +269,6 @@ def test_scale_equivariance(spec, s, rho, reader):
         assert scaled.crossover_budget == pytest.approx(s * one.crossover_budget, rel=1e-6)
 
 
-
 # Gamma and Weibull laws with shape in (0.2, 1): heavy mass near 0, quantiles down to subnormal
 # floats at p = 1e-300 (the scan must stay in normal floats).
 SUB_ONE = st.one_of(
@@ -306,6 +305,7 @@ def test_scale_equivariance_shape_below_one(spec, s, rho, reader):
         assert scaled.crossover_budget == pytest.approx(s * b, rel=1e-6)
         d = theory.delta_curve(dist, [b * 0.999, b * 1.001], **kw).delta
         assert d[0] >= 0 >= d[1]
+
 
 # --- §6.6 closed forms --------------------------------------------------------------------------
 

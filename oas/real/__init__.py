@@ -15,10 +15,19 @@ from oas.real._instances import Packed, cluster_of, order_records, pack, render
 from oas.real._locomo import Loaded, LoadReport, load_locomo, parse_ids
 from oas.real._longmemeval import load_longmemeval
 from oas.real._operators import DatasetOperators, ExtractiveOperators, make_operators
-from oas.real._pair import DEFAULT_BUDGETS, Crossover, PairConfig, crossover, query_rows, summarize
+from oas.real._pair import (
+    DEFAULT_BUDGETS,
+    ConversationContext,
+    Crossover,
+    PairConfig,
+    crossover,
+    query_rows,
+    summarize,
+)
 from oas.real._readers import (
     LexicalReader,
     SentenceReader,
+    TopKReader,
     answer_recall,
     lexical_correct,
     make_reader,
@@ -49,6 +58,7 @@ __all__ = [
     "DATASETS",
     "DEFAULT_BUDGETS",
     "Conversation",
+    "ConversationContext",
     "Crossover",
     "DatasetOperators",
     "Embedder",
@@ -71,6 +81,7 @@ __all__ = [
     "Session",
     "TiktokenTokenizer",
     "Tokenizer",
+    "TopKReader",
     "answer_recall",
     "bm25_order",
     "bm25_scores",
