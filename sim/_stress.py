@@ -39,7 +39,6 @@ import numpy as np
 
 from retcon.errors import InputError
 from sim import _kernel as K
-from sim._crossover import curve_crossings, status_of
 from sim._pack import _pack_one
 from sim._scenario import Scenario
 from sim._simulate import block_se, exact_mean, run_chunks
@@ -59,8 +58,8 @@ class StressResult(NamedTuple):
         whole memories, since queries in one memory are dependent).
       predicted: ``(n_cond, 3, nB)`` the Assumption-1 prediction ``coverage_loc + replacement_loc``.
       spill_ratio: ``(n_cond, 3, nB)`` ``|S| / |dU|`` (NaN where ``dU = 0``).
-      crossover_budget, predicted_crossover: ``(n_cond, 3)`` first sign change of ``dU`` and of the
-        prediction (NaN when none); ``crossover_shift``: their difference.
+      crossover_budget, predicted_crossover: ``(n_cond, 3)`` ``theory.grid_crossover``'s ``B*`` of
+        ``dU`` and of the prediction (NaN when none); ``crossover_shift``: their difference.
       n_crossings: ``(n_cond, 3)``; ``sign_reversal``, ``predicted_reversal``: ``(n_cond, 3)`` bool,
         ``dU`` significantly positive (> 2 SE) at some budget and significantly negative at the
         largest budget.
@@ -294,8 +293,11 @@ def stress(
     pred = c + r
     pred_se = np.moveaxis(block_se(pred_blocks, q_counts), -1, 1)
     d_se, s_se = np.moveaxis(se[..., 0], -1, 1), np.moveaxis(se[..., 3], -1, 1)
-    root, n_cross = curve_crossings(b, d)
-    proot, _ = curve_crossings(b, pred)
+    from theory import grid_crossover
+
+    gx = grid_crossover(b, d)
+    root, n_cross = gx.crossover_budget, gx.n_sign_changes
+    proot = grid_crossover(b, pred).crossover_budget
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = np.where(d != 0, np.abs(s) / np.abs(d), np.nan)
 
@@ -371,4 +373,7 @@ def spillover_summary(result: StressResult, *, factor: float = 2.0) -> Spillover
 
 def crossing_status(result: StressResult) -> list[tuple[str, ...]]:
     """Status strings per condition and operator (``none`` / ``unique`` / ``multiple``)."""
-    return [status_of(row) for row in result.n_crossings]
+    from theory import grid_crossover
+
+    status = grid_crossover(result.budgets, result.delta).status
+    return [tuple(str(s) for s in row) for row in status]

@@ -39,6 +39,46 @@ def test_regression_curve_with_three_changes_reports_the_largest_down_root():
     )
 
 
+REGRESSION = ([-0.02, 0.05, -0.03, -0.04, -0.05], [0.05, -0.01, 0.02, -0.03, -0.04])
+
+
+def test_sim_reports_the_grid_crossover_of_its_point_curve():
+    """sim's bootstrap: block sums whose pooled mean is each regression curve give theory's B*."""
+    import jax
+
+    import sim
+
+    curves = np.asarray(REGRESSION)  # (n_ops, nB)
+    count = np.array([3.0, 1.0, 2.0, 4.0])  # queries per block; the pooled mean is the curve
+    noise = np.array([1.0, -1.0, 2.0, -2.0])[:, None, None] * 1e-3  # sums to 0 over blocks
+    blocks = count[:, None, None] * curves[None] + noise
+    cx = sim.bootstrap_crossover(jax.random.key(0), BUDGETS, blocks, count, n_resamples=50)
+    g = grid_crossover(BUDGETS, curves)
+    np.testing.assert_allclose(cx.crossover_budget, g.crossover_budget, rtol=1e-9)
+    assert cx.status == ("multiple", "multiple")
+    assert cx.n_crossings.tolist() == [2, 3]
+
+
+def test_oas_real_summary_reports_the_grid_crossover():
+    """oas.real's summary of paired rows whose dU curves are the regression curves gives theory's B*."""
+    from oas.real import summarize
+
+    rows = []
+    for k, b in enumerate(BUDGETS):
+        y = {"y_ret": 0.5, "y_merge": 0.5 + REGRESSION[0][k], "y_abstract": 0.5}
+        y["y_rewrite"] = 0.5 + REGRESSION[1][k]
+        rows.append(dict(instance_id=f"q@{b}", query_id="q", group_id="g", budget=b, **y))
+    s = summarize(rows)
+    for op, curve in (("merge", REGRESSION[0]), ("rewrite", REGRESSION[1])):
+        g = grid_crossover(BUDGETS, curve)
+        assert s["crossover"][op]["crossover_budget"] == pytest.approx(
+            float(g.crossover_budget), rel=1e-9
+        )
+        assert s["crossover"][op]["status"] == str(g.status) == "multiple"
+    assert s["crossover"]["abstract"]["status"] == "none"
+    assert s["crossover"]["abstract"]["crossover_budget"] is None
+
+
 def test_unique_none_and_zeros():
     g = grid_crossover(BUDGETS, [0.1, 0.05, -0.01, -0.02, -0.03])
     assert str(g.status) == "unique" and 64 < g.crossover_budget < 128

@@ -86,7 +86,7 @@ def test_stress_cli_writes_phase_diagram_and_json(tmp_path, capsys):
     assert (tmp_path / "phase.png").stat().st_size > 0
     assert json.loads((tmp_path / "stress.json").read_text()) == report
     side = json.loads((tmp_path / "sidecar.json").read_text())
-    assert side["command"] == "stress" and "retcon_version" in side
+    assert side["command"] == "retcon stress" and "retcon_version" in side
     assert len(report["conditions"]) == 5
     op = report["conditions"][0]["operators"]["merge"]
     assert {
