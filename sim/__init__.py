@@ -39,7 +39,9 @@ if TYPE_CHECKING:
     from sim._simulate import exact_mean as exact_mean
     from sim._simulate import simulate as simulate
     from sim._simulate import simulate_queries as simulate_queries
+    from sim._stress import SpilloverSummary as SpilloverSummary
     from sim._stress import StressResult as StressResult
+    from sim._stress import spillover_summary as spillover_summary
     from sim._stress import stress as stress
 
 # Public name -> private module, loaded on first use so `retcon --help` does not import JAX.
@@ -88,6 +90,7 @@ __all__ = [
     "RetrieverConfig",
     "Scenario",
     "SimResult",
+    "SpilloverSummary",
     "StressResult",
     "block_se",
     "bootstrap_crossover",
@@ -101,5 +104,6 @@ __all__ = [
     "simulate_instances",
     "simulate_queries",
     "simulated_crossover",
+    "spillover_summary",
     "stress",
 ]
