@@ -126,6 +126,7 @@ def test_verdict_cross_note():
     )
     assert v.verdict == pc.PASS and "identical to rewrite" in v.reason
     assert V.verdict_cross_note({}, {}, inconclusive={"merge": "same"}).verdict == pc.INCONCLUSIVE
+    assert V.verdict_cross_note({"abstract": sig(0.05)}, {"t": sig(0.05)}).verdict == pc.PARTIAL
 
 
 def test_grade_equivalence_and_verdict_mlp():
@@ -150,6 +151,7 @@ def test_verdict_router_and_harm():
     assert V.verdict_router_gain({"locomo": sig(0.05)}).verdict == pc.PASS
     assert V.verdict_router_gain({"locomo": sig(-0.05)}).verdict == pc.FAIL
     assert V.verdict_router_gain({"a": sig(0.05), "b": wide(0.01)}).verdict == pc.PARTIAL
+    assert V.verdict_router_gain({}, inconclusive={"a": "why"}).verdict == pc.INCONCLUSIVE
     assert (
         V.verdict_harm_calibration({"c": sig(-0.05)}, {"c": E(0.01, 0.0, 0.02)}).verdict == pc.PASS
     )
