@@ -23,28 +23,25 @@ from retcon.vocab import ACTIONS, OPERATORS
 LEVEL = 0.95
 
 
-def _feature(paired, name: str) -> np.ndarray:
-    from oas import FEATURE_NAMES
-
-    return np.asarray(paired.features, float)[:, [str(f) for f in FEATURE_NAMES].index(name)]
-
-
 def evidence_length(paired) -> np.ndarray:
-    """``len(C)`` in tokens per row, from the stored column: ``cluster_tokens`` when the paired
-    data carry it, else ``meta_cluster_tokens`` (real pairing), else MODEL §8's feature
-    ``token_pressure = len(C) / B`` times the budget (simulated paired data)."""
+    """``len(C)`` in tokens per row: the stored column ``oas.PairedData.cluster_tokens``.
+
+    Raises:
+      InputError: the paired data carry no ``cluster_tokens``.
+    """
     stored = getattr(paired, "cluster_tokens", None)
     if stored is None:
-        stored = (getattr(paired, "meta", None) or {}).get("meta_cluster_tokens")
-    if stored is not None:
-        return np.asarray(stored, float)
-    return _feature(paired, "token_pressure") * np.asarray(paired.budget, float)
+        raise InputError(
+            "paired data without cluster_tokens: claims 1-6 need len(C) per instance (docs/"
+            "paired-data.md, column cluster_tokens)."
+        )
+    return np.asarray(stored, float)
 
 
 def raw_grounded(paired) -> np.ndarray:
-    """1.0 where retention fits all of ``C`` under the budget (``q in G_B``, MODEL §3): the stored
-    feature ``budget_fit_fraction`` is 1."""
-    return (_feature(paired, "budget_fit_fraction") >= 1 - 1e-9).astype(float)
+    """1.0 where retention packs all of ``C`` under the budget (``q in G_B``, MODEL §3): the one
+    definition, ``oas.PairedData.raw_grounded`` (NaN where ``len(C)`` is unknown)."""
+    return np.asarray(paired.raw_grounded, float)
 
 
 def _percentiles(reps: np.ndarray, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:

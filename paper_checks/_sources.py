@@ -142,7 +142,7 @@ class Workspace:
         def make():
             try:  # E[len(C)] from the paired draws claim 6 needs anyway; else from sim's queries
                 length = float(np.mean(evidence_length(self.sim_paired(scenario))))
-            except DependencyMissing:
+            except (DependencyMissing, InputError):
                 length = None
             return _sim_curves(self.key(f"sim:{scenario}"), scenario, self.config, length)
 

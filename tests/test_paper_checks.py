@@ -251,7 +251,8 @@ def paired_world(
         y,
         feats,
         "locomo",
-        {"meta_cluster_tokens": Lr.astype(object)},
+        {},
+        Lr,
     )
 
 

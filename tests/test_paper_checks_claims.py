@@ -84,7 +84,8 @@ def world_paired(
         y,
         feats,
         "locomo",
-        {"meta_cluster_tokens": Lr.astype(object)},
+        {},
+        Lr,
     )
 
 
