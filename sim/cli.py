@@ -53,6 +53,14 @@ def register(subparsers) -> None:
         metavar="R",
         help="bootstrap resamples (default 2000)",
     )
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        metavar="P",
+        help="split the queries over P JAX processes on this host (jax.distributed over "
+        "127.0.0.1); same numbers as one process (default 1; clusters: docs/scale.md)",
+    )
     add_common(p)
     p.set_defaults(func=run_simulate)
 
@@ -195,8 +203,16 @@ def run_simulate(args) -> int:
 
     from retcon.output import sidecar, write_json_atomic, write_text_atomic
     from sim._crossover import simulated_crossover
+    from sim._multiprocess import initialize_from_env, launch
     from sim._simulate import simulate
 
+    processes = getattr(args, "processes", 1)
+    if not isinstance(processes, int) or processes < 1:
+        raise InputError(f"--processes must be an integer >= 1; got {processes!r}.")
+    if processes > 1:
+        options = {k: v for k, v in vars(args).items() if k not in ("func", "processes")}
+        return launch("simulate", options, processes)
+    initialize_from_env()  # one process of a multi-process run started by the environment
     scenario = _load(args)
     if args.queries is not None and not 1 <= args.queries < 2**31:
         raise InputError(f"--queries must be an integer in [1, 2**31); got {args.queries}.")
@@ -207,6 +223,8 @@ def run_simulate(args) -> int:
     cx = simulated_crossover(k_boot, result, n_resamples=args.resamples)
     report = simulate_report(scenario, result, cx, args.seed)
     table = simulate_table(scenario, result, cx)
+    if jax.process_index() != 0:  # multi-process: process 0 reports
+        return 0
     if args.out:
         from sim._plots import plot_decomposition, plot_delta
 
