@@ -227,6 +227,50 @@ def bench_llm_throughput(
     return out
 
 
+def bench_pair_throughput(
+    data,
+    concurrencies: Sequence[int] = (1, 2, 4, 8),
+    *,
+    service_time: float = 0.1,
+    limit: int = 8,
+    budgets: Sequence[int] = (32, 256),
+) -> list[ThroughputPoint]:
+    """Calls per second of a whole ``retcon pair locomo --operators llm --reader llm`` run on the
+    fake server (fresh cache each time): the client pool plus the per-question work around it.
+
+    Args:
+      data: the LoCoMo file.
+      limit: questions per run; budgets: the ``--budgets``.
+    """
+    import tempfile
+
+    from oas.real._run import PairJob, run_pair_job
+
+    out = []
+    for n in concurrencies:
+        with FakeLLMServer(service_time) as srv, tempfile.TemporaryDirectory() as tmp:
+            job = PairJob(
+                dataset="locomo",
+                data=str(data),
+                out=f"{tmp}/p.jsonl",
+                operators="llm",
+                reader="llm",
+                budgets=tuple(budgets),
+                limit=limit,
+                llm={
+                    "base_url": [srv.base_url],
+                    "model": "fake",
+                    "cache_dir": f"{tmp}/cache",
+                    "concurrency": n,
+                },
+            )
+            t0 = time.perf_counter()
+            run_pair_job(job, progress=False)
+            dt = time.perf_counter() - t0
+            out.append(ThroughputPoint(n, len(srv.requests), dt, len(srv.requests) / dt))
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m retcon.bench.llm_throughput",
@@ -239,14 +283,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--calls", type=int, default=64)
     p.add_argument("--max-tokens", type=int, default=8)
     p.add_argument("--concurrency", default="1,2,4,8")
+    p.add_argument(
+        "--pair",
+        metavar="LOCOMO_JSON",
+        default=None,
+        help="time whole `retcon pair locomo` runs (--calls questions each) on the fake server",
+    )
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     conc = [int(x) for x in args.concurrency.split(",")]
-    if args.base_url:
+    ideal = None
+    if args.pair:
+        points = bench_pair_throughput(
+            args.pair, conc, service_time=args.service_time, limit=args.calls
+        )
+        ideal = 1.0 / args.service_time
+    elif args.base_url:
         points = bench_llm_throughput(
             args.base_url, args.model, conc, calls=args.calls, max_tokens=args.max_tokens
         )
-        ideal = None
     else:
         with FakeLLMServer(args.service_time) as srv:
             points = bench_llm_throughput(
