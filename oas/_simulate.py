@@ -216,7 +216,7 @@ def toy_instances(
     fits_op = (_TOY_RHO[None, :] * rep(total)[:, None]) <= b[:, None]
     support = np.where(np.arange(4)[None, :] == 0, fit[:, None], phi * fits_op)
     p = np.clip(acc_guess + (acc_raw - acc_guess) * support, 0.0, 1.0)
-    from sim._instances import Instances
+    from sim import Instances
 
     return Instances(
         b,

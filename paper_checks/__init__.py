@@ -8,7 +8,70 @@ logic is tested on constructed numbers where the claim holds and where it fails.
 References: MODEL §3-9; docs/paper-checks.md.
 """
 
+from typing import TYPE_CHECKING
+
 from retcon.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from paper_checks._claims import CHECKS as CHECKS
+    from paper_checks._claims import CLAIMS as CLAIMS
+    from paper_checks._claims import PAPER_FIGURES as PAPER_FIGURES
+    from paper_checks._claims import check_cross_note as check_cross_note
+    from paper_checks._claims import check_crossover_scaling as check_crossover_scaling
+    from paper_checks._claims import check_harm_calibration as check_harm_calibration
+    from paper_checks._claims import check_loose_retention as check_loose_retention
+    from paper_checks._claims import check_mlp_control as check_mlp_control
+    from paper_checks._claims import check_router_gain as check_router_gain
+    from paper_checks._claims import check_second_reader as check_second_reader
+    from paper_checks._claims import check_sign_reversal as check_sign_reversal
+    from paper_checks._claims import check_tight_gain as check_tight_gain
+    from paper_checks._claims import length_classes as length_classes
+    from paper_checks._config import CheckConfig as CheckConfig
+    from paper_checks._config import TheoryModel as TheoryModel
+    from paper_checks._curves import PairedTable as PairedTable
+    from paper_checks._curves import band_crossover as band_crossover
+    from paper_checks._curves import crossover_from_curve as crossover_from_curve
+    from paper_checks._curves import curves_from_table as curves_from_table
+    from paper_checks._curves import make_table as make_table
+    from paper_checks._curves import mean_difference as mean_difference
+    from paper_checks._experiments import EXPERIMENTS as EXPERIMENTS
+    from paper_checks._policies import PolicyEval as PolicyEval
+    from paper_checks._policies import policy_difference as policy_difference
+    from paper_checks._policies import policy_eval_from_choices as policy_eval_from_choices
+    from paper_checks._report import render_markdown as render_markdown
+    from paper_checks._report import write_report as write_report
+    from paper_checks._run import run_checks as run_checks
+    from paper_checks._run import write_run as write_run
+    from paper_checks._sources import DataMissing as DataMissing
+    from paper_checks._sources import DependencyMissing as DependencyMissing
+    from paper_checks._sources import Workspace as Workspace
+    from paper_checks._sources import locomo_path as locomo_path
+    from paper_checks._sources import table_from_paired as table_from_paired
+    from paper_checks._types import FAIL as FAIL
+    from paper_checks._types import PARTIAL as PARTIAL
+    from paper_checks._types import PASS as PASS
+    from paper_checks._types import SKIPPED as SKIPPED
+    from paper_checks._types import VERDICTS as VERDICTS
+    from paper_checks._types import ClaimResult as ClaimResult
+    from paper_checks._types import Estimate as Estimate
+    from paper_checks._types import OperatorCurve as OperatorCurve
+    from paper_checks._types import SourceCurves as SourceCurves
+    from paper_checks._types import Verdict as Verdict
+    from paper_checks._verdicts import combine as combine
+    from paper_checks._verdicts import grade_order as grade_order
+    from paper_checks._verdicts import grade_positive as grade_positive
+    from paper_checks._verdicts import grade_reversal as grade_reversal
+    from paper_checks._verdicts import relative_spread as relative_spread
+    from paper_checks._verdicts import verdict_cross_note as verdict_cross_note
+    from paper_checks._verdicts import verdict_crossover_scaling as verdict_crossover_scaling
+    from paper_checks._verdicts import verdict_harm_calibration as verdict_harm_calibration
+    from paper_checks._verdicts import verdict_loose_retention as verdict_loose_retention
+    from paper_checks._verdicts import (
+        verdict_no_reliable_improvement as verdict_no_reliable_improvement,
+    )
+    from paper_checks._verdicts import verdict_router_gain as verdict_router_gain
+    from paper_checks._verdicts import verdict_sign_reversal as verdict_sign_reversal
+    from paper_checks._verdicts import verdict_tight_gain as verdict_tight_gain
 
 # Public name -> private module, loaded on first use so `retcon --help` stays light.
 _EXPORTS = {
@@ -26,6 +89,7 @@ _EXPORTS = {
     "check_tight_gain": "paper_checks._claims",
     "length_classes": "paper_checks._claims",
     "CheckConfig": "paper_checks._config",
+    "EXPERIMENTS": "paper_checks._experiments",
     "TheoryModel": "paper_checks._config",
     "PairedTable": "paper_checks._curves",
     "band_crossover": "paper_checks._curves",
@@ -72,4 +136,62 @@ _EXPORTS = {
 
 __getattr__, __dir__ = lazy_exports("paper_checks", _EXPORTS)
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "CHECKS",
+    "CLAIMS",
+    "EXPERIMENTS",
+    "FAIL",
+    "PAPER_FIGURES",
+    "PARTIAL",
+    "PASS",
+    "SKIPPED",
+    "VERDICTS",
+    "CheckConfig",
+    "ClaimResult",
+    "DataMissing",
+    "DependencyMissing",
+    "Estimate",
+    "OperatorCurve",
+    "PairedTable",
+    "PolicyEval",
+    "SourceCurves",
+    "TheoryModel",
+    "Verdict",
+    "Workspace",
+    "band_crossover",
+    "check_cross_note",
+    "check_crossover_scaling",
+    "check_harm_calibration",
+    "check_loose_retention",
+    "check_mlp_control",
+    "check_router_gain",
+    "check_second_reader",
+    "check_sign_reversal",
+    "check_tight_gain",
+    "combine",
+    "crossover_from_curve",
+    "curves_from_table",
+    "grade_order",
+    "grade_positive",
+    "grade_reversal",
+    "length_classes",
+    "locomo_path",
+    "make_table",
+    "mean_difference",
+    "policy_difference",
+    "policy_eval_from_choices",
+    "relative_spread",
+    "render_markdown",
+    "run_checks",
+    "table_from_paired",
+    "verdict_cross_note",
+    "verdict_crossover_scaling",
+    "verdict_harm_calibration",
+    "verdict_loose_retention",
+    "verdict_no_reliable_improvement",
+    "verdict_router_gain",
+    "verdict_sign_reversal",
+    "verdict_tight_gain",
+    "write_report",
+    "write_run",
+]

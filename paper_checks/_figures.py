@@ -30,12 +30,12 @@ POLICY_STYLES = {
 
 
 def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = 4.2, height: float = 3.2):
-    import matplotlib
+    """A ``matplotlib.figure.Figure`` outside pyplot (no backend, no global figure list) and its
+    axes, flattened."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
+    fig = Figure(figsize=(width * ncols, height * nrows))
+    axes = fig.subplots(nrows, ncols, squeeze=False)
     return fig, axes.ravel()
 
 
@@ -47,12 +47,6 @@ def grid(n: int, *, max_cols: int = 3, width: float = 4.2, height: float = 3.2):
     for ax in axes[n:]:
         ax.set_visible(False)
     return fig, axes[:n]
-
-
-def close(fig) -> None:
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
 
 
 def plot_delta_curves(ax, source: SourceCurves) -> None:
@@ -207,7 +201,6 @@ def report_figures(out_dir, ws) -> list[str]:
             plot_delta_curves(ax, s)
         fig.tight_layout()
         paths.append(str(save_figure_atomic(fig, out / "fig_delta_curves.png", dpi=120)))
-        close(fig)
     evs = {k[5:]: v for k, v in done.items() if k.startswith("eval:")}
     if evs:
         fig, axes = grid(len(evs), width=5.0, height=3.8)
@@ -220,5 +213,4 @@ def report_figures(out_dir, ws) -> list[str]:
             plot_policy_accuracy(ax, b, acc, title=src)
         fig.tight_layout()
         paths.append(str(save_figure_atomic(fig, out / "fig_policies.png", dpi=120)))
-        close(fig)
     return paths

@@ -24,7 +24,7 @@ import numpy as np
 from retcon.errors import InputError
 from retcon.vocab import OPERATORS, VOCABULARIES
 from sim import _checks as ck
-from theory._checks import DIST_PARAMS
+from theory import DIST_PARAMS
 
 PACKING_MODES = ("prefix", "skip", "cut")
 RETRIEVER_ORDERS = ("oracle", "noisy")
@@ -468,8 +468,10 @@ def load_scenario(path_or_name: str | Path | None = None) -> Scenario:
             raise InputError(
                 f"unknown scenario {s!r}; expected one of {list(PRESETS)} or a .toml file."
             )
+        from retcon.errors import decode_utf8
+
         try:
-            text = p.read_text(encoding="utf-8")
+            text = decode_utf8(p.read_bytes(), str(p))
         except OSError as e:
             raise InputError(f"cannot read scenario file {s}: {e.strerror or e}.") from None
         source = p.name

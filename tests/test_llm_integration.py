@@ -183,7 +183,7 @@ def _pair(data: Path, base_url: str, cache: Path, out: Path) -> tuple[dict, floa
         "--budgets",
         ",".join(map(str, BUDGETS)),
         "--no-progress",
-        "--out",
+        "--output",
         str(out),
         "--json",
         "--llm-base-url",
@@ -305,7 +305,7 @@ FLEET_ARGS = ("--granularity", "turn", "--limit", "3", "--budgets", "16,256")
 
 def _fleet_args(data: Path, urls: list[str], cache: Path, out: Path, concurrency: int) -> list:
     args = ["pair", "locomo", "--data", str(data), "--operators", "llm", "--reader", "llm"]
-    args += [*FLEET_ARGS, "--no-progress", "--json", "--out", str(out)]
+    args += [*FLEET_ARGS, "--no-progress", "--json", "--output", str(out)]
     args += ["--llm-model", MODEL_ALIAS, "--llm-cache", str(cache)]
     args += ["--concurrency", str(concurrency)]
     for u in urls:

@@ -9,13 +9,19 @@ References: MODEL §1-2, §8, §9.
 """
 
 from oas.real._bm25 import bm25_order, bm25_scores
-from oas.real._embed import Embedder, HashedTfidf, SentenceTransformerEmbedder, make_embedder
+from oas.real._embed import (
+    Embedder,
+    HashedTfidf,
+    SentenceTransformerEmbedder,
+    embed_texts,
+    make_embedder,
+)
 from oas.real._fetch import DATASETS, Fetched, cached_path, data_dir, fetch, resolve_data, sha256_of
 from oas.real._instances import Packed, cluster_of, order_records, pack, render
 from oas.real._locomo import Loaded, LoadReport, load_locomo, parse_ids
 from oas.real._longmemeval import load_longmemeval
 from oas.real._operators import DatasetOperators, ExtractiveOperators, make_operators
-from oas.real._pair import DEFAULT_BUDGETS, Crossover, PairConfig, crossover, query_rows, summarize
+from oas.real._pair import DEFAULT_BUDGETS, PairConfig, query_rows, summarize
 from oas.real._readers import (
     LexicalReader,
     SentenceReader,
@@ -37,19 +43,10 @@ from oas.real._text import (
 )
 from oas.real._types import Conversation, OperatorBackend, Query, Reader, Record, Session
 
-
-def embed_texts(texts):
-    """Default embeddings of a cluster's texts, shape ``(len(texts), 2048)``: hashed TF-IDF fitted on
-    the texts themselves (used by ``oas.read_paired`` for rows that give ``texts``). MODEL §8."""
-    texts = list(texts)
-    return HashedTfidf().fit(texts).embed(texts)
-
-
 __all__ = [
     "DATASETS",
     "DEFAULT_BUDGETS",
     "Conversation",
-    "Crossover",
     "DatasetOperators",
     "Embedder",
     "ExtractiveOperators",
@@ -77,7 +74,6 @@ __all__ = [
     "cached_path",
     "cluster_of",
     "content_tokens",
-    "crossover",
     "data_dir",
     "embed_texts",
     "fetch",

@@ -1,6 +1,6 @@
 """A ``retcon pair`` run: load, build instances, write paired data resumably, summarize.
 
-Output: ``--out`` (``.jsonl`` or ``.csv``) through ``oas._paired.PairedWriter`` (rows appended to
+Output: ``--output`` (``.jsonl`` or ``.csv``) through ``oas._paired.PairedWriter`` (rows appended to
 ``<out>.partial``, renamed on completion), and a sidecar ``<out>.meta.json`` (options, versions,
 load report, summary). A rerun with the same options skips the rows already written; a rerun with
 different options is refused, so one file never mixes two protocols.
@@ -10,6 +10,7 @@ References: MODEL §8-9; docs/paired-data.md.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import sys
@@ -85,7 +86,7 @@ class PairJob:
         suffix = Path(self.out).suffix.lower()
         if suffix not in (".jsonl", ".ndjson", ".csv"):
             raise InputError(
-                f"--out must end in .jsonl or .csv (resumable formats); got {self.out!r}."
+                f"--output must end in .jsonl or .csv (resumable formats); got {self.out!r}."
             )
 
     def protocol(self) -> dict:
@@ -137,24 +138,122 @@ def _backends(job: PairJob):
     return operators, reader, make_tokenizer(job.tokenizer), make_embedder(job.embedder), pool
 
 
+# Every row carries the digest of the options that made it, so the file itself says which protocol
+# it holds: deleting or editing `<out>.meta.json` cannot make a rerun mix two protocols.
+PROTOCOL_COLUMN = "meta_protocol"
+
+
+def protocol_digest(protocol: dict) -> str:
+    """A short digest of a run's protocol (the options that change the rows)."""
+    text = json.dumps(protocol, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _first_row(path: Path) -> dict | None:
+    """The first complete row of a JSONL or CSV paired-data file, or None if it has none."""
+    import csv
+    import io
+
+    from retcon.errors import decode_utf8
+
+    data = path.read_bytes()
+    text = decode_utf8(data[: data.rfind(b"\n") + 1], str(path))
+    if path.name.removesuffix(".partial").lower().endswith(".csv"):
+        reader = csv.DictReader(io.StringIO(text))
+        return next(iter(reader), None)
+    for line_no, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                row = json.loads(line)
+            except (json.JSONDecodeError, RecursionError):
+                raise InputError(f"{path}:{line_no}: not valid JSON; cannot resume it.") from None
+            return row if isinstance(row, dict) else None
+    return None
+
+
 def _check_resume(job: PairJob, meta_path: Path, out: Path) -> None:
-    if not meta_path.is_file():
-        return
-    try:
-        old = json.loads(meta_path.read_text(encoding="utf-8")).get("config", {})
-    except (json.JSONDecodeError, OSError):
-        return
     partial = Path(f"{out}.partial")
-    if not (out.is_file() or partial.is_file()):
-        return
     new = job.protocol()
-    diff = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
-    if diff:
-        k = diff[0]
+    digest = protocol_digest(new)
+    old = {}
+    if meta_path.is_file():
+        try:
+            old = json.loads(meta_path.read_text(encoding="utf-8")).get("config", {}) or {}
+        except (json.JSONDecodeError, OSError, UnicodeDecodeError, AttributeError):
+            old = {}
+    for path in (partial, out):
+        if not path.is_file():
+            continue
+        row = _first_row(path)
+        if row is None:
+            continue
+        stamp = row.get(PROTOCOL_COLUMN)
+        if stamp == digest:
+            continue
+        diff = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+        if stamp is not None and diff and isinstance(old, dict) and old:
+            k = diff[0]
+            detail = f"was written with {k}={old.get(k)!r}; this run has {k}={new.get(k)!r}"
+        elif stamp is None:
+            detail = "holds rows without a protocol stamp (written by an older retcon)"
+        else:
+            detail = f"was written with other options (protocol {stamp}; this run's is {digest})"
         raise InputError(
-            f"--out {str(out)!r} was written with {k}={old.get(k)!r}; this run has "
-            f"{k}={new.get(k)!r}. Rerun with the same options to resume, or choose a new --out."
+            f"--output {str(out)!r} {detail}. Rerun with the same options to resume, or choose "
+            f"a new --output."
         )
+
+
+class _Lock:
+    """An exclusive lock on ``<out>.lock`` for the run; a second run on the same output is refused."""
+
+    def __init__(self, out: Path):
+        self.path = Path(f"{out}.lock")
+        self.file = None
+
+    def __enter__(self) -> _Lock:
+        import fcntl
+        import os
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        f = open(self.path, "a+", encoding="utf-8")
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.seek(0)
+            holder = f.read().strip() or "?"
+            f.close()
+            raise InputError(
+                f"--output {str(self.path)[: -len('.lock')]!r}: another retcon pair run (pid "
+                f"{holder}) is writing it; wait for it to finish, or choose another --output."
+            ) from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"{os.getpid()}\n")
+        f.flush()
+        self.file = f
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import fcntl
+
+        if self.file is not None:
+            try:
+                self.path.unlink()
+            except FileNotFoundError:
+                pass
+            fcntl.flock(self.file.fileno(), fcntl.LOCK_UN)
+            self.file.close()
+
+
+def _discard_new(partial: Path, meta: Path, had_partial: bool, had_meta: bool) -> None:
+    """Remove the partial file and sidecar this run created, when it wrote no row."""
+    for path, had in ((partial, had_partial), (meta, had_meta)):
+        if not had:
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
 
 
 def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
@@ -167,6 +266,12 @@ def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
 
     References: MODEL §6, §8, §9.
     """
+    out = Path(job.out)
+    with _Lock(out):
+        return _run_locked(job, out, progress=progress)
+
+
+def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
     import jax
     import numpy as np
 
@@ -174,7 +279,6 @@ def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
     from oas.real._pair import PairConfig, iter_queries, summarize
     from retcon.output import sidecar, write_json_atomic
 
-    out = Path(job.out)
     meta_path = Path(f"{out}.meta.json")
     _check_resume(job, meta_path, out)
     data_path, loaded = _load(job)
@@ -193,18 +297,40 @@ def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
         data=str(data_path),
         load=loaded.report._asdict(),
     )
-    write_json_atomic(meta_path, meta)
-
     partial = Path(f"{out}.partial")
+    had_meta, had_partial = meta_path.exists(), partial.exists()
+    write_json_atomic(meta_path, meta)
     if out.is_file() and not partial.is_file():
         shutil.copyfile(out, partial)  # resume on top of a finished file (e.g. a larger --limit)
-    with PairedWriter(out, packing=job.packing) as writer:
+    stamp = protocol_digest(job.protocol())
+    try:
+        writer = PairedWriter(out, packing=job.packing)
+    except BaseException:
+        _discard_new(partial, meta_path, had_partial, had_meta)
+        raise
+    try:
         done = set(writer.ids)
         n_written = _write_rows(
-            job, pairs, writer, done, operators, reader, tokenizer, embedder, config, pool, progress
+            job,
+            pairs,
+            writer,
+            done,
+            operators,
+            reader,
+            tokenizer,
+            embedder,
+            config,
+            pool,
+            progress,
+            stamp=stamp,
         )
         n_resumed = len(done)
         writer.finalize()
+    except BaseException:
+        writer.close()
+        if not writer.ids:  # nothing of this run's protocol was kept: leave no files behind
+            _discard_new(partial, meta_path, had_partial, had_meta)
+        raise
 
     rows = [raw for _, raw, _ in iter_raw_rows(out)]
     summary = summarize(rows, key=jax.random.PRNGKey(job.seed))
@@ -250,7 +376,19 @@ def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
 
 
 def _write_rows(
-    job, pairs, writer, done, operators, reader, tokenizer, embedder, config, pool, progress
+    job,
+    pairs,
+    writer,
+    done,
+    operators,
+    reader,
+    tokenizer,
+    embedder,
+    config,
+    pool,
+    progress,
+    *,
+    stamp,
 ) -> int:
     """Work on up to ``concurrency`` questions at once; write their rows in question order.
 
@@ -284,7 +422,7 @@ def _write_rows(
         rows = fut.result()
         pending.popleft()
         for row in rows:
-            writer.write(row)
+            writer.write({**row, PROTOCOL_COLUMN: stamp})
             n_written += 1
         open_queries[cid] -= 1
         if open_queries[cid] == 0:

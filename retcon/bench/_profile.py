@@ -1,4 +1,4 @@
-"""Where the simulation kernel's time goes: each stage of ``sim._kernel`` timed on its own.
+"""Where the simulation kernel's time goes: each stage of ``sim.kernel`` timed on its own.
 
 JAX fuses a jitted function, so a per-op profile of the whole kernel is hard to read on CPU; instead
 each prefix of the pipeline (draws; + candidate records; + rank sort; + packing and unsort; + the
@@ -32,9 +32,9 @@ def _best(fn, repeats=2):
 
 def sort_free_prefix(lengths, scores, budgets):
     """``prefix`` packing without sorting, ``(nB, A, N)`` tokens kept in the records' own order: the
-    kernel's own path (``sim._kernel.pack_in_rank_order``; ranks by comparison, running sums in rank
+    kernel's own path (``sim.kernel.pack_in_rank_order``; ranks by comparison, running sums in rank
     order through exact one-hot contractions)."""
-    from sim import _kernel as K
+    from sim import kernel as K
 
     return K.pack_in_rank_order(lengths, scores, budgets, "prefix")
 
@@ -42,15 +42,14 @@ def sort_free_prefix(lengths, scores, budgets):
 def sorted_pack(lengths, scores, budgets, mode):
     """The sort-based packing the kernel used before: stable sort by score, ``sim.pack`` on the
     sorted list for every budget, and the inverse gather back to the records' order."""
-    import jax
     import jax.numpy as jnp
 
-    from sim._pack import _pack_one
+    from sim import pack
 
     order = jnp.argsort(-scores, axis=-1, stable=True)
     inverse = jnp.argsort(order, axis=-1)
     ranked = jnp.take_along_axis(lengths, order, axis=-1)
-    kept = jax.vmap(lambda b: jax.vmap(lambda x: _pack_one(x, b, mode))(ranked))(budgets)
+    kept = pack(ranked[None], jnp.asarray(budgets)[:, None], mode)  # (nB, A, N)
     return jnp.take_along_axis(kept, jnp.broadcast_to(inverse, kept.shape), axis=-1)
 
 
@@ -60,7 +59,7 @@ def profile_sim(seed: int, scenario_name: str = "locomo-like", n: int = 65536) -
     import jax.numpy as jnp
 
     from retcon.bench import _sim_numpy as S
-    from sim import _kernel as K
+    from sim import kernel as K
     from sim import load_scenario
 
     sc = load_scenario(scenario_name)

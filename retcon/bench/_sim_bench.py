@@ -17,7 +17,7 @@ import numpy as np
 from retcon.bench._timing import run_worker
 
 # Rows compared. The kernel reduces over a cluster's records strictly left to right
-# (sim._kernel.sum_in_order / prod_in_order), whatever the batch size, and so does the numpy kernel.
+# (sim.kernel.sum_in_order / prod_in_order), whatever the batch size, and so does the numpy kernel.
 N_CHECK = 4096
 
 
@@ -36,16 +36,14 @@ def check_agreement(seed: int, scenario, n: int = N_CHECK) -> dict:
     import jax.numpy as jnp
 
     from retcon.bench import _sim_numpy as S
-    from sim import _kernel as K
+    from sim import kernel as K
     from sim import load_scenario
-    from sim._simulate import _queries_jit
 
     sc = load_scenario(scenario) if isinstance(scenario, str) else scenario
     st, pr = K.split(sc)
     b = np.asarray(sc.budgets, np.float32)
-    draws, out = _queries_jit(
-        jax.random.key(seed), jnp.arange(n, dtype=jnp.int32), jnp.asarray(b), pr, st=st
-    )
+    keys = K.query_keys(jax.random.key(seed), jnp.arange(n, dtype=jnp.int32))
+    draws, out = jax.jit(jax.vmap(lambda k: K.query_outcome(k, jnp.asarray(b), st, pr)))(keys)
     _, npr = S.params_of(sc)
     d = S.NpDraw(*(np.asarray(x) for x in draws))
     o = S.evaluate(d, b, npr, st.packing)
@@ -113,7 +111,7 @@ def bench_sim(
       one row per size: seconds, throughput (M evaluations/s), peak RSS and its increase over the
       warmed-up process, the speedup, and the largest |z| between the two ``dU`` estimates.
     """
-    from sim import _kernel as K
+    from sim import kernel as K
     from sim import load_scenario
 
     st, _ = K.split(load_scenario(scenario))

@@ -25,8 +25,8 @@ def _budgets(spec, scenario):
 
 
 def _summary(sums, counts, n):
-    from sim import _kernel as K
-    from sim._simulate import block_se, exact_mean
+    from sim import block_se, exact_mean
+    from sim import kernel as K
 
     total = sums.sum(0)
     return {
