@@ -55,12 +55,15 @@ def initialize(
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
     except (AttributeError, KeyError, ValueError):  # an older JAX without the option
         pass
-    kwargs = {}
-    if coordinator is not None:
-        kwargs = dict(
-            coordinator_address=coordinator, num_processes=num_processes, process_id=process_id
+    if coordinator is None:
+        jax.distributed.initialize(initialization_timeout=timeout_s)
+    else:
+        jax.distributed.initialize(
+            coordinator_address=coordinator,
+            num_processes=num_processes,
+            process_id=process_id,
+            initialization_timeout=timeout_s,
         )
-    jax.distributed.initialize(**kwargs, initialization_timeout=timeout_s)
 
 
 def initialize_from_env() -> bool:
