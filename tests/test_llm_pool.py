@@ -62,9 +62,9 @@ def _entries(cache) -> list[Path]:
 # ---------------------------------------------------------------------------------- the pool
 @pytest.mark.parametrize("concurrency", [2, 4])
 def test_requests_in_flight_never_exceed_the_bound(tmp_path, concurrency):
-    # The server holds each request until 4 are inside (or 0.5 s passed): with a bound of 4 the
-    # pool reaches 4 and no more; with 2 it never gets past 2.
-    with FakeLLMServer(gate=4, gate_timeout=0.5) as srv:
+    # The server holds each request until `concurrency` are inside: 12 callers, and the pool
+    # reaches the bound and never passes it.
+    with FakeLLMServer(gate=concurrency, gate_timeout=10.0) as srv:
         c = _client(srv.base_url, tmp_path, concurrency=concurrency)
         with ThreadPoolExecutor(12) as ex:
             got = list(ex.map(c.complete, [_msg(i) for i in range(8)]))
