@@ -14,6 +14,7 @@ import importlib
 import sys
 
 from retcon.cli import add_common
+from sim import PACKINGS
 
 
 def register(subparsers) -> None:
@@ -53,7 +54,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--packing",
         default=None,
-        choices=("prefix", "skip", "cut"),
+        choices=PACKINGS,
         help="packing for feature 3, budget_fit_fraction (MODEL §2); default the scenario's",
     )
     p.add_argument(
@@ -99,7 +100,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--packing",
         default="prefix",
-        choices=("prefix", "skip", "cut"),
+        choices=PACKINGS,
         help="packing for feature 3 of raw-field rows",
     )
     add_common(p, out=False)
@@ -136,7 +137,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--packing",
         default="prefix",
-        choices=("prefix", "skip", "cut"),
+        choices=PACKINGS,
         help="packing for feature 3 of raw-field rows",
     )
     add_common(p)

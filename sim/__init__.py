@@ -5,7 +5,8 @@
 stays bounded) and returns ``U``, ``dU``, coverage and replacement per operator and budget with
 standard errors, ``dU = C + R`` exact; ``simulated_crossover`` finds the crossover budget with a
 bootstrap CI; ``stress`` breaks Assumption 1 in shared memories; ``simulate_instances`` makes
-paired data for the OAS router; ``pack`` is the packing rule on its own.
+paired data for the OAS router; ``PACKINGS`` names the packing modes, ``pack_reference`` (numpy,
+the one reference, also used by ``oas`` and real data) and ``pack`` (its JAX kernel) pack records.
 
 References: MODEL §2 (reader, packing), §3-§4 (regions, Proposition 1), §5 (Assumption 1),
 §6 (single-cluster model), §7 (operator ranking), §8 (paired instances). See docs/simulation.md.
@@ -19,11 +20,13 @@ if TYPE_CHECKING:
     from sim import _kernel as kernel
     from sim._crossover import Crossover as Crossover
     from sim._crossover import bootstrap_crossover as bootstrap_crossover
-    from sim._crossover import curve_crossings as curve_crossings
     from sim._crossover import simulated_crossover as simulated_crossover
     from sim._instances import Instances as Instances
     from sim._instances import simulate_instances as simulate_instances
     from sim._pack import pack as pack
+    from sim._packing import PACKINGS as PACKINGS
+    from sim._packing import check_packing as check_packing
+    from sim._packing import pack_reference as pack_reference
     from sim._scenario import DEFAULT_PRESET as DEFAULT_PRESET
     from sim._scenario import PRESETS as PRESETS
     from sim._scenario import LengthConfig as LengthConfig
@@ -39,7 +42,9 @@ if TYPE_CHECKING:
     from sim._simulate import exact_mean as exact_mean
     from sim._simulate import simulate as simulate
     from sim._simulate import simulate_queries as simulate_queries
+    from sim._stress import SpilloverSummary as SpilloverSummary
     from sim._stress import StressResult as StressResult
+    from sim._stress import spillover_summary as spillover_summary
     from sim._stress import stress as stress
 
 # Public name -> private module, loaded on first use so `retcon --help` does not import JAX.
@@ -50,6 +55,9 @@ _EXPORTS = {
     "Instances": "sim._instances",
     "simulate_instances": "sim._instances",
     "pack": "sim._pack",
+    "PACKINGS": "sim._packing",
+    "check_packing": "sim._packing",
+    "pack_reference": "sim._packing",
     "DEFAULT_PRESET": "sim._scenario",
     "LengthConfig": "sim._scenario",
     "OperatorConfig": "sim._scenario",
@@ -78,6 +86,7 @@ __getattr__, __dir__ = lazy_exports("sim", _EXPORTS, _MODULES)
 
 __all__ = [
     "DEFAULT_PRESET",
+    "PACKINGS",
     "PRESETS",
     "Crossover",
     "Instances",
@@ -88,18 +97,21 @@ __all__ = [
     "RetrieverConfig",
     "Scenario",
     "SimResult",
+    "SpilloverSummary",
     "StressResult",
     "block_se",
     "bootstrap_crossover",
-    "curve_crossings",
+    "check_packing",
     "exact_mean",
     "kernel",
     "load_scenario",
     "pack",
+    "pack_reference",
     "scenario_from_dict",
     "simulate",
     "simulate_instances",
     "simulate_queries",
     "simulated_crossover",
+    "spillover_summary",
     "stress",
 ]

@@ -18,6 +18,7 @@ from oas.real._embed import (
 )
 from oas.real._fetch import DATASETS, Fetched, cached_path, data_dir, fetch, resolve_data, sha256_of
 from oas.real._instances import Packed, cluster_of, order_records, pack, render
+from oas.real._llm_client import ChatClient, resolve_endpoint
 from oas.real._locomo import Loaded, LoadReport, load_locomo, parse_ids
 from oas.real._longmemeval import load_longmemeval
 from oas.real._operators import DatasetOperators, ExtractiveOperators, make_operators
@@ -46,6 +47,7 @@ from oas.real._types import Conversation, OperatorBackend, Query, Reader, Record
 __all__ = [
     "DATASETS",
     "DEFAULT_BUDGETS",
+    "ChatClient",
     "Conversation",
     "DatasetOperators",
     "Embedder",
@@ -92,6 +94,7 @@ __all__ = [
     "query_rows",
     "render",
     "resolve_data",
+    "resolve_endpoint",
     "run_pair_job",
     "sha256_of",
     "split_sentences",

@@ -210,13 +210,13 @@ def bench_llm_throughput(
     import tempfile
     from concurrent.futures import ThreadPoolExecutor
 
-    from oas.real import _llm_client as C
+    from oas.real import ChatClient, resolve_endpoint
 
     out = []
     with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
         for n in concurrencies:
-            cfg = C.resolve_endpoint(list(base_urls), model, "", f"{tmp}/c{n}", concurrency=n)
-            client = C.ChatClient(cfg)
+            cfg = resolve_endpoint(list(base_urls), model, "", f"{tmp}/c{n}", concurrency=n)
+            client = ChatClient(cfg)
             prompts = [
                 [{"role": "user", "content": f"Say a number. {tag} c{n} #{i}"}]
                 for i in range(calls)
