@@ -253,7 +253,7 @@ def bench_pair_throughput(
     """
     import tempfile
 
-    from oas.real._run import PairJob, run_pair_job
+    from oas.real import PairJob, run_pair_job
 
     out = []
     for n in concurrencies:
