@@ -18,7 +18,7 @@ from oas.real._embed import (
 )
 from oas.real._fetch import DATASETS, Fetched, cached_path, data_dir, fetch, resolve_data, sha256_of
 from oas.real._instances import Packed, cluster_of, order_records, pack, render
-from oas.real._llm_client import ChatClient, resolve_endpoint
+from oas.real._llm_client import ChatClient, EndpointPool, resolve_endpoint
 from oas.real._locomo import Loaded, LoadReport, load_locomo, parse_ids
 from oas.real._longmemeval import load_longmemeval
 from oas.real._operators import DatasetOperators, ExtractiveOperators, make_operators
@@ -59,6 +59,7 @@ __all__ = [
     "ConversationContext",
     "DatasetOperators",
     "Embedder",
+    "EndpointPool",
     "ExtractiveOperators",
     "Fetched",
     "HashedTfidf",
