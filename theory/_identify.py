@@ -149,7 +149,7 @@ def support_fractions(structure: Structure, budgets) -> np.ndarray:
         frac = np.where(kept >= lf, 1.0, kept / np.where(lf > 0, lf, 1.0))
         frac = np.where(evidence[rows][:, None], frac, 1.0)
         # an action whose context holds no evidence record (an empty generation) supports nothing
-        none = ~evidence[rows].any(axis=-1)[:, None, :]
+        none = ~np.asarray(evidence[rows].any(axis=-1))[:, None, :]
         out[rows] = np.where(none, 0.0, np.prod(frac, axis=-1))
     return out if grid else out[:, 0]
 
