@@ -39,6 +39,10 @@ _EXPORTS = {
     "stress": "sim._stress",
 }
 
-__getattr__, __dir__ = lazy_exports("sim", _EXPORTS)
+# The kernel as a module (draws, evidence frontier, per-budget reading, block sums): for the
+# benchmarks and checks that drive it below ``simulate``.
+_MODULES = {"kernel": "sim._kernel"}
 
-__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports("sim", _EXPORTS, _MODULES)
+
+__all__ = sorted({*_EXPORTS, *_MODULES})
