@@ -190,29 +190,88 @@ def simulate_table(scenario, result, cx) -> str:
     return "\n".join(lines)
 
 
+def enable_compile_cache() -> str | None:
+    """Keep XLA's compiled kernels across runs: JAX's persistent compilation cache in the user cache
+    directory (``platformdirs.user_cache_dir("retcon")/jax``), unless the user chose a directory
+    (``JAX_COMPILATION_CACHE_DIR``). Returns the directory, or ``None`` if it cannot be used."""
+    import os
+
+    import jax
+
+    d = os.environ.get("JAX_COMPILATION_CACHE_DIR")
+    if not d:
+        import platformdirs
+
+        d = str(Path(platformdirs.user_cache_dir("retcon")) / "jax")
+    try:
+        Path(d).mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    jax.config.update("jax_compilation_cache_dir", d)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    return d
+
+
+class _CompileClock:
+    """Seconds JAX spends compiling or loading compiled code (``jax.monitoring`` duration events)."""
+
+    def __init__(self):
+        import jax
+
+        self.seconds = 0.0
+        jax.monitoring.register_event_duration_secs_listener(self._on)
+
+    def _on(self, event: str, duration: float, **_kwargs) -> None:
+        if event.endswith(("backend_compile_duration", "cache_retrieval_time_sec")):
+            self.seconds += duration
+
+
 def run_simulate(args) -> int:
+    import time
+
     import jax
 
     from retcon.output import sidecar, write_json_atomic, write_text_atomic
     from sim._crossover import simulated_crossover
     from sim._simulate import simulate
 
+    t_start = time.perf_counter()
+    enable_compile_cache()
+    clock = _CompileClock()
     scenario = _load(args)
     if args.queries is not None and not 1 <= args.queries < 2**31:
         raise InputError(f"--queries must be an integer in [1, 2**31); got {args.queries}.")
     if args.resamples < 10:
         raise InputError(f"--resamples must be >= 10; got {args.resamples}.")
     k_sim, k_boot = jax.random.split(jax.random.key(args.seed))
+    t0 = time.perf_counter()
+    c0 = clock.seconds
     result = simulate(k_sim, scenario, args.queries)
+    t1 = time.perf_counter()
+    compile_s = clock.seconds - c0
     cx = simulated_crossover(k_boot, result, n_resamples=args.resamples)
+    t2 = time.perf_counter()
     report = simulate_report(scenario, result, cx, args.seed)
     table = simulate_table(scenario, result, cx)
+    plot_s = 0.0
     if args.out:
         from sim._plots import plot_decomposition, plot_delta
 
         out = Path(args.out)
+        t3 = time.perf_counter()
         plot_delta(result, cx, scenario.name, out / "delta.png")
         plot_decomposition(result, scenario.name, out / "decomposition.png")
+        plot_s = time.perf_counter() - t3
+    # seconds of this run: compiling (or loading from the persistent cache) the kernel, running
+    # it, the bootstrap CI of the crossover, the plots, and everything from the start of the command
+    report["timing"] = {
+        "compile_s": compile_s,
+        "kernel_s": (t1 - t0) - compile_s,
+        "bootstrap_ci_s": t2 - t1,
+        "plot_s": plot_s,
+        "total_s": time.perf_counter() - t_start,
+    }
+    if args.out:
         write_json_atomic(out / "simulate.json", report)
         write_text_atomic(out / "simulate.txt", table + "\n")
         write_json_atomic(

@@ -52,7 +52,7 @@ class NpDraw(NamedTuple):
 
 def params_of(scenario):
     """``(structure, NpParams)`` of a scenario, from the kernel's own split (same numbers)."""
-    from sim import _kernel as K
+    from sim import kernel as K
 
     st, pr = K.split(scenario)
     lw = np.asarray(pr.log_weights, np.float64)
