@@ -45,4 +45,5 @@ _MODULES = {"kernel": "sim._kernel"}
 
 __getattr__, __dir__ = lazy_exports("sim", _EXPORTS, _MODULES)
 
-__all__ = sorted({*_EXPORTS, *_MODULES})
+__all__ = sorted(_EXPORTS)  # noqa: PLE0605 - a list, built from the table
+__all__ += ["kernel"]

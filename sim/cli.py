@@ -272,6 +272,7 @@ def run_simulate(args) -> int:
         "total_s": time.perf_counter() - t_start,
     }
     if args.out:
+        out = Path(args.out)
         write_json_atomic(out / "simulate.json", report)
         write_text_atomic(out / "simulate.txt", table + "\n")
         write_json_atomic(

@@ -68,9 +68,7 @@ def profile_sim(seed: int, scenario_name: str = "locomo-like", n: int = 65536) -
     for stage in ("candidates", "frontier", "per-budget"):
         f = upto(stage)
         t[stage] = _best(lambda: f(d))
-    t["chunk"] = _best(
-        lambda: K.chunk_block_sums(key, idx, valid, b, pr, st=st, n_blocks=n_blocks)
-    )
+    t["chunk"] = _best(lambda: K.chunk_block_sums(key, idx, valid, b, pr, st=st, n_blocks=n_blocks))
     t["chunk_pb"] = _best(
         lambda: K.chunk_block_sums(
             key, idx, valid, b, pr, st=st, n_blocks=n_blocks, method="per-budget"

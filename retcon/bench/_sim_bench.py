@@ -85,7 +85,9 @@ def check_agreement(seed: int, scenario, n: int = N_CHECK) -> dict:
         or row["affected_mismatch"]
         or not row["sums_equal"]
     ):
-        raise AssertionError(f"simulation kernel: implementations disagree on the same draws: {row}")
+        raise AssertionError(
+            f"simulation kernel: implementations disagree on the same draws: {row}"
+        )
     return row
 
 
@@ -197,7 +199,12 @@ def bench_sim(
     slots = st.k_max + st.n_distractors
     rows = []
     for n in sizes:
-        spec = {"scenario": scenario, "n": int(n), "seed": seed, "repeats": repeats if n < 10**6 else 1}
+        spec = {
+            "scenario": scenario,
+            "n": int(n),
+            "seed": seed,
+            "repeats": repeats if n < 10**6 else 1,
+        }
         if progress:
             progress(f"sim: {n} queries")
         numpy = numpy_max is None or n <= numpy_max

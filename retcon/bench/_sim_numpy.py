@@ -250,7 +250,7 @@ def evaluate_frontier(d: NpDraw, budgets: np.ndarray, pr: NpParams, mode: str) -
     """
     if mode == "skip":
         return evaluate(d, budgets, pr, mode)
-    n, K = d.ev_len.shape
+    K = d.ev_len.shape[1]
     f32 = np.float32
     lengths, scores = _candidates(d, pr)
     N = lengths.shape[-1]

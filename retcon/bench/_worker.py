@@ -170,7 +170,7 @@ def _blas() -> str:
         for lib in threadpool_info():
             if lib.get("user_api") == "blas":
                 return f"{lib.get('internal_api')} {lib.get('architecture')} ({lib.get('num_threads')} threads)"
-    except Exception:  # noqa: BLE001 - report only
+    except Exception:  # report only
         pass
     return "unknown"
 
