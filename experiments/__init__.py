@@ -2,7 +2,7 @@
 
 Scripts (``python -m experiments.<name> --config experiments/<name>.toml --out DIR``):
 ``crossover_curves``, ``coverage_replacement``, ``crossover_vs_length``, ``phase_diagram``,
-``oas_vs_fixed``, ``harm_tradeoff``. The computations live in ``paper_checks._experiments``.
+``oas_vs_fixed``, ``harm_tradeoff``. The computations live in ``paper_checks.EXPERIMENTS``.
 """
 
 NAMES = (

@@ -7,24 +7,60 @@ evaluation import JAX when first used.
 References: MODEL §8.
 """
 
+from typing import TYPE_CHECKING
+
 from oas._features import (
     FEATURE_NAMES,
     budget_fit_fraction,
     compute_features,
     compute_features_batch,
 )
-from oas._paired import PairedData, PairedWriter, existing_ids, read_paired, write_paired
+from oas._paired import (
+    PairedData,
+    PairedWriter,
+    existing_ids,
+    paired_from_rows,
+    read_paired,
+    write_paired,
+)
 from retcon.lazy import lazy_exports
 
-_LAZY = {
+if TYPE_CHECKING:
+    from oas._evaluate import POLICIES as POLICIES
+    from oas._evaluate import Evaluation as Evaluation
+    from oas._evaluate import best_fixed_actions as best_fixed_actions
+    from oas._evaluate import evaluate as evaluate
+    from oas._fit import fit_router as fit_router
+    from oas._fit import group_split as group_split
+    from oas._mlp import MLPFit as MLPFit
+    from oas._mlp import fit_mlp as fit_mlp
+    from oas._mlp import predict_mlp as predict_mlp
+    from oas._policy import argmax_policy as argmax_policy
+    from oas._policy import calibrate_accuracy as calibrate_accuracy
+    from oas._policy import calibrate_crc as calibrate_crc
+    from oas._policy import calibrated_policy as calibrated_policy
+    from oas._policy import harm as harm
+    from oas._policy import margin as margin
+    from oas._ridge import RidgeFit as RidgeFit
+    from oas._ridge import fit_ridge as fit_ridge
+    from oas._ridge import grouped_folds as grouped_folds
+    from oas._ridge import predict_ridge as predict_ridge
+    from oas._router import Router as Router
+    from oas._router import load_router as load_router
+    from oas._router import save_router as save_router
+    from oas._simulate import simulate_paired as simulate_paired
+
+_EXPORTS = {
     "Router": "oas._router",
     "load_router": "oas._router",
     "save_router": "oas._router",
     "RidgeFit": "oas._ridge",
     "fit_ridge": "oas._ridge",
+    "predict_ridge": "oas._ridge",
     "grouped_folds": "oas._ridge",
     "MLPFit": "oas._mlp",
     "fit_mlp": "oas._mlp",
+    "predict_mlp": "oas._mlp",
     "argmax_policy": "oas._policy",
     "margin": "oas._policy",
     "calibrate_accuracy": "oas._policy",
@@ -35,22 +71,46 @@ _LAZY = {
     "group_split": "oas._fit",
     "Evaluation": "oas._evaluate",
     "evaluate": "oas._evaluate",
+    "best_fixed_actions": "oas._evaluate",
     "POLICIES": "oas._evaluate",
     "simulate_paired": "oas._simulate",
 }
 
-__getattr__, _ = lazy_exports("oas", _LAZY)
+__getattr__, _ = lazy_exports("oas", _EXPORTS)
 
 
 __all__ = [
     "FEATURE_NAMES",
-    "budget_fit_fraction",
-    "compute_features",
-    "compute_features_batch",
+    "POLICIES",
+    "Evaluation",
+    "MLPFit",
     "PairedData",
     "PairedWriter",
+    "RidgeFit",
+    "Router",
+    "argmax_policy",
+    "best_fixed_actions",
+    "budget_fit_fraction",
+    "calibrate_accuracy",
+    "calibrate_crc",
+    "calibrated_policy",
+    "compute_features",
+    "compute_features_batch",
+    "evaluate",
     "existing_ids",
+    "fit_mlp",
+    "fit_ridge",
+    "fit_router",
+    "group_split",
+    "grouped_folds",
+    "harm",
+    "load_router",
+    "margin",
+    "paired_from_rows",
+    "predict_mlp",
+    "predict_ridge",
     "read_paired",
+    "save_router",
+    "simulate_paired",
     "write_paired",
-    *_LAZY,
 ]

@@ -24,6 +24,7 @@ from oas._checks import (
     FEATURE_NAMES,
     ID_COLUMNS,
     KNOWN_COLUMNS,
+    LENGTH_COLUMN,
     META_PREFIX,
     OUTCOME_COLUMNS,
     RAW_COLUMNS,
@@ -34,10 +35,11 @@ from oas._checks import (
     validate_row,
     vocabulary_name,
 )
-from oas._features import PACKINGS, compute_features_batch
-from retcon.errors import InputError
+from oas._features import compute_features_batch
+from retcon.errors import InputError, decode_utf8
 from retcon.output import atomic_write
 from retcon.vocab import ACTIONS, VOCABULARIES
+from sim import PACKINGS
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet"}
 Embedder = Callable[[list[str]], Any]
@@ -55,6 +57,9 @@ class PairedData(NamedTuple):
       features: shape ``(n, 11)`` float64, columns in ``FEATURE_NAMES`` order (MODEL §8).
       vocabulary: ``"locomo"`` or ``"longmemeval"`` (``retcon.vocab.VOCABULARIES``).
       meta: extra ``meta_*`` columns, each a ``(n,)`` object array, carried through unchanged.
+      cluster_tokens: shape ``(n,)`` float64, ``len(C)``: the raw tokens of the instance's cluster,
+        as stored (column ``cluster_tokens``, or the sum of ``cluster_lengths``); NaN where the
+        source does not give it; ``None`` for data built without it. Never rebuilt from features.
     """
 
     instance_id: np.ndarray
@@ -65,11 +70,22 @@ class PairedData(NamedTuple):
     outcomes: np.ndarray
     features: np.ndarray
     vocabulary: str
-    meta: dict = {}
+    meta: dict = {}  # noqa: RUF012 - a NamedTuple default, never mutated
+    cluster_tokens: np.ndarray | None = None
 
     @property
     def n(self) -> int:
         return int(self.budget.shape[0])
+
+    @property
+    def raw_grounded(self) -> np.ndarray:
+        """shape ``(n,)`` float: 1.0 where retention packs all of ``C`` whole (``q in G_B``,
+        MODEL §3: ``len(C) <= B`` for a cluster packed alone, under every packing), 0.0 where not,
+        NaN where ``cluster_tokens`` is unknown."""
+        if self.cluster_tokens is None:
+            return np.full(self.n, np.nan)
+        c = np.asarray(self.cluster_tokens, dtype=np.float64)
+        return np.where(np.isfinite(c), (c <= self.budget).astype(np.float64), np.nan)
 
     @property
     def query_type_slot(self) -> np.ndarray:
@@ -90,6 +106,7 @@ class PairedData(NamedTuple):
             self.features[index],
             self.vocabulary,
             {k: v[index] for k, v in self.meta.items()},
+            None if self.cluster_tokens is None else self.cluster_tokens[index],
         )
 
 
@@ -120,8 +137,9 @@ def iter_raw_rows(path, *, outcomes: bool = True) -> Iterator[tuple[int, dict, b
         raise InputError(f"{path}: no such paired-data file.")
     fmt = format_of(path)
     if fmt == "jsonl":
-        with open(path, encoding="utf-8") as f:
-            for line, text in enumerate(f, 1):
+        with open(path, "rb") as f:
+            for line, raw in enumerate(f, 1):
+                text = decode_utf8(raw, str(path), line).removesuffix("\n")
                 if not text.strip():
                     continue
                 try:
@@ -130,8 +148,13 @@ def iter_raw_rows(path, *, outcomes: bool = True) -> Iterator[tuple[int, dict, b
                     raise InputError(
                         f"{path}:{line}: not valid JSON ({e.msg} at column {e.colno})."
                     ) from None
+                except RecursionError:
+                    raise InputError(
+                        f"{path}:{line}: JSON nested too deeply; a row is one flat object."
+                    ) from None
                 yield line, row, False
     elif fmt == "csv":
+        decode_utf8(path.read_bytes(), str(path))  # name the line of a non-UTF-8 byte
         with open(path, encoding="utf-8", newline="") as f:
             reader = csv.DictReader(f)
             if reader.fieldnames is None:
@@ -310,11 +333,16 @@ def assemble(
         features=features,
         vocabulary=vocab_name,
         meta=meta,
+        cluster_tokens=np.array([r.cluster_tokens for r in rows], dtype=np.float64),
     )
 
 
 def paired_rows(data: PairedData) -> list[dict]:
-    """``PairedData`` as row dicts with the 11 features by name (the canonical column order)."""
+    """``PairedData`` as row dicts with the 11 features by name (the canonical column order);
+    ``cluster_tokens`` is written when every row has it."""
+    lengths = data.cluster_tokens
+    if lengths is not None and not np.all(np.isfinite(lengths)):
+        lengths = None
     rows = []
     for i in range(data.n):
         row = {
@@ -326,6 +354,8 @@ def paired_rows(data: PairedData) -> list[dict]:
         }
         row.update({c: float(data.outcomes[i, a]) for a, c in enumerate(OUTCOME_COLUMNS)})
         row.update({c: float(data.features[i, j]) for j, c in enumerate(FEATURE_NAMES)})
+        if lengths is not None:
+            row[LENGTH_COLUMN] = float(lengths[i])
         row.update({c: _plain(v[i]) for c, v in data.meta.items()})
         rows.append(row)
     return rows
@@ -433,16 +463,19 @@ def existing_ids(path) -> set[str]:
 
 def _partial_rows(partial: Path) -> Iterator[tuple[int, dict, bool]]:
     """Rows of a partial JSONL/CSV file, without a trailing line cut off by a crash."""
-    text = partial.read_text(encoding="utf-8")
+    text = decode_utf8(partial.read_bytes(), str(partial))
     complete = text[: text.rfind("\n") + 1] if not text.endswith("\n") else text
     fmt = format_of(partial)
     if fmt == "jsonl":
         for line, t in enumerate(complete.splitlines(), 1):
             if t.strip():
                 try:
-                    yield line, json.loads(t), False
+                    row = json.loads(t)
                 except json.JSONDecodeError as e:
                     raise InputError(f"{partial}:{line}: not valid JSON ({e.msg}).") from None
+                except RecursionError:
+                    raise InputError(f"{partial}:{line}: JSON nested too deeply.") from None
+                yield line, row, False
     else:
         reader = csv.DictReader(io.StringIO(complete))
         if reader.fieldnames is not None:
@@ -577,3 +610,12 @@ __all__ = [
     "read_paired",
     "write_paired",
 ]
+
+
+def paired_from_rows(rows: Iterable[dict], *, source: str = "rows") -> PairedData:
+    """Validate row dicts in the paired-data format (as ``oas.real.query_rows`` makes them) and
+    stack them into ``PairedData``; errors name ``source`` and the 1-based row number."""
+    valid = _validated_rows(source, ((i + 1, r, False) for i, r in enumerate(rows)))
+    if not valid:
+        raise InputError(f"{source}: no rows; expected at least one paired-data row.")
+    return assemble(valid, source)

@@ -9,9 +9,11 @@ the top-level packages ``theory`` (sympy, MODEL §4-6), ``sim`` (JAX Monte Carlo
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
+from retcon.errors import InputError
+
 try:
     __version__ = _version("retcon")
 except PackageNotFoundError:  # running from a source tree that was not installed
     __version__ = "0+unknown"
 
-__all__ = ["__version__"]
+__all__ = ["InputError", "__version__"]

@@ -33,6 +33,32 @@ def group_index(groups) -> tuple[np.ndarray, int]:
     return ids, int(ids.max()) + 1 if ids.size else 0
 
 
+def group_resample_weights(key: jax.Array, n_groups: int, n_resamples: int) -> np.ndarray:
+    """Multiplicities of the groups in each bootstrap resample: the one resampling engine.
+
+    Each resample draws ``n_groups`` groups uniformly with replacement; a resampled statistic that
+    is a ratio of group sums is then ``(w @ sums) / (w @ counts)``.
+
+    Args:
+      key: JAX PRNG key; the same key gives the same multiplicities.
+      n_groups: ``G`` >= 1, the number of groups (blocks, conversations).
+      n_resamples: ``R`` >= 1, bootstrap replicates.
+
+    Returns:
+      ``(R, G)`` float64 counts; every row sums to ``G``.
+
+    References: Efron & Tibshirani (1993), ch. 6 and 13.
+    """
+    G, R = int(n_groups), int(n_resamples)
+    if G < 1 or R < 1:
+        raise InputError(
+            f"group_resample_weights: n_groups and n_resamples must be >= 1; got {G} and {R}."
+        )
+    draws = np.asarray(jax.random.randint(key, (R, G), 0, G))
+    flat = (np.arange(R)[:, None] * G + draws).ravel()
+    return np.bincount(flat, minlength=R * G).reshape(R, G).astype(np.float64)
+
+
 def grouped_bootstrap_mean(
     key: jax.Array, values, groups=None, mask=None, *, n_resamples: int = 2000, level: float = 0.95
 ) -> BootstrapCI:
@@ -57,10 +83,50 @@ def grouped_bootstrap_mean(
     """
     values = np.asarray(values, dtype=np.float64)
     squeeze = values.ndim == 1
+    if not 0 < level < 1:
+        raise InputError(f"grouped_bootstrap_mean: level must be in (0, 1); got {level}.")
+    sums, counts = _group_sums(values, groups, mask, "grouped_bootstrap_mean")
+    n_groups = sums.shape[0]
+    ci = _percentiles(
+        jnp.asarray(group_resample_weights(key, n_groups, int(n_resamples)), jnp.float32),
+        jnp.asarray(sums, jnp.float32),
+        jnp.asarray(counts, jnp.float32),
+        level=float(level),
+    )
+    point = np.where(counts.sum(0) > 0, sums.sum(0) / np.maximum(counts.sum(0), 1e-300), np.nan)
+    out = BootstrapCI(jnp.asarray(point), ci[0], ci[1])
+    return BootstrapCI(*(x[0] for x in out)) if squeeze else out
+
+
+def grouped_bootstrap_replicates(
+    key: jax.Array, values, groups=None, mask=None, *, n_resamples: int = 2000
+) -> np.ndarray:
+    """The resampled means themselves: shape ``(n_resamples, m)`` (``(n_resamples,)`` for 1-D).
+
+    The same resamples as ``grouped_bootstrap_mean`` with the same key (``group_resample_weights``,
+    one draw of groups shared by every column), for statistics that are not means of the columns,
+    e.g. the crossover of a resampled ``dU(B)`` curve. NaN where a resample draws no masked row of
+    a column.
+
+    Args: as ``grouped_bootstrap_mean``.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    squeeze = values.ndim == 1
+    sums, counts = _group_sums(values, groups, mask, "grouped_bootstrap_replicates")
+    w = jnp.asarray(group_resample_weights(key, sums.shape[0], int(n_resamples)), jnp.float32)
+    stat = np.asarray(
+        _means(w, jnp.asarray(sums, jnp.float32), jnp.asarray(counts, jnp.float32)),
+        dtype=np.float64,
+    )
+    return stat[:, 0] if squeeze else stat
+
+
+def _group_sums(values, groups, mask, who: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per-group sums of the masked values and of the mask: ``(G, m)`` each."""
     values = values.reshape(values.shape[0], -1)
     n = values.shape[0]
     if n == 0:
-        raise InputError("grouped_bootstrap_mean: values is empty; expected at least one row.")
+        raise InputError(f"{who}: values is empty; expected at least one row.")
     mask = (
         np.ones_like(values)
         if mask is None
@@ -70,37 +136,25 @@ def grouped_bootstrap_mean(
         ids, n_groups = np.arange(n, dtype=np.int32), n
     else:
         if len(groups) != n:
-            raise InputError(
-                f"grouped_bootstrap_mean: groups has {len(groups)} rows; values has {n}."
-            )
+            raise InputError(f"{who}: groups has {len(groups)} rows; values has {n}.")
         ids, n_groups = group_index(groups)
-    if not 0 < level < 1:
-        raise InputError(f"grouped_bootstrap_mean: level must be in (0, 1); got {level}.")
     sums = np.zeros((n_groups, values.shape[1]))
     np.add.at(sums, ids, np.where(mask > 0, values, 0.0))
     counts = np.zeros((n_groups, values.shape[1]))
     np.add.at(counts, ids, mask)
-    ci = _resample(
-        key,
-        jnp.asarray(sums, jnp.float32),
-        jnp.asarray(counts, jnp.float32),
-        n_resamples=int(n_resamples),
-        level=float(level),
-    )
-    point = np.where(counts.sum(0) > 0, sums.sum(0) / np.maximum(counts.sum(0), 1e-300), np.nan)
-    out = BootstrapCI(jnp.asarray(point), ci[0], ci[1])
-    return BootstrapCI(*(x[0] for x in out)) if squeeze else out
+    return sums, counts
 
 
-@partial(jax.jit, static_argnames=("n_resamples", "level"))
-def _resample(key, sums, counts, *, n_resamples, level):
-    n_groups = sums.shape[0]
-    draws = jax.random.randint(key, (n_resamples, n_groups), 0, n_groups)
-    # multiplicity of each group in each resample: (R, G)
-    w = jax.vmap(lambda d: jnp.zeros(n_groups, sums.dtype).at[d].add(1.0))(draws)
+@jax.jit
+def _means(w, sums, counts):
     num = w @ sums
     den = w @ counts
-    stat = jnp.where(den > 0, num / jnp.where(den > 0, den, 1.0), jnp.nan)
+    return jnp.where(den > 0, num / jnp.where(den > 0, den, 1.0), jnp.nan)
+
+
+@partial(jax.jit, static_argnames=("level",))
+def _percentiles(w, sums, counts, *, level):
+    stat = _means(w, sums, counts)
     alpha = (1.0 - level) / 2.0
     lo = jnp.nanquantile(stat, alpha, axis=0)
     hi = jnp.nanquantile(stat, 1.0 - alpha, axis=0)

@@ -5,23 +5,59 @@
 stays bounded) and returns ``U``, ``dU``, coverage and replacement per operator and budget with
 standard errors, ``dU = C + R`` exact; ``simulated_crossover`` finds the crossover budget with a
 bootstrap CI; ``stress`` breaks Assumption 1 in shared memories; ``simulate_instances`` makes
-paired data for the OAS router; ``pack`` is the packing rule on its own.
+paired data for the OAS router; ``PACKINGS`` names the packing modes, ``pack_reference`` (numpy,
+the one reference, also used by ``oas`` and real data) and ``pack`` (its JAX kernel) pack records.
 
 References: MODEL §2 (reader, packing), §3-§4 (regions, Proposition 1), §5 (Assumption 1),
 §6 (single-cluster model), §7 (operator ranking), §8 (paired instances). See docs/simulation.md.
 """
 
+from typing import TYPE_CHECKING
+
 from retcon.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from sim import _kernel as kernel
+    from sim._crossover import Crossover as Crossover
+    from sim._crossover import bootstrap_crossover as bootstrap_crossover
+    from sim._crossover import simulated_crossover as simulated_crossover
+    from sim._instances import Instances as Instances
+    from sim._instances import simulate_instances as simulate_instances
+    from sim._pack import pack as pack
+    from sim._packing import PACKINGS as PACKINGS
+    from sim._packing import check_packing as check_packing
+    from sim._packing import pack_reference as pack_reference
+    from sim._scenario import DEFAULT_PRESET as DEFAULT_PRESET
+    from sim._scenario import PRESETS as PRESETS
+    from sim._scenario import LengthConfig as LengthConfig
+    from sim._scenario import OperatorConfig as OperatorConfig
+    from sim._scenario import QueryTypeConfig as QueryTypeConfig
+    from sim._scenario import RetrieverConfig as RetrieverConfig
+    from sim._scenario import Scenario as Scenario
+    from sim._scenario import load_scenario as load_scenario
+    from sim._scenario import scenario_from_dict as scenario_from_dict
+    from sim._simulate import QueryArrays as QueryArrays
+    from sim._simulate import SimResult as SimResult
+    from sim._simulate import block_se as block_se
+    from sim._simulate import exact_mean as exact_mean
+    from sim._simulate import simulate as simulate
+    from sim._simulate import simulate_queries as simulate_queries
+    from sim._stress import SpilloverSummary as SpilloverSummary
+    from sim._stress import StressResult as StressResult
+    from sim._stress import spillover_summary as spillover_summary
+    from sim._stress import stress as stress
 
 # Public name -> private module, loaded on first use so `retcon --help` does not import JAX.
 _EXPORTS = {
     "Crossover": "sim._crossover",
     "bootstrap_crossover": "sim._crossover",
-    "curve_crossings": "sim._crossover",
     "simulated_crossover": "sim._crossover",
     "Instances": "sim._instances",
     "simulate_instances": "sim._instances",
     "pack": "sim._pack",
+    "PACKINGS": "sim._packing",
+    "check_packing": "sim._packing",
+    "pack_reference": "sim._packing",
     "DEFAULT_PRESET": "sim._scenario",
     "LengthConfig": "sim._scenario",
     "OperatorConfig": "sim._scenario",
@@ -35,15 +71,47 @@ _EXPORTS = {
     "SimResult": "sim._simulate",
     "simulate": "sim._simulate",
     "simulate_queries": "sim._simulate",
+    "block_se": "sim._simulate",
+    "exact_mean": "sim._simulate",
     "StressResult": "sim._stress",
+    "SpilloverSummary": "sim._stress",
+    "spillover_summary": "sim._stress",
     "stress": "sim._stress",
 }
 
-# The kernel as a module (draws, evidence frontier, per-budget reading, block sums): for the
-# benchmarks and checks that drive it below ``simulate``.
+# The kernel's stages (draws, packing, reader), for white-box benchmarks and checks.
 _MODULES = {"kernel": "sim._kernel"}
 
 __getattr__, __dir__ = lazy_exports("sim", _EXPORTS, _MODULES)
 
-__all__ = sorted(_EXPORTS)  # noqa: PLE0605 - a list, built from the table
-__all__ += ["kernel"]
+__all__ = [
+    "DEFAULT_PRESET",
+    "PACKINGS",
+    "PRESETS",
+    "Crossover",
+    "Instances",
+    "LengthConfig",
+    "OperatorConfig",
+    "QueryArrays",
+    "QueryTypeConfig",
+    "RetrieverConfig",
+    "Scenario",
+    "SimResult",
+    "SpilloverSummary",
+    "StressResult",
+    "block_se",
+    "bootstrap_crossover",
+    "check_packing",
+    "exact_mean",
+    "kernel",
+    "load_scenario",
+    "pack",
+    "pack_reference",
+    "scenario_from_dict",
+    "simulate",
+    "simulate_instances",
+    "simulate_queries",
+    "simulated_crossover",
+    "spillover_summary",
+    "stress",
+]

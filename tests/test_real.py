@@ -23,7 +23,6 @@ from oas.real import (
     bm25_scores,
     cluster_of,
     content_tokens,
-    crossover,
     lexical_correct,
     load_locomo,
     load_longmemeval,
@@ -376,6 +375,24 @@ def test_make_operators_and_reader_registry():
     assert isinstance(make_reader("sentence"), real.Reader)
 
 
+def test_topk_reader_reads_the_k_best_sentences():
+    """MODEL §9: ``topk`` applies the lexical rule to the k sentences that best match the question;
+    the answer outside them is not read, inside them it is."""
+    q = real.Query("q", "c", "When did Anna go to Paris?", "May 2020", "single-hop", ())
+    ctx = (
+        "Anna likes cats. The trip to Paris happened in May 2020. Anna went to Paris by train. "
+        "Anna and Paris, Paris and Anna."
+    )
+    r3, r4 = make_reader("topk", k=3), make_reader("topk", k=4)
+    assert r3.name == "topk" and isinstance(r3, real.Reader)
+    assert r3.score(q, ctx) == 0.0  # the answer's sentence is the 4th best match
+    assert r4.score(q, ctx) == 1.0
+    assert r4.score(q, "") == 0.0
+    assert r3.answer(q.text, ctx).startswith("Anna likes cats. Anna went")  # context order
+    with pytest.raises(InputError, match="TopKReader.k"):
+        make_reader("topk", k=0)
+
+
 # --- readers ----------------------------------------------------------------------------------
 
 
@@ -462,33 +479,6 @@ def test_pair_config_validates():
     with pytest.raises(InputError, match="PairConfig.packing must be one of"):
         PairConfig(packing="greedy")
     assert PairConfig(budgets=(64, 32, 64)).budgets == (32, 64)
-
-
-def test_crossover_interpolates_in_log_budget():
-    """MODEL §6: the crossover is where dU turns from > 0 to <= 0 for good."""
-    c = crossover([32, 64, 128], [0.2, 0.1, -0.1])
-    assert c.sign_reversal and c.ahead_at_tightest
-    assert c.crossover_budget == pytest.approx(2 ** (6 + 0.5))
-    c = crossover([32, 64, 128, 256], [-0.1, 0.2, -0.1, -0.3])
-    assert (
-        c.sign_reversal
-        and not c.ahead_at_tightest
-        and c.crossover_budget == pytest.approx(2 ** (6 + 2 / 3))
-    )
-    assert not crossover([32, 64], [0.1, 0.2]).sign_reversal
-    assert math.isnan(crossover([32, 64], [-0.1, -0.2]).crossover_budget)
-
-
-@given(st.lists(st.floats(-1, 1, allow_nan=False), min_size=2, max_size=8))
-def test_crossover_lies_between_bracketing_budgets(delta):
-    budgets = [2.0 ** (5 + i) for i in range(len(delta))]
-    c = crossover(budgets, delta)
-    if c.sign_reversal:
-        i = max(j for j, d in enumerate(delta) if d > 0)
-        assert budgets[i] <= c.crossover_budget <= budgets[i + 1]
-        assert all(d <= 0 for d in delta[i + 1 :])
-    else:
-        assert math.isnan(c.crossover_budget)
 
 
 def test_bm25_order_ranks_the_matching_session_first(tiny):

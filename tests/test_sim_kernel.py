@@ -7,7 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import sim
-from tests._sim_helpers import make_scenario, pack_reference, two_type
+from tests._sim_helpers import make_scenario, two_type
 
 N = 4096  # queries per run: one chunk shape, so one compilation per structure
 NB = 24  # budgets per run
@@ -21,7 +21,22 @@ NB = 24  # budgets per run
 def test_pack_matches_python_loop(lengths, budget, mode):
     """MODEL §2: prefix stops at the first misfit, skip skips it, cut truncates it."""
     got = np.asarray(sim.pack(np.asarray(lengths, float), budget, mode))
-    np.testing.assert_array_equal(got, pack_reference([float(x) for x in lengths], budget, mode))
+    np.testing.assert_array_equal(
+        got, sim.pack_reference([float(x) for x in lengths], budget, mode)
+    )
+
+
+def test_pack_reference_by_hand():
+    """MODEL §2 on one list: lengths 3, 5, 2 under B = 6 (prefix stops at 5, skip takes 2, cut
+    keeps 3 tokens of 5); padding (0) is kept as 0; modes come from sim.PACKINGS."""
+    want = {"prefix": [3, 0, 0, 0], "skip": [3, 0, 2, 0], "cut": [3, 3, 0, 0]}
+    assert tuple(want) == sim.PACKINGS
+    for mode, kept in want.items():
+        assert sim.pack_reference([3, 5, 2, 0], 6, mode).tolist() == kept
+    batch = sim.pack_reference([[3, 5, 2, 0], [1, 1, 1, 1]], [6, 2], "cut")
+    assert batch.tolist() == [[3, 3, 0, 0], [1, 1, 0, 0]]
+    with pytest.raises(ValueError, match="pack_reference: mode must be one of"):
+        sim.pack_reference([1], 1, "greedy")
 
 
 def test_skip_packing_counterexample_by_hand():
@@ -45,20 +60,22 @@ def noisy_prefix():
 
 def test_identity_exact_per_query_and_per_run(noisy_prefix):
     """MODEL §4 (Proposition 1): dU = C + R exactly, for every query and for the run's means."""
-    s, q, r = noisy_prefix
+    _, q, r = noisy_prefix
     assert np.array_equal(q.coverage + q.replacement, q.delta)
-    assert np.array_equal(q.delta, q.success_prob[..., 1:] - q.success_prob[..., :1])
+    assert np.array_equal(q.delta, q.success_prob[:, 1:] - q.success_prob[:, :1])
     assert np.array_equal(r.coverage + r.replacement, r.delta)
-    # against a float64 reference over the same queries
+    # against a float64 reference over the same queries; every result's axes are
+    # (units, action or operator, budget) (docs/simulation.md)
     p = q.success_prob.astype(np.float64)
+    assert p.shape[1:] == r.utility.shape == (4, NB) and r.delta.shape == (3, NB)
     np.testing.assert_allclose(r.utility, p.mean(0), rtol=0, atol=2**-49)
-    d = p[..., 1:] - p[..., :1]
-    np.testing.assert_allclose(r.delta, d.mean(0).T, rtol=0, atol=2**-48)
-    out = ~q.raw_grounded[..., None]
-    np.testing.assert_allclose(r.coverage, (d * out).mean(0).T, rtol=0, atol=2**-48)
+    d = p[:, 1:] - p[:, :1]
+    np.testing.assert_allclose(r.delta, d.mean(0), rtol=0, atol=2**-48)
+    out = ~q.raw_grounded[:, None, :]
+    np.testing.assert_allclose(r.coverage, (d * out).mean(0), rtol=0, atol=2**-48)
     np.testing.assert_allclose(r.raw_grounded, q.raw_grounded.mean(0))
     # replacement lives on G_B and H_B only (MODEL §4: R = E[1{G ∩ H} (p_o - p_ret)])
-    assert np.all(q.replacement[~(q.raw_grounded[..., None] & q.affected)] == 0)
+    assert np.all(q.replacement[~(q.raw_grounded[:, None, :] & q.affected)] == 0)
 
 
 def test_prefix_grounded_region_nested(noisy_prefix):
@@ -117,12 +134,20 @@ def _check_power_of_two_scaling(base, e):
     r2 = sim.simulate(jax.random.key(5), base.scaled(s), N)
     assert np.array_equal(r1.delta, r2.delta) and np.array_equal(r1.coverage, r2.coverage)
     np.testing.assert_array_equal(r2.budgets, r1.budgets * s)
+    # so the crossover read off the curve scales by s exactly (up to log/exp rounding)
+    from theory import grid_crossover
+
+    b1 = grid_crossover(r1.budgets, r1.delta).crossover_budget
+    b2 = grid_crossover(r2.budgets, r2.delta).crossover_budget
+    assert np.array_equal(np.isfinite(b1), np.isfinite(b2)) and np.isfinite(b1).any()
+    np.testing.assert_allclose(b2[np.isfinite(b2)], s * b1[np.isfinite(b1)], rtol=1e-12)
 
 
 @settings(max_examples=10)
 @given(e=st.integers(-3, 3))
 def test_scale_equivariance_exact_for_powers_of_two(noisy_base, e):
-    """MODEL §6.5: scaling every length and budget by s changes nothing (bit for bit for s = 2^e)."""
+    """MODEL §6.5: scaling every length and budget by s changes nothing (bit for bit for s = 2^e)
+    and scales every operator's crossover B* by s."""
     _check_power_of_two_scaling(noisy_base, e)
 
 
@@ -157,7 +182,7 @@ def test_identity_operator_changes_nothing(packing, noise, rho):
     (An operator with rho < 1 and phi = 1 only helps: dU >= 0 per query, prefix packing.)"""
     s = two_type(rho=(1.0, 1.0, 1.0), phi=(1.0, 1.0, 1.0), packing=packing, noise=noise)
     q = sim.simulate_queries(jax.random.key(7), s, N)
-    assert np.all(q.delta[..., 2] == 0)
+    assert np.all(q.delta[:, 2] == 0)
     one = q.query_type == 0
     assert one.any() and np.all(q.delta[one] == 0)
     if packing == "prefix":
@@ -188,8 +213,8 @@ def test_cross_note_beats_rewrite_under_tight_budgets(red, rho, phi, order):
     )
     q = sim.simulate_queries(jax.random.key(9), s, N)
     p = q.success_prob
-    assert np.all(p[..., 1] >= p[..., 3])
-    gap = (p[..., 1] - p[..., 3]).mean(0)
+    assert np.all(p[:, 1] >= p[:, 3])
+    gap = (p[:, 1] - p[:, 3]).mean(0)
     assert gap.max() > 0 and np.argmax(gap) < NB - 1
 
 
@@ -201,20 +226,6 @@ def test_same_key_same_bits_other_key_other_numbers(noisy_base):
     for x, y in zip(a, b):
         assert np.array_equal(np.asarray(x), np.asarray(y))
     assert not np.array_equal(a.delta, c.delta)
-
-
-def test_crossover_status_and_interpolation():
-    """The crossover of a curve: log-linear root, zeros passed over, statuses none/unique/multiple."""
-    b = np.array([1.0, 2.0, 4.0, 8.0])
-    root, n = sim.curve_crossings(
-        b, np.array([[0.0, 1.0, -1.0, -2.0], [1.0, 1.0, 1.0, 1.0], [1.0, -1.0, 1.0, -1.0]])
-    )
-    assert n.tolist() == [1, 0, 3]
-    assert (
-        np.isclose(root[0], np.sqrt(8.0))
-        and np.isnan(root[1])
-        and np.isclose(root[2], np.sqrt(2.0))
-    )
 
 
 def test_bootstrap_ci_brackets_point(noisy_prefix):
@@ -246,7 +257,8 @@ def test_instances_contract():
     # row (query i, budget j) is query i of simulate_queries with the first half of the split key
     k_sim, _ = jax.random.split(jax.random.key(0))
     q = sim.simulate_queries(k_sim, s, N)
-    np.testing.assert_array_equal(inst.success_prob, q.success_prob.reshape(-1, 4)[:n])
+    rows = np.moveaxis(q.success_prob, 1, 2).reshape(-1, 4)  # (query, budget) rows, as instances
+    np.testing.assert_array_equal(inst.success_prob, rows[:n])
     np.testing.assert_array_equal(inst.budget, np.tile(np.asarray(s.budgets), N)[:n])
     # features 6-7 carry signal: within-cluster cosine similarity rises with redundancy
     multi = inst.record_mask.sum(1) == 3

@@ -26,8 +26,13 @@ code                          model               meaning
 
 Python API:
   make_length_dist(name, **params), empirical_lengths(sample) -> LengthDist
+  DIST_PARAMS (family -> parameters), DIST_SCALE_PARAM (family -> its unit parameter),
+    check_dist_params(name, params, *, spell), sample_lengths(key, family, p1, p2, shape): the one
+    table of length families, its validation and its JAX sampler (sim's scenarios use them)
   delta_curve(dist, budgets, *, compress_ratio, fidelity, acc_raw, acc_guess) -> Decomposition
   crossover(dist, *, compress_ratio, fidelity, acc_raw, acc_guess) -> Crossover
+  grid_crossover(budgets, delta) -> GridCrossover: the crossover of a curve sampled on a budget
+    grid (simulated or measured); the one estimator sim, oas.real and paper_checks use
   kappa(fidelity, acc_raw, acc_guess); loose_budget_limit(*, ...); tight_budget_condition(dist, *, ...)
   closed_form_crossover(dist, *, ...); elasticity_nonincreasing(dist)
   decompose_numpy / decompose_jax (from CDF values), delta_curve_jax (from a jax CDF)
@@ -38,11 +43,49 @@ Bad input raises `retcon.errors.InputError` (a ValueError) naming the option as 
 References: docs/model.md §4-6.
 """
 
+from typing import TYPE_CHECKING
+
 from retcon.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from theory import _closed_forms as closed_forms
+    from theory import _symbolic as symbolic
+    from theory._checks import DIST_PARAMS as DIST_PARAMS
+    from theory._checks import DIST_SCALE_PARAM as DIST_SCALE_PARAM
+    from theory._checks import check_dist_params as check_dist_params
+    from theory._closed_forms import closed_form_crossover as closed_form_crossover
+    from theory._crossover import REASON_NO_LOSS as REASON_NO_LOSS
+    from theory._crossover import REASON_USELESS as REASON_USELESS
+    from theory._crossover import REASON_WEAK as REASON_WEAK
+    from theory._crossover import Crossover as Crossover
+    from theory._crossover import TightBudget as TightBudget
+    from theory._crossover import crossover as crossover
+    from theory._crossover import delta_curve as delta_curve
+    from theory._crossover import elasticity_nonincreasing as elasticity_nonincreasing
+    from theory._crossover import kappa as kappa
+    from theory._crossover import loose_budget_limit as loose_budget_limit
+    from theory._crossover import scan_budgets as scan_budgets
+    from theory._crossover import tight_budget_condition as tight_budget_condition
+    from theory._dists import LengthDist as LengthDist
+    from theory._dists import empirical_lengths as empirical_lengths
+    from theory._dists import make_length_dist as make_length_dist
+    from theory._grid import GridCrossover as GridCrossover
+    from theory._grid import crossover_status as crossover_status
+    from theory._grid import grid_crossover as grid_crossover
+    from theory._grid import sign_changes as sign_changes
+    from theory._sampling import sample_lengths as sample_lengths
+    from theory._twins import Decomposition as Decomposition
+    from theory._twins import decompose_jax as decompose_jax
+    from theory._twins import decompose_numpy as decompose_numpy
+    from theory._twins import delta_curve_jax as delta_curve_jax
 
 # Public name -> private module. Loaded on first use (PEP 562) so that `retcon --help`, which
 # imports theory.cli, does not pay for sympy and scipy.
 _EXPORTS = {
+    "DIST_PARAMS": "theory._checks",
+    "DIST_SCALE_PARAM": "theory._checks",
+    "check_dist_params": "theory._checks",
+    "sample_lengths": "theory._sampling",
     "closed_form_crossover": "theory._closed_forms",
     "REASON_NO_LOSS": "theory._crossover",
     "REASON_USELESS": "theory._crossover",
@@ -57,6 +100,10 @@ _EXPORTS = {
     "scan_budgets": "theory._crossover",
     "tight_budget_condition": "theory._crossover",
     "LengthDist": "theory._dists",
+    "GridCrossover": "theory._grid",
+    "crossover_status": "theory._grid",
+    "grid_crossover": "theory._grid",
+    "sign_changes": "theory._grid",
     "empirical_lengths": "theory._dists",
     "make_length_dist": "theory._dists",
     "Decomposition": "theory._twins",
@@ -70,26 +117,34 @@ __getattr__, __dir__ = lazy_exports("theory", _EXPORTS, _MODULES)
 
 
 __all__ = [
+    "DIST_PARAMS",
+    "DIST_SCALE_PARAM",
     "REASON_NO_LOSS",
     "REASON_USELESS",
     "REASON_WEAK",
     "Crossover",
     "Decomposition",
+    "GridCrossover",
     "LengthDist",
     "TightBudget",
+    "check_dist_params",
     "closed_form_crossover",
     "closed_forms",
     "crossover",
+    "crossover_status",
     "decompose_jax",
     "decompose_numpy",
     "delta_curve",
     "delta_curve_jax",
     "elasticity_nonincreasing",
     "empirical_lengths",
+    "grid_crossover",
     "kappa",
     "loose_budget_limit",
     "make_length_dist",
+    "sample_lengths",
     "scan_budgets",
+    "sign_changes",
     "symbolic",
     "tight_budget_condition",
 ]

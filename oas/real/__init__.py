@@ -9,16 +9,30 @@ References: MODEL §1-2, §8, §9.
 """
 
 from oas.real._bm25 import bm25_order, bm25_scores
-from oas.real._embed import Embedder, HashedTfidf, SentenceTransformerEmbedder, make_embedder
+from oas.real._embed import (
+    Embedder,
+    HashedTfidf,
+    SentenceTransformerEmbedder,
+    embed_texts,
+    make_embedder,
+)
 from oas.real._fetch import DATASETS, Fetched, cached_path, data_dir, fetch, resolve_data, sha256_of
 from oas.real._instances import Packed, cluster_of, order_records, pack, render
+from oas.real._llm_client import ChatClient, EndpointPool, resolve_endpoint
 from oas.real._locomo import Loaded, LoadReport, load_locomo, parse_ids
 from oas.real._longmemeval import load_longmemeval
 from oas.real._operators import DatasetOperators, ExtractiveOperators, make_operators
-from oas.real._pair import DEFAULT_BUDGETS, Crossover, PairConfig, crossover, query_rows, summarize
+from oas.real._pair import (
+    DEFAULT_BUDGETS,
+    ConversationContext,
+    PairConfig,
+    query_rows,
+    summarize,
+)
 from oas.real._readers import (
     LexicalReader,
     SentenceReader,
+    TopKReader,
     answer_recall,
     lexical_correct,
     make_reader,
@@ -37,21 +51,15 @@ from oas.real._text import (
 )
 from oas.real._types import Conversation, OperatorBackend, Query, Reader, Record, Session
 
-
-def embed_texts(texts):
-    """Default embeddings of a cluster's texts, shape ``(len(texts), 2048)``: hashed TF-IDF fitted on
-    the texts themselves (used by ``oas.read_paired`` for rows that give ``texts``). MODEL §8."""
-    texts = list(texts)
-    return HashedTfidf().fit(texts).embed(texts)
-
-
 __all__ = [
     "DATASETS",
     "DEFAULT_BUDGETS",
+    "ChatClient",
     "Conversation",
-    "Crossover",
+    "ConversationContext",
     "DatasetOperators",
     "Embedder",
+    "EndpointPool",
     "ExtractiveOperators",
     "Fetched",
     "HashedTfidf",
@@ -71,13 +79,13 @@ __all__ = [
     "Session",
     "TiktokenTokenizer",
     "Tokenizer",
+    "TopKReader",
     "answer_recall",
     "bm25_order",
     "bm25_scores",
     "cached_path",
     "cluster_of",
     "content_tokens",
-    "crossover",
     "data_dir",
     "embed_texts",
     "fetch",
@@ -96,6 +104,7 @@ __all__ = [
     "query_rows",
     "render",
     "resolve_data",
+    "resolve_endpoint",
     "run_pair_job",
     "sha256_of",
     "split_sentences",

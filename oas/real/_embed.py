@@ -109,3 +109,13 @@ def make_embedder(name: str = "hashed-tfidf") -> Embedder:
     raise InputError(
         f"--embedder must be 'hashed-tfidf' or 'sentence-transformers[:MODEL]'; got {name!r}."
     )
+
+
+def embed_texts(texts: Sequence[str]) -> np.ndarray:
+    """Default embeddings of a cluster's texts, shape ``(len(texts), 2048)``: hashed TF-IDF fitted on
+    the texts themselves (used by ``oas.read_paired`` for rows that give ``texts``).
+
+    References: MODEL §8 (features 6, 7).
+    """
+    texts = list(texts)
+    return HashedTfidf().fit(texts).embed(texts)

@@ -133,7 +133,7 @@ def jax_grid(key: jax.Array, data: OasData, penalties=PENALTIES) -> list:
 
 def _folds(key: jax.Array, data: OasData) -> np.ndarray:
     """The folds ``jax_grid`` draws, per budget, laid out over all rows."""
-    from oas._ridge import grouped_folds
+    from oas import grouped_folds
 
     folds = np.empty(len(data.budget), np.int64)
     for i, b in enumerate(np.unique(data.budget)):

@@ -17,7 +17,7 @@ import numpy as np
 from retcon.bench._timing import run_worker
 
 # Rows compared. The kernel reduces over a cluster's records strictly left to right
-# (sim._kernel.sum_in_order / prod_in_order), whatever the batch size, and so does the numpy kernel.
+# (sim.kernel.sum_in_order / prod_in_order), whatever the batch size, and so does the numpy kernel.
 N_CHECK = 4096
 
 

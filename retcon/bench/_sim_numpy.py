@@ -23,7 +23,7 @@ N_COLS = 17
 
 
 class NpParams(NamedTuple):
-    """``sim._kernel.Params`` as numpy arrays (vocabulary slots 4, operators 3)."""
+    """``sim.kernel.Params`` as numpy arrays (vocabulary slots 4, operators 3)."""
 
     weights: np.ndarray  # (4,) query-mix probabilities
     records: np.ndarray  # (4,) int
@@ -102,7 +102,7 @@ def _lengths(rng: np.random.Generator, families, t: np.ndarray, pr: NpParams, k:
 
 
 def draw(rng: np.random.Generator, n: int, st, pr: NpParams) -> NpDraw:
-    """Draw ``n`` queries like ``sim._kernel.draw_query`` does, with a numpy Generator."""
+    """Draw ``n`` queries like ``sim.kernel.draw_query`` does, with a numpy Generator."""
     K, D = st.k_max, st.n_distractors
     t = rng.choice(4, size=n, p=pr.weights)
     ev = _lengths(rng, st.families, t, pr, K)
@@ -122,7 +122,7 @@ def draw(rng: np.random.Generator, n: int, st, pr: NpParams) -> NpDraw:
 
 def _in_order(x: np.ndarray, op) -> np.ndarray:
     """Reduce the last axis strictly left to right, ``((x0 op x1) op x2) ...``, the fixed order the
-    kernel uses (``sim._kernel.sum_in_order`` / ``prod_in_order``) so that results match bit for bit."""
+    kernel uses (``sim.kernel.sum_in_order`` / ``prod_in_order``) so that results match bit for bit."""
     if x.shape[-1] == 0:
         return np.full(x.shape[:-1], 0 if op is np.add else 1, x.dtype)
     out = x[..., 0]

@@ -25,20 +25,13 @@ def _budgets(spec, scenario):
 
 
 def _summary(sums, counts, n):
-    import numpy as np
-
+    from sim import block_se, exact_mean
     from sim import kernel as K
 
     total = sums.sum(0)
-    d = total[:, K.COLS_D].astype(np.float64) / K.GRID / n
-    blocks = sums[..., K.COLS_D].astype(np.float64) / K.GRID  # (G, nB, 3)
-    keep = counts > 0
-    S, nb = blocks[keep], counts[keep].astype(np.float64)
-    resid = S - (S.sum(0) / nb.sum())[None] * nb[:, None, None]
-    se = np.sqrt(S.shape[0] / (S.shape[0] - 1) * (resid**2).sum(0)) / nb.sum()
     return {
-        "delta": d.T.tolist(),
-        "delta_se": se.T.tolist(),
+        "delta": exact_mean(total[:, K.COLS_D], n).T.tolist(),
+        "delta_se": block_se(sums[..., K.COLS_D], counts).T.tolist(),
         "delta_total": int(total[:, K.COLS_D].sum()),
     }
 
