@@ -1,0 +1,168 @@
+"""End-to-end protocol: retrieval, the query-type classifier, the pair option, LOCO policies."""
+
+import json
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+
+from oas.real._classifier import cross_fit_types, fit_type_classifier, hashed_ngrams
+from oas.real._endtoend import crossover_ci, loco_policies
+from oas.real._retrieval import evidence_recall, rank_units, retrieve
+from oas.real._run import PairJob, protocol_digest
+
+FIX = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def conv():
+    from oas.real import load_locomo
+
+    return load_locomo(FIX / "locomo_tiny.json").conversations[0]
+
+
+def _two_conversations(tmp_path: Path) -> Path:
+    data = json.loads((FIX / "locomo_tiny.json").read_text())
+    second = json.loads(json.dumps(data[0]))
+    second["sample_id"] = "tiny-2"
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(data + [second]))
+    return path
+
+
+def test_bm25_retriever_ranks_the_evidence_session_first(conv):
+    # MODEL §2: records are packed in retriever order; the Oslo marathon finish is in session 2.
+    from oas.real import Query
+
+    q = Query(
+        "q",
+        conv.conversation_id,
+        "When did Bo finish the Oslo marathon?",
+        "",
+        "temporal",
+        ("D2:1",),
+    )
+    cluster = retrieve(q, conv, "session", top_k=1)
+    assert [r.session_id for r in cluster] == ["S2"]
+    assert evidence_recall(q, cluster) == 1.0
+    both = retrieve(q, conv, "session", top_k=5)
+    assert [r.session_id for r in both] == ["S2", "S1"]  # fewer units than top_k: all, ranked
+
+
+def test_retrieve_turns_and_recall_counts_turns(conv):
+    q = next(q for q in conv.queries if "cat" in q.text and "name" in q.text)
+    top = retrieve(q, conv, "turn", top_k=2)
+    assert len(top) == 2 and all(r.record_id.startswith("D") for r in top)
+    assert 0.0 <= evidence_recall(q, top) <= 1.0
+    assert evidence_recall(q, []) == 0.0
+
+
+def test_embedding_retriever_uses_the_embedder(conv):
+    from oas.real import HashedTfidf
+    from oas.real._instances import render, session_records
+
+    units = session_records(conv)
+    emb = HashedTfidf().fit([render(u) for u in units])
+    order = rank_units("Oslo marathon four hours finished", units, "embedding", emb)
+    assert sorted(order) == list(range(len(units)))
+    assert units[order[0]].session_id == "S2"
+
+
+def test_bad_retriever_and_top_k_are_input_errors(conv):
+    from retcon.errors import InputError
+
+    q = conv.queries[0]
+    with pytest.raises(InputError, match="--retriever"):
+        retrieve(q, conv, retriever="grep")
+    with pytest.raises(InputError, match="--top-k"):
+        retrieve(q, conv, top_k=0)
+
+
+def test_classifier_learns_separable_types_conversation_disjoint():
+    words = {"a": "when did", "b": "why would", "c": "what is the name of"}
+    texts, labels, groups = [], [], []
+    for g in range(3):
+        for i in range(6):
+            for lab, stem in words.items():
+                texts.append(f"{stem} thing{g}{i} happen")
+                labels.append(lab)
+                groups.append(f"c{g}")
+    fit = cross_fit_types(texts, labels, groups, ("a", "b", "c"))
+    assert fit.accuracy == 1.0
+    assert fit.confusion.sum() == len(texts)
+    assert np.all(np.diag(fit.confusion) == 18)
+    assert fit.n_groups == 3
+
+
+def test_classifier_is_deterministic_and_refuses_one_group():
+    from retcon.errors import InputError
+
+    x = hashed_ngrams(["when did it", "why would it"])
+    m1 = fit_type_classifier(x, [0, 1], ("a", "b"), steps=50)
+    m2 = fit_type_classifier(x, [0, 1], ("a", "b"), steps=50)
+    np.testing.assert_array_equal(m1.W, m2.W)
+    assert list(m1.predict(x)) == [0, 1]
+    with pytest.raises(InputError, match="at least 2 conversations"):
+        cross_fit_types(["a b", "c d"], ["a", "b"], ["g", "g"], ("a", "b"))
+
+
+def test_protocol_digest_oracle_unchanged_end_to_end_distinct(tmp_path):
+    oracle = PairJob("locomo", str(tmp_path / "o.jsonl"))
+    assert "protocol" not in oracle.protocol()  # earlier oracle files keep resuming
+    e2e = PairJob("locomo", str(tmp_path / "o.jsonl"), pair_protocol="end-to-end")
+    gold = PairJob(
+        "locomo", str(tmp_path / "o.jsonl"), pair_protocol="end-to-end", type_source="gold"
+    )
+    digests = {protocol_digest(j.protocol()) for j in (oracle, e2e, gold)}
+    assert len(digests) == 3
+
+
+def test_pair_end_to_end_rows_and_resume_refusal(tmp_path):
+    from oas import read_paired
+    from oas.real import run_pair_job
+    from retcon.errors import InputError
+
+    data = _two_conversations(tmp_path)
+    out = tmp_path / "e2e.jsonl"
+    job = PairJob(
+        "locomo",
+        str(out),
+        data=str(data),
+        budgets=(16, 64, 256),
+        pair_protocol="end-to-end",
+        top_k=1,
+    )
+    summary = run_pair_job(job, progress=False)
+    assert summary["type_classifier"]["n_groups"] == 2
+    rec = summary["retrieval_recall"]
+    assert rec["packed"] == sorted(rec["packed"])  # more budget packs more retrieved units
+    assert 0.0 <= rec["cluster"] <= 1.0
+    paired = read_paired(out)
+    r = np.asarray(paired.meta["meta_retrieval_recall"], dtype=float)
+    assert np.all((r >= 0) & (r <= 1))
+    assert set(paired.meta["meta_predicted_type"]) <= {
+        "single-hop",
+        "multi-hop",
+        "temporal",
+        "open-domain",
+    }
+    oracle = PairJob("locomo", str(out), data=str(data), budgets=(16, 64, 256))
+    with pytest.raises(InputError, match="--output"):
+        run_pair_job(oracle, progress=False)
+
+
+@pytest.mark.slow
+def test_loco_policies_oracle_dominates():
+    from oas import simulate_paired
+
+    data = simulate_paired(jax.random.PRNGKey(0), "locomo-like", 240)
+    data = data._replace(group_id=np.array([f"g{i % 6}" for i in range(data.n)]))
+    out = loco_policies(jax.random.PRNGKey(1), data, n_resamples=50)
+    acc = out["accuracy"]
+    assert acc["oracle"]["point"][-1] >= acc["oas"]["point"][-1] - 1e-12
+    assert acc["oracle"]["point"][-1] >= acc["best-fixed"]["point"][-1] - 1e-12
+    g = out["gain"]["oas"]
+    assert g["lower"][-1] <= g["point"][-1] <= g["upper"][-1]
+    cx = crossover_ci(jax.random.PRNGKey(2), data, n_resamples=50)
+    assert set(cx) == {"merge", "abstract", "rewrite"}
