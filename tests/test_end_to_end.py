@@ -141,7 +141,7 @@ def test_pair_end_to_end_rows_and_resume_refusal(tmp_path):
     paired = read_paired(out)
     r = np.asarray(paired.meta["meta_retrieval_recall"], dtype=float)
     assert np.all((r >= 0) & (r <= 1))
-    assert set(paired.meta["meta_predicted_type"]) <= {
+    assert set(paired.meta["meta_gold_type"]) <= {
         "single-hop",
         "multi-hop",
         "temporal",
@@ -166,3 +166,30 @@ def test_loco_policies_oracle_dominates():
     assert g["lower"][-1] <= g["point"][-1] <= g["upper"][-1]
     cx = crossover_ci(jax.random.PRNGKey(2), data, n_resamples=50)
     assert set(cx) == {"merge", "abstract", "rewrite"}
+
+
+def test_query_rows_use_the_predicted_type_and_retrieved_cluster(conv):
+    # MODEL §8: features 8-11 are the one-hot of the type the router is given.
+    from oas.real import DatasetOperators, HashedTfidf, PairConfig, make_reader, make_tokenizer
+    from oas.real._pair import ConversationContext, query_rows
+
+    q = conv.queries[0]
+    wrong = next(t for t in ("single-hop", "multi-hop", "temporal") if t != q.query_type)
+    config = PairConfig(
+        (16, 512), protocol="end-to-end", top_k=1, predicted_types={q.query_id: wrong}
+    )
+    ctx = ConversationContext(conv, "session", HashedTfidf())
+    rows = query_rows(
+        q,
+        ctx,
+        operators=DatasetOperators(),
+        reader=make_reader("lexical"),
+        config=config,
+        tokenizer=make_tokenizer("regex"),
+    )
+    slot = ("single-hop", "multi-hop", "temporal", "open-domain").index(wrong)
+    for row in rows:
+        assert row["query_type"] == wrong and row["meta_gold_type"] == q.query_type
+        assert row[f"query_type_{slot}"] == 1.0
+        assert len(row["meta_retrieved_ids"].split(",")) == 1
+    assert rows[0]["meta_retrieval_recall"] <= rows[1]["meta_retrieval_recall"]

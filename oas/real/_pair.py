@@ -185,7 +185,7 @@ def query_rows(
             "instance_id": f"{query.query_id}@{budget}",
             "query_id": query.query_id,
             "group_id": query.conversation_id,
-            "query_type": query.query_type,
+            "query_type": typed,  # the type the features see: predicted under a classifier
             "budget": budget,
         }
         for action in ACTIONS:
@@ -214,12 +214,12 @@ def query_rows(
         for action in OPERATORS:
             row[f"meta_tokens_{action}"] = int(sum(prepared[action].lengths))
         if config.protocol == "end-to-end":
-            row.update(_end_to_end_meta(query, raw, budget, config.packing, typed))
+            row.update(_end_to_end_meta(query, raw, budget, config.packing))
         rows.append(row)
     return rows
 
 
-def _end_to_end_meta(query: Query, raw: _Prepared, budget: int, packing: str, typed: str) -> dict:
+def _end_to_end_meta(query: Query, raw: _Prepared, budget: int, packing: str) -> dict:
     """Retrieval recall of the gold evidence in the units packed under ``budget`` and in ``C``."""
     from oas.real._retrieval import evidence_recall
     from sim import pack_reference
@@ -229,7 +229,7 @@ def _end_to_end_meta(query: Query, raw: _Prepared, budget: int, packing: str, ty
     return {
         "meta_retrieval_recall": evidence_recall(query, packed),
         "meta_retrieval_recall_cluster": evidence_recall(query, raw.records),
-        "meta_predicted_type": typed,
+        "meta_gold_type": query.query_type,
         "meta_retrieved_ids": ",".join(r.record_id for r in raw.records),
     }
 
