@@ -43,7 +43,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     import jax
 
-    from oas.real._endtoend import end_to_end_report, side_by_side
+    from oas.real import end_to_end_report, side_by_side
     from retcon.errors import InputError
     from retcon.output import check_out_dir, sidecar, write_json_atomic, write_text_atomic
 

@@ -223,3 +223,105 @@ def end_to_end_report(key, path, *, n_resamples: int = 1000) -> dict:
             if k in s:
                 out[k] = s[k]
     return out
+
+
+def degrade_paired(key, data, *, recall: float = 1.0, type_accuracy: float = 1.0):
+    """Paired data as an end-to-end system would see it: missed evidence and mistyped questions.
+
+    Per question (all its budget rows together), independently:
+
+    * with probability ``1 - recall`` the retriever misses the evidence: every action's outcome
+      becomes 0 (no action can answer from memory that lacks the evidence); the features stay, as
+      the router cannot see the miss;
+    * with probability ``1 - type_accuracy`` the classifier mistypes the question: the type one-hot
+      (features 8-11) moves to one of the other three types, uniformly.
+
+    Args:
+      key: JAX key.
+      data: ``oas.PairedData``.
+      recall: retrieval recall in [0, 1].
+      type_accuracy: classifier accuracy in [0, 1].
+
+    Returns:
+      ``oas.PairedData`` with the same rows, outcomes and type features degraded.
+
+    References: MODEL §8 (features), §9 (types).
+    """
+    import jax
+
+    for name, v in (("recall", recall), ("type_accuracy", type_accuracy)):
+        if not 0.0 <= float(v) <= 1.0:
+            raise InputError(f"degrade_paired: {name} must be in [0, 1]; got {v!r}.")
+    qid = np.asarray(data.query_id).astype(str)
+    _, q = np.unique(qid, return_inverse=True)
+    n_q = int(q.max()) + 1 if q.size else 0
+    k1, k2, k3 = jax.random.split(key, 3)
+    miss = np.asarray(jax.random.uniform(k1, (n_q,))) >= recall
+    wrong = np.asarray(jax.random.uniform(k2, (n_q,))) >= type_accuracy
+    shift = np.asarray(jax.random.randint(k3, (n_q,), 1, 4))
+    y = np.where(miss[q][:, None], 0.0, np.asarray(data.outcomes, dtype=np.float64))
+    x = np.array(data.features, dtype=np.float64)
+    slot = np.argmax(x[:, 7:11], axis=1)
+    new = np.where(wrong[q], (slot + shift[q]) % 4, slot)
+    x[:, 7:11] = np.eye(4)[new]
+    from retcon.vocab import VOCABULARIES
+
+    vocab = VOCABULARIES[data.vocabulary]
+    types = np.asarray([vocab[s] for s in new], dtype=object)
+    return data._replace(outcomes=y, features=x, query_type=types)
+
+
+def degradation_sweep(
+    key,
+    data,
+    *,
+    recalls=(1.0, 0.9, 0.75, 0.6, 0.45, 0.3),
+    accuracies=(1.0, 0.85, 0.7, 0.55, 0.4, 0.25),
+    n_resamples: int = 500,
+) -> dict:
+    """OAS gain over best-fixed against retrieval recall (gold type) and type accuracy (recall 1).
+
+    One grouped split (70% of groups train, 30% test) fixed for the whole sweep; at each point the
+    train and test rows are degraded by ``degrade_paired`` with the same knobs, the ridge router
+    and the best fixed action per budget are fitted on train, and the gain (``oas`` argmax) is
+    scored on test with a grouped bootstrap CI.
+
+    Returns:
+      ``{"recall": {"x", "gain", "lower", "upper"}, "type_accuracy": {...}}``.
+    """
+    import jax
+
+    from oas import group_split
+    from oas._evaluate import best_fixed_actions
+    from retcon.bootstrap import grouped_bootstrap_mean
+
+    k_split, k_deg, k_boot = jax.random.split(key, 3)
+    part = np.asarray(group_split(k_split, data.group_id, (0.7, 0.3)))
+    out = {}
+    for axis, values in (("recall", recalls), ("type_accuracy", accuracies)):
+        rows = {"x": [], "gain": [], "lower": [], "upper": []}
+        for i, v in enumerate(values):
+            kw = {axis: float(v)}
+            d = degrade_paired(jax.random.fold_in(k_deg, i), data, **kw)
+            train, test = d.take(part == 0), d.take(part == 1)
+            n_train_groups = len(set(np.asarray(train.group_id).tolist()))
+            router = _fit(jax.random.fold_in(k_split, i), train, 0.1, n_train_groups + 1)
+            b = np.asarray(test.budget, dtype=np.float64)
+            budgets = np.array(sorted(set(np.asarray(data.budget, np.float64).tolist())))
+            bf = best_fixed_actions(train.outcomes, np.asarray(train.budget, np.float64), budgets)
+            y = np.asarray(test.outcomes, dtype=np.float64)
+            r = np.arange(test.n)
+            a_oas = router.choose(np.asarray(test.features), b, "argmax")
+            gain = y[r, a_oas] - y[r, bf[np.searchsorted(budgets, b)]]
+            ci = grouped_bootstrap_mean(
+                jax.random.fold_in(k_boot, i),
+                gain,
+                np.asarray(test.group_id).astype(str),
+                n_resamples=n_resamples,
+            )
+            rows["x"].append(float(v))
+            rows["gain"].append(float(ci.point))
+            rows["lower"].append(float(ci.lower))
+            rows["upper"].append(float(ci.upper))
+        out[axis] = rows
+    return out
