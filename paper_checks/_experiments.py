@@ -230,10 +230,16 @@ def phase_diagram_figure(data: dict):
     fig, axes = grid(len(data["operators"]), width=4.8, height=3.6)
     for ax, (op, d) in zip(axes, data["operators"].items()):
         delta = np.asarray([[np.nan if v is None else v for v in row] for row in d["delta"]], float)
-        plot_phase_diagram(ax, budgets, levels, delta, knob_label=data["knob"])
+        knob = str(data["knob"]).replace("_", " ")
+        plot_phase_diagram(ax, budgets, levels, delta, knob_label=knob)
         pred = np.asarray([np.nan if v is None else v for v in d["predicted_crossover"]], float)
-        ax.plot(pred, levels, "k:", lw=1, label="Assumption-1 B*")
-        ax.set_title(f"dU of {op}", fontsize=9)
+        # gold on a black outline: visible on both ends of the diverging colormap
+        ax.plot(pred, levels, color="black", lw=3.0)
+        ax.plot(
+            pred, levels, color="gold", ls="--", lw=1.6, marker="o", ms=3, label="Assumption-1 B*"
+        )
+        ax.plot([], [], color="black", lw=1, label="simulated dU = 0")
+        ax.set_title(f"dU of {op} (blue: consolidate wins)", fontsize=9)
         ax.legend(fontsize=6, loc="upper left")
     fig.tight_layout()
     return fig
@@ -365,17 +371,32 @@ def harm_tradeoff_data(config: dict, seed: int) -> dict:
 def harm_tradeoff_figure(data: dict):
     fig, axes = new_figure(1, width=5.0, height=4.0)
     ax = axes[0]
-    for name, col in (("oas-calibrated", "tab:purple"), ("oas-crc", "tab:pink")):
+    styles = (
+        ("oas-calibrated", "tab:purple", "-", "o", (3, 3), "left"),
+        ("oas-crc", "tab:pink", "--", "x", (-3, -9), "right"),
+    )
+    for name, col, ls, marker, offset, ha in styles:
         h = [e["harm"][0] for e in data[name]]
         a = [e["accuracy"][0] for e in data[name]]
-        ax.plot(h, a, marker="o", color=col, label=name)
+        ax.plot(h, a, marker=marker, ls=ls, color=col, label=name, zorder=4)
+        # one label per distinct point: alphas that give the same thresholds share it
+        groups: dict = {}
         for hh, aa, al in zip(h, a, data["alphas"]):
+            groups.setdefault((hh, aa), []).append(f"{al:g}")
+        for (hh, aa), als in groups.items():
             ax.annotate(
-                f"a={al:g}", (hh, aa), fontsize=6, xytext=(3, 3), textcoords="offset points"
+                f"{name.removeprefix('oas-')} alpha={', '.join(als)}",
+                (hh, aa),
+                fontsize=6,
+                color=col,
+                xytext=offset,
+                textcoords="offset points",
+                ha=ha,
             )
     plot_harm_tradeoff(
         ax, [], [], [], ref_harm=data["oas"]["harm"][0], ref_accuracy=data["oas"]["accuracy"][0]
     )
+    ax.margins(0.12)
     fig.tight_layout()
     return fig
 

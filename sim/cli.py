@@ -269,7 +269,10 @@ def run_simulate(args) -> int:
     from sim._simulate import simulate
 
     k_sim, k_boot = jax.random.split(jax.random.key(args.seed))
-    result = simulate(k_sim, scenario, args.queries)
+    from retcon.cli import verbosity
+
+    quiet = verbosity(args) < 0
+    result = simulate(k_sim, scenario, args.queries, progress=False if quiet else None)
     cx = simulated_crossover(k_boot, result, n_resamples=args.resamples)
     report = simulate_report(scenario, result, cx, args.seed)
     table = simulate_table(scenario, result, cx)

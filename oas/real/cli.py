@@ -317,7 +317,7 @@ def run_pair(args) -> int:
 
         rep = summary["load"]
         print(
-            f"{summary['out']}: {summary['n_rows']} rows, {summary['n_queries']} questions, "
+            f"{summary['output']}: {summary['n_rows']} rows, {summary['n_queries']} questions, "
             f"{summary['n_groups']} conversations ({summary['n_written']} written now, "
             f"{summary['n_resumed']} resumed)."
         )
