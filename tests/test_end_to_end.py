@@ -214,3 +214,27 @@ def test_degrade_paired_knobs_at_their_ends():
     assert np.all(np.asarray(wrong.features)[:, 7:11].sum(axis=1) == 1.0)
     with pytest.raises(InputError, match="recall"):
         degrade_paired(jax.random.PRNGKey(0), data, recall=1.5)
+
+
+@pytest.mark.slow
+def test_locomo_end_to_end_recall_and_classifier(tmp_path):
+    # MODEL §9: the 4-way types; the classifier is scored on conversations it never saw.
+    from oas.real import cached_path, run_pair_job
+
+    if not cached_path("locomo").is_file():
+        pytest.skip("LoCoMo not in the data cache")
+    job = PairJob(
+        "locomo",
+        str(tmp_path / "e2e.jsonl"),
+        budgets=(64, 2048),
+        limit=60,
+        pair_protocol="end-to-end",
+    )
+    s = run_pair_job(job, progress=False)
+    tc = s["type_classifier"]
+    assert tc["n_groups"] == 10
+    assert 0.5 < tc["accuracy"] <= 1.0  # measured 0.770 on all 1,536 questions; chance is ~0.55
+    conf = np.asarray(tc["confusion"])
+    assert conf.sum() == 1536
+    rec = s["retrieval_recall"]
+    assert 0.0 < rec["packed"][0] <= rec["packed"][1] <= rec["cluster"] <= 1.0
