@@ -238,3 +238,58 @@ def test_locomo_end_to_end_recall_and_classifier(tmp_path):
     assert conf.sum() == 1536
     rec = s["retrieval_recall"]
     assert 0.0 < rec["packed"][0] <= rec["packed"][1] <= rec["cluster"] <= 1.0
+
+
+def test_openai_embedder_against_a_local_endpoint(conv):
+    import http.server
+    import threading
+
+    from oas.real import make_embedder
+
+    seen = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append((self.path, body["model"], len(body["input"])))
+            data = [
+                {"index": i, "embedding": [float("four" in t.lower()), 1.0, float(len(t) % 3)]}
+                for i, t in enumerate(body["input"])
+            ]
+            out = json.dumps({"data": data[::-1]}).encode()  # any order: sorted by index
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+
+        def log_message(self, *args):
+            pass
+
+    srv = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        import os
+
+        old = os.environ.get("RETCON_EMBED_BASE_URL")
+        os.environ["RETCON_EMBED_BASE_URL"] = f"http://127.0.0.1:{srv.server_port}/v1"
+        try:
+            emb = make_embedder("openai:tiny-embed")
+        finally:
+            if old is None:
+                del os.environ["RETCON_EMBED_BASE_URL"]
+            else:
+                os.environ["RETCON_EMBED_BASE_URL"] = old
+        e = emb.embed(["Oslo run", "cat", "Oslo run"])
+        assert e.shape == (3, 3)
+        np.testing.assert_allclose(np.linalg.norm(e, axis=1), 1.0)
+        np.testing.assert_array_equal(e[0], e[2])
+        assert seen == [("/v1/embeddings", "tiny-embed", 2)]  # duplicates sent once
+        emb.embed(["cat"])
+        assert len(seen) == 1  # cached
+        from oas.real import Query
+
+        q = Query("q", conv.conversation_id, "four hours", "", "temporal", ("D2:1",))
+        top = retrieve(q, conv, "session", top_k=1, retriever="embedding", embedder=emb)
+        assert top[0].session_id == "S2"
+    finally:
+        srv.shutdown()

@@ -140,7 +140,8 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
     p.add_argument(
         "--embedder",
         default="hashed-tfidf",
-        help="hashed-tfidf (default, no download) or sentence-transformers[:MODEL]",
+        help="hashed-tfidf (default, no download), sentence-transformers[:MODEL], or "
+        "openai:MODEL (an OpenAI-compatible /v1/embeddings endpoint at $RETCON_EMBED_BASE_URL)",
     )
     p.add_argument(
         "--sentence-threshold",
