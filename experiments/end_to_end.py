@@ -7,7 +7,8 @@ Usage (the paired files from ``retcon pair locomo``, see docs/end-to-end.md)::
 
 Writes ``DIR/end_to_end.json`` (per run: summary, crossover CIs, leave-one-conversation-out
 policies, retrieval recall, classifier report; the gap split into retrieval and type) and
-``DIR/end_to_end.md`` (the table), and prints the table.
+``DIR/end_to_end.md`` (the table), ``DIR/end_to_end.png`` (accuracy per action against budget,
+one line style per run), and prints the table.
 """
 
 from __future__ import annotations
@@ -32,6 +33,38 @@ def _gap(results: dict) -> dict:
         "accuracy_lost_to_retrieval": acc["oracle"] - acc["e2e-gold-type"],
         "accuracy_lost_to_type": acc["e2e-gold-type"] - acc["e2e"],
     }
+
+
+def _figure(results: dict, path: Path) -> None:
+    """Accuracy per action against budget: one line style per run, one colour per action."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from retcon.output import save_figure_atomic
+    from retcon.vocab import ACTIONS
+
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    styles = ("-", "--", ":", "-.")
+    for (name, r), ls in zip(results.items(), styles):
+        s = r["summary"]
+        for j, a in enumerate(ACTIONS):
+            ax.plot(
+                s["budgets"],
+                s["accuracy"][a],
+                ls,
+                color=f"C{j}",
+                marker="o",
+                ms=3,
+                label=f"{a} ({name})",
+            )
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("budget B (tokens)")
+    ax.set_ylabel("accuracy")
+    ax.legend(fontsize=6, ncol=len(results))
+    fig.tight_layout()
+    save_figure_atomic(fig, path, dpi=120)
 
 
 def main(argv=None) -> int:
@@ -76,6 +109,7 @@ def main(argv=None) -> int:
             f"to type errors: {gap['gain_lost_to_type']:+.3f}.\n"
         )
     write_text_atomic(Path(out) / "end_to_end.md", text)
+    _figure(results, Path(out) / "end_to_end.png")
     sys.stdout.write(text)
     return 0
 
