@@ -610,3 +610,12 @@ __all__ = [
     "read_paired",
     "write_paired",
 ]
+
+
+def paired_from_rows(rows: Iterable[dict], *, source: str = "rows") -> PairedData:
+    """Validate row dicts in the paired-data format (as ``oas.real.query_rows`` makes them) and
+    stack them into ``PairedData``; errors name ``source`` and the 1-based row number."""
+    valid = _validated_rows(source, ((i + 1, r, False) for i, r in enumerate(rows)))
+    if not valid:
+        raise InputError(f"{source}: no rows; expected at least one paired-data row.")
+    return assemble(valid, source)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from paper_checks._config import CheckConfig
-from paper_checks._curves import curves_from_table
+from paper_checks._curves import curves_from_paired
 from paper_checks._figures import (
     grid,
     new_figure,
@@ -25,7 +25,7 @@ from paper_checks._figures import (
 )
 from paper_checks._policies import n_folds_for
 from paper_checks._report import plain
-from paper_checks._sources import Workspace, need, table_from_paired
+from paper_checks._sources import Workspace, need
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
 from retcon.bootstrap import grouped_bootstrap_mean
 from retcon.errors import InputError
@@ -116,11 +116,13 @@ def coverage_replacement_figure(data: dict):
 
 
 def crossover_length_data(config: dict, seed: int) -> dict:
-    """Points ``(operator, L, B*)`` from theory at several length scales, sim presets, LoCoMo tertiles.
+    """Points ``(operator, L, B*)`` from theory at several length scales, sim presets, LoCoMo
+    evidence-length strata (``length_strata``, 4 of them).
 
-    Config keys: ``theory_scales`` (list), ``sources`` (``sim:<preset>``), ``locomo_tertiles`` (bool).
+    Config keys: ``theory_scales`` (list), ``sources`` (``sim:<preset>``), ``locomo_tertiles``
+    (bool: add the LoCoMo strata).
     """
-    from paper_checks._claims import length_classes
+    from paper_checks._claims import length_strata
 
     ws = _workspace(config, seed)
     points = []
@@ -141,16 +143,17 @@ def crossover_length_data(config: dict, seed: int) -> dict:
     for name in config.get("sources", []):
         add(name, _source(ws, name))
     if config.get("locomo_tertiles", False):
-        table = table_from_paired(ws.locomo_paired(ws.config.readers[0]))
-        for k, (rows, med) in enumerate(length_classes(table)):
-            s = curves_from_table(
-                ws.key(f"tertile:{k}"),
-                table.select(rows),
-                name=f"locomo T{k + 1}",
+        paired = ws.locomo_paired(ws.config.readers[0])
+        strata, med = length_strata(paired, ws.config.length_strata)
+        for k in range(len(med)):
+            s = curves_from_paired(
+                ws.key(f"stratum:{k}"),
+                paired.take(strata == k),
+                name=f"locomo S{k + 1}",
                 data="",
                 n_resamples=ws.config.n_resamples,
             )
-            add(f"locomo T{k + 1}", s, med)
+            add(f"locomo S{k + 1}", s, med[k])
     return {"points": plain(points)}
 
 
@@ -332,7 +335,7 @@ def harm_tradeoff_data(config: dict, seed: int) -> dict:
         train.group_id,
         n_folds=int(max(2, min(5, n_train_groups))),
     )
-    predict = need("oas._ridge", "predict_ridge")
+    predict = need("oas", "predict_ridge")
     mu_cal, mu_test = predict(fit, calib.features), predict(fit, test.features)
     y = test.outcomes
     rows = np.arange(test.n)

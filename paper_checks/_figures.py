@@ -218,16 +218,28 @@ def report_figures(out_dir, ws) -> list[str]:
             plot_delta_curves(ax, s)
         fig.tight_layout()
         paths.append(str(save_figure_atomic(fig, out / "fig_delta_curves.png", dpi=120)))
-    evs = {k[5:]: v for k, v in done.items() if k.startswith("eval:")}
-    if evs:
-        fig, axes = grid(len(evs), width=5.0, height=3.8)
-        for ax, (src, ev) in zip(axes, evs.items()):
-            b = np.unique(ev.table.budget)
-            acc = {
-                name: np.array([ev.outcome[name][ev.table.budget == bb].mean() for bb in b])
-                for name in ev.outcome
-            }
-            plot_policy_accuracy(ax, b, acc, title=src)
+    loco = {k[5:]: v for k, v in done.items() if k.startswith("loco:")}
+    if loco:
+        fig, axes = grid(len(loco), width=5.0, height=4.0)
+        for ax, (reader, ev) in zip(axes, loco.items()):
+            for var, col in (("oas-calibrated", "tab:purple"), ("oas-crc", "tab:pink")):
+                names = [f"{var}@{a:g}" for a in ev.alphas]
+                h = [ev.harm(n).mean() for n in names]
+                acc = [ev.outcome(n).mean() for n in names]
+                ax.plot(h, acc, marker="o", color=col, label=var)
+                for hh, aa, a in zip(h, acc, ev.alphas):
+                    ax.annotate(
+                        f"a={a:g}", (hh, aa), fontsize=6, xytext=(3, 3), textcoords="offset points"
+                    )
+            plot_harm_tradeoff(
+                ax,
+                [],
+                [],
+                [],
+                ref_harm=float(ev.harm("oas").mean()),
+                ref_accuracy=float(ev.outcome("oas").mean()),
+            )
+            ax.set_title(f"LoCoMo {reader}, leave-one-conversation-out", fontsize=9)
         fig.tight_layout()
-        paths.append(str(save_figure_atomic(fig, out / "fig_policies.png", dpi=120)))
+        paths.append(str(save_figure_atomic(fig, out / "fig_harm_tradeoff.png", dpi=120)))
     return paths

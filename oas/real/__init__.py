@@ -33,14 +33,21 @@ from oas.real._endtoend import (
 )
 from oas.real._fetch import DATASETS, Fetched, cached_path, data_dir, fetch, resolve_data, sha256_of
 from oas.real._instances import Packed, cluster_of, order_records, pack, render
-from oas.real._llm_client import ChatClient, resolve_endpoint
+from oas.real._llm_client import ChatClient, EndpointPool, resolve_endpoint
 from oas.real._locomo import Loaded, LoadReport, load_locomo, parse_ids
 from oas.real._longmemeval import load_longmemeval
 from oas.real._operators import DatasetOperators, ExtractiveOperators, make_operators
-from oas.real._pair import DEFAULT_BUDGETS, PairConfig, query_rows, summarize
+from oas.real._pair import (
+    DEFAULT_BUDGETS,
+    ConversationContext,
+    PairConfig,
+    query_rows,
+    summarize,
+)
 from oas.real._readers import (
     LexicalReader,
     SentenceReader,
+    TopKReader,
     answer_recall,
     lexical_correct,
     make_reader,
@@ -65,9 +72,11 @@ __all__ = [
     "DEFAULT_BUDGETS",
     "ChatClient",
     "Conversation",
+    "ConversationContext",
     "CrossFit",
     "DatasetOperators",
     "Embedder",
+    "EndpointPool",
     "ExtractiveOperators",
     "Fetched",
     "HashedTfidf",
@@ -87,6 +96,7 @@ __all__ = [
     "Session",
     "TiktokenTokenizer",
     "Tokenizer",
+    "TopKReader",
     "TypeClassifier",
     "answer_recall",
     "bm25_order",

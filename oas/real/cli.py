@@ -103,7 +103,7 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
     )
     p.add_argument(
         "--reader",
-        choices=["lexical", "sentence", "llm"],
+        choices=["lexical", "sentence", "topk", "llm"],
         default="lexical",
         help="reader (default lexical)",
     )
