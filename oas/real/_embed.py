@@ -100,14 +100,20 @@ class SentenceTransformerEmbedder:
 
 
 def make_embedder(name: str = "hashed-tfidf") -> Embedder:
-    """``"hashed-tfidf"`` (default) or ``"sentence-transformers[:MODEL]"``."""
+    """``"hashed-tfidf"`` (default), ``"sentence-transformers[:MODEL]"`` or ``"openai:MODEL"`` (an
+    OpenAI-compatible ``/v1/embeddings`` endpoint, ``oas.real._embed_http``)."""
     if name == "hashed-tfidf":
         return HashedTfidf()
     if name == "sentence-transformers" or name.startswith("sentence-transformers:"):
         model = name.partition(":")[2]
         return SentenceTransformerEmbedder(model) if model else SentenceTransformerEmbedder()
+    if name.startswith("openai:"):
+        from oas.real._embed_http import OpenAIEmbedder
+
+        return OpenAIEmbedder(name.partition(":")[2])
     raise InputError(
-        f"--embedder must be 'hashed-tfidf' or 'sentence-transformers[:MODEL]'; got {name!r}."
+        f"--embedder must be 'hashed-tfidf', 'sentence-transformers[:MODEL]' or 'openai:MODEL'; "
+        f"got {name!r}."
     )
 
 
