@@ -167,7 +167,7 @@ def validate_row(
         )
     if not columns_checked:
         check_columns(raw.keys(), path, line, outcomes=outcomes)
-    ids = [_id(raw[c], path, line, c) for c in ID_COLUMNS]
+    instance_id, query_id, group_id = (_id(raw[c], path, line, c) for c in ID_COLUMNS)
     qt = raw["query_type"]
     if not isinstance(qt, str) or qt not in ALL_TYPES:
         raise InputError(
@@ -238,7 +238,21 @@ def validate_row(
                     f"{where(path, line)}: field 'texts' must hold {k} strings; got {tx!r:.80}."
                 )
             texts = tuple(tx)
-    return Row(*ids, qt, budget, tuple(ys), features, lengths, sessions, emb, texts, meta, line)
+    return Row(
+        instance_id,
+        query_id,
+        group_id,
+        qt,
+        budget,
+        tuple(ys),
+        features,
+        lengths,
+        sessions,
+        emb,
+        texts,
+        meta,
+        line,
+    )
 
 
 def _slot(query_type: str) -> int:

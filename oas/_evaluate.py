@@ -338,13 +338,12 @@ def evaluation_table(ev: Evaluation) -> str:
 
 
 def accuracy_figure(ev: Evaluation):
-    """Accuracy per budget per policy with 95% CI bands; returns a matplotlib Figure."""
-    import matplotlib
+    """Accuracy per budget per policy with 95% CI bands; returns a ``matplotlib.figure.Figure``
+    (outside pyplot: the caller saves it, no backend is chosen here)."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    fig = Figure(figsize=(7.5, 4.5))
+    ax = fig.subplots()
     styles = {"oracle": ":", "best-fixed": "--"}
     for p, name in enumerate(ev.policies):
         ax.plot(

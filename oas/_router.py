@@ -26,6 +26,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -176,7 +177,7 @@ def router_from_json(obj: dict, source: str = "router") -> Router:
             f"{source}: field 'actions' must be {list(ACTIONS)}; got {obj.get('actions')!r}."
         )
 
-    def get(*keys):
+    def get(*keys: str) -> Any:
         cur = obj
         for k in keys:
             if not isinstance(cur, dict) or k not in cur:

@@ -306,14 +306,11 @@ def _run_evaluate(args) -> int:
     if args.out:
         from pathlib import Path
 
-        import matplotlib.pyplot as plt
-
         out = Path(args.out)
         write_text_atomic(out / "evaluation.md", table)
         fig = accuracy_figure(ev)
         save_figure_atomic(fig, out / "accuracy_by_budget.png", dpi=150)
         save_figure_atomic(fig, out / "accuracy_by_budget.pdf")
-        plt.close(fig)
         config = {
             "data": args.data,
             "router": args.router,

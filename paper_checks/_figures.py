@@ -154,7 +154,7 @@ def plot_policy_accuracy(
     for name, acc in accuracy.items():
         col, ls = POLICY_STYLES.get(name, (None, "-"))
         ax.plot(budgets, acc, color=col, ls=ls, label=name, marker=".")
-        if lower is not None and name in lower:
+        if lower is not None and upper is not None and name in lower:
             ax.fill_between(budgets, lower[name], upper[name], color=col, alpha=0.12, lw=0)
     ax.set_xscale("log")
     ax.set_xlabel("budget B (tokens)")

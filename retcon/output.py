@@ -23,9 +23,7 @@ def atomic_write(
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
-        with os.fdopen(
-            fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})
-        ) as f:
+        with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8") as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
@@ -87,8 +85,9 @@ def _json_default(o: Any) -> Any:
 
     if dataclasses.is_dataclass(o) and not isinstance(o, type):
         return dataclasses.asdict(o)
-    if hasattr(o, "_asdict"):
-        return o._asdict()
+    as_dict = getattr(o, "_asdict", None)  # NamedTuple
+    if callable(as_dict):
+        return as_dict()
     if isinstance(o, (np.ndarray,)) or type(o).__module__.startswith("jax"):
         return np.asarray(o).tolist()
     if isinstance(o, np.generic):

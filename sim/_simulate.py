@@ -122,7 +122,7 @@ def run_chunks(
     desc: str = "simulate",
     n_blocks: int | None = None,
     max_chunk: int | None = None,
-):
+) -> tuple[np.ndarray, np.ndarray, int]:
     """Call ``fn(idx, valid)`` on every chunk of ``range(n)`` (sharded) and add the int sums.
 
     Args:
@@ -158,6 +158,7 @@ def run_chunks(
             bar.update(int(valid_np.sum()))
     if bar is not None:
         bar.close()
+    assert total is not None and counts is not None, "run_chunks needs n >= 1"
     return total, counts, n_blocks
 
 

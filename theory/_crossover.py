@@ -152,7 +152,7 @@ def tight_budget_condition(
 
 def delta_curve(
     dist: LengthDist, budgets, *, compress_ratio, fidelity, acc_raw, acc_guess
-) -> Decomposition:
+) -> Decomposition[np.ndarray]:
     """``dU_o(B)``, ``C_o(B)``, ``R_o(B)`` of the single-cluster model on a grid of budgets.
 
     ``dU = (a phi - g) F(B/rho) - (a - g) F(B)``, ``C = (a phi - g)(F(B/rho) - F(B))``,
@@ -183,7 +183,7 @@ def scan_budgets(dist: LengthDist, compress_ratio: float, *, n_log: int = 400) -
     every observed length and its ``rho`` multiple.
     """
     if dist.name == "empirical":
-        q = np.unique(dist._sample)
+        q = np.unique(dist.observed())
     else:
         p = np.concatenate(
             [
@@ -251,7 +251,7 @@ def crossover(dist: LengthDist, *, compress_ratio, fidelity, acc_raw, acc_guess)
     roots = []
     for i, j in changes:
         lo, hi = float(pts[i]), float(pts[j])
-        root = brentq(delta, lo, hi, xtol=1e-13 * hi, rtol=1e-14, maxiter=500)
+        root = brentq(delta, lo, hi, xtol=1e-13 * hi, rtol=np.float64(1e-14), maxiter=500)
         roots.append((root, sign[i] > 0, (lo, hi)))
     if len(roots) == 1 and roots[0][1]:
         root, _, bracket = roots[0]

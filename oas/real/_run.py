@@ -168,6 +168,7 @@ def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
     _check_resume(job, meta_path, out)
     data_path, loaded = _load(job)
     operators, reader, tokenizer, embedder = _backends(job)
+    assert job.budgets is not None  # PairJob.__post_init__ fills in the default grid
     config = PairConfig(job.budgets, job.granularity, job.order, job.packing)
     pairs = list(iter_queries(loaded.conversations, job.limit))
     if not pairs:

@@ -58,6 +58,7 @@ def sim_jax(spec: dict) -> dict:
         wall = time.perf_counter() - t0
         if wall < best:
             best, cpu = wall, time.process_time() - c0
+    assert res is not None, "repeats must be >= 1"
     return {
         "seconds": best,
         "cpu_per_wall": cpu / best,
@@ -92,6 +93,7 @@ def sim_numpy(spec: dict) -> dict:
         wall = time.perf_counter() - t0
         if wall < best:
             best, cpu = wall, time.process_time() - c0
+    assert out is not None, "repeats must be >= 1"
     return {
         "seconds": best,
         "cpu_per_wall": cpu / best,
