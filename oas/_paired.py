@@ -14,8 +14,9 @@ import csv
 import io
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -65,7 +66,7 @@ class PairedData(NamedTuple):
     outcomes: np.ndarray
     features: np.ndarray
     vocabulary: str
-    meta: dict = {}
+    meta: Mapping[str, np.ndarray] = MappingProxyType({})  # shared default, so read-only
 
     @property
     def n(self) -> int:
@@ -270,7 +271,7 @@ def assemble(
             first = next(rows[i] for i, e in zip(raw_idx, embs) if e.shape[1] != embs[0].shape[1])
             raise InputError(
                 f"{path}:{first.line}: field 'embeddings' has dimension "
-                f"{[e.shape[1] for e in embs if e.shape[1] != embs[0].shape[1]][0]}; line "
+                f"{next(e.shape[1] for e in embs if e.shape[1] != embs[0].shape[1])}; line "
                 f"{rows[raw_idx[0]].line} has {embs[0].shape[1]}; one file uses one dimension."
             )
         raw_lengths = [np.asarray(rows[i].lengths) for i in raw_idx]  # set on every raw row
@@ -502,7 +503,8 @@ class PairedWriter:
                     self.columns = next(csv.reader(f))
                 self._line = max(self._line, 1)
         self.partial.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.partial, "a", encoding="utf-8", newline="")
+        # Open for the writer's lifetime; close() and __exit__ close it.
+        self._file = open(self.partial, "a", encoding="utf-8", newline="")  # noqa: SIM115
 
     def __enter__(self) -> PairedWriter:
         return self

@@ -112,11 +112,11 @@ def _curve_sources(ws: Workspace, skipped: dict, *, readers=None) -> list[Source
     """Sim presets and LoCoMo readers available in this run (theory separately)."""
     out = []
     for scen in ws.config.scenarios:
-        s = _try(lambda: ws.sim_curves(scen), f"sim:{scen}", skipped)
+        s = _try(lambda scen=scen: ws.sim_curves(scen), f"sim:{scen}", skipped)
         if s is not None:
             out.append(s)
     for reader in readers if readers is not None else (_main_reader(ws),):
-        s = _try(lambda: ws.locomo_curves(reader), f"locomo:{reader}", skipped)
+        s = _try(lambda reader=reader: ws.locomo_curves(reader), f"locomo:{reader}", skipped)
         if s is not None:
             out.append(s)
     return out
@@ -520,7 +520,7 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
 def _paired_tables(ws: Workspace, skipped: dict) -> dict:
     out = {}
     for scen in ws.config.scenarios:
-        p = _try(lambda: ws.sim_paired(scen), f"sim:{scen}", skipped)
+        p = _try(lambda scen=scen: ws.sim_paired(scen), f"sim:{scen}", skipped)
         if p is not None:
             out[f"sim:{scen}"] = table_from_paired(p)
     reader = _main_reader(ws)
@@ -594,7 +594,7 @@ def _eval_sources(ws: Workspace) -> list[str]:
 def _evaluations(ws: Workspace, skipped: dict) -> dict:
     out = {}
     for src in _eval_sources(ws):
-        ev = _try(lambda: ws.evaluation(src), src, skipped)
+        ev = _try(lambda src=src: ws.evaluation(src), src, skipped)
         if ev is not None:
             out[src] = ev
     return out

@@ -140,6 +140,7 @@ def _tail(path: Path, n: int = 600) -> str:
 def _retcon(args: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "retcon", *args],
+        check=False,
         capture_output=True,
         text=True,
         timeout=RUN_TIMEOUT_S,

@@ -45,7 +45,7 @@ def noisy_prefix():
 
 def test_identity_exact_per_query_and_per_run(noisy_prefix):
     """MODEL §4 (Proposition 1): dU = C + R exactly, for every query and for the run's means."""
-    s, q, r = noisy_prefix
+    _, q, r = noisy_prefix
     assert np.array_equal(q.coverage + q.replacement, q.delta)
     assert np.array_equal(q.delta, q.success_prob[..., 1:] - q.success_prob[..., :1])
     assert np.array_equal(r.coverage + r.replacement, r.delta)

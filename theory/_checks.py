@@ -87,12 +87,12 @@ def check_dist(name, params: dict) -> tuple[str, dict[str, float]]:
         raise InputError(f"{option('dist')} must be one of {', '.join(DIST_PARAMS)}; got {name!r}.")
     needed = DIST_PARAMS[name]
     given = {k: v for k, v in params.items() if v is not None}
-    for extra in given:
+    for extra, value in given.items():
         if extra not in needed:
             takes = " and ".join(option(p) for p in needed)
             raise InputError(
                 f"{option(extra)} does not apply to {option('dist')} {name} "
-                f"(it takes {takes}); got {given[extra]!r}."
+                f"(it takes {takes}); got {value!r}."
             )
     out = {}
     for p in needed:

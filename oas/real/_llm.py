@@ -229,7 +229,7 @@ class LLMOperators:
         # A small model sometimes repeats the instruction (or its start, when the cap cuts it)
         # instead of following it: drop the echoed part.
         instruction = INSTRUCTIONS[action]
-        echoed = len(os.path.commonprefix([reply, instruction]))
+        echoed = len(os.path.commonprefix([reply, instruction]))  # noqa: RUF071 - strings, not paths
         if echoed >= min(len(instruction), 24):
             reply = clean_reply(reply[echoed:])
         return reply or EMPTY_GENERATION

@@ -88,12 +88,12 @@ def profile_sim(seed: int, scenario_name: str = "locomo-like", n: int = 65536) -
                 return kept
             return K.reader_outcome(x, lengths, kept, pr)
 
-        return jax.jit(lambda dd: jax.vmap(one)(dd))
+        return jax.jit(jax.vmap(one))
 
     t = {"draws": _best(lambda: jax.jit(draws_fn)(idx))}
     for stage in ("candidates", "sort", "pack", "reader"):
         f = upto(stage)
-        t[stage] = _best(lambda: f(d))
+        t[stage] = _best(lambda f=f: f(d))
     jax_stages = {
         "draws": t["draws"],
         "candidate records": t["candidates"],

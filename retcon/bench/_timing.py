@@ -102,6 +102,7 @@ def run_worker(
     full_env.update(env or {})
     proc = subprocess.run(
         [sys.executable, "-m", "retcon.bench._worker", task, json.dumps(spec)],
+        check=False,
         capture_output=True,
         text=True,
         env=full_env,
