@@ -23,7 +23,6 @@ import hashlib
 import http.client
 import json
 import os
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -31,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from retcon.cache import user_cache_dir
 from retcon.errors import InputError
 from retcon.output import write_json_atomic
 
@@ -70,7 +70,7 @@ class EndpointConfig:
     base_url: str
     model: str
     api_key: str = ""
-    cache_dir: Path = field(default_factory=lambda: default_cache_dir())
+    cache_dir: Path = field(default_factory=lambda: default_cache_dir())  # noqa: PLW0108 - defined below
     timeout: float = 300.0
     max_retries: int = 4
     backoff: float = 0.5
@@ -96,17 +96,10 @@ class EndpointConfig:
 
 
 def default_cache_dir() -> Path:
-    """``$RETCON_CACHE_DIR/llm``, else the user cache directory's ``retcon/llm``."""
+    """``$RETCON_CACHE_DIR/llm``, else ``llm`` in the user cache directory (``~/.cache/retcon/llm``
+    on Linux)."""
     root = os.environ.get("RETCON_CACHE_DIR")
-    if root:
-        return Path(root).expanduser() / "llm"
-    if sys.platform == "darwin":
-        base = Path.home() / "Library" / "Caches"
-    elif os.name == "nt":
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "retcon" / "llm"
+    return (Path(root).expanduser() if root else user_cache_dir()) / "llm"
 
 
 def resolve_endpoint(
@@ -167,7 +160,7 @@ class ChatClient:
 
     def __init__(self, config: EndpointConfig, *, sleep=None):
         self.config = config
-        self._sleep = sleep if sleep is not None else (lambda s: time.sleep(s))
+        self._sleep = sleep if sleep is not None else time.sleep
         self._hits = self._misses = self._requests = self._retries = 0
 
     @property
