@@ -158,12 +158,10 @@ def iter_raw_rows(path, *, outcomes: bool = True) -> Iterator[tuple[int, dict, b
             yield i, row, False
 
 
-def _default_embedder() -> Embedder | None:
-    try:
-        from oas import real
-    except ImportError:
-        return None
-    return getattr(real, "embed_texts", None)
+def _default_embedder() -> Embedder:
+    from oas.real import embed_texts  # on first use: rows with features never need oas.real
+
+    return embed_texts
 
 
 def read_paired(
@@ -253,11 +251,6 @@ def assemble(
                 embs.append(r.embeddings)
                 continue
             embed = embed or _default_embedder()
-            if embed is None:
-                raise InputError(
-                    f"{path}:{r.line}: field 'texts' needs an embedder (oas.real.embed_texts or "
-                    f"read_paired(embed=...)); give 'embeddings' instead."
-                )
             texts = r.texts or ()  # validated: a raw row without embeddings has texts
             e = np.asarray(embed(list(texts)), dtype=np.float64)
             if e.ndim != 2 or e.shape[0] != len(texts):

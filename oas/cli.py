@@ -9,7 +9,6 @@ References: MODEL §8; docs/oas.md; docs/paired-data.md.
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 
@@ -58,14 +57,9 @@ def register(subparsers) -> None:
     add_common(p, out=False)
     p.set_defaults(func=_run_pair_simulate)
 
-    try:
-        real_cli = importlib.import_module("oas.real.cli")
-    except ModuleNotFoundError as e:
-        if e.name not in ("oas.real.cli", "oas.real"):
-            raise
-    else:
-        if hasattr(real_cli, "register_pair"):
-            real_cli.register_pair(pair_sub)
+    from oas.real import cli as real_cli
+
+    real_cli.register_pair(pair_sub)
 
     p = subparsers.add_parser(
         "fit",

@@ -5,7 +5,7 @@ The query axis is cut into chunks of fixed shape (one compilation), each chunk i
 so memory stays bounded whatever the number of queries and the totals do not depend on the device
 count or the chunk size.
 
-References: MODEL §3 (``U``, ``dU``), §4 (coverage / replacement), STYLE (keys, NamedTuples).
+References: MODEL §3 (``U``, ``dU``), §4 (coverage / replacement).
 """
 
 from __future__ import annotations

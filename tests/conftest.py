@@ -7,11 +7,11 @@ from pathlib import Path
 import jax
 from hypothesis import HealthCheck, settings
 
-# Strict promotion (STYLE: JAX): a silent float64 -> float32 or int -> float mix in library code
+# Strict promotion: a silent float64 -> float32 or int -> float mix in library code
 # fails a test instead of changing a result; the library casts explicitly.
 jax.config.update("jax_numpy_dtype_promotion", "strict")
 
-# `dev` for local runs; `ci` is derandomized so a CI failure reproduces (STYLE: Hypothesis).
+# `dev` for local runs; `ci` is derandomized so a CI failure reproduces.
 settings.register_profile(
     "dev", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )

@@ -156,7 +156,7 @@ def test_verdict_router_mlp_harm():
 
 @given(st.lists(st.floats(-1, 1), min_size=1, max_size=6), st.floats(0.0, 0.5))
 def test_grade_positive_is_monotone_in_the_interval(points, w):
-    """A wider interval around the same point never grades higher (STYLE: invariants)."""
+    """A wider interval around the same point never grades higher (an invariant, not a golden number)."""
     for p in points:
         assert V.grade_positive(E(p, p - w, p + w)) >= V.grade_positive(
             E(p, p - w - 0.1, p + w + 0.1)

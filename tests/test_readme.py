@@ -24,7 +24,7 @@ def readme_api_example() -> str:
 
 
 def test_readme_example_splits_its_key():
-    """STYLE §4: one root key split at once; no key is passed to two calls."""
+    """One root key split at once into named subkeys; no key is passed to two calls."""
     code = readme_api_example()
     assert "jax.random.split(key, 4)" in code
     for k in ("k_sim", "k_cross", "k_pair", "k_fit"):

@@ -1,4 +1,4 @@
-"""Properties of the Monte Carlo kernel, each an invariant of MODEL.md (issue item 6)."""
+"""Properties of the Monte Carlo kernel, each an invariant of the model (docs/model.md)."""
 
 import jax
 import numpy as np
@@ -194,7 +194,7 @@ def test_cross_note_beats_rewrite_under_tight_budgets(red, rho, phi, order):
 
 
 def test_same_key_same_bits_other_key_other_numbers(noisy_base):
-    """STYLE / MODEL: the same key gives bit-identical results; a different key different ones."""
+    """The same key gives bit-identical results; a different key different ones."""
     a = sim.simulate(jax.random.key(1), noisy_base, N)
     b = sim.simulate(jax.random.key(1), noisy_base, N)
     c = sim.simulate(jax.random.key(2), noisy_base, N)

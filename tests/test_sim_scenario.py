@@ -1,4 +1,4 @@
-"""Scenario configs: presets, TOML loading, one-line errors naming the key (issue items 1 and 9)."""
+"""Scenario configs: presets, TOML loading, one-line errors naming the key."""
 
 import dataclasses
 import subprocess

@@ -192,14 +192,11 @@ def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
     contexts: dict[str, ConversationContext] = {}
     with PairedWriter(out, packing=job.packing) as writer:
         done = set(writer.ids)
-        try:
-            from tqdm import tqdm
+        from tqdm import tqdm
 
-            bar = tqdm(
-                pairs, desc=f"pair {job.dataset}", unit="q", disable=not progress, file=sys.stderr
-            )
-        except ImportError:  # tqdm is a core dependency; stay usable without it
-            bar = pairs
+        bar = tqdm(
+            pairs, desc=f"pair {job.dataset}", unit="q", disable=not progress, file=sys.stderr
+        )
         for conv, query in bar:
             if conv.conversation_id not in contexts:
                 contexts = {
