@@ -45,11 +45,12 @@ KEYS = {
 def load_config(path) -> dict:
     """Read and check an experiment's TOML config (unknown key or wrong type: ``InputError``)."""
     path = Path(path)
+    from retcon.errors import read_text
+
     try:
-        with open(path, "rb") as f:
-            config = tomllib.load(f)
-    except FileNotFoundError:
-        raise InputError(f"--config: no such file {str(path)!r}.") from None
+        config = tomllib.loads(read_text(path, "config file"))
+    except InputError as e:
+        raise InputError(f"--config: {e}") from None
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{path}: not valid TOML ({e}).") from None
     return check_config(config, str(path))
@@ -84,17 +85,25 @@ def parser(name: str, doc: str | None) -> argparse.ArgumentParser:
     p.add_argument(
         "--out", metavar="DIR", required=True, help="directory for the figure and its JSON sidecar"
     )
-    p.add_argument("--seed", type=int, default=None, help="override the config's seed")
+    from retcon.cli import seed_type
+
+    p.add_argument(
+        "--seed", type=seed_type, default=None, help="override the config's seed, in [0, 2**32)"
+    )
     return p
 
 
 def resolve(args) -> tuple[dict, int]:
     """The config and seed of this run, from ``--config`` or ``--from-sidecar``."""
     if args.from_sidecar:
+        from retcon.errors import read_text
+
         try:
-            side = json.loads(Path(args.from_sidecar).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise InputError(f"--from-sidecar: no such file {args.from_sidecar!r}.") from None
+            side = json.loads(read_text(args.from_sidecar, "sidecar file"))
+        except InputError as e:
+            raise InputError(f"--from-sidecar: {e}") from None
+        except RecursionError:
+            raise InputError(f"--from-sidecar: {args.from_sidecar} is nested too deeply.") from None
         except json.JSONDecodeError as e:
             raise InputError(
                 f"--from-sidecar: {args.from_sidecar} is not valid JSON ({e.msg})."
@@ -117,22 +126,33 @@ def resolve(args) -> tuple[dict, int]:
 def run_experiment(name: str, doc: str | None, argv=None) -> int:
     """Parse, compute with ``paper_checks.EXPERIMENTS[name]``, write figure + sidecar."""
     from paper_checks import EXPERIMENTS, DataMissing, DependencyMissing
-    from retcon.output import save_figure_atomic, sidecar, write_json_atomic
+    from retcon.output import (
+        OutputSet,
+        check_out_dir,
+        save_figure_atomic,
+        sidecar,
+        write_json_atomic,
+    )
 
     args = parser(name, doc).parse_args(argv)
     try:
+        check_out_dir("--out", args.out, inputs=[("--config", args.config)])
         config, seed = resolve(args)
         make_data, make_figure = EXPERIMENTS[name]
         data = make_data(config, seed)
         fig = make_figure(data)
-        out = Path(args.out)
-        png = save_figure_atomic(fig, out / f"{name}.png", dpi=int(config.get("dpi", 120)))
-        side = sidecar(
-            config, seed=seed, command=f"python -m experiments.{name}", figure=png.name, data=data
-        )
-        write_json_atomic(out / f"{name}.json", side)
+        with OutputSet(args.out, last=(f"{name}.json",)) as out:
+            png = save_figure_atomic(fig, out / f"{name}.png", dpi=int(config.get("dpi", 120)))
+            side = sidecar(
+                config,
+                seed=seed,
+                command=f"python -m experiments.{name}",
+                figure=png.name,
+                data=data,
+            )
+            write_json_atomic(out / f"{name}.json", side)
     except (InputError, DataMissing, DependencyMissing) as e:
         sys.stderr.write(f"experiments.{name}: error: {e}\n")
         return 2
-    print(f"wrote {png} and {out / (name + '.json')}")
+    print(f"wrote {name}.png and {name}.json to {args.out}")
     return 0

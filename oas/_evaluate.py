@@ -125,9 +125,11 @@ def evaluate(
     References: MODEL §8.
     """
     if not 0 < alpha < 1:
-        raise InputError(f"--alpha must be in (0, 1); got {alpha}.")
+        raise InputError(f"evaluate: alpha must be in (0, 1); got {alpha}.")
     if len(fractions) != 3:
-        raise InputError(f"fractions must give (train, calibration, test); got {fractions}.")
+        raise InputError(
+            f"evaluate: fractions must give (train, calibration, test); got {fractions}."
+        )
     if router is not None and router.vocabulary != data.vocabulary:
         raise InputError(
             f"the router was fitted on vocabulary {router.vocabulary!r}; the data uses "

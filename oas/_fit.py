@@ -43,14 +43,28 @@ def group_split(key: jax.Array, groups, fractions) -> np.ndarray:
         raise InputError(
             f"group_split: {k} parts need at least {k} groups (group_id values); got {n_groups}."
         )
-    cuts = np.round(np.cumsum(frac / frac.sum())[:-1] * n_groups).astype(int)
-    cuts = np.clip(cuts, np.arange(1, k), n_groups - np.arange(k - 1, 0, -1))  # >= 1 group per part
-    cuts = np.maximum.accumulate(cuts)
+    cuts = _cuts(n_groups, frac)
     order = np.asarray(jax.random.permutation(key, n_groups))
     part_of_rank = np.searchsorted(cuts, np.arange(n_groups), side="right")
     part_of_group = np.empty(n_groups, np.int64)
     part_of_group[order] = part_of_rank
     return part_of_group[ids.reshape(-1)]
+
+
+def _cuts(n_groups: int, frac: np.ndarray) -> np.ndarray:
+    k = len(frac)
+    cuts = np.round(np.cumsum(frac / frac.sum())[:-1] * n_groups).astype(int)
+    cuts = np.clip(cuts, np.arange(1, k), n_groups - np.arange(k - 1, 0, -1))  # >= 1 group per part
+    return np.maximum.accumulate(cuts)
+
+
+def split_sizes(n_groups: int, fractions) -> list[int]:
+    """Groups per part that ``group_split`` makes of ``n_groups`` groups (the key only picks which)."""
+    frac = np.asarray(fractions, dtype=np.float64)
+    if n_groups < len(frac):
+        return [0] * len(frac)
+    edges = [0, *_cuts(n_groups, frac).tolist(), n_groups]
+    return [edges[i + 1] - edges[i] for i in range(len(frac))]
 
 
 def router_from_parts(
@@ -108,9 +122,11 @@ def fit_router(
     References: MODEL §8.
     """
     if not 0 < calibration_fraction < 1:
-        raise InputError(f"calibration_fraction must be in (0, 1); got {calibration_fraction}.")
+        raise InputError(
+            f"fit_router: calibration_fraction must be in (0, 1); got {calibration_fraction}."
+        )
     if not 0 < alpha < 1:
-        raise InputError(f"--alpha must be in (0, 1); got {alpha}.")
+        raise InputError(f"fit_router: alpha must be in (0, 1); got {alpha}.")
     k_split, k_folds = jax.random.split(key)
     part = group_split(k_split, data.group_id, (1 - calibration_fraction, calibration_fraction))
     train, calib = data.take(part == 0), data.take(part == 1)

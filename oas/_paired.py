@@ -36,7 +36,7 @@ from oas._checks import (
     vocabulary_name,
 )
 from oas._features import PACKINGS, compute_features_batch
-from retcon.errors import InputError
+from retcon.errors import InputError, decode_utf8
 from retcon.output import atomic_write
 from retcon.vocab import ACTIONS, VOCABULARIES
 
@@ -121,8 +121,9 @@ def iter_raw_rows(path, *, outcomes: bool = True) -> Iterator[tuple[int, dict, b
         raise InputError(f"{path}: no such paired-data file.")
     fmt = format_of(path)
     if fmt == "jsonl":
-        with open(path, encoding="utf-8") as f:
-            for line, text in enumerate(f, 1):
+        with open(path, "rb") as f:
+            for line, raw in enumerate(f, 1):
+                text = decode_utf8(raw, str(path), line).removesuffix("\n")
                 if not text.strip():
                     continue
                 try:
@@ -131,8 +132,13 @@ def iter_raw_rows(path, *, outcomes: bool = True) -> Iterator[tuple[int, dict, b
                     raise InputError(
                         f"{path}:{line}: not valid JSON ({e.msg} at column {e.colno})."
                     ) from None
+                except RecursionError:
+                    raise InputError(
+                        f"{path}:{line}: JSON nested too deeply; a row is one flat object."
+                    ) from None
                 yield line, row, False
     elif fmt == "csv":
+        decode_utf8(path.read_bytes(), str(path))  # name the line of a non-UTF-8 byte
         with open(path, encoding="utf-8", newline="") as f:
             reader = csv.DictReader(f)
             if reader.fieldnames is None:
@@ -429,16 +435,19 @@ def existing_ids(path) -> set[str]:
 
 def _partial_rows(partial: Path) -> Iterator[tuple[int, dict, bool]]:
     """Rows of a partial JSONL/CSV file, without a trailing line cut off by a crash."""
-    text = partial.read_text(encoding="utf-8")
+    text = decode_utf8(partial.read_bytes(), str(partial))
     complete = text[: text.rfind("\n") + 1] if not text.endswith("\n") else text
     fmt = format_of(partial)
     if fmt == "jsonl":
         for line, t in enumerate(complete.splitlines(), 1):
             if t.strip():
                 try:
-                    yield line, json.loads(t), False
+                    row = json.loads(t)
                 except json.JSONDecodeError as e:
                     raise InputError(f"{partial}:{line}: not valid JSON ({e.msg}).") from None
+                except RecursionError:
+                    raise InputError(f"{partial}:{line}: JSON nested too deeply.") from None
+                yield line, row, False
     else:
         reader = csv.DictReader(io.StringIO(complete))
         if reader.fieldnames is not None:

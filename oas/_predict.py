@@ -49,5 +49,5 @@ def write_predictions(path, rows: list[dict]) -> Path:
         w.writerows(rows)
         text = buf.getvalue()
     else:
-        raise InputError(f"--out must end in .jsonl or .csv; got {str(path)!r}.")
+        raise InputError(f"write_predictions: path must end in .jsonl or .csv; got {str(path)!r}.")
     return atomic_write(path, lambda f: f.write(text))

@@ -157,16 +157,25 @@ def save_router(path, router: Router) -> Path:
     return write_json_atomic(path, router.to_json())
 
 
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def router_from_json(obj: dict, source: str = "router") -> Router:
-    """Build a ``Router`` from its JSON object; raise ``InputError`` naming the bad field."""
-    if not isinstance(obj, dict) or obj.get("format") != FORMAT:
+    """Build a ``Router`` from its JSON object, every field checked; ``InputError`` names the field.
+
+    A router file is untrusted input: types, shapes, finite values, ranges and vocabulary are all
+    checked here, so a loaded router always predicts as ``retcon fit`` meant it to.
+    """
+    if not isinstance(obj, dict):
+        raise InputError(f"{source}: expected a JSON object; got {type(obj).__name__}.")
+    if obj.get("format") != FORMAT:
+        raise InputError(f"{source}: field 'format' must be {FORMAT!r}; got {obj.get('format')!r}.")
+    version = obj.get("format_version")
+    if version != FORMAT_VERSION or isinstance(version, bool):
         raise InputError(
-            f"{source}: field 'format' must be {FORMAT!r}; got "
-            f"{obj.get('format') if isinstance(obj, dict) else type(obj).__name__!r}."
-        )
-    if obj.get("format_version") != FORMAT_VERSION:
-        raise InputError(
-            f"{source}: field 'format_version' must be {FORMAT_VERSION}; got {obj.get('format_version')!r}."
+            f"{source}: field 'format_version' must be {FORMAT_VERSION} (this retcon reads "
+            f"version {FORMAT_VERSION}); got {version!r}."
         )
     if obj.get("feature_names") != list(FEATURE_NAMES):
         raise InputError(
@@ -185,50 +194,130 @@ def router_from_json(obj: dict, source: str = "router") -> Router:
             cur = cur[k]
         return cur
 
-    def arr(*keys):
-        try:
-            return np.asarray(get(*keys), dtype=np.float64)
-        except (TypeError, ValueError):
-            raise InputError(f"{source}: field {'.'.join(keys)!r} must be numbers.") from None
+    def arr(shape, *keys, positive: bool = False):
+        name = ".".join(keys)
+        value = get(*keys)
+        a = None
+        if isinstance(value, list):
+            try:
+                a = np.array(value, dtype=object)
+            except ValueError:  # ragged
+                a = None
+        if a is None or a.shape != shape or not all(_is_number(v) for v in a.ravel()):
+            got = np.shape(value) if isinstance(value, list) else type(value).__name__
+            raise InputError(
+                f"{source}: field {name!r} must be a list of numbers of shape {shape}; got "
+                f"{got if a is None or a.shape != shape else 'a non-number in it'}."
+            )
+        a = a.astype(np.float64)
+        if not np.all(np.isfinite(a)):
+            raise InputError(f"{source}: field {name!r} must hold finite numbers; got {value!r}.")
+        if positive and np.any(a <= 0):
+            raise InputError(f"{source}: field {name!r} must hold numbers > 0; got {value!r}.")
+        return a
 
     def th(name):
-        budgets = arr("thresholds", name, "budgets")
-        tau_raw = get("thresholds", name, "tau")
-        if not isinstance(tau_raw, list) or len(tau_raw) != len(budgets):
+        where = f"thresholds.{name}"
+        raw_b = get("thresholds", name, "budgets")
+        if not isinstance(raw_b, list):
             raise InputError(
-                f"{source}: field 'thresholds.{name}.tau' must be a list as long as its budgets."
+                f"{source}: field '{where}.budgets' must be a list of budgets (tokens)."
             )
+        m = len(raw_b)
+        budgets = arr((m,), "thresholds", name, "budgets", positive=True)
+        if len(np.unique(budgets)) != m:
+            raise InputError(f"{source}: field '{where}.budgets' must not repeat a budget.")
+        tau_raw = get("thresholds", name, "tau")
+        if not isinstance(tau_raw, list) or len(tau_raw) != m:
+            raise InputError(
+                f"{source}: field '{where}.tau' must be a list as long as its budgets ({m}); got "
+                f"{len(tau_raw) if isinstance(tau_raw, list) else type(tau_raw).__name__}."
+            )
+        for t in tau_raw:
+            if t is not None and not (_is_number(t) and math.isfinite(t) and t >= 0):
+                raise InputError(
+                    f"{source}: field '{where}.tau' must hold numbers >= 0 or null (retain); got {t!r}."
+                )
         tau = np.array([np.inf if t is None else float(t) for t in tau_raw])
-        n = np.asarray(obj["thresholds"][name].get("n", [0] * len(budgets)), dtype=np.int64)
+        n_raw = obj["thresholds"][name].get("n", [0] * m)
+        if (
+            not isinstance(n_raw, list)
+            or len(n_raw) != m
+            or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in n_raw)
+        ):
+            raise InputError(
+                f"{source}: field '{where}.n' must be a list of {m} integers >= 0; got {n_raw!r}."
+            )
+        n = np.asarray(n_raw, dtype=np.int64).reshape(m)
         order = np.argsort(budgets)
         return Thresholds(budgets[order], tau[order], n[order])
 
+    p, k = len(FEATURE_NAMES), len(ACTIONS)
+    alpha = get("alpha")
+    if not (_is_number(alpha) and 0 < alpha < 1):
+        raise InputError(f"{source}: field 'alpha' must be a number in (0, 1); got {alpha!r}.")
+    vocabulary = get("vocabulary")
+    if not isinstance(vocabulary, str) or vocabulary not in VOCABULARIES:
+        raise InputError(
+            f"{source}: field 'vocabulary' must be one of {list(VOCABULARIES)}; got {vocabulary!r}."
+        )
+    if "query_types" in obj and obj["query_types"] != list(VOCABULARIES[vocabulary]):
+        raise InputError(
+            f"{source}: field 'query_types' must be {list(VOCABULARIES[vocabulary])} for "
+            f"vocabulary {vocabulary!r}; got {obj['query_types']!r}."
+        )
+    packing = get("packing")
+    if not isinstance(packing, str) or packing not in PACKINGS:
+        raise InputError(
+            f"{source}: field 'packing' must be one of {list(PACKINGS)}; got {packing!r}."
+        )
+    provenance = obj.get("provenance", {})
+    if not isinstance(provenance, dict):
+        raise InputError(
+            f"{source}: field 'provenance' must be an object; got {type(provenance).__name__}."
+        )
+    thresholds = get("thresholds")
+    if not isinstance(thresholds, dict):
+        raise InputError(f"{source}: field 'thresholds' must be an object with calibrated and crc.")
+    for name in ("calibrated", "crc"):
+        if not isinstance(thresholds.get(name), dict):
+            raise InputError(f"{source}: field 'thresholds.{name}' must be an object.")
     return Router(
-        mean=arr("standardization", "mean"),
-        scale=arr("standardization", "scale"),
-        coef=arr("coefficients"),
-        intercept=arr("intercepts"),
-        penalty=arr("penalties"),
+        mean=arr((p,), "standardization", "mean"),
+        scale=arr((p,), "standardization", "scale", positive=True),
+        coef=arr((k, p), "coefficients"),
+        intercept=arr((k,), "intercepts"),
+        penalty=arr((k,), "penalties", positive=True),
         calibrated=th("calibrated"),
         crc=th("crc"),
-        alpha=float(get("alpha")),
-        vocabulary=get("vocabulary"),
-        packing=get("packing"),
-        provenance=obj.get("provenance", {}),
+        alpha=float(alpha),
+        vocabulary=vocabulary,
+        packing=packing,
+        provenance=provenance,
     )
 
 
-def load_router(path) -> Router:
-    """Read a router JSON written by ``save_router`` / ``retcon fit``.
+def load_router(path, *, option: str | None = None) -> Router:
+    """Read a router JSON written by ``save_router`` / ``retcon fit``; every field is checked.
+
+    Args:
+      path: the file.
+      option: the CLI option that named it (``--router``), for messages; None from Python.
 
     Raises:
-      InputError: a missing file, bad JSON, or a field of the wrong name, shape or value.
+      InputError: a missing file, bad JSON or text, or a field of the wrong type, shape or value.
     """
+    from retcon.errors import read_text
+
     path = Path(path)
+    label = f"{option} {path}" if option else str(path)
     if not path.is_file():
-        raise InputError(f"{path}: no such router file.")
+        raise InputError(f"{label}: no such router file.")
+    text = read_text(path, "router file")
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
+        obj = json.loads(text)
     except json.JSONDecodeError as e:
-        raise InputError(f"{path}: not valid JSON ({e.msg} at line {e.lineno}).") from None
-    return router_from_json(obj, str(path))
+        raise InputError(f"{label}: not valid JSON ({e.msg} at line {e.lineno}).") from None
+    except RecursionError:
+        raise InputError(f"{label}: JSON nested too deeply; not a router file.") from None
+    return router_from_json(obj, label)

@@ -9,7 +9,7 @@ References: MODEL §8; docs/oas.md; docs/paired-data.md.
 
 from __future__ import annotations
 
-import json
+import argparse
 import sys
 
 from retcon.cli import add_common
@@ -33,10 +33,17 @@ def register(subparsers) -> None:
         "Bernoulli outcomes of all four actions on the same draw.",
     )
     p.add_argument(
-        "--scenario", required=True, help="a sim preset name (sim.PRESETS) or a scenario .toml file"
+        "--scenario",
+        default=None,
+        metavar="NAME",
+        help="a sim preset name (sim.PRESETS) or a scenario .toml file (default locomo-like, "
+        "the same as `retcon simulate`)",
     )
     p.add_argument("--instances", type=int, required=True, help="number of instances")
-    p.add_argument("--out", required=True, metavar="FILE", help="output .jsonl, .csv or .parquet")
+    p.add_argument(
+        "--output", required=True, metavar="FILE", help="paired-data file: .jsonl, .csv or .parquet"
+    )
+    _moved_out(p, "--output FILE")
     p.add_argument(
         "--budgets",
         default=None,
@@ -71,7 +78,8 @@ def register(subparsers) -> None:
     p.add_argument(
         "--data", required=True, metavar="FILE", help="paired data (.jsonl/.csv/.parquet)"
     )
-    p.add_argument("--out", required=True, metavar="FILE", help="router JSON to write")
+    p.add_argument("--router-out", required=True, metavar="FILE", help="router JSON to write")
+    _moved_out(p, "--router-out FILE")
     p.add_argument("--alpha", type=float, default=0.1, help="harm bound for tau_B (default 0.1)")
     p.add_argument(
         "--folds", type=int, default=5, help="grouped K-fold for the ridge penalty (default 5)"
@@ -95,7 +103,8 @@ def register(subparsers) -> None:
         "evaluate",
         help="evaluate OAS vs fixed policies, oracle and MLP with grouped CIs",
         description="Score always-ret/merge/abstract/rewrite, best-fixed, oracle, oas, "
-        "oas-calibrated, oas-crc and mlp on held-out groups (docs/oas.md).",
+        "oas-calibrated, oas-crc and mlp on held-out groups (docs/oas.md). Prints a short summary; "
+        "-v prints the full tables, --out DIR writes them with the figure and the JSON.",
     )
     p.add_argument(
         "--data", required=True, metavar="FILE", help="paired data (.jsonl/.csv/.parquet)"
@@ -141,14 +150,32 @@ def register(subparsers) -> None:
         help="instances (.jsonl/.csv/.parquet); y_* optional",
     )
     p.add_argument(
-        "--out", required=True, metavar="FILE", help="predictions to write (.jsonl or .csv)"
+        "--decisions",
+        required=True,
+        metavar="FILE",
+        help="per-row utilities and actions to write (.jsonl or .csv)",
     )
+    _moved_out(p, "--decisions FILE")
     add_common(p, out=False, seed=False)
     p.set_defaults(func=_run_predict)
 
 
+def _moved_out(p, new: str) -> None:
+    """A hidden ``--out`` that says which option replaced it (``--out`` is always a folder)."""
+
+    class Moved(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            parser.error(f"this command writes one file: use {new} (--out always names a folder)")
+
+    p.add_argument("--out", action=Moved, help=argparse.SUPPRESS)
+
+
+def _refuse_moved_out(args) -> None:
+    """Kept for callers; ``--out`` is refused while parsing."""
+
+
 def _help(parser) -> int:
-    parser.print_help(sys.stderr)
+    parser.print_help(sys.stdout)
     return 2
 
 
@@ -166,29 +193,86 @@ def _floats(option: str, text: str) -> list[float]:
 
 def _emit(args, obj: dict, text: str) -> None:
     if args.json:
-        from retcon.output import to_jsonable
+        from retcon.cli import print_json
 
-        print(json.dumps(to_jsonable(obj)))
+        print_json(obj)
     else:
         print(text, end="" if text.endswith("\n") else "\n")
+
+
+# Rough peak bytes per simulated paired instance (instances, outcomes, rows, the written file).
+_BYTES_PER_INSTANCE = 4096
+
+
+def _check_split_option(text: str) -> list[float]:
+    from retcon.errors import InputError
+
+    fractions = _floats("--split", text)
+    if len(fractions) != 3 or not all(0 < f < float("inf") for f in fractions):
+        raise InputError(
+            f"--split must give three positive finite shares train,calibration,test; got {text!r}."
+        )
+    return fractions
+
+
+def _check_alpha(alpha: float) -> None:
+    from retcon.errors import check_range
+
+    check_range("--alpha", alpha, 0.0, 1.0)
+
+
+def _check_folds(folds: int, data, fractions, part: int, split_option: str, path: str) -> None:
+    """``--folds`` against the groups the split leaves for training, in CLI words."""
+    from oas._fit import split_sizes
+    from retcon.errors import InputError
+
+    if folds < 2:
+        raise InputError(f"--folds must be an integer >= 2; got {folds}.")
+    n_groups = len(set(map(str, data.group_id)))
+    if n_groups < len(fractions):
+        raise InputError(
+            f"--data {path}: {n_groups} groups (distinct group_id); {split_option} needs "
+            f"at least {len(fractions)}."
+        )
+    train = split_sizes(n_groups, fractions)[part]
+    if train >= folds:
+        return
+    need = n_groups
+    while split_sizes(need, fractions)[part] < folds and need < 10**7:
+        need += 1
+    fix = (
+        f"--folds {train} or less, or data with at least {need} groups"
+        if train >= 2
+        else f"data with at least {need} groups"
+    )
+    raise InputError(
+        f"--folds {folds} needs at least {folds} training groups; --data has {n_groups} groups "
+        f"(distinct group_id) and {split_option} leaves {train} for training. Use {fix}."
+    )
 
 
 def _run_pair_simulate(args) -> int:
     import jax
     import numpy as np
 
-    from oas._paired import format_of, write_paired
-    from oas._simulate import simulate_paired
-    from retcon.errors import InputError
+    from retcon.errors import InputError, check_memory, memory_limit
+    from retcon.output import check_out_file
 
+    _refuse_moved_out(args)
     if args.instances < 1:
         raise InputError(f"--instances must be an integer >= 1; got {args.instances}.")
-    format_of(args.out)
+    check_memory(
+        f"--instances {args.instances}",
+        args.instances * _BYTES_PER_INSTANCE,
+        fix=f"use at most {memory_limit() // _BYTES_PER_INSTANCE} instances per file",
+    )
     budgets = None
     if args.budgets is not None:
         budgets = np.asarray(_floats("--budgets", args.budgets))
-        if np.any(budgets <= 0):
-            raise InputError(f"--budgets must be > 0 tokens; got {args.budgets!r}.")
+        if not np.all((budgets > 0) & np.isfinite(budgets)):
+            raise InputError(
+                f"--budgets must be finite numbers > 0 (tokens); got {args.budgets!r}."
+            )
     try:
         import sim
 
@@ -198,21 +282,31 @@ def _run_pair_simulate(args) -> int:
             "retcon pair simulate needs the sim package (sim.load_scenario, "
             "sim.simulate_instances), which is not available."
         ) from None
+    scenario = args.scenario if args.scenario is not None else sim.DEFAULT_PRESET
+    from oas._paired import format_of, write_paired
+    from oas._simulate import simulate_paired
+
+    check_out_file("--output", args.output, inputs=[("--scenario", scenario)])
+    try:
+        format_of(args.output)
+    except InputError as e:
+        raise InputError(f"--output: {e}") from None
+    sim.load_scenario(scenario)  # a bad --scenario fails here, before the work
     data = simulate_paired(
         jax.random.key(args.seed),
-        args.scenario,
+        scenario,
         args.instances,
         budgets,
         packing=args.packing,
         coupling=args.coupling,
     )
-    write_paired(args.out, data)
+    write_paired(args.output, data)
     summary = {
-        "out": args.out,
+        "output": args.output,
         "n": data.n,
         "groups": len(np.unique(data.group_id)),
         "budgets": sorted(float(b) for b in np.unique(data.budget)),
-        "scenario": args.scenario,
+        "scenario": scenario,
         "seed": args.seed,
         "mean_outcome": dict(
             zip(
@@ -222,7 +316,10 @@ def _run_pair_simulate(args) -> int:
         ),
     }
     _emit(
-        args, summary, f"wrote {data.n} paired instances ({summary['groups']} groups) to {args.out}"
+        args,
+        summary,
+        f"wrote {data.n} paired instances ({summary['groups']} groups, scenario {scenario}) "
+        f"to {args.output}",
     )
     return 0
 
@@ -233,9 +330,27 @@ def _run_fit(args) -> int:
     from oas._fit import fit_router
     from oas._paired import read_paired
     from oas._router import save_router
-    from retcon.output import sidecar
+    from retcon.errors import check_range
+    from retcon.output import check_out_file, sidecar
 
+    _refuse_moved_out(args)
+    _check_alpha(args.alpha)
+    check_range("--calibration-fraction", args.calibration_fraction, 0.0, 1.0)
+    if args.folds < 2:
+        from retcon.errors import InputError
+
+        raise InputError(f"--folds must be an integer >= 2; got {args.folds}.")
+    check_out_file("--router-out", args.router_out, inputs=[("--data", args.data)])
     data = read_paired(args.data, packing=args.packing)
+    fractions = (1 - args.calibration_fraction, args.calibration_fraction)
+    _check_folds(
+        args.folds,
+        data,
+        fractions,
+        0,
+        f"--calibration-fraction {args.calibration_fraction:g}",
+        args.data,
+    )
     prov = sidecar(
         {
             "data": args.data,
@@ -256,16 +371,40 @@ def _run_fit(args) -> int:
         packing=args.packing,
         provenance=prov,
     )
-    save_router(args.out, router)
+    save_router(args.router_out, router)
     summary = {
-        "out": args.out,
+        "router_out": args.router_out,
         "n": data.n,
         "penalties": router.penalty.tolist(),
         "tau_calibrated": router.to_json()["thresholds"]["calibrated"],
         "tau_crc": router.to_json()["thresholds"]["crc"],
     }
-    _emit(args, summary, f"wrote router ({data.n} instances) to {args.out}")
+    _emit(args, summary, f"wrote router ({data.n} instances) to {args.router_out}")
     return 0
+
+
+def evaluation_summary(ev) -> str:
+    """The default output of ``retcon evaluate``: overall metrics and the differences to best-fixed."""
+    from oas._evaluate import DIFFERENCES, evaluation_table
+
+    table = evaluation_table(ev)
+    head = table.split("\n\nAccuracy per budget")[0]
+    lines = [head, "", "Accuracy minus best-fixed (all budgets, 95% CI):"]
+    for d, name in enumerate(DIFFERENCES):
+        lines.append(
+            f"  {name}: {ev.diff_point[d, -1]:+.3f} "
+            f"[{ev.diff_lower[d, -1]:+.3f}, {ev.diff_upper[d, -1]:+.3f}]"
+        )
+    lines.append("")
+    return "\n".join(lines)
+
+
+EVALUATE_FILES = (
+    "evaluation.md",
+    "accuracy_by_budget.png",
+    "accuracy_by_budget.pdf",
+    "evaluation.json",
+)
 
 
 def _run_evaluate(args) -> int:
@@ -274,18 +413,38 @@ def _run_evaluate(args) -> int:
     from oas._evaluate import accuracy_figure, evaluate, evaluation_json, evaluation_table
     from oas._paired import read_paired
     from oas._router import load_router
-    from retcon.errors import InputError
-    from retcon.output import save_figure_atomic, sidecar, write_json_atomic, write_text_atomic
+    from retcon.cli import verbosity
+    from retcon.errors import InputError, check_memory, memory_limit
+    from retcon.output import (
+        OutputSet,
+        check_out_dir,
+        save_figure_atomic,
+        sidecar,
+        write_json_atomic,
+        write_text_atomic,
+    )
 
-    fractions = _floats("--split", args.split)
-    if len(fractions) != 3 or min(fractions) <= 0:
-        raise InputError(
-            f"--split must give three positive shares train,calibration,test; got {args.split!r}."
-        )
+    fractions = _check_split_option(args.split)
+    _check_alpha(args.alpha)
+    if args.folds < 2:
+        raise InputError(f"--folds must be an integer >= 2; got {args.folds}.")
     if args.resamples < 10:
         raise InputError(f"--resamples must be an integer >= 10; got {args.resamples}.")
-    router = load_router(args.router) if args.router else None
+    if args.out is not None:
+        check_out_dir("--out", args.out, inputs=[("--data", args.data), ("--router", args.router)])
+    router = load_router(args.router, option="--router") if args.router else None
     data = read_paired(args.data, packing=args.packing)
+    n_groups = len(set(map(str, data.group_id)))
+    per_resample = 12 * n_groups + 16 * 1024  # (R, G) draws and weights, (R, statistics)
+    check_memory(
+        f"--resamples {args.resamples}",
+        args.resamples * per_resample,
+        fix=f"use at most {memory_limit() // per_resample} resamples",
+    )
+    if router is None:
+        _check_folds(args.folds, data, fractions, 0, f"--split {args.split}", args.data)
+    elif n_groups < 3:
+        _check_folds(2, data, fractions, 0, f"--split {args.split}", args.data)
     ev = evaluate(
         jax.random.key(args.seed),
         data,
@@ -298,27 +457,41 @@ def _run_evaluate(args) -> int:
     obj = evaluation_json(ev)
     table = evaluation_table(ev)
     if args.out:
-        from pathlib import Path
-
-        out = Path(args.out)
-        write_text_atomic(out / "evaluation.md", table)
-        fig = accuracy_figure(ev)
-        save_figure_atomic(fig, out / "accuracy_by_budget.png", dpi=150)
-        save_figure_atomic(fig, out / "accuracy_by_budget.pdf")
-        config = {
-            "data": args.data,
-            "router": args.router,
-            "alpha": args.alpha,
-            "folds": args.folds,
-            "split": fractions,
-            "resamples": args.resamples,
-            "packing": args.packing,
-        }
-        write_json_atomic(
-            out / "evaluation.json",
-            {**obj, "sidecar": sidecar(config, seed=args.seed, command="retcon evaluate")},
-        )
-    _emit(args, obj, table)
+        with OutputSet(args.out, last=("evaluation.json",)) as out:
+            write_text_atomic(out / "evaluation.md", table)
+            fig = accuracy_figure(ev)
+            save_figure_atomic(fig, out / "accuracy_by_budget.png", dpi=150)
+            save_figure_atomic(fig, out / "accuracy_by_budget.pdf")
+            config = {
+                "data": args.data,
+                "router": args.router,
+                "alpha": args.alpha,
+                "folds": args.folds,
+                "split": fractions,
+                "resamples": args.resamples,
+                "packing": args.packing,
+            }
+            write_json_atomic(
+                out / "evaluation.json",
+                {
+                    **obj,
+                    "sidecar": sidecar(
+                        config,
+                        seed=args.seed,
+                        command="retcon evaluate",
+                        outputs=list(EVALUATE_FILES[:-1]),
+                    ),
+                },
+            )
+    if args.json:
+        _emit(args, obj, "")
+        return 0
+    text = table if verbosity(args) > 0 else evaluation_summary(ev)
+    print(text, end="" if text.endswith("\n") else "\n")
+    if args.out:
+        print(f"wrote {', '.join(EVALUATE_FILES)} to {args.out} (evaluation.md: the full tables)")
+    elif verbosity(args) <= 0:
+        print("Full tables (per budget, harm, paired differences): -v, or --out DIR to write them.")
     return 0
 
 
@@ -328,20 +501,28 @@ def _run_predict(args) -> int:
     from oas._paired import read_paired
     from oas._predict import predict_rows, write_predictions
     from oas._router import load_router
+    from retcon.output import check_out_file
 
-    router = load_router(args.router)
+    _refuse_moved_out(args)
+    check_out_file(
+        "--decisions",
+        args.decisions,
+        inputs=[("--data", args.data), ("--router", args.router)],
+        suffixes=(".jsonl", ".ndjson", ".csv"),
+    )
+    router = load_router(args.router, option="--router")
     data = read_paired(
         args.data, packing=router.packing, vocabulary=router.vocabulary, outcomes=False
     )
     rows = predict_rows(router, data)
-    write_predictions(args.out, rows)
+    write_predictions(args.decisions, rows)
     rate = {
         v: float(np.mean([r[f"action_{v}"] != "ret" for r in rows]))
         for v in ("argmax", "calibrated", "crc")
     }
     _emit(
         args,
-        {"out": args.out, "n": data.n, "consolidation_rate": rate},
-        f"wrote {data.n} predictions to {args.out}",
+        {"decisions": args.decisions, "n": data.n, "consolidation_rate": rate},
+        f"wrote {data.n} decisions to {args.decisions}",
     )
     return 0

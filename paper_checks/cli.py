@@ -40,16 +40,30 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-    import sys
+    import logging
 
     from paper_checks._config import CheckConfig
     from paper_checks._report import format_measured, plain
     from paper_checks._run import run_checks, write_run
     from retcon.errors import InputError
+    from retcon.output import OutputSet, check_out_dir
 
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be a positive integer; got {args.limit}.")
+    claims = None
+    if args.claims is not None:
+        claims = [c.strip() for c in args.claims.split(",") if c.strip()]
+        if not claims:
+            raise InputError(f"--claims must list claim ids such as 1,4,7; got {args.claims!r}.")
+        from paper_checks._claims import CHECKS
+
+        unknown = [c for c in claims if c not in CHECKS]
+        if unknown:
+            raise InputError(
+                f"--claims: unknown claim {unknown[0]!r}; expected ids among {list(CHECKS)}."
+            )
+    if args.out is not None:
+        check_out_dir("--out", args.out, inputs=[("--data", args.data)])
     overrides = {"data": args.data}
     if args.limit is not None:
         overrides["locomo_limit"] = args.limit
@@ -61,25 +75,35 @@ def run(args: argparse.Namespace) -> int:
     if config.data is not None:  # fail early on a wrong --data, before any simulation
         from paper_checks._sources import locomo_path
 
-        locomo_path(config.data)
-    claims = (
-        None if args.claims is None else [c.strip() for c in args.claims.split(",") if c.strip()]
-    )
+        path = locomo_path(config.data)
+        try:
+            from oas.real import load_locomo
+        except ImportError:
+            pass
+        else:
+            try:
+                load_locomo(path)
+            except InputError as e:
+                raise InputError(f"--data: {e}") from None
+    log = logging.getLogger("paper_checks")
     results, ws = run_checks(
         config,
         seed=args.seed,
         claims=claims,
-        progress=lambda msg: print(f"paper-checks: {msg}", file=sys.stderr, flush=True),
+        progress=lambda msg: log.info(f"paper-checks: {msg}"),
     )
     report = None
     if args.out:
-        report = write_run(args.out, results, ws, figures=not args.no_figures)
+        with OutputSet(args.out, last=("report.json", "REPORT.md")) as out:
+            report = write_run(out.stage, results, ws, figures=not args.no_figures)
     if args.json:
+        from retcon.cli import print_json
+
         obj = report or {
             "claims": [plain(r._asdict()) for r in results],
             "verdicts": {r.claim_id: r.verdict for r in results},
         }
-        print(json.dumps(obj))
+        print_json(obj)
     else:
         width = max(len(r.verdict) for r in results)
         for r in results:
@@ -87,5 +111,7 @@ def run(args: argparse.Namespace) -> int:
                 f"claim {r.claim_id}: {r.verdict:<{width}}  {format_measured(r):<28} {r.details.get('headline', '')}"
             )
         if args.out:
-            print(f"wrote {args.out}/REPORT.md and report.json")
+            print(
+                f"wrote REPORT.md, report.json and {len(report['figures'])} figures to {args.out}"
+            )
     return 0

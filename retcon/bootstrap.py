@@ -33,6 +33,32 @@ def group_index(groups) -> tuple[np.ndarray, int]:
     return ids, int(ids.max()) + 1 if ids.size else 0
 
 
+def group_resample_weights(key: jax.Array, n_groups: int, n_resamples: int) -> np.ndarray:
+    """Multiplicities of the groups in each bootstrap resample: the one resampling engine.
+
+    Each resample draws ``n_groups`` groups uniformly with replacement; a resampled statistic that
+    is a ratio of group sums is then ``(w @ sums) / (w @ counts)``.
+
+    Args:
+      key: JAX PRNG key; the same key gives the same multiplicities.
+      n_groups: ``G`` >= 1, the number of groups (blocks, conversations).
+      n_resamples: ``R`` >= 1, bootstrap replicates.
+
+    Returns:
+      ``(R, G)`` float64 counts; every row sums to ``G``.
+
+    References: Efron & Tibshirani (1993), ch. 6 and 13.
+    """
+    G, R = int(n_groups), int(n_resamples)
+    if G < 1 or R < 1:
+        raise InputError(
+            f"group_resample_weights: n_groups and n_resamples must be >= 1; got {G} and {R}."
+        )
+    draws = np.asarray(jax.random.randint(key, (R, G), 0, G))
+    flat = (np.arange(R)[:, None] * G + draws).ravel()
+    return np.bincount(flat, minlength=R * G).reshape(R, G).astype(np.float64)
+
+
 def grouped_bootstrap_mean(
     key: jax.Array, values, groups=None, mask=None, *, n_resamples: int = 2000, level: float = 0.95
 ) -> BootstrapCI:
@@ -80,11 +106,10 @@ def grouped_bootstrap_mean(
     np.add.at(sums, ids, np.where(mask > 0, values, 0.0))
     counts = np.zeros((n_groups, values.shape[1]))
     np.add.at(counts, ids, mask)
-    ci = _resample(
-        key,
+    ci = _percentiles(
+        jnp.asarray(group_resample_weights(key, n_groups, int(n_resamples)), jnp.float32),
         jnp.asarray(sums, jnp.float32),
         jnp.asarray(counts, jnp.float32),
-        n_resamples=int(n_resamples),
         level=float(level),
     )
     point = np.where(counts.sum(0) > 0, sums.sum(0) / np.maximum(counts.sum(0), 1e-300), np.nan)
@@ -92,12 +117,8 @@ def grouped_bootstrap_mean(
     return BootstrapCI(*(x[0] for x in out)) if squeeze else out
 
 
-@partial(jax.jit, static_argnames=("n_resamples", "level"))
-def _resample(key, sums, counts, *, n_resamples, level):
-    n_groups = sums.shape[0]
-    draws = jax.random.randint(key, (n_resamples, n_groups), 0, n_groups)
-    # multiplicity of each group in each resample: (R, G)
-    w = jax.vmap(lambda d: jnp.zeros(n_groups, sums.dtype).at[d].add(1.0))(draws)
+@partial(jax.jit, static_argnames=("level",))
+def _percentiles(w, sums, counts, *, level):
     num = w @ sums
     den = w @ counts
     stat = jnp.where(den > 0, num / jnp.where(den > 0, den, 1.0), jnp.nan)

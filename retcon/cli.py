@@ -1,11 +1,16 @@
 """The ``retcon`` command line: one subcommand per job, registered by the package that owns it.
 
 Conventions every subcommand follows:
-  * ``--json`` prints exactly one JSON object on stdout and nothing else there;
-  * ``--out DIR`` writes figures, tables and a JSON sidecar (config, seed, version), atomically;
-  * ``--seed S`` (default 0) is the root JAX key of the run;
-  * bad input exits with status 2 and one line on stderr naming the option, file, row or field,
-    what was expected and what came; never a traceback.
+  * ``--json`` prints exactly one JSON object on stdout and nothing else there; NaN and infinities
+    are ``null`` with the reason in a ``status`` field (``retcon.output.to_jsonable``);
+  * ``--out DIR`` is always a folder for figures, tables and a JSON sidecar (config, seed,
+    version), written as one set (``retcon.output.OutputSet``); a single output file has its own
+    option (``--output FILE``, ``--router-out FILE``, ``--decisions FILE``); every output target is
+    checked before the work starts, and the command says what it wrote where;
+  * ``--seed S`` (default 0, an integer in [0, 2**32)) is the root JAX key of the run;
+  * ``-v`` / ``-q`` make the progress messages on stderr more or less verbose;
+  * help goes to stdout; bad input exits with status 2 and one line on stderr naming the option,
+    file, row or field, what was expected and what came; never a traceback.
 
 Each owning package has a ``_cli.py`` with ``register(subparsers)``; it adds its parsers and sets
 ``func`` to a ``run(args) -> int`` that imports the heavy modules lazily, so ``retcon --help``
@@ -16,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
+import os
 import sys
 
 from retcon.errors import InputError
@@ -47,16 +54,49 @@ def build_parser() -> ArgumentParser:
         description="Retain or consolidate: budget-dependent memory operator selection (theory, simulation, OAS router).",
     )
     parser.add_argument("--version", action="version", version=f"retcon {__version__}")
+    _add_verbosity(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser
 
 
+# Largest seed: JAX keys (without x64) keep 32 bits of the seed, so larger ones would collide.
+SEED_LIMIT = 2**32
+
+
+def seed_type(text: str) -> int:
+    """argparse type of ``--seed``: an integer in [0, 2**32)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be an integer in [0, 2**32); got {text!r}"
+        ) from None
+    if not 0 <= value < SEED_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**32); got {text}")
+    return value
+
+
+def _add_verbosity(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
+    # On subcommands the default is SUPPRESS, so `retcon -v simulate` is not reset by the subparser.
+    default = 0 if top else argparse.SUPPRESS
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=default,
+        help="more detail: progress on stderr, full tables on stdout where a command has them",
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="count", default=default, help="no progress messages on stderr"
+    )
+
+
 def add_common(
     parser: argparse.ArgumentParser, *, out: bool = True, seed: bool = True, json_flag: bool = True
 ) -> None:
-    """Add the shared options ``--json``, ``--out DIR`` and ``--seed S`` to a subcommand."""
+    """Add the shared options ``--json``, ``--out DIR``, ``--seed S`` and ``-v``/``-q``."""
     if json_flag:
         parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     if out:
@@ -64,30 +104,78 @@ def add_common(
             "--out",
             metavar="DIR",
             default=None,
-            help="directory for figures, tables and the JSON sidecar",
+            help="folder for figures, tables and the JSON sidecar (created if absent)",
         )
     if seed:
         parser.add_argument(
-            "--seed", type=int, default=0, help="root JAX key of the run (default 0)"
+            "--seed",
+            type=seed_type,
+            default=0,
+            metavar="S",
+            help="root JAX key of the run, an integer in [0, 2**32) (default 0)",
         )
+    _add_verbosity(parser)
+
+
+def print_json(obj) -> None:
+    """Print ``obj`` as one line of strict JSON on stdout (NaN and infinities as ``null``)."""
+    from retcon.output import dumps
+
+    sys.stdout.write(dumps(obj) + "\n")
+
+
+def verbosity(args) -> int:
+    """``-v`` count minus ``-q`` count (0 by default)."""
+    return int(getattr(args, "verbose", 0) or 0) - int(getattr(args, "quiet", 0) or 0)
+
+
+# The top-level packages whose module loggers (`logging.getLogger(__name__)`) the CLI shows.
+_LOGGERS = ("retcon", "theory", "sim", "oas", "paper_checks", "experiments")
+
+
+def configure_logging(level: int) -> None:
+    """One stderr handler for the package loggers; INFO by default, WARNING with -q, DEBUG with -v."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    for name in _LOGGERS:
+        log = logging.getLogger(name)
+        for h in list(log.handlers):
+            if getattr(h, "_retcon_cli", False):
+                log.removeHandler(h)
+        handler._retcon_cli = True  # type: ignore[attr-defined]
+        log.addHandler(handler)
+        log.setLevel(level)
+        log.propagate = False
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
-        parser.print_help()
+        parser.print_help(sys.stdout)
         return 2
+    v = verbosity(args)
+    configure_logging(logging.DEBUG if v > 0 else logging.WARNING if v < 0 else logging.INFO)
+    name = f"{parser.prog} {args.command}"
     try:
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return status
     except InputError as e:
-        sys.stderr.write(f"{parser.prog} {args.command}: error: {e}\n")
+        sys.stderr.write(f"{name}: error: {e}\n")
         return 2
     except KeyboardInterrupt:
-        sys.stderr.write(
-            f"{parser.prog} {args.command}: interrupted; finished outputs and caches are kept.\n"
-        )
+        sys.stderr.write(f"{name}: interrupted; finished outputs and caches are kept.\n")
         return 130
+    except BrokenPipeError:
+        # The reader of stdout went away (`| head`): not an error of the run. Point stdout at
+        # devnull so the interpreter's final flush does not raise again.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 0
 
 
 if __name__ == "__main__":

@@ -49,3 +49,82 @@ def check_range(
 
 def _fmt(v) -> str:
     return repr(v) if isinstance(v, str) else f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def memory_limit() -> int:
+    """Bytes one run may plan to hold: half the machine's physical memory (``$RETCON_MEMORY_LIMIT``
+    in bytes overrides it)."""
+    import os
+
+    env = os.environ.get("RETCON_MEMORY_LIMIT")
+    if env:
+        try:
+            return int(float(env))
+        except ValueError:
+            raise InputError(
+                f"$RETCON_MEMORY_LIMIT must be a number of bytes; got {env!r}."
+            ) from None
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (ValueError, OSError, AttributeError):
+        return 8 * 2**30
+
+
+def check_memory(what: str, needed_bytes: float, *, fix: str = "") -> None:
+    """Refuse a size that cannot fit, before allocating: name it, the estimate and the limit.
+
+    Args:
+      what: the option and value, as the user wrote them (``--resamples 100000000``).
+      needed_bytes: the estimated peak memory of the request.
+      fix: what to do instead (``use at most 800000 resamples``).
+    """
+    limit = memory_limit()
+    if not needed_bytes <= limit:  # also refuses NaN
+        raise InputError(
+            f"{what} needs about {_bytes(needed_bytes)} of memory; the limit here is "
+            f"{_bytes(limit)} (half the machine's memory, or $RETCON_MEMORY_LIMIT)"
+            + (f"; {fix}." if fix else ".")
+        )
+
+
+def _bytes(n: float) -> str:
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} PiB"
+
+
+def decode_utf8(data: bytes, source: str, first_line: int = 1) -> str:
+    """``data.decode("utf-8")``, or ``InputError`` naming ``source``, the line and the bad byte.
+
+    Args:
+      data: the bytes; source: the file as the user knows it; first_line: the line ``data``
+        starts on.
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + first_line
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise InputError(
+            f"{source}:{line}: not UTF-8 text (byte 0x{data[e.start]:02x} at column {col}); "
+            f"save the file as UTF-8."
+        ) from None
+
+
+def read_text(path, what: str = "file") -> str:
+    """The UTF-8 text of ``path``; ``InputError`` for a missing file, a folder or non-UTF-8 bytes."""
+    from pathlib import Path
+
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{p}: is a folder; expected a {what}.")
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{p}: no such file (expected a {what}).") from None
+    except OSError as e:
+        raise InputError(f"{p}: cannot read the {what} ({e.strerror}).") from None
+    return decode_utf8(data, str(p))

@@ -1,14 +1,35 @@
-"""Atomic output and run sidecars: nothing half-written is ever left under a final name."""
+"""Atomic output, output-target checks and run sidecars: nothing half-written under a final name.
+
+Conventions shared by every command:
+  * ``--out DIR`` is always a directory; a command that writes one file names that option for it
+    (``--output FILE``, ``--router-out FILE``, ``--decisions FILE``).
+  * ``check_out_dir`` / ``check_out_file`` validate an output target before any work: a file where
+    a folder is expected (or the reverse), a path under a file, an unwritable location, or an
+    output that is also an input all raise ``InputError`` naming the option.
+  * ``OutputSet`` stages a run's files in a hidden folder inside ``DIR`` and moves them in only when
+    every file is written, the sidecar last, so a killed run never leaves a mixed set.
+  * JSON is strict: NaN and infinities become ``null`` (the object says why in a ``status`` field),
+    through ``to_jsonable``, which ``write_json_atomic`` and the CLI's ``--json`` printer share.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import os
 import platform
+import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
+
+from retcon.errors import InputError
+
+# Hidden names this module creates; a rerun removes those whose process is gone.
+_TMP_SUFFIX = ".tmp"
+_STAGING_PREFIX = ".retcon-staging-"
 
 
 def atomic_write(
@@ -16,11 +37,14 @@ def atomic_write(
 ) -> Path:
     """Write ``path`` through ``write(fileobj)`` into a temporary sibling, then rename it over.
 
-    A crash mid-write leaves the old file (or none) in place, never a truncated one.
+    A crash mid-write leaves the old file (or none) in place, never a truncated one. The temporary
+    name carries the process id, so a later run can tell a stale one from a live one.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{path.name}.{os.getpid()}.", suffix=_TMP_SUFFIX, dir=path.parent
+    )
     try:
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
         with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -48,14 +72,31 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
 
 
 def write_json_atomic(path: str | os.PathLike, obj: Any) -> Path:
-    return write_text_atomic(
-        path, json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n"
-    )
+    """Strict JSON (``to_jsonable``: NaN and infinities as ``null``), written atomically."""
+    return write_text_atomic(path, dumps(obj, indent=2) + "\n")
+
+
+def dumps(obj: Any, **kwargs: Any) -> str:
+    """``json.dumps`` of ``to_jsonable(obj)``: strict JSON, no NaN or Infinity tokens."""
+    return json.dumps(to_jsonable(obj), allow_nan=False, **kwargs)
+
+
+# Fixed metadata, so the same run gives the same bytes (no creation date, no version string).
+_FIGURE_METADATA = {
+    "png": {"Software": None},
+    "pdf": {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None},
+    "svg": {"Date": None, "Creator": None},
+}
 
 
 def save_figure_atomic(fig, path: str | os.PathLike, **kwargs) -> Path:
-    """Save a matplotlib figure atomically; the format comes from the suffix of ``path``."""
-    fmt = Path(path).suffix.lstrip(".") or "png"
+    """Save a matplotlib figure atomically; the format comes from the suffix of ``path``.
+
+    The file carries no timestamp or software version, so the same figure gives the same bytes.
+    """
+    fmt = Path(path).suffix.lstrip(".").lower() or "png"
+    if fmt in _FIGURE_METADATA and "metadata" not in kwargs:
+        kwargs["metadata"] = _FIGURE_METADATA[fmt]
     return atomic_write(path, lambda f: fig.savefig(f, format=fmt, **kwargs), binary=True)
 
 
@@ -94,9 +135,261 @@ def _json_default(o: Any) -> Any:
         return o.item()
     if isinstance(o, Path):
         return str(o)
+    if isinstance(o, (set, frozenset)):
+        return sorted(o)
     raise TypeError(f"not JSON serializable: {type(o).__name__}")
 
 
+def _finite(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite(v) for v in obj]
+    return obj
+
+
 def to_jsonable(obj: Any) -> Any:
-    """Round-trip through ``json`` so arrays, NamedTuples and dataclasses become plain JSON values."""
-    return json.loads(json.dumps(obj, default=_json_default))
+    """Plain JSON values: arrays, NamedTuples and dataclasses converted; NaN and +-inf -> ``None``.
+
+    The one policy for non-finite numbers: ``null`` in JSON, with the reason in the object's
+    ``status`` field (e.g. a crossover ``status: "none"`` beside ``crossover_budget: null``).
+    """
+    return _finite(json.loads(json.dumps(obj, default=_json_default)))
+
+
+# ------------------------------------------------------------------ output targets
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def _pid_of(name: str, prefix: str) -> int | None:
+    rest = name[len(prefix) :]
+    digits = rest.split(".", 1)[0]
+    return int(digits) if digits.isdigit() else None
+
+
+def clean_stale(folder: str | os.PathLike) -> list[Path]:
+    """Remove this module's temporary files and staging folders left in ``folder`` by dead runs.
+
+    Only hidden names this module makes (``.NAME.<pid>.*.tmp``, ``.retcon-staging-<pid>``) whose
+    process no longer runs are removed; anything else is left alone.
+    """
+    folder = Path(folder)
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for e in entries:
+        name = e.name
+        pid = None
+        if name.startswith(_STAGING_PREFIX):
+            pid = _pid_of(name, _STAGING_PREFIX)
+        elif name.startswith(".") and name.endswith(_TMP_SUFFIX):
+            parts = name[1 : -len(_TMP_SUFFIX)].split(".")
+            digits = [p for p in parts[1:] if p.isdigit()]
+            pid = int(digits[-1]) if digits else None
+        if pid is None or _pid_alive(pid):
+            continue
+        try:
+            if e.is_dir(follow_symlinks=False):
+                shutil.rmtree(e.path)
+            else:
+                os.unlink(e.path)
+            removed.append(Path(e.path))
+        except OSError:
+            pass
+    return removed
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and a.samefile(b))
+    except OSError:
+        return False
+
+
+def _check_writable_location(option: str, path: Path, what: str) -> None:
+    """The first existing ancestor of ``path`` must be a writable folder."""
+    parent = path.parent
+    for anc in [path.parent, *path.parent.parents]:
+        if anc.exists() or anc.is_symlink():
+            parent = anc
+            break
+    if not parent.is_dir():
+        raise InputError(
+            f"{option} {str(path)!r}: {str(parent)!r} is a file, so no {what} can be made under it."
+        )
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(
+            f"{option} {str(path)!r}: cannot write in {str(parent)!r} (permission denied); "
+            f"choose a writable location."
+        )
+
+
+def _check_not_input(
+    option: str, path: Path, inputs: Iterable[tuple[str, str | os.PathLike | None]]
+) -> None:
+    for in_option, in_path in inputs:
+        if in_path is None:
+            continue
+        if _same(path, Path(in_path)):
+            raise InputError(
+                f"{option} {str(path)!r} is the same file as {in_option}; writing it would "
+                f"overwrite the input. Choose another {option}."
+            )
+
+
+def check_out_dir(
+    option: str,
+    path: str | os.PathLike,
+    *,
+    inputs: Iterable[tuple[str, str | os.PathLike | None]] = (),
+) -> Path:
+    """Check an output folder before any work; remove stale temporary files of dead runs in it.
+
+    Args:
+      option: how the user named it (``--out``).
+      path: the folder; created later if absent.
+      inputs: ``(option, path)`` of the run's input files; none may be the output.
+
+    Raises:
+      InputError: ``path`` is a file, lies under a file, or cannot be written; or is an input.
+    """
+    p = Path(path)
+    if str(path) == "":
+        raise InputError(f"{option} must be a folder path; got ''.")
+    if p.exists() and not p.is_dir():
+        raise InputError(
+            f"{option} {str(p)!r} is a file; expected a folder (created if absent) for the "
+            f"figures, tables and sidecar."
+        )
+    _check_not_input(option, p, inputs)
+    if p.is_dir():
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise InputError(
+                f"{option} {str(p)!r}: cannot write in this folder (permission denied)."
+            )
+        clean_stale(p)
+    else:
+        _check_writable_location(option, p, "folder")
+    return p
+
+
+def check_out_file(
+    option: str,
+    path: str | os.PathLike,
+    *,
+    inputs: Iterable[tuple[str, str | os.PathLike | None]] = (),
+    suffixes: Sequence[str] | None = None,
+) -> Path:
+    """Check an output file before any work; remove stale temporary files of dead runs beside it.
+
+    Args:
+      option: how the user named it (``--output``, ``--router-out``).
+      path: the file; replaced atomically later if it exists.
+      inputs: ``(option, path)`` of the run's input files; none may be the output.
+      suffixes: allowed suffixes (lower case, with the dot), or None for any.
+
+    Raises:
+      InputError: ``path`` is a folder, lies under a file, cannot be written, has the wrong suffix,
+        or is an input.
+    """
+    p = Path(path)
+    if str(path) == "" or str(path).endswith(os.sep):
+        raise InputError(f"{option} must be a file path; got {str(path)!r}.")
+    if p.is_dir():
+        raise InputError(f"{option} {str(p)!r} is a folder; expected a file path.")
+    if suffixes is not None and p.suffix.lower() not in suffixes:
+        listed = ", ".join(suffixes[:-1]) + (" or " if len(suffixes) > 1 else "") + suffixes[-1]
+        raise InputError(f"{option} must end in {listed}; got {str(p)!r}.")
+    _check_not_input(option, p, inputs)
+    _check_writable_location(option, p, "file")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise InputError(f"{option} {str(p)!r}: the file cannot be replaced (permission denied).")
+    if p.parent.is_dir():
+        clean_stale(p.parent)
+    return p
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class OutputSet:
+    """A run's ``--out DIR`` files, written as one set.
+
+    Files are written (atomically, through the usual helpers) under ``stage``, a hidden folder
+    inside ``DIR``; when the ``with`` block ends without an error they are moved into ``DIR``, the
+    files named in ``last`` (the sidecar) after all the others, and an old copy of those is removed
+    first, so a folder whose sidecar is present always holds one complete run. An error or an
+    interruption removes the staging folder; a folder left by a killed run is removed by the next
+    run (``clean_stale``). Files of ``DIR`` that the run does not write are left alone.
+
+    Example::
+
+        with OutputSet(args.out, last=("sidecar.json",)) as out:
+            write_json_atomic(out / "result.json", obj)
+            write_json_atomic(out / "sidecar.json", meta)
+        print(f"wrote {', '.join(out.names)} to {out.dir}")
+    """
+
+    def __init__(self, folder: str | os.PathLike, *, last: Sequence[str] = ("sidecar.json",)):
+        self.dir = Path(folder)
+        self.stage = self.dir / f"{_STAGING_PREFIX}{os.getpid()}"
+        self.last = tuple(last)
+        self.names: list[str] = []
+
+    def __enter__(self) -> OutputSet:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        clean_stale(self.dir)
+        if self.stage.exists():
+            shutil.rmtree(self.stage)
+        self.stage.mkdir()
+        return self
+
+    def __truediv__(self, name: str) -> Path:
+        return self.stage / name
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            shutil.rmtree(self.stage, ignore_errors=True)
+            return
+        try:
+            self._commit()
+        finally:
+            shutil.rmtree(self.stage, ignore_errors=True)
+
+    def _commit(self) -> None:
+        files = sorted(p.relative_to(self.stage) for p in self.stage.rglob("*") if p.is_file())
+        firsts = [f for f in files if f.as_posix() not in self.last]
+        lasts = [f for f in files if f.as_posix() in self.last]
+        for f in lasts:  # the marker of a complete set goes first, comes back last
+            try:
+                os.unlink(self.dir / f)
+            except FileNotFoundError:
+                pass
+        for f in firsts + lasts:
+            (self.dir / f).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(self.stage / f, self.dir / f)
+        self.names = [f.as_posix() for f in files]
+
+    def paths(self) -> list[Path]:
+        """The files this set wrote, at their final place (after the ``with`` block)."""
+        return [self.dir / n for n in self.names]

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from sim import _kernel as kernel
     from sim._crossover import Crossover as Crossover
     from sim._crossover import bootstrap_crossover as bootstrap_crossover
-    from sim._crossover import curve_crossings as curve_crossings
     from sim._crossover import simulated_crossover as simulated_crossover
     from sim._instances import Instances as Instances
     from sim._instances import simulate_instances as simulate_instances
@@ -39,14 +38,15 @@ if TYPE_CHECKING:
     from sim._simulate import exact_mean as exact_mean
     from sim._simulate import simulate as simulate
     from sim._simulate import simulate_queries as simulate_queries
+    from sim._stress import SpilloverSummary as SpilloverSummary
     from sim._stress import StressResult as StressResult
+    from sim._stress import spillover_summary as spillover_summary
     from sim._stress import stress as stress
 
 # Public name -> private module, loaded on first use so `retcon --help` does not import JAX.
 _EXPORTS = {
     "Crossover": "sim._crossover",
     "bootstrap_crossover": "sim._crossover",
-    "curve_crossings": "sim._crossover",
     "simulated_crossover": "sim._crossover",
     "Instances": "sim._instances",
     "simulate_instances": "sim._instances",
@@ -67,6 +67,8 @@ _EXPORTS = {
     "block_se": "sim._simulate",
     "exact_mean": "sim._simulate",
     "StressResult": "sim._stress",
+    "SpilloverSummary": "sim._stress",
+    "spillover_summary": "sim._stress",
     "stress": "sim._stress",
 }
 
@@ -87,10 +89,10 @@ __all__ = [
     "RetrieverConfig",
     "Scenario",
     "SimResult",
+    "SpilloverSummary",
     "StressResult",
     "block_se",
     "bootstrap_crossover",
-    "curve_crossings",
     "exact_mean",
     "kernel",
     "load_scenario",
@@ -100,5 +102,6 @@ __all__ = [
     "simulate_instances",
     "simulate_queries",
     "simulated_crossover",
+    "spillover_summary",
     "stress",
 ]

@@ -40,25 +40,48 @@ def plot_delta(result, cx, title: str, path: Path) -> Path:
 
 
 def plot_decomposition(result, title: str, path: Path) -> Path:
-    """Coverage and replacement stacked against the budget, one panel per operator (MODEL §4)."""
+    """Coverage C, replacement R and their sum dU against the budget, one panel per operator.
+
+    C and R are drawn as separate lines, each with its 95% band, never stacked: R is usually
+    negative, and a stacked area would hide it under C (MODEL §4, dU = C + R).
+    """
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(13, 3.8))
+    fig = Figure(figsize=(12, 3.8))
     axes = fig.subplots(1, 3, sharey=True)
     b = result.budgets
+    series = (
+        (
+            "coverage C (gain from fitting more)",
+            result.coverage,
+            result.coverage_se,
+            "tab:green",
+            "-",
+        ),
+        (
+            "replacement R (loss from the summary)",
+            result.replacement,
+            result.replacement_se,
+            "tab:red",
+            "--",
+        ),
+        ("dU = C + R", result.delta, result.delta_se, "black", "-"),
+    )
     for i, (op, ax) in enumerate(zip(OPERATORS, axes)):
-        c, r = result.coverage[i], result.replacement[i]
-        ax.fill_between(b, 0, c, color="tab:green", alpha=0.5, label="coverage C", linewidth=0)
-        ax.fill_between(b, c, c + r, color="tab:red", alpha=0.5, label="replacement R", linewidth=0)
-        ax.plot(b, result.delta[i], color="black", linewidth=1.2, label="dU = C + R")
-        ax.axhline(0, color="gray", linewidth=0.6)
+        ax.axhline(0, color="gray", linewidth=0.8)
+        for label, y, se, color, ls in series:
+            ax.fill_between(
+                b, y[i] - 1.96 * se[i], y[i] + 1.96 * se[i], color=color, alpha=0.2, linewidth=0
+            )
+            ax.plot(b, y[i], color=color, linestyle=ls, linewidth=1.6, label=label)
         ax.set_xscale("log")
         ax.set_title(op)
         ax.set_xlabel("budget B (tokens)")
-    axes[0].set_ylabel("effect on utility")
-    axes[0].legend(fontsize=8)
-    fig.suptitle(f"{title}: coverage and replacement (stacked)")
-    fig.tight_layout()
+    axes[0].set_ylabel("effect on accuracy vs retain")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, frameon=False)
+    fig.suptitle(f"{title}: dU = coverage + replacement per operator (95% bands)")
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     out = save_figure_atomic(fig, path, dpi=130)
     return out
 
@@ -89,24 +112,44 @@ def plot_phase(res, title: str, path: Path) -> Path:
             mesh = ax.pcolormesh(b, yy, z, cmap="RdBu", norm=norm, shading="nearest")
             if len(y) > 1:
                 ax.contour(b, yy, z, levels=[0.0], colors="black", linewidths=1.0)
+            # a light line on a dark outline reads on both ends of the diverging colormap
+            pred = res.predicted_crossover[rows, i]
+            ax.plot(pred, yy, color="black", linewidth=3.2, solid_capstyle="round")
             ax.plot(
-                res.predicted_crossover[rows, i],
+                pred,
                 yy,
-                "w--",
-                linewidth=1.2,
+                color="gold",
+                linestyle="--",
+                linewidth=1.8,
+                marker="o",
+                markersize=3.5,
                 label="Assumption-1 crossover",
             )
             ax.set_yticks(yy)
             ax.set_yticklabels([f"{v:g}" for v in y])
             ax.set_xscale("log")
             ax.set_title(f"{op}: dU vs budget and {label}", fontsize=9)
-            if col == 0:
-                ax.set_ylabel(label)
+            ax.set_ylabel(label, fontsize=9)
             if i == 2:
                 ax.set_xlabel("budget B (tokens)")
-    axes[0, 0].legend(fontsize=7, loc="upper right")
+    from matplotlib.lines import Line2D
+
+    handles = [
+        Line2D([], [], color="black", linewidth=1.0, label="simulated dU = 0"),
+        Line2D(
+            [],
+            [],
+            color="gold",
+            linestyle="--",
+            marker="o",
+            markersize=3.5,
+            path_effects=[],
+            label="Assumption-1 crossover (no spillover)",
+        ),
+    ]
+    fig.legend(handles=handles, loc="upper right", fontsize=8, ncol=2, frameon=False)
     assert mesh is not None  # every panel has at least one condition
     fig.colorbar(mesh, ax=axes, label="dU (blue: consolidate wins, red: retain wins)")
-    fig.suptitle(f"{title}: Assumption-1 stress test (black: dU = 0)")
+    fig.suptitle(f"{title}: Assumption-1 stress test", x=0.3)
     out = save_figure_atomic(fig, path, dpi=130)
     return out

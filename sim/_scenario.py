@@ -468,8 +468,10 @@ def load_scenario(path_or_name: str | Path | None = None) -> Scenario:
             raise InputError(
                 f"unknown scenario {s!r}; expected one of {list(PRESETS)} or a .toml file."
             )
+        from retcon.errors import decode_utf8
+
         try:
-            text = p.read_text(encoding="utf-8")
+            text = decode_utf8(p.read_bytes(), str(p))
         except OSError as e:
             raise InputError(f"cannot read scenario file {s}: {e.strerror or e}.") from None
         source = p.name

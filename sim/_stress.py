@@ -39,7 +39,6 @@ import numpy as np
 
 from retcon.errors import InputError
 from sim import _kernel as K
-from sim._crossover import curve_crossings, status_of
 from sim._pack import _pack_one
 from sim._scenario import Scenario
 from sim._simulate import block_se, exact_mean, run_chunks
@@ -59,8 +58,8 @@ class StressResult(NamedTuple):
         whole memories, since queries in one memory are dependent).
       predicted: ``(n_cond, 3, nB)`` the Assumption-1 prediction ``coverage_loc + replacement_loc``.
       spill_ratio: ``(n_cond, 3, nB)`` ``|S| / |dU|`` (NaN where ``dU = 0``).
-      crossover_budget, predicted_crossover: ``(n_cond, 3)`` first sign change of ``dU`` and of the
-        prediction (NaN when none); ``crossover_shift``: their difference.
+      crossover_budget, predicted_crossover: ``(n_cond, 3)`` ``theory.grid_crossover``'s ``B*`` of
+        ``dU`` and of the prediction (NaN when none); ``crossover_shift``: their difference.
       n_crossings: ``(n_cond, 3)``; ``sign_reversal``, ``predicted_reversal``: ``(n_cond, 3)`` bool,
         ``dU`` significantly positive (> 2 SE) at some budget and significantly negative at the
         largest budget.
@@ -294,8 +293,11 @@ def stress(
     pred = c + r
     pred_se = np.moveaxis(block_se(pred_blocks, q_counts), -1, 1)
     d_se, s_se = np.moveaxis(se[..., 0], -1, 1), np.moveaxis(se[..., 3], -1, 1)
-    root, n_cross = curve_crossings(b, d)
-    proot, _ = curve_crossings(b, pred)
+    from theory import grid_crossover
+
+    gx = grid_crossover(b, d)
+    root, n_cross = gx.crossover_budget, gx.n_sign_changes
+    proot = grid_crossover(b, pred).crossover_budget
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = np.where(d != 0, np.abs(s) / np.abs(d), np.nan)
 
@@ -326,6 +328,52 @@ def stress(
     )
 
 
+class SpilloverSummary(NamedTuple):
+    """How large the spillover term ``S`` is, on scales that stay finite near the crossover.
+
+    ``|S| / |dU|`` per budget explodes where ``dU`` passes through 0 (at ``B*``), so its maximum
+    says nothing about Assumption 1. Two summaries that do, each ``(n_cond, 3)``:
+
+    Attributes:
+      relative: ``max_B |S| / max_B |dU|``, the spillover against the curve's own scale (NaN where
+        ``dU`` is 0 everywhere).
+      away: ``max |S| / |dU|`` over the budgets at least ``factor`` away from ``B*`` (``B <= B* /
+        factor`` or ``B >= factor B*``; every budget when the curve has no crossover); NaN when no
+        budget qualifies.
+      factor: the ``factor`` used.
+    """
+
+    relative: np.ndarray
+    away: np.ndarray
+    factor: float
+
+
+def spillover_summary(result: StressResult, *, factor: float = 2.0) -> SpilloverSummary:
+    """``SpilloverSummary`` of a stress result (MODEL §5: ``dU = C_loc + R_loc + S``).
+
+    Args:
+      result: ``stress(...)`` output.
+      factor: how far from ``B*`` (a ratio > 1) a budget must be to count as away from it.
+    """
+    if not factor > 1:
+        raise InputError(f"spillover_summary: factor must be > 1; got {factor!r}.")
+    d = np.abs(np.asarray(result.delta, np.float64))
+    s = np.abs(np.asarray(result.spillover, np.float64))
+    b = np.asarray(result.budgets, np.float64)
+    scale = d.max(-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        relative = np.where(scale > 0, s.max(-1) / np.where(scale > 0, scale, 1.0), np.nan)
+        ratio = np.where(d > 0, s / np.where(d > 0, d, 1.0), np.nan)
+    bstar = np.asarray(result.crossover_budget, np.float64)[..., None]
+    far = ~np.isfinite(bstar) | (b <= bstar / factor) | (b >= bstar * factor)
+    picked = np.where(far & np.isfinite(ratio), ratio, -np.inf).max(-1)
+    away = np.where(np.isfinite(picked), picked, np.nan)
+    return SpilloverSummary(relative, away, float(factor))
+
+
 def crossing_status(result: StressResult) -> list[tuple[str, ...]]:
     """Status strings per condition and operator (``none`` / ``unique`` / ``multiple``)."""
-    return [status_of(row) for row in result.n_crossings]
+    from theory import grid_crossover
+
+    status = grid_crossover(result.budgets, result.delta).status
+    return [tuple(str(s) for s in row) for row in status]

@@ -8,10 +8,7 @@ prints, per operator, the table (budget, U_ret, U_op, dU, C, R, SE) and the cros
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import sys
-from pathlib import Path
 
 from retcon.errors import InputError
 
@@ -190,48 +187,124 @@ def simulate_table(scenario, result, cx) -> str:
     return "\n".join(lines)
 
 
+SIMULATE_FILES = ("delta.png", "decomposition.png", "simulate.json", "simulate.txt", "sidecar.json")
+
+# Peak bytes of one bootstrap resample of the crossover: the (R, G) draws, weights and flat index
+# over at most MAX_BLOCKS blocks, and the (R, 3, nB) curves, with room to spare.
+_BYTES_PER_RESAMPLE = 1024 * (4 + 8 + 8 + 8) + 3 * 64 * 8 * 2
+
+
+def check_resamples(option: str, n: int) -> int:
+    """``--resamples`` of ``retcon simulate`` / ``stress``: at least 10, and small enough to fit."""
+    from retcon.errors import check_memory, memory_limit
+
+    if n < 10:
+        raise InputError(f"{option} must be an integer >= 10; got {n}.")
+    check_memory(
+        f"{option} {n}",
+        n * _BYTES_PER_RESAMPLE,
+        fix=f"use at most {memory_limit() // _BYTES_PER_RESAMPLE} resamples",
+    )
+    return n
+
+
+def conclusion(scenario, result, cx) -> str:
+    """The simulate run in words: each operator's crossover, its CI, and what it means."""
+    from retcon.vocab import OPERATORS
+
+    lines = ["", "Conclusion:"]
+    for i, op in enumerate(OPERATORS):
+        d = result.delta[i]
+        b = cx.crossover_budget[i]
+        if math.isfinite(b):
+            ci = (
+                f" (95% CI {cx.ci_lower[i]:.0f} to {cx.ci_upper[i]:.0f})"
+                if math.isfinite(cx.ci_lower[i])
+                else " (no CI: too few resamples cross)"
+            )
+            cons, ret = f"consolidating with {op}", "retaining the raw records"
+            below, above = (cons, ret) if d[0] > 0 else (ret, cons)
+            extra = (
+                f"; dU changes sign {int(cx.n_crossings[i])} times, so read the table"
+                if cx.status[i] == "multiple"
+                else ""
+            )
+            lines.append(
+                f"  {op}: crossover at {b:.0f} tokens{ci}. Below it, {below} wins; "
+                f"above it, {above} wins{extra}."
+            )
+        else:
+            winner = f"consolidating with {op}" if d.mean() > 0 else "retaining the raw records"
+            lines.append(
+                f"  {op}: no crossover between {result.budgets[0]:g} and {result.budgets[-1]:g} "
+                f"tokens; {winner} wins at every simulated budget."
+            )
+    lines.append(
+        "  (dU = U(operator) - U(retain); dU > 0: consolidation wins. MODEL §6: consolidation "
+        "wins below the crossover budget, retention above.)"
+    )
+    return "\n".join(lines)
+
+
 def run_simulate(args) -> int:
     import jax
 
-    from retcon.output import sidecar, write_json_atomic, write_text_atomic
+    from retcon.cli import print_json
+    from retcon.output import (
+        OutputSet,
+        check_out_dir,
+        sidecar,
+        write_json_atomic,
+        write_text_atomic,
+    )
+
+    if args.queries is not None and not 1 <= args.queries < 2**31:
+        raise InputError(f"--queries must be an integer in [1, 2**31); got {args.queries}.")
+    check_resamples("--resamples", args.resamples)
+    if args.out is not None:
+        check_out_dir("--out", args.out, inputs=[("--config", args.config)])
+    scenario = _load(args)
+
     from sim._crossover import simulated_crossover
     from sim._simulate import simulate
 
-    scenario = _load(args)
-    if args.queries is not None and not 1 <= args.queries < 2**31:
-        raise InputError(f"--queries must be an integer in [1, 2**31); got {args.queries}.")
-    if args.resamples < 10:
-        raise InputError(f"--resamples must be >= 10; got {args.resamples}.")
     k_sim, k_boot = jax.random.split(jax.random.key(args.seed))
     result = simulate(k_sim, scenario, args.queries)
     cx = simulated_crossover(k_boot, result, n_resamples=args.resamples)
     report = simulate_report(scenario, result, cx, args.seed)
     table = simulate_table(scenario, result, cx)
+    words = conclusion(scenario, result, cx)
     if args.out:
         from sim._plots import plot_decomposition, plot_delta
 
-        out = Path(args.out)
-        plot_delta(result, cx, scenario.name, out / "delta.png")
-        plot_decomposition(result, scenario.name, out / "decomposition.png")
-        write_json_atomic(out / "simulate.json", report)
-        write_text_atomic(out / "simulate.txt", table + "\n")
-        write_json_atomic(
-            out / "sidecar.json",
-            sidecar(
-                scenario.to_dict(),
-                seed=args.seed,
-                command="simulate",
-                n_queries=int(result.n_queries),
-                resamples=args.resamples,
-            ),
-        )
+        with OutputSet(args.out, last=("sidecar.json",)) as out:
+            plot_delta(result, cx, scenario.name, out / "delta.png")
+            plot_decomposition(result, scenario.name, out / "decomposition.png")
+            write_json_atomic(out / "simulate.json", report)
+            write_text_atomic(out / "simulate.txt", table + "\n" + words + "\n")
+            write_json_atomic(
+                out / "sidecar.json",
+                sidecar(
+                    scenario.to_dict(),
+                    seed=args.seed,
+                    command="retcon simulate",
+                    n_queries=int(result.n_queries),
+                    resamples=args.resamples,
+                    outputs=list(SIMULATE_FILES[:-1]),
+                ),
+            )
     if args.json:
-        sys.stdout.write(json.dumps(report) + "\n")
+        print_json(report)
     else:
         print(table)
+        print(words)
         if args.out:
+            print(f"\nwrote {', '.join(SIMULATE_FILES)} to {args.out}")
+        else:
             print(
-                f"\nwrote {args.out}/delta.png, decomposition.png, simulate.json, simulate.txt, sidecar.json"
+                "\nFigures: rerun with --out DIR to write DIR/delta.png (dU per operator with the "
+                "crossovers) and DIR/decomposition.png (coverage and replacement), with "
+                "simulate.json, simulate.txt and sidecar.json."
             )
     return 0
 
@@ -241,7 +314,9 @@ def stress_report(scenario, res) -> dict:
     import numpy as np
 
     from retcon.vocab import OPERATORS
+    from sim._stress import spillover_summary
 
+    summary = spillover_summary(res)
     conds = []
     for c in range(len(res.budget_spillover)):
         ops = {}
@@ -257,6 +332,8 @@ def stress_report(scenario, res) -> dict:
                 "spillover_se": _list(res.spillover_se[c, i]),
                 "spill_ratio": _list(res.spill_ratio[c, i]),
                 "max_spill_ratio": _num(ratio.max()) if ratio.size else None,
+                "spill_relative": _num(summary.relative[c, i]),
+                "spill_ratio_away": _num(summary.away[c, i]),
                 "crossover_budget": _num(res.crossover_budget[c, i]),
                 "predicted_crossover": _num(res.predicted_crossover[c, i]),
                 "crossover_shift": _num(res.crossover_shift[c, i]),
@@ -285,8 +362,11 @@ def stress_table(scenario, res, report) -> str:
 
     lines = [
         f"stress test, scenario {scenario.name}: {res.n_memories} memories x {res.memory_size} queries; "
-        f"dU = C_loc + R_loc + S; B*: first sign change of dU, B*_A1: of C_loc + R_loc",
-        f"{'x_b':>5} {'x_r':>5} {'operator':>9} {'max|S|/|dU|':>12} {'max|S|':>8} {'B*':>9} "
+        f"dU = C_loc + R_loc + S; B*: largest + -> - root of dU (model.md §6.4), B*_A1: of C_loc + R_loc; "
+        f"|S| relative to the curve's scale (max|S|/max|dU|) and |S|/|dU| at budgets >= 2x away "
+        f"from B* (|S|/|dU| near B* is unbounded: dU passes through 0 there)",
+        f"{'x_b':>5} {'x_r':>5} {'operator':>9} {'max|S|/max|dU|':>14} {'|S|/|dU| away':>13} "
+        f"{'max|S|':>8} {'B*':>9} "
         f"{'B*_A1':>9} {'shift':>9} {'crossings':>9} {'reversal':>9}",
     ]
 
@@ -298,7 +378,8 @@ def stress_table(scenario, res, report) -> str:
             o = cond["operators"][op]
             lines.append(
                 f"{cond['budget_spillover']:5g} {cond['rank_spillover']:5g} {op:>9} "
-                f"{f(o['max_spill_ratio'], 12, 3)} {abs(res.spillover[c, i]).max():8.4f} "
+                f"{f(o['spill_relative'], 14, 3)} {f(o['spill_ratio_away'], 13, 3)} "
+                f"{abs(res.spillover[c, i]).max():8.4f} "
                 f"{f(o['crossover_budget'])} {f(o['predicted_crossover'])} {f(o['crossover_shift'])} "
                 f"{o['n_crossings']:9d} {'survives' if o['sign_reversal'] else 'LOST':>9}"
             )
@@ -308,12 +389,21 @@ def stress_table(scenario, res, report) -> str:
 def run_stress(args) -> int:
     import jax
 
-    from retcon.output import sidecar, write_json_atomic, write_text_atomic
+    from retcon.cli import print_json
+    from retcon.output import (
+        OutputSet,
+        check_out_dir,
+        sidecar,
+        write_json_atomic,
+        write_text_atomic,
+    )
     from sim._stress import stress
 
-    scenario = _load(args)
     xb = _floats("--budget-spillover", args.budget_spillover)
     xr = _floats("--rank-spillover", args.rank_spillover)
+    if args.out is not None:
+        check_out_dir("--out", args.out, inputs=[("--config", args.config)])
+    scenario = _load(args)
     try:
         res = stress(
             jax.random.key(args.seed),
@@ -338,26 +428,29 @@ def run_stress(args) -> int:
     if args.out:
         from sim._plots import plot_phase
 
-        out = Path(args.out)
-        plot_phase(res, scenario.name, out / "phase.png")
-        write_json_atomic(out / "stress.json", report)
-        write_text_atomic(out / "stress.txt", table + "\n")
-        write_json_atomic(
-            out / "sidecar.json",
-            sidecar(
-                scenario.to_dict(),
-                seed=args.seed,
-                command="stress",
-                memories=args.memories,
-                memory_size=args.memory_size,
-                budget_spillover=xb,
-                rank_spillover=xr,
-            ),
-        )
+        with OutputSet(args.out, last=("sidecar.json",)) as out:
+            plot_phase(res, scenario.name, out / "phase.png")
+            write_json_atomic(out / "stress.json", report)
+            write_text_atomic(out / "stress.txt", table + "\n")
+            write_json_atomic(
+                out / "sidecar.json",
+                sidecar(
+                    scenario.to_dict(),
+                    seed=args.seed,
+                    command="retcon stress",
+                    memories=args.memories,
+                    memory_size=args.memory_size,
+                    budget_spillover=xb,
+                    rank_spillover=xr,
+                    outputs=["phase.png", "stress.json", "stress.txt"],
+                ),
+            )
     if args.json:
-        sys.stdout.write(json.dumps(report) + "\n")
+        print_json(report)
     else:
         print(table)
         if args.out:
-            print(f"\nwrote {args.out}/phase.png, stress.json, stress.txt, sidecar.json")
+            print(f"\nwrote phase.png, stress.json, stress.txt, sidecar.json to {args.out}")
+        else:
+            print("\nFigure: rerun with --out DIR to write DIR/phase.png (the phase diagrams).")
     return 0

@@ -557,7 +557,7 @@ def _pair_cli(tmp_path, *extra):
             "--budgets",
             "64",
             "--no-progress",
-            "--out",
+            "--output",
             str(tmp_path / "p.jsonl"),
             *extra,
         ]

@@ -175,7 +175,7 @@ def _pair(data: Path, base_url: str, cache: Path, out: Path) -> tuple[dict, floa
         "--budgets",
         ",".join(map(str, BUDGETS)),
         "--no-progress",
-        "--out",
+        "--output",
         str(out),
         "--json",
         "--llm-base-url",

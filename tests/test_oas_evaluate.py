@@ -130,7 +130,7 @@ def test_cli_end_to_end(fake_sim, tmp_path, capsys):
                 "toy",
                 "--instances",
                 "960",
-                "--out",
+                "--output",
                 str(data),
                 "--seed",
                 "1",
@@ -143,7 +143,10 @@ def test_cli_end_to_end(fake_sim, tmp_path, capsys):
     assert summary["n"] == 960 and oas.read_paired(data).n == 960
     router = tmp_path / "router.json"
     assert (
-        main(["fit", "--data", str(data), "--out", str(router), "--folds", "3", "--seed", "2"]) == 0
+        main(
+            ["fit", "--data", str(data), "--router-out", str(router), "--folds", "3", "--seed", "2"]
+        )
+        == 0
     )
     capsys.readouterr()
     assert oas.load_router(router).provenance["command"] == "retcon fit"
@@ -172,7 +175,10 @@ def test_cli_end_to_end(fake_sim, tmp_path, capsys):
     assert (out / "accuracy_by_budget.png").stat().st_size > 0 and (out / "evaluation.md").exists()
     assert json.loads((out / "evaluation.json").read_text())["sidecar"]["seed"] == 0
     pred = tmp_path / "pred.csv"
-    assert main(["predict", "--router", str(router), "--data", str(data), "--out", str(pred)]) == 0
+    assert (
+        main(["predict", "--router", str(router), "--data", str(data), "--decisions", str(pred)])
+        == 0
+    )
     assert (
         pred.read_text().splitlines()[0].startswith("instance_id,query_id,group_id,budget,mu_ret")
     )
@@ -188,7 +194,7 @@ def test_cli_bad_options(fake_sim, tmp_path, capsys):
                 "nope",
                 "--instances",
                 "5",
-                "--out",
+                "--output",
                 str(tmp_path / "a.jsonl"),
             ]
         )
@@ -204,7 +210,7 @@ def test_cli_bad_options(fake_sim, tmp_path, capsys):
                 "toy",
                 "--instances",
                 "0",
-                "--out",
+                "--output",
                 str(tmp_path / "a.jsonl"),
             ]
         )
@@ -220,7 +226,7 @@ def test_cli_bad_options(fake_sim, tmp_path, capsys):
                 "toy",
                 "--instances",
                 "5",
-                "--out",
+                "--output",
                 str(tmp_path / "a.txt"),
             ]
         )

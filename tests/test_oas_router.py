@@ -68,7 +68,7 @@ def test_prediction_path_imports_no_jax(router, toy, tmp_path):
         f"print(r.choose(d.features, d.budget, 'crc').tolist()); assert 'jax' not in sys.modules, 'jax'; "
         f"import retcon.cli as c, oas.cli as o; p = c.ArgumentParser(); o.register(p.add_subparsers()); "
         f"a = p.parse_args(['predict', '--router', {str(path)!r}, '--data', {str(data)!r}, "
-        f"'--out', {str(tmp_path / 'p.jsonl')!r}]); a.func(a); assert 'jax' not in sys.modules, 'jax via cli'"
+        f"'--decisions', {str(tmp_path / 'p.jsonl')!r}]); a.func(a); assert 'jax' not in sys.modules, 'jax via cli'"
     )
     out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
@@ -82,7 +82,9 @@ def test_load_errors_name_the_field(router, tmp_path):
     obj = router.to_json()
     bad = dict(obj, coefficients=[[0.0] * 11] * 3)
     (tmp_path / "bad.json").write_text(json.dumps(bad))
-    with pytest.raises(InputError, match="Router.coef must have shape"):
+    with pytest.raises(
+        InputError, match=r"field .coefficients. must be a list of numbers of shape \(4, 11\)"
+    ):
         oas.load_router(tmp_path / "bad.json")
     (tmp_path / "bad.json").write_text(json.dumps(dict(obj, feature_names=["x"])))
     with pytest.raises(InputError, match="feature_names"):

@@ -217,7 +217,7 @@ def test_bad_file_exits_2_with_message(case, tmp_path, capsys):
     rows, pattern = BAD[case]
     path = tmp_path / "bad.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    status = main(["fit", "--data", str(path), "--out", str(tmp_path / "r.json")])
+    status = main(["fit", "--data", str(path), "--router-out", str(tmp_path / "r.json")])
     err = capsys.readouterr().err
     assert status == 2
     assert err.count("\n") == 1 and err.startswith("retcon fit: error: ")
@@ -229,16 +229,19 @@ def test_bad_csv_through_cli(tmp_path, capsys):
     rows = [raw_row(0), raw_row(1)]
     path = write_csv(tmp_path / "bad.csv", rows)
     path.write_text(path.read_text().replace("y_rewrite", "y_rewrote"))
-    assert main(["fit", "--data", str(path), "--out", str(tmp_path / "r.json")]) == 2
+    assert main(["fit", "--data", str(path), "--router-out", str(tmp_path / "r.json")]) == 2
     assert "bad.csv:1: missing column 'y_rewrite'" in capsys.readouterr().err
 
 
 def test_bad_json_line_and_suffix(tmp_path, capsys):
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(raw_row(0)) + "\n{not json\n")
-    assert main(["fit", "--data", str(path), "--out", str(tmp_path / "r.json")]) == 2
+    assert main(["fit", "--data", str(path), "--router-out", str(tmp_path / "r.json")]) == 2
     assert "bad.jsonl:2: not valid JSON" in capsys.readouterr().err
-    assert main(["fit", "--data", str(tmp_path / "x.txt"), "--out", str(tmp_path / "r.json")]) == 2
+    assert (
+        main(["fit", "--data", str(tmp_path / "x.txt"), "--router-out", str(tmp_path / "r.json")])
+        == 2
+    )
     assert "no such paired-data file" in capsys.readouterr().err
 
 

@@ -23,7 +23,6 @@ from oas.real import (
     bm25_scores,
     cluster_of,
     content_tokens,
-    crossover,
     lexical_correct,
     load_locomo,
     load_longmemeval,
@@ -462,33 +461,6 @@ def test_pair_config_validates():
     with pytest.raises(InputError, match="PairConfig.packing must be one of"):
         PairConfig(packing="greedy")
     assert PairConfig(budgets=(64, 32, 64)).budgets == (32, 64)
-
-
-def test_crossover_interpolates_in_log_budget():
-    """MODEL §6: the crossover is where dU turns from > 0 to <= 0 for good."""
-    c = crossover([32, 64, 128], [0.2, 0.1, -0.1])
-    assert c.sign_reversal and c.ahead_at_tightest
-    assert c.crossover_budget == pytest.approx(2 ** (6 + 0.5))
-    c = crossover([32, 64, 128, 256], [-0.1, 0.2, -0.1, -0.3])
-    assert (
-        c.sign_reversal
-        and not c.ahead_at_tightest
-        and c.crossover_budget == pytest.approx(2 ** (6 + 2 / 3))
-    )
-    assert not crossover([32, 64], [0.1, 0.2]).sign_reversal
-    assert math.isnan(crossover([32, 64], [-0.1, -0.2]).crossover_budget)
-
-
-@given(st.lists(st.floats(-1, 1, allow_nan=False), min_size=2, max_size=8))
-def test_crossover_lies_between_bracketing_budgets(delta):
-    budgets = [2.0 ** (5 + i) for i in range(len(delta))]
-    c = crossover(budgets, delta)
-    if c.sign_reversal:
-        i = max(j for j, d in enumerate(delta) if d > 0)
-        assert budgets[i] <= c.crossover_budget <= budgets[i + 1]
-        assert all(d <= 0 for d in delta[i + 1 :])
-    else:
-        assert math.isnan(c.crossover_budget)
 
 
 def test_bm25_order_ranks_the_matching_session_first(tiny):

@@ -96,7 +96,7 @@ def test_pair_locomo_resumes_and_is_readable_by_oas(tmp_path, capsys):
     args = [
         "pair",
         "locomo",
-        "--out",
+        "--output",
         str(out),
         "--budgets",
         "32,256,2048",
@@ -140,7 +140,7 @@ def test_pair_longmemeval_fixture_extractive_and_sentence(tmp_path, capsys):
                 "longmemeval",
                 "--data",
                 str(FIX / "longmemeval_tiny.json"),
-                "--out",
+                "--output",
                 str(out),
                 "--reader",
                 "sentence",
@@ -166,7 +166,7 @@ def test_pair_longmemeval_fixture_extractive_and_sentence(tmp_path, capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["pair", "longmemeval", "--out", "x.jsonl"], "needs --data PATH"),
+        (["pair", "longmemeval", "--output", "x.jsonl"], "needs --data PATH"),
         (
             [
                 "pair",
@@ -175,13 +175,13 @@ def test_pair_longmemeval_fixture_extractive_and_sentence(tmp_path, capsys):
                 str(FIX / "longmemeval_tiny.json"),
                 "--operators",
                 "dataset",
-                "--out",
+                "--output",
                 "x.jsonl",
             ],
             "LongMemEval has none",
         ),
         (
-            ["pair", "locomo", "--data", str(FIX / "locomo_malformed.json"), "--out", "x.jsonl"],
+            ["pair", "locomo", "--data", str(FIX / "locomo_malformed.json"), "--output", "x.jsonl"],
             r"conversation 0 \(bad-1\) qa 1: missing field 'answer'",
         ),
         (
@@ -191,16 +191,16 @@ def test_pair_longmemeval_fixture_extractive_and_sentence(tmp_path, capsys):
                 "--data",
                 str(FIX / "locomo_tiny.json"),
                 "--strict",
-                "--out",
+                "--output",
                 "x.jsonl",
             ],
             r"qa 3: field 'evidence'",
         ),
         (
-            ["pair", "locomo", "--budgets", "32,abc", "--out", "x.jsonl"],
+            ["pair", "locomo", "--budgets", "32,abc", "--output", "x.jsonl"],
             "--budgets must be positive integers",
         ),
-        (["pair", "locomo", "--out", "x.parquet"], "--out must end in .jsonl or .csv"),
+        (["pair", "locomo", "--output", "x.parquet"], "--output must end in .jsonl or .csv"),
     ],
 )
 def test_pair_bad_input_exits_2_with_one_line(tmp_path, monkeypatch, capsys, argv, message):
@@ -216,7 +216,7 @@ def test_pair_bad_input_exits_2_with_one_line(tmp_path, monkeypatch, capsys, arg
 
 def test_pair_locomo_absent_from_cache(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("RETCON_DATA_DIR", str(tmp_path))
-    assert main(["pair", "locomo", "--out", str(tmp_path / "p.jsonl")]) == 2
+    assert main(["pair", "locomo", "--output", str(tmp_path / "p.jsonl")]) == 2
     assert "retcon data fetch locomo" in capsys.readouterr().err
 
 
@@ -267,11 +267,11 @@ def test_pair_llm_backend_wiring_and_cache_hits_on_rerun(tmp_path, capsys, monke
             "--no-progress",
             "--json",
         ]
-        assert main(base + ["--out", str(tmp_path / "a.jsonl")]) == 0
+        assert main(base + ["--output", str(tmp_path / "a.jsonl")]) == 0
         first = json.loads(capsys.readouterr().out)
         assert first["n_rows"] == 4 and first["llm_calls"]["operators"]["requests"] > 0
         sent = _StubChat.calls
-        assert main(base + ["--out", str(tmp_path / "b.jsonl")]) == 0
+        assert main(base + ["--output", str(tmp_path / "b.jsonl")]) == 0
         second = json.loads(capsys.readouterr().out)
         assert _StubChat.calls == sent
         assert (

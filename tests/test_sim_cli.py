@@ -48,7 +48,7 @@ def test_out_writes_figures_and_sidecar(outdir):
     side = json.loads((outdir / "sidecar.json").read_text())
     assert (
         side["seed"] == 0
-        and side["command"] == "simulate"
+        and side["command"] == "retcon simulate"
         and side["config"]["name"] == "single-cluster"
     )
     assert "retcon_version" in side

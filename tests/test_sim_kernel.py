@@ -202,20 +202,6 @@ def test_same_key_same_bits_other_key_other_numbers(noisy_base):
     assert not np.array_equal(a.delta, c.delta)
 
 
-def test_crossover_status_and_interpolation():
-    """The crossover of a curve: log-linear root, zeros passed over, statuses none/unique/multiple."""
-    b = np.array([1.0, 2.0, 4.0, 8.0])
-    root, n = sim.curve_crossings(
-        b, np.array([[0.0, 1.0, -1.0, -2.0], [1.0, 1.0, 1.0, 1.0], [1.0, -1.0, 1.0, -1.0]])
-    )
-    assert n.tolist() == [1, 0, 3]
-    assert (
-        np.isclose(root[0], np.sqrt(8.0))
-        and np.isnan(root[1])
-        and np.isclose(root[2], np.sqrt(2.0))
-    )
-
-
 def test_bootstrap_ci_brackets_point(noisy_prefix):
     """rliable-style invariant: lower <= point <= upper for a unique crossover."""
     _, _, r = noisy_prefix

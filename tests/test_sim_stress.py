@@ -86,7 +86,7 @@ def test_stress_cli_writes_phase_diagram_and_json(tmp_path, capsys):
     assert (tmp_path / "phase.png").stat().st_size > 0
     assert json.loads((tmp_path / "stress.json").read_text()) == report
     side = json.loads((tmp_path / "sidecar.json").read_text())
-    assert side["command"] == "stress" and "retcon_version" in side
+    assert side["command"] == "retcon stress" and "retcon_version" in side
     assert len(report["conditions"]) == 5
     op = report["conditions"][0]["operators"]["merge"]
     assert {
@@ -102,3 +102,28 @@ def test_stress_bad_knob_exits_2(capsys):
     assert main(["stress", "--budget-spillover", "0,1.5", "--memories", "4"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--budget-spillover" in err[0] and "1.5" in err[0]
+
+
+def test_spillover_summary_finite_near_crossover(result):
+    """MODEL §5: |S| against the curve's scale stays bounded where |S|/|dU| explodes at B*."""
+    _, r = result
+    # a curve crossing 0 between two budgets with a tiny dU there: |S|/|dU| is huge at that budget
+    nb = r.budgets.size
+    delta = np.linspace(0.2, -0.2, nb)
+    delta[nb // 2] = 1e-9
+    spill = np.full(nb, 0.01)
+    bstar = float(r.budgets[nb // 2])
+    fake = r._replace(
+        delta=delta[None, None, :],
+        spillover=spill[None, None, :],
+        crossover_budget=np.array([[bstar]]),
+    )
+    summ = sim.spillover_summary(fake)
+    assert summ.relative[0, 0] == pytest.approx(0.01 / 0.2)
+    far = (r.budgets <= bstar / 2) | (r.budgets >= 2 * bstar)
+    assert summ.away[0, 0] == pytest.approx(np.max(0.01 / np.abs(delta[far])))
+    assert summ.away[0, 0] < 1e3 < 0.01 / 1e-9
+    # on the real result both are finite wherever dU is not identically 0
+    real = sim.spillover_summary(r)
+    assert real.relative.shape == r.crossover_budget.shape
+    assert np.all(np.isfinite(real.relative[np.abs(r.delta).max(-1) > 0]))

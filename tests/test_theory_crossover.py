@@ -269,6 +269,44 @@ def test_scale_equivariance(spec, s, rho, reader):
         assert scaled.crossover_budget == pytest.approx(s * one.crossover_budget, rel=1e-6)
 
 
+# Gamma and Weibull laws with shape in (0.2, 1): heavy mass near 0, quantiles down to subnormal
+# floats at p = 1e-300 (the scan must stay in normal floats).
+SUB_ONE = st.one_of(
+    st.builds(
+        lambda k, s: ("gamma", {"shape": k, "scale": s}), st.floats(0.2, 0.999), st.floats(5.0, 2e3)
+    ),
+    st.builds(
+        lambda k, s: ("weibull", {"shape": k, "scale": s}),
+        st.floats(0.2, 0.999),
+        st.floats(5.0, 2e3),
+    ),
+)
+
+
+def test_crossover_weibull_shape_below_one_regression():
+    """docs/model.md §6.4: the scan of a Weibull(0.7) law ran into subnormal budgets and crashed."""
+    dist = theory.make_length_dist("weibull", shape=0.7, scale=300.0)
+    res = theory.crossover(dist, compress_ratio=0.41, fidelity=0.85, acc_raw=0.8, acc_guess=0.1)
+    assert res.status == "unique" and 423 < res.crossover_budget < 633
+    assert theory.scan_budgets(dist, 0.41).min() >= 1e-280
+
+
+@given(spec=SUB_ONE, s=st.floats(0.05, 20.0), rho=st.floats(0.05, 0.95), reader=readers())
+def test_scale_equivariance_shape_below_one(spec, s, rho, reader):
+    """docs/model.md §6.5 for shapes in (0.2, 1): crossover runs, B*(s) = s B*(1), and at B* the
+    curve changes sign (dU > 0 just below, < 0 just above)."""
+    phi, a, g = reader
+    dist = dist_of(spec)
+    kw = dict(compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
+    one, scaled = theory.crossover(dist, **kw), theory.crossover(dist.scaled(s), **kw)
+    assert one.status == scaled.status
+    if one.status == "unique":
+        b = one.crossover_budget
+        assert scaled.crossover_budget == pytest.approx(s * b, rel=1e-6)
+        d = theory.delta_curve(dist, [b * 0.999, b * 1.001], **kw).delta
+        assert d[0] >= 0 >= d[1]
+
+
 # --- §6.6 closed forms --------------------------------------------------------------------------
 
 

@@ -28,6 +28,8 @@ Python API:
   make_length_dist(name, **params), empirical_lengths(sample) -> LengthDist
   delta_curve(dist, budgets, *, compress_ratio, fidelity, acc_raw, acc_guess) -> Decomposition
   crossover(dist, *, compress_ratio, fidelity, acc_raw, acc_guess) -> Crossover
+  grid_crossover(budgets, delta) -> GridCrossover: the crossover of a curve sampled on a budget
+    grid (simulated or measured); the one estimator sim, oas.real and paper_checks use
   kappa(fidelity, acc_raw, acc_guess); loose_budget_limit(*, ...); tight_budget_condition(dist, *, ...)
   closed_form_crossover(dist, *, ...); elasticity_nonincreasing(dist)
   decompose_numpy / decompose_jax (from CDF values), delta_curve_jax (from a jax CDF)
@@ -62,6 +64,10 @@ if TYPE_CHECKING:
     from theory._dists import LengthDist as LengthDist
     from theory._dists import empirical_lengths as empirical_lengths
     from theory._dists import make_length_dist as make_length_dist
+    from theory._grid import GridCrossover as GridCrossover
+    from theory._grid import crossover_status as crossover_status
+    from theory._grid import grid_crossover as grid_crossover
+    from theory._grid import sign_changes as sign_changes
     from theory._twins import Decomposition as Decomposition
     from theory._twins import decompose_jax as decompose_jax
     from theory._twins import decompose_numpy as decompose_numpy
@@ -85,6 +91,10 @@ _EXPORTS = {
     "scan_budgets": "theory._crossover",
     "tight_budget_condition": "theory._crossover",
     "LengthDist": "theory._dists",
+    "GridCrossover": "theory._grid",
+    "crossover_status": "theory._grid",
+    "grid_crossover": "theory._grid",
+    "sign_changes": "theory._grid",
     "empirical_lengths": "theory._dists",
     "make_length_dist": "theory._dists",
     "Decomposition": "theory._twins",
@@ -104,21 +114,25 @@ __all__ = [
     "REASON_WEAK",
     "Crossover",
     "Decomposition",
+    "GridCrossover",
     "LengthDist",
     "TightBudget",
     "closed_form_crossover",
     "closed_forms",
     "crossover",
+    "crossover_status",
     "decompose_jax",
     "decompose_numpy",
     "delta_curve",
     "delta_curve_jax",
     "elasticity_nonincreasing",
     "empirical_lengths",
+    "grid_crossover",
     "kappa",
     "loose_budget_limit",
     "make_length_dist",
     "scan_budgets",
+    "sign_changes",
     "symbolic",
     "tight_budget_condition",
 ]

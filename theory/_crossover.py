@@ -21,6 +21,7 @@ from scipy.optimize import brentq
 from theory import _symbolic as S
 from theory._checks import check_budgets, check_model, check_reader
 from theory._dists import LengthDist
+from theory._grid import STATUS_UNIQUE, crossover_status
 from theory._twins import Decomposition, decompose_numpy
 
 #: The reasons `crossover` gives when there is no crossover (docs/model.md §6).
@@ -174,13 +175,18 @@ def delta_curve(
     return decompose_numpy(dist.cdf(b), dist.cdf(b / rho), fidelity=phi, acc_raw=a, acc_guess=g)
 
 
+#: Smallest budget `scan_budgets` returns (tokens); far below any budget a reader sees, and far
+#: enough above the subnormal range that ``1e-13`` times it is still a normal float.
+_SCAN_FLOOR = 1e-280
+
+
 def scan_budgets(dist: LengthDist, compress_ratio: float, *, n_log: int = 400) -> np.ndarray:
     """The increasing budgets on which `crossover` looks for sign changes of ``dU`` (tokens).
 
     ``Q(p)`` and ``rho Q(p)`` for ``p`` dense in both tails and the body (down to ``p = 1e-300``,
     where a lognormal's crossover can hide when ``rho`` is close to 1), and ``n_log``
     log-spaced budgets from ``rho Q(1e-300) / 2`` to ``2 Q(1 - 1e-12)``. For an empirical sample,
-    every observed length and its ``rho`` multiple.
+    every observed length and its ``rho`` multiple. Nothing below ``_SCAN_FLOOR`` (1e-280 tokens).
     """
     if dist.name == "empirical":
         q = np.unique(dist.observed())
@@ -194,10 +200,14 @@ def scan_budgets(dist: LengthDist, compress_ratio: float, *, n_log: int = 400) -
             ]
         )
         q = np.unique(dist.ppf(p))
-    q = q[np.isfinite(q) & (q > 0)]
-    lo, hi = compress_ratio * q.min() / 2.0, 2.0 * q.max()
+    # Budgets below _SCAN_FLOOR are dropped: quantiles of a shape < 1 gamma or Weibull reach
+    # subnormal floats there, where a root finder's tolerance ``1e-13 * hi`` rounds to 0.
+    q = q[np.isfinite(q) & (q >= _SCAN_FLOOR)]
+    if q.size == 0:
+        q = np.array([_SCAN_FLOOR])
+    lo, hi = max(compress_ratio * q.min() / 2.0, _SCAN_FLOOR), 2.0 * q.max()
     pts = np.concatenate([q, compress_ratio * q, np.geomspace(lo, hi, n_log)])
-    return np.unique(pts)
+    return np.unique(pts[pts >= _SCAN_FLOOR])
 
 
 def crossover(dist: LengthDist, *, compress_ratio, fidelity, acc_raw, acc_guess) -> Crossover:
@@ -253,13 +263,14 @@ def crossover(dist: LengthDist, *, compress_ratio, fidelity, acc_raw, acc_guess)
         lo, hi = float(pts[i]), float(pts[j])
         root = brentq(delta, lo, hi, xtol=1e-13 * hi, rtol=np.float64(1e-14), maxiter=500)
         roots.append((root, sign[i] > 0, (lo, hi)))
-    if len(roots) == 1 and roots[0][1]:
+    status = crossover_status([-1 if is_down else 1 for _, is_down, _ in roots])
+    if status == STATUS_UNIQUE:
         root, _, bracket = roots[0]
-        return Crossover(float(root), "unique", bracket, None, kap)
+        return Crossover(float(root), status, bracket, None, kap)
     down = [r for r, is_down, _ in roots if is_down]
     return Crossover(
         float(down[-1]) if down else None,
-        "multiple",
+        status,
         (float(roots[0][0]), float(roots[-1][0])),
         f"dU changes sign {len(roots)} times on the scan; crossover_budget is the largest "
         "+ -> - root",

@@ -26,7 +26,7 @@ def register(subparsers) -> None:
             "raw; above B* retention wins. Prints kappa, the tight-budget condition, the "
             "loose-budget limit, the closed form where one exists (§6.6) and a table of "
             "dU = coverage + replacement over the budgets. Without --dist: an exponential "
-            'length with mean 300 tokens. Infinite values are written as "inf" in JSON.'
+            "length with mean 300 tokens. Infinite values are null in JSON (status says why)."
         ),
     )
     p.add_argument(
@@ -83,22 +83,33 @@ def _parse_budgets(tokens):
     return out
 
 
-def default_budgets(dist):
-    """13 budgets, geometric from ``median/16`` to ``8 median``, rounded to 3 significant digits."""
+def default_budgets(dist, given: str = ""):
+    """13 budgets, geometric from ``median/16`` to ``8 median``, rounded to 3 significant digits.
+
+    Args:
+      dist: the length law.
+      given: the options that made it, as typed (``--mean 1e308``), for the error message.
+    """
     import numpy as np
 
+    from retcon.errors import InputError
+
     med = float(dist.ppf(0.5))
-    grid = np.geomspace(med / 16.0, med * 8.0, 13)
+    lo, hi = med / 16.0, med * 8.0
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo >= 1e-300 and hi <= 1e300):
+        raise InputError(
+            f"{given or 'the length law'} puts the median length at {med:g} tokens, so the default "
+            f"budget grid (median/16 to 8 x median) is not finite; give lengths between 1e-290 "
+            f"and 1e290 tokens, or list the budgets with --budgets."
+        )
+    grid = np.geomspace(lo, hi, 13)
     digits = 2 - np.floor(np.log10(grid)).astype(int)
     return np.array([round(float(b), int(d)) for b, d in zip(grid, digits)])
 
 
 def _num(v):
-    """JSON-safe number: infinities as the string ``"inf"`` / ``"-inf"``."""
-    if v is None:
-        return None
-    v = float(v)
-    return v if math.isfinite(v) else ("inf" if v > 0 else "-inf")
+    """A plain float (infinities stay; ``to_jsonable`` writes them as ``null`` in JSON)."""
+    return None if v is None else float(v)
 
 
 def compute(args) -> dict:
@@ -116,7 +127,8 @@ def compute(args) -> dict:
     rho, phi, a, g = check_model(args.compress_ratio, args.fidelity, args.acc_raw, args.acc_guess)
     dist = theory.make_length_dist(name, **params)
     budgets = _parse_budgets(args.budgets)
-    budgets = default_budgets(dist) if budgets is None else budgets
+    given = " ".join(f"--{k} {v:g}" for k, v in params.items() if v is not None)
+    budgets = default_budgets(dist, given) if budgets is None else budgets
     kw = dict(compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
     dec = theory.delta_curve(dist, budgets, **kw)
     cross = theory.crossover(dist, **kw)
@@ -191,7 +203,7 @@ def format_text(res: dict) -> str:
         cf, num = res["closed_form_crossover"], res["crossover_budget"]
         gap = (
             f"; numeric root differs by {abs(num - cf) / cf:.1e} relative"
-            if isinstance(num, float)
+            if isinstance(num, float) and math.isfinite(num)
             else ""
         )
         lines.append(f"closed form (§6.6): B* = {_fmt(cf)} tokens{gap}")
@@ -205,7 +217,7 @@ def format_text(res: dict) -> str:
 
 
 def _fmt(v) -> str:
-    return v if isinstance(v, str) else f"{v:.6g}"
+    return "n/a" if v is None else v if isinstance(v, str) else f"{v:.6g}"
 
 
 def write_outputs(res: dict, out_dir: str, args) -> list[str]:
@@ -218,7 +230,7 @@ def write_outputs(res: dict, out_dir: str, args) -> list[str]:
     import theory
     from retcon.output import save_figure_atomic, sidecar, write_json_atomic, write_text_atomic
 
-    out = Path(out_dir)
+    out = Path(out_dir)  # a staging folder (retcon.output.OutputSet)
     csv = "budget,delta,coverage,replacement\n" + "".join(
         f"{r['budget']!r},{r['delta']!r},{r['coverage']!r},{r['replacement']!r}\n"
         for r in res["table"]
@@ -248,7 +260,7 @@ def write_outputs(res: dict, out_dir: str, args) -> list[str]:
         ax.plot(dense, dec.replacement, color="tab:red", ls=":", label="replacement R")
     ax.plot(budgets, [r["delta"] for r in res["table"]], "ko", ms=3)
     ax.axhline(0.0, color="0.6", lw=0.8)
-    if isinstance(res["crossover_budget"], float):
+    if isinstance(res["crossover_budget"], float) and math.isfinite(res["crossover_budget"]):
         ax.axvline(
             res["crossover_budget"],
             color="tab:green",
@@ -263,27 +275,38 @@ def write_outputs(res: dict, out_dir: str, args) -> list[str]:
     fig.tight_layout()
     paths.append(save_figure_atomic(fig, out / "crossover.png", dpi=120))
     paths.append(write_json_atomic(out / "crossover.json", res))
-    config = {k: v for k, v in vars(args).items() if k not in ("func", "json", "out")}
+    config = {
+        k: v
+        for k, v in vars(args).items()
+        if k not in ("func", "json", "out", "verbose", "quiet", "command")
+    }
     paths.append(
         write_json_atomic(
             out / "sidecar.json",
             sidecar(config, seed=None, command="retcon crossover", outputs=[p.name for p in paths]),
         )
     )
-    return [str(p) for p in paths]
+    return [p.name for p in paths]
 
 
 def run(args: argparse.Namespace) -> int:
     """Compute, print (text or one JSON object), and write ``--out`` files."""
-    import json
     import sys
 
+    from retcon.cli import print_json
+    from retcon.output import OutputSet, check_out_dir
+
+    if args.out is not None:
+        check_out_dir("--out", args.out)
     res = compute(args)
-    written = write_outputs(res, args.out, args) if args.out else []
+    written = []
+    if args.out:
+        with OutputSet(args.out, last=("sidecar.json",)) as out:
+            written = write_outputs(res, out.stage, args)
     if args.json:
-        sys.stdout.write(json.dumps(res) + "\n")
+        print_json(res)
     else:
         sys.stdout.write(format_text(res) + "\n")
-        for path in written:
-            sys.stdout.write(f"wrote {path}\n")
+        if written:
+            sys.stdout.write(f"wrote {', '.join(written)} to {args.out}\n")
     return 0

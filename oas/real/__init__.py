@@ -18,10 +18,11 @@ from oas.real._embed import (
 )
 from oas.real._fetch import DATASETS, Fetched, cached_path, data_dir, fetch, resolve_data, sha256_of
 from oas.real._instances import Packed, cluster_of, order_records, pack, render
+from oas.real._llm_client import ChatClient, resolve_endpoint
 from oas.real._locomo import Loaded, LoadReport, load_locomo, parse_ids
 from oas.real._longmemeval import load_longmemeval
 from oas.real._operators import DatasetOperators, ExtractiveOperators, make_operators
-from oas.real._pair import DEFAULT_BUDGETS, Crossover, PairConfig, crossover, query_rows, summarize
+from oas.real._pair import DEFAULT_BUDGETS, PairConfig, query_rows, summarize
 from oas.real._readers import (
     LexicalReader,
     SentenceReader,
@@ -46,8 +47,8 @@ from oas.real._types import Conversation, OperatorBackend, Query, Reader, Record
 __all__ = [
     "DATASETS",
     "DEFAULT_BUDGETS",
+    "ChatClient",
     "Conversation",
-    "Crossover",
     "DatasetOperators",
     "Embedder",
     "ExtractiveOperators",
@@ -75,7 +76,6 @@ __all__ = [
     "cached_path",
     "cluster_of",
     "content_tokens",
-    "crossover",
     "data_dir",
     "embed_texts",
     "fetch",
@@ -94,6 +94,7 @@ __all__ = [
     "query_rows",
     "render",
     "resolve_data",
+    "resolve_endpoint",
     "run_pair_job",
     "sha256_of",
     "split_sentences",

@@ -29,6 +29,8 @@ def read_json(path: str | Path, what: str) -> Any:
         raise InputError(
             f"{what} file {str(path)!r} is not UTF-8 text: {e.reason} at byte {e.start}."
         ) from None
+    except RecursionError:
+        raise InputError(f"{what} file {str(path)!r}: JSON nested too deeply to read.") from None
 
 
 def require(obj: Any, field: str, where: str, kind: type | tuple[type, ...] | None = None) -> Any:

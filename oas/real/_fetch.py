@@ -105,7 +105,7 @@ def fetch(
     if not os.access(path.parent, os.W_OK):
         raise InputError(
             f"the data cache {str(path.parent)!r} is not writable; set RETCON_DATA_DIR to a "
-            f"writable folder or pass --data PATH."
+            f"writable folder (or skip the cache: commands that read {name} take --data PATH)."
         )
 
     def download(out) -> None:
@@ -119,8 +119,9 @@ def fetch(
         except (urllib.error.URLError, OSError, ValueError) as e:
             reason = getattr(e, "reason", None) or e
             raise InputError(
-                f"download of {name} from {url} failed: {reason}. Pass --data PATH to use "
-                f"a copy you have."
+                f"download of {name} from {url} failed: {reason}. With a copy you have, run "
+                f"`retcon data fetch {name} --url file:///path/to/the/copy`, or give it to the "
+                f"commands that read it with --data PATH."
             ) from None
         if h.hexdigest() != want:
             raise InputError(

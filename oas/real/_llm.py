@@ -13,10 +13,17 @@ from __future__ import annotations
 import math
 import os
 import re
+import threading
 from collections.abc import Sequence
 from typing import Any
 
-from oas.real._llm_client import CallStats, ChatClient, LLMEndpointError, resolve_endpoint
+from oas.real._llm_client import (
+    CallStats,
+    ChatClient,
+    EndpointPool,
+    LLMEndpointError,
+    resolve_endpoint,
+)
 from oas.real._types import Conversation, Query, Record
 from retcon.errors import InputError, check_range
 
@@ -25,6 +32,7 @@ __all__ = [
     "INSTRUCTIONS",
     "PROMPTS",
     "CallStats",
+    "EndpointPool",
     "LLMEndpointError",
     "LLMOperators",
     "LLMReader",
@@ -89,6 +97,8 @@ class _Endpoint:
         backoff,
         seed,
         sleep,
+        concurrency=None,
+        pool=None,
     ):
         if not (isinstance(max_tokens, int) and max_tokens >= 1):
             raise InputError(f"LLM max_tokens must be an integer >= 1; got {max_tokens!r}.")
@@ -101,8 +111,9 @@ class _Endpoint:
             timeout=timeout,
             max_retries=max_retries,
             backoff=backoff,
+            concurrency=concurrency,
         )
-        self.client = ChatClient(cfg, **({} if sleep is None else {"sleep": sleep}))
+        self.client = ChatClient(cfg, sleep=sleep, pool=pool)
         self.temperature = float(temperature)
         self.max_tokens = max_tokens
         self.seed = seed
@@ -143,6 +154,12 @@ class LLMOperators:
       max_input_chars: truncate each prompt's note text to this many characters (``None``: no cut);
         for small context windows. Default from ``RETCON_LLM_MAX_INPUT_CHARS``.
       sleep: called with the seconds to wait between retries (default ``time.sleep``; tests).
+      concurrency: the most requests in flight at once (default ``RETCON_LLM_CONCURRENCY``, else
+        8); ``base_url`` may list several endpoints serving the same model (``EndpointPool``).
+      pool: an ``EndpointPool`` shared with other callers (the reader of the same run), so one
+        bound holds for all; its endpoints serve the requests (default: a pool of its own).
+
+    Methods are thread-safe: several queries may be worked on at once.
 
     Raises:
       InputError: no endpoint configured, or a bad setting.
@@ -154,7 +171,7 @@ class LLMOperators:
 
     def __init__(
         self,
-        base_url: str | None = None,
+        base_url: str | Sequence[str] | None = None,
         model: str | None = None,
         api_key: str | None = None,
         cache_dir=None,
@@ -167,6 +184,8 @@ class LLMOperators:
         seed: int | None = 0,
         max_input_chars: int | None = None,
         sleep=None,
+        concurrency: int | None = None,
+        pool: EndpointPool | None = None,
     ):
         self._ep = _Endpoint(
             base_url,
@@ -180,6 +199,8 @@ class LLMOperators:
             backoff,
             seed,
             sleep,
+            concurrency,
+            pool,
         )
         self.max_input_chars = _max_input_chars(max_input_chars)
 
@@ -229,7 +250,7 @@ class LLMOperators:
         # A small model sometimes repeats the instruction (or its start, when the cap cuts it)
         # instead of following it: drop the echoed part.
         instruction = INSTRUCTIONS[action]
-        echoed = len(os.path.commonprefix([reply, instruction]))  # noqa: RUF071 - strings, not paths
+        echoed = len(os.path.commonprefix([reply, instruction]))  # noqa: RUF071 (strings)
         if echoed >= min(len(instruction), 24):
             reply = clean_reply(reply[echoed:])
         return reply or EMPTY_GENERATION
@@ -253,7 +274,7 @@ class LLMReader:
 
     def __init__(
         self,
-        base_url: str | None = None,
+        base_url: str | Sequence[str] | None = None,
         model: str | None = None,
         api_key: str | None = None,
         cache_dir=None,
@@ -267,6 +288,8 @@ class LLMReader:
         seed: int | None = 0,
         max_input_chars: int | None = None,
         sleep=None,
+        concurrency: int | None = None,
+        pool: EndpointPool | None = None,
     ):
         if judge not in ("lexical", "llm"):
             raise InputError(f"LLMReader judge must be 'lexical' or 'llm'; got {judge!r}.")
@@ -282,10 +305,13 @@ class LLMReader:
             backoff,
             seed,
             sleep,
+            concurrency,
+            pool,
         )
         self.judge = judge
         self.max_input_chars = _max_input_chars(max_input_chars)
         self.unparsed_verdicts = 0
+        self._lock = threading.Lock()
 
     @property
     def stats(self) -> CallStats:
@@ -318,7 +344,8 @@ class LLMReader:
         )
         verdict = parse_yes_no(self._ep.ask(_SYSTEM_JUDGE, prompt, 8))
         if verdict is None:
-            self.unparsed_verdicts += 1
+            with self._lock:
+                self.unparsed_verdicts += 1
         return 1.0 if verdict else 0.0
 
 

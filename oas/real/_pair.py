@@ -196,53 +196,6 @@ def iter_queries(
             n += 1
 
 
-class Crossover(NamedTuple):
-    """The empirical crossover of one operator from per-budget mean utility gaps (MODEL §6).
-
-    Attributes:
-      delta: shape ``(n_budgets,)``, ``dU_o(B) = acc_o(B) - acc_ret(B)``.
-      sign_reversal: consolidation is ahead (``dU > 0``) at some budget and behind (``dU < 0``) at
-        the loosest budget: the budget-dependent sign reversal of MODEL §6.
-      ahead_at_tightest: ``dU > 0`` at the smallest budget (Prop. 2.3's tight-budget regime).
-      crossover_budget: between the last budget with ``dU > 0`` and the next one (from which on
-        ``dU <= 0``), interpolated linearly in ``log2 B``; ``nan`` without a sign reversal.
-    """
-
-    delta: np.ndarray
-    sign_reversal: bool
-    ahead_at_tightest: bool
-    crossover_budget: float
-
-
-def crossover(budgets: Sequence[float], delta: Sequence[float]) -> Crossover:
-    """Empirical crossover budget of a ``dU(B)`` curve sampled at increasing ``budgets``.
-
-    Args:
-      budgets: shape ``(n,)``, increasing, tokens.
-      delta: shape ``(n,)``, ``acc_o - acc_ret`` at each budget.
-
-    Returns:
-      ``Crossover``.
-
-    References: MODEL §6 (crossover budget B*).
-    """
-    b = np.asarray(budgets, dtype=np.float64)
-    d = np.asarray(delta, dtype=np.float64)
-    if b.shape != d.shape or b.ndim != 1:
-        raise InputError(
-            f"crossover: budgets and delta must be 1-D of one length; got {b.shape} and {d.shape}."
-        )
-    positive = np.flatnonzero(d > 0)
-    reversal = bool(positive.size and d[-1] < 0)
-    cross = math.nan
-    if reversal:
-        i = int(positive[-1])  # last budget where consolidation wins; from i+1 on it does not
-        lo, hi = math.log2(b[i]), math.log2(b[i + 1])
-        t = d[i] / (d[i] - d[i + 1])
-        cross = float(2.0 ** (lo + t * (hi - lo)))
-    return Crossover(d, reversal, bool(d.size and d[0] > 0), cross)
-
-
 def summarize(rows: Sequence[dict], *, key=None, n_resamples: int = 1000) -> dict:
     """Accuracy per action per budget, ``dU`` with grouped bootstrap CIs, crossover per operator.
 
@@ -254,9 +207,12 @@ def summarize(rows: Sequence[dict], *, key=None, n_resamples: int = 1000) -> dic
     Returns:
       a JSON-ready dict: ``budgets``, ``accuracy[action]`` (list per budget), ``delta[operator]``,
       ``delta_ci[operator]`` ([lower, upper] per budget), ``crossover[operator]``
-      (``crossover_budget``, ``sign_reversal``), ``n_queries``, ``n_rows``.
+      (``crossover_budget`` and ``status`` from ``theory.grid_crossover``, ``n_sign_changes``;
+      ``sign_reversal``: ``dU > 0`` at some budget and ``< 0`` at the loosest;
+      ``ahead_at_tightest``: ``dU > 0`` at the smallest budget), ``n_queries``, ``n_rows``.
 
-    References: MODEL §6 (crossover), §8 (grouped bootstrap CIs).
+    References: MODEL §6 (crossover; docs/model.md §6.4 for a sampled curve), §8 (grouped
+    bootstrap CIs).
     """
     if not rows:
         raise InputError("summarize: no rows.")
@@ -277,14 +233,19 @@ def summarize(rows: Sequence[dict], *, key=None, n_resamples: int = 1000) -> dic
     acc = np.array([[y[b == B, j].mean() for B in budgets] for j in range(len(ACTIONS))])
     for j, a in enumerate(ACTIONS):
         out["accuracy"][a] = [float(v) for v in acc[j]]
+    from theory import grid_crossover
+
+    gx = grid_crossover(budgets, acc[1:] - acc[0])  # (n_operators,) curves
     for j, o in enumerate(ACTIONS[1:], start=1):
         d = acc[j] - acc[0]
-        c = crossover(budgets, d)
+        b_star = float(gx.crossover_budget[j - 1])
         out["delta"][o] = [float(v) for v in d]
         out["crossover"][o] = {
-            "crossover_budget": None if math.isnan(c.crossover_budget) else c.crossover_budget,
-            "sign_reversal": c.sign_reversal,
-            "ahead_at_tightest": c.ahead_at_tightest,
+            "crossover_budget": None if math.isnan(b_star) else b_star,
+            "status": str(gx.status[j - 1]),
+            "n_sign_changes": int(gx.n_sign_changes[j - 1]),
+            "sign_reversal": bool((d > 0).any() and d[-1] < 0),
+            "ahead_at_tightest": bool(d[0] > 0),
         }
         if key is not None:
             from retcon.bootstrap import grouped_bootstrap_mean
@@ -316,6 +277,7 @@ def format_table(summary: dict) -> str:
         cb = c["crossover_budget"]
         lines.append(
             f"crossover {o:<9}: "
-            + (f"B* ~ {cb:.0f} tokens" if cb is not None else "no sign reversal")
+            + (f"B* ~ {cb:.0f} tokens" if cb is not None else "no + -> - sign change")
+            + f" ({c['status']})"
         )
     return "\n".join(lines)

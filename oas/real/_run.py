@@ -1,6 +1,6 @@
 """A ``retcon pair`` run: load, build instances, write paired data resumably, summarize.
 
-Output: ``--out`` (``.jsonl`` or ``.csv``) through ``oas._paired.PairedWriter`` (rows appended to
+Output: ``--output`` (``.jsonl`` or ``.csv``) through ``oas._paired.PairedWriter`` (rows appended to
 ``<out>.partial``, renamed on completion), and a sidecar ``<out>.meta.json`` (options, versions,
 load report, summary). A rerun with the same options skips the rows already written; a rerun with
 different options is refused, so one file never mixes two protocols.
@@ -10,6 +10,7 @@ References: MODEL §8-9; docs/paired-data.md.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import sys
@@ -68,6 +69,9 @@ class PairJob:
         check_choice("--reader", self.reader, ("lexical", "sentence", "llm"))
         check_choice("--llm-judge", self.llm_judge, ("lexical", "llm"))
         object.__setattr__(self, "budgets", check_budgets(self.budgets or DEFAULT_BUDGETS))
+        conc = self.llm.get("concurrency")
+        if conc is not None and (isinstance(conc, bool) or not isinstance(conc, int) or conc < 1):
+            raise InputError(f"--concurrency must be an integer >= 1; got {conc!r}.")
         if self.limit is not None and self.limit <= 0:
             raise InputError(f"--limit must be a positive integer; got {self.limit}.")
         if not 0.0 < self.sentence_threshold <= 1.0:
@@ -82,7 +86,7 @@ class PairJob:
         suffix = Path(self.out).suffix.lower()
         if suffix not in (".jsonl", ".ndjson", ".csv"):
             raise InputError(
-                f"--out must end in .jsonl or .csv (resumable formats); got {self.out!r}."
+                f"--output must end in .jsonl or .csv (resumable formats); got {self.out!r}."
             )
 
     def protocol(self) -> dict:
@@ -116,6 +120,14 @@ def _backends(job: PairJob):
     from oas.real._text import make_tokenizer
 
     llm = {k: v for k, v in job.llm.items() if v is not None}
+    if "llm" in (job.operators, job.reader):
+        from oas.real._llm_client import EndpointPool, resolve_endpoint
+
+        # One pool for both roles: --concurrency bounds operators and reader together.
+        keys = ("base_url", "model", "api_key", "cache_dir", "concurrency")
+        pool = llm["pool"] = EndpointPool(resolve_endpoint(**{k: llm.get(k) for k in keys}))
+    else:
+        pool = None
     operators = make_operators(job.operators, **(llm if job.operators == "llm" else {}))
     if job.reader == "llm":
         reader = make_reader("llm", judge=job.llm_judge, **llm)
@@ -123,27 +135,125 @@ def _backends(job: PairJob):
         reader = make_reader("sentence", threshold=job.sentence_threshold)
     else:
         reader = make_reader(job.reader)
-    return operators, reader, make_tokenizer(job.tokenizer), make_embedder(job.embedder)
+    return operators, reader, make_tokenizer(job.tokenizer), make_embedder(job.embedder), pool
+
+
+# Every row carries the digest of the options that made it, so the file itself says which protocol
+# it holds: deleting or editing `<out>.meta.json` cannot make a rerun mix two protocols.
+PROTOCOL_COLUMN = "meta_protocol"
+
+
+def protocol_digest(protocol: dict) -> str:
+    """A short digest of a run's protocol (the options that change the rows)."""
+    text = json.dumps(protocol, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _first_row(path: Path) -> dict | None:
+    """The first complete row of a JSONL or CSV paired-data file, or None if it has none."""
+    import csv
+    import io
+
+    from retcon.errors import decode_utf8
+
+    data = path.read_bytes()
+    text = decode_utf8(data[: data.rfind(b"\n") + 1], str(path))
+    if path.name.removesuffix(".partial").lower().endswith(".csv"):
+        reader = csv.DictReader(io.StringIO(text))
+        return next(iter(reader), None)
+    for line_no, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                row = json.loads(line)
+            except (json.JSONDecodeError, RecursionError):
+                raise InputError(f"{path}:{line_no}: not valid JSON; cannot resume it.") from None
+            return row if isinstance(row, dict) else None
+    return None
 
 
 def _check_resume(job: PairJob, meta_path: Path, out: Path) -> None:
-    if not meta_path.is_file():
-        return
-    try:
-        old = json.loads(meta_path.read_text(encoding="utf-8")).get("config", {})
-    except (json.JSONDecodeError, OSError):
-        return
     partial = Path(f"{out}.partial")
-    if not (out.is_file() or partial.is_file()):
-        return
     new = job.protocol()
-    diff = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
-    if diff:
-        k = diff[0]
+    digest = protocol_digest(new)
+    old = {}
+    if meta_path.is_file():
+        try:
+            old = json.loads(meta_path.read_text(encoding="utf-8")).get("config", {}) or {}
+        except (json.JSONDecodeError, OSError, UnicodeDecodeError, AttributeError):
+            old = {}
+    for path in (partial, out):
+        if not path.is_file():
+            continue
+        row = _first_row(path)
+        if row is None:
+            continue
+        stamp = row.get(PROTOCOL_COLUMN)
+        if stamp == digest:
+            continue
+        diff = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+        if stamp is not None and diff and isinstance(old, dict) and old:
+            k = diff[0]
+            detail = f"was written with {k}={old.get(k)!r}; this run has {k}={new.get(k)!r}"
+        elif stamp is None:
+            detail = "holds rows without a protocol stamp (written by an older retcon)"
+        else:
+            detail = f"was written with other options (protocol {stamp}; this run's is {digest})"
         raise InputError(
-            f"--out {str(out)!r} was written with {k}={old.get(k)!r}; this run has "
-            f"{k}={new.get(k)!r}. Rerun with the same options to resume, or choose a new --out."
+            f"--output {str(out)!r} {detail}. Rerun with the same options to resume, or choose "
+            f"a new --output."
         )
+
+
+class _Lock:
+    """An exclusive lock on ``<out>.lock`` for the run; a second run on the same output is refused."""
+
+    def __init__(self, out: Path):
+        self.path = Path(f"{out}.lock")
+        self.file = None
+
+    def __enter__(self) -> _Lock:
+        import fcntl
+        import os
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        f = open(self.path, "a+", encoding="utf-8")
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.seek(0)
+            holder = f.read().strip() or "?"
+            f.close()
+            raise InputError(
+                f"--output {str(self.path)[: -len('.lock')]!r}: another retcon pair run (pid "
+                f"{holder}) is writing it; wait for it to finish, or choose another --output."
+            ) from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"{os.getpid()}\n")
+        f.flush()
+        self.file = f
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import fcntl
+
+        if self.file is not None:
+            try:
+                self.path.unlink()
+            except FileNotFoundError:
+                pass
+            fcntl.flock(self.file.fileno(), fcntl.LOCK_UN)
+            self.file.close()
+
+
+def _discard_new(partial: Path, meta: Path, had_partial: bool, had_meta: bool) -> None:
+    """Remove the partial file and sidecar this run created, when it wrote no row."""
+    for path, had in ((partial, had_partial), (meta, had_meta)):
+        if not had:
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
 
 
 def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
@@ -156,19 +266,23 @@ def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
 
     References: MODEL §6, §8, §9.
     """
+    out = Path(job.out)
+    with _Lock(out):
+        return _run_locked(job, out, progress=progress)
+
+
+def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
     import jax
     import numpy as np
 
     from oas._paired import PairedWriter, iter_raw_rows
-    from oas.real._pair import ConversationContext, PairConfig, iter_queries, query_rows, summarize
+    from oas.real._pair import PairConfig, iter_queries, summarize
     from retcon.output import sidecar, write_json_atomic
 
-    out = Path(job.out)
     meta_path = Path(f"{out}.meta.json")
     _check_resume(job, meta_path, out)
     data_path, loaded = _load(job)
-    operators, reader, tokenizer, embedder = _backends(job)
-    assert job.budgets is not None  # PairJob.__post_init__ fills in the default grid
+    operators, reader, tokenizer, embedder, pool = _backends(job)
     config = PairConfig(job.budgets, job.granularity, job.order, job.packing)
     pairs = list(iter_queries(loaded.conversations, job.limit))
     if not pairs:
@@ -183,39 +297,40 @@ def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
         data=str(data_path),
         load=loaded.report._asdict(),
     )
-    write_json_atomic(meta_path, meta)
-
     partial = Path(f"{out}.partial")
+    had_meta, had_partial = meta_path.exists(), partial.exists()
+    write_json_atomic(meta_path, meta)
     if out.is_file() and not partial.is_file():
         shutil.copyfile(out, partial)  # resume on top of a finished file (e.g. a larger --limit)
-    n_written = 0
-    contexts: dict[str, ConversationContext] = {}
-    with PairedWriter(out, packing=job.packing) as writer:
+    stamp = protocol_digest(job.protocol())
+    try:
+        writer = PairedWriter(out, packing=job.packing)
+    except BaseException:
+        _discard_new(partial, meta_path, had_partial, had_meta)
+        raise
+    try:
         done = set(writer.ids)
-        from tqdm import tqdm
-
-        bar = tqdm(
-            pairs, desc=f"pair {job.dataset}", unit="q", disable=not progress, file=sys.stderr
+        n_written = _write_rows(
+            job,
+            pairs,
+            writer,
+            done,
+            operators,
+            reader,
+            tokenizer,
+            embedder,
+            config,
+            pool,
+            progress,
+            stamp=stamp,
         )
-        for conv, query in bar:
-            if conv.conversation_id not in contexts:
-                contexts = {
-                    conv.conversation_id: ConversationContext(conv, job.granularity, embedder)
-                }
-            rows = query_rows(
-                query,
-                contexts[conv.conversation_id],
-                operators=operators,
-                reader=reader,
-                config=config,
-                tokenizer=tokenizer,
-                skip_ids=done,
-            )
-            for row in rows:
-                writer.write(row)
-                n_written += 1
         n_resumed = len(done)
         writer.finalize()
+    except BaseException:
+        writer.close()
+        if not writer.ids:  # nothing of this run's protocol was kept: leave no files behind
+            _discard_new(partial, meta_path, had_partial, had_meta)
+        raise
 
     rows = [raw for _, raw, _ in iter_raw_rows(out)]
     summary = summarize(rows, key=jax.random.PRNGKey(job.seed))
@@ -253,6 +368,106 @@ def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
             calls[part] = stats._asdict()
     if calls:
         summary["llm_calls"] = calls
+    if pool is not None:
+        summary["llm_endpoints"] = pool.endpoints
     meta["summary"] = summary
     write_json_atomic(meta_path, meta)
     return summary
+
+
+def _write_rows(
+    job,
+    pairs,
+    writer,
+    done,
+    operators,
+    reader,
+    tokenizer,
+    embedder,
+    config,
+    pool,
+    progress,
+    *,
+    stamp,
+) -> int:
+    """Work on up to ``concurrency`` questions at once; write their rows in question order.
+
+    Each question's rows are computed by a worker thread (its LLM calls wait on the endpoint pool);
+    the writer takes them strictly in input order, so the file is the same whatever order the
+    calls finish in. On an error or an interrupt the rows of every question before the failing one
+    are already written, and every finished call is in the cache: a rerun resumes from there.
+    """
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor, wait
+
+    from oas.real._pair import ConversationContext, query_rows
+
+    workers = pool.config.concurrency if pool is not None else 1
+    window = max(2 * workers, workers + 4)  # questions submitted ahead of the one being written
+    bar = _progress_bar(job, len(pairs), progress)
+    contexts: dict[str, ConversationContext] = {}
+    open_queries: dict[str, int] = {}
+    pending: deque = deque()
+    n_written = 0
+
+    def refresh():
+        if bar is not None and pool is not None:
+            bar.set_postfix_str(pool.progress().line(), refresh=True)
+
+    def emit_head():
+        nonlocal n_written
+        cid, fut = pending[0]
+        while not wait([fut], timeout=0.5).done:
+            refresh()
+        rows = fut.result()
+        pending.popleft()
+        for row in rows:
+            writer.write({**row, PROTOCOL_COLUMN: stamp})
+            n_written += 1
+        open_queries[cid] -= 1
+        if open_queries[cid] == 0:
+            del open_queries[cid], contexts[cid]
+        if bar is not None:
+            bar.update(1)
+            refresh()
+
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="retcon-pair") as ex:
+        try:
+            for conv, query in pairs:
+                cid = conv.conversation_id
+                if cid not in contexts:
+                    contexts[cid] = ConversationContext(conv, job.granularity, embedder)
+                open_queries[cid] = open_queries.get(cid, 0) + 1
+                fut = ex.submit(
+                    query_rows,
+                    query,
+                    contexts[cid],
+                    operators=operators,
+                    reader=reader,
+                    config=config,
+                    tokenizer=tokenizer,
+                    skip_ids=done,
+                )
+                pending.append((cid, fut))
+                while len(pending) >= window:
+                    emit_head()
+            while pending:
+                emit_head()
+        except BaseException:
+            for _, fut in pending:
+                fut.cancel()
+            if pool is not None:
+                pool.close()
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+    return n_written
+
+
+def _progress_bar(job: PairJob, total: int, progress: bool):
+    if not progress:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=f"pair {job.dataset}", unit="q", file=sys.stderr)

@@ -9,7 +9,6 @@ References: MODEL §8-9.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -41,7 +40,7 @@ def register(subparsers) -> None:
     path.add_argument("name", choices=["locomo"])
     add_common(path, out=False, seed=False)
     path.set_defaults(func=run_path)
-    data.set_defaults(func=lambda args: (data.print_help(), 2)[1])
+    data.set_defaults(func=lambda args: (data.print_help(sys.stdout), 2)[1])
 
 
 def register_pair(pair_subparsers) -> None:
@@ -86,11 +85,14 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
         ),
     )
     p.add_argument(
-        "--out",
+        "--output",
         metavar="FILE",
         required=True,
         help="paired-data file (.jsonl or .csv); resumable, written atomically",
     )
+    from oas.cli import _moved_out
+
+    _moved_out(p, "--output FILE")
     p.add_argument(
         "--operators",
         choices=["dataset", "extractive", "llm"],
@@ -158,13 +160,26 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
         )
     g = p.add_argument_group("llm", _LLM_HELP)
     g.add_argument(
-        "--llm-base-url", default=None, help="default $RETCON_LLM_BASE_URL, else $OPENAI_BASE_URL"
+        "--llm-base-url",
+        action="append",
+        default=None,
+        metavar="URL",
+        help="repeat for several servers of the same model (requests spread by load); default "
+        "$RETCON_LLM_BASE_URL (comma-separated list), else $OPENAI_BASE_URL",
     )
     g.add_argument("--llm-model", default=None, help="default $RETCON_LLM_MODEL")
     g.add_argument(
         "--llm-api-key", default=None, help="default $RETCON_LLM_API_KEY, else $OPENAI_API_KEY"
     )
     g.add_argument("--llm-cache", metavar="DIR", default=None, help="response cache folder")
+    g.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        metavar="N",
+        help="LLM requests in flight at once, over all servers (default $RETCON_LLM_CONCURRENCY, "
+        "else 8); rows are the same for any N",
+    )
     g.add_argument(
         "--llm-judge",
         choices=["lexical", "llm"],
@@ -185,6 +200,7 @@ def llm_options(args) -> dict:
         "model": args.llm_model or env.get("RETCON_LLM_MODEL"),
         "api_key": args.llm_api_key or env.get("RETCON_LLM_API_KEY") or env.get("OPENAI_API_KEY"),
         "cache_dir": args.llm_cache,
+        "concurrency": args.concurrency,
     }
 
 
@@ -199,7 +215,9 @@ def run_fetch(args) -> int:
         "sha256": got.sha256,
     }
     if args.json:
-        print(json.dumps(info))
+        from retcon.cli import print_json
+
+        print_json(info)
     else:
         print(
             f"{args.name}: {got.path} ({'downloaded' if got.downloaded else 'already in the cache'}; sha256 ok)"
@@ -215,20 +233,30 @@ def run_path(args) -> int:
     valid = present and sha256_of(path) == DATASETS[args.name]["sha256"]
     info = {"name": args.name, "path": str(path), "present": present, "sha256_ok": bool(valid)}
     if args.json:
-        print(json.dumps(info))
+        from retcon.cli import print_json
+
+        print_json(info)
     else:
         print(f"{path} ({'valid' if valid else 'present, wrong sha256' if present else 'absent'})")
     return 0 if valid else 1
 
 
 def run_pair(args) -> int:
+    from oas.cli import _refuse_moved_out
     from oas.real._run import PairJob, run_pair_job
+    from retcon.output import check_out_file
 
+    _refuse_moved_out(args)
+    check_out_file(
+        "--output",
+        args.output,
+        inputs=[("--data", args.data)],
+    )
     llm = llm_options(args)
     job = PairJob(
         dataset=args.dataset,
         data=args.data,
-        out=args.out,
+        out=args.output,
         operators=args.operators,
         reader=args.reader,
         budgets=tuple(_budgets(args.budgets)) if args.budgets else None,
@@ -245,9 +273,11 @@ def run_pair(args) -> int:
         llm_judge=args.llm_judge,
         seed=args.seed,
     )
-    summary = run_pair_job(job, progress=not args.no_progress)
+    from retcon.cli import print_json, verbosity
+
+    summary = run_pair_job(job, progress=not args.no_progress and verbosity(args) >= 0)
     if args.json:
-        print(json.dumps(summary))
+        print_json(summary)
     else:
         from oas.real._pair import format_table
 

@@ -12,18 +12,27 @@ from __future__ import annotations
 import argparse
 import sys
 
+# The largest size a sweep accepts: the simulation kernel counts queries in int32.
+MAX_SIZE = 2**31 - 1
+# Rough peak bytes per unit of size (query, instance or row) of the heaviest benchmark.
+_BYTES_PER_UNIT = 1024
+
 
 def _sizes(text: str) -> int:
+    import math
+
     try:
         v = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected a positive integer such as 100000 or 1e5; got {text!r}"
         ) from None
-    if not (v >= 1 and v == int(v)):
+    if not (math.isfinite(v) and v >= 1 and v == int(v)):
         raise argparse.ArgumentTypeError(
             f"expected a positive integer such as 100000 or 1e5; got {text!r}"
         )
+    if v > MAX_SIZE:
+        raise argparse.ArgumentTypeError(f"must be at most 2**31 - 1 = {MAX_SIZE}; got {text!r}")
     return int(v)
 
 
@@ -71,12 +80,20 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     import dataclasses
-    import json
+    import logging
 
     from retcon.bench._report import render
     from retcon.bench._run import BENCHMARKS, BenchConfig, quick_config, run_bench
-    from retcon.errors import InputError
-    from retcon.output import sidecar, to_jsonable, write_json_atomic, write_text_atomic
+    from retcon.cli import print_json
+    from retcon.errors import InputError, check_memory, memory_limit
+    from retcon.output import (
+        OutputSet,
+        check_out_dir,
+        sidecar,
+        to_jsonable,
+        write_json_atomic,
+        write_text_atomic,
+    )
 
     changes = {}
     if args.only is not None:
@@ -89,15 +106,30 @@ def run(args) -> int:
         changes["only"] = only
     if args.sizes is not None:
         s = tuple(sorted(set(args.sizes)))
+        check_memory(
+            f"--sizes {s[-1]}",
+            s[-1] * _BYTES_PER_UNIT,
+            fix=f"use sizes up to {memory_limit() // _BYTES_PER_UNIT}",
+        )
         changes.update(sim_sizes=s, oas_sizes=s, bootstrap_sizes=s)
     if args.full:
         changes.update(numpy_max=None, sklearn_max=None)
     if args.scenario is not None:
+        import sim
+
+        try:
+            sim.load_scenario(args.scenario)  # before any benchmark runs
+        except InputError as e:
+            raise InputError(f"--scenario: {e}") from None
         changes["scenario"] = args.scenario
+    if args.out is not None:
+        check_out_dir("--out", args.out)
     config = quick_config(**changes) if args.quick else BenchConfig(**changes)
 
+    log = logging.getLogger("retcon.bench")
+
     def say(msg):
-        print(f"retcon bench: {msg}", file=sys.stderr, flush=True)
+        log.info(f"retcon bench: {msg}")
 
     result = run_bench(args.seed, config, progress=say)
     text = render(result)
@@ -107,18 +139,14 @@ def run(args) -> int:
         else "retcon bench"
     )
     if args.out is not None:
-        from pathlib import Path
-
-        out = Path(args.out)
         meta = sidecar(dataclasses.asdict(config), seed=args.seed, command=command)
-        write_json_atomic(out / "bench.json", {**meta, "result": to_jsonable(result)})
-        write_text_atomic(out / "bench.md", f"Command: `{command}`\n\n{text}\n")
+        with OutputSet(args.out, last=("bench.json",)) as out:
+            write_text_atomic(out / "bench.md", f"Command: `{command}`\n\n{text}\n")
+            write_json_atomic(out / "bench.json", {**meta, "result": to_jsonable(result)})
     if args.json:
-        print(
-            json.dumps(
-                to_jsonable({"config": dataclasses.asdict(config), "seed": args.seed, **result})
-            )
-        )
+        print_json({"config": dataclasses.asdict(config), "seed": args.seed, **result})
     else:
         print(text)
+        if args.out is not None:
+            print(f"wrote bench.md, bench.json to {args.out}")
     return 0

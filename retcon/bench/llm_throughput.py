@@ -1,0 +1,271 @@
+"""LLM client throughput: calls per second against the number of requests in flight.
+
+``FakeLLMServer`` is an OpenAI-compatible chat server on 127.0.0.1 (standard library only) with a
+fixed service time per request and scripted failures (429 with ``Retry-After``, 5xx, malformed
+bodies); it serves any number of requests at once, so with service time ``s`` and ``N`` requests
+in flight the ideal rate is ``N / s`` calls per second. ``bench_llm_throughput`` measures what
+``oas.real``'s endpoint pool gets out of it (or out of real servers) at several concurrencies.
+
+Run ``python -m retcon.bench.llm_throughput`` (``--help`` for options); docs/performance.md holds
+the measured table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from functools import partial
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, NamedTuple
+
+
+def completion_body(content: Any) -> bytes:
+    """A minimal chat-completions response body carrying ``content``."""
+    return json.dumps(
+        {
+            "id": "fake",
+            "object": "chat.completion",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                }
+            ],
+        }
+    ).encode()
+
+
+def default_reply(body: dict) -> str:
+    """A short deterministic reply: a function of the last message only."""
+    text = str(body["messages"][-1]["content"])
+    return "note " + hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        data = json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode()
+        self._send(200, data)
+
+    def do_POST(self):
+        srv: FakeLLMServer = self.server  # type: ignore[assignment]
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        step = srv._enter(body)
+        try:
+            if srv.service_time > 0:
+                time.sleep(srv.service_time)
+            srv._gate_wait()
+            delay = srv.delay(body) if srv.delay is not None else 0.0
+            if delay > 0:
+                time.sleep(delay)
+            kind = step[0]
+            if kind == "ok":
+                self._send(200, completion_body(srv.reply(body)))
+            elif kind == "garbage":
+                self._send(200, step[1])
+            else:
+                extra = {"Retry-After": str(step[1])} if step[1] is not None else {}
+                self._send(int(kind), b'{"error": "scripted failure"}', extra)
+        finally:
+            srv._leave()
+
+    def _send(self, status: int, data: bytes, extra: dict | None = None):
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class FakeLLMServer(ThreadingHTTPServer):
+    """A scripted OpenAI-compatible chat server on ``127.0.0.1`` (a free port), in a thread.
+
+    Use as a context manager; ``base_url`` is ``http://127.0.0.1:PORT/v1``.
+
+    Args:
+      service_time: seconds each request takes before it is answered.
+      reply: ``body -> str``, the assistant text (default ``default_reply``).
+      delay: ``body -> seconds`` of extra delay per request (e.g. to shuffle completion order).
+      gate: hold each request until this many are in the server at once (or ``gate_timeout``
+        passed): makes "N in flight" observable without timing assumptions.
+
+    Attributes:
+      script: steps used one per request, before the default: ``("ok",)``, ``("garbage", bytes)``,
+        or ``(status, retry_after_or_None)`` such as ``(429, 2)`` or ``(500, None)``.
+      requests: the request bodies in arrival order; ``max_in_flight``: the most seen at once.
+    """
+
+    daemon_threads = True
+    request_queue_size = 128
+
+    def __init__(
+        self,
+        service_time: float = 0.0,
+        *,
+        reply: Callable[[dict], str] | None = None,
+        delay: Callable[[dict], float] | None = None,
+        gate: int = 0,
+        gate_timeout: float = 10.0,
+    ):
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.service_time = float(service_time)
+        self.reply = reply or default_reply
+        self.delay = delay
+        self.gate, self.gate_timeout = int(gate), float(gate_timeout)
+        self.script: list[tuple] = []
+        self.requests: list[dict] = []
+        self.in_flight = self.max_in_flight = 0
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def _enter(self, body: dict) -> tuple:
+        with self._cond:
+            self.requests.append(body)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self._cond.notify_all()
+            return self.script.pop(0) if self.script else ("ok",)
+
+    def _gate_wait(self) -> None:
+        if self.gate <= 1:
+            return
+        with self._cond:
+            self._cond.wait_for(lambda: self.max_in_flight >= self.gate, timeout=self.gate_timeout)
+
+    def _leave(self) -> None:
+        with self._cond:
+            self.in_flight -= 1
+
+    def start(self) -> FakeLLMServer:
+        self._thread = threading.Thread(
+            target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop answering and close the port: new connections are refused."""
+        if self._thread is not None:
+            self.shutdown()
+            self._thread = None
+        self.server_close()
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class ThroughputPoint(NamedTuple):
+    """One measurement: ``calls`` answered in ``seconds`` with ``concurrency`` in flight."""
+
+    concurrency: int
+    calls: int
+    seconds: float
+    calls_per_s: float
+
+
+def bench_llm_throughput(
+    base_urls: Sequence[str],
+    model: str,
+    concurrencies: Sequence[int] = (1, 2, 4, 8),
+    *,
+    calls: int = 64,
+    max_tokens: int = 8,
+    cache_dir=None,
+    tag: str = "",
+) -> list[ThroughputPoint]:
+    """Calls per second of ``ChatClient`` over ``base_urls`` at each concurrency.
+
+    Each point sends ``calls`` distinct prompts from ``concurrency`` threads through one client (one
+    pool bounded at ``concurrency``), into an empty cache, so every call is a real request.
+
+    Returns:
+      one ``ThroughputPoint`` per concurrency.
+    """
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+
+    from oas.real import ChatClient, resolve_endpoint
+
+    out = []
+    with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
+        for n in concurrencies:
+            cfg = resolve_endpoint(list(base_urls), model, "", f"{tmp}/c{n}", concurrency=n)
+            client = ChatClient(cfg)
+            prompts = [
+                [{"role": "user", "content": f"Say a number. {tag} c{n} #{i}"}]
+                for i in range(calls)
+            ]
+            t0 = time.perf_counter()
+            with ThreadPoolExecutor(max_workers=n) as ex:
+                list(
+                    ex.map(
+                        partial(client.complete, temperature=0.0, max_tokens=max_tokens), prompts
+                    )
+                )
+            dt = time.perf_counter() - t0
+            assert client.stats.requests == calls, client.stats
+            out.append(ThroughputPoint(n, calls, dt, calls / dt))
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m retcon.bench.llm_throughput",
+        description="LLM calls per second against requests in flight: on the fake server "
+        "(fixed service time, ideal N / s) or on the servers given with --base-url.",
+    )
+    p.add_argument("--base-url", action="append", default=None, help="real server(s) instead")
+    p.add_argument("--model", default="fake")
+    p.add_argument("--service-time", type=float, default=0.1, help="fake server, seconds")
+    p.add_argument("--calls", type=int, default=64)
+    p.add_argument("--max-tokens", type=int, default=8)
+    p.add_argument("--concurrency", default="1,2,4,8")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    conc = [int(x) for x in args.concurrency.split(",")]
+    if args.base_url:
+        points = bench_llm_throughput(
+            args.base_url, args.model, conc, calls=args.calls, max_tokens=args.max_tokens
+        )
+        ideal = None
+    else:
+        with FakeLLMServer(args.service_time) as srv:
+            points = bench_llm_throughput(
+                [srv.base_url], args.model, conc, calls=args.calls, max_tokens=args.max_tokens
+            )
+        ideal = 1.0 / args.service_time
+    if args.json:
+        print(json.dumps([p._asdict() for p in points]))
+        return 0
+    base = points[0].calls_per_s
+    print("in flight | calls | seconds | calls/s | speed-up" + (" | ideal" if ideal else ""))
+    for pt in points:
+        row = f"{pt.concurrency:9d} | {pt.calls:5d} | {pt.seconds:7.2f} | {pt.calls_per_s:7.1f} | {pt.calls_per_s / base:7.2f}x"
+        if ideal:
+            row += f" | {ideal * pt.concurrency:.1f}"
+        print(row)
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

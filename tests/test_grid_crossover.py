@@ -1,0 +1,176 @@
+"""The crossover of a sampled ``dU(B)`` curve (docs/model.md §6.4): one estimator, its invariants.
+
+Every command that reads a crossover off a budget grid calls ``theory.grid_crossover``; these
+tests pin its documented answer and check it against the exact model of MODEL §6.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import theory
+from theory import grid_crossover
+
+BUDGETS = [32, 64, 128, 256, 512]
+
+
+def test_regression_curve_down_up_down():
+    """[-.02, .05, -.03, -.04, -.05]: one - -> + then one + -> - change; B* is the + -> - root."""
+    g = grid_crossover(BUDGETS, [-0.02, 0.05, -0.03, -0.04, -0.05])
+    # log-linear between 64 (+.05) and 128 (-.03): 64 * 2^(.05 / .08)
+    assert g.crossover_budget == pytest.approx(64 * 2 ** (0.05 / 0.08), rel=1e-12)
+    assert str(g.status) == "multiple"
+    assert int(g.n_sign_changes) == 2
+    assert g.direction.tolist() == [1, -1, 0, 0]
+
+
+def test_regression_curve_with_three_changes_reports_the_largest_down_root():
+    """[.05, -.01, .02, -.03, -.04]: + -> -, - -> +, + -> -; B* is the last + -> - root."""
+    g = grid_crossover(BUDGETS, [0.05, -0.01, 0.02, -0.03, -0.04])
+    assert g.crossover_budget == pytest.approx(128 * 2 ** (0.02 / 0.05), rel=1e-12)
+    assert str(g.status) == "multiple"
+    assert int(g.n_sign_changes) == 3
+    finite = g.roots[np.isfinite(g.roots)]
+    assert finite == pytest.approx(
+        [32 * 2 ** (0.05 / 0.06), 64 * 2 ** (0.01 / 0.03), 128 * 2 ** (0.02 / 0.05)]
+    )
+
+
+REGRESSION = ([-0.02, 0.05, -0.03, -0.04, -0.05], [0.05, -0.01, 0.02, -0.03, -0.04])
+
+
+def test_sim_reports_the_grid_crossover_of_its_point_curve():
+    """sim's bootstrap: block sums whose pooled mean is each regression curve give theory's B*."""
+    import jax
+
+    import sim
+
+    curves = np.asarray(REGRESSION)  # (n_ops, nB)
+    count = np.array([3.0, 1.0, 2.0, 4.0])  # queries per block; the pooled mean is the curve
+    noise = np.array([1.0, -1.0, 2.0, -2.0])[:, None, None] * 1e-3  # sums to 0 over blocks
+    blocks = count[:, None, None] * curves[None] + noise
+    cx = sim.bootstrap_crossover(jax.random.key(0), BUDGETS, blocks, count, n_resamples=50)
+    g = grid_crossover(BUDGETS, curves)
+    np.testing.assert_allclose(cx.crossover_budget, g.crossover_budget, rtol=1e-9)
+    assert cx.status == ("multiple", "multiple")
+    assert cx.n_crossings.tolist() == [2, 3]
+
+
+def test_oas_real_summary_reports_the_grid_crossover():
+    """oas.real's summary of paired rows whose dU curves are the regression curves gives theory's B*."""
+    from oas.real import summarize
+
+    rows = []
+    for k, b in enumerate(BUDGETS):
+        y = {"y_ret": 0.5, "y_merge": 0.5 + REGRESSION[0][k], "y_abstract": 0.5}
+        y["y_rewrite"] = 0.5 + REGRESSION[1][k]
+        rows.append(dict(instance_id=f"q@{b}", query_id="q", group_id="g", budget=b, **y))
+    s = summarize(rows)
+    for op, curve in (("merge", REGRESSION[0]), ("rewrite", REGRESSION[1])):
+        g = grid_crossover(BUDGETS, curve)
+        assert s["crossover"][op]["crossover_budget"] == pytest.approx(
+            float(g.crossover_budget), rel=1e-9
+        )
+        assert s["crossover"][op]["status"] == str(g.status) == "multiple"
+    assert s["crossover"]["abstract"]["status"] == "none"
+    assert s["crossover"]["abstract"]["crossover_budget"] is None
+
+
+def test_unique_none_and_zeros():
+    g = grid_crossover(BUDGETS, [0.1, 0.05, -0.01, -0.02, -0.03])
+    assert str(g.status) == "unique" and 64 < g.crossover_budget < 128
+    g = grid_crossover(BUDGETS, [0.0, 0.0, 0.0, 0.0, 0.0])
+    assert str(g.status) == "none" and math.isnan(g.crossover_budget)
+    # a lone - -> + change is not a crossover of the model: status multiple, no B*
+    g = grid_crossover(BUDGETS, [-0.1, -0.1, 0.1, 0.2, 0.3])
+    assert str(g.status) == "multiple" and math.isnan(g.crossover_budget)
+    # exact zeros and missing values are passed over: +.1 at 32, -.1 at 128 -> geometric mean 64
+    g = grid_crossover(BUDGETS, [0.1, 0.0, -0.1, np.nan, -0.2])
+    assert str(g.status) == "unique" and g.crossover_budget == pytest.approx(64.0)
+
+
+def test_batch_equals_one_curve_at_a_time():
+    rng = np.random.default_rng(0)
+    curves = rng.normal(size=(50, len(BUDGETS)))
+    batch = grid_crossover(BUDGETS, curves)
+    for i, c in enumerate(curves):
+        one = grid_crossover(BUDGETS, c)
+        np.testing.assert_equal(batch.crossover_budget[i], one.crossover_budget)
+        assert batch.status[i] == one.status
+        np.testing.assert_equal(batch.roots[i], one.roots)
+
+
+def test_status_rule_is_shared_with_sign_changes():
+    for c in (
+        [0.1, -0.1, 0.1, -0.1, -0.2],
+        [0.1, 0.2, 0.3, 0.4, 0.5],
+        [0.2, 0.1, -0.1, -0.1, -0.1],
+    ):
+        dirs = [d for _, _, d in theory.sign_changes(c)]
+        assert theory.crossover_status(dirs) == str(grid_crossover(BUDGETS, c).status)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(budgets=[64, 32], delta=[1, -1]),
+        dict(budgets=[0, 32], delta=[1, -1]),
+        dict(budgets=[32, 64], delta=[1, -1, 2]),
+    ],
+)
+def test_bad_input_names_the_argument(bad):
+    with pytest.raises(ValueError, match="grid_crossover: (budgets|delta)"):
+        grid_crossover(**bad)
+
+
+curve = st.lists(
+    st.floats(-1, 1, allow_nan=False).filter(lambda x: x == 0 or abs(x) > 1e-6),
+    min_size=2,
+    max_size=12,
+)
+
+
+@given(curve, st.floats(0.01, 100.0), st.floats(0.01, 100.0))
+def test_equivariance_and_invariance(values, s, c):
+    """§6.5 on a grid: scaling the budgets by s scales B* by s; scaling dU by c > 0 changes nothing."""
+    b = 8.0 * 2.0 ** np.arange(len(values))
+    g = grid_crossover(b, values)
+    gs = grid_crossover(s * b, c * np.asarray(values))
+    assert gs.status == g.status
+    np.testing.assert_allclose(gs.crossover_budget, s * g.crossover_budget, rtol=1e-9)
+
+
+@given(curve)
+def test_roots_lie_in_their_brackets_and_signs_agree(values):
+    """Each root lies between its bracketing budgets; unique means dU > 0 below B*, < 0 above."""
+    b = 8.0 * 2.0 ** np.arange(len(values))
+    v = np.asarray(values)
+    g = grid_crossover(b, v)
+    for i, j, _ in theory.sign_changes(v):
+        r = g.roots[j - 1]
+        assert b[i] <= r <= b[j]
+    if g.status == "unique":
+        assert np.all(v[b < g.crossover_budget] >= 0) and np.all(v[b > g.crossover_budget] <= 0)
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("exponential", dict(mean=300.0)),
+        ("uniform", dict(max=1000.0)),
+        ("gamma", dict(shape=2.0, scale=150.0)),
+    ],
+)
+def test_sampled_exact_curve_matches_theory(name, params):
+    """A fine grid on the exact §6 curve gives theory's root (interpolation error only)."""
+    dist = theory.make_length_dist(name, **params)
+    model = dict(compress_ratio=0.3, fidelity=0.85, acc_raw=0.9, acc_guess=0.1)
+    exact = theory.crossover(dist, **model)
+    b = np.geomspace(4.0, 20_000.0, 400)
+    d = theory.delta_curve(dist, b, **model).delta
+    g = grid_crossover(b, d)
+    assert g.status == exact.status == "unique"
+    assert g.crossover_budget == pytest.approx(exact.crossover_budget, rel=2e-3)

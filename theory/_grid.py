@@ -1,0 +1,149 @@
+"""The crossover of a ``dU(B)`` curve sampled on a budget grid: the one estimator every command uses.
+
+Definition (docs/model.md §6.4, "crossover of a sampled curve"). Given budgets
+``b_1 < ... < b_m`` and values ``d_1, ..., d_m`` of ``dU_o``:
+
+* values that are not finite (a budget with no data) and exact zeros (a budget where both actions
+  give the same outcome, e.g. nothing fits under either) are passed over: a sign change is a pair
+  of consecutive *nonzero* values of opposite sign;
+* each sign change between ``b_i`` and ``b_j`` has one root, interpolated linearly in ``log B``:
+  ``log B = log b_i + (log b_j - log b_i) d_i / (d_i - d_j)``; its direction is ``down``
+  (``+ -> -``: consolidation stops paying off) or ``up`` (``- -> +``);
+* status, the same rule as ``theory.crossover`` for the continuous model: ``none`` without sign
+  change; ``unique`` when there is exactly one and it is ``down`` (``dU > 0`` below it and ``< 0``
+  above, Proposition 2.4); ``multiple`` otherwise;
+* ``crossover_budget`` is the largest ``down`` root: the budget above which consolidation never
+  wins again on the grid. It is what ``theory.crossover`` reports for ``multiple`` too, so a curve
+  sampled from the exact model gives the same number (up to interpolation) as the exact root.
+
+References: docs/model.md §6.4 (uniqueness), §6.7 (what makes it non-unique).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from retcon.errors import InputError
+
+#: Status names, shared with ``theory.crossover``.
+STATUS_NONE, STATUS_UNIQUE, STATUS_MULTIPLE = "none", "unique", "multiple"
+
+
+class GridCrossover(NamedTuple):
+    """Crossover of curves sampled on one budget grid (leading axes ``...`` are curves).
+
+    Attributes:
+      crossover_budget: ``(...)`` the largest ``+ -> -`` root in tokens; NaN when there is none.
+      status: ``(...)`` ``"none"``, ``"unique"`` or ``"multiple"`` (str array).
+      n_sign_changes: ``(...)`` number of sign changes (both directions).
+      roots: ``(..., m - 1)`` the root of the sign change that ends at budget ``j + 1`` (it lies
+        between the previous nonzero value's budget and ``b_{j+1}``), NaN where none ends there.
+      direction: ``(..., m - 1)`` ``-1`` for a ``+ -> -`` change ending there, ``+1`` for
+        ``- -> +``, ``0`` for none.
+    """
+
+    crossover_budget: np.ndarray
+    status: np.ndarray
+    n_sign_changes: np.ndarray
+    roots: np.ndarray
+    direction: np.ndarray
+
+
+def crossover_status(directions) -> str:
+    """Status of a curve from the directions of its sign changes, in budget order.
+
+    Args:
+      directions: sequence of ``-1`` (``+ -> -``) and ``+1`` (``- -> +``).
+
+    Returns:
+      ``"none"``, ``"unique"`` or ``"multiple"`` (module docstring).
+    """
+    d = list(directions)
+    if not d:
+        return STATUS_NONE
+    if len(d) == 1 and d[0] < 0:
+        return STATUS_UNIQUE
+    return STATUS_MULTIPLE
+
+
+def sign_changes(values) -> list[tuple[int, int, int]]:
+    """Sign changes of a 1-D sequence over its nonzero finite entries.
+
+    Args:
+      values: ``(m,)`` numbers; zeros and non-finite entries are passed over.
+
+    Returns:
+      ``[(i, j, direction)]``: consecutive nonzero finite entries ``i < j`` of opposite sign, with
+      ``direction`` ``-1`` for ``+ -> -`` and ``+1`` for ``- -> +``.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    idx = np.flatnonzero(np.isfinite(v) & (v != 0))
+    s = np.sign(v[idx])
+    return [
+        (int(idx[k]), int(idx[k + 1]), int(s[k + 1]))
+        for k in range(len(idx) - 1)
+        if s[k] != s[k + 1]
+    ]
+
+
+def grid_crossover(budgets, delta) -> GridCrossover:
+    """The crossover budget of ``dU(B)`` curves sampled on a budget grid (module docstring).
+
+    Vectorized over leading axes, so a bootstrap passes all its resampled curves at once.
+
+    Args:
+      budgets: ``(m,)`` strictly increasing budgets in tokens (> 0).
+      delta: ``(..., m)`` values of ``dU_o`` at those budgets; NaN marks a budget without data.
+
+    Returns:
+      ``GridCrossover`` with leading shape ``delta.shape[:-1]``.
+
+    References: docs/model.md §6.4.
+    """
+    b = np.asarray(budgets, dtype=np.float64)
+    d = np.asarray(delta, dtype=np.float64)
+    if b.ndim != 1 or b.size < 1:
+        raise InputError(f"grid_crossover: budgets must be 1-D and non-empty; got shape {b.shape}.")
+    if not (np.all(np.isfinite(b)) and np.all(b > 0) and np.all(np.diff(b) > 0)):
+        raise InputError(
+            f"grid_crossover: budgets must be positive, finite and strictly increasing; got {b.tolist()}."
+        )
+    if d.ndim < 1 or d.shape[-1] != b.size:
+        raise InputError(
+            f"grid_crossover: delta must have last axis of length {b.size} (one value per "
+            f"budget); got shape {d.shape}."
+        )
+    m = b.size
+    s = np.where(np.isfinite(d), np.sign(np.nan_to_num(d)), 0.0)
+    pos = np.broadcast_to(np.arange(m), d.shape)
+    # index of the last nonzero finite value at or before each position (-1 when none)
+    last_nz = np.maximum.accumulate(np.where(s != 0, pos, -1), axis=-1)
+    prev = np.concatenate([np.full(d.shape[:-1] + (1,), -1), last_nz[..., :-1]], axis=-1)
+    prev_c = np.clip(prev, 0, None)
+    prev_s = np.take_along_axis(s, prev_c, axis=-1)
+    change = (s != 0) & (prev >= 0) & (prev_s != s)
+    logb = np.log(b)
+    di = np.take_along_axis(np.nan_to_num(d), prev_c, axis=-1)
+    dj = np.nan_to_num(d)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        root = np.exp(logb[prev_c] + (logb - logb[prev_c]) * di / (di - dj))
+    roots = np.where(change, root, np.nan)[..., 1:]
+    direction = np.where(change, s.astype(np.int8), 0)[..., 1:]
+    n = change.sum(-1)
+    if m == 1:  # a single budget has no sign change
+        nan = np.full(d.shape[:-1], np.nan)
+        return GridCrossover(nan, np.full(d.shape[:-1], STATUS_NONE), n, roots, direction)
+    down = direction < 0
+    last_down = (m - 2) - np.argmax(down[..., ::-1], axis=-1)
+    b_star = np.where(
+        down.any(-1), np.take_along_axis(roots, last_down[..., None], -1)[..., 0], np.nan
+    )
+    first = np.take_along_axis(direction, np.argmax(direction != 0, axis=-1)[..., None], -1)
+    status = np.where(
+        n == 0,
+        STATUS_NONE,
+        np.where((n == 1) & (first[..., 0] < 0), STATUS_UNIQUE, STATUS_MULTIPLE),
+    )
+    return GridCrossover(np.asarray(b_star, np.float64), status, n, roots, direction)
