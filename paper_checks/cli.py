@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
             print(
                 f"claim {r.claim_id}: {r.verdict:<{width}}  {format_measured(r):<28} {r.details.get('headline', '')}"
             )
-        if args.out:
+        if args.out and report is not None:
             print(
                 f"wrote REPORT.md, report.json and {len(report['figures'])} figures to {args.out}"
             )

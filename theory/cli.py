@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 
 # With no --dist at all, the embedded example: it shows the sign reversal (B* ~ 530 tokens).
 DEFAULT_DIST = ("exponential", {"mean": 300.0})
@@ -220,7 +221,7 @@ def _fmt(v) -> str:
     return "n/a" if v is None else v if isinstance(v, str) else f"{v:.6g}"
 
 
-def write_outputs(res: dict, out_dir: str, args) -> list[str]:
+def write_outputs(res: dict, out_dir: str | os.PathLike[str], args) -> list[str]:
     """Write the table (CSV), the figure (PNG), the result and the sidecar (JSON) under ``out_dir``."""
     from pathlib import Path
 

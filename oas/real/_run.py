@@ -283,6 +283,7 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
     _check_resume(job, meta_path, out)
     data_path, loaded = _load(job)
     operators, reader, tokenizer, embedder, pool = _backends(job)
+    assert job.budgets is not None  # PairJob.__post_init__ fills in the default grid
     config = PairConfig(job.budgets, job.granularity, job.order, job.packing)
     pairs = list(iter_queries(loaded.conversations, job.limit))
     if not pairs:
