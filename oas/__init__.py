@@ -15,7 +15,14 @@ from oas._features import (
     compute_features,
     compute_features_batch,
 )
-from oas._paired import PairedData, PairedWriter, existing_ids, read_paired, write_paired
+from oas._paired import (
+    PairedData,
+    PairedWriter,
+    existing_ids,
+    paired_from_rows,
+    read_paired,
+    write_paired,
+)
 from retcon.lazy import lazy_exports
 
 if TYPE_CHECKING:
@@ -35,6 +42,7 @@ if TYPE_CHECKING:
     from oas._ridge import RidgeFit as RidgeFit
     from oas._ridge import fit_ridge as fit_ridge
     from oas._ridge import grouped_folds as grouped_folds
+    from oas._ridge import predict_ridge as predict_ridge
     from oas._router import Router as Router
     from oas._router import load_router as load_router
     from oas._router import save_router as save_router
@@ -46,6 +54,7 @@ _EXPORTS = {
     "save_router": "oas._router",
     "RidgeFit": "oas._ridge",
     "fit_ridge": "oas._ridge",
+    "predict_ridge": "oas._ridge",
     "grouped_folds": "oas._ridge",
     "MLPFit": "oas._mlp",
     "fit_mlp": "oas._mlp",
@@ -92,6 +101,8 @@ __all__ = [
     "harm",
     "load_router",
     "margin",
+    "paired_from_rows",
+    "predict_ridge",
     "read_paired",
     "save_router",
     "simulate_paired",

@@ -326,7 +326,7 @@ def harm_tradeoff_data(config: dict, seed: int) -> dict:
         train.group_id,
         n_folds=int(max(2, min(5, n_train_groups))),
     )
-    predict = need("oas._ridge", "predict_ridge")
+    predict = oas.predict_ridge
     mu_cal, mu_test = predict(fit, calib.features), predict(fit, test.features)
     y = test.outcomes
     rows = np.arange(test.n)

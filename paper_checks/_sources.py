@@ -395,9 +395,7 @@ def _locomo_paired(config: CheckConfig, reader: str):
     """
     path = locomo_path(config.data)
     real = need("oas.real")
-    context = need("oas.real._pair", "ConversationContext")
-    validated = need("oas._paired", "_validated_rows")
-    assemble = need("oas._paired", "assemble")
+    paired_from_rows = need("oas", "paired_from_rows")
     conversations = real.load_locomo(path).conversations
     pc = real.PairConfig(budgets=tuple(int(b) for b in config.budgets))
     operators, rdr, tok = (
@@ -409,12 +407,11 @@ def _locomo_paired(config: CheckConfig, reader: str):
     per_conv = None if limit is None else -(-limit // max(len(conversations), 1))
     rows = []
     for conv in conversations:
-        ctx = context(conv, pc.granularity, real.make_embedder())
+        ctx = real.ConversationContext(conv, pc.granularity, real.make_embedder())
         queries = conv.queries if per_conv is None else conv.queries[:per_conv]
         for q in queries:
             rows.extend(
                 real.query_rows(q, ctx, operators=operators, reader=rdr, config=pc, tokenizer=tok)
             )
     label = f"{path.name} ({reader} reader)"
-    rows = validated(label, ((i + 1, r, False) for i, r in enumerate(rows)))
-    return assemble(rows, label)
+    return paired_from_rows(rows, label)

@@ -22,7 +22,13 @@ from oas.real._llm_client import ChatClient, resolve_endpoint
 from oas.real._locomo import Loaded, LoadReport, load_locomo, parse_ids
 from oas.real._longmemeval import load_longmemeval
 from oas.real._operators import DatasetOperators, ExtractiveOperators, make_operators
-from oas.real._pair import DEFAULT_BUDGETS, PairConfig, query_rows, summarize
+from oas.real._pair import (
+    DEFAULT_BUDGETS,
+    ConversationContext,
+    PairConfig,
+    query_rows,
+    summarize,
+)
 from oas.real._readers import (
     LexicalReader,
     SentenceReader,
@@ -49,6 +55,7 @@ __all__ = [
     "DEFAULT_BUDGETS",
     "ChatClient",
     "Conversation",
+    "ConversationContext",
     "DatasetOperators",
     "Embedder",
     "ExtractiveOperators",
