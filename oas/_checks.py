@@ -22,8 +22,10 @@ ID_COLUMNS = ("instance_id", "query_id", "group_id")
 OUTCOME_COLUMNS = tuple(f"y_{a}" for a in ACTIONS)
 REQUIRED_COLUMNS = ID_COLUMNS + ("query_type", "budget") + OUTCOME_COLUMNS
 RAW_COLUMNS = ("cluster_lengths", "session_ids", "embeddings", "texts")
+#: ``len(C)``: the cluster's raw tokens, stored per row (optional; derived from cluster_lengths).
+LENGTH_COLUMN = "cluster_tokens"
 META_PREFIX = "meta_"
-KNOWN_COLUMNS = REQUIRED_COLUMNS + FEATURE_NAMES + RAW_COLUMNS
+KNOWN_COLUMNS = REQUIRED_COLUMNS + FEATURE_NAMES + RAW_COLUMNS + (LENGTH_COLUMN,)
 ALL_TYPES = tuple(LOCOMO_TYPES) + tuple(LONGMEMEVAL_TYPES)
 
 
@@ -43,6 +45,7 @@ class Row(NamedTuple):
     texts: tuple[str, ...] | None
     meta: dict[str, Any]
     line: int
+    cluster_tokens: float = math.nan  # len(C) in tokens; NaN when the row does not give it
 
 
 def where(path, line: int) -> str:
@@ -167,7 +170,7 @@ def validate_row(
         )
     if not columns_checked:
         check_columns(raw.keys(), path, line, outcomes=outcomes)
-    instance_id, query_id, group_id = (_id(raw[c], path, line, c) for c in ID_COLUMNS)
+    ids = [_id(raw[c], path, line, c) for c in ID_COLUMNS]
     qt = raw["query_type"]
     if not isinstance(qt, str) or qt not in ALL_TYPES:
         raise InputError(
@@ -238,20 +241,33 @@ def validate_row(
                     f"{where(path, line)}: field 'texts' must hold {k} strings; got {tx!r:.80}."
                 )
             texts = tuple(tx)
+    if LENGTH_COLUMN in raw:
+        cluster_tokens = _number(raw[LENGTH_COLUMN], path, line, LENGTH_COLUMN)
+    elif lengths is not None:
+        cluster_tokens = float(lengths.sum())
+    elif "meta_cluster_tokens" in raw:  # files written before the column was part of the format
+        cluster_tokens = _number(raw["meta_cluster_tokens"], path, line, "meta_cluster_tokens")
+    else:
+        cluster_tokens = math.nan
+    if not cluster_tokens > 0 and not math.isnan(cluster_tokens):
+        raise InputError(
+            f"{where(path, line)}: field {LENGTH_COLUMN!r} must be > 0 tokens; got {cluster_tokens:g}."
+        )
     return Row(
-        instance_id,
-        query_id,
-        group_id,
-        qt,
-        budget,
-        tuple(ys),
-        features,
-        lengths,
-        sessions,
-        emb,
-        texts,
-        meta,
-        line,
+        instance_id=ids[0],
+        query_id=ids[1],
+        group_id=ids[2],
+        query_type=qt,
+        budget=budget,
+        outcomes=(ys[0], ys[1], ys[2], ys[3]),
+        features=features,
+        lengths=lengths,
+        session_ids=sessions,
+        embeddings=emb,
+        texts=texts,
+        meta=meta,
+        line=line,
+        cluster_tokens=cluster_tokens,
     )
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from retcon.errors import InputError
+from sim import check_packing, pack_reference
 
 FEATURE_NAMES = (
     "budget_over_512",
@@ -41,15 +42,13 @@ FEATURE_NAMES = (
 )
 N_FEATURES = len(FEATURE_NAMES)
 N_QUERY_TYPES = 4
-PACKINGS = ("prefix", "skip", "cut")
 
 
 def budget_fit_fraction(budget, lengths, mask=None, packing: str = "prefix") -> np.ndarray:
     """Share f_B of the cluster's raw tokens that retention packs under ``budget``.
 
-    Records are taken in the given (retriever) order. ``prefix`` stops at the first record that
-    does not fit; ``skip`` skips it and tries the next; ``cut`` truncates it to the remaining
-    budget (so f_B = min(B, len(C)) / len(C)).
+    Records are taken in the given (retriever) order and packed by ``sim.pack_reference``, the
+    one packing rule (MODEL §2); under ``cut`` this is ``min(B, len(C)) / len(C)``.
 
     Args:
       budget: shape ``(n,)``, tokens, > 0.
@@ -62,24 +61,13 @@ def budget_fit_fraction(budget, lengths, mask=None, packing: str = "prefix") -> 
 
     References: MODEL §2 (packing), §8 (feature 3).
     """
-    if packing not in PACKINGS:
-        raise InputError(f"packing must be one of {list(PACKINGS)}; got {packing!r}.")
+    check_packing("packing", packing)
     budget = np.asarray(budget, dtype=np.float64)
     lengths = np.asarray(lengths, dtype=np.float64)
     mask = np.ones(lengths.shape, bool) if mask is None else np.asarray(mask, bool)
     lengths = np.where(mask, lengths, 0.0)
-    total = lengths.sum(axis=1)
-    if packing == "cut":
-        packed = np.minimum(budget, total)
-    elif packing == "prefix":
-        # cumulative length is non-decreasing, so "cumsum <= B" is exactly the fitting prefix
-        packed = np.where(np.cumsum(lengths, axis=1) <= budget[:, None], lengths, 0.0).sum(axis=1)
-    else:  # skip: greedy in order, K is small so loop over slots, vectorized over instances
-        packed = np.zeros_like(budget)
-        for k in range(lengths.shape[1]):
-            fits = mask[:, k] & (packed + lengths[:, k] <= budget)
-            packed = packed + np.where(fits, lengths[:, k], 0.0)
-    return packed / np.maximum(total, 1e-300)
+    packed = pack_reference(lengths, budget, packing).sum(axis=1)
+    return packed / np.maximum(lengths.sum(axis=1), 1e-300)
 
 
 def embedding_statistics(embeddings, mask=None) -> tuple[np.ndarray, np.ndarray]:

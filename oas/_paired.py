@@ -14,9 +14,8 @@ import csv
 import io
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -25,6 +24,7 @@ from oas._checks import (
     FEATURE_NAMES,
     ID_COLUMNS,
     KNOWN_COLUMNS,
+    LENGTH_COLUMN,
     META_PREFIX,
     OUTCOME_COLUMNS,
     RAW_COLUMNS,
@@ -35,10 +35,11 @@ from oas._checks import (
     validate_row,
     vocabulary_name,
 )
-from oas._features import PACKINGS, compute_features_batch
+from oas._features import compute_features_batch
 from retcon.errors import InputError, decode_utf8
 from retcon.output import atomic_write
 from retcon.vocab import ACTIONS, VOCABULARIES
+from sim import PACKINGS
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet"}
 Embedder = Callable[[list[str]], Any]
@@ -56,6 +57,9 @@ class PairedData(NamedTuple):
       features: shape ``(n, 11)`` float64, columns in ``FEATURE_NAMES`` order (MODEL §8).
       vocabulary: ``"locomo"`` or ``"longmemeval"`` (``retcon.vocab.VOCABULARIES``).
       meta: extra ``meta_*`` columns, each a ``(n,)`` object array, carried through unchanged.
+      cluster_tokens: shape ``(n,)`` float64, ``len(C)``: the raw tokens of the instance's cluster,
+        as stored (column ``cluster_tokens``, or the sum of ``cluster_lengths``); NaN where the
+        source does not give it; ``None`` for data built without it. Never rebuilt from features.
     """
 
     instance_id: np.ndarray
@@ -66,11 +70,22 @@ class PairedData(NamedTuple):
     outcomes: np.ndarray
     features: np.ndarray
     vocabulary: str
-    meta: Mapping[str, np.ndarray] = MappingProxyType({})  # shared default, so read-only
+    meta: dict = {}  # noqa: RUF012 - a NamedTuple default, never mutated
+    cluster_tokens: np.ndarray | None = None
 
     @property
     def n(self) -> int:
         return int(self.budget.shape[0])
+
+    @property
+    def raw_grounded(self) -> np.ndarray:
+        """shape ``(n,)`` float: 1.0 where retention packs all of ``C`` whole (``q in G_B``,
+        MODEL §3: ``len(C) <= B`` for a cluster packed alone, under every packing), 0.0 where not,
+        NaN where ``cluster_tokens`` is unknown."""
+        if self.cluster_tokens is None:
+            return np.full(self.n, np.nan)
+        c = np.asarray(self.cluster_tokens, dtype=np.float64)
+        return np.where(np.isfinite(c), (c <= self.budget).astype(np.float64), np.nan)
 
     @property
     def query_type_slot(self) -> np.ndarray:
@@ -91,6 +106,7 @@ class PairedData(NamedTuple):
             self.features[index],
             self.vocabulary,
             {k: v[index] for k, v in self.meta.items()},
+            None if self.cluster_tokens is None else self.cluster_tokens[index],
         )
 
 
@@ -334,11 +350,16 @@ def assemble(
         features=features,
         vocabulary=vocab_name,
         meta=meta,
+        cluster_tokens=np.array([r.cluster_tokens for r in rows], dtype=np.float64),
     )
 
 
 def paired_rows(data: PairedData) -> list[dict]:
-    """``PairedData`` as row dicts with the 11 features by name (the canonical column order)."""
+    """``PairedData`` as row dicts with the 11 features by name (the canonical column order);
+    ``cluster_tokens`` is written when every row has it."""
+    lengths = data.cluster_tokens
+    if lengths is not None and not np.all(np.isfinite(lengths)):
+        lengths = None
     rows = []
     for i in range(data.n):
         row = {
@@ -350,6 +371,8 @@ def paired_rows(data: PairedData) -> list[dict]:
         }
         row.update({c: float(data.outcomes[i, a]) for a, c in enumerate(OUTCOME_COLUMNS)})
         row.update({c: float(data.features[i, j]) for j, c in enumerate(FEATURE_NAMES)})
+        if lengths is not None:
+            row[LENGTH_COLUMN] = float(lengths[i])
         row.update({c: _plain(v[i]) for c, v in data.meta.items()})
         rows.append(row)
     return rows

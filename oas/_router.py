@@ -30,11 +30,12 @@ from typing import Any
 
 import numpy as np
 
-from oas._features import FEATURE_NAMES, PACKINGS
+from oas._features import FEATURE_NAMES
 from oas._policy import Thresholds, argmax_policy, calibrated_policy
 from retcon.errors import InputError
 from retcon.output import write_json_atomic
 from retcon.vocab import ACTIONS, VOCABULARIES
+from sim import PACKINGS, check_packing
 
 FORMAT = "retcon-oas-router"
 FORMAT_VERSION = 1
@@ -90,10 +91,7 @@ class Router:
             raise InputError(
                 f"Router.vocabulary must be one of {list(VOCABULARIES)}; got {self.vocabulary!r}."
             )
-        if self.packing not in PACKINGS:
-            raise InputError(
-                f"Router.packing must be one of {list(PACKINGS)}; got {self.packing!r}."
-            )
+        check_packing("Router.packing", self.packing)
 
     def utility(self, features) -> np.ndarray:
         """mu_a(z): shape ``(n, 4)`` from features ``(n, 11)`` (or ``(11,)`` -> ``(4,)``)."""

@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING
 import jax
 import numpy as np
 
-from oas._features import PACKINGS, compute_features_batch
+from oas._features import budget_fit_fraction, compute_features_batch
 from oas._paired import PairedData
 from retcon.errors import InputError
 from retcon.vocab import VOCABULARIES
+from sim import check_packing
 
 if TYPE_CHECKING:
     import sim
@@ -60,8 +61,7 @@ def paired_from_instances(
         raise InputError(f"coupling must be one of {list(COUPLINGS)}; got {coupling!r}.")
     if vocabulary not in VOCABULARIES:
         raise InputError(f"vocabulary must be one of {list(VOCABULARIES)}; got {vocabulary!r}.")
-    if packing not in PACKINGS:
-        raise InputError(f"packing must be one of {list(PACKINGS)}; got {packing!r}.")
+    check_packing("packing", packing)
     p = np.asarray(instances.success_prob, dtype=np.float64)
     n = p.shape[0]
     u = np.asarray(
@@ -101,6 +101,11 @@ def paired_from_instances(
             f"meta_p_{a}": p[:, j].astype(object)
             for j, a in enumerate(("ret", "merge", "abstract", "rewrite"))
         },
+        cluster_tokens=np.where(
+            np.asarray(instances.record_mask, bool),
+            np.asarray(instances.record_lengths, dtype=np.float64),
+            0.0,
+        ).sum(axis=1),
     )
 
 
@@ -213,9 +218,7 @@ def toy_instances(
     m = len(budgets)
     rep = lambda a: np.repeat(a, m, axis=0)  # noqa: E731 - one instance per (query, budget)
     b = np.tile(budgets, nq)
-    fit = np.where(np.cumsum(rep(lengths), axis=1) <= b[:, None], rep(lengths), 0).sum(
-        axis=1
-    ) / rep(total)
+    fit = budget_fit_fraction(b, rep(lengths), packing="prefix")
     phi = _TOY_PHI[:, rep(qtype)].T  # (n, 4)
     fits_op = (_TOY_RHO[None, :] * rep(total)[:, None]) <= b[:, None]
     support = np.where(np.arange(4)[None, :] == 0, fit[:, None], phi * fits_op)

@@ -13,6 +13,7 @@ import argparse
 import sys
 
 from retcon.cli import add_common
+from sim import PACKINGS
 
 
 def register(subparsers) -> None:
@@ -52,7 +53,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--packing",
         default=None,
-        choices=("prefix", "skip", "cut"),
+        choices=PACKINGS,
         help="packing for feature 3, budget_fit_fraction (MODEL §2); default the scenario's",
     )
     p.add_argument(
@@ -93,7 +94,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--packing",
         default="prefix",
-        choices=("prefix", "skip", "cut"),
+        choices=PACKINGS,
         help="packing for feature 3 of raw-field rows",
     )
     add_common(p, out=False)
@@ -130,7 +131,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--packing",
         default="prefix",
-        choices=("prefix", "skip", "cut"),
+        choices=PACKINGS,
         help="packing for feature 3 of raw-field rows",
     )
     add_common(p)

@@ -5,7 +5,8 @@
 stays bounded) and returns ``U``, ``dU``, coverage and replacement per operator and budget with
 standard errors, ``dU = C + R`` exact; ``simulated_crossover`` finds the crossover budget with a
 bootstrap CI; ``stress`` breaks Assumption 1 in shared memories; ``simulate_instances`` makes
-paired data for the OAS router; ``pack`` is the packing rule on its own.
+paired data for the OAS router; ``PACKINGS`` names the packing modes, ``pack_reference`` (numpy,
+the one reference, also used by ``oas`` and real data) and ``pack`` (its JAX kernel) pack records.
 
 References: MODEL §2 (reader, packing), §3-§4 (regions, Proposition 1), §5 (Assumption 1),
 §6 (single-cluster model), §7 (operator ranking), §8 (paired instances). See docs/simulation.md.
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
     from sim._instances import Instances as Instances
     from sim._instances import simulate_instances as simulate_instances
     from sim._pack import pack as pack
+    from sim._packing import PACKINGS as PACKINGS
+    from sim._packing import check_packing as check_packing
+    from sim._packing import pack_reference as pack_reference
     from sim._scenario import DEFAULT_PRESET as DEFAULT_PRESET
     from sim._scenario import PRESETS as PRESETS
     from sim._scenario import LengthConfig as LengthConfig
@@ -51,6 +55,9 @@ _EXPORTS = {
     "Instances": "sim._instances",
     "simulate_instances": "sim._instances",
     "pack": "sim._pack",
+    "PACKINGS": "sim._packing",
+    "check_packing": "sim._packing",
+    "pack_reference": "sim._packing",
     "DEFAULT_PRESET": "sim._scenario",
     "LengthConfig": "sim._scenario",
     "OperatorConfig": "sim._scenario",
@@ -79,6 +86,7 @@ __getattr__, __dir__ = lazy_exports("sim", _EXPORTS, _MODULES)
 
 __all__ = [
     "DEFAULT_PRESET",
+    "PACKINGS",
     "PRESETS",
     "Crossover",
     "Instances",
@@ -93,10 +101,12 @@ __all__ = [
     "StressResult",
     "block_se",
     "bootstrap_crossover",
+    "check_packing",
     "exact_mean",
     "kernel",
     "load_scenario",
     "pack",
+    "pack_reference",
     "scenario_from_dict",
     "simulate",
     "simulate_instances",

@@ -36,12 +36,13 @@ import numpy as np
 from retcon.vocab import OPERATORS
 from sim._pack import _pack_one, cumsum_in_order
 from sim._scenario import Scenario
+from theory import DIST_PARAMS, sample_lengths
 
 GRID_BITS = 24  # success probabilities live on the grid 2**-24
 GRID = float(2**GRID_BITS)
 REDUNDANCY_CONCENTRATION = 20.0  # r_c ~ Beta(r * 20, (1 - r) * 20): mean r, sd ~ sqrt(r(1-r)/21)
 N_OPS = len(OPERATORS)
-FAMILIES = ("point", "uniform", "exponential", "gamma", "lognormal", "weibull")
+FAMILIES = tuple(DIST_PARAMS)  # length families and their order: theory's one table
 
 
 class Structure(NamedTuple):
@@ -130,29 +131,6 @@ def split(scenario: Scenario) -> tuple[Structure, Params]:
         noise=f32(scenario.retriever.noise),
     )
     return st, pr
-
-
-def sample_lengths(key: jax.Array, family: str, p1, p2, shape: tuple[int, ...]) -> jax.Array:
-    """Record lengths (tokens, > 0) from a length family with parameters ``(p1, p2)``.
-
-    Each draw is ``scale * standard variate`` so that scaling the scale parameter scales every
-    length exactly (MODEL §6.5).
-    """
-    if family == "point":
-        x = jnp.full(shape, p1, jnp.float32)
-    elif family == "uniform":
-        x = p1 * (1.0 - jax.random.uniform(key, shape))
-    elif family == "exponential":
-        x = p1 * jax.random.exponential(key, shape)
-    elif family == "gamma":
-        x = p2 * jax.random.gamma(key, p1, shape)
-    elif family == "lognormal":
-        x = p2 * jnp.exp(p1 * jax.random.normal(key, shape))
-    elif family == "weibull":
-        x = p2 * jax.random.exponential(key, shape) ** (1.0 / p1)
-    else:  # pragma: no cover - the config rejects other names
-        raise ValueError(family)
-    return jnp.maximum(x, 1e-30)
 
 
 def _lengths_of_type(key, t, st: Structure, pr: Params, n: int) -> jax.Array:

@@ -1,9 +1,8 @@
-"""Context packing under a token budget: ``prefix``, ``skip`` and ``cut`` (MODEL §2).
+"""Context packing under a token budget in JAX: the kernel of the rule in ``sim._packing``.
 
-Records arrive in retriever order. ``prefix`` stops at the first record that does not fit; ``skip``
-passes over it and tries the next; ``cut`` truncates it to the remaining budget and stops. The
-result is the number of tokens kept of each record, so a record is present in full exactly when
-``kept == length``.
+The rule and the mode names (``PACKINGS``) live in ``sim._packing`` with its numpy reference
+``pack_reference``; this is the jit-compiled form the simulation runs. The result is the number of
+tokens kept of each record, so a record is present in full exactly when ``kept == length``.
 """
 
 from __future__ import annotations
@@ -14,8 +13,8 @@ import jax
 import jax.numpy as jnp
 
 from retcon.errors import InputError
+from sim._packing import check_packing
 
-PACKING_MODES = ("prefix", "skip", "cut")
 UNROLL_MAX = 32  # running sums over at most this many records are unrolled
 
 
@@ -76,8 +75,7 @@ def pack(lengths, budget, mode: str = "prefix") -> jax.Array:
     References:
       MODEL §2 (packing modes), §6.7 (``skip`` makes the raw-grounded region non-nested).
     """
-    if mode not in PACKING_MODES:
-        raise InputError(f"pack: mode must be one of {list(PACKING_MODES)}; got {mode!r}.")
+    check_packing("pack: mode", mode)
     lengths = jnp.asarray(lengths, jnp.float32)
     budget = jnp.asarray(budget, jnp.float32)
     if lengths.ndim == 0:

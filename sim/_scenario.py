@@ -24,13 +24,10 @@ import numpy as np
 from retcon.errors import InputError
 from retcon.vocab import OPERATORS, VOCABULARIES
 from sim import _checks as ck
-from theory import DIST_PARAMS
+from sim._packing import PACKINGS
+from theory import DIST_PARAMS, DIST_SCALE_PARAM, check_dist_params
 
-PACKING_MODES = ("prefix", "skip", "cut")
 RETRIEVER_ORDERS = ("oracle", "noisy")
-# Parameters of each record-length family, as theory.make_length_dist names them.
-LENGTH_PARAMS = DIST_PARAMS
-_LENGTH_SCALE_PARAMS = ("length", "max", "mean", "scale")  # the ones multiplied by `scaled(s)`
 MAX_RECORDS = 16
 MAX_DISTRACTORS = 256
 PRESETS = ("locomo-like", "single-cluster", "longmemeval-like")
@@ -41,9 +38,10 @@ DEFAULT_PRESET = "locomo-like"
 class LengthConfig:
     """A record-length distribution (tokens): family ``dist`` and its parameters.
 
-    ``point`` (``length``), ``uniform`` on ``(0, max]``, ``exponential`` (``mean``), ``gamma``
-    (``shape``, ``scale``), ``lognormal`` (``sigma``, ``scale`` = exp of the log-mean), ``weibull``
-    (``shape``, ``scale``); the names match ``theory.make_length_dist``.
+    The families, their parameters (in sampler order), their validation and the unit parameter
+    that ``scaled`` multiplies are theory's one table (``theory.DIST_PARAMS``,
+    ``theory.check_dist_params``, ``theory.DIST_SCALE_PARAM``); the names match
+    ``theory.make_length_dist``.
     """
 
     dist: str
@@ -51,53 +49,34 @@ class LengthConfig:
     where: str = field(default="length", compare=False)
 
     def __post_init__(self):
-        ck.choice(f"{self.where}.dist", self.dist, LENGTH_PARAMS)
-        names = LENGTH_PARAMS[self.dist]
+        ck.choice(f"{self.where}.dist", self.dist, DIST_PARAMS)
         given = dict(self.params)
-        for k in given:
-            if k not in names:
-                raise InputError(
-                    f"unknown key {self.where + '.' + k!r} for dist {self.dist!r}; "
-                    f"expected {list(names)}."
-                )
-        for k in names:
-            if k not in given:
-                raise InputError(
-                    f"missing key {self.where + '.' + k!r}; dist {self.dist!r} needs {list(names)}."
-                )
-            ck.number(f"{self.where}.{k}", given[k], 0.0, None, low_open=True)
-        object.__setattr__(self, "params", tuple((k, float(given[k])) for k in names))
+        for k, v in given.items():  # TOML types: a string or bool is not a number
+            ck.number(f"{self.where}.{k}", v)
+        _, checked = check_dist_params(self.dist, given, spell=lambda k: f"{self.where}.{k}")
+        object.__setattr__(self, "params", tuple(checked.items()))
 
     def get(self, name: str) -> float:
         return dict(self.params)[name]
 
     @property
     def pair(self) -> tuple[float, float]:
-        """``(p1, p2)`` as the kernel's samplers read them (second is 0 for one-parameter families)."""
+        """``(p1, p2)`` as ``theory.sample_lengths`` reads them (second is 0 for one-parameter families)."""
         vals = [v for _, v in self.params]
         return (vals[0], vals[1] if len(vals) > 1 else 0.0)
 
     @property
     def mean(self) -> float:
-        """Mean record length in tokens."""
-        from scipy.special import gamma as G
+        """Mean record length in tokens (``theory.LengthDist.mean``)."""
+        from theory import make_length_dist
 
-        p = dict(self.params)
-        return {
-            "point": lambda: p.get("length", 0.0),
-            "uniform": lambda: p.get("max", 0.0) / 2,
-            "exponential": lambda: p.get("mean", 0.0),
-            "gamma": lambda: p.get("shape", 0.0) * p.get("scale", 0.0),
-            "lognormal": lambda: p.get("scale", 0.0) * float(np.exp(p.get("sigma", 0.0) ** 2 / 2)),
-            "weibull": lambda: p.get("scale", 0.0) * float(G(1 + 1 / p.get("shape", 1.0))),
-        }[self.dist]()
+        return make_length_dist(self.dist, **dict(self.params)).mean
 
     def scaled(self, s: float) -> LengthConfig:
         """The distribution of ``s * L`` (MODEL §6.5)."""
+        unit = DIST_SCALE_PARAM[self.dist]
         return LengthConfig(
-            self.dist,
-            tuple((k, v * s if k in _LENGTH_SCALE_PARAMS else v) for k, v in self.params),
-            self.where,
+            self.dist, tuple((k, v * s if k == unit else v) for k, v in self.params), self.where
         )
 
     def to_dict(self) -> dict:
@@ -258,7 +237,7 @@ class Scenario:
                     f"reader.acc_raw.{t.name} must be above reader.acc_guess={self.acc_guess:g}; "
                     f"got {t.acc_raw:g}."
                 )
-        ck.choice("packing", self.packing, PACKING_MODES)
+        ck.choice("packing", self.packing, PACKINGS)
         b = tuple(
             float(ck.number(f"budgets[{i}]", x, 0.0, None, low_open=True))
             for i, x in enumerate(self.budgets)
@@ -394,10 +373,10 @@ def scenario_from_dict(d: dict) -> Scenario:
         length = ck.table(
             f"types.{n}.length",
             t["length"],
-            ("dist",) + tuple(sorted({p for v in LENGTH_PARAMS.values() for p in v})),
+            ("dist",) + tuple(sorted({p for v in DIST_PARAMS.values() for p in v})),
             ("dist",),
         )
-        ck.choice(f"types.{n}.length.dist", length["dist"], LENGTH_PARAMS)
+        ck.choice(f"types.{n}.length.dist", length["dist"], DIST_PARAMS)
         lc = LengthConfig(
             length["dist"],
             tuple((k, v) for k, v in length.items() if k != "dist"),
@@ -439,7 +418,7 @@ def scenario_from_dict(d: dict) -> Scenario:
         operators=tuple(operators),
         acc_guess=ck.number("reader.acc_guess", reader["acc_guess"], 0.0, 1.0, high_open=True),
         retriever=retriever,
-        packing=ck.choice("packing", d.get("packing", "prefix"), PACKING_MODES),
+        packing=ck.choice("packing", d.get("packing", "prefix"), PACKINGS),
         budgets=_budget_grid(d["budgets"]),
         queries=ck.integer("queries", d.get("queries", 65536), 1, 2**31 - 1),
     )

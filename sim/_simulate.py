@@ -32,11 +32,13 @@ EXACT_BITS = 50  # means are reported on the grid 2**-50, where C + R = dU is ex
 
 
 class SimResult(NamedTuple):
-    """Aggregates of a simulation run. Axes: ``nB`` budgets, 4 actions (ACTIONS), 3 operators.
+    """Aggregates of a simulation run. Axes: ``nB`` budgets, 4 actions (ACTIONS), 3 operators,
+    in the one order of every result type (docs/simulation.md, "Axis order"): units first
+    (blocks), then the action or operator, the budget last.
 
     Attributes:
       budgets: ``(nB,)`` tokens.
-      utility, utility_se: ``(nB, 4)`` ``U_B(a)`` and its standard error.
+      utility, utility_se: ``(4, nB)`` ``U_B(a)`` and its standard error.
       delta, delta_se: ``(3, nB)`` ``dU_{B,o} = U_B(o) - U_B(ret)``.
       coverage, coverage_se: ``(3, nB)`` coverage effect ``C_{B,o}`` (queries outside ``G_B``).
       replacement, replacement_se: ``(3, nB)`` replacement effect ``R_{B,o}`` (queries in ``G_B``);
@@ -221,8 +223,8 @@ def simulate(
     replacement = delta - coverage  # exact on the 2**-50 grid
     return SimResult(
         budgets=b,
-        utility=utility,
-        utility_se=block_se(sums[..., K.COLS_U], counts),
+        utility=utility.T,
+        utility_se=block_se(sums[..., K.COLS_U], counts).T,
         delta=delta,
         delta_se=block_se(blocks_d, counts).T,
         coverage=coverage,
@@ -239,14 +241,15 @@ def simulate(
 
 
 class QueryArrays(NamedTuple):
-    """Per-query outcomes of a small run (for checks and paired data). ``n`` queries, ``nB`` budgets.
+    """Per-query outcomes of a small run (for checks and paired data). ``n`` queries, ``nB`` budgets;
+    axes in the order of every result type: query, then action or operator, the budget last.
 
     Attributes:
       query_type: ``(n,)`` vocabulary slot.
-      success_prob: ``(n, nB, 4)`` reader success probability per action (ACTIONS order).
-      delta, coverage, replacement: ``(n, nB, 3)`` per-query ``p_o - p_ret`` and its partition by
+      success_prob: ``(n, 4, nB)`` reader success probability per action (ACTIONS order).
+      delta, coverage, replacement: ``(n, 3, nB)`` per-query ``p_o - p_ret`` and its partition by
         ``G_B``: ``coverage + replacement == delta`` exactly for every query.
-      raw_grounded: ``(n, nB)`` bool; ``affected``: ``(n, nB, 3)`` bool.
+      raw_grounded: ``(n, nB)`` bool; ``affected``: ``(n, 3, nB)`` bool.
       record_lengths: ``(n, K)`` evidence record lengths (0 on padding); ``record_mask``: ``(n, K)``.
       redundancy: ``(n,)`` the cluster's own redundancy ``r_c``.
     """
@@ -299,14 +302,18 @@ def simulate_queries(
     d = p[..., 1:] - p[..., :1]
     g = np.asarray(out.raw_grounded)
     cov = np.where(g[..., None], np.float32(0), d)
+
+    def last(x):  # (n, nB, a) -> (n, a, nB): the budget axis last
+        return np.moveaxis(x, -1, 1)
+
     return QueryArrays(
         query_type=np.asarray(draws.query_type),
-        success_prob=p,
-        delta=d,
-        coverage=cov,
-        replacement=d - cov,
+        success_prob=last(p),
+        delta=last(d),
+        coverage=last(cov),
+        replacement=last(d - cov),
         raw_grounded=g,
-        affected=np.asarray(out.affected),
+        affected=last(np.asarray(out.affected)),
         record_lengths=np.asarray(draws.ev_len),
         record_mask=np.asarray(draws.ev_mask),
         redundancy=np.asarray(draws.redundancy),

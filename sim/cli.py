@@ -130,8 +130,8 @@ def simulate_report(scenario, result, cx, seed: int) -> dict:
         ops[op] = {
             "compress_ratio": scenario.operator(op).compress_ratio,
             "budgets": _list(result.budgets),
-            "utility_ret": _list(result.utility[:, 0]),
-            "utility_op": _list(result.utility[:, i + 1]),
+            "utility_ret": _list(result.utility[0]),
+            "utility_op": _list(result.utility[i + 1]),
             "delta": _list(result.delta[i]),
             "delta_se": _list(result.delta_se[i]),
             "coverage": _list(result.coverage[i]),
@@ -180,7 +180,7 @@ def simulate_table(scenario, result, cx) -> str:
         ]
         for j, bud in enumerate(result.budgets):
             lines.append(
-                f"{bud:10.1f} {result.utility[j, 0]:8.4f} {result.utility[j, i + 1]:8.4f} "
+                f"{bud:10.1f} {result.utility[0, j]:8.4f} {result.utility[i + 1, j]:8.4f} "
                 f"{result.delta[i, j]:+9.4f} {result.coverage[i, j]:+9.4f} "
                 f"{result.replacement[i, j]:+9.4f} {result.delta_se[i, j]:8.4f}"
             )

@@ -89,21 +89,3 @@ def two_type(
             },
         }
     )
-
-
-def pack_reference(lengths, budget, mode):
-    """The packing rule of MODEL §2 written out record by record (float64 budget bookkeeping):
-    prefix stops at the first misfit, skip passes over it, cut truncates it and stops."""
-    kept, remaining, stopped = [], float(budget), False
-    for x in lengths:
-        if stopped:
-            kept.append(0.0)
-        elif x <= remaining:
-            kept.append(x)
-            remaining -= x
-        elif mode == "skip":
-            kept.append(0.0)
-        else:
-            kept.append(max(remaining, 0.0) if mode == "cut" else 0.0)
-            stopped = True
-    return kept

@@ -16,12 +16,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import sim
 from retcon import bench as benchmarks
 from retcon.bench import _sim_numpy as S
 from retcon.bench._bootstrap_bench import bootstrap_loop, make_data
 from retcon.bench._report import render, targets
 from retcon.bench._sim_bench import check_agreement
-from tests._sim_helpers import make_scenario, pack_reference
+from tests._sim_helpers import make_scenario
 
 
 def test_public_names_import():
@@ -106,7 +107,7 @@ def test_numpy_packing_matches_the_rule(lengths, budget, mode):
     ranked = np.asarray(lengths, np.float32)[None, None, :]
     kept = S._pack(ranked, np.asarray([budget], np.float32), mode)[0, 0, 0]
     np.testing.assert_array_equal(
-        kept, np.asarray(pack_reference(lengths, budget, mode), np.float32)
+        kept, np.asarray(sim.pack_reference(lengths, budget, mode), np.float32)
     )
 
 

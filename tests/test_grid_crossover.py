@@ -60,15 +60,26 @@ def test_sim_reports_the_grid_crossover_of_its_point_curve():
 
 
 def test_oas_real_summary_reports_the_grid_crossover():
-    """oas.real's summary of paired rows whose dU curves are the regression curves gives theory's B*."""
+    """oas.real's summary of paired data whose dU curves are the regression curves gives theory's B*."""
+    import oas
     from oas.real import summarize
 
-    rows = []
-    for k, b in enumerate(BUDGETS):
-        y = {"y_ret": 0.5, "y_merge": 0.5 + REGRESSION[0][k], "y_abstract": 0.5}
-        y["y_rewrite"] = 0.5 + REGRESSION[1][k]
-        rows.append(dict(instance_id=f"q@{b}", query_id="q", group_id="g", budget=b, **y))
-    s = summarize(rows)
+    n = len(BUDGETS)
+    y = np.full((n, 4), 0.5)
+    y[:, 1] += REGRESSION[0]  # merge
+    y[:, 3] += REGRESSION[1]  # rewrite
+    ids = np.array([f"q@{b}" for b in BUDGETS], dtype=object)
+    data = oas.PairedData(
+        instance_id=ids,
+        query_id=np.full(n, "q", dtype=object),
+        group_id=np.full(n, "g", dtype=object),
+        query_type=np.full(n, "single-hop", dtype=object),
+        budget=np.asarray(BUDGETS, dtype=np.float64),
+        outcomes=y,
+        features=np.zeros((n, len(oas.FEATURE_NAMES))),
+        vocabulary="locomo",
+    )
+    s = summarize(data)
     for op, curve in (("merge", REGRESSION[0]), ("rewrite", REGRESSION[1])):
         g = grid_crossover(BUDGETS, curve)
         assert s["crossover"][op]["crossover_budget"] == pytest.approx(

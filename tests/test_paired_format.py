@@ -270,3 +270,40 @@ def test_texts_are_embedded(tmp_path):
     )
     np.testing.assert_allclose(data.features[0], ref)
     assert np.all(np.isfinite(oas.read_paired(path).features))  # default: oas.real.embed_texts
+
+
+def test_cluster_tokens_is_stored_not_rebuilt(tmp_path):
+    """MODEL §8 / docs/paired-data.md: len(C) is a stored column; raw rows store the sum of their
+    lengths, feature rows what they give (NaN without it); raw_grounded is len(C) <= B."""
+    rows = [
+        raw_row(0),  # 40 + 90 + 25 = 155 tokens, budget 64
+        feature_row(1, cluster_tokens=200),  # budget 256: grounded
+        feature_row(2),  # no len(C): unknown
+        feature_row(3, meta_cluster_tokens=300),  # a file written before the column existed
+    ]
+    d = oas.read_paired(write_jsonl(tmp_path / "p.jsonl", rows))
+    np.testing.assert_array_equal(d.cluster_tokens, [155.0, 200.0, np.nan, 300.0])
+    np.testing.assert_array_equal(d.raw_grounded, [0.0, 1.0, np.nan, 0.0])
+    sub = d.take(np.array([1, 0]))
+    np.testing.assert_array_equal(sub.cluster_tokens, [200.0, 155.0])
+    # written back when every row has it, read back unchanged
+    both = d.take(np.array([0, 1]))
+    out = oas.write_paired(tmp_path / "w.jsonl", both)
+    assert json.loads(out.read_text().splitlines()[1])["cluster_tokens"] == 200.0
+    np.testing.assert_array_equal(oas.read_paired(out).cluster_tokens, [155.0, 200.0])
+    with pytest.raises(InputError, match=r"p2.jsonl:1: field 'cluster_tokens' must be > 0"):
+        oas.read_paired(write_jsonl(tmp_path / "p2.jsonl", [feature_row(0, cluster_tokens=0)]))
+
+
+def test_simulated_paired_data_stores_cluster_tokens():
+    """Simulated paired data carries len(C) from the instances' record lengths (MODEL §8)."""
+    import jax
+
+    from oas._simulate import paired_from_instances, toy_instances
+
+    inst = toy_instances(jax.random.key(0), 3, 4, [32, 256, 2048])
+    d = paired_from_instances(jax.random.key(1), inst)
+    want = np.where(inst.record_mask, inst.record_lengths, 0).sum(1)
+    np.testing.assert_array_equal(d.cluster_tokens, want)
+    pressure = d.features[:, oas.FEATURE_NAMES.index("token_pressure")]
+    np.testing.assert_allclose(np.asarray(d.cluster_tokens), pressure * d.budget, rtol=1e-12)

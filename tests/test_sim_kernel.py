@@ -7,7 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import sim
-from tests._sim_helpers import make_scenario, pack_reference, two_type
+from tests._sim_helpers import make_scenario, two_type
 
 N = 4096  # queries per run: one chunk shape, so one compilation per structure
 NB = 24  # budgets per run
@@ -21,7 +21,22 @@ NB = 24  # budgets per run
 def test_pack_matches_python_loop(lengths, budget, mode):
     """MODEL §2: prefix stops at the first misfit, skip skips it, cut truncates it."""
     got = np.asarray(sim.pack(np.asarray(lengths, float), budget, mode))
-    np.testing.assert_array_equal(got, pack_reference([float(x) for x in lengths], budget, mode))
+    np.testing.assert_array_equal(
+        got, sim.pack_reference([float(x) for x in lengths], budget, mode)
+    )
+
+
+def test_pack_reference_by_hand():
+    """MODEL §2 on one list: lengths 3, 5, 2 under B = 6 (prefix stops at 5, skip takes 2, cut
+    keeps 3 tokens of 5); padding (0) is kept as 0; modes come from sim.PACKINGS."""
+    want = {"prefix": [3, 0, 0, 0], "skip": [3, 0, 2, 0], "cut": [3, 3, 0, 0]}
+    assert tuple(want) == sim.PACKINGS
+    for mode, kept in want.items():
+        assert sim.pack_reference([3, 5, 2, 0], 6, mode).tolist() == kept
+    batch = sim.pack_reference([[3, 5, 2, 0], [1, 1, 1, 1]], [6, 2], "cut")
+    assert batch.tolist() == [[3, 3, 0, 0], [1, 1, 0, 0]]
+    with pytest.raises(ValueError, match="pack_reference: mode must be one of"):
+        sim.pack_reference([1], 1, "greedy")
 
 
 def test_skip_packing_counterexample_by_hand():
@@ -47,18 +62,20 @@ def test_identity_exact_per_query_and_per_run(noisy_prefix):
     """MODEL §4 (Proposition 1): dU = C + R exactly, for every query and for the run's means."""
     _, q, r = noisy_prefix
     assert np.array_equal(q.coverage + q.replacement, q.delta)
-    assert np.array_equal(q.delta, q.success_prob[..., 1:] - q.success_prob[..., :1])
+    assert np.array_equal(q.delta, q.success_prob[:, 1:] - q.success_prob[:, :1])
     assert np.array_equal(r.coverage + r.replacement, r.delta)
-    # against a float64 reference over the same queries
+    # against a float64 reference over the same queries; every result's axes are
+    # (units, action or operator, budget) (docs/simulation.md)
     p = q.success_prob.astype(np.float64)
+    assert p.shape[1:] == r.utility.shape == (4, NB) and r.delta.shape == (3, NB)
     np.testing.assert_allclose(r.utility, p.mean(0), rtol=0, atol=2**-49)
-    d = p[..., 1:] - p[..., :1]
-    np.testing.assert_allclose(r.delta, d.mean(0).T, rtol=0, atol=2**-48)
-    out = ~q.raw_grounded[..., None]
-    np.testing.assert_allclose(r.coverage, (d * out).mean(0).T, rtol=0, atol=2**-48)
+    d = p[:, 1:] - p[:, :1]
+    np.testing.assert_allclose(r.delta, d.mean(0), rtol=0, atol=2**-48)
+    out = ~q.raw_grounded[:, None, :]
+    np.testing.assert_allclose(r.coverage, (d * out).mean(0), rtol=0, atol=2**-48)
     np.testing.assert_allclose(r.raw_grounded, q.raw_grounded.mean(0))
     # replacement lives on G_B and H_B only (MODEL §4: R = E[1{G ∩ H} (p_o - p_ret)])
-    assert np.all(q.replacement[~(q.raw_grounded[..., None] & q.affected)] == 0)
+    assert np.all(q.replacement[~(q.raw_grounded[:, None, :] & q.affected)] == 0)
 
 
 def test_prefix_grounded_region_nested(noisy_prefix):
@@ -156,7 +173,7 @@ def test_identity_operator_changes_nothing(packing, noise, rho):
     (An operator with rho < 1 and phi = 1 only helps: dU >= 0 per query, prefix packing.)"""
     s = two_type(rho=(1.0, 1.0, 1.0), phi=(1.0, 1.0, 1.0), packing=packing, noise=noise)
     q = sim.simulate_queries(jax.random.key(7), s, N)
-    assert np.all(q.delta[..., 2] == 0)
+    assert np.all(q.delta[:, 2] == 0)
     one = q.query_type == 0
     assert one.any() and np.all(q.delta[one] == 0)
     if packing == "prefix":
@@ -187,8 +204,8 @@ def test_cross_note_beats_rewrite_under_tight_budgets(red, rho, phi, order):
     )
     q = sim.simulate_queries(jax.random.key(9), s, N)
     p = q.success_prob
-    assert np.all(p[..., 1] >= p[..., 3])
-    gap = (p[..., 1] - p[..., 3]).mean(0)
+    assert np.all(p[:, 1] >= p[:, 3])
+    gap = (p[:, 1] - p[:, 3]).mean(0)
     assert gap.max() > 0 and np.argmax(gap) < NB - 1
 
 
@@ -231,7 +248,8 @@ def test_instances_contract():
     # row (query i, budget j) is query i of simulate_queries with the first half of the split key
     k_sim, _ = jax.random.split(jax.random.key(0))
     q = sim.simulate_queries(k_sim, s, N)
-    np.testing.assert_array_equal(inst.success_prob, q.success_prob.reshape(-1, 4)[:n])
+    rows = np.moveaxis(q.success_prob, 1, 2).reshape(-1, 4)  # (query, budget) rows, as instances
+    np.testing.assert_array_equal(inst.success_prob, rows[:n])
     np.testing.assert_array_equal(inst.budget, np.tile(np.asarray(s.budgets), N)[:n])
     # features 6-7 carry signal: within-cluster cosine similarity rises with redundancy
     multi = inst.record_mask.sum(1) == 3

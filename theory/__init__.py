@@ -26,6 +26,9 @@ code                          model               meaning
 
 Python API:
   make_length_dist(name, **params), empirical_lengths(sample) -> LengthDist
+  DIST_PARAMS (family -> parameters), DIST_SCALE_PARAM (family -> its unit parameter),
+    check_dist_params(name, params, *, spell), sample_lengths(key, family, p1, p2, shape): the one
+    table of length families, its validation and its JAX sampler (sim's scenarios use them)
   delta_curve(dist, budgets, *, compress_ratio, fidelity, acc_raw, acc_guess) -> Decomposition
   crossover(dist, *, compress_ratio, fidelity, acc_raw, acc_guess) -> Crossover
   grid_crossover(budgets, delta) -> GridCrossover: the crossover of a curve sampled on a budget
@@ -48,6 +51,8 @@ if TYPE_CHECKING:
     from theory import _closed_forms as closed_forms
     from theory import _symbolic as symbolic
     from theory._checks import DIST_PARAMS as DIST_PARAMS
+    from theory._checks import DIST_SCALE_PARAM as DIST_SCALE_PARAM
+    from theory._checks import check_dist_params as check_dist_params
     from theory._closed_forms import closed_form_crossover as closed_form_crossover
     from theory._crossover import REASON_NO_LOSS as REASON_NO_LOSS
     from theory._crossover import REASON_USELESS as REASON_USELESS
@@ -68,6 +73,7 @@ if TYPE_CHECKING:
     from theory._grid import crossover_status as crossover_status
     from theory._grid import grid_crossover as grid_crossover
     from theory._grid import sign_changes as sign_changes
+    from theory._sampling import sample_lengths as sample_lengths
     from theory._twins import Decomposition as Decomposition
     from theory._twins import decompose_jax as decompose_jax
     from theory._twins import decompose_numpy as decompose_numpy
@@ -77,6 +83,9 @@ if TYPE_CHECKING:
 # imports theory.cli, does not pay for sympy and scipy.
 _EXPORTS = {
     "DIST_PARAMS": "theory._checks",
+    "DIST_SCALE_PARAM": "theory._checks",
+    "check_dist_params": "theory._checks",
+    "sample_lengths": "theory._sampling",
     "closed_form_crossover": "theory._closed_forms",
     "REASON_NO_LOSS": "theory._crossover",
     "REASON_USELESS": "theory._crossover",
@@ -109,6 +118,7 @@ __getattr__, __dir__ = lazy_exports("theory", _EXPORTS, _MODULES)
 
 __all__ = [
     "DIST_PARAMS",
+    "DIST_SCALE_PARAM",
     "REASON_NO_LOSS",
     "REASON_USELESS",
     "REASON_WEAK",
@@ -117,6 +127,7 @@ __all__ = [
     "GridCrossover",
     "LengthDist",
     "TightBudget",
+    "check_dist_params",
     "closed_form_crossover",
     "closed_forms",
     "crossover",
@@ -131,6 +142,7 @@ __all__ = [
     "kappa",
     "loose_budget_limit",
     "make_length_dist",
+    "sample_lengths",
     "scan_budgets",
     "sign_changes",
     "symbolic",

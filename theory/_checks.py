@@ -14,7 +14,9 @@ import numpy as np
 
 from retcon.errors import InputError, check_range
 
-#: Distribution name -> its parameters (API keyword = CLI option without the dashes).
+#: The one table of length families: name -> its parameters, in the order samplers read them
+#: (API keyword = CLI option without the dashes = TOML key of a sim scenario). Every parameter is
+#: a number in (0, inf). Parametrisations are scipy.stats' (theory._dists module docstring).
 DIST_PARAMS: dict[str, tuple[str, ...]] = {
     "point": ("length",),
     "uniform": ("max",),
@@ -22,6 +24,16 @@ DIST_PARAMS: dict[str, tuple[str, ...]] = {
     "gamma": ("shape", "scale"),
     "lognormal": ("sigma", "scale"),
     "weibull": ("shape", "scale"),
+}
+#: The parameter of each family that carries the unit (tokens): scaling ``L`` by ``s`` multiplies
+#: it by ``s`` and leaves the others (docs/model.md §6.5).
+DIST_SCALE_PARAM: dict[str, str] = {
+    "point": "length",
+    "uniform": "max",
+    "exponential": "mean",
+    "gamma": "scale",
+    "lognormal": "scale",
+    "weibull": "scale",
 }
 
 
@@ -81,28 +93,42 @@ def check_budgets(budgets) -> np.ndarray:
     return arr
 
 
-def check_dist(name, params: dict) -> tuple[str, dict[str, float]]:
-    """Check a distribution name and its parameters; return ``(name, {param: float})``."""
+def check_dist_params(name, params: dict, *, spell=option) -> tuple[str, dict[str, float]]:
+    """Check a length family's name and parameters against ``DIST_PARAMS``.
+
+    Args:
+      name: the family.
+      params: ``{parameter: value}``; a value of ``None`` counts as not given.
+      spell: how the caller names a key (``"dist"`` or a parameter) in messages: the CLI option by
+        default (``--shape``), a TOML key for a scenario (``types.x.length.shape``).
+
+    Returns:
+      ``(name, {parameter: float})`` in ``DIST_PARAMS`` order.
+
+    Raises:
+      InputError: unknown family, a parameter the family does not take, a missing one, or one
+        outside (0, inf).
+    """
     if not isinstance(name, str) or name not in DIST_PARAMS:
-        raise InputError(f"{option('dist')} must be one of {', '.join(DIST_PARAMS)}; got {name!r}.")
+        raise InputError(f"{spell('dist')} must be one of {', '.join(DIST_PARAMS)}; got {name!r}.")
     needed = DIST_PARAMS[name]
     given = {k: v for k, v in params.items() if v is not None}
     for extra, value in given.items():
         if extra not in needed:
-            takes = " and ".join(option(p) for p in needed)
+            takes = " and ".join(spell(p) for p in needed)
             raise InputError(
-                f"{option(extra)} does not apply to {option('dist')} {name} "
+                f"{spell(extra)} does not apply to {spell('dist')} {name} "
                 f"(it takes {takes}); got {value!r}."
             )
     out = {}
     for p in needed:
         if p not in given:
             raise InputError(
-                f"{option(p)} is required for {option('dist')} {name}: a number in (0, inf); got nothing."
+                f"{spell(p)} is required for {spell('dist')} {name}: a number in (0, inf); got nothing."
             )
-        val = check_range(option(p), given[p], 0.0, None)
+        val = check_range(spell(p), given[p], 0.0, None)
         if math.isinf(val):
-            raise InputError(f"{option(p)} must be finite, in (0, inf); got {val:g}.")
+            raise InputError(f"{spell(p)} must be finite, in (0, inf); got {val:g}.")
         out[p] = val
     return name, out
 

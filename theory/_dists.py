@@ -16,20 +16,16 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import scipy.stats as st
 
-from theory._checks import check_dist, check_sample, check_scale
+from theory._checks import (
+    DIST_PARAMS,
+    DIST_SCALE_PARAM,
+    check_dist_params,
+    check_sample,
+    check_scale,
+)
 
 if TYPE_CHECKING:  # scipy's frozen distributions have no public type
     from scipy.stats._distn_infrastructure import rv_continuous_frozen
-
-# Parameters that carry the unit (tokens), multiplied by s in `scaled`.
-_SCALE_PARAM = {
-    "point": "length",
-    "uniform": "max",
-    "exponential": "mean",
-    "gamma": "scale",
-    "lognormal": "scale",
-    "weibull": "scale",
-}
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -138,21 +134,13 @@ class LengthDist:
         import jax
         import jax.numpy as jnp
 
+        from theory._sampling import sample_lengths
+
         shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
-        p = self.params
-        if self.name == "point":
-            return jnp.full(shape, p["length"])
-        if self.name == "uniform":
-            return jax.random.uniform(key, shape, minval=0.0, maxval=p["max"])
-        if self.name == "exponential":
-            return p["mean"] * jax.random.exponential(key, shape)
-        if self.name == "gamma":
-            return p["scale"] * jax.random.gamma(key, p["shape"], shape)
-        if self.name == "lognormal":
-            return p["scale"] * jnp.exp(p["sigma"] * jax.random.normal(key, shape))
-        if self.name == "weibull":
-            return jax.random.weibull_min(key, p["scale"], p["shape"], shape)
-        return jax.random.choice(key, jnp.asarray(self.observed()), shape)
+        if self.name == "empirical":
+            return jax.random.choice(key, jnp.asarray(self.observed()), shape)
+        p = [self.params[k] for k in DIST_PARAMS[self.name]]
+        return sample_lengths(key, self.name, p[0], p[1] if len(p) > 1 else 0.0, shape)
 
     # --- sympy ------------------------------------------------------------------------------
     def sympy_cdf(self, x):
@@ -178,7 +166,7 @@ class LengthDist:
         s = check_scale(s)
         if self.name == "empirical":
             return LengthDist("empirical", dict(self.params), self.observed() * s)
-        key = _SCALE_PARAM[self.name]
+        key = DIST_SCALE_PARAM[self.name]
         return LengthDist(self.name, {**self.params, key: self.params[key] * s})
 
     def describe(self) -> str:
@@ -203,7 +191,7 @@ def make_length_dist(name: str, **params) -> LengthDist:
 
     References: docs/model.md §6.
     """
-    name, checked = check_dist(name, params)
+    name, checked = check_dist_params(name, params)
     return LengthDist(name, checked)
 
 

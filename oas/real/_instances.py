@@ -4,13 +4,11 @@ Protocol (MODEL §1-2, oracle evidence): the candidate cluster ``C`` is the quer
 the evidence turns (``granularity="turn"``) or the whole sessions that hold them
 (``granularity="session"``, default). The memory the reader sees under action ``a`` and budget
 ``B`` is ``C`` itself (``ret``) or the operator's records ``g_a(C)``, ordered chronologically
-(default) or by BM25 against the question, packed under ``B``:
-
-* ``prefix``: take records in order; stop at the first that does not fit.
-* ``skip``: take records in order; skip one that does not fit and try the next.
-* ``cut`` (default): ``prefix``, except that the first record that does not fit is truncated to the
-  remaining budget (its first ``B - used`` tokens) and packing stops there. This is "prefix packing
-  with the last record cut to the budget", the setting closest to the paper's oracle protocol.
+(default) or by BM25 against the question, packed under ``B`` by ``sim.pack_reference``, the
+same rule (and mode names, ``sim.PACKINGS``) as the simulation: ``prefix`` stops at the first record that does not fit, ``skip`` passes over it,
+``cut`` (default) truncates it to the remaining budget (its first ``B - used`` tokens) and stops:
+"prefix packing with the last record cut to the budget", the setting closest to the paper's
+oracle protocol. A record of zero tokens adds nothing the budget counts and is left out.
 
 A record is rendered with its session date, ``"[<date>] <text>"`` (``"<text>"`` when it has no
 date), so temporal questions stay answerable; the budget counts the rendered tokens. Records are
@@ -24,14 +22,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+import numpy as np
+
 from oas.real._bm25 import bm25_order
 from oas.real._text import Tokenizer
 from oas.real._types import Conversation, Query, Record
 from retcon.errors import InputError
+from sim import check_packing, pack_reference
 
 GRANULARITIES = ("session", "turn")
 ORDERS = ("chronological", "bm25")
-PACKINGS = ("prefix", "skip", "cut")
 
 
 def session_records(conversation: Conversation) -> list[Record]:
@@ -133,23 +133,19 @@ def pack(
 
     References: MODEL §2 (packing).
     """
-    if packing not in PACKINGS:
-        raise InputError(f"--packing must be one of {list(PACKINGS)}; got {packing!r}.")
+    check_packing("--packing", packing)
+    kept = pack_reference(np.asarray(lengths, dtype=np.float64).reshape(-1), budget, packing)
     parts: list[str] = []
     used = n_full = n_cut = 0
-    for text, n in zip(texts, lengths):
-        if used + n <= budget:
+    for text, n, k in zip(texts, lengths, kept):
+        if n > 0 and k >= n:
             parts.append(text)
             used += n
             n_full += 1
-            continue
-        if packing == "skip":
-            continue
-        if packing == "cut" and budget > used:
-            cut = tokenizer.truncate(text, budget - used)
+        elif k > 0:  # the record cut packing truncates to the remaining budget
+            cut = tokenizer.truncate(text, int(k))
             if cut:
                 parts.append(cut)
                 used += tokenizer.count(cut)
                 n_cut = 1
-        break
     return Packed("\n\n".join(parts), used, n_full, n_cut)

@@ -23,7 +23,6 @@ from oas.real._embed import Embedder
 from oas.real._instances import (
     GRANULARITIES,
     ORDERS,
-    PACKINGS,
     cluster_of,
     order_records,
     pack,
@@ -35,6 +34,7 @@ from oas.real._text import Tokenizer
 from oas.real._types import Conversation, Query, Record
 from retcon.errors import InputError
 from retcon.vocab import ACTIONS, OPERATORS, VOCABULARIES
+from sim import PACKINGS
 
 DEFAULT_BUDGETS = (32, 64, 128, 256, 512, 1024, 2048)
 
@@ -176,7 +176,7 @@ def query_rows(
         )
         row.update(zip(FEATURE_NAMES, (float(v) for v in feats)))
         row["meta_source_type"] = query.source_type
-        row["meta_cluster_tokens"] = int(sum(raw.lengths))
+        row["cluster_tokens"] = int(sum(raw.lengths))
         for action in OPERATORS:
             row[f"meta_tokens_{action}"] = int(sum(prepared[action].lengths))
         rows.append(row)
@@ -196,11 +196,11 @@ def iter_queries(
             n += 1
 
 
-def summarize(rows: Sequence[dict], *, key=None, n_resamples: int = 1000) -> dict:
+def summarize(data, *, key=None, n_resamples: int = 1000) -> dict:
     """Accuracy per action per budget, ``dU`` with grouped bootstrap CIs, crossover per operator.
 
     Args:
-      rows: paired-data rows (all of a run).
+      data: ``oas.PairedData`` of a run (e.g. ``oas.read_paired`` of its output file).
       key: JAX key for the grouped bootstrap (groups = ``group_id``); ``None`` skips the CIs.
       n_resamples: bootstrap replicates.
 
@@ -214,16 +214,16 @@ def summarize(rows: Sequence[dict], *, key=None, n_resamples: int = 1000) -> dic
     References: MODEL §6 (crossover; docs/model.md §6.4 for a sampled curve), §8 (grouped
     bootstrap CIs).
     """
-    if not rows:
+    if data.n == 0:
         raise InputError("summarize: no rows.")
-    budgets = sorted({float(r["budget"]) for r in rows})
-    b = np.array([float(r["budget"]) for r in rows])
-    y = np.array([[float(r[f"y_{a}"]) for a in ACTIONS] for r in rows])
-    groups = np.array([str(r["group_id"]) for r in rows])
+    b = np.asarray(data.budget, dtype=np.float64)
+    budgets = sorted(set(b.tolist()))
+    y = np.asarray(data.outcomes, dtype=np.float64)
+    groups = np.asarray(data.group_id).astype(str)
     out: dict = {
         "budgets": budgets,
-        "n_rows": len(rows),
-        "n_queries": len({r["query_id"] for r in rows}),
+        "n_rows": data.n,
+        "n_queries": len(set(np.asarray(data.query_id).tolist())),
         "n_groups": len(set(groups.tolist())),
         "accuracy": {},
         "delta": {},

@@ -275,9 +275,10 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
     import jax
     import numpy as np
 
-    from oas._paired import PairedWriter, iter_raw_rows
+    from oas._paired import PairedWriter, read_paired
     from oas.real._pair import PairConfig, iter_queries, summarize
     from retcon.output import sidecar, write_json_atomic
+    from retcon.vocab import OPERATORS
 
     meta_path = Path(f"{out}.meta.json")
     _check_resume(job, meta_path, out)
@@ -333,19 +334,14 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
             _discard_new(partial, meta_path, had_partial, had_meta)
         raise
 
-    rows = [raw for _, raw, _ in iter_raw_rows(out)]
-    summary = summarize(rows, key=jax.random.PRNGKey(job.seed))
+    data = read_paired(out)
+    summary = summarize(data, key=jax.random.PRNGKey(job.seed))
     ratios = {}
-    seen = {}
-    for r in rows:
-        seen.setdefault(r["query_id"], r)
-    for action in ("merge", "abstract", "rewrite"):
-        rho = np.array(
-            [
-                float(r[f"meta_tokens_{action}"]) / float(r["meta_cluster_tokens"])
-                for r in seen.values()
-            ]
-        )
+    _, first = np.unique(np.asarray(data.query_id).astype(str), return_index=True)
+    cluster = np.asarray(data.cluster_tokens, dtype=np.float64)  # read_paired always sets it
+    for action in OPERATORS:
+        gen = np.asarray(data.meta[f"meta_tokens_{action}"][first], dtype=np.float64)
+        rho = gen / cluster[first]
         ratios[action] = {
             "median": float(np.median(rho)),
             "p5": float(np.percentile(rho, 5)),

@@ -12,6 +12,8 @@ import argparse
 import os
 import sys
 
+from sim import PACKINGS
+
 _LLM_HELP = "OpenAI-compatible endpoint for --operators/--reader llm"
 
 
@@ -127,7 +129,7 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
     )
     p.add_argument(
         "--packing",
-        choices=["cut", "prefix", "skip"],
+        choices=PACKINGS,
         default="cut",
         help="cut (default): prefix packing with the last record cut to the budget; "
         "prefix: stop at the first record that does not fit; skip: skip it, try the next",

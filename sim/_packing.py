@@ -1,0 +1,67 @@
+"""The packing rule of MODEL §2, written out record by record: the one reference.
+
+Records arrive in retriever order and are taken while they fit under the budget:
+
+* ``prefix``: stop at the first record that does not fit;
+* ``skip``: pass over a record that does not fit and try the next;
+* ``cut``: truncate the first record that does not fit to the remaining budget, then stop.
+
+``PACKINGS`` is the one list of mode names (scenarios, ``oas`` features, real data and every CLI
+``--packing`` take it from here). ``pack_reference`` is plain numpy, so the router's features and
+the real-data pipeline pack without JAX; ``sim.pack`` is the JAX kernel of the same rule, tested
+against it.
+
+References: MODEL §2 (packing), §6.7 (``skip`` makes the raw-grounded region non-nested).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from retcon.errors import InputError
+
+#: Packing modes, in the order documented in MODEL §2.
+PACKINGS = ("prefix", "skip", "cut")
+
+
+def check_packing(name: str, value: str) -> str:
+    """``value`` when it is a packing mode, else ``InputError`` naming ``name`` (an argument or option)."""
+    if value not in PACKINGS:
+        raise InputError(f"{name} must be one of {list(PACKINGS)}; got {value!r}.")
+    return value
+
+
+def pack_reference(lengths, budget, mode: str = "prefix") -> np.ndarray:
+    """Tokens kept of each record when records are packed in order under a token budget.
+
+    Args:
+      lengths: ``(..., K)`` record lengths in tokens (>= 0; 0 marks padding), in retriever order.
+      budget: scalar or ``(...)`` budget in tokens, broadcast against ``lengths[..., 0]``.
+      mode: ``"prefix"``, ``"skip"`` or ``"cut"`` (module docstring).
+
+    Returns:
+      ``(..., K)`` float64 tokens kept per record: the length where the record is packed whole, 0
+      where it is left out, the remaining budget for the record ``cut`` truncates.
+
+    References: MODEL §2 (packing).
+    """
+    check_packing("pack_reference: mode", mode)
+    x = np.asarray(lengths, dtype=np.float64)
+    if x.ndim == 0:
+        raise InputError(
+            "pack_reference: lengths must have a record axis (shape (..., K)); got a scalar."
+        )
+    remaining = np.broadcast_to(np.asarray(budget, dtype=np.float64), x.shape[:-1]).copy()
+    packing = np.ones(x.shape[:-1], bool)  # False once prefix / cut have stopped
+    kept = np.zeros_like(x)
+    for k in range(x.shape[-1]):
+        length = x[..., k]
+        fits = packing & (length <= remaining)
+        take = np.where(fits, length, 0.0)
+        if mode == "cut":
+            take = np.where(packing & ~fits, np.maximum(remaining, 0.0), take)
+        kept[..., k] = take
+        remaining = remaining - take
+        if mode != "skip":
+            packing = fits
+    return kept

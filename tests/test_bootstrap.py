@@ -1,0 +1,40 @@
+"""retcon.bootstrap, the one resampling engine (MODEL §8: groups are the unit of resampling)."""
+
+import jax
+import numpy as np
+import pytest
+
+from retcon.bootstrap import group_resample_weights, grouped_bootstrap_mean
+from retcon.errors import InputError
+
+
+def test_group_resample_weights_are_multiplicities():
+    """Each resample draws G groups with replacement: counts are non-negative integers summing to
+    G; the same key gives the same counts, another key other counts."""
+    w = group_resample_weights(jax.random.key(0), 7, 500)
+    assert w.shape == (500, 7) and w.dtype == np.float64
+    assert np.all(w >= 0) and np.all(w == np.round(w)) and np.all(w.sum(1) == 7)
+    np.testing.assert_array_equal(w, group_resample_weights(jax.random.key(0), 7, 500))
+    assert not np.array_equal(w, group_resample_weights(jax.random.key(1), 7, 500))
+    # each group is drawn with probability 1/G per slot: mean multiplicity 1
+    assert abs(w.mean() - 1.0) < 0.05
+    with pytest.raises(InputError, match="group_resample_weights: n_groups"):
+        group_resample_weights(jax.random.key(0), 0, 10)
+
+
+def test_grouped_mean_resamples_with_the_shared_weights():
+    """grouped_bootstrap_mean's interval is the percentile of (w @ sums) / (w @ counts) for the
+    weights group_resample_weights draws from the same key."""
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=60)
+    groups = rng.integers(0, 9, 60)
+    key = jax.random.key(3)
+    ci = grouped_bootstrap_mean(key, values, groups, n_resamples=400)
+    w = group_resample_weights(key, 9, 400)
+    sums = np.bincount(groups, weights=values, minlength=9)
+    counts = np.bincount(groups, minlength=9).astype(float)
+    stat = (w @ sums) / (w @ counts)
+    lo, hi = np.quantile(stat, [0.025, 0.975])
+    assert float(ci.lower) == pytest.approx(lo, abs=1e-5)
+    assert float(ci.upper) == pytest.approx(hi, abs=1e-5)
+    assert float(ci.point) == pytest.approx(values.mean(), rel=1e-6)
