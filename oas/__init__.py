@@ -28,11 +28,13 @@ from retcon.lazy import lazy_exports
 if TYPE_CHECKING:
     from oas._evaluate import POLICIES as POLICIES
     from oas._evaluate import Evaluation as Evaluation
+    from oas._evaluate import best_fixed_actions as best_fixed_actions
     from oas._evaluate import evaluate as evaluate
     from oas._fit import fit_router as fit_router
     from oas._fit import group_split as group_split
     from oas._mlp import MLPFit as MLPFit
     from oas._mlp import fit_mlp as fit_mlp
+    from oas._mlp import predict_mlp as predict_mlp
     from oas._policy import argmax_policy as argmax_policy
     from oas._policy import calibrate_accuracy as calibrate_accuracy
     from oas._policy import calibrate_crc as calibrate_crc
@@ -58,6 +60,7 @@ _EXPORTS = {
     "grouped_folds": "oas._ridge",
     "MLPFit": "oas._mlp",
     "fit_mlp": "oas._mlp",
+    "predict_mlp": "oas._mlp",
     "argmax_policy": "oas._policy",
     "margin": "oas._policy",
     "calibrate_accuracy": "oas._policy",
@@ -68,6 +71,7 @@ _EXPORTS = {
     "group_split": "oas._fit",
     "Evaluation": "oas._evaluate",
     "evaluate": "oas._evaluate",
+    "best_fixed_actions": "oas._evaluate",
     "POLICIES": "oas._evaluate",
     "simulate_paired": "oas._simulate",
 }
@@ -85,6 +89,7 @@ __all__ = [
     "RidgeFit",
     "Router",
     "argmax_policy",
+    "best_fixed_actions",
     "budget_fit_fraction",
     "calibrate_accuracy",
     "calibrate_crc",
@@ -102,6 +107,7 @@ __all__ = [
     "load_router",
     "margin",
     "paired_from_rows",
+    "predict_mlp",
     "predict_ridge",
     "read_paired",
     "save_router",

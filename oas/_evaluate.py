@@ -340,29 +340,53 @@ def evaluation_table(ev: Evaluation) -> str:
 
 
 def accuracy_figure(ev: Evaluation):
-    """Accuracy per budget per policy with 95% CI bands; returns a ``matplotlib.figure.Figure``
-    (outside pyplot: the caller saves it, no backend is chosen here)."""
-    from matplotlib.figure import Figure
+    """Accuracy per budget per policy (left) and the learned policies minus best-fixed with 95%
+    grouped-bootstrap bands (right); returns a ``matplotlib.figure.Figure``.
 
-    fig = Figure(figsize=(7.5, 4.5))
-    ax = fig.subplots()
-    styles = {"oracle": ":", "best-fixed": "--"}
+    The bands of ten policies overlap into one grey cloud, so the left panel draws points only
+    and the uncertainty is shown where it answers the question: is a learned policy better than
+    the best fixed action, budget by budget?
+    """
+    from matplotlib.figure import Figure  # outside pyplot: no backend is chosen here
+
+    fig = Figure(figsize=(12, 4.6))
+    ax, ax_d = fig.subplots(1, 2)
+    fixed = {"always-ret", "always-merge", "always-abstract", "always-rewrite"}
+    learned_style = {
+        "oas": ("tab:purple", "-", "o"),
+        "oas-calibrated": ("tab:red", "-", "s"),
+        "oas-crc": ("tab:orange", "--", "x"),
+        "mlp": ("tab:cyan", "-.", "^"),
+    }
     for p, name in enumerate(ev.policies):
-        ax.plot(
-            ev.budgets,
-            ev.point[p, 0, :-1],
-            styles.get(name, "-"),
-            marker="o",
-            ms=3,
-            label=name,
-            lw=2.2 if name.startswith("oas") else 1.2,
+        if name in fixed:
+            kw = dict(color=None, ls="-", lw=1.0, alpha=0.55, marker=".", ms=4)
+        elif name == "oracle":
+            kw = dict(color="black", ls=":", lw=1.4, marker=None)
+        elif name == "best-fixed":
+            kw = dict(color="black", ls="--", lw=1.6, marker=None)
+        else:
+            c, ls, m = learned_style.get(name, (None, "-", "o"))
+            kw = dict(color=c, ls=ls, lw=2.0, marker=m, ms=4)
+        ax.plot(ev.budgets, ev.point[p, 0, :-1], label=name, **kw)
+    ax_d.axhline(0.0, color="black", ls="--", lw=1.2, label="best-fixed (0)")
+    for d, name in enumerate(DIFFERENCES):
+        c, ls, m = learned_style.get(name, (None, "-", "o"))
+        ax_d.plot(
+            ev.budgets, ev.diff_point[d, :-1], color=c, ls=ls, marker=m, ms=4, lw=1.8, label=name
         )
-        ax.fill_between(ev.budgets, ev.lower[p, 0, :-1], ev.upper[p, 0, :-1], alpha=0.12)
-    if len(ev.budgets) > 1 and ev.budgets.min() > 0 and ev.budgets.max() / ev.budgets.min() > 8:
-        ax.set_xscale("log", base=2)
-    ax.set_xlabel("budget B (tokens)")
+        ax_d.fill_between(
+            ev.budgets, ev.diff_lower[d, :-1], ev.diff_upper[d, :-1], color=c, alpha=0.15, lw=0
+        )
+    for a in (ax, ax_d):
+        if len(ev.budgets) > 1 and ev.budgets.min() > 0 and ev.budgets.max() / ev.budgets.min() > 8:
+            a.set_xscale("log", base=2)
+        a.set_xlabel("budget B (tokens)")
     ax.set_ylabel("accuracy of the chosen action")
-    ax.set_title("OAS vs fixed policies (held-out groups, 95% grouped bootstrap CI)")
-    ax.legend(fontsize=7, ncol=2)
+    ax.set_title("accuracy per policy (held-out groups)", fontsize=10)
+    ax.legend(fontsize=7, ncol=2, loc="lower right")
+    ax_d.set_ylabel("accuracy minus best-fixed")
+    ax_d.set_title("learned policies vs best-fixed (95% grouped bootstrap CI)", fontsize=10)
+    ax_d.legend(fontsize=7, loc="best")
     fig.tight_layout()
     return fig

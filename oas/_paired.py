@@ -227,28 +227,6 @@ def read_paired(
     return assemble(rows, path, packing=packing, embed=embed)
 
 
-def paired_from_rows(
-    rows: Iterable[dict], source: str, *, packing: str = "prefix", embed: Embedder | None = None
-) -> PairedData:
-    """Validate in-memory paired-data rows (dicts with the file columns) into ``PairedData``.
-
-    Args:
-      rows: one dict per row, as ``oas.real.query_rows`` makes them or a file line would hold.
-      source: how error messages name the rows (``"locomo10.json (lexical reader)"``).
-      packing, embed: as in ``read_paired``.
-
-    Raises:
-      InputError: as ``read_paired``, naming ``source`` and the row's position (from 1).
-
-    References: MODEL §8.
-    """
-    check_choice("packing", packing, PACKINGS)
-    validated = _validated_rows(source, ((i, r, False) for i, r in enumerate(rows, 1)))
-    if not validated:
-        raise InputError(f"{source}: no rows; expected at least one paired-data row.")
-    return assemble(validated, source, packing=packing, embed=embed)
-
-
 def _validated_rows(path, raw_rows, vocabulary=None, *, outcomes: bool = True) -> list[Row]:
     rows: list[Row] = []
     seen: dict[str, int] = {}
@@ -628,3 +606,12 @@ __all__ = [
     "read_paired",
     "write_paired",
 ]
+
+
+def paired_from_rows(rows: Iterable[dict], *, source: str = "rows") -> PairedData:
+    """Validate row dicts in the paired-data format (as ``oas.real.query_rows`` makes them) and
+    stack them into ``PairedData``; errors name ``source`` and the 1-based row number."""
+    valid = _validated_rows(source, ((i + 1, r, False) for i, r in enumerate(rows)))
+    if not valid:
+        raise InputError(f"{source}: no rows; expected at least one paired-data row.")
+    return assemble(valid, source)

@@ -184,8 +184,8 @@ def router_from_json(obj: dict, source: str = "router") -> Router:
             f"{source}: field 'actions' must be {list(ACTIONS)}; got {obj.get('actions')!r}."
         )
 
-    def get(*keys: str) -> Any:
-        cur = obj
+    def get(*keys) -> Any:
+        cur: Any = obj
         for k in keys:
             if not isinstance(cur, dict) or k not in cur:
                 raise InputError(f"{source}: missing field {'.'.join(keys)!r}.")

@@ -2,8 +2,9 @@
 
 ``run_checks`` measures every claim (theory, sim, OAS, LoCoMo) and ``write_run`` writes
 ``REPORT.md``, ``report.json`` and the figures; ``retcon paper-checks`` does both. Each claim's
-verdict comes from a pure verdict function (``verdict_*``) of the measured numbers, so the
-logic is tested on constructed numbers where the claim holds and where it fails.
+verdict comes from a pure verdict function (``verdict_*``) of the measured real-data numbers
+(``RULES``: simulation shows the mechanism, real data decides), so the logic is tested on
+constructed numbers where the claim holds, fails, holds in part, or cannot be decided.
 
 References: MODEL §3-9; docs/paper-checks.md.
 """
@@ -25,19 +26,28 @@ if TYPE_CHECKING:
     from paper_checks._claims import check_second_reader as check_second_reader
     from paper_checks._claims import check_sign_reversal as check_sign_reversal
     from paper_checks._claims import check_tight_gain as check_tight_gain
-    from paper_checks._claims import length_classes as length_classes
+    from paper_checks._claims import crc_bound_check as crc_bound_check
+    from paper_checks._claims import identical_operators as identical_operators
+    from paper_checks._claims import length_strata as length_strata
+    from paper_checks._claims import slope_estimate as slope_estimate
+    from paper_checks._claims import stratified_crossovers as stratified_crossovers
     from paper_checks._config import CheckConfig as CheckConfig
     from paper_checks._config import TheoryModel as TheoryModel
-    from paper_checks._curves import PairedTable as PairedTable
-    from paper_checks._curves import band_crossover as band_crossover
-    from paper_checks._curves import crossover_from_curve as crossover_from_curve
-    from paper_checks._curves import curves_from_table as curves_from_table
-    from paper_checks._curves import make_table as make_table
+    from paper_checks._curves import bounded as bounded
+    from paper_checks._curves import chance_outcomes as chance_outcomes
+    from paper_checks._curves import crossover_estimate as crossover_estimate
+    from paper_checks._curves import crossover_replicates as crossover_replicates
+    from paper_checks._curves import curve_replicates as curve_replicates
+    from paper_checks._curves import curves_from_outcomes as curves_from_outcomes
+    from paper_checks._curves import curves_from_paired as curves_from_paired
+    from paper_checks._curves import evidence_length as evidence_length
     from paper_checks._curves import mean_difference as mean_difference
+    from paper_checks._curves import raw_accuracy_check as raw_accuracy_check
+    from paper_checks._curves import raw_grounded as raw_grounded
     from paper_checks._experiments import EXPERIMENTS as EXPERIMENTS
-    from paper_checks._policies import PolicyEval as PolicyEval
-    from paper_checks._policies import policy_difference as policy_difference
-    from paper_checks._policies import policy_eval_from_choices as policy_eval_from_choices
+    from paper_checks._loco import LocoEval as LocoEval
+    from paper_checks._loco import loco_evaluate as loco_evaluate
+    from paper_checks._loco import t_interval as t_interval
     from paper_checks._report import render_markdown as render_markdown
     from paper_checks._report import write_report as write_report
     from paper_checks._run import run_checks as run_checks
@@ -46,8 +56,8 @@ if TYPE_CHECKING:
     from paper_checks._sources import DependencyMissing as DependencyMissing
     from paper_checks._sources import Workspace as Workspace
     from paper_checks._sources import locomo_path as locomo_path
-    from paper_checks._sources import table_from_paired as table_from_paired
     from paper_checks._types import FAIL as FAIL
+    from paper_checks._types import INCONCLUSIVE as INCONCLUSIVE
     from paper_checks._types import PARTIAL as PARTIAL
     from paper_checks._types import PASS as PASS
     from paper_checks._types import SKIPPED as SKIPPED
@@ -57,11 +67,14 @@ if TYPE_CHECKING:
     from paper_checks._types import OperatorCurve as OperatorCurve
     from paper_checks._types import SourceCurves as SourceCurves
     from paper_checks._types import Verdict as Verdict
+    from paper_checks._verdicts import RULES as RULES
+    from paper_checks._verdicts import admissible as admissible
     from paper_checks._verdicts import combine as combine
-    from paper_checks._verdicts import grade_order as grade_order
+    from paper_checks._verdicts import grade_equivalence as grade_equivalence
+    from paper_checks._verdicts import grade_magnitude as grade_magnitude
     from paper_checks._verdicts import grade_positive as grade_positive
     from paper_checks._verdicts import grade_reversal as grade_reversal
-    from paper_checks._verdicts import relative_spread as relative_spread
+    from paper_checks._verdicts import grade_slope as grade_slope
     from paper_checks._verdicts import verdict_cross_note as verdict_cross_note
     from paper_checks._verdicts import verdict_crossover_scaling as verdict_crossover_scaling
     from paper_checks._verdicts import verdict_harm_calibration as verdict_harm_calibration
@@ -87,19 +100,28 @@ _EXPORTS = {
     "check_second_reader": "paper_checks._claims",
     "check_sign_reversal": "paper_checks._claims",
     "check_tight_gain": "paper_checks._claims",
-    "length_classes": "paper_checks._claims",
+    "crc_bound_check": "paper_checks._claims",
+    "identical_operators": "paper_checks._claims",
+    "length_strata": "paper_checks._claims",
+    "slope_estimate": "paper_checks._claims",
+    "stratified_crossovers": "paper_checks._claims",
     "CheckConfig": "paper_checks._config",
     "EXPERIMENTS": "paper_checks._experiments",
     "TheoryModel": "paper_checks._config",
-    "PairedTable": "paper_checks._curves",
-    "band_crossover": "paper_checks._curves",
-    "crossover_from_curve": "paper_checks._curves",
-    "curves_from_table": "paper_checks._curves",
-    "make_table": "paper_checks._curves",
+    "bounded": "paper_checks._curves",
+    "chance_outcomes": "paper_checks._curves",
+    "crossover_estimate": "paper_checks._curves",
+    "crossover_replicates": "paper_checks._curves",
+    "curve_replicates": "paper_checks._curves",
+    "curves_from_outcomes": "paper_checks._curves",
+    "curves_from_paired": "paper_checks._curves",
+    "evidence_length": "paper_checks._curves",
     "mean_difference": "paper_checks._curves",
-    "PolicyEval": "paper_checks._policies",
-    "policy_difference": "paper_checks._policies",
-    "policy_eval_from_choices": "paper_checks._policies",
+    "raw_accuracy_check": "paper_checks._curves",
+    "raw_grounded": "paper_checks._curves",
+    "LocoEval": "paper_checks._loco",
+    "loco_evaluate": "paper_checks._loco",
+    "t_interval": "paper_checks._loco",
     "render_markdown": "paper_checks._report",
     "write_report": "paper_checks._report",
     "run_checks": "paper_checks._run",
@@ -108,10 +130,10 @@ _EXPORTS = {
     "DependencyMissing": "paper_checks._sources",
     "Workspace": "paper_checks._sources",
     "locomo_path": "paper_checks._sources",
-    "table_from_paired": "paper_checks._sources",
     "ClaimResult": "paper_checks._types",
     "Estimate": "paper_checks._types",
     "FAIL": "paper_checks._types",
+    "INCONCLUSIVE": "paper_checks._types",
     "OperatorCurve": "paper_checks._types",
     "PARTIAL": "paper_checks._types",
     "PASS": "paper_checks._types",
@@ -119,11 +141,14 @@ _EXPORTS = {
     "SourceCurves": "paper_checks._types",
     "VERDICTS": "paper_checks._types",
     "Verdict": "paper_checks._types",
+    "RULES": "paper_checks._verdicts",
+    "admissible": "paper_checks._verdicts",
     "combine": "paper_checks._verdicts",
-    "grade_order": "paper_checks._verdicts",
+    "grade_equivalence": "paper_checks._verdicts",
+    "grade_magnitude": "paper_checks._verdicts",
     "grade_positive": "paper_checks._verdicts",
     "grade_reversal": "paper_checks._verdicts",
-    "relative_spread": "paper_checks._verdicts",
+    "grade_slope": "paper_checks._verdicts",
     "verdict_cross_note": "paper_checks._verdicts",
     "verdict_crossover_scaling": "paper_checks._verdicts",
     "verdict_harm_calibration": "paper_checks._verdicts",
@@ -141,9 +166,11 @@ __all__ = [
     "CLAIMS",
     "EXPERIMENTS",
     "FAIL",
+    "INCONCLUSIVE",
     "PAPER_FIGURES",
     "PARTIAL",
     "PASS",
+    "RULES",
     "SKIPPED",
     "VERDICTS",
     "CheckConfig",
@@ -151,14 +178,15 @@ __all__ = [
     "DataMissing",
     "DependencyMissing",
     "Estimate",
+    "LocoEval",
     "OperatorCurve",
-    "PairedTable",
-    "PolicyEval",
     "SourceCurves",
     "TheoryModel",
     "Verdict",
     "Workspace",
-    "band_crossover",
+    "admissible",
+    "bounded",
+    "chance_outcomes",
     "check_cross_note",
     "check_crossover_scaling",
     "check_harm_calibration",
@@ -169,21 +197,30 @@ __all__ = [
     "check_sign_reversal",
     "check_tight_gain",
     "combine",
-    "crossover_from_curve",
-    "curves_from_table",
-    "grade_order",
+    "crc_bound_check",
+    "crossover_estimate",
+    "crossover_replicates",
+    "curve_replicates",
+    "curves_from_outcomes",
+    "curves_from_paired",
+    "evidence_length",
+    "grade_equivalence",
+    "grade_magnitude",
     "grade_positive",
     "grade_reversal",
-    "length_classes",
+    "grade_slope",
+    "identical_operators",
+    "length_strata",
+    "loco_evaluate",
     "locomo_path",
-    "make_table",
     "mean_difference",
-    "policy_difference",
-    "policy_eval_from_choices",
-    "relative_spread",
+    "raw_accuracy_check",
+    "raw_grounded",
     "render_markdown",
     "run_checks",
-    "table_from_paired",
+    "slope_estimate",
+    "stratified_crossovers",
+    "t_interval",
     "verdict_cross_note",
     "verdict_crossover_scaling",
     "verdict_harm_calibration",

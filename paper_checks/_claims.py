@@ -1,10 +1,10 @@
-"""One function per claim of the paper: measure on theory, sim and LoCoMo, then ask the verdict.
+"""One function per claim of the paper: measure, then ask the verdict (``_verdicts.RULES``).
 
 Every ``check_*`` takes a ``Workspace`` (the run's memoized sources) and returns a ``ClaimResult``.
-Sources that cannot be measured (LoCoMo absent, a package not available) are named in
-``details["skipped"]`` and passed to the verdict function as missing units, so a claim is never
-passed on data it did not see. Theory curves are shown beside the measurements as the exact
-single-cluster prediction but are not graded (the claims are empirical).
+Real data (LoCoMo) decides; simulation presets and the exact model are measured and shown beside
+the verdict as the mechanism, never graded. A real source that cannot be measured (LoCoMo absent,
+a package not available) is named in ``details["skipped"]`` and passed to the verdict as a missing
+unit; one measured but unable to decide is passed as not graded, with its reason.
 
 References: MODEL §3-9.
 """
@@ -16,9 +16,17 @@ from collections.abc import Callable
 import numpy as np
 
 from paper_checks import _verdicts as V
-from paper_checks._curves import curves_from_table, mean_difference
-from paper_checks._policies import per_budget_difference, policy_difference
-from paper_checks._sources import DataMissing, DependencyMissing, Workspace, table_from_paired
+from paper_checks._curves import (
+    bounded,
+    chance_outcomes,
+    crossover_estimate,
+    crossover_replicates,
+    evidence_length,
+    mean_difference,
+    raw_grounded,
+)
+from paper_checks._loco import calibrated_name, t_interval
+from paper_checks._sources import DataMissing, DependencyMissing, Workspace
 from paper_checks._types import SKIPPED, ClaimResult, Estimate, SourceCurves
 from retcon.vocab import ACTIONS, OPERATORS
 
@@ -40,8 +48,8 @@ CLAIMS = {
 
 PAPER_FIGURES = {
     "1": "reversal on LoCoMo and LongMemEval",
-    "2": "up to +48% (LongMemEval)",
-    "3": "retention ahead by 8-11%",
+    "2": "up to +48 points (LongMemEval)",
+    "3": "retention ahead by 8-11 points",
     "4": "reversal reproduced",
     "5": "LoCoMo crosses earlier than LongMemEval",
     "6": "-",
@@ -57,6 +65,11 @@ def _try(get: Callable, label: str, skipped: dict):
     except (DataMissing, DependencyMissing) as e:
         skipped[label] = str(e)
         return None
+
+
+def _real_missing(skipped: dict) -> list[str]:
+    """The skipped units that are real data (the verdict's missing units)."""
+    return [k for k in skipped if k.startswith("locomo")]
 
 
 def _result(
@@ -108,23 +121,13 @@ def _main_reader(ws: Workspace) -> str:
     return ws.config.readers[0]
 
 
-def _curve_sources(ws: Workspace, skipped: dict, *, readers=None) -> list[SourceCurves]:
-    """Sim presets and LoCoMo readers available in this run (theory separately)."""
+def _sim_sources(ws: Workspace, skipped: dict) -> list[SourceCurves]:
     out = []
     for scen in ws.config.scenarios:
         s = _try(lambda scen=scen: ws.sim_curves(scen), f"sim:{scen}", skipped)
         if s is not None:
             out.append(s)
-    for reader in readers if readers is not None else (_main_reader(ws),):
-        s = _try(lambda reader=reader: ws.locomo_curves(reader), f"locomo:{reader}", skipped)
-        if s is not None:
-            out.append(s)
     return out
-
-
-def _headline_source(sources: list[SourceCurves]) -> SourceCurves | None:
-    real = [s for s in sources if s.kind == "real"]
-    return (real or sources or [None])[0]
 
 
 def _data_label(sources, skipped) -> str:
@@ -146,155 +149,268 @@ def _curve_details(s: SourceCurves) -> dict:
     }
 
 
+def _reversal_grades(s: SourceCurves) -> dict:
+    return {
+        op: V.grade_reversal(c.budgets, c.delta, c.lower, c.upper) for op, c in s.operators.items()
+    }
+
+
+def _admission(ws: Workspace, reader: str, skipped: dict) -> tuple[dict | None, str | None]:
+    """``(check, reason)``: the raw-accuracy check of ``reader`` and, when it is inadmissible, why."""
+    chk = _try(lambda: ws.admissibility(reader), f"locomo:{reader}", skipped)
+    if chk is None:
+        return None, None
+    if V.admissible(chk["max_drop"]):
+        return chk, None
+    b0, b1 = chk["at"]
+    return chk, (
+        f"inadmissible reader: accuracy with raw evidence falls from B={b0:.0f} to B={b1:.0f} "
+        f"by {chk['max_drop'].fmt(100, 1)} points (family-wise 95% CI above 0), against the "
+        "model's premise"
+    )
+
+
+def _admission_text(reader: str, chk: dict | None) -> str:
+    if chk is None:
+        return f"{reader}: not measured"
+    acc = ", ".join(f"{b:.0f}:{a:.3f}" for b, a in zip(chk["budgets"], chk["accuracy"]))
+    ok = "admissible" if V.admissible(chk["max_drop"]) else "INADMISSIBLE"
+    at = "" if chk["at"] is None else f" (B={chk['at'][0]:.0f}->{chk['at'][1]:.0f})"
+    return f"{reader}: {ok}, largest drop {chk['max_drop'].fmt(100, 1)} pts{at}; U(ret) by B {acc}"
+
+
 # ---- claim 1 ---------------------------------------------------------------------------------------
 
 
 def check_sign_reversal(ws: Workspace) -> ClaimResult:
-    """Claim 1: "consolidation gains under tight budgets, loses under loose ones" (sim and LoCoMo).
+    """Claim 1: "consolidation gains under tight budgets, loses under loose ones".
 
-    Per source and operator, ``grade_reversal`` of the ``dU(B)`` curve with its pointwise 95%
-    band: a budget where the band lies above 0 below a budget where it lies below 0. Headline: the
-    crossover budget of the best-reversing operator on the headline source (LoCoMo if present).
+    Real unit: LoCoMo under the main reader (when admissible), graded by ``grade_reversal`` of
+    the best operator's ``dU(B)`` with its pointwise 95% band. Shown: the sim presets' grades and
+    the exact model's crossovers. Headline: the crossover budget of the best-reversing operator.
 
     References: MODEL §6.1-6.3.
     """
     skipped: dict = {}
+    reader = _main_reader(ws)
     theory = _try(ws.theory_curves, "theory", skipped)
-    sources = _curve_sources(ws, skipped)
-    grades = {
-        s.name: {
-            op: V.grade_reversal(c.budgets, c.delta, c.lower, c.upper)
-            for op, c in s.operators.items()
-        }
-        for s in sources
-    }
-    verdict = V.verdict_sign_reversal(grades, missing=[k for k in skipped if k != "theory"])
-    head = _headline_source(sources)
-    measured, op_h = Estimate.missing(), "-"
-    if head is not None:
-        best = max(
-            head.operators,
-            key=lambda o: (grades[head.name][o], head.operators[o].crossover.defined),
-        )
-        measured, op_h = head.operators[best].crossover, best
-    summary = "; ".join(
-        f"{src}: {sum(g == 2 for g in ops.values())}/{len(ops)} operators reverse "
-        f"(B*: {', '.join(f'{o} {s_.operators[o].crossover.fmt()}' for o in ops)})"
-        for (src, ops), s_ in zip(grades.items(), sources)
+    sims = _sim_sources(ws, skipped)
+    real = _try(lambda: ws.locomo_curves(reader), f"locomo:{reader}", skipped)
+    chk, bad = _admission(ws, reader, skipped) if real is not None else (None, None)
+    grades, inconclusive = {}, {}
+    if real is not None:
+        if bad:
+            inconclusive[real.name] = bad
+        else:
+            grades[real.name] = _reversal_grades(real)
+    sim_grades = {s.name: _reversal_grades(s) for s in sims}
+    verdict = V.verdict_sign_reversal(
+        grades, missing=_real_missing(skipped), inconclusive=inconclusive
     )
-    if theory is not None:
-        summary += "; theory B*: " + ", ".join(
-            f"{o} {c.crossover.fmt()}" for o, c in theory.operators.items()
+    measured, op_h, head = Estimate.missing(), "-", real
+    if head is not None:
+        g = _reversal_grades(head)
+        op_h = max(head.operators, key=lambda o: (g[o], head.operators[o].crossover.defined))
+        measured = head.operators[op_h].crossover
+
+    def line(s, g, tag):
+        return (
+            f"{s.name}{tag}: {sum(v == 2 for v in g.values())}/{len(g)} operators reverse "
+            f"(B*: {', '.join(f'{o} {s.operators[o].crossover.fmt()}' for o in g)})"
         )
+
+    parts = [line(real, _reversal_grades(real), " [graded]")] if real is not None else []
+    parts += [line(s, sim_grades[s.name], " [sim, shown]") for s in sims]
+    if theory is not None:
+        parts.append(
+            "theory B* [shown]: "
+            + ", ".join(f"{o} {c.crossover.fmt()}" for o, c in theory.operators.items())
+        )
+    if chk is not None:
+        parts.append("reader check: " + _admission_text(reader, chk))
     details = {
         "grades": grades,
-        "curves": {s.name: _curve_details(s) for s in sources},
+        "sim_grades": sim_grades,
+        "admissibility": {reader: chk},
+        "curves": {s.name: _curve_details(s) for s in ([real] if real else []) + sims},
         "theory": None if theory is None else _curve_details(theory),
     }
     return _result(
         "1",
         verdict,
         measured=measured,
-        data=_data_label(sources, skipped),
+        data=_data_label(([real] if real else []) + sims, skipped),
         details=details,
         headline=f"crossover budget (tokens) of {op_h} on {getattr(head, 'name', '-')}",
-        summary=summary or "-",
+        summary="; ".join(parts) or "-",
         skipped=skipped,
     )
 
 
-# ---- claim 2 ---------------------------------------------------------------------------------------
+# ---- claims 2, 3 -----------------------------------------------------------------------------------
 
 
 def _at(c, i) -> Estimate:
     return Estimate(float(c.delta[i]), float(c.lower[i]), float(c.upper[i]))
 
 
+def _real_pair(ws: Workspace, skipped: dict) -> list[SourceCurves]:
+    """The main reader's LoCoMo curves, raw and chance-corrected (the units of claims 2-3)."""
+    reader = _main_reader(ws)
+    out = []
+    raw = _try(lambda: ws.locomo_curves(reader), f"locomo:{reader}", skipped)
+    if raw is not None:
+        out.append(raw)
+        corr = _try(
+            lambda: ws.locomo_curves(reader, corrected=True), f"locomo:{reader}:chance", skipped
+        )
+        if corr is not None:
+            out.append(corr)
+    return out
+
+
+def _chance_table(ws: Workspace) -> dict | None:
+    """``{action: {budget: chance rate}}`` and the raw accuracy beside it, main reader."""
+    try:
+        paired = ws.locomo_paired(_main_reader(ws))
+    except (DataMissing, DependencyMissing):
+        return None
+    chance = chance_outcomes(paired)
+    if chance is None:
+        return None
+    y = np.asarray(paired.outcomes, float)
+    b = np.asarray(paired.budget, float)
+    out = {"chance": {}, "accuracy": {}}
+    for k, a in enumerate(ACTIONS):
+        out["chance"][a] = {f"{bb:g}": float(chance[b == bb, k].mean()) for bb in np.unique(b)}
+        out["accuracy"][a] = {f"{bb:g}": float(y[b == bb, k].mean()) for bb in np.unique(b)}
+    return out
+
+
+def _ret_accuracy(ws: Workspace, corrected: bool) -> dict:
+    paired = ws.locomo_paired(_main_reader(ws))
+    y = np.asarray(paired.outcomes, float)[:, 0]
+    chance = chance_outcomes(paired) if corrected else None
+    if chance is not None:
+        y = y - chance[:, 0]
+    b = np.asarray(paired.budget, float)
+    return {float(bb): float(y[b == bb].mean()) for bb in np.unique(b)}
+
+
 def check_tight_gain(ws: Workspace) -> ClaimResult:
     """Claim 2: "under tight budgets consolidation improves absolute accuracy (paper: up to 48% on
-    LongMemEval)"; report the largest gain per operator.
+    LongMemEval)", read as up to 48 absolute accuracy points.
 
-    Per source and operator: ``max_B dU_o(B)`` with the band at that budget (the maximum is
-    selected on the same data, so its interval is optimistic). Headline: the largest gain over
-    operators on the headline source, in accuracy points (fraction of questions).
+    Real units: LoCoMo under the main reader, raw and chance-corrected (outcome minus the same
+    context's score against another question's answer). Per unit and operator ``max_B dU_o(B)``
+    with the band at that budget (selected on the same data: an optimistic interval); graded for
+    direction (> 0) and magnitude (against 0.48). The relative gain ``dU / U(ret)`` at that budget
+    is shown. Sim presets shown. Headline: the largest raw gain on LoCoMo, fraction of questions.
 
     References: MODEL §6.3.
     """
     skipped: dict = {}
-    sources = _curve_sources(ws, skipped)
-    gains, where = {}, {}
-    for s in sources:
-        gains[s.name], where[s.name] = {}, {}
+    reals = _real_pair(ws, skipped)
+    sims = _sim_sources(ws, skipped)
+    gains, where, rel = {}, {}, {}
+    for s in reals + sims:
+        gains[s.name], where[s.name], rel[s.name] = {}, {}, {}
         for op, c in s.operators.items():
             i = int(np.nanargmax(c.delta))
             gains[s.name][op], where[s.name][op] = _at(c, i), float(c.budgets[i])
-    verdict = V.verdict_tight_gain(gains, missing=list(skipped))
-    head = _headline_source(sources)
-    measured, op_h = Estimate.missing(), "-"
+        if s.kind == "real":
+            u_ret = _ret_accuracy(ws, corrected="chance" in s.name)
+            for op in s.operators:
+                base = u_ret.get(where[s.name][op], float("nan"))
+                rel[s.name][op] = gains[s.name][op].point / base if base > 0 else float("nan")
+    verdict = V.verdict_tight_gain(
+        {s.name: gains[s.name] for s in reals}, missing=_real_missing(skipped)
+    )
+    measured, op_h, head = Estimate.missing(), "-", (reals or [None])[0]
     if head is not None:
         op_h = max(gains[head.name], key=lambda o: gains[head.name][o].point)
         measured = gains[head.name][op_h]
+
+    def fmt_rel(src, o):
+        r = rel.get(src, {}).get(o)
+        return "" if r is None or not np.isfinite(r) else f" ({100 * r:+.0f}% relative)"
+
     summary = "; ".join(
-        f"{src}: "
-        + ", ".join(f"{o} {e.fmt(100, 1)} pts at B={where[src][o]:.0f}" for o, e in ops.items())
+        f"{src}{' [graded]' if any(s.name == src for s in reals) else ' [sim, shown]'}: "
+        + ", ".join(
+            f"{o} {e.fmt(100, 1)} pts at B={where[src][o]:.0f}{fmt_rel(src, o)}"
+            for o, e in ops.items()
+        )
         for src, ops in gains.items()
     )
+    summary += f"; paper: +{100 * V.PAPER_TIGHT_GAIN[0]:.0f} points (absolute)"
     return _result(
         "2",
         verdict,
         measured=measured,
-        data=_data_label(sources, skipped),
-        details={"max_gain": gains, "at_budget": where},
+        data=_data_label(reals + sims, skipped),
+        details={
+            "max_gain": gains,
+            "at_budget": where,
+            "relative_gain": rel,
+            "paper_points": V.PAPER_TIGHT_GAIN,
+            "chance": _chance_table(ws),
+        },
         headline=f"largest dU (fraction of questions) of {op_h} on {getattr(head, 'name', '-')}",
         summary=summary or "-",
         skipped=skipped,
     )
 
 
-# ---- claim 3 ---------------------------------------------------------------------------------------
-
-PAPER_LOOSE_RANGE = (0.08, 0.11)
-
-
 def check_loose_retention(ws: Workspace) -> ClaimResult:
-    """Claim 3: "under loose budgets retention beats every consolidation operator (paper: by 8-11%)".
+    """Claim 3: "under loose budgets retention beats every consolidation operator (paper: by 8-11%)",
+    read as 8-11 absolute accuracy points.
 
-    Per source and operator: the margin ``U(ret) - U(o)`` at the loosest budget of the grid, with
-    its band. Headline: the smallest margin over operators on the headline source.
+    Real units: LoCoMo under the main reader, raw and chance-corrected. Per unit and operator the
+    margin ``U(ret) - U(o)`` at the loosest budget with its band; graded for direction (every
+    margin > 0) and magnitude (every margin against 0.08-0.11). Sim presets shown. Headline: the
+    smallest raw margin on LoCoMo.
 
     References: MODEL §6.2.
     """
     skipped: dict = {}
-    sources = _curve_sources(ws, skipped)
+    reals = _real_pair(ws, skipped)
+    sims = _sim_sources(ws, skipped)
     margins = {}
-    for s in sources:
+    for s in reals + sims:
         margins[s.name] = {}
         for op, c in s.operators.items():
             e = _at(c, len(c.budgets) - 1)
             margins[s.name][op] = Estimate(-e.point, -e.upper, -e.lower)
-    verdict = V.verdict_loose_retention(margins, missing=list(skipped))
-    head = _headline_source(sources)
-    measured, op_h = Estimate.missing(), "-"
+    verdict = V.verdict_loose_retention(
+        {s.name: margins[s.name] for s in reals}, missing=_real_missing(skipped)
+    )
+    measured, op_h, head = Estimate.missing(), "-", (reals or [None])[0]
     if head is not None:
         op_h = min(margins[head.name], key=lambda o: margins[head.name][o].point)
         measured = margins[head.name][op_h]
-    in_range = {
-        src: {
-            o: bool(PAPER_LOOSE_RANGE[0] <= e.point <= PAPER_LOOSE_RANGE[1]) for o, e in ops.items()
-        }
-        for src, ops in margins.items()
-    }
     summary = "; ".join(
-        f"{s.name} (B={next(iter(s.operators.values())).budgets[-1]:.0f}): "
+        f"{s.name}{' [graded]' if s.kind == 'real' else ' [sim, shown]'} "
+        f"(B={next(iter(s.operators.values())).budgets[-1]:.0f}): "
         + ", ".join(f"{o} {e.fmt(100, 1)} pts" for o, e in margins[s.name].items())
-        for s in sources
+        for s in reals + sims
+    )
+    chance = _chance_table(ws)
+    if chance is not None:
+        loose = max(chance["chance"]["ret"], key=float)
+        summary += f"; chance rate at B={loose}: " + ", ".join(
+            f"{a} {chance['chance'][a][loose]:.3f}" for a in ACTIONS
+        )
+    summary += (
+        f"; paper: {100 * V.PAPER_LOOSE_MARGIN[0]:.0f}-{100 * V.PAPER_LOOSE_MARGIN[1]:.0f} "
+        "points (absolute)"
     )
     return _result(
         "3",
         verdict,
         measured=measured,
-        data=_data_label(sources, skipped),
-        details={"margin": margins, "in_paper_range": in_range},
+        data=_data_label(reals + sims, skipped),
+        details={"margin": margins, "paper_points": V.PAPER_LOOSE_MARGIN, "chance": chance},
         headline=f"smallest U(ret) - U(o) at the loosest budget ({op_h}, {getattr(head, 'name', '-')})",
         summary=summary or "-",
         skipped=skipped,
@@ -305,74 +421,87 @@ def check_loose_retention(ws: Workspace) -> ClaimResult:
 
 
 def check_second_reader(ws: Workspace) -> ClaimResult:
-    """Claim 4: "a second answer model reproduces the reversal" (LoCoMo: ``sentence`` reader besides
-    ``lexical``; ``llm`` when an endpoint is configured).
+    """Claim 4: "a second answer model reproduces the reversal".
 
-    Per reader, the sign-reversal grade of claim 1 on LoCoMo; the verdict grades the readers after
-    the first (the first reader's reversal is claim 1, shown for comparison). SKIPPED without LoCoMo
-    or with fewer than two readers measured. Headline: the crossover of the best-reversing operator
-    under the second reader (its dU at the loosest budget when it has none).
+    Every reader after the main one (``sentence``, ``topk``; ``llm`` when an endpoint is
+    configured) is first checked for admissibility (raw-evidence accuracy non-decreasing in B);
+    an admissible reader is a real unit graded like claim 1, an inadmissible one is named, not
+    graded. SKIPPED without LoCoMo or with no second reader measured. Headline: the crossover of
+    the best-reversing operator under the first admissible second reader (its dU at the loosest
+    budget when it has none).
 
-    References: MODEL §6, §9 (readers).
+    References: MODEL §2 (premise), §6, §9 (readers).
     """
     skipped: dict = {}
     readers = list(ws.config.readers)
-    sources = [
-        s
-        for s in (_try(lambda r=r: ws.locomo_curves(r), f"locomo:{r}", skipped) for r in readers)
-        if s is not None
-    ]
-    if len(sources) < 2:
+    checks, grades, inconclusive, sources = {}, {}, {}, {}
+    for r in readers:
+        s = _try(lambda r=r: ws.locomo_curves(r), f"locomo:{r}", skipped)
+        if s is None:
+            continue
+        sources[r] = s
+        chk, bad = _admission(ws, r, skipped)
+        checks[r] = chk
+        if r == readers[0]:
+            continue  # the main reader's reversal is claim 1's
+        if bad:
+            inconclusive[s.name] = bad
+        else:
+            grades[s.name] = _reversal_grades(s)
+    second = [r for r in readers[1:] if r in sources]
+    if not second:
         return _skipped_result(
-            "4", "needs LoCoMo under two readers: " + "; ".join(skipped.values()), skipped
+            "4", "needs LoCoMo under a second reader: " + "; ".join(skipped.values()), skipped
         )
-    grades = {
-        s.name: {
-            op: V.grade_reversal(c.budgets, c.delta, c.lower, c.upper)
-            for op, c in s.operators.items()
-        }
-        for s in sources
-    }
-    # graded: the second (and further) readers; the first reader's reversal is claim 1's
     verdict = V.verdict_sign_reversal(
-        {k: v for k, v in grades.items() if k != sources[0].name},
-        missing=[k for k in skipped if k != f"locomo:{readers[0]}"],
+        grades,
+        missing=[k for k in _real_missing(skipped) if k != f"locomo:{readers[0]}"],
+        inconclusive=inconclusive,
     )
-    second = sources[1]
-    best = max(
-        second.operators,
-        key=lambda o: (grades[second.name][o], second.operators[o].crossover.defined),
-    )
-    c = second.operators[best]
+    pick = next((r for r in second if sources[r].name in grades), second[0])
+    s2 = sources[pick]
+    g2 = _reversal_grades(s2)
+    best = max(s2.operators, key=lambda o: (g2[o], s2.operators[o].crossover.defined))
+    c = s2.operators[best]
     if c.crossover.defined:
-        measured, headline = (
-            c.crossover,
-            f"crossover budget of {best} under the {second.name} reader",
-        )
+        measured, headline = c.crossover, f"crossover budget of {best} under the {s2.name} reader"
     else:  # no crossover: the loosest budget's dU says on which side of 0 the curve ends
         measured = _at(c, len(c.budgets) - 1)
-        headline = (
-            f"no crossover; dU of {best} at the loosest budget under the {second.name} reader"
+        headline = f"no crossover; dU of {best} at the loosest budget under the {s2.name} reader"
+    parts = []
+    for r, s in sources.items():
+        g = _reversal_grades(s)
+        tag = (
+            " [main reader, claim 1]"
+            if r == readers[0]
+            else " [graded]"
+            if s.name in grades
+            else " [not graded]"
         )
-    summary = "; ".join(
-        f"{src}: {sum(g == 2 for g in ops.values())}/{len(ops)} operators reverse "
-        f"(dU at the tightest / loosest budget: "
-        + ", ".join(
-            f"{o} {_at(s_.operators[o], 0).fmt(100, 1)} / "
-            f"{_at(s_.operators[o], len(s_.operators[o].budgets) - 1).fmt(100, 1)} pts"
-            for o in ops
+        parts.append(
+            f"{s.name}{tag}: {sum(v == 2 for v in g.values())}/{len(g)} operators reverse "
+            "(dU at the tightest / loosest budget: "
+            + ", ".join(
+                f"{o} {_at(s.operators[o], 0).fmt(100, 1)} / "
+                f"{_at(s.operators[o], len(s.operators[o].budgets) - 1).fmt(100, 1)} pts"
+                for o in g
+            )
+            + ")"
         )
-        + ")"
-        for (src, ops), s_ in zip(grades.items(), sources)
-    )
+    parts += ["reader check: " + _admission_text(r, checks.get(r)) for r in sources]
     return _result(
         "4",
         verdict,
         measured=measured,
-        data=_data_label(sources, skipped),
-        details={"grades": grades, "curves": {s.name: _curve_details(s) for s in sources}},
+        data=_data_label(list(sources.values()), skipped),
+        details={
+            "grades": grades,
+            "admissibility": checks,
+            "not_graded": inconclusive,
+            "curves": {s.name: _curve_details(s) for s in sources.values()},
+        },
         headline=headline,
-        summary=summary,
+        summary="; ".join(parts),
         skipped=skipped,
     )
 
@@ -380,136 +509,210 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
 # ---- claim 5 ---------------------------------------------------------------------------------------
 
 
-def length_classes(table, n_classes: int = 3):
-    """Split questions into evidence-length quantile classes; returns ``[(rows, median_length)]``.
+def length_strata(paired, n_strata: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    """Evidence-length strata of a paired data set: ``(stratum per row, median length per stratum)``.
 
-    Every budget row of a question goes to the class of the question's evidence length.
+    Questions (not rows) are split at the quantiles of their ``len(C)``; every budget row of a
+    question goes to its question's stratum. Strata left empty by ties are dropped (renumbered).
     """
-    lengths = table.evidence_length
-    edges = np.quantile(lengths, np.linspace(0, 1, n_classes + 1))
-    cls = np.clip(np.searchsorted(edges, lengths, side="right") - 1, 0, n_classes - 1)
-    return [
-        (cls == k, float(np.median(lengths[cls == k])))
-        for k in range(n_classes)
-        if (cls == k).any()
+    L = evidence_length(paired)
+    qid = np.asarray(paired.query_id).astype(str)
+    _, first = np.unique(qid, return_index=True)
+    per_q = L[first]
+    edges = np.quantile(per_q, np.linspace(0, 1, n_strata + 1))
+    cls = np.clip(np.searchsorted(edges, L, side="right") - 1, 0, n_strata - 1)
+    used = np.unique(cls)
+    cls = np.searchsorted(used, cls)
+    med = np.array([np.median(L[cls == k]) for k in range(len(used))])
+    return cls, med
+
+
+def identical_operators(paired) -> dict[str, str]:
+    """``{operator: earlier action}`` for operators whose outcome equals an earlier action's on every
+    row (on LoCoMo the dataset's merge and rewrite are the same text)."""
+    y = np.asarray(paired.outcomes, float)
+    out = {}
+    for k, op in enumerate(ACTIONS[1:], 1):
+        for j in range(1, k):
+            if np.array_equal(y[:, k], y[:, j]):
+                out[op] = ACTIONS[j]
+                break
+    return out
+
+
+def stratified_crossovers(key, paired, strata, budgets, *, n_resamples: int):
+    """Per stratum and operator the crossover (Estimate) and its resampled values ``(R, S, 3)``;
+    one group resample shared by all strata, operators and budgets."""
+    from retcon.bootstrap import grouped_bootstrap_replicates
+
+    y = np.asarray(paired.outcomes, float)
+    b = np.asarray(paired.budget, float)
+    S, nb, no = int(strata.max()) + 1, len(budgets), len(OPERATORS)
+    diff = y[:, 1:] - y[:, :1]  # (n, 3)
+    at = (b[:, None] == budgets[None, :]).astype(float)  # (n, nB)
+    st = (strata[:, None] == np.arange(S)[None, :]).astype(float)  # (n, S)
+    mask = st[:, :, None, None] * np.ones((1, 1, no, 1)) * at[:, None, None, :]  # (n, S, 3, nB)
+    values = np.broadcast_to(diff[:, None, :, None], mask.shape)
+    flat_v, flat_m = values.reshape(len(y), -1), mask.reshape(len(y), -1)
+    point = (flat_v * flat_m).sum(0) / np.maximum(flat_m.sum(0), 1)
+    point = np.where(flat_m.sum(0) > 0, point, np.nan).reshape(S, no, nb)
+    reps = grouped_bootstrap_replicates(
+        key, flat_v, np.asarray(paired.group_id), flat_m, n_resamples=n_resamples
+    ).reshape(-1, S, no, nb)
+    est = [
+        [crossover_estimate(budgets, point[s, k], reps[:, s, k])[0] for k in range(no)]
+        for s in range(S)
     ]
+    return est, crossover_replicates(budgets, reps)
+
+
+def slope_estimate(lengths, point, replicates, *, min_valid: float = 0.9) -> Estimate:
+    """Least-squares slope of ``log B*`` on ``log L`` over strata, with a percentile interval from
+    resampled crossovers ``(R, S)``; unbounded when fewer than ``min_valid`` of the resamples give
+    a finite positive crossover in every stratum (MODEL §6.5: slope 1 when relative pressure
+    governs)."""
+    x = np.log(np.asarray(lengths, float))
+    xc = x - x.mean()
+
+    def slope(logb):
+        return (logb - logb.mean(-1, keepdims=True)) @ xc / (xc @ xc)
+
+    p = float(slope(np.log(np.asarray(point, float))))
+    r = np.asarray(replicates, float)
+    ok = np.all(np.isfinite(r) & (r > 0), axis=1)
+    if ok.mean() < min_valid:
+        return Estimate(p, -np.inf, np.inf)
+    s = slope(np.log(r[ok]))
+    return Estimate(p, float(np.quantile(s, 0.025)), float(np.quantile(s, 0.975)))
 
 
 def check_crossover_scaling(ws: Workspace) -> ClaimResult:
     """Claim 5: "the crossover comes at a smaller absolute budget for shorter evidence ... and B*
     divided by the evidence length is roughly constant (relative pressure governs)".
 
-    Sim: the two presets (short, long evidence) per operator; LoCoMo: questions split into
-    evidence-length tertiles, crossovers read off each tertile's curve with a band interval;
-    theory: the exact model at lengths x1 and x2 (MODEL §6.5, shown, not graded). Units graded: the
-    order of ``B*`` between consecutive length classes per operator, and per source and operator
-    the spread ``max/min`` of ``B*/L`` within ``config.relative_tolerance``. Headline: ``B*/L``
-    spread of merge between the sim presets.
+    Real units: LoCoMo under the main reader (when admissible), questions split into
+    ``config.length_strata`` evidence-length strata; per stratum and operator ``B*`` with a
+    bootstrap interval; per operator the slope of ``log B*`` on ``log L`` over the strata whose
+    interval is bounded (at least 3), graded by ``grade_slope``. An operator identical to another
+    on every row is one unit. Shown: ``B*/L`` per stratum, the sim presets' ``B*/L`` and the exact
+    model at lengths x1 and x2 (scale equivariance: ratio 2). Headline: merge's slope.
 
     References: MODEL §6.5.
     """
     skipped: dict = {}
     cfg = ws.config
-    classes: dict[
-        str, list[tuple[str, float, dict]]
-    ] = {}  # source -> [(label, length, {op: Estimate})]
-    sims = [
-        s
-        for s in (
-            _try(lambda sc=sc: ws.sim_curves(sc), f"sim:{sc}", skipped) for sc in cfg.scenarios
-        )
-        if s is not None
-    ]
-    if sims:
-        classes["sim"] = [
-            (s.name, s.evidence_length, {o: c.crossover for o, c in s.operators.items()})
-            for s in sims
-        ]
-    paired = _try(lambda: ws.locomo_paired(_main_reader(ws)), f"locomo:{_main_reader(ws)}", skipped)
-    if paired is not None:
-        table = table_from_paired(paired)
-        rows_list = []
-        for k, (rows, med) in enumerate(length_classes(table)):
-            sc = curves_from_table(
-                ws.key(f"tertile:{k}"),
-                table.select(rows),
-                name=f"locomo:T{k + 1}",
-                data="",
-                n_resamples=cfg.n_resamples,
-            )
-            rows_list.append((f"T{k + 1}", med, {o: c.crossover for o, c in sc.operators.items()}))
-        classes["locomo"] = rows_list
+    reader = _main_reader(ws)
+    sims = _sim_sources(ws, skipped)
     theory = [
         t
         for t in (_try(lambda s=s: ws.theory_curves(s), "theory", skipped) for s in (1.0, 2.0))
         if t is not None
     ]
-    orders, spreads = {}, {}
-    for src, cl in classes.items():
-        for op in OPERATORS:
-            for (la, _, ea), (lb, _, eb) in zip(cl[:-1], cl[1:]):
-                if op in ea and op in eb:
-                    orders[f"{src}:{op}:{la}<{lb}"] = V.grade_order(ea[op], eb[op])
-            spreads[f"{src}:{op}"] = V.relative_spread(
-                [e[op].point for _, _, e in cl if op in e], [L for _, L, e in cl if op in e]
+    paired = _try(lambda: ws.locomo_paired(reader), f"locomo:{reader}", skipped)
+    chk, bad = _admission(ws, reader, skipped) if paired is not None else (None, None)
+    slopes, inconclusive, strata_rows = {}, {}, {}
+    if paired is not None:
+        strata, med = length_strata(paired, cfg.length_strata)
+        budgets = np.unique(np.asarray(paired.budget, float))
+        est, reps = stratified_crossovers(
+            ws.key("c5:strata"), paired, strata, budgets, n_resamples=cfg.n_resamples
+        )
+        same = identical_operators(paired)
+        for k, op in enumerate(OPERATORS):
+            strata_rows[op] = [
+                {
+                    "stratum": s + 1,
+                    "median_length": float(med[s]),
+                    "crossover": est[s][k],
+                    "bounded": bounded(est[s][k]),
+                    "crossover_over_length": (
+                        Estimate(*(x / med[s] for x in est[s][k]))
+                        if est[s][k].defined
+                        else Estimate.missing()
+                    ),
+                }
+                for s in range(len(med))
+            ]
+            unit = f"locomo:{reader}:{op}"
+            if op in same:
+                continue  # the same outcomes as an earlier operator: one unit
+            if bad:
+                inconclusive[unit] = bad
+                continue
+            keep = [s for s in range(len(med)) if bounded(est[s][k])]
+            if len(keep) < 3:
+                inconclusive[unit] = (
+                    f"{len(keep)} of {len(med)} strata have a bounded B* interval; the slope "
+                    "needs 3"
+                )
+                continue
+            slopes[unit] = slope_estimate(
+                med[keep], [est[s][k].point for s in keep], reps[:, keep, k]
             )
     verdict = V.verdict_crossover_scaling(
-        orders,
-        spreads,
-        tolerance=cfg.relative_tolerance,
-        missing=[k for k in skipped if k != "theory"],
+        slopes, missing=_real_missing(skipped), inconclusive=inconclusive
     )
-    head_spread = spreads.get("sim:merge", float("nan"))
-    theory_spread = (
+    sim_ratio = {
+        s.name: {o: c.crossover.point / s.evidence_length for o, c in s.operators.items()}
+        for s in sims
+    }
+    theory_ratio = (
         {
-            op: V.relative_spread(
-                [t.operators[op].crossover.point for t in theory],
-                [t.evidence_length for t in theory],
-            )
+            op: theory[1].operators[op].crossover.point / theory[0].operators[op].crossover.point
             for op in theory[0].operators
         }
         if len(theory) == 2
         else {}
     )
-    summary = "; ".join(
-        f"{src}: "
-        + ", ".join(
-            f"{lab} L={L:.0f} B*(merge)={e.get('merge', Estimate.missing()).fmt()}"
-            for lab, L, e in cl
+    parts = []
+    for op, rows in strata_rows.items():
+        parts.append(
+            f"locomo {op}: "
+            + ", ".join(
+                f"S{r['stratum']} L={r['median_length']:.0f} B*={r['crossover'].fmt()}"
+                f" B*/L={r['crossover_over_length'].fmt()}{'' if r['bounded'] else ' (unbounded)'}"
+                for r in rows
+            )
+            + (
+                f"; slope {slopes[f'locomo:{reader}:{op}'].fmt()}"
+                if f"locomo:{reader}:{op}" in slopes
+                else ""
+            )
         )
-        for src, cl in classes.items()
-    )
-    summary += "; B*/L spread: " + ", ".join(
-        f"{k} {v:.2f}" for k, v in spreads.items() if np.isfinite(v)
-    )
-    if theory_spread:
-        summary += (
-            " (theory, lengths x1 vs x2: "
-            + ", ".join(f"{k} {v:.2f}" for k, v in theory_spread.items())
-            + ")"
+    parts += [
+        f"{src} [sim, shown] B*/E[L]: " + ", ".join(f"{o} {v:.2f}" for o, v in r.items())
+        for src, r in sim_ratio.items()
+    ]
+    if theory_ratio:
+        parts.append(
+            "theory [shown] B*(lengths x2) / B*(x1): "
+            + ", ".join(f"{o} {v:.4f}" for o, v in theory_ratio.items())
         )
+    head = slopes.get(f"locomo:{reader}:merge", Estimate.missing())
     data = "; ".join(
-        [s.data for s in sims]
-        + (
-            [ws.locomo_label(_main_reader(ws)) + ", evidence-length tertiles"]
+        (
+            [ws.locomo_label(reader) + f", {cfg.length_strata} evidence-length strata"]
             if paired is not None
             else []
         )
+        + [s.data for s in sims]
         + [f"{k}: skipped" for k in skipped]
     )
     return _result(
         "5",
         verdict,
-        measured=Estimate.exact(head_spread) if np.isfinite(head_spread) else None,
+        measured=head,
         data=data or "-",
         details={
-            "classes": classes,
-            "orders": orders,
-            "spreads": spreads,
-            "theory_spread": theory_spread,
+            "slopes": slopes,
+            "strata": strata_rows,
+            "not_graded": inconclusive,
+            "admissibility": {reader: chk},
+            "sim_crossover_over_length": sim_ratio,
+            "theory_scale_ratio": theory_ratio,
         },
-        headline="max/min of B*/L for merge across the sim presets (1 = relative pressure governs)",
-        summary=summary,
+        headline="slope of log B* on log L for merge on LoCoMo (1 = relative pressure governs)",
+        summary="; ".join(parts) or "-",
         skipped=skipped,
     )
 
@@ -517,58 +720,84 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
 # ---- claim 6 ---------------------------------------------------------------------------------------
 
 
-def _paired_tables(ws: Workspace, skipped: dict) -> dict:
-    out = {}
-    for scen in ws.config.scenarios:
-        p = _try(lambda scen=scen: ws.sim_paired(scen), f"sim:{scen}", skipped)
-        if p is not None:
-            out[f"sim:{scen}"] = table_from_paired(p)
-    reader = _main_reader(ws)
-    p = _try(lambda: ws.locomo_paired(reader), f"locomo:{reader}", skipped)
-    if p is not None:
-        out[f"locomo:{reader}"] = table_from_paired(p)
-    return out
-
-
 def check_cross_note(ws: Workspace) -> ClaimResult:
     """Claim 6: "cross-note abstract and merge beat local rewrite when compression is necessary, and
     neither dominates the other".
 
     Compression is necessary on rows outside the raw-grounded region (``q not in G_B``: retention
-    cannot fit the whole cluster, MODEL §3). Per source: ``U(merge) - U(rewrite)`` and
-    ``U(abstract) - U(rewrite)`` over those rows; neither-dominates: ``U(merge) - U(abstract)``
-    per (source, query type) over those rows. Headline: ``U(merge) - U(rewrite)`` on the headline
-    source.
+    cannot fit the whole cluster, MODEL §3). Real units (LoCoMo, main reader): ``U(o) - U(rewrite)``
+    for merge and abstract over those rows; an operator with the same outcomes as rewrite on every
+    row (LoCoMo's merge and rewrite are the same text) is not measurable, named, not graded;
+    neither-dominates: ``U(merge) - U(abstract)`` per query type. Sim presets shown. Headline:
+    ``U(abstract) - U(rewrite)`` on LoCoMo.
 
     References: MODEL §7.
     """
     skipped: dict = {}
-    tables = _paired_tables(ws, skipped)
     n_r = ws.config.n_resamples
     i_m, i_a, i_r = ACTIONS.index("merge"), ACTIONS.index("abstract"), ACTIONS.index("rewrite")
-    beats, conds = {}, {}
-    for src, t in tables.items():
-        tight = t.raw_grounded == 0
-        beats[src] = {
-            "merge": mean_difference(ws.key(f"c6:{src}:m"), t, i_m, i_r, tight, n_resamples=n_r),
-            "abstract": mean_difference(ws.key(f"c6:{src}:a"), t, i_a, i_r, tight, n_resamples=n_r),
-        }
-        for qt in np.unique(t.query_type):
-            rows = tight & (t.query_type == qt)
+    tables = {}
+    for scen in ws.config.scenarios:
+        p = _try(lambda scen=scen: ws.sim_paired(scen), f"sim:{scen}", skipped)
+        if p is not None:
+            tables[f"sim:{scen}"] = p
+    reader = _main_reader(ws)
+    real = _try(lambda: ws.locomo_paired(reader), f"locomo:{reader}", skipped)
+    if real is not None:
+        tables[f"locomo:{reader}"] = real
+    beats, conds, inconclusive, shown = {}, {}, {}, {}
+    for src, p in tables.items():
+        y = np.asarray(p.outcomes, float)
+        tight = raw_grounded(p) == 0
+        is_real = src.startswith("locomo")
+        out = {}
+        for op, i in (("merge", i_m), ("abstract", i_a)):
+            if np.array_equal(y[:, i], y[:, i_r]):
+                if is_real:
+                    inconclusive[f"{src}:{op}"] = (
+                        f"{op} and rewrite have identical outcomes on every row (the same text): "
+                        "not measurable"
+                    )
+                continue
+            out[op] = mean_difference(
+                ws.key(f"c6:{src}:{op}"), y[:, i] - y[:, i_r], p.group_id, tight, n_resamples=n_r
+            )
+        c = {}
+        qt = np.asarray(p.query_type).astype(str)
+        for t in np.unique(qt):
+            rows = tight & (qt == t)
             if rows.sum() >= 10:
-                conds[f"{src}:{qt}"] = mean_difference(
-                    ws.key(f"c6:{src}:{qt}"), t, i_m, i_a, rows, n_resamples=n_r
+                c[f"{src}:{t}"] = mean_difference(
+                    ws.key(f"c6:{src}:{t}"),
+                    y[:, i_m] - y[:, i_a],
+                    p.group_id,
+                    rows,
+                    n_resamples=n_r,
                 )
-    verdict = V.verdict_cross_note(beats, conds, missing=list(skipped))
-    head = next((s for s in tables if s.startswith("locomo")), next(iter(tables), None))
-    measured = beats[head]["merge"] if head else Estimate.missing()
-    summary = "; ".join(
-        f"{src}: merge-rewrite {b['merge'].fmt(100, 1)}, abstract-rewrite {b['abstract'].fmt(100, 1)} pts"
-        for src, b in beats.items()
+        if is_real:
+            beats.update({f"{src}:{op}": e for op, e in out.items()})
+            conds.update(c)
+        else:
+            shown[src] = {"beats_rewrite": out, "merge_minus_abstract": c}
+    verdict = V.verdict_cross_note(
+        beats, conds, missing=_real_missing(skipped), inconclusive=inconclusive
     )
+    head = f"locomo:{reader}:abstract"
+    measured = beats.get(head, Estimate.missing())
+    parts = [f"{u} - rewrite {e.fmt(100, 1)} pts [graded]" for u, e in beats.items()]
+    parts += [f"{u}: not measurable" for u in inconclusive]
     n_m = sum(e.lower > 0 for e in conds.values())
     n_a = sum(e.upper < 0 for e in conds.values())
-    summary += f"; merge-abstract by query type: merge ahead in {n_m}, abstract ahead in {n_a} of {len(conds)} (CI clear)"
+    if conds:
+        parts.append(
+            f"merge-abstract by query type on LoCoMo: merge ahead in {n_m}, abstract ahead in "
+            f"{n_a} of {len(conds)} (CI clear)"
+        )
+    for src, d in shown.items():
+        parts.append(
+            f"{src} [sim, shown]: "
+            + ", ".join(f"{o}-rewrite {e.fmt(100, 1)} pts" for o, e in d["beats_rewrite"].items())
+        )
     data = "; ".join(
         [f"{k} paired, rows with q not in G_B" for k in tables] + [f"{k}: skipped" for k in skipped]
     )
@@ -577,9 +806,14 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
         verdict,
         measured=measured,
         data=data or "-",
-        details={"beats_rewrite": beats, "merge_minus_abstract": conds},
-        headline=f"U(merge) - U(rewrite) where compression is necessary ({head})",
-        summary=summary,
+        details={
+            "beats_rewrite": beats,
+            "merge_minus_abstract": conds,
+            "not_graded": inconclusive,
+            "sim": shown,
+        },
+        headline=f"U(abstract) - U(rewrite) where compression is necessary ({head})",
+        summary="; ".join(parts) or "-",
         skipped=skipped,
     )
 
@@ -587,188 +821,224 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
 # ---- claims 7-9 ------------------------------------------------------------------------------------
 
 
-def _eval_sources(ws: Workspace) -> list[str]:
-    return [f"sim:{ws.config.scenarios[0]}", f"locomo:{_main_reader(ws)}"]
+def _loco(ws: Workspace, skipped: dict):
+    reader = _main_reader(ws)
+    return reader, _try(lambda: ws.loco(reader), f"locomo:{reader}", skipped)
 
 
-def _evaluations(ws: Workspace, skipped: dict) -> dict:
-    out = {}
-    for src in _eval_sources(ws):
-        ev = _try(lambda src=src: ws.evaluation(src), src, skipped)
-        if ev is not None:
-            out[src] = ev
-    return out
-
-
-def _eval_data(ws, evs, skipped) -> str:
-    parts = [f"{src}: held-out split, {len(ev.table.budget)} instances" for src, ev in evs.items()]
+def _loco_data(ws, reader, ev, skipped) -> str:
+    parts = []
+    if ev is not None:
+        parts.append(
+            f"{ws.locomo_label(reader)}; leave-one-conversation-out over {len(ev.groups)} "
+            "conversations, t-interval over per-conversation estimates"
+        )
     return "; ".join(parts + [f"{k}: skipped" for k in skipped]) or "-"
 
 
 def check_router_gain(ws: Workspace) -> ClaimResult:
     """Claim 7: "OAS improves the when-which decision under budget-stressed conditions over the best
-    fixed policy; report too where it does not (the paper's full-history variant did not beat the
-    best fixed policy)".
+    fixed policy; report too where it does not".
 
-    Budget-stressed instances: retention cannot fit the cluster (``q not in G_B``). Per source:
-    ``acc(oas) - acc(best-fixed)`` over those held-out instances, grouped bootstrap; per budget as
-    well, and the budgets where OAS is not ahead are listed. Headline: the gain on the headline
-    source.
+    Budget-stressed instances: retention cannot fit the cluster (``q not in G_B``). Real unit:
+    LoCoMo, leave-one-conversation-out; per held-out conversation the mean of
+    ``acc(oas) - acc(best-fixed)`` over its stressed rows, combined with a t-interval. Per budget
+    as well; the budgets where OAS is not ahead are listed. Headline: the stressed gain.
 
     References: MODEL §8.
     """
     skipped: dict = {}
-    evs = _evaluations(ws, skipped)
-    gains, per_budget, not_ahead = {}, {}, {}
-    for src, ev in evs.items():
-        stressed = ev.table.raw_grounded == 0
-        gains[src] = policy_difference(
-            ws.key(f"c7:{src}"),
-            ev,
-            "oas",
-            "best-fixed",
-            stressed,
-            n_resamples=ws.config.n_resamples,
-        )
-        b, es = per_budget_difference(
-            ws.key(f"c7b:{src}"), ev, "oas", "best-fixed", n_resamples=ws.config.n_resamples
-        )
-        per_budget[src] = dict(zip(b.tolist(), es))
-        not_ahead[src] = [bb for bb, e in per_budget[src].items() if not e.point > 0]
-
-    def _budget_list(bs):
-        shown = ", ".join(f"{b:.0f}" for b in bs[:8])
-        return shown + (f", ... ({len(bs)} budgets)" if len(bs) > 8 else "")
-
-    verdict = V.verdict_router_gain(gains, missing=list(skipped))
-    head = next((s for s in gains if s.startswith("locomo")), next(iter(gains), None))
+    reader, ev = _loco(ws, skipped)
+    gains, per_budget, not_ahead = {}, {}, []
+    src = f"locomo:{reader}"
+    if ev is not None:
+        d = ev.outcome("oas") - ev.outcome("best-fixed")
+        stressed = ev.grounded == 0
+        gains[src] = t_interval(ev.per_group(d, stressed))
+        for b in np.unique(ev.budget):
+            per_budget[float(b)] = t_interval(ev.per_group(d, ev.budget == b))
+        not_ahead = [b for b, e in per_budget.items() if not e.point > 0]
+    verdict = V.verdict_router_gain(gains, missing=_real_missing(skipped))
     summary = "; ".join(
-        f"{src}: {g.fmt(100, 1)} pts on stressed instances; OAS not ahead (point <= 0) at "
-        f"{len(not_ahead[src])}/{len(per_budget[src])} budgets: B = {_budget_list(not_ahead[src])}"
-        for src, g in gains.items()
+        f"{s}: {g.fmt(100, 1)} pts on stressed instances; OAS not ahead (point <= 0) at "
+        f"{len(not_ahead)}/{len(per_budget)} budgets: B = "
+        + (", ".join(f"{b:.0f}" for b in not_ahead) or "none")
+        for s, g in gains.items()
     )
     return _result(
         "7",
         verdict,
-        measured=gains.get(head, Estimate.missing()),
-        data=_eval_data(ws, evs, skipped),
+        measured=gains.get(src, Estimate.missing()),
+        data=_loco_data(ws, reader, ev, skipped),
         details={"gain_stressed": gains, "per_budget": per_budget, "not_ahead_budgets": not_ahead},
-        headline=f"acc(oas) - acc(best-fixed) on budget-stressed instances ({head})",
+        headline=f"acc(oas) - acc(best-fixed) on budget-stressed instances ({src})",
         summary=summary or "-",
         skipped=skipped,
     )
 
 
 def check_mlp_control(ws: Workspace) -> ClaimResult:
-    """Claim 8: "an MLP does not reliably improve over ridge".
+    """Claim 8: "an MLP does not reliably improve over ridge", as an equivalence test.
 
-    Per source: ``acc(mlp) - acc(oas)`` over all held-out instances and per budget, grouped
-    bootstrap. Headline: the overall difference on the headline source.
+    Real unit: LoCoMo, leave-one-conversation-out; per conversation ``acc(mlp) - acc(oas)``,
+    combined with 90% and 95% t-intervals; two one-sided tests with ``config.equivalence_margin``
+    (``grade_equivalence``). Headline: the difference with its 95% interval.
 
     References: MODEL §8 (capacity control).
     """
     skipped: dict = {}
-    evs = _evaluations(ws, skipped)
-    overall, per_budget = {}, {}
-    for src, ev in evs.items():
-        if "mlp" not in ev.outcome:
+    reader, ev = _loco(ws, skipped)
+    src = f"locomo:{reader}"
+    tests = {}
+    if ev is not None:
+        if "mlp" not in ev.chosen:
             skipped[f"{src}:mlp"] = "dependency not available: oas MLP policy"
-            continue
-        overall[src] = policy_difference(
-            ws.key(f"c8:{src}"), ev, "mlp", "oas", n_resamples=ws.config.n_resamples
-        )
-        _, per_budget[src] = per_budget_difference(
-            ws.key(f"c8b:{src}"), ev, "mlp", "oas", n_resamples=ws.config.n_resamples
-        )
-    verdict = V.verdict_no_reliable_improvement(overall, per_budget, missing=list(skipped))
-    head = next((s for s in overall if s.startswith("locomo")), next(iter(overall), None))
+        else:
+            v = ev.per_group(ev.outcome("mlp") - ev.outcome("oas"))
+            tests[src] = (t_interval(v, 0.90), t_interval(v, 0.95))
+    m = ws.config.equivalence_margin
+    verdict = V.verdict_no_reliable_improvement(tests, margin=m, missing=_real_missing(skipped))
     summary = "; ".join(
-        f"{src}: {e.fmt(100, 1)} pts; budgets with CI above 0: "
-        f"{sum(b.lower > 0 for b in per_budget[src])}/{len(per_budget[src])}"
-        for src, e in overall.items()
+        f"{s}: {e95.fmt(100, 1)} pts (90% interval {e90.fmt(100, 1)}); equivalence margin "
+        f"+-{100 * m:g} pts"
+        for s, (e90, e95) in tests.items()
     )
     return _result(
         "8",
         verdict,
-        measured=overall.get(head, Estimate.missing()),
-        data=_eval_data(ws, evs, skipped),
-        details={"overall": overall, "per_budget": per_budget},
-        headline=f"acc(mlp) - acc(oas) ({head})",
+        measured=tests[src][1] if src in tests else Estimate.missing(),
+        data=_loco_data(ws, reader, ev, skipped),
+        details={
+            "difference_90": {k: v[0] for k, v in tests.items()},
+            "difference_95": {k: v[1] for k, v in tests.items()},
+            "margin": m,
+        },
+        headline=f"acc(mlp) - acc(oas) ({src})",
         summary=summary or "-",
         skipped=skipped,
     )
 
 
+def crc_bound_check(ev, alpha: float) -> dict:
+    """Conformal risk control's bound on fresh splits: ``E[harm] <= alpha`` per budget (MODEL §8).
+
+    Each held-out conversation is a fresh calibration / test split. Returns the realized harm rate
+    of ``oas-crc`` per (conversation, budget), its mean over conversations per budget (the
+    quantity CRC bounds) with its standard error, the share of (conversation, budget) cells at or
+    below alpha, and whether every budget's mean is at most alpha (``holds``) or at most alpha
+    plus two standard errors (``holds_within_2se``: the bound is on an expectation, estimated here
+    from G repeats).
+    """
+    name = calibrated_name("oas-crc", alpha)
+    harm = ev.harm(name)
+    budgets = np.unique(ev.budget)
+    cells = np.stack([ev.per_group(harm, ev.budget == b) for b in budgets], axis=1)  # (G, nB)
+    mean = np.nanmean(cells, axis=0)
+    n = np.isfinite(cells).sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.nanstd(cells, axis=0, ddof=1) / np.sqrt(n)
+    se = np.nan_to_num(se)
+    return {
+        "alpha": alpha,
+        "budgets": budgets,
+        "mean_harm_per_budget": mean,
+        "max_mean_harm": float(np.nanmax(mean)),
+        "share_at_or_below_alpha": float(np.nanmean(cells <= alpha)),
+        "se_per_budget": se,
+        "holds": bool(np.all(mean <= alpha + 1e-12)),
+        "holds_within_2se": bool(np.all(mean - 2 * se <= alpha + 1e-12)),
+    }
+
+
 def check_harm_calibration(ws: Workspace) -> ClaimResult:
     """Claim 9: "harm calibration lowers the harm rate at a bounded cost in accuracy".
 
-    Per source and calibrated variant (``oas-calibrated``, ``oas-crc``): the change of harm rate
-    ``harm(variant) - harm(oas)`` and the accuracy cost ``acc(oas) - acc(variant)`` on held-out
-    instances, grouped bootstrap; bounded means at most ``config.max_accuracy_cost``. A variant
-    whose threshold never binds (same choices as ``oas``, whose harm is already <= alpha) is
-    reported as not measured. Headline: the harm change of ``oas-calibrated`` on the headline
-    source.
+    Real units: LoCoMo, leave-one-conversation-out, both calibrations (``oas-calibrated``: max
+    accuracy s.t. harm <= alpha; ``oas-crc``: conformal risk control) at every alpha of
+    ``config.alphas`` where the calibration binds (changes some choice of ``oas``; others are
+    named, not graded): per conversation the harm change ``harm(variant) - harm(oas)`` and the
+    accuracy cost ``acc(oas) - acc(variant)``, t-intervals; bounded cost means at most
+    ``config.max_accuracy_cost``. Shown: harm against accuracy over the alpha sweep, and the CRC
+    bound checked on the held-out conversations (``crc_bound_check``). Headline: the harm change
+    of ``oas-calibrated`` at the largest binding alpha.
 
     References: MODEL §8 (calibrated variant, harm).
     """
     skipped: dict = {}
-    evs = _evaluations(ws, skipped)
-    harm, cost, rates = {}, {}, {}
-    for src, ev in evs.items():
+    reader, ev = _loco(ws, skipped)
+    src = f"locomo:{reader}"
+    harm, cost, inconclusive, sweep, crc = {}, {}, {}, {}, {}
+    if ev is not None:
+        h_oas, a_oas = ev.harm("oas"), ev.outcome("oas")
+        sweep["oas"] = {"harm": float(h_oas.mean()), "accuracy": float(a_oas.mean())}
         for var in ("oas-calibrated", "oas-crc"):
-            if var not in ev.outcome:
-                skipped[f"{src}:{var}"] = f"dependency not available: oas policy {var}"
-                continue
-            unit = f"{src}:{var}"
-            h_oas = float(ev.harm["oas"].mean())
-            if np.array_equal(ev.chosen[var], ev.chosen["oas"]) and h_oas <= ws.config.alpha:
-                # the threshold never binds: nothing to lower; not evidence either way
-                skipped[unit] = (
-                    f"calibration inactive: {var} chose as oas on every held-out row "
-                    f"(harm of oas {h_oas:.3f} <= alpha {ws.config.alpha:g})"
-                )
-                continue
-            harm[unit] = policy_difference(
-                ws.key(f"c9h:{unit}"),
-                ev,
-                var,
-                "oas",
-                what="harm",
-                n_resamples=ws.config.n_resamples,
-            )
-            cost[unit] = policy_difference(
-                ws.key(f"c9c:{unit}"), ev, "oas", var, n_resamples=ws.config.n_resamples
-            )
-            rates[unit] = {
-                "harm_oas": float(ev.harm["oas"].mean()),
-                "harm": float(ev.harm[var].mean()),
-            }
+            for a in ev.alphas:
+                name = calibrated_name(var, a)
+                unit = f"{src}:{name}"
+                sweep[name] = {
+                    "harm": float(ev.harm(name).mean()),
+                    "accuracy": float(ev.outcome(name).mean()),
+                }
+                if np.array_equal(ev.chosen[name], ev.chosen["oas"]):
+                    inconclusive[unit] = "does not bind: the same choices as oas in every fold"
+                    continue
+                harm[unit] = t_interval(ev.per_group(ev.harm(name) - h_oas))
+                cost[unit] = t_interval(ev.per_group(a_oas - ev.outcome(name)))
+        crc = {f"{a:g}": crc_bound_check(ev, a) for a in ev.alphas}
     verdict = V.verdict_harm_calibration(
-        harm, cost, max_cost=ws.config.max_accuracy_cost, missing=list(skipped)
+        harm,
+        cost,
+        max_cost=ws.config.max_accuracy_cost,
+        missing=_real_missing(skipped),
+        inconclusive=inconclusive,
     )
-    head = next(
-        (u for u in harm if u.startswith("locomo") and u.endswith("oas-calibrated")),
-        next(iter(harm), None),
-    )
-    summary = "; ".join(
-        f"{u}: harm {rates[u]['harm_oas']:.3f} -> {rates[u]['harm']:.3f} "
-        f"(change {harm[u].fmt(100, 1)} pts), accuracy cost {cost[u].fmt(100, 1)} pts"
+    cal = [u for u in harm if "oas-calibrated@" in u]
+    head = max(cal, key=lambda u: float(u.rsplit("@", 1)[1]), default=next(iter(harm), None))
+    parts = [
+        f"{u.split(':')[-1]}: harm change {harm[u].fmt(100, 1)} pts, accuracy cost "
+        f"{cost[u].fmt(100, 1)} pts"
         for u in harm
-    )
+    ]
+    if inconclusive:
+        parts.append("not binding: " + ", ".join(u.split(":")[-1] for u in inconclusive))
+    if sweep:
+        parts.append(
+            "harm / accuracy over the sweep: "
+            + ", ".join(f"{k} {v['harm']:.3f}/{v['accuracy']:.3f}" for k, v in sweep.items())
+        )
+    if crc:
+        parts.append(
+            "CRC bound (mean held-out harm per budget <= alpha): "
+            + ", ".join(
+                f"alpha {k}: max {v['max_mean_harm']:.3f} "
+                + (
+                    "holds"
+                    if v["holds"]
+                    else "within 2 SE"
+                    if v["holds_within_2se"]
+                    else "EXCEEDED"
+                )
+                + ", "
+                f"{100 * v['share_at_or_below_alpha']:.0f}% of cells <= alpha"
+                for k, v in crc.items()
+            )
+        )
     return _result(
         "9",
         verdict,
-        measured=harm.get(head, Estimate.missing()),
-        data=_eval_data(ws, evs, skipped),
+        measured=harm.get(head, Estimate.missing()) if head else Estimate.missing(),
+        data=_loco_data(ws, reader, ev, skipped),
         details={
             "harm_change": harm,
             "accuracy_cost": cost,
-            "rates": rates,
+            "not_graded": inconclusive,
+            "sweep": sweep,
+            "crc_bound": crc,
             "max_accuracy_cost": ws.config.max_accuracy_cost,
-            "alpha": ws.config.alpha,
+            "alphas": list(ev.alphas) if ev is not None else list(ws.config.alphas),
         },
         headline=f"harm(calibrated) - harm(oas) ({head})",
-        summary=summary or "-",
+        summary="; ".join(parts) or "-",
         skipped=skipped,
     )
 

@@ -66,9 +66,11 @@ class CheckConfig:
       budgets: budget grid for real paired data (tokens).
       readers: LoCoMo readers for claim 4; the first is the main one.
       n_resamples: bootstrap replicates.
-      relative_tolerance: largest ratio of ``B*/L`` between length classes still called constant.
+      length_strata: evidence-length strata of claim 5 (quantiles of ``len(C)``; at least 4).
       max_accuracy_cost: accuracy cost of calibration still called bounded (claim 9).
-      alpha: harm-rate target of the calibrated routers.
+      alpha: harm-rate target of the calibrated routers (claim 7's OAS is uncalibrated).
+      alphas: harm targets swept in claim 9, down to where calibration binds.
+      equivalence_margin: claim 8's margin for ``acc(mlp) - acc(oas)`` (fraction of questions).
       theory: the exact single-cluster model.
     """
 
@@ -81,11 +83,13 @@ class CheckConfig:
     locomo_limit: int | None = 500
     llm_limit: int | None = 50
     budgets: tuple = DEFAULT_BUDGETS
-    readers: tuple = ("lexical", "sentence")
+    readers: tuple = ("lexical", "sentence", "topk")
     n_resamples: int = 500
-    relative_tolerance: float = 1.5
+    length_strata: int = 4
     max_accuracy_cost: float = 0.03
     alpha: float = 0.1
+    alphas: tuple = (0.005, 0.01, 0.02, 0.05, 0.1)
+    equivalence_margin: float = 0.02
     theory: TheoryModel = field(default_factory=TheoryModel)
 
     def __post_init__(self):
@@ -111,9 +115,19 @@ class CheckConfig:
             raise InputError(f"CheckConfig.budgets must be positive tokens; got {self.budgets!r}.")
         if not self.readers:
             raise InputError("CheckConfig.readers must name at least one reader; got none.")
-        check_range(
-            "CheckConfig.relative_tolerance", self.relative_tolerance, 1, None, low_open=False
-        )
+        if (
+            not isinstance(self.length_strata, int)
+            or isinstance(self.length_strata, bool)
+            or self.length_strata < 4
+        ):
+            raise InputError(
+                f"CheckConfig.length_strata must be an integer >= 4; got {self.length_strata!r}."
+            )
+        if not self.alphas:
+            raise InputError("CheckConfig.alphas must name at least one harm target; got none.")
+        for a in self.alphas:
+            check_range("CheckConfig.alphas", a, 0, 1)
+        check_range("CheckConfig.equivalence_margin", self.equivalence_margin, 0, 1)
         check_range("CheckConfig.max_accuracy_cost", self.max_accuracy_cost, 0, 1, low_open=False)
         check_range("CheckConfig.alpha", self.alpha, 0, 1)
 

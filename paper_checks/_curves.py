@@ -1,199 +1,278 @@
-"""Curves of ``dU`` against the budget from paired outcomes, and crossovers read off a curve.
+"""Curves of ``dU`` against the budget from paired outcomes, with bootstrap crossovers.
 
-Paired data (one row per question x budget, outcomes of all four actions; MODEL §8) give the
-utility differences of MODEL §3 as means of per-row differences, so their grouped bootstrap
-intervals come from one call of ``retcon.bootstrap.grouped_bootstrap_mean``.
+Paired data (``oas.PairedData``: one row per question x budget, outcomes of all four actions;
+MODEL §8) give the utility differences of MODEL §3 as means of per-row differences. One call of
+``retcon.bootstrap.grouped_bootstrap_replicates`` resamples whole groups once for every budget and
+operator, so each resample is a whole ``dU(B)`` curve; ``theory.grid_crossover`` reads the
+crossover of all resampled curves at once, and the pointwise bands are the percentiles of the same
+resamples.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import warnings
+from typing import Any
 
 import numpy as np
 
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
-from retcon.bootstrap import grouped_bootstrap_mean
+from retcon.bootstrap import grouped_bootstrap_replicates
 from retcon.errors import InputError
 from retcon.vocab import ACTIONS, OPERATORS
 
+LEVEL = 0.95
 
-class PairedTable(NamedTuple):
-    """Paired outcomes as plain arrays, the one convention the checks use (MODEL §8).
 
-    Fields (``n`` rows, one per question x budget):
-      group: ``(n,)`` unit of independence (conversation, simulated cluster group).
-      query_type: ``(n,)`` str, 4-way type.
-      budget: ``(n,)`` tokens.
-      y: ``(n, 4)`` outcomes in ``[0, 1]``, columns in ``ACTIONS`` order (ret, merge, abstract, rewrite).
-      evidence_length: ``(n,)`` raw length of the cluster ``len(C)`` in tokens (NaN if unknown).
-      raw_grounded: ``(n,)`` 1.0 when retention fits all of ``C`` under the budget (``q in G_B``,
-        MODEL §3), 0.0 when not, NaN if unknown.
-      query_id: ``(n,)`` question id (the same across a question's budgets).
+def evidence_length(paired) -> np.ndarray:
+    """``len(C)`` in tokens per row: the stored column ``oas.PairedData.cluster_tokens``.
+
+    Raises:
+      InputError: the paired data carry no ``cluster_tokens``.
     """
-
-    group: np.ndarray
-    query_type: np.ndarray
-    budget: np.ndarray
-    y: np.ndarray
-    evidence_length: np.ndarray
-    raw_grounded: np.ndarray
-    query_id: np.ndarray
-
-    def select(self, rows) -> PairedTable:
-        return PairedTable(*(np.asarray(f)[rows] for f in self))
-
-    @property
-    def budgets(self) -> np.ndarray:
-        return np.unique(self.budget)
+    stored = getattr(paired, "cluster_tokens", None)
+    if stored is None:
+        raise InputError(
+            "paired data without cluster_tokens: claims 1-6 need len(C) per instance (docs/"
+            "paired-data.md, column cluster_tokens)."
+        )
+    return np.asarray(stored, float)
 
 
-def make_table(
-    *, group, budget, y, query_type=None, evidence_length=None, raw_grounded=None, query_id=None
-) -> PairedTable:
-    """Build a ``PairedTable``, checking shapes and ranges (raises ``InputError``)."""
-    y = np.asarray(y, float)
-    n = y.shape[0]
-    if y.ndim != 2 or y.shape[1] != len(ACTIONS):
-        raise InputError(f"paired table: y must have shape (n, {len(ACTIONS)}); got {y.shape}.")
-    if np.any(~np.isfinite(y)) or np.any((y < 0) | (y > 1)):
-        raise InputError("paired table: outcomes must be finite and in [0, 1].")
-
-    def col(x, fill, dtype=None):
-        a = np.full(n, fill) if x is None else np.asarray(x, dtype)
-        if a.shape != (n,):
-            raise InputError(f"paired table: a column has shape {a.shape}; expected ({n},).")
-        return a
-
-    budget = col(budget, np.nan, float)
-    if np.any(~(budget > 0)):
-        raise InputError("paired table: budgets must be positive.")
-    return PairedTable(
-        col(group, 0),
-        col(query_type, "", object).astype(str),
-        budget,
-        y,
-        col(evidence_length, np.nan, float),
-        col(raw_grounded, np.nan, float),
-        col(query_id, "", object).astype(str) if query_id is not None else np.arange(n).astype(str),
-    )
+def raw_grounded(paired) -> np.ndarray:
+    """1.0 where retention packs all of ``C`` under the budget (``q in G_B``, MODEL §3): the one
+    definition, ``oas.PairedData.raw_grounded`` (NaN where ``len(C)`` is unknown)."""
+    return np.asarray(paired.raw_grounded, float)
 
 
-def crossover_from_curve(budgets, delta) -> tuple[float, str]:
-    """The budget where ``dU`` first turns from positive to negative, and the status.
+def _percentiles(reps: np.ndarray, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval over the first axis, ignoring NaN resamples (all-NaN columns: NaN)."""
+    a = (1 - level) / 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
+        return np.nanquantile(reps, a, axis=0), np.nanquantile(reps, 1 - a, axis=0)
 
-    The root is interpolated linearly in ``log B`` between the two grid budgets that bracket the
-    first positive-to-negative change. Status (MODEL §6.4): ``unique`` for one change from + to -
-    and none back; ``multiple`` when the sign changes again; ``none`` when ``dU`` never goes from
-    positive to negative on the grid (then the crossover is NaN).
+
+def curve_replicates(
+    key, outcomes, group, budget, budgets, *, n_resamples: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``dU_o(B)`` per operator and budget: the point ``(3, nB)`` and group-resampled curves
+    ``(R, 3, nB)``, one draw of groups per resample shared by every operator and budget.
 
     Args:
-      budgets: ``(k,)`` increasing budgets (tokens).
-      delta: ``(k,)`` ``dU`` at those budgets.
+      outcomes: ``(n, 4)`` in ``ACTIONS`` order (may be chance-corrected, so any finite numbers).
+      group, budget: ``(n,)``.
+      budgets: ``(nB,)`` the grid.
     """
-    b = np.asarray(budgets, float)
-    d = np.asarray(delta, float)
-    keep = np.isfinite(d)
-    b, d = b[keep], d[keep]
-    s = np.sign(d)
-    nz = s != 0
-    bs, ss, ds = b[nz], s[nz], d[nz]
-    changes = np.flatnonzero(ss[:-1] != ss[1:])
-    down = [i for i in changes if ss[i] > 0]
-    if not down:
-        return float("nan"), "none"
-    i = down[0]
-    # exact zeros between the bracketing budgets: the root is the first of them
-    zeros = b[(b > bs[i]) & (b < bs[i + 1]) & (d == 0)]
-    if zeros.size:
-        root = float(zeros[0])
-    else:
-        x0, x1 = np.log(bs[i]), np.log(bs[i + 1])
-        root = float(np.exp(x0 + (x1 - x0) * ds[i] / (ds[i] - ds[i + 1])))
-    return root, ("unique" if len(changes) == 1 else "multiple")
+    y = np.asarray(outcomes, float)
+    if y.ndim != 2 or y.shape[1] != len(ACTIONS):
+        raise InputError(f"outcomes must have shape (n, {len(ACTIONS)}); got {y.shape}.")
+    b = np.asarray(budget, float)
+    nb, no = len(budgets), len(OPERATORS)
+    diff = y[:, 1:] - y[:, :1]  # (n, 3)
+    at = (b[:, None] == np.asarray(budgets, float)[None, :]).astype(float)  # (n, nB)
+    values = np.repeat(diff, nb, axis=1)  # (n, 3*nB), operator-major
+    mask = np.tile(at, (1, no))
+    point = ((values * mask).sum(0) / np.maximum(mask.sum(0), 1)).reshape(no, nb)
+    point[(mask.sum(0) == 0).reshape(no, nb)] = np.nan
+    reps = grouped_bootstrap_replicates(
+        key, values, np.asarray(group), mask, n_resamples=n_resamples
+    )
+    return point, reps.reshape(-1, no, nb)
 
 
-def band_crossover(budgets, delta, lower, upper) -> Estimate:
-    """Crossover with an interval from the pointwise band (MODEL §6.4).
+def _grid_crossover() -> Any:
+    """``theory.grid_crossover``, the one estimator of a sampled curve's crossover."""
+    import theory
 
-    The lower band turns negative first, the upper band last, so the interval is
-    ``[root(lower), root(upper)]``: when the lower band is never positive the interval starts at the
-    smallest budget; when the upper band never turns negative it ends at ``inf``. Pointwise bands
-    give a rough, not simultaneous, interval.
+    return theory.grid_crossover
+
+
+def crossover_estimate(budgets, point, replicates, level: float = LEVEL) -> tuple[Estimate, str]:
+    """Crossover of a ``dU`` curve with a percentile interval from resampled curves (MODEL §6.4).
+
+    The point and its status are ``theory.grid_crossover`` of ``point``; the interval is the
+    percentile interval of ``grid_crossover`` over ``replicates`` (all at once), where a resampled
+    curve without a ``+ -> -`` root counts as crossing below the grid (0) when it is never positive
+    and above it (inf) otherwise. An interval that reaches 0 or inf is unbounded.
+
+    Args:
+      budgets: ``(nB,)``; point: ``(nB,)``; replicates: ``(R, nB)``.
+
+    Returns:
+      ``(Estimate, status)``; ``Estimate.missing()`` when the point curve has no crossover.
     """
-    point, _ = crossover_from_curve(budgets, delta)
-    if not np.isfinite(point):
-        return Estimate.missing()
-    lo, _ = crossover_from_curve(budgets, lower)
-    hi, _ = crossover_from_curve(budgets, upper)
+    grid_crossover = _grid_crossover()
     b = np.asarray(budgets, float)
-    if not np.isfinite(lo):
-        lo = float(b[0]) if np.all(np.asarray(lower, float) <= 0) else point
-    if not np.isfinite(hi):
-        hi = float("inf") if np.any(np.asarray(upper, float)[-1:] >= 0) else point
-    return Estimate(point, min(lo, point), max(hi, point))
+    p = grid_crossover(b, np.asarray(point, float))
+    status = str(p.status)
+    if not np.isfinite(p.crossover_budget):
+        return Estimate.missing(), status
+    r = crossover_replicates(b, replicates)
+    a = (1 - level) / 2
+    lo = float(np.quantile(r, a, method="lower"))
+    hi = float(np.quantile(r, 1 - a, method="higher"))
+    point_b = float(p.crossover_budget)
+    return Estimate(point_b, min(lo, point_b), max(hi, point_b)), status
 
 
-def curves_from_table(
-    key, table: PairedTable, *, name: str, data: str, kind: str = "real", n_resamples: int = 1000
+def crossover_replicates(budgets, replicates) -> np.ndarray:
+    """``theory.grid_crossover`` of every resampled curve ``(..., nB)`` at once; a curve without a
+    ``+ -> -`` root gives 0 (never positive: it crosses below the grid) or inf (above it)."""
+    grid_crossover = _grid_crossover()
+    reps = np.asarray(replicates, float)
+    r = grid_crossover(np.asarray(budgets, float), reps).crossover_budget
+    never_pos = ~np.any(np.nan_to_num(reps, nan=-1.0) > 0, axis=-1)
+    return np.where(np.isfinite(r), r, np.where(never_pos, 0.0, np.inf))
+
+
+def bounded(e: Estimate) -> bool:
+    """An interval strictly inside ``(0, inf)``: graded on; otherwise reported only."""
+    return e.defined and e.lower > 0 and np.isfinite(e.upper)
+
+
+def curves_from_outcomes(
+    key,
+    outcomes,
+    group,
+    budget,
+    *,
+    grounded=None,
+    lengths=None,
+    name: str,
+    data: str,
+    kind: str = "real",
+    n_resamples: int = 1000,
 ) -> SourceCurves:
-    """``dU``, coverage and replacement per operator and budget with grouped bootstrap CIs.
+    """``dU``, coverage and replacement per operator and budget with grouped bootstrap bands and
+    crossover intervals (``crossover_estimate``).
 
     Args:
       key: JAX PRNG key for the bootstrap.
-      table: paired outcomes.
+      outcomes: ``(n, 4)``; group, budget: ``(n,)``.
+      grounded: ``(n,)`` 1 where ``q in G_B`` (MODEL §3), for the coverage/replacement split.
+      lengths: ``(n,)`` ``len(C)``; its mean is the source's ``evidence_length``.
       name, data, kind: labels carried into the result.
-      n_resamples: bootstrap replicates.
-
-    Returns:
-      ``SourceCurves``; a crossover's interval comes from ``band_crossover``.
 
     References: MODEL §3 (dU), §4 (coverage/replacement split by ``G_B``), §8 (grouped CIs).
     """
-    budgets = table.budgets
+    budget = np.asarray(budget, float)
+    budgets = np.unique(budget)
+    y = np.asarray(outcomes, float)
+    point, reps = curve_replicates(key, y, group, budget, budgets, n_resamples=n_resamples)
+    lo, hi = _percentiles(reps)
     nb, no = len(budgets), len(OPERATORS)
-    diff = table.y[:, 1:] - table.y[:, :1]  # (n, 3): y_o - y_ret
-    at = (table.budget[:, None] == budgets[None, :]).astype(float)  # (n, nb)
-    values = np.repeat(diff, nb, axis=1)  # (n, 3*nb), op-major
-    mask = np.tile(at, (1, no))
-    ci = grouped_bootstrap_mean(key, values, table.group, mask, n_resamples=n_resamples)
-    _, lo, hi = (np.asarray(x, float).reshape(no, nb) for x in ci)
-    # the point in float64 (the bootstrap runs in float32)
-    point = ((values * mask).sum(0) / np.maximum(mask.sum(0), 1)).reshape(no, nb)
-    grounded = table.raw_grounded
-    known = np.isfinite(grounded)
     cov = np.full((no, nb), np.nan)
     rep = np.full((no, nb), np.nan)
-    if known.all():
-        for j in range(nb):
-            rows = at[:, j] > 0
-            n_b = rows.sum()
-            cov[:, j] = (diff[rows] * (1 - grounded[rows, None])).sum(0) / n_b
-            rep[:, j] = (diff[rows] * grounded[rows, None]).sum(0) / n_b
+    if grounded is not None:
+        g = np.asarray(grounded, float)
+        diff = y[:, 1:] - y[:, :1]
+        for j, bb in enumerate(budgets):
+            rows = budget == bb
+            cov[:, j] = (diff[rows] * (1 - g[rows, None])).mean(0)
+            rep[:, j] = (diff[rows] * g[rows, None]).mean(0)
     ops = {}
     for k, op in enumerate(OPERATORS):
-        _, status = crossover_from_curve(budgets, point[k])
-        ops[op] = OperatorCurve(
-            budgets,
-            point[k],
-            lo[k],
-            hi[k],
-            cov[k],
-            rep[k],
-            band_crossover(budgets, point[k], lo[k], hi[k]),
-            status,
-        )
-    per_q = np.isfinite(table.evidence_length)
-    length = float(np.mean(table.evidence_length[per_q])) if per_q.any() else float("nan")
+        cross, status = crossover_estimate(budgets, point[k], reps[:, k])
+        ops[op] = OperatorCurve(budgets, point[k], lo[k], hi[k], cov[k], rep[k], cross, status)
+    length = float("nan")
+    if lengths is not None:
+        L = np.asarray(lengths, float)
+        length = float(np.mean(L[np.isfinite(L)])) if np.isfinite(L).any() else float("nan")
     return SourceCurves(name, data, ops, length, kind)
 
 
+def curves_from_paired(
+    key,
+    paired,
+    *,
+    name: str,
+    data: str,
+    kind: str = "real",
+    n_resamples: int = 1000,
+    outcomes=None,
+) -> SourceCurves:
+    """``curves_from_outcomes`` of ``oas.PairedData`` (``outcomes`` replaces its outcomes, e.g.
+    chance-corrected ones)."""
+    return curves_from_outcomes(
+        key,
+        paired.outcomes if outcomes is None else outcomes,
+        paired.group_id,
+        paired.budget,
+        grounded=raw_grounded(paired),
+        lengths=evidence_length(paired),
+        name=name,
+        data=data,
+        kind=kind,
+        n_resamples=n_resamples,
+    )
+
+
+def chance_outcomes(paired) -> np.ndarray | None:
+    """``(n, 4)`` chance rates stored by the pairing (``meta_chance_<action>``: the same context
+    scored against another question's gold answer), or None when absent."""
+    meta = getattr(paired, "meta", None) or {}
+    cols = [meta.get(f"meta_chance_{a}") for a in ACTIONS]
+    if any(c is None for c in cols):
+        return None
+    return np.stack([np.asarray(c, float) for c in cols], axis=1)
+
+
 def mean_difference(
-    key, table: PairedTable, plus: int, minus: int, rows=None, *, n_resamples: int = 1000
+    key, values, group, rows=None, *, n_resamples: int = 1000, level: float = LEVEL
 ) -> Estimate:
-    """Grouped-bootstrap Estimate of ``mean(y[:, plus] - y[:, minus])`` over ``rows``."""
-    rows = np.ones(len(table.budget), bool) if rows is None else np.asarray(rows, bool)
+    """Grouped-bootstrap percentile Estimate of ``mean(values)`` over ``rows``."""
+    v = np.asarray(values, float)
+    rows = np.ones(len(v), bool) if rows is None else np.asarray(rows, bool)
     if not rows.any():
         return Estimate.missing()
-    d = table.y[rows, plus] - table.y[rows, minus]
-    ci = grouped_bootstrap_mean(key, d, table.group[rows], n_resamples=n_resamples)
-    return Estimate(float(d.mean()), float(ci.lower), float(ci.upper))
+    reps = grouped_bootstrap_replicates(
+        key, v[rows], np.asarray(group)[rows], n_resamples=n_resamples
+    )
+    lo, hi = _percentiles(reps[:, None], level)
+    return Estimate(float(v[rows].mean()), float(lo[0]), float(hi[0]))
+
+
+def raw_accuracy_check(key, paired, *, n_resamples: int = 1000, outcomes=None) -> dict:
+    """The model's premise on raw evidence (MODEL §2): ``U_B(ret)`` non-decreasing in B.
+
+    For every pair of grid budgets ``B < B'`` the drop ``U_B(ret) - U_B'(ret)``, with a paired
+    percentile interval (the same group resamples at every budget) at the Bonferroni level
+    ``1 - 0.05 / pairs``, so that all pairs together hold a family-wise 95%. The reader is
+    admissible unless some drop's interval lies above 0 (``_verdicts.admissible``).
+
+    Returns:
+      ``{"budgets", "accuracy", "lower", "upper", "max_drop": Estimate, "at": (B, B')}``.
+    """
+    y = np.asarray(paired.outcomes if outcomes is None else outcomes, float)[:, 0]
+    budget = np.asarray(paired.budget, float)
+    budgets = np.unique(budget)
+    at = (budget[:, None] == budgets[None, :]).astype(float)
+    values = np.repeat(y[:, None], len(budgets), axis=1)
+    acc = (values * at).sum(0) / np.maximum(at.sum(0), 1)
+    reps = grouped_bootstrap_replicates(
+        key, values, np.asarray(paired.group_id), at, n_resamples=n_resamples
+    )
+    lo, hi = _percentiles(reps)
+    i, j = np.triu_indices(len(budgets), 1)
+    drops = acc[i] - acc[j]
+    drop_reps = reps[:, i] - reps[:, j]
+    dlo, dhi = _percentiles(drop_reps, 1 - (1 - LEVEL) / max(len(i), 1))
+    if drops.size == 0:
+        return {
+            "budgets": budgets,
+            "accuracy": acc,
+            "lower": lo,
+            "upper": hi,
+            "max_drop": Estimate.missing(),
+            "at": None,
+        }
+    # the most significant drop: the pair whose interval reaches highest above 0
+    k = int(np.argmax(dlo))
+    return {
+        "budgets": budgets,
+        "accuracy": acc,
+        "lower": lo,
+        "upper": hi,
+        "max_drop": Estimate(float(drops[k]), float(dlo[k]), float(dhi[k])),
+        "at": (float(budgets[i[k]]), float(budgets[j[k]])),
+    }

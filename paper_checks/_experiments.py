@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from paper_checks._config import CheckConfig
-from paper_checks._curves import curves_from_table
+from paper_checks._curves import curves_from_paired
 from paper_checks._figures import (
     grid,
     new_figure,
@@ -25,7 +25,7 @@ from paper_checks._figures import (
 )
 from paper_checks._policies import n_folds_for
 from paper_checks._report import plain
-from paper_checks._sources import Workspace, need, table_from_paired
+from paper_checks._sources import Workspace, need
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
 from retcon.bootstrap import grouped_bootstrap_mean
 from retcon.errors import InputError
@@ -116,11 +116,13 @@ def coverage_replacement_figure(data: dict):
 
 
 def crossover_length_data(config: dict, seed: int) -> dict:
-    """Points ``(operator, L, B*)`` from theory at several length scales, sim presets, LoCoMo tertiles.
+    """Points ``(operator, L, B*)`` from theory at several length scales, sim presets, LoCoMo
+    evidence-length strata (``length_strata``, 4 of them).
 
-    Config keys: ``theory_scales`` (list), ``sources`` (``sim:<preset>``), ``locomo_tertiles`` (bool).
+    Config keys: ``theory_scales`` (list), ``sources`` (``sim:<preset>``), ``locomo_tertiles``
+    (bool: add the LoCoMo strata).
     """
-    from paper_checks._claims import length_classes
+    from paper_checks._claims import length_strata
 
     ws = _workspace(config, seed)
     points = []
@@ -141,16 +143,17 @@ def crossover_length_data(config: dict, seed: int) -> dict:
     for name in config.get("sources", []):
         add(name, _source(ws, name))
     if config.get("locomo_tertiles", False):
-        table = table_from_paired(ws.locomo_paired(ws.config.readers[0]))
-        for k, (rows, med) in enumerate(length_classes(table)):
-            s = curves_from_table(
-                ws.key(f"tertile:{k}"),
-                table.select(rows),
-                name=f"locomo T{k + 1}",
+        paired = ws.locomo_paired(ws.config.readers[0])
+        strata, med = length_strata(paired, ws.config.length_strata)
+        for k in range(len(med)):
+            s = curves_from_paired(
+                ws.key(f"stratum:{k}"),
+                paired.take(strata == k),
+                name=f"locomo S{k + 1}",
                 data="",
                 n_resamples=ws.config.n_resamples,
             )
-            add(f"locomo T{k + 1}", s, med)
+            add(f"locomo S{k + 1}", s, med[k])
     return {"points": plain(points)}
 
 
@@ -230,10 +233,16 @@ def phase_diagram_figure(data: dict):
     fig, axes = grid(len(data["operators"]), width=4.8, height=3.6)
     for ax, (op, d) in zip(axes, data["operators"].items()):
         delta = np.asarray([[np.nan if v is None else v for v in row] for row in d["delta"]], float)
-        plot_phase_diagram(ax, budgets, levels, delta, knob_label=data["knob"])
+        knob = str(data["knob"]).replace("_", " ")
+        plot_phase_diagram(ax, budgets, levels, delta, knob_label=knob)
         pred = np.asarray([np.nan if v is None else v for v in d["predicted_crossover"]], float)
-        ax.plot(pred, levels, "k:", lw=1, label="Assumption-1 B*")
-        ax.set_title(f"dU of {op}", fontsize=9)
+        # gold on a black outline: visible on both ends of the diverging colormap
+        ax.plot(pred, levels, color="black", lw=3.0)
+        ax.plot(
+            pred, levels, color="gold", ls="--", lw=1.6, marker="o", ms=3, label="Assumption-1 B*"
+        )
+        ax.plot([], [], color="black", lw=1, label="simulated dU = 0")
+        ax.set_title(f"dU of {op} (blue: consolidate wins)", fontsize=9)
         ax.legend(fontsize=6, loc="upper left")
     fig.tight_layout()
     return fig
@@ -326,7 +335,7 @@ def harm_tradeoff_data(config: dict, seed: int) -> dict:
         train.group_id,
         n_folds=int(max(2, min(5, n_train_groups))),
     )
-    predict = oas.predict_ridge
+    predict = need("oas", "predict_ridge")
     mu_cal, mu_test = predict(fit, calib.features), predict(fit, test.features)
     y = test.outcomes
     rows = np.arange(test.n)
@@ -365,17 +374,32 @@ def harm_tradeoff_data(config: dict, seed: int) -> dict:
 def harm_tradeoff_figure(data: dict):
     fig, axes = new_figure(1, width=5.0, height=4.0)
     ax = axes[0]
-    for name, col in (("oas-calibrated", "tab:purple"), ("oas-crc", "tab:pink")):
+    styles = (
+        ("oas-calibrated", "tab:purple", "-", "o", (3, 3), "left"),
+        ("oas-crc", "tab:pink", "--", "x", (-3, -9), "right"),
+    )
+    for name, col, ls, marker, offset, ha in styles:
         h = [e["harm"][0] for e in data[name]]
         a = [e["accuracy"][0] for e in data[name]]
-        ax.plot(h, a, marker="o", color=col, label=name)
+        ax.plot(h, a, marker=marker, ls=ls, color=col, label=name, zorder=4)
+        # one label per distinct point: alphas that give the same thresholds share it
+        groups: dict = {}
         for hh, aa, al in zip(h, a, data["alphas"]):
+            groups.setdefault((hh, aa), []).append(f"{al:g}")
+        for (hh, aa), als in groups.items():
             ax.annotate(
-                f"a={al:g}", (hh, aa), fontsize=6, xytext=(3, 3), textcoords="offset points"
+                f"{name.removeprefix('oas-')} alpha={', '.join(als)}",
+                (hh, aa),
+                fontsize=6,
+                color=col,
+                xytext=offset,
+                textcoords="offset points",
+                ha=ha,
             )
     plot_harm_tradeoff(
         ax, [], [], [], ref_harm=data["oas"]["harm"][0], ref_accuracy=data["oas"]["accuracy"][0]
     )
+    ax.margins(0.12)
     fig.tight_layout()
     return fig
 

@@ -51,13 +51,16 @@ def grid(n: int, *, max_cols: int = 3, width: float = 4.2, height: float = 3.2):
 
 def plot_delta_curves(ax, source: SourceCurves) -> None:
     """``dU_o(B)`` per operator with its 95% band and crossover markers (MODEL §6)."""
+    # distinct dashes, so operators with equal curves (e.g. on real data) stay visible
+    dashes = {"merge": "-", "abstract": "--", "rewrite": "-."}
     for op, c in source.operators.items():
         col = OP_COLORS.get(op)
-        ax.plot(c.budgets, c.delta, color=col, label=op)
+        ax.plot(c.budgets, c.delta, color=col, ls=dashes.get(op, "-"), label=op)
         if np.any(c.lower != c.upper):
             ax.fill_between(c.budgets, c.lower, c.upper, color=col, alpha=0.2, lw=0)
         if c.crossover.defined:
             ax.axvline(c.crossover.point, color=col, ls=":", lw=1)
+    ax.plot([], [], color="gray", ls=":", lw=1, label="crossover B*")
     ax.axhline(0, color="k", lw=0.8)
     ax.set_xscale("log")
     ax.set_xlabel("budget B (tokens)")
@@ -75,6 +78,7 @@ def plot_coverage_replacement(ax, source: SourceCurves, op: str) -> None:
     ax.axhline(0, color="k", lw=0.8)
     ax.set_xscale("log")
     ax.set_xlabel("budget B (tokens)")
+    ax.set_ylabel("effect on accuracy vs retain")
     ax.set_title(f"{source.name}: {op}", fontsize=9)
     ax.legend(fontsize=7)
 
@@ -111,9 +115,16 @@ def plot_crossover_vs_length(ax, points: Sequence[Mapping]) -> None:
         ax.plot(xs, xs, color="gray", lw=0.8, ls=":", label="B* = L")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    # few decades: plain numbers at the measured lengths, no crowded minor labels
+    from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(ScalarFormatter())
+        axis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("mean evidence length L (tokens)")
     ax.set_ylabel("crossover budget B* (tokens)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left")
 
 
 def plot_phase_diagram(ax, budgets, knob, delta, *, knob_label: str = "spillover") -> None:
@@ -150,16 +161,22 @@ def plot_phase_diagram(ax, budgets, knob, delta, *, knob_label: str = "spillover
 def plot_policy_accuracy(
     ax, budgets, accuracy: Mapping[str, np.ndarray], lower=None, upper=None, *, title: str = ""
 ) -> None:
-    """Accuracy per budget of each policy, with bands where given (MODEL §8)."""
+    """Accuracy per budget of each policy, with bands where given (MODEL §8).
+
+    Ten overlapping bands read as one grey cloud, so only the two the comparison hinges on
+    (best-fixed and oas-calibrated) are shaded; the others are lines.
+    """
+    banded = ("best-fixed", "oas-calibrated")
     for name, acc in accuracy.items():
         col, ls = POLICY_STYLES.get(name, (None, "-"))
-        ax.plot(budgets, acc, color=col, ls=ls, label=name, marker=".")
-        if lower is not None and upper is not None and name in lower:
-            ax.fill_between(budgets, lower[name], upper[name], color=col, alpha=0.12, lw=0)
+        lw = 2.0 if name in banded else 1.2
+        ax.plot(budgets, acc, color=col, ls=ls, lw=lw, label=name, marker=".")
+        if lower is not None and upper is not None and name in lower and name in banded:
+            ax.fill_between(budgets, lower[name], upper[name], color=col, alpha=0.15, lw=0)
     ax.set_xscale("log")
     ax.set_xlabel("budget B (tokens)")
     ax.set_ylabel("accuracy of chosen action")
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title + (" (bands: 95% CI)" if lower is not None else ""), fontsize=9)
     ax.legend(fontsize=6, ncol=2)
 
 
@@ -201,16 +218,28 @@ def report_figures(out_dir, ws) -> list[str]:
             plot_delta_curves(ax, s)
         fig.tight_layout()
         paths.append(str(save_figure_atomic(fig, out / "fig_delta_curves.png", dpi=120)))
-    evs = {k[5:]: v for k, v in done.items() if k.startswith("eval:")}
-    if evs:
-        fig, axes = grid(len(evs), width=5.0, height=3.8)
-        for ax, (src, ev) in zip(axes, evs.items()):
-            b = np.unique(ev.table.budget)
-            acc = {
-                name: np.array([ev.outcome[name][ev.table.budget == bb].mean() for bb in b])
-                for name in ev.outcome
-            }
-            plot_policy_accuracy(ax, b, acc, title=src)
+    loco = {k[5:]: v for k, v in done.items() if k.startswith("loco:")}
+    if loco:
+        fig, axes = grid(len(loco), width=5.0, height=4.0)
+        for ax, (reader, ev) in zip(axes, loco.items()):
+            for var, col in (("oas-calibrated", "tab:purple"), ("oas-crc", "tab:pink")):
+                names = [f"{var}@{a:g}" for a in ev.alphas]
+                h = [ev.harm(n).mean() for n in names]
+                acc = [ev.outcome(n).mean() for n in names]
+                ax.plot(h, acc, marker="o", color=col, label=var)
+                for hh, aa, a in zip(h, acc, ev.alphas):
+                    ax.annotate(
+                        f"a={a:g}", (hh, aa), fontsize=6, xytext=(3, 3), textcoords="offset points"
+                    )
+            plot_harm_tradeoff(
+                ax,
+                [],
+                [],
+                [],
+                ref_harm=float(ev.harm("oas").mean()),
+                ref_accuracy=float(ev.outcome("oas").mean()),
+            )
+            ax.set_title(f"LoCoMo {reader}, leave-one-conversation-out", fontsize=9)
         fig.tight_layout()
-        paths.append(str(save_figure_atomic(fig, out / "fig_policies.png", dpi=120)))
+        paths.append(str(save_figure_atomic(fig, out / "fig_harm_tradeoff.png", dpi=120)))
     return paths

@@ -57,9 +57,10 @@ def render_markdown(
     results: Sequence[ClaimResult], *, config: Any, seed: int, figures: Sequence[str] = ()
 ) -> str:
     """REPORT.md: the claim table, then per claim its headline, numbers, reason and skipped parts."""
-    counts = {
-        v: sum(r.verdict == v for r in results) for v in ("PASS", "PARTIAL", "FAIL", "SKIPPED")
-    }
+    from paper_checks._types import VERDICTS
+    from paper_checks._verdicts import RULES
+
+    counts = {v: sum(r.verdict == v for r in results) for v in VERDICTS}
     scale = (
         "full (paper scale)"
         if getattr(config, "full", False)
@@ -71,10 +72,12 @@ def render_markdown(
         f"Scale: {scale}; seed {seed}. Verdicts: "
         + ", ".join(f"{v} {n}" for v, n in counts.items())
         + ".",
-        "Intervals are 95% grouped bootstrap intervals (groups = conversations or simulated groups); "
-        "crossover intervals on real data come from the pointwise band of dU. PASS: holds with the "
-        "interval clear in every unit measured; PARTIAL: holds in part, on point estimates only, or "
-        "with a part not measured; FAIL: does not hold anywhere measured; SKIPPED: not measured.",
+        "Intervals are 95% grouped bootstrap intervals (groups = conversations or simulated "
+        "groups) unless a rule below says otherwise.",
+        "",
+        "Verdict rules:",
+        "",
+        *(f"{i}. {rule}" for i, rule in enumerate(RULES, 1)),
         "",
         "| # | claim | paper's figure | ours (95% CI) | verdict | data |",
         "| --- | --- | --- | --- | --- | --- |",

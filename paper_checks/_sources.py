@@ -21,11 +21,10 @@ import numpy as np
 
 from paper_checks._config import CheckConfig
 from paper_checks._curves import (
-    PairedTable,
-    band_crossover,
-    crossover_from_curve,
-    curves_from_table,
-    make_table,
+    chance_outcomes,
+    curves_from_paired,
+    evidence_length,
+    raw_accuracy_check,
 )
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
 from retcon.errors import InputError
@@ -92,24 +91,6 @@ def locomo_path(data: str | os.PathLike | None) -> Path:
     )
 
 
-def table_from_paired(paired) -> PairedTable:
-    """``oas.PairedData`` -> ``PairedTable``: ``len(C) = token_pressure * B``, ``q in G_B`` iff ``f_B = 1``."""
-    feats = np.asarray(paired.features, float)
-    names = list(need("oas", "FEATURE_NAMES"))
-    budget = np.asarray(paired.budget, float)
-    length = feats[:, names.index("token_pressure")] * budget
-    grounded = (feats[:, names.index("budget_fit_fraction")] >= 1 - 1e-9).astype(float)
-    return make_table(
-        group=np.asarray(paired.group_id),
-        budget=budget,
-        y=paired.outcomes,
-        query_type=paired.query_type,
-        evidence_length=length,
-        raw_grounded=grounded,
-        query_id=paired.query_id,
-    )
-
-
 class Workspace:
     """Lazily computed, memoized sources of one run (config + root key)."""
 
@@ -159,11 +140,9 @@ class Workspace:
     # ---- sim (MODEL §3-5) --------------------------------------------------------------------
     def sim_curves(self, scenario: str) -> SourceCurves:
         def make():
-            try:  # E[len(C)] from the paired draws claims 6-9 need anyway; else from sim's queries
-                length = float(
-                    np.mean(table_from_paired(self.sim_paired(scenario)).evidence_length)
-                )
-            except DependencyMissing:
+            try:  # E[len(C)] from the paired draws claim 6 needs anyway; else from sim's queries
+                length = float(np.mean(evidence_length(self.sim_paired(scenario))))
+            except (DependencyMissing, InputError):
                 length = None
             return _sim_curves(self.key(f"sim:{scenario}"), scenario, self.config, length)
 
@@ -178,8 +157,8 @@ class Workspace:
     # ---- LoCoMo (MODEL §9) -------------------------------------------------------------------
     def locomo_paired(self, reader: str):
         def make():
-            if reader != "llm":
-                return _locomo_paired(self.config, reader)
+            if reader != "llm":  # the main reader's chance rate corrects claims 2-3
+                return _locomo_paired(self.config, reader, chance=reader == self.config.readers[0])
             try:  # an endpoint that is down or answers garbage skips the llm unit, not the run
                 return _locomo_paired(self.config, reader)
             except InputError as e:
@@ -187,18 +166,56 @@ class Workspace:
 
         return self._get(f"locomo:{reader}", make)
 
-    def locomo_curves(self, reader: str) -> SourceCurves:
+    def locomo_curves(self, reader: str, *, corrected: bool = False) -> SourceCurves:
+        """``dU`` curves of LoCoMo under ``reader``; ``corrected``: outcomes minus the chance rate
+        (the same context scored against another question's gold answer)."""
+
         def make():
-            table = table_from_paired(self.locomo_paired(reader))
-            return curves_from_table(
+            paired = self.locomo_paired(reader)
+            outcomes = None
+            if corrected:
+                chance = chance_outcomes(paired)
+                if chance is None:
+                    raise DependencyMissing(f"no chance rates stored for the {reader} reader")
+                outcomes = np.asarray(paired.outcomes, float) - chance
+            return curves_from_paired(
                 self.key(f"locomo-curves:{reader}"),
-                table,
-                name=f"locomo:{reader}",
-                data=self.locomo_label(reader),
+                paired,
+                name=f"locomo:{reader}" + (" (chance-corrected)" if corrected else ""),
+                data=self.locomo_label(reader) + (", chance-corrected" if corrected else ""),
                 n_resamples=self.config.n_resamples,
+                outcomes=outcomes,
             )
 
-        return self._get(f"locomo-curves:{reader}", make)
+        suffix = ":corrected" if corrected else ""
+        return self._get(f"locomo-curves:{reader}{suffix}", make)
+
+    def admissibility(self, reader: str) -> dict:
+        """``raw_accuracy_check`` of LoCoMo under ``reader`` (the model's premise, MODEL §2)."""
+        return self._get(
+            f"admissibility:{reader}",
+            lambda: raw_accuracy_check(
+                self.key(f"admissibility:{reader}"),
+                self.locomo_paired(reader),
+                n_resamples=self.config.n_resamples,
+            ),
+        )
+
+    def loco(self, reader: str):
+        """Leave-one-conversation-out choices of every policy on LoCoMo under ``reader``."""
+
+        def make():
+            from paper_checks._loco import loco_evaluate
+
+            need("oas", "fit_ridge")
+            return loco_evaluate(
+                self.key(f"loco:{reader}"),
+                self.locomo_paired(reader),
+                alphas=tuple(sorted({*self.config.alphas, self.config.alpha})),
+                progress=self._progress,
+            )
+
+        return self._get(f"loco:{reader}", make)
 
     def locomo_label(self, reader: str) -> str:
         """``LoCoMo cat. 1-4, 500 questions in 10 conversations, dataset operators, lexical reader``."""
@@ -210,27 +227,6 @@ class Workspace:
     def measured(self) -> dict:
         """``{name: value}`` of every source computed so far (for figures)."""
         return {k: v for k, (status, v) in self._memo.items() if status == "ok"}
-
-    # ---- OAS (MODEL §8) ----------------------------------------------------------------------
-    def evaluation(self, source: str):
-        """Per-policy outcomes on the held-out split of a paired source (``sim:<name>`` / ``locomo:<reader>``)."""
-
-        def make():
-            paired = (
-                self.sim_paired(source.split(":", 1)[1])
-                if source.startswith("sim:")
-                else self.locomo_paired(source.split(":", 1)[1])
-            )
-            from paper_checks._policies import evaluate_policies
-
-            return evaluate_policies(
-                self.key(f"eval:{source}"),
-                paired,
-                alpha=self.config.alpha,
-                n_resamples=self.config.n_resamples,
-            )
-
-        return self._get(f"eval:{source}", make)
 
 
 # ---- adapters to the other packages --------------------------------------------------------------
@@ -334,8 +330,10 @@ def sim_result_to_curves(
         if op in crossovers:
             cross, status = crossovers[op]
         else:
-            cross = band_crossover(budgets, delta, lo, hi)
-            status = crossover_from_curve(budgets, delta)[1]
+            gc = need("theory", "grid_crossover")(budgets, delta)
+            b_star = float(gc.crossover_budget)
+            cross = Estimate(b_star, np.nan, np.nan) if np.isfinite(b_star) else Estimate.missing()
+            status = str(gc.status)
         ops[op] = OperatorCurve(
             budgets,
             delta,
@@ -386,16 +384,22 @@ def llm_configured() -> bool:
     )
 
 
-def _locomo_paired(config: CheckConfig, reader: str):
+def _locomo_paired(config: CheckConfig, reader: str, *, chance: bool = False):
     """LoCoMo paired data (MODEL §9): dataset operators, the given reader, ``config.budgets``.
 
     With ``config.locomo_limit = n`` (``config.llm_limit`` for the ``llm`` reader) the first
     ``ceil(n / 10)`` questions of every conversation are used (not the first n of the file), so
-    every conversation stays a bootstrap group.
+    every conversation stays a group. With ``chance`` every context is scored a second time
+    against a decoy, the gold answer of the next used question of the same conversation whose
+    answer differs; the scores are stored as ``meta_chance_<action>`` (the chance rate of the
+    reader: how often a context "contains" an answer it was not built for).
     """
+    import dataclasses
+
     path = locomo_path(config.data)
     real = need("oas.real")
-    paired_from_rows = need("oas", "paired_from_rows")
+    context = need("oas.real", "ConversationContext")
+    from_rows = need("oas", "paired_from_rows")
     conversations = real.load_locomo(path).conversations
     pc = real.PairConfig(budgets=tuple(int(b) for b in config.budgets))
     operators, rdr, tok = (
@@ -407,11 +411,29 @@ def _locomo_paired(config: CheckConfig, reader: str):
     per_conv = None if limit is None else -(-limit // max(len(conversations), 1))
     rows = []
     for conv in conversations:
-        ctx = real.ConversationContext(conv, pc.granularity, real.make_embedder())
-        queries = conv.queries if per_conv is None else conv.queries[:per_conv]
-        for q in queries:
-            rows.extend(
-                real.query_rows(q, ctx, operators=operators, reader=rdr, config=pc, tokenizer=tok)
-            )
-    label = f"{path.name} ({reader} reader)"
-    return paired_from_rows(rows, label)
+        ctx = context(conv, pc.granularity, real.make_embedder())
+        queries = list(conv.queries if per_conv is None else conv.queries[:per_conv])
+        for i, q in enumerate(queries):
+            kw = dict(operators=operators, reader=rdr, config=pc, tokenizer=tok)
+            mine = real.query_rows(q, ctx, **kw)
+            if chance:
+                decoy = _decoy_answer(queries, i)
+                if decoy is None:
+                    continue  # no other answer in the conversation: no chance rate, row left out
+                other = real.query_rows(dataclasses.replace(q, answer=decoy), ctx, **kw)
+                for row, o in zip(mine, other):
+                    for a in ("ret", *OPERATORS):
+                        row[f"meta_chance_{a}"] = o[f"y_{a}"]
+            rows.extend(mine)
+    return from_rows(rows, source=f"{path.name} ({reader} reader)")
+
+
+def _decoy_answer(queries, i: int):
+    """The gold answer of the next query after ``i`` (cyclically) whose normalized answer differs."""
+    normalize = need("oas.real", "normalize")
+    mine = normalize(str(queries[i].answer))
+    for step in range(1, len(queries)):
+        other = queries[(i + step) % len(queries)].answer
+        if normalize(str(other)) != mine:
+            return other
+    return None

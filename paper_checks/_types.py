@@ -13,8 +13,9 @@ import numpy as np
 PASS = "PASS"
 PARTIAL = "PARTIAL"
 FAIL = "FAIL"
+INCONCLUSIVE = "INCONCLUSIVE"
 SKIPPED = "SKIPPED"
-VERDICTS = (PASS, PARTIAL, FAIL, SKIPPED)
+VERDICTS = (PASS, PARTIAL, FAIL, INCONCLUSIVE, SKIPPED)
 
 
 class Estimate(NamedTuple):
@@ -109,7 +110,8 @@ class ClaimResult(NamedTuple):
       ci: the headline figure's 95% interval ``(lower, upper)``, or None.
       paper_figure: what the paper reports (text), ``"-"`` when it gives no number.
       data: the data the figure was measured on.
-      verdict: PASS, PARTIAL, FAIL or SKIPPED, computed by the claim's verdict function.
+      verdict: PASS, PARTIAL, FAIL, INCONCLUSIVE or SKIPPED, computed by the claim's verdict
+        function from the real-data units (``paper_checks._verdicts.RULES``).
       details: everything else (per-source numbers, the verdict's reason, a one-line ``summary``).
     """
 

@@ -1,15 +1,20 @@
-"""Verdict functions: pure maps from measured numbers and intervals to PASS / PARTIAL / FAIL.
+"""Verdict functions: pure maps from measured numbers and intervals to a verdict.
 
 Each claim's check measures, then calls the verdict function of this module; no verdict is
-written by hand anywhere else. Every function grades each unit of evidence (a data source, an
-operator, a comparison) on a three-step scale and combines the grades:
+written by hand anywhere else. The rules, stated once (``RULES`` is printed in REPORT.md):
 
-* ``2`` the claim holds with its interval clear of the boundary (significant at the CI level);
-* ``1`` it holds on the point estimate only (or for part of the unit);
-* ``0`` it does not hold.
-
-``combine``: PASS when every grade is 2, FAIL when every grade is 0, PARTIAL otherwise, SKIPPED
-when there is nothing to grade. The reason string names what drove the verdict.
+* Simulation shows the mechanism; real data decides. Only real-data units are graded: a sim
+  preset is the model itself with parameters chosen to show the effect, so it is reported beside
+  the verdict and never graded.
+* Each real unit gets a grade: ``2`` the claim holds with its interval clear of the boundary,
+  ``1`` it holds on the point estimate only (or in part), ``0`` it does not hold. A unit that was
+  measured but cannot decide (a reader that breaks the model's premise, two operators that are the
+  same text, an interval too wide for the test) is not graded: it is named with its reason.
+* ``combine``: PASS when every grade is 2; FAIL when every grade is 0; PARTIAL otherwise (and when
+  a real unit the claim needs was not measured); INCONCLUSIVE when real data was measured but no
+  unit could be graded; SKIPPED when no real data was measured at all (data absent).
+* A claim that states a number is graded twice per unit: direction and magnitude
+  (``grade_magnitude``), in the units the paper states.
 
 References: MODEL §6 (sign reversal, crossover, scale equivariance), §7 (operator ranking),
 §8 (OAS, calibration, MLP control).
@@ -21,29 +26,76 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from paper_checks._types import FAIL, PARTIAL, PASS, SKIPPED, Estimate, Verdict
+from paper_checks._types import FAIL, INCONCLUSIVE, PARTIAL, PASS, SKIPPED, Estimate, Verdict
 
 SIGNIFICANT, POINT, NO = 2, 1, 0
 
+RULES = (
+    "Simulation shows the mechanism; real data decides: a verdict comes from real-data units "
+    "only (sim presets are reported beside it, never graded).",
+    "Unit grades: 2 = holds with the 95% interval clear of the boundary; 1 = holds on the point "
+    "estimate only, or in part; 0 = does not hold. A unit measured but unable to decide (reader "
+    "breaking the model's premise, identical operators, interval too wide for its test) is named "
+    "with its reason and not graded.",
+    "PASS: every graded unit 2. FAIL: every graded unit 0. PARTIAL: otherwise, or a needed real "
+    "unit not measured. INCONCLUSIVE: real data measured, no unit gradable. SKIPPED: no real data "
+    "(absent).",
+    "A claim that states a number is graded twice: direction, and magnitude against the paper's "
+    "figure (2: our 95% interval meets the paper's figure or range; 1: our point is within a "
+    "factor 2 of it; 0: neither). Figures are absolute accuracy points (fraction of questions).",
+    "Reader admissibility (crossover claims 1, 4, 5): a reader enters only if its accuracy with "
+    "raw evidence is non-decreasing in B: no pair of budgets B < B' whose paired bootstrap "
+    "interval of U_B(ret) - U_B'(ret) lies above 0 (family-wise 95%: Bonferroni over the pairs).",
+    "Crossover intervals: percentile intervals of the crossover of group-resampled dU curves; a "
+    "resample with dU < 0 everywhere counts as a crossover below the grid (0), dU > 0 at the "
+    "loosest budget as above it (inf); an interval reaching 0 or inf is unbounded and reported, "
+    "not graded on its point.",
+    "Claim 5: B* per evidence-length stratum; the slope of log B* on log L with a bootstrap "
+    "interval (strata with bounded intervals, at least 3); relative pressure governs (2) when the "
+    "interval contains 1 and excludes 0; 1 when it excludes 0 and 1; 0 when it excludes 1 and "
+    "not 0; too wide (contains 0 and 1) is not graded.",
+    "Claims 7-9 on real data: leave-one-conversation-out (each conversation is the test set once; "
+    "fit and calibration on the others); per-conversation estimates combined by their mean with a "
+    "Student-t interval on G - 1 degrees of freedom (coverage checked by simulation with 10 "
+    "groups in the tests).",
+    "Claim 8: two one-sided tests with margin m: equivalent (2) when the 90% t-interval of "
+    "acc(mlp) - acc(oas) lies in (-m, m); 1 when it lies below m but not above -m (MLP worse); 0 "
+    "when the 95% interval lies above 0 (MLP reliably better); not graded otherwise.",
+    "Claim 9: graded only at alphas where calibration binds (it changes some choice of oas).",
+)
 
-def combine(grades: Mapping[str, int], missing: Sequence[str] = ()) -> Verdict:
-    """PASS if every grade is 2, FAIL if every grade is 0, PARTIAL otherwise; SKIPPED if empty.
 
-    ``missing`` names units the claim needs but that could not be measured (data absent, a
-    dependency missing): a claim that holds everywhere it was measured but has missing units is
-    PARTIAL, never PASS.
+def combine(
+    grades: Mapping[str, int],
+    missing: Sequence[str] = (),
+    inconclusive: Mapping[str, str] | None = None,
+) -> Verdict:
+    """Verdict from real-data unit grades (module docstring).
+
+    Args:
+      grades: ``{unit: 0 | 1 | 2}`` of the real-data units that could be graded.
+      missing: real units the claim needs but that could not be measured (data absent, a
+        dependency missing): a claim that holds everywhere it was measured but has missing units
+        is PARTIAL, never PASS.
+      inconclusive: ``{unit: reason}`` real units measured but unable to decide; with no grade at
+        all they make the claim INCONCLUSIVE (not SKIPPED).
     """
+    inconclusive = dict(inconclusive or {})
     note = f"; not measured: {', '.join(missing)}" if missing else ""
+    if inconclusive:
+        note += "; not graded: " + "; ".join(f"{k} ({v})" for k, v in inconclusive.items())
     if not grades:
-        return Verdict(SKIPPED, f"nothing to grade{note}")
+        if inconclusive:
+            return Verdict(INCONCLUSIVE, f"no real-data unit could decide{note}")
+        return Verdict(SKIPPED, f"no real data measured{note}")
     vals = list(grades.values())
     listing = ", ".join(f"{k}={_GRADE_WORD[g]}" for k, g in grades.items())
     if all(g == SIGNIFICANT for g in vals):
         if missing:
             return Verdict(PARTIAL, f"holds with CI clear where measured ({listing}){note}")
-        return Verdict(PASS, f"holds with CI clear in every unit ({listing})")
+        return Verdict(PASS, f"holds with CI clear in every real unit ({listing}){note}")
     if all(g == NO for g in vals):
-        return Verdict(FAIL, f"does not hold in any unit ({listing}){note}")
+        return Verdict(FAIL, f"does not hold in any real unit ({listing}){note}")
     return Verdict(PARTIAL, f"holds in part ({listing}){note}")
 
 
@@ -57,6 +109,20 @@ def grade_positive(e: Estimate) -> int:
     if e.lower > 0:
         return SIGNIFICANT
     return POINT if e.point > 0 else NO
+
+
+def grade_magnitude(e: Estimate, target: tuple[float, float]) -> int:
+    """Magnitude against the paper's figure ``target = (low, high)`` (a point: ``low == high``).
+
+    2 when the interval ``[lower, upper]`` meets ``[low, high]``; 1 when the point lies within a
+    factor 2 of the range (``low / 2 <= point <= 2 high``); 0 otherwise or when undefined.
+    """
+    lo, hi = float(target[0]), float(target[1])
+    if not e.defined:
+        return NO
+    if e.lower <= hi and e.upper >= lo:
+        return SIGNIFICANT
+    return POINT if lo / 2 <= e.point <= 2 * hi else NO
 
 
 def grade_reversal(budgets, delta, lower, upper) -> int:
@@ -81,41 +147,71 @@ def grade_reversal(budgets, delta, lower, upper) -> int:
     return NO
 
 
+def admissible(max_drop: Estimate) -> bool:
+    """A reader's raw-evidence accuracy is non-decreasing in B within its interval: the largest
+    paired drop ``U_B(ret) - U_B'(ret)`` (``B < B'``) is not significantly above 0 (MODEL §2, the
+    premise that more raw evidence never hurts)."""
+    return not (max_drop.defined and max_drop.lower > 0)
+
+
 def verdict_sign_reversal(
-    grades: Mapping[str, Mapping[str, int]], *, missing: Sequence[str] = ()
+    grades: Mapping[str, Mapping[str, int]],
+    *,
+    missing: Sequence[str] = (),
+    inconclusive: Mapping[str, str] | None = None,
 ) -> Verdict:
-    """Claim 1 / 4: each source reverses if its best operator does; combine over sources.
+    """Claims 1 and 4: each real source reverses if its best operator does.
 
     Args:
-      grades: ``{source: {operator: grade_reversal(...)}}``.
-    """
-    return combine({src: max(ops.values(), default=NO) for src, ops in grades.items()}, missing)
-
-
-def verdict_tight_gain(
-    max_gains: Mapping[str, Mapping[str, Estimate]], *, missing: Sequence[str] = ()
-) -> Verdict:
-    """Claim 2: in each source some operator's largest gain over retention is positive.
-
-    Args:
-      max_gains: ``{source: {operator: Estimate of max_B dU_o(B)}}``.
+      grades: ``{source: {operator: grade_reversal(...)}}``, real sources only.
     """
     return combine(
-        {
-            src: max((grade_positive(e) for e in ops.values()), default=NO)
-            for src, ops in max_gains.items()
-        },
-        missing,
+        {src: max(ops.values(), default=NO) for src, ops in grades.items()}, missing, inconclusive
     )
 
 
-def verdict_loose_retention(
-    margins: Mapping[str, Mapping[str, Estimate]], *, missing: Sequence[str] = ()
-) -> Verdict:
-    """Claim 3: at the loosest budget retention beats every operator (``ret - o > 0``).
+PAPER_TIGHT_GAIN = (0.48, 0.48)
+PAPER_LOOSE_MARGIN = (0.08, 0.11)
 
-    A source grades 2 when every operator's margin is significantly positive, 1 when every point
-    is positive or some margins are significant while none is significantly negative, 0 otherwise.
+
+def verdict_tight_gain(
+    max_gains: Mapping[str, Mapping[str, Estimate]],
+    *,
+    paper: tuple[float, float] = PAPER_TIGHT_GAIN,
+    missing: Sequence[str] = (),
+    inconclusive: Mapping[str, str] | None = None,
+) -> Verdict:
+    """Claim 2, graded twice per real source: ``direction`` (the largest gain over retention of
+    some operator is positive) and ``magnitude`` (that gain against the paper's figure, absolute
+    points).
+
+    Args:
+      max_gains: ``{source: {operator: Estimate of max_B dU_o(B)}}``.
+      paper: the paper's figure as a range (fraction of questions).
+    """
+    grades = {}
+    for src, ops in max_gains.items():
+        if not ops:
+            continue
+        best = max(ops.values(), key=lambda e: e.point if e.defined else -np.inf)
+        grades[f"direction:{src}"] = max(grade_positive(e) for e in ops.values())
+        grades[f"magnitude:{src}"] = grade_magnitude(best, paper)
+    return combine(grades, missing, inconclusive)
+
+
+def verdict_loose_retention(
+    margins: Mapping[str, Mapping[str, Estimate]],
+    *,
+    paper: tuple[float, float] = PAPER_LOOSE_MARGIN,
+    missing: Sequence[str] = (),
+    inconclusive: Mapping[str, str] | None = None,
+) -> Verdict:
+    """Claim 3, graded twice per real source: ``direction`` (retention beats every operator at
+    the loosest budget, ``ret - o > 0``) and ``magnitude`` (every margin against the paper's range,
+    absolute points; the worst operator's grade).
+
+    Direction grades 2 when every margin is significantly positive, 1 when every point is positive
+    or some margins are significant while none is significantly negative, 0 otherwise.
 
     Args:
       margins: ``{source: {operator: Estimate of U(ret) - U(o) at the loosest budget}}``.
@@ -123,78 +219,75 @@ def verdict_loose_retention(
     out = {}
     for src, ops in margins.items():
         g = [grade_positive(e) for e in ops.values()]
+        if not g:
+            continue
         beaten = any(e.defined and e.upper < 0 for e in ops.values())
-        if g and all(x == SIGNIFICANT for x in g):
-            out[src] = SIGNIFICANT
-        elif g and not beaten and (all(x >= POINT for x in g) or any(x == SIGNIFICANT for x in g)):
-            out[src] = POINT
+        if all(x == SIGNIFICANT for x in g):
+            out[f"direction:{src}"] = SIGNIFICANT
+        elif not beaten and (all(x >= POINT for x in g) or any(x == SIGNIFICANT for x in g)):
+            out[f"direction:{src}"] = POINT
         else:
-            out[src] = NO
-    return combine(out, missing)
+            out[f"direction:{src}"] = NO
+        out[f"magnitude:{src}"] = min(grade_magnitude(e, paper) for e in ops.values())
+    return combine(out, missing, inconclusive)
 
 
-def grade_order(short: Estimate, long: Estimate) -> int | None:
-    """Claim 5: 2 if ``B*_short``'s interval lies below ``B*_long``'s, 1 if the points are ordered,
-    0 if not; None when either crossover is undefined (nothing to compare)."""
-    if not (short.defined and long.defined):
+def grade_slope(slope: Estimate) -> int | None:
+    """Claim 5: grade of the slope of ``log B*`` on ``log L`` (MODEL §6.5: slope 1 when relative
+    pressure governs). None when the interval is unbounded or contains both 0 and 1 (too wide to
+    decide); see ``RULES``."""
+    if not (slope.defined and np.isfinite(slope.lower) and np.isfinite(slope.upper)):
         return None
-    if short.upper < long.lower:
+    lo, hi = slope.lower, slope.upper
+    if lo > 0 and lo <= 1 <= hi:
         return SIGNIFICANT
-    return POINT if short.point < long.point else NO
-
-
-def relative_spread(crossovers: Sequence[float], lengths: Sequence[float]) -> float:
-    """``max / min`` of ``B*_i / L_i`` over the classes with a crossover (MODEL §6.5); NaN if < 2."""
-    r = np.asarray(crossovers, float) / np.asarray(lengths, float)
-    r = r[np.isfinite(r) & (r > 0)]
-    return float(r.max() / r.min()) if r.size >= 2 else float("nan")
+    if lo > 0:
+        return POINT
+    if hi >= 1:
+        return None
+    return NO
 
 
 def verdict_crossover_scaling(
-    orders: Mapping[str, int | None],
-    spreads: Mapping[str, float],
+    slopes: Mapping[str, Estimate],
     *,
-    tolerance: float = 1.5,
     missing: Sequence[str] = (),
+    inconclusive: Mapping[str, str] | None = None,
 ) -> Verdict:
-    """Claim 5: shorter evidence crosses at a smaller budget; ``B* / L`` roughly constant.
+    """Claim 5: per real unit (source x operator), ``grade_slope`` of the fitted slope.
 
     Args:
-      orders: ``{comparison: grade_order(...)}``; ``None`` entries (no crossover) are left out.
-      spreads: ``{source: relative_spread(...)}``; within ``tolerance`` grades 2, else 0.
-      tolerance: the largest ratio between relative crossovers ``B*/L`` still called constant.
+      slopes: ``{unit: Estimate of the slope}``; units whose grade is None are named as not graded.
     """
-    grades = {f"order:{k}": g for k, g in orders.items() if g is not None}
-    for k, s in spreads.items():
-        if np.isfinite(s):
-            grades[f"B*/L:{k}"] = SIGNIFICANT if s <= tolerance else NO
-    if not grades:
-        if missing:
-            return Verdict(SKIPPED, f"nothing to compare; not measured: {', '.join(missing)}")
-        return Verdict(FAIL, "no length class has a crossover to compare")
-    return combine(grades, missing)
+    grades, undecided = {}, dict(inconclusive or {})
+    for unit, e in slopes.items():
+        g = grade_slope(e)
+        if g is None:
+            undecided[unit] = f"slope {e.fmt()} too wide to decide (contains 0 and 1, or unbounded)"
+        else:
+            grades[unit] = g
+    return combine(grades, missing, undecided)
 
 
 def verdict_cross_note(
-    beats_rewrite: Mapping[str, Mapping[str, Estimate]],
+    beats_rewrite: Mapping[str, Estimate],
     merge_minus_abstract: Mapping[str, Estimate],
     *,
     missing: Sequence[str] = (),
+    inconclusive: Mapping[str, str] | None = None,
 ) -> Verdict:
     """Claim 6: merge and abstract beat rewrite under tight budgets, and neither dominates.
 
     Args:
-      beats_rewrite: ``{source: {"merge": Estimate of U(merge) - U(rewrite), "abstract": ...}}``
-        pooled over the budgets where compression is necessary.
+      beats_rewrite: ``{unit: Estimate of U(o) - U(rewrite)}`` pooled over the real rows where
+        compression is necessary, one unit per source and operator (an operator that is the same
+        text as rewrite is passed in ``inconclusive`` instead).
       merge_minus_abstract: ``{condition: Estimate of U(merge) - U(abstract)}`` over conditions
-        (source x query type x tight budget). Neither dominates (grade 2) when some condition
-        favours merge and another abstract, both significantly; 1 when only the points disagree
-        in sign; 0 when one operator is ahead in every condition.
+        (source x query type). Neither dominates (grade 2) when some condition favours merge and
+        another abstract, both significantly; 1 when only the points disagree in sign; 0 when one
+        operator is ahead in every condition.
     """
-    grades = {}
-    for src, ops in beats_rewrite.items():
-        g = [grade_positive(e) for e in ops.values()]
-        grades[f"beats-rewrite:{src}"] = min(g) if g else NO
+    grades = {f"beats-rewrite:{u}": grade_positive(e) for u, e in beats_rewrite.items()}
     vals = [e for e in merge_minus_abstract.values() if e.defined]
     if vals:
         merge_sig = any(e.lower > 0 for e in vals)
@@ -204,34 +297,62 @@ def verdict_cross_note(
         grades["neither-dominates"] = (
             SIGNIFICANT if merge_sig and abstract_sig else POINT if merge_pt and abstract_pt else NO
         )
-    return combine(grades, missing)
+    return combine(grades, missing, inconclusive)
 
 
-def verdict_router_gain(gains: Mapping[str, Estimate], *, missing: Sequence[str] = ()) -> Verdict:
+def verdict_router_gain(
+    gains: Mapping[str, Estimate],
+    *,
+    missing: Sequence[str] = (),
+    inconclusive: Mapping[str, str] | None = None,
+) -> Verdict:
     """Claim 7: OAS minus best fixed policy on budget-stressed instances is positive, per source."""
-    return combine({k: grade_positive(e) for k, e in gains.items()}, missing)
+    return combine({k: grade_positive(e) for k, e in gains.items()}, missing, inconclusive)
+
+
+def grade_equivalence(e90: Estimate, e95: Estimate, margin: float) -> int | None:
+    """Claim 8 (``acc(mlp) - acc(oas)``), two one-sided tests with margin ``margin``.
+
+    2 when the 90% interval lies inside ``(-margin, margin)`` (equivalent at the 5% level); 1 when
+    it lies below ``margin`` but reaches ``-margin`` or below (the MLP is not better, possibly
+    worse); 0 when the 95% interval lies above 0 (the MLP reliably better); None otherwise (the
+    interval is too wide to decide).
+    """
+    if not (e90.defined and np.isfinite(e90.lower) and np.isfinite(e90.upper)):
+        return None
+    if -margin < e90.lower and e90.upper < margin:
+        return SIGNIFICANT
+    if e90.upper < margin:
+        return POINT
+    if e95.defined and e95.lower > 0:
+        return NO
+    return None
 
 
 def verdict_no_reliable_improvement(
-    overall: Mapping[str, Estimate],
-    per_budget: Mapping[str, Sequence[Estimate]],
+    tests: Mapping[str, tuple[Estimate, Estimate]],
     *,
+    margin: float,
     missing: Sequence[str] = (),
+    inconclusive: Mapping[str, str] | None = None,
 ) -> Verdict:
-    """Claim 8: the MLP does not reliably improve over ridge (``mlp - oas`` not significantly > 0).
+    """Claim 8: "the MLP does not reliably improve over ridge", by ``grade_equivalence`` per source.
 
-    A source grades 2 when neither the overall difference nor any budget's is significantly
-    positive, 1 when only some budget's is, 0 when the overall difference is.
+    Args:
+      tests: ``{source: (90% Estimate, 95% Estimate) of acc(mlp) - acc(oas)}``.
+      margin: the equivalence margin (accuracy, fraction of questions).
     """
-    out = {}
-    for src, e in overall.items():
-        if e.defined and e.lower > 0:
-            out[src] = NO
-        elif any(b.defined and b.lower > 0 for b in per_budget.get(src, ())):
-            out[src] = POINT
+    grades, undecided = {}, dict(inconclusive or {})
+    for src, (e90, e95) in tests.items():
+        g = grade_equivalence(e90, e95, margin)
+        if g is None:
+            undecided[src] = (
+                f"90% interval {e90.fmt()} straddles the margin +-{margin:g} without the 95% "
+                "interval above 0: too wide to decide"
+            )
         else:
-            out[src] = SIGNIFICANT
-    return combine(out, missing)
+            grades[src] = g
+    return combine(grades, missing, undecided)
 
 
 def verdict_harm_calibration(
@@ -240,12 +361,14 @@ def verdict_harm_calibration(
     *,
     max_cost: float = 0.03,
     missing: Sequence[str] = (),
+    inconclusive: Mapping[str, str] | None = None,
 ) -> Verdict:
     """Claim 9: calibration lowers the harm rate at an accuracy cost no larger than ``max_cost``.
 
-    A unit grades 2 when the harm change is significantly negative and the cost's interval lies
-    within ``max_cost``; 0 when the harm rate is not lowered (point >= 0); 1 otherwise (harm lowered
-    on the point only, or at a cost above the bound).
+    A unit (source x variant x alpha where the calibration binds) grades 2 when the harm change is
+    significantly negative and the cost's interval lies within ``max_cost``; 0 when the harm rate
+    is not lowered (point >= 0); 1 otherwise (harm lowered on the point only, or at a cost above
+    the bound).
 
     Args:
       harm_change: ``{unit: Estimate of harm(calibrated) - harm(oas)}``; should be < 0.
@@ -267,4 +390,4 @@ def verdict_harm_calibration(
         )
         # harm lowered but the cost over the bound: the claim holds in part
         out[unit] = NO if harm_g == NO else max(POINT, min(harm_g, cost_g))
-    return combine(out, missing)
+    return combine(out, missing, inconclusive)

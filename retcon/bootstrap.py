@@ -83,29 +83,10 @@ def grouped_bootstrap_mean(
     """
     values = np.asarray(values, dtype=np.float64)
     squeeze = values.ndim == 1
-    values = values.reshape(values.shape[0], -1)
-    n = values.shape[0]
-    if n == 0:
-        raise InputError("grouped_bootstrap_mean: values is empty; expected at least one row.")
-    mask = (
-        np.ones_like(values)
-        if mask is None
-        else np.asarray(mask, dtype=np.float64).reshape(values.shape)
-    )
-    if groups is None:
-        ids, n_groups = np.arange(n, dtype=np.int32), n
-    else:
-        if len(groups) != n:
-            raise InputError(
-                f"grouped_bootstrap_mean: groups has {len(groups)} rows; values has {n}."
-            )
-        ids, n_groups = group_index(groups)
     if not 0 < level < 1:
         raise InputError(f"grouped_bootstrap_mean: level must be in (0, 1); got {level}.")
-    sums = np.zeros((n_groups, values.shape[1]))
-    np.add.at(sums, ids, np.where(mask > 0, values, 0.0))
-    counts = np.zeros((n_groups, values.shape[1]))
-    np.add.at(counts, ids, mask)
+    sums, counts = _group_sums(values, groups, mask, "grouped_bootstrap_mean")
+    n_groups = sums.shape[0]
     ci = _percentiles(
         jnp.asarray(group_resample_weights(key, n_groups, int(n_resamples)), jnp.float32),
         jnp.asarray(sums, jnp.float32),
@@ -117,11 +98,63 @@ def grouped_bootstrap_mean(
     return BootstrapCI(*(x[0] for x in out)) if squeeze else out
 
 
-@partial(jax.jit, static_argnames=("level",))
-def _percentiles(w, sums, counts, *, level):
+def grouped_bootstrap_replicates(
+    key: jax.Array, values, groups=None, mask=None, *, n_resamples: int = 2000
+) -> np.ndarray:
+    """The resampled means themselves: shape ``(n_resamples, m)`` (``(n_resamples,)`` for 1-D).
+
+    The same resamples as ``grouped_bootstrap_mean`` with the same key (``group_resample_weights``,
+    one draw of groups shared by every column), for statistics that are not means of the columns,
+    e.g. the crossover of a resampled ``dU(B)`` curve. NaN where a resample draws no masked row of
+    a column.
+
+    Args: as ``grouped_bootstrap_mean``.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    squeeze = values.ndim == 1
+    sums, counts = _group_sums(values, groups, mask, "grouped_bootstrap_replicates")
+    w = jnp.asarray(group_resample_weights(key, sums.shape[0], int(n_resamples)), jnp.float32)
+    stat = np.asarray(
+        _means(w, jnp.asarray(sums, jnp.float32), jnp.asarray(counts, jnp.float32)),
+        dtype=np.float64,
+    )
+    return stat[:, 0] if squeeze else stat
+
+
+def _group_sums(values, groups, mask, who: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per-group sums of the masked values and of the mask: ``(G, m)`` each."""
+    values = values.reshape(values.shape[0], -1)
+    n = values.shape[0]
+    if n == 0:
+        raise InputError(f"{who}: values is empty; expected at least one row.")
+    mask = (
+        np.ones_like(values)
+        if mask is None
+        else np.asarray(mask, dtype=np.float64).reshape(values.shape)
+    )
+    if groups is None:
+        ids, n_groups = np.arange(n, dtype=np.int32), n
+    else:
+        if len(groups) != n:
+            raise InputError(f"{who}: groups has {len(groups)} rows; values has {n}.")
+        ids, n_groups = group_index(groups)
+    sums = np.zeros((n_groups, values.shape[1]))
+    np.add.at(sums, ids, np.where(mask > 0, values, 0.0))
+    counts = np.zeros((n_groups, values.shape[1]))
+    np.add.at(counts, ids, mask)
+    return sums, counts
+
+
+@jax.jit
+def _means(w, sums, counts):
     num = w @ sums
     den = w @ counts
-    stat = jnp.where(den > 0, num / jnp.where(den > 0, den, 1.0), jnp.nan)
+    return jnp.where(den > 0, num / jnp.where(den > 0, den, 1.0), jnp.nan)
+
+
+@partial(jax.jit, static_argnames=("level",))
+def _percentiles(w, sums, counts, *, level):
+    stat = _means(w, sums, counts)
     alpha = (1.0 - level) / 2.0
     lo = jnp.nanquantile(stat, alpha, axis=0)
     hi = jnp.nanquantile(stat, 1.0 - alpha, axis=0)

@@ -156,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     v = verbosity(args)
     configure_logging(logging.DEBUG if v > 0 else logging.WARNING if v < 0 else logging.INFO)
-    name = f"{parser.prog} {args.command}"
+    sub = getattr(args, "pair_command", None) or getattr(args, "data_command", None)
+    name = f"{parser.prog} {args.command}" + (f" {sub}" if sub else "")
     try:
         status = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit

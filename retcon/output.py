@@ -30,6 +30,7 @@ from retcon.errors import InputError
 # Hidden names this module creates; a rerun removes those whose process is gone.
 _TMP_SUFFIX = ".tmp"
 _STAGING_PREFIX = ".retcon-staging-"
+_TMP_MARK = ".retcon-"
 
 
 def atomic_write(
@@ -43,7 +44,7 @@ def atomic_write(
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(
-        prefix=f".{path.name}.{os.getpid()}.", suffix=_TMP_SUFFIX, dir=path.parent
+        prefix=f".{path.name}{_TMP_MARK}{os.getpid()}.", suffix=_TMP_SUFFIX, dir=path.parent
     )
     try:
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
@@ -183,7 +184,7 @@ def _pid_of(name: str, prefix: str) -> int | None:
 def clean_stale(folder: str | os.PathLike) -> list[Path]:
     """Remove this module's temporary files and staging folders left in ``folder`` by dead runs.
 
-    Only hidden names this module makes (``.NAME.<pid>.*.tmp``, ``.retcon-staging-<pid>``) whose
+    Only hidden names this module makes (``.NAME.retcon-<pid>.*.tmp``, ``.retcon-staging-<pid>``) whose
     process no longer runs are removed; anything else is left alone.
     """
     folder = Path(folder)
@@ -197,10 +198,8 @@ def clean_stale(folder: str | os.PathLike) -> list[Path]:
         pid = None
         if name.startswith(_STAGING_PREFIX):
             pid = _pid_of(name, _STAGING_PREFIX)
-        elif name.startswith(".") and name.endswith(_TMP_SUFFIX):
-            parts = name[1 : -len(_TMP_SUFFIX)].split(".")
-            digits = [p for p in parts[1:] if p.isdigit()]
-            pid = int(digits[-1]) if digits else None
+        elif name.startswith(".") and name.endswith(_TMP_SUFFIX) and _TMP_MARK in name:
+            pid = _pid_of(name[name.rindex(_TMP_MARK) :], _TMP_MARK)
         if pid is None or _pid_alive(pid):
             continue
         try:
@@ -338,7 +337,8 @@ class OutputSet:
     Files are written (atomically, through the usual helpers) under ``stage``, a hidden folder
     inside ``DIR``; when the ``with`` block ends without an error they are moved into ``DIR``, the
     files named in ``last`` (the sidecar) after all the others, and an old copy of those is removed
-    first, so a folder whose sidecar is present always holds one complete run. An error or an
+    first, so a folder whose sidecar is present always holds one complete run. A JSON sidecar gets
+    ``files_sha256``: every other file of the set with its checksum. An error or an
     interruption removes the staging folder; a folder left by a killed run is removed by the next
     run (``clean_stale``). Files of ``DIR`` that the run does not write are left alone.
 
@@ -380,6 +380,16 @@ class OutputSet:
         files = sorted(p.relative_to(self.stage) for p in self.stage.rglob("*") if p.is_file())
         firsts = [f for f in files if f.as_posix() not in self.last]
         lasts = [f for f in files if f.as_posix() in self.last]
+        # The sidecar names every other file of the set with its sha256, so a reader can tell
+        # that a figure and a table belong to the run the sidecar describes.
+        digests = {f.as_posix(): file_sha256(self.stage / f) for f in firsts}
+        for f in lasts:
+            if f.suffix == ".json":
+                obj = json.loads((self.stage / f).read_text(encoding="utf-8"))
+                if isinstance(obj, dict):
+                    meta = obj["sidecar"] if isinstance(obj.get("sidecar"), dict) else obj
+                    meta["files_sha256"] = digests
+                    write_json_atomic(self.stage / f, obj)
         for f in lasts:  # the marker of a complete set goes first, comes back last
             try:
                 os.unlink(self.dir / f)

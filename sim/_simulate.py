@@ -135,6 +135,10 @@ def run_chunks(
     Returns:
       ``(sums int64, counts int64, n_blocks)``.
     """
+    if jax.process_count() > 1:  # a jax.distributed run: same integers (sim._multiprocess)
+        from sim._multiprocess import run_chunks_multiprocess
+
+        return run_chunks_multiprocess(fn, n, n_blocks=n_blocks, max_chunk=max_chunk)
     mesh = _mesh()
     n_blocks, chunk = layout(n, mesh.size, n_blocks=n_blocks, max_chunk=max_chunk)
     sharding = NamedSharding(mesh, PartitionSpec("q"))

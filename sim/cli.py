@@ -50,6 +50,14 @@ def register(subparsers) -> None:
         metavar="R",
         help="bootstrap resamples (default 2000)",
     )
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        metavar="P",
+        help="split the queries over P JAX processes on this host (jax.distributed over "
+        "127.0.0.1); same numbers as one process (default 1; clusters: docs/scale.md)",
+    )
     add_common(p)
     p.set_defaults(func=run_simulate)
 
@@ -266,14 +274,27 @@ def run_simulate(args) -> int:
     scenario = _load(args)
 
     from sim._crossover import simulated_crossover
+    from sim._multiprocess import initialize_from_env, launch
     from sim._simulate import simulate
 
+    processes = getattr(args, "processes", 1)
+    if not isinstance(processes, int) or processes < 1:
+        raise InputError(f"--processes must be an integer >= 1; got {processes!r}.")
+    if processes > 1:
+        options = {k: v for k, v in vars(args).items() if k not in ("func", "processes")}
+        return launch("simulate", options, processes)
+    initialize_from_env()  # one process of a multi-process run started by the environment
     k_sim, k_boot = jax.random.split(jax.random.key(args.seed))
-    result = simulate(k_sim, scenario, args.queries)
+    from retcon.cli import verbosity
+
+    quiet = verbosity(args) < 0
+    result = simulate(k_sim, scenario, args.queries, progress=False if quiet else None)
     cx = simulated_crossover(k_boot, result, n_resamples=args.resamples)
     report = simulate_report(scenario, result, cx, args.seed)
     table = simulate_table(scenario, result, cx)
     words = conclusion(scenario, result, cx)
+    if jax.process_index() != 0:  # multi-process: process 0 reports
+        return 0
     if args.out:
         from sim._plots import plot_decomposition, plot_delta
 

@@ -154,6 +154,11 @@ CASES = [
     ("crossover", ["crossover", "--mean", "1e308"], ["--mean", "--budgets"]),
     ("crossover", ["crossover", "--compress-ratio", "1.5"], ["--compress-ratio", "(0, 1)"]),
     ("crossover", ["crossover", "--budgets", "abc"], ["--budgets", "abc"]),
+    ("crossover", ["crossover", "--budgets", "0"], ["--budgets", "(0, inf)"]),
+    ("crossover", ["crossover", "--acc-guess", "0.95"], ["--acc-raw", "--acc-guess"]),
+    ("crossover", ["crossover", "--dist", "bogus"], ["--dist", "bogus"]),
+    ("crossover", ["crossover", "--dist", "point"], ["--length"]),
+    ("crossover", ["crossover", "--dist", "gamma", "--shape", "-1", "--scale", "3"], ["--shape"]),
     ("crossover", ["crossover", "--out", "{file}"], ["--out", "is a file"]),
     ("crossover", ["crossover", "--out", "{under_file}"], ["--out", "is a file"]),
     # sim: retcon simulate / stress
@@ -168,9 +173,13 @@ CASES = [
     ("simulate", ["simulate", "--config", "{nonutf8_toml}"], ["bad.toml:1", "UTF-8"]),
     ("simulate", ["simulate", "--config", "{tmp}/missing.toml"], ["missing.toml"]),
     ("simulate", ["simulate", "--scenario", "bogus"], ["bogus", "locomo-like"]),
+    ("simulate", ["simulate", "--config", "{paired}"], ["paired.jsonl", "TOML"]),
+    ("simulate", ["simulate", "--queries", "3000000000"], ["--queries", "2**31"]),
     ("stress", ["stress", "--budget-spillover", "x"], ["--budget-spillover"]),
     ("stress", ["stress", "--memory-size", "0"], ["--memory-size", "[1, 64]"]),
     ("stress", ["stress", "--memories", "0"], ["--memories"]),
+    ("stress", ["stress", "--budget-spillover", "2"], ["--budget-spillover", "[0, 1]"]),
+    ("stress", ["stress", "--rank-spillover", "-1"], ["--rank-spillover", ">= 0"]),
     ("stress", ["stress", "--out", "{file}"], ["--out", "is a file"]),
     ("stress", ["stress", "--seed", BIG_SEED], ["--seed"]),
     # oas: retcon pair simulate / fit / evaluate / predict
@@ -434,6 +443,29 @@ CASES = [
         ],
         ["--seed"],
     ),
+    *[
+        (
+            "pair locomo",
+            [
+                "pair",
+                "locomo",
+                "--data",
+                str(FIX / "locomo_tiny.json"),
+                "--output",
+                "{tmp}/p.jsonl",
+                *opt,
+            ],
+            words,
+        )
+        for opt, words in (
+            (["--limit", "0"], ["--limit"]),
+            (["--sentence-threshold", "2"], ["--sentence-threshold", "(0, 1]"]),
+            (["--budgets", "0"], ["--budgets"]),
+            (["--budgets", "32,abc"], ["--budgets", "abc"]),
+            (["--tokenizer", "bogus"], ["--tokenizer", "bogus"]),
+            (["--embedder", "bogus"], ["--embedder", "bogus"]),
+        )
+    ],
     (
         "pair longmemeval",
         ["pair", "longmemeval", "--data", str(FIX / "longmemeval_tiny.json"), "--output", "{dir}"],
@@ -462,6 +494,8 @@ CASES = [
     ("bench", ["bench", "--sizes", "nan"], ["--sizes"]),
     ("bench", ["bench", "--scenario", "bogus"], ["--scenario", "bogus"]),
     ("bench", ["bench", "--only", "bogus"], ["--only"]),
+    ("bench", ["bench", "--sizes", "10"], ["--sizes", ">= 70", "--only"]),
+    ("bench", ["bench", "--only", "bootstrap", "--sizes", "5"], ["--sizes", ">= 10"]),
     ("bench", ["bench", "--out", "{file}"], ["--out", "is a file"]),
     ("bench", ["bench", "--seed", BIG_SEED], ["--seed"]),
 ]
@@ -520,14 +554,24 @@ def test_out_dir_is_swapped_in_as_a_set_and_stale_files_are_cleaned(tmp_path):
         write_json_atomic(s / "a.json", {"seed": 2})
         raise RuntimeError("killed")
     assert json.loads((out / "a.json").read_text()) == {"seed": 1}
+    from retcon.output import file_sha256
+
+    side = json.loads((out / "sidecar.json").read_text())
+    assert side["files_sha256"] == {"a.json": file_sha256(out / "a.json")}
     assert sorted(p.name for p in out.iterdir()) == ["a.json", "sidecar.json"]
     dead = _dead_pid()
     (out / f".retcon-staging-{dead}").mkdir()
     (out / f".retcon-staging-{dead}" / "a.json").write_text("{}")
-    (out / f".a.json.{dead}.xyz.tmp").write_text("half")
+    (out / f".a.json.retcon-{dead}.xyz.tmp").write_text("half")
+    (out / f".b.json.{dead}.xyz.tmp").write_text("not ours")
     (out / "user.tmp").write_text("mine")
     check_out_dir("--out", out)
-    assert sorted(p.name for p in out.iterdir()) == ["a.json", "sidecar.json", "user.tmp"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        f".b.json.{dead}.xyz.tmp",
+        "a.json",
+        "sidecar.json",
+        "user.tmp",
+    ]
 
 
 def _dead_pid() -> int:
@@ -582,7 +626,7 @@ def test_figures_are_byte_reproducible(tmp_path):
 
 def test_help_goes_to_stdout(capsys):
     for argv in (["pair"], ["data"], []):
-        _rc, out, err = _run(argv, capsys)
+        _, out, err = _run(argv, capsys)
         assert "usage" in out and err == "", argv
 
 
@@ -592,8 +636,8 @@ def test_broken_pipe_prints_no_traceback():
         f"{sys.executable} -m retcon crossover --budgets "
         + ",".join(str(b) for b in range(1, 4000))
         + " | head -1",
-        check=False,
         shell=True,
+        check=False,
         capture_output=True,
         text=True,
     )
@@ -636,3 +680,42 @@ def test_second_concurrent_run_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "another retcon pair run" in err and "12345" in err
     assert not out.exists() and not Path(f"{out}.partial").exists()
+
+
+def test_unwritable_out_is_refused_before_the_work(tmp_path, capsys):
+    """An --out under a folder the user cannot write: exit 2 naming the option."""
+    if os.geteuid() == 0:
+        pytest.skip("root can write anywhere")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        rc, out, err = _run(["crossover", "--out", str(locked / "o")], capsys)
+    finally:
+        locked.chmod(0o700)
+    assert rc == 2 and "--out" in err and "permission denied" in err and out == ""
+
+
+def test_verbosity_options_set_the_package_loggers(capsys):
+    """-q and -v, on the command or before it, set the level of every package logger."""
+    import logging
+
+    for argv, level in (
+        (["crossover", "-q", "--budgets", "100"], logging.WARNING),
+        (["-v", "crossover", "--budgets", "100"], logging.DEBUG),
+        (["crossover", "--budgets", "100"], logging.INFO),
+    ):
+        assert main(argv) == 0
+        for name in ("sim", "oas", "paper_checks", "retcon"):
+            assert logging.getLogger(name).level == level, (argv, name)
+    capsys.readouterr()
+
+
+def test_pair_simulate_defaults_to_the_simulate_scenario(tmp_path, capsys):
+    """`retcon pair simulate` without --scenario uses sim.DEFAULT_PRESET, as `retcon simulate`."""
+    import sim
+
+    out = tmp_path / "p.jsonl"
+    assert main(["pair", "simulate", "--instances", "40", "--output", str(out), "--json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert obj["scenario"] == sim.DEFAULT_PRESET and obj["output"] == str(out) and out.is_file()

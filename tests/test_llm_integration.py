@@ -17,6 +17,7 @@ References: MODEL §9 (an LLM reader talks to any OpenAI-compatible endpoint); d
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -75,12 +76,12 @@ def _locomo() -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def llama_server(tmp_path_factory):
-    """llama.cpp's server on a free port; yields ``(base_url, start_seconds)``; always stopped."""
+@contextlib.contextmanager
+def _llama(log_path: Path, n_threads: int = 2):
+    """llama.cpp's server on a free port of 127.0.0.1; yields ``(base_url, start_seconds, proc)``;
+    always stopped."""
     gguf = _gguf()
     port = _free_port()
-    log_path = tmp_path_factory.mktemp("llama") / "server.log"
     cmd = [
         sys.executable,
         "-m",
@@ -96,9 +97,9 @@ def llama_server(tmp_path_factory):
         "--n_ctx",
         "8192",
         "--n_threads",
-        "2",
+        str(n_threads),
         "--n_threads_batch",
-        "2",
+        str(n_threads),
         "--verbose",
         "False",
     ]
@@ -122,7 +123,7 @@ def llama_server(tmp_path_factory):
                 time.sleep(0.25)
         start_s = time.monotonic() - t0
         print(f"\n[llm] server ready in {start_s:.1f} s ({gguf.name})")
-        yield base_url, start_s
+        yield base_url, start_s, proc
     finally:
         proc.terminate()
         try:
@@ -130,6 +131,13 @@ def llama_server(tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=15)
+
+
+@pytest.fixture(scope="module")
+def llama_server(tmp_path_factory):
+    """llama.cpp's server on a free port; yields ``(base_url, start_seconds)``; always stopped."""
+    with _llama(tmp_path_factory.mktemp("llama") / "server.log") as (base_url, start_s, _):
+        yield base_url, start_s
 
 
 def _tail(path: Path, n: int = 600) -> str:
@@ -288,4 +296,95 @@ def test_judge_and_operators_against_the_real_server(llama_server, tmp_path):
     print(
         f"[llm] {calls} direct calls in {took:.1f} s ({took / calls:.2f} s per call); "
         f"answer={reader.answer(q, recs[0].text)!r}; merge={out['merge'][0].text[:80]!r}"
+    )
+
+
+# ------------------------------------------------------------------ a fleet of two real servers
+FLEET_ARGS = ("--granularity", "turn", "--limit", "3", "--budgets", "16,256")
+
+
+def _fleet_args(data: Path, urls: list[str], cache: Path, out: Path, concurrency: int) -> list:
+    args = ["pair", "locomo", "--data", str(data), "--operators", "llm", "--reader", "llm"]
+    args += [*FLEET_ARGS, "--no-progress", "--json", "--output", str(out)]
+    args += ["--llm-model", MODEL_ALIAS, "--llm-cache", str(cache)]
+    args += ["--concurrency", str(concurrency)]
+    for u in urls:
+        args += ["--llm-base-url", u]
+    return args
+
+
+def _fleet_run(args: list, during=None) -> tuple[dict, float]:
+    """Run ``retcon`` with ``args``; ``during(proc)`` is called while it runs (then waited for)."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "retcon", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    try:
+        if during is not None:
+            during(proc)
+        out, err = proc.communicate(timeout=RUN_TIMEOUT_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    took = time.monotonic() - t0
+    assert proc.returncode == 0, f"retcon {' '.join(args)} failed: {err[-2000:]}"
+    return json.loads(out), took
+
+
+def test_two_servers_give_the_rows_of_one_and_survive_a_kill(tmp_path):
+    """Two llama.cpp servers (1 thread each): a run spread over both writes the rows of a run on
+    one; killing one of them mid-run still completes the run, on the other, with the same rows."""
+    data = _locomo()
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    with _llama(logs / "a.log", 1) as (url_a, _, _), _llama(logs / "b.log", 1) as (url_b, _, _):
+        ref_out = tmp_path / "one.jsonl"
+        _, t_one = _fleet_run(_fleet_args(data, [url_a], tmp_path / "c1", ref_out, 1))
+        ref = _read_rows(ref_out)
+        n_calls = len(_cache_entries(tmp_path / "c1"))
+        assert len(ref) == 3 * 2 and n_calls > 0
+
+        both_out = tmp_path / "both.jsonl"
+        summary, t_both = _fleet_run(
+            _fleet_args(data, [url_a, url_b], tmp_path / "c2", both_out, 4)
+        )
+        assert _read_rows(both_out) == ref
+        ep_a, ep_b = summary["llm_endpoints"]
+        assert ep_a["ok"] > 0 and ep_b["ok"] > 0 and ep_a["ok"] + ep_b["ok"] == n_calls
+
+    # A fresh pair of servers; the second is killed once a third of the calls are cached.
+    with (
+        _llama(logs / "c.log", 1) as (url_c, _, _),
+        _llama(logs / "d.log", 1) as (url_d, _, proc_d),
+    ):
+        cache3 = tmp_path / "c3"
+        killed_at = []
+
+        def kill_when_a_third_is_done(pair_proc):
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < RUN_TIMEOUT_S and pair_proc.poll() is None:
+                n = len(_cache_entries(cache3)) if cache3.is_dir() else 0
+                if n >= max(1, n_calls // 3):
+                    proc_d.kill()
+                    killed_at.append(n)
+                    return
+                time.sleep(0.2)
+
+        kill_out = tmp_path / "kill.jsonl"
+        summary, t_kill = _fleet_run(
+            _fleet_args(data, [url_c, url_d], cache3, kill_out, 4), during=kill_when_a_third_is_done
+        )
+        assert killed_at, "the run ended before the server could be killed"
+        assert _read_rows(kill_out) == ref
+        ep_c, ep_d = summary["llm_endpoints"]
+        assert ep_d["errors"] > 0 and ep_c["ok"] > ep_d["ok"]
+    print(
+        f"[llm] {n_calls} calls: one server, 1 in flight {t_one:.1f} s; two servers, 4 in flight "
+        f"{t_both:.1f} s; server killed after {killed_at[0]} cached calls: {t_kill:.1f} s "
+        f"(killed server {ep_d}, survivor {ep_c})"
     )

@@ -62,9 +62,9 @@ def _entries(cache) -> list[Path]:
 # ---------------------------------------------------------------------------------- the pool
 @pytest.mark.parametrize("concurrency", [2, 4])
 def test_requests_in_flight_never_exceed_the_bound(tmp_path, concurrency):
-    # The server holds each request until 4 are inside (or 0.5 s passed): with a bound of 4 the
-    # pool reaches 4 and no more; with 2 it never gets past 2.
-    with FakeLLMServer(gate=4, gate_timeout=0.5) as srv:
+    # The server holds each request until `concurrency` are inside: 12 callers, and the pool
+    # reaches the bound and never passes it.
+    with FakeLLMServer(gate=concurrency, gate_timeout=10.0) as srv:
         c = _client(srv.base_url, tmp_path, concurrency=concurrency)
         with ThreadPoolExecutor(12) as ex:
             got = list(ex.map(c.complete, [_msg(i) for i in range(8)]))
@@ -131,19 +131,34 @@ def test_calls_spread_over_endpoints_by_load(tmp_path):
     assert [e["ok"] for e in c.pool.endpoints] == [5, 5]
 
 
-def test_endpoint_that_keeps_failing_leaves_the_rotation(tmp_path, caplog):
+class _Records(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+def test_endpoint_that_keeps_failing_leaves_the_rotation(tmp_path):
     dead = f"http://127.0.0.1:{_free_port()}/v1"
     ticks = itertools.count(0.0, 100.0)  # a clock where every cooldown is over by the next read
-    with FakeLLMServer() as live, caplog.at_level(logging.WARNING, logger="retcon.llm"):
-        cfg = resolve_endpoint([dead, live.base_url], "fake", "", tmp_path, max_retries=2)
-        pool = EndpointPool(cfg, sleep=lambda s: None, clock=lambda: next(ticks))
-        c = ChatClient(cfg, pool=pool)
-        got = [c.complete(_msg(i)) for i in range(12)]
+    log = logging.getLogger("oas.real._llm_client")
+    records = _Records()
+    log.addHandler(records)
+    try:
+        with FakeLLMServer() as live:
+            cfg = resolve_endpoint([dead, live.base_url], "fake", "", tmp_path, max_retries=2)
+            pool = EndpointPool(cfg, sleep=lambda s: None, clock=lambda: next(ticks))
+            c = ChatClient(cfg, pool=pool)
+            got = [c.complete(_msg(i)) for i in range(12)]
+    finally:
+        log.removeHandler(records)
     assert got == [default_reply({"messages": _msg(i)}) for i in range(12)]
     dead_ep, live_ep = c.pool.endpoints
     assert dead_ep["removed"] and not live_ep["removed"] and live_ep["ok"] == 12
     assert dead_ep["errors"] == 3  # max_retries + 1 failures in a row, then out
-    assert any("taken out of the rotation" in r.getMessage() for r in caplog.records)
+    assert len(records.messages) == 1 and "taken out of the rotation" in records.messages[0]
     assert c.pool.progress().live == 1
 
 

@@ -377,6 +377,24 @@ def test_make_operators_and_reader_registry():
     assert isinstance(make_reader("sentence"), real.Reader)
 
 
+def test_topk_reader_reads_the_k_best_sentences():
+    """MODEL §9: ``topk`` applies the lexical rule to the k sentences that best match the question;
+    the answer outside them is not read, inside them it is."""
+    q = real.Query("q", "c", "When did Anna go to Paris?", "May 2020", "single-hop", ())
+    ctx = (
+        "Anna likes cats. The trip to Paris happened in May 2020. Anna went to Paris by train. "
+        "Anna and Paris, Paris and Anna."
+    )
+    r3, r4 = make_reader("topk", k=3), make_reader("topk", k=4)
+    assert r3.name == "topk" and isinstance(r3, real.Reader)
+    assert r3.score(q, ctx) == 0.0  # the answer's sentence is the 4th best match
+    assert r4.score(q, ctx) == 1.0
+    assert r4.score(q, "") == 0.0
+    assert r3.answer(q.text, ctx).startswith("Anna likes cats. Anna went")  # context order
+    with pytest.raises(InputError, match="TopKReader.k"):
+        make_reader("topk", k=0)
+
+
 # --- readers ----------------------------------------------------------------------------------
 
 

@@ -60,6 +60,12 @@ def test_table_lists_every_operator_and_crossover(capsys):
     for op in ("merge", "abstract", "rewrite"):
         assert f"\n{op} (compress_ratio" in out
     assert "U_ret" in out and "SE(dU)" in out and "crossover_budget" in out
+    # a newcomer's reading: the conclusion in words and where --out would put the figures
+    conclusion = out.split("Conclusion:")[1]
+    for op in ("merge", "abstract", "rewrite"):
+        assert f"  {op}: " in conclusion
+    assert "consolidation wins below the crossover budget, retention above" in conclusion
+    assert "--out DIR" in out and "delta.png" in out
 
 
 @pytest.mark.parametrize(

@@ -134,11 +134,19 @@ def _check_power_of_two_scaling(base, e):
     r2 = sim.simulate(jax.random.key(5), base.scaled(s), N)
     assert np.array_equal(r1.delta, r2.delta) and np.array_equal(r1.coverage, r2.coverage)
     np.testing.assert_array_equal(r2.budgets, r1.budgets * s)
+    # so the crossover read off the curve scales by s exactly (up to log/exp rounding)
+    from theory import grid_crossover
+
+    b1 = grid_crossover(r1.budgets, r1.delta).crossover_budget
+    b2 = grid_crossover(r2.budgets, r2.delta).crossover_budget
+    assert np.array_equal(np.isfinite(b1), np.isfinite(b2)) and np.isfinite(b1).any()
+    np.testing.assert_allclose(b2[np.isfinite(b2)], s * b1[np.isfinite(b1)], rtol=1e-12)
 
 
 @pytest.mark.parametrize("e", [-3, -1, 1, 3])
 def test_scale_equivariance_exact_for_powers_of_two(noisy_base, e):
-    """MODEL §6.5: scaling every length and budget by s changes nothing (bit for bit for s = 2^e)."""
+    """MODEL §6.5: scaling every length and budget by s changes nothing (bit for bit for s = 2^e)
+    and scales every operator's crossover B* by s."""
     _check_power_of_two_scaling(noisy_base, e)
 
 

@@ -18,7 +18,7 @@ from oas.real._embed import (
 )
 from oas.real._fetch import DATASETS, Fetched, cached_path, data_dir, fetch, resolve_data, sha256_of
 from oas.real._instances import Packed, cluster_of, order_records, pack, render
-from oas.real._llm_client import ChatClient, resolve_endpoint
+from oas.real._llm_client import ChatClient, EndpointPool, resolve_endpoint
 from oas.real._locomo import Loaded, LoadReport, load_locomo, parse_ids
 from oas.real._longmemeval import load_longmemeval
 from oas.real._operators import DatasetOperators, ExtractiveOperators, make_operators
@@ -32,6 +32,7 @@ from oas.real._pair import (
 from oas.real._readers import (
     LexicalReader,
     SentenceReader,
+    TopKReader,
     answer_recall,
     lexical_correct,
     make_reader,
@@ -58,6 +59,7 @@ __all__ = [
     "ConversationContext",
     "DatasetOperators",
     "Embedder",
+    "EndpointPool",
     "ExtractiveOperators",
     "Fetched",
     "HashedTfidf",
@@ -77,6 +79,7 @@ __all__ = [
     "Session",
     "TiktokenTokenizer",
     "Tokenizer",
+    "TopKReader",
     "answer_recall",
     "bm25_order",
     "bm25_scores",

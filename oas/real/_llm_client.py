@@ -58,7 +58,7 @@ CACHE_FORMAT = 1
 _RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504}) | frozenset(range(505, 600))
 DEFAULT_CONCURRENCY = 8
 MAX_RETRY_AFTER = 300.0  # seconds: a longer Retry-After is cut to this
-_log = logging.getLogger("retcon.llm")
+_log = logging.getLogger(__name__)
 
 
 class LLMEndpointError(InputError):

@@ -1,4 +1,4 @@
-"""Offline readers: ``lexical`` and ``sentence`` (MODEL §2, §9); ``llm`` is loaded lazily.
+"""Offline readers: ``lexical``, ``sentence`` and ``topk`` (MODEL §2, §9); ``llm`` is loaded lazily.
 
 * ``lexical``: correct (1.0) when every content token of the normalized gold answer occurs among
   the context's normalized tokens (``lexical_correct``); "is the gold answer recoverable from the
@@ -8,8 +8,13 @@
   sentence holds at least ``threshold`` (default 0.5) of the gold answer's distinct content tokens
   (token recall). With threshold 0.5 a one- or two-token answer must be matched at least half;
   ``threshold=1.0`` makes it the lexical rule restricted to the chosen sentence.
+* ``topk``: an extractive reader that reads the ``k`` (default 20) context sentences sharing the
+  most question content tokens (BM25; ties: the earliest) and is correct when every content token
+  of the gold answer occurs among them (the lexical rule on those sentences). Unlike ``sentence``
+  it keeps more than one candidate, so extra context displaces the answer only when ``k``
+  better-matching sentences come with it.
 
-Both return 0.0 for an empty context.
+All return 0.0 for an empty context.
 
 References: MODEL §2 (reader ``p(q, X)``), §9 (readers).
 """
@@ -23,7 +28,7 @@ from oas.real._text import content_tokens, normalize, split_sentences
 from oas.real._types import Query
 from retcon.errors import InputError
 
-READERS = ("lexical", "sentence", "llm")
+READERS = ("lexical", "sentence", "topk", "llm")
 
 
 def lexical_correct(answer, context: str) -> bool:
@@ -92,13 +97,46 @@ class SentenceReader:
         )
 
 
+class TopKReader:
+    """Extractive reader over the ``k`` best-matching sentences, judged by the lexical rule.
+
+    Args:
+      k: sentences read, a positive integer.
+    """
+
+    name = "topk"
+
+    def __init__(self, k: int = 20):
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InputError(f"TopKReader.k must be a positive integer; got {k!r}.")
+        self.k = k
+
+    def answer(self, question: str, context: str) -> str:
+        """The ``k`` context sentences with the highest BM25 score against the question, joined
+        in context order ("" if no sentence shares a token with the question)."""
+        sentences = split_sentences(context)
+        if not sentences:
+            return ""
+        scores = np.asarray(bm25_scores(question, sentences), dtype=np.float64)
+        order = np.argsort(-scores, kind="stable")[: self.k]  # ties: the earliest sentence
+        keep = sorted(int(i) for i in order if scores[i] > 0)
+        return " ".join(sentences[i] for i in keep)
+
+    def score(self, query: Query, context: str) -> float:
+        if not context:
+            return 0.0
+        return 1.0 if lexical_correct(query.answer, self.answer(query.text, context)) else 0.0
+
+
 def make_reader(name: str, **opts):
-    """The reader ``name``: ``"lexical"``, ``"sentence"`` (opts: threshold) or ``"llm"``
-    (opts: base_url, model, api_key, cache_dir, judge in {"lexical", "llm"}, ...)."""
+    """The reader ``name``: ``"lexical"``, ``"sentence"`` (opts: threshold), ``"topk"`` (opts: k)
+    or ``"llm"`` (opts: base_url, model, api_key, cache_dir, judge in {"lexical", "llm"}, ...)."""
     if name == "lexical":
         return LexicalReader(**opts)
     if name == "sentence":
         return SentenceReader(**opts)
+    if name == "topk":
+        return TopKReader(**opts)
     if name == "llm":
         from oas.real._llm import LLMReader
 

@@ -260,7 +260,7 @@ def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
     """Run ``retcon pair``; returns the JSON summary (also written to ``<out>.meta.json``).
 
     Returns:
-      dict with ``out``, ``n_rows``, ``n_written``, ``n_resumed``, the load report (``load``),
+      dict with ``output``, ``n_rows``, ``n_written``, ``n_resumed``, the load report (``load``),
       ``protocol``, compress ratios of the operators, and ``summarize``'s accuracy / delta /
       crossover tables.
 
@@ -349,7 +349,7 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
         }
     summary.update(
         {
-            "out": str(out),
+            "output": str(out),
             "n_written": n_written,
             "n_resumed": n_resumed,
             "load": loaded.report._asdict(),

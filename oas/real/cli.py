@@ -103,7 +103,7 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
     )
     p.add_argument(
         "--reader",
-        choices=["lexical", "sentence", "llm"],
+        choices=["lexical", "sentence", "topk", "llm"],
         default="lexical",
         help="reader (default lexical)",
     )
@@ -285,7 +285,7 @@ def run_pair(args) -> int:
 
         rep = summary["load"]
         print(
-            f"{summary['out']}: {summary['n_rows']} rows, {summary['n_queries']} questions, "
+            f"{summary['output']}: {summary['n_rows']} rows, {summary['n_queries']} questions, "
             f"{summary['n_groups']} conversations ({summary['n_written']} written now, "
             f"{summary['n_resumed']} resumed)."
         )

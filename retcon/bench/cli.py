@@ -111,7 +111,21 @@ def run(args) -> int:
             s[-1] * _BYTES_PER_UNIT,
             fix=f"use sizes up to {memory_limit() // _BYTES_PER_UNIT}",
         )
-        changes.update(sim_sizes=s, oas_sizes=s, bootstrap_sizes=s)
+        selected = changes.get("only", BENCHMARKS)
+        # (benchmark, its size sweep, the smallest size it can run, why)
+        for name, field, least, why in (
+            ("sim", "sim_sizes", 1, "one query"),
+            ("oas", "oas_sizes", 70, "10 instances per budget, 7 budgets"),
+            ("bootstrap", "bootstrap_sizes", 10, "10 groups"),
+        ):
+            if name not in selected:
+                continue
+            if s[0] < least:
+                raise InputError(
+                    f"--sizes must be >= {least} for the {name} benchmark ({why}); got {s[0]}. "
+                    f"Use larger sizes, or --only to leave {name} out."
+                )
+            changes[field] = s
     if args.full:
         changes.update(numpy_max=None, sklearn_max=None)
     if args.scenario is not None:

@@ -13,8 +13,10 @@ the measured table.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
+import subprocess
 import sys
 import threading
 import time
@@ -104,7 +106,8 @@ class FakeLLMServer(ThreadingHTTPServer):
     Attributes:
       script: steps used one per request, before the default: ``("ok",)``, ``("garbage", bytes)``,
         or ``(status, retry_after_or_None)`` such as ``(429, 2)`` or ``(500, None)``.
-      requests: the request bodies in arrival order; ``max_in_flight``: the most seen at once.
+      requests: the request bodies in arrival order; ``max_in_flight``: the most seen at once;
+      ``first_at``, ``last_at``: ``time.monotonic()`` of the first arrival and the last answer.
     """
 
     daemon_threads = True
@@ -127,6 +130,7 @@ class FakeLLMServer(ThreadingHTTPServer):
         self.script: list[tuple] = []
         self.requests: list[dict] = []
         self.in_flight = self.max_in_flight = 0
+        self.first_at = self.last_at = float("nan")  # first arrival, last answer (monotonic s)
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
 
@@ -136,6 +140,8 @@ class FakeLLMServer(ThreadingHTTPServer):
 
     def _enter(self, body: dict) -> tuple:
         with self._cond:
+            if not self.requests:
+                self.first_at = time.monotonic()
             self.requests.append(body)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -151,6 +157,7 @@ class FakeLLMServer(ThreadingHTTPServer):
     def _leave(self) -> None:
         with self._cond:
             self.in_flight -= 1
+            self.last_at = time.monotonic()
 
     def start(self) -> FakeLLMServer:
         self._thread = threading.Thread(
@@ -227,6 +234,68 @@ def bench_llm_throughput(
     return out
 
 
+def bench_pair_throughput(
+    data,
+    concurrencies: Sequence[int] = (1, 2, 4, 8),
+    *,
+    service_time: float = 0.1,
+    limit: int = 8,
+    budgets: Sequence[int] = (32, 256),
+) -> list[ThroughputPoint]:
+    """Calls per second of a whole ``retcon pair locomo --operators llm --reader llm`` run on the
+    fake server (fresh cache each time): the client pool plus the per-question work around it.
+    ``seconds`` spans the first request to the last answer (loading the data, JAX's start and the
+    summary's bootstrap come before and after).
+
+    Args:
+      data: the LoCoMo file.
+      limit: questions per run; budgets: the ``--budgets``.
+    """
+    import tempfile
+
+    from oas.real import PairJob, run_pair_job
+
+    out = []
+    for n in concurrencies:
+        with FakeLLMServer(service_time) as srv, tempfile.TemporaryDirectory() as tmp:
+            job = PairJob(
+                dataset="locomo",
+                data=str(data),
+                out=f"{tmp}/p.jsonl",
+                operators="llm",
+                reader="llm",
+                budgets=tuple(budgets),
+                limit=limit,
+                llm={
+                    "base_url": [srv.base_url],
+                    "model": "fake",
+                    "cache_dir": f"{tmp}/cache",
+                    "concurrency": n,
+                },
+            )
+            run_pair_job(job, progress=False)
+            dt = srv.last_at - srv.first_at
+            out.append(ThroughputPoint(n, len(srv.requests), dt, len(srv.requests) / dt))
+    return out
+
+
+@contextlib.contextmanager
+def _served(service_time: float):
+    """The fake server in a child process (so it does not share this process's GIL)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "retcon.bench.llm_throughput", "--serve"]
+        + ["--service-time", str(service_time)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m retcon.bench.llm_throughput",
@@ -239,18 +308,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--calls", type=int, default=64)
     p.add_argument("--max-tokens", type=int, default=8)
     p.add_argument("--concurrency", default="1,2,4,8")
+    p.add_argument(
+        "--pair",
+        metavar="LOCOMO_JSON",
+        default=None,
+        help="time whole `retcon pair locomo` runs (--calls questions each) on the fake server",
+    )
+    p.add_argument(
+        "--serve",
+        action="store_true",
+        help="only run the fake server: print its base URL, serve until killed",
+    )
+    p.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run the fake server in this process (default: a child process, own GIL)",
+    )
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
+    if args.serve:
+        with FakeLLMServer(args.service_time) as srv:
+            print(srv.base_url, flush=True)
+            threading.Event().wait()
+        return 0
     conc = [int(x) for x in args.concurrency.split(",")]
-    if args.base_url:
+    ideal = None
+    if args.pair:
+        points = bench_pair_throughput(
+            args.pair, conc, service_time=args.service_time, limit=args.calls
+        )
+        ideal = 1.0 / args.service_time
+    elif args.base_url:
         points = bench_llm_throughput(
             args.base_url, args.model, conc, calls=args.calls, max_tokens=args.max_tokens
         )
-        ideal = None
-    else:
+    elif args.in_process:
         with FakeLLMServer(args.service_time) as srv:
             points = bench_llm_throughput(
                 [srv.base_url], args.model, conc, calls=args.calls, max_tokens=args.max_tokens
+            )
+        ideal = 1.0 / args.service_time
+    else:
+        with _served(args.service_time) as url:
+            points = bench_llm_throughput(
+                [url], args.model, conc, calls=args.calls, max_tokens=args.max_tokens
             )
         ideal = 1.0 / args.service_time
     if args.json:

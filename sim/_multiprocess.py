@@ -1,0 +1,243 @@
+"""The simulation over several JAX processes (``jax.distributed``): same numbers as one process.
+
+Each process runs every ``P``-th chunk of the query axis on its own devices; the per-block integer
+sums of all processes are then gathered and added (``multihost_utils.process_allgather``). Integer
+addition is exact and order-free and block membership depends on the query index only (query ``i``
+is in block ``i % n_blocks``), so the totals, and every number derived from them, equal the
+single-process run's bit for bit, whatever the number of processes or devices.
+
+Start a multi-process run in one of three ways:
+
+* ``retcon simulate --processes N`` on one host: ``launch`` starts ``N`` worker processes that
+  talk over 127.0.0.1 (CPU collectives via gloo); process 0 prints and writes the outputs.
+* explicitly, one command per process (any hosts): ``RETCON_COORDINATOR=host:port
+  RETCON_NUM_PROCESSES=N RETCON_PROCESS_ID=i retcon simulate ...``.
+* on a cluster whose environment JAX recognises (Slurm, Open MPI, ...): ``RETCON_DISTRIBUTED=auto``
+  makes ``jax.distributed.initialize()`` read the process layout from it (docs/scale.md).
+
+References: MODEL §3 (``U``, ``dU``), §4 (the partition by ``G_B``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from retcon.errors import InputError
+
+ENV_COORDINATOR = "RETCON_COORDINATOR"
+ENV_NUM_PROCESSES = "RETCON_NUM_PROCESSES"
+ENV_PROCESS_ID = "RETCON_PROCESS_ID"
+ENV_DISTRIBUTED = "RETCON_DISTRIBUTED"
+
+
+def initialize(
+    coordinator: str | None = None,
+    num_processes: int | None = None,
+    process_id: int | None = None,
+    *,
+    timeout_s: int = 300,
+) -> None:
+    """``jax.distributed.initialize`` with CPU collectives over gloo (needed for CPU devices).
+
+    With no arguments JAX reads the process layout from the cluster's environment.
+    """
+    try:
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    except (AttributeError, KeyError, ValueError):  # an older JAX without the option
+        pass
+    if coordinator is None:
+        jax.distributed.initialize(initialization_timeout=timeout_s)
+    else:
+        jax.distributed.initialize(
+            coordinator_address=coordinator,
+            num_processes=num_processes,
+            process_id=process_id,
+            initialization_timeout=timeout_s,
+        )
+
+
+def initialize_from_env() -> bool:
+    """Join a multi-process run described by the environment; ``False`` when there is none.
+
+    ``RETCON_COORDINATOR``, ``RETCON_NUM_PROCESSES`` and ``RETCON_PROCESS_ID`` name it explicitly;
+    ``RETCON_DISTRIBUTED=auto`` leaves it to JAX's cluster detection.
+
+    Raises:
+      InputError: a partial or malformed setting.
+    """
+    env = os.environ
+    if env.get(ENV_DISTRIBUTED, "").lower() in ("auto", "1", "true"):
+        initialize()
+        return True
+    coord = env.get(ENV_COORDINATOR)
+    if not coord:
+        return False
+    try:
+        n, i = int(env[ENV_NUM_PROCESSES]), int(env[ENV_PROCESS_ID])
+    except (KeyError, ValueError):
+        raise InputError(
+            f"{ENV_COORDINATOR} is set ({coord!r}): {ENV_NUM_PROCESSES} and {ENV_PROCESS_ID} "
+            f"must be integers; got {env.get(ENV_NUM_PROCESSES)!r} and {env.get(ENV_PROCESS_ID)!r}."
+        ) from None
+    if not (n >= 1 and 0 <= i < n):
+        raise InputError(
+            f"{ENV_PROCESS_ID} must be in [0, {ENV_NUM_PROCESSES}); got {i} of {n} processes."
+        )
+    initialize(coord, n, i)
+    return True
+
+
+def _gather_int64(x: np.ndarray) -> np.ndarray:
+    """``(P, *x.shape)``: ``x`` of every process, exact (int64 sent as two int32 halves, so the
+    gather is exact with or without ``jax_enable_x64``)."""
+    from jax.experimental import multihost_utils
+
+    x = np.ascontiguousarray(x, dtype=np.int64)
+    lo = (x & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+    hi = (x >> 32).astype(np.int32)
+    g_lo = np.asarray(multihost_utils.process_allgather(lo), dtype=np.int32)
+    g_hi = np.asarray(multihost_utils.process_allgather(hi), dtype=np.int32)
+    return (g_hi.astype(np.int64) << 32) | g_lo.view(np.uint32).astype(np.int64)
+
+
+def run_chunks_multiprocess(fn, n: int, *, n_blocks: int | None, max_chunk: int | None):
+    """``run_chunks`` for a multi-process run: this process's chunks on its local devices, then
+    the sums of all processes added. Returns ``(sums int64, counts int64, n_blocks)``."""
+    from sim._simulate import layout
+
+    P, p = jax.process_count(), jax.process_index()
+    local = jax.local_devices()
+    n_blocks, chunk = layout(n, len(jax.devices()), n_blocks=n_blocks, max_chunk=max_chunk)
+    if chunk % len(local):
+        raise InputError(
+            f"process {p} has {len(local)} devices; a chunk of {chunk} queries does not split "
+            "over them (give every process the same number of devices)."
+        )
+    sharding = NamedSharding(Mesh(np.asarray(local), ("q",)), PartitionSpec("q"))
+    total = counts = None
+    for start in range(0, n, chunk)[p::P]:
+        idx_np = np.arange(start, start + chunk, dtype=np.int64)
+        valid_np = idx_np < n
+        idx = jax.device_put(idx_np.astype(np.int32), sharding)
+        valid = jax.device_put(valid_np, sharding)
+        s, c = fn(idx, valid)
+        s, c = np.asarray(s, np.int64), np.asarray(c, np.int64)
+        total = s if total is None else total + s
+        counts = c if counts is None else counts + c
+    if total is None or counts is None:  # more processes than chunks: this one had none
+        s, c = jax.eval_shape(
+            fn,
+            jax.ShapeDtypeStruct((chunk,), np.int32),
+            jax.ShapeDtypeStruct((chunk,), np.bool_),
+        )
+        total, counts = np.zeros(s.shape, np.int64), np.zeros(c.shape, np.int64)
+    with _stdout_to_stderr():  # gloo announces its connections on stdout; keep stdout for results
+        sums, cnt = _gather_int64(total).sum(0), _gather_int64(counts).sum(0)
+    return sums, cnt, n_blocks
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr():
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(command: str, options: dict, processes: int, *, timeout_s: float | None = None) -> int:
+    """Run ``retcon <command>`` as ``processes`` JAX processes on this host; returns the exit code.
+
+    Process 0 inherits stdout and stderr and writes the outputs; the others stay quiet unless they
+    fail. A failed process stops the others.
+
+    Args:
+      command: ``"simulate"`` or ``"stress"``.
+      options: the parsed options (``vars(args)`` without the function), JSON-serializable.
+      processes: the number of processes, >= 2.
+    """
+    env = {
+        **os.environ,
+        ENV_COORDINATOR: f"127.0.0.1:{_free_port()}",
+        ENV_NUM_PROCESSES: str(processes),
+    }
+    env.pop(ENV_DISTRIBUTED, None)
+    spec = json.dumps({"command": command, "options": options})
+    procs = []
+    for i in range(processes):
+        quiet = subprocess.DEVNULL if i else None
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "sim._multiprocess", spec],
+                env={**env, ENV_PROCESS_ID: str(i)},
+                stdout=quiet,
+            )
+        )
+    t0 = time.monotonic()
+    try:
+        while True:
+            codes = [p.poll() for p in procs]
+            failed = [c for c in codes if c not in (None, 0)]
+            if failed or all(c == 0 for c in codes):
+                break
+            if timeout_s is not None and time.monotonic() - t0 > timeout_s:
+                failed = [124]
+                break
+            time.sleep(0.1)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+    return failed[0] if failed else 0
+
+
+def _worker(spec: str) -> int:
+    """One process of ``launch``: join the run, then run the command with the parsed options."""
+    import argparse
+
+    d = json.loads(spec)
+    from sim import cli  # the command joins the run (initialize_from_env) before any JAX work
+
+    func = {"simulate": cli.run_simulate, "stress": cli.run_stress}[d["command"]]
+    args = argparse.Namespace(**d["options"], processes=1)
+    try:
+        rc = int(func(args) or 0)
+    except InputError as e:
+        if os.environ.get(ENV_PROCESS_ID) == "0":
+            sys.stderr.write(f"retcon {d['command']}: error: {e}\n")
+        rc = 2
+    try:
+        jax.distributed.shutdown()
+    except Exception:  # never initialized (the options were refused first)
+        pass
+    return rc
+
+
+if __name__ == "__main__":
+    raise SystemExit(_worker(sys.argv[1]))
