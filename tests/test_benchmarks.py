@@ -67,7 +67,15 @@ def test_oas_bench_smoke():
     assert r["sklearn_s"] > 0 and r["jax_f64_s"] > 0 and r["penalties"] == 3
 
 
-@pytest.mark.parametrize("packing", ["prefix", "skip", "cut"])
+# prefix in the fast tier; skip and cut (a compile each, ~20 s of CPU) in the slow tier.
+@pytest.mark.parametrize(
+    "packing",
+    [
+        "prefix",
+        pytest.param("skip", marks=pytest.mark.slow),
+        pytest.param("cut", marks=pytest.mark.slow),
+    ],
+)
 def test_numpy_kernel_equals_jax_kernel_on_shared_draws(packing):
     """MODEL §2-§4: fed the JAX kernel's draws, the numpy kernel gives the same success
     probabilities on the 2**-24 grid, the same G_B and H_B, hence the same dU, C and R sums, for
@@ -194,7 +202,11 @@ def test_targets_verdicts():
 
 def _retcon(*args):
     return subprocess.run(
-        [sys.executable, "-m", "retcon", *args], capture_output=True, text=True, timeout=600
+        [sys.executable, "-m", "retcon", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 

@@ -29,9 +29,11 @@ class Embedder(Protocol):
 
     def fit(self, corpus: Sequence[str]) -> Embedder:
         """Corpus statistics (idf); a neural embedder returns itself unchanged."""
+        ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Shape ``(len(texts), D)`` float64 embeddings."""
+        ...
 
 
 def _bucket(token: str, dim: int) -> tuple[int, float]:
@@ -81,7 +83,9 @@ class SentenceTransformerEmbedder:
 
     def __init__(self, model: str = "sentence-transformers/all-MiniLM-L6-v2"):
         try:
-            from sentence_transformers import SentenceTransformer
+            from sentence_transformers import (  # pyright: ignore[reportMissingImports]  # extra 'embeddings'
+                SentenceTransformer,
+            )
         except ImportError:
             raise InputError(
                 "--embedder sentence-transformers needs the optional extra 'embeddings' "

@@ -12,7 +12,7 @@ References: MODEL §1-2 (instances, packing), §6 (crossover), §8 (paired data,
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -120,7 +120,7 @@ def query_rows(
     reader,
     config: PairConfig,
     tokenizer: Tokenizer,
-    skip_ids: set[str] = frozenset(),
+    skip_ids: Collection[str] = frozenset(),
 ) -> list[dict]:
     """The paired-data rows of one query, one per budget not in ``skip_ids``.
 

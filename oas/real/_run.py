@@ -306,6 +306,7 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
     _check_resume(job, meta_path, out)
     data_path, loaded = _load(job)
     operators, reader, tokenizer, embedder, pool = _backends(job)
+    assert job.budgets is not None  # PairJob.__post_init__ fills in the default grid
     typing = None
     if job.pair_protocol == "end-to-end" and job.type_source == "predicted":
         typing = _cross_fit(loaded.conversations)
@@ -533,8 +534,6 @@ def _write_rows(
 def _progress_bar(job: PairJob, total: int, progress: bool):
     if not progress:
         return None
-    try:
-        from tqdm import tqdm
-    except ImportError:  # tqdm is a core dependency; stay usable without it
-        return None
+    from tqdm import tqdm
+
     return tqdm(total=total, desc=f"pair {job.dataset}", unit="q", file=sys.stderr)

@@ -62,12 +62,12 @@ def profile_sim(seed: int, scenario_name: str = "locomo-like", n: int = 65536) -
             kept = K.pack_in_rank_order(lengths, scores, b, st.packing)
             return K.reader_outcome(x, lengths, kept, pr)
 
-        return jax.jit(lambda dd: jax.vmap(one)(dd))
+        return jax.jit(jax.vmap(one))
 
     t = {"draws": _best(lambda: jax.jit(draws_fn)(idx))}
     for stage in ("candidates", "frontier", "per-budget"):
         f = upto(stage)
-        t[stage] = _best(lambda: f(d))
+        t[stage] = _best(lambda f=f: f(d))
     t["chunk"] = _best(lambda: K.chunk_block_sums(key, idx, valid, b, pr, st=st, n_blocks=n_blocks))
     t["chunk_pb"] = _best(
         lambda: K.chunk_block_sums(

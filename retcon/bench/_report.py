@@ -1,4 +1,4 @@
-"""Plain-text tables of benchmark results and the verdicts against the issue's targets."""
+"""Plain-text tables of benchmark results and the verdicts against the speed targets."""
 
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ def _row_at(rows, key, value):
 
 
 def targets(result: dict) -> list[dict]:
-    """The issue's four targets, each with the measured figure and whether it is met (None: not run)."""
+    """The four speed targets, each with the measured figure and whether it is met (None: not run)."""
     out = []
     sim = result.get("sim") or []
     r = _row_at(sim, "queries", 10**6)

@@ -214,10 +214,11 @@ def evaluate(d: NpDraw, budgets: np.ndarray, pr: NpParams, mode: str) -> NpOutco
     p = np.clip(fma, f32(0), f32(1))
     m = np.round(p * GRID).astype(np.int32)
     grounded = np.all(kept[:, :, 0, :K] == lengths[:, None, 0, :K], axis=-1)
-    cluster_ret = np.any(kept[:, :, 0, :K] > 0, axis=-1)[..., None]
+    cluster_ret = np.any(kept[:, :, 0, :K] > 0, axis=-1, keepdims=True)
     cluster_op = np.any(kept[:, :, 1:, :K] > 0, axis=-1)
     others = np.any(kept[:, :, 1:, K:] != kept[:, :, :1, K:], axis=-1)
-    return NpOutcome(m, grounded, cluster_ret | cluster_op | others)
+    affected = np.logical_or(np.logical_or(cluster_ret, cluster_op), others)
+    return NpOutcome(m, grounded, affected)
 
 
 def _candidates(d: NpDraw, pr: NpParams):

@@ -110,6 +110,7 @@ def run_worker(
         full_env.pop(name, None)
     proc = subprocess.run(
         [sys.executable, "-m", "retcon.bench._worker", task, json.dumps(spec)],
+        check=False,
         capture_output=True,
         text=True,
         env=full_env,

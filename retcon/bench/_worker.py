@@ -97,6 +97,7 @@ def sim_jax(spec: dict) -> dict:
         wall = time.perf_counter() - t0
         if wall < best:
             best, cpu = wall, time.process_time() - c0
+    assert res is not None, "repeats must be >= 1"
     if per_budget:
         return {
             "seconds": best,
@@ -143,6 +144,7 @@ def sim_numpy(spec: dict) -> dict:
         wall = time.perf_counter() - t0
         if wall < best:
             best, cpu = wall, time.process_time() - c0
+    assert out is not None, "repeats must be >= 1"
     return {
         "seconds": best,
         "cpu_per_wall": cpu / best,
