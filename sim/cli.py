@@ -256,7 +256,7 @@ def conclusion(scenario, result, cx) -> str:
 
 def enable_compile_cache() -> str | None:
     """Keep XLA's compiled kernels across runs: JAX's persistent compilation cache in the user cache
-    directory (``platformdirs.user_cache_dir("retcon")/jax``), unless the user chose a directory
+    directory (``retcon.cache.user_cache_dir() / "jax"``), unless the user chose a directory
     (``JAX_COMPILATION_CACHE_DIR``). Returns the directory, or ``None`` if it cannot be used."""
     import os
     from pathlib import Path
@@ -265,9 +265,9 @@ def enable_compile_cache() -> str | None:
 
     d = os.environ.get("JAX_COMPILATION_CACHE_DIR")
     if not d:
-        import platformdirs
+        from retcon.cache import user_cache_dir
 
-        d = str(Path(platformdirs.user_cache_dir("retcon")) / "jax")
+        d = str(user_cache_dir() / "jax")
     try:
         Path(d).mkdir(parents=True, exist_ok=True)
     except OSError:
@@ -286,9 +286,9 @@ class _CompileClock:
         self.seconds = 0.0
         jax.monitoring.register_event_duration_secs_listener(self._on)
 
-    def _on(self, event: str, duration: float, **_kwargs) -> None:
+    def _on(self, event: str, duration_secs: float, **_kwargs) -> None:
         if event.endswith(("backend_compile_duration", "cache_retrieval_time_sec")):
-            self.seconds += duration
+            self.seconds += duration_secs
 
 
 def run_simulate(args) -> int:

@@ -29,6 +29,13 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 LOCOMO_DIR = SHARED / "data" / "locomo"
 
+# Compiled kernels of CLI runs go to a folder of this test session, not the user's cache; child
+# processes inherit it.
+if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+    import tempfile
+
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="retcon-test-jax-cache-")
+
 # Tests read real data from ../shared only: point the data cache there unless the caller chose one.
 if LOCOMO_DIR.is_dir():
     os.environ.setdefault("RETCON_DATA_DIR", str(LOCOMO_DIR))
