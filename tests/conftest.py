@@ -32,9 +32,13 @@ LOCOMO_DIR = SHARED / "data" / "locomo"
 # Compiled kernels of CLI runs go to a folder of this test session, not the user's cache; child
 # processes inherit it.
 if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+    import atexit
+    import shutil
     import tempfile
 
-    os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="retcon-test-jax-cache-")
+    _cache = tempfile.mkdtemp(prefix="retcon-test-jax-cache-")
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = _cache
+    atexit.register(shutil.rmtree, _cache, ignore_errors=True)
 
 # Tests read real data from ../shared only: point the data cache there unless the caller chose one.
 if LOCOMO_DIR.is_dir():
