@@ -71,9 +71,9 @@ def check_config(config: dict, where: str) -> dict:
     return config
 
 
-def parser(name: str, doc: str) -> argparse.ArgumentParser:
+def parser(name: str, doc: str | None) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog=f"python -m experiments.{name}", description=doc.splitlines()[0]
+        prog=f"python -m experiments.{name}", description=(doc or name).splitlines()[0]
     )
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument(
@@ -123,7 +123,7 @@ def resolve(args) -> tuple[dict, int]:
     return config, seed
 
 
-def run_experiment(name: str, doc: str, argv=None) -> int:
+def run_experiment(name: str, doc: str | None, argv=None) -> int:
     """Parse, compute with ``paper_checks.EXPERIMENTS[name]``, write figure + sidecar."""
     from paper_checks import EXPERIMENTS, DataMissing, DependencyMissing
     from retcon.output import (

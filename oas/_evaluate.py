@@ -354,18 +354,16 @@ def evaluation_table(ev: Evaluation) -> str:
 
 def accuracy_figure(ev: Evaluation):
     """Accuracy per budget per policy (left) and the learned policies minus best-fixed with 95%
-    grouped-bootstrap bands (right); returns a matplotlib Figure.
+    grouped-bootstrap bands (right); returns a ``matplotlib.figure.Figure``.
 
     The bands of ten policies overlap into one grey cloud, so the left panel draws points only
     and the uncertainty is shown where it answers the question: is a learned policy better than
     the best fixed action, budget by budget?
     """
-    import matplotlib
+    from matplotlib.figure import Figure  # outside pyplot: no backend is chosen here
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax, ax_d) = plt.subplots(1, 2, figsize=(12, 4.6))
+    fig = Figure(figsize=(12, 4.6))
+    ax, ax_d = fig.subplots(1, 2)
     fixed = {"always-ret", "always-merge", "always-abstract", "always-rewrite"}
     learned_style = {
         "oas": ("tab:purple", "-", "o"),

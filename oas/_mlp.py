@@ -65,7 +65,10 @@ def _train(params, x, y, w_train, w_val, *, max_epochs, patience, learning_rate,
 
     def body(c):
         epoch, p, s, best_p, best_loss, since = c
-        updates, s = opt.update(grad(p, x, y, w_train), s, p)
+        # optax's Adam bias correction raises a Python float to its int32 step count, which strict
+        # dtype promotion rejects; the exemption covers that third-party step only.
+        with jax.numpy_dtype_promotion("standard"):
+            updates, s = opt.update(grad(p, x, y, w_train), s, p)
         p = optax.apply_updates(p, updates)
         loss = _mse(p, x, y, w_val)
         better = loss < best_loss

@@ -121,7 +121,7 @@ def format_of(path) -> str:
     fmt = FORMATS[suffix]
     if fmt == "parquet":
         try:
-            import pyarrow  # noqa: F401
+            import pyarrow  # noqa: F401  # pyright: ignore[reportMissingImports]  # extra 'parquet'
         except ImportError:
             raise InputError(
                 f"{path}: Parquet needs pyarrow; install it (pip install 'retcon[parquet]') "
@@ -174,18 +174,16 @@ def iter_raw_rows(path, *, outcomes: bool = True) -> Iterator[tuple[int, dict, b
                     )
                 yield reader.line_num, row, True
     else:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # pyright: ignore[reportMissingImports]  # extra 'parquet'
 
         for i, row in enumerate(pq.read_table(path).to_pylist(), 1):
             yield i, row, False
 
 
-def _default_embedder() -> Embedder | None:
-    try:
-        from oas import real
-    except ImportError:
-        return None
-    return getattr(real, "embed_texts", None)
+def _default_embedder() -> Embedder:
+    from oas.real import embed_texts  # on first use: rows with features never need oas.real
+
+    return embed_texts
 
 
 def read_paired(
@@ -275,16 +273,12 @@ def assemble(
                 embs.append(r.embeddings)
                 continue
             embed = embed or _default_embedder()
-            if embed is None:
-                raise InputError(
-                    f"{path}:{r.line}: field 'texts' needs an embedder (oas.real.embed_texts or "
-                    f"read_paired(embed=...)); give 'embeddings' instead."
-                )
-            e = np.asarray(embed(list(r.texts)), dtype=np.float64)
-            if e.ndim != 2 or e.shape[0] != len(r.texts):
+            texts = r.texts or ()  # validated: a raw row without embeddings has texts
+            e = np.asarray(embed(list(texts)), dtype=np.float64)
+            if e.ndim != 2 or e.shape[0] != len(texts):
                 raise InputError(
                     f"{path}:{r.line}: the embedder returned shape {e.shape}; expected "
-                    f"({len(r.texts)}, D)."
+                    f"({len(texts)}, D)."
                 )
             embs.append(e)
         dims = {e.shape[1] for e in embs}
@@ -292,10 +286,11 @@ def assemble(
             first = next(rows[i] for i, e in zip(raw_idx, embs) if e.shape[1] != embs[0].shape[1])
             raise InputError(
                 f"{path}:{first.line}: field 'embeddings' has dimension "
-                f"{[e.shape[1] for e in embs if e.shape[1] != embs[0].shape[1]][0]}; line "
+                f"{next(e.shape[1] for e in embs if e.shape[1] != embs[0].shape[1])}; line "
                 f"{rows[raw_idx[0]].line} has {embs[0].shape[1]}; one file uses one dimension."
             )
-        k_max = max(len(rows[i].lengths) for i in raw_idx)
+        raw_lengths = [np.asarray(rows[i].lengths) for i in raw_idx]  # set on every raw row
+        k_max = max(len(x) for x in raw_lengths)
         m = len(raw_idx)
         lengths = np.zeros((m, k_max))
         mask = np.zeros((m, k_max), bool)
@@ -303,8 +298,8 @@ def assemble(
         emb = np.zeros((m, k_max, embs[0].shape[1]))
         for j, i in enumerate(raw_idx):
             r = rows[i]
-            k = len(r.lengths)
-            lengths[j, :k], mask[j, :k], emb[j, :k] = r.lengths, True, embs[j]
+            k = len(raw_lengths[j])
+            lengths[j, :k], mask[j, :k], emb[j, :k] = raw_lengths[j], True, embs[j]
             sessions[j, :k] = np.unique(np.asarray(r.session_ids), return_inverse=True)[1].reshape(
                 -1
             )
@@ -437,8 +432,8 @@ def write_paired(path, data: PairedData | Iterable[dict], *, packing: str = "pre
         for r in rows:
             w.writerow([_csv_cell(r[c]) for c in columns])
         return atomic_write(path, lambda f: f.write(buf.getvalue()))
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # pyright: ignore[reportMissingImports]  # extra 'parquet'
+    import pyarrow.parquet as pq  # pyright: ignore[reportMissingImports]
 
     table = pa.Table.from_pylist(rows)
     return atomic_write(path, lambda f: pq.write_table(table, f), binary=True)
@@ -533,7 +528,8 @@ class PairedWriter:
                     self.columns = next(csv.reader(f))
                 self._line = max(self._line, 1)
         self.partial.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.partial, "a", encoding="utf-8", newline="")
+        # Open for the writer's lifetime; close() and __exit__ close it.
+        self._file = open(self.partial, "a", encoding="utf-8", newline="")  # noqa: SIM115
 
     def __enter__(self) -> PairedWriter:
         return self

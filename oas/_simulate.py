@@ -13,6 +13,7 @@ References: MODEL §2 (reader), §8 (paired data).
 from __future__ import annotations
 
 from functools import partial
+from typing import TYPE_CHECKING
 
 import jax
 import numpy as np
@@ -23,6 +24,9 @@ from oas._structure import STRUCTURE_COLUMN, structures_from_arrays
 from retcon.errors import InputError
 from retcon.vocab import VOCABULARIES
 from sim import check_packing
+
+if TYPE_CHECKING:
+    import sim
 
 COUPLINGS = ("shared", "independent")
 
@@ -117,7 +121,7 @@ def paired_from_instances(
 
 def simulate_paired(
     key: jax.Array,
-    scenario,
+    scenario: str | sim.Scenario,
     n_instances: int,
     budgets=None,
     *,
@@ -128,10 +132,10 @@ def simulate_paired(
 
     Args:
       key: root JAX key; split at once into the instance draw and the outcome draw.
-      scenario: a name of ``sim.PRESETS`` or a scenario config object.
+      scenario: a name of ``sim.PRESETS`` or a ``sim.Scenario``.
       n_instances: number of instances.
       budgets: optional budget grid passed to ``sim.simulate_instances``.
-      packing: packing for feature 3; default the scenario's own (``prefix`` if it has none).
+      packing: packing for feature 3; default the scenario's own.
       coupling: see ``paired_from_instances``.
 
     Returns:
@@ -144,17 +148,13 @@ def simulate_paired(
     k_inst, k_out = jax.random.split(key)
     config = sim.load_scenario(scenario) if isinstance(scenario, str) else scenario
     instances = sim.simulate_instances(k_inst, config, int(n_instances), budgets=budgets)
-    vocabulary = getattr(config, "vocabulary", "locomo")
-    if vocabulary not in VOCABULARIES:
-        vocabulary = "locomo"
-    simulated = getattr(config, "packing", "prefix")
     return paired_from_instances(
         k_out,
         instances,
-        vocabulary=vocabulary,
-        packing=packing or simulated,
+        vocabulary=config.vocabulary,
+        packing=packing or config.packing,
         coupling=coupling,
-        structure_packing=simulated,
+        structure_packing=config.packing,
     )
 
 

@@ -10,7 +10,6 @@ References: MODEL §8; docs/oas.md; docs/paired-data.md.
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
 from retcon.cli import add_common
@@ -66,14 +65,9 @@ def register(subparsers) -> None:
     add_common(p, out=False)
     p.set_defaults(func=_run_pair_simulate)
 
-    try:
-        real_cli = importlib.import_module("oas.real.cli")
-    except ModuleNotFoundError as e:
-        if e.name not in ("oas.real.cli", "oas.real"):
-            raise
-    else:
-        if hasattr(real_cli, "register_pair"):
-            real_cli.register_pair(pair_sub)
+    from oas.real import cli as real_cli
+
+    real_cli.register_pair(pair_sub)
 
     p = subparsers.add_parser(
         "fit",
@@ -465,14 +459,11 @@ def _run_evaluate(args) -> int:
     obj = evaluation_json(ev)
     table = evaluation_table(ev)
     if args.out:
-        import matplotlib.pyplot as plt
-
         with OutputSet(args.out, last=("evaluation.json",)) as out:
             write_text_atomic(out / "evaluation.md", table)
             fig = accuracy_figure(ev)
             save_figure_atomic(fig, out / "accuracy_by_budget.png", dpi=150)
             save_figure_atomic(fig, out / "accuracy_by_budget.pdf")
-            plt.close(fig)
             config = {
                 "data": args.data,
                 "router": args.router,

@@ -171,7 +171,7 @@ def plot_policy_accuracy(
         col, ls = POLICY_STYLES.get(name, (None, "-"))
         lw = 2.0 if name in banded else 1.2
         ax.plot(budgets, acc, color=col, ls=ls, lw=lw, label=name, marker=".")
-        if lower is not None and name in lower and name in banded:
+        if lower is not None and upper is not None and name in lower and name in banded:
             ax.fill_between(budgets, lower[name], upper[name], color=col, alpha=0.15, lw=0)
     ax.set_xscale("log")
     ax.set_xlabel("budget B (tokens)")

@@ -3,7 +3,7 @@
 Each source is computed once per run and shared by every claim that needs it. A source whose
 package is not importable raises ``DependencyMissing``; LoCoMo absent raises ``DataMissing``; the
 claim turns either into SKIPPED with the reason (never into a pass). Randomness: one root key per
-run and ``fold_in(root, id)`` per source, so adding a source never shifts the others (STYLE 4).
+run and ``fold_in(root, id)`` per source, so adding a source never shifts the others.
 
 References: MODEL §6 (theory), §3-5 (sim), §8 (OAS), §9 (LoCoMo).
 """

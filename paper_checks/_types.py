@@ -104,7 +104,7 @@ class ClaimResult(NamedTuple):
     """One claim of the paper, checked.
 
     Fields:
-      claim_id: ``"1"`` .. ``"9"``, the issue's numbering.
+      claim_id: ``"1"`` .. ``"9"``, as numbered in docs/paper-checks.md.
       claim: the claim, quoted.
       measured: the headline figure (a number; what it is is in ``details["headline"]``), or None.
       ci: the headline figure's 95% interval ``(lower, upper)``, or None.

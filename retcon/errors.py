@@ -6,6 +6,8 @@ the function, option, file, row or field, what was expected and what came, e.g.
 with status 2; anything else is a bug and keeps its traceback.
 """
 
+import math
+
 
 class InputError(ValueError):
     """Bad input from a user: a one-line message naming where, what was expected, and what came."""
@@ -35,7 +37,7 @@ def check_range(
         x = float(value)
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a number in {rng}; got {value!r}.") from None
-    bad = x != x  # NaN
+    bad = math.isnan(x)
     if low is not None:
         bad |= x <= low if low_open else x < low
     if high is not None:

@@ -127,8 +127,9 @@ def _json_default(o: Any) -> Any:
 
     if dataclasses.is_dataclass(o) and not isinstance(o, type):
         return dataclasses.asdict(o)
-    if hasattr(o, "_asdict"):
-        return o._asdict()
+    as_dict = getattr(o, "_asdict", None)  # NamedTuple
+    if callable(as_dict):
+        return as_dict()
     if isinstance(o, (np.ndarray,)) or type(o).__module__.startswith("jax"):
         return np.asarray(o).tolist()
     if isinstance(o, np.generic):

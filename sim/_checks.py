@@ -2,7 +2,7 @@
 
 Messages name the TOML key (``operators.merge.compress_ratio``), what was expected and what came,
 so the same text serves a dataclass built in Python and a scenario file (the loader prefixes the
-file name). References: STYLE (configs check themselves), MODEL §1-§2 (the ranges).
+file name). References: MODEL §1-§2 (the ranges).
 """
 
 from __future__ import annotations

@@ -91,7 +91,10 @@ def _record_extras(key, mask, r_c, longmemeval: bool):
     new = jax.random.bernoulli(k_new, 0.5, (Kx,)) if not longmemeval else jnp.ones((Kx,), bool)
     new = new.at[0].set(False)
     sessions = jnp.where(mask, jnp.cumsum(new.astype(jnp.int32)), -1)
-    unit = lambda x: x / jnp.linalg.norm(x, axis=-1, keepdims=True)
+
+    def unit(x):
+        return x / jnp.linalg.norm(x, axis=-1, keepdims=True)
+
     u = unit(jax.random.normal(k_dir, (EMBEDDING_DIM,)))
     z = unit(jax.random.normal(k_rec, (Kx, EMBEDDING_DIM)))
     c = 0.25 + 0.7 * r_c

@@ -224,35 +224,18 @@ def candidate_records(d: Draw, pr: Params) -> tuple[jax.Array, jax.Array]:
     return lengths, scores
 
 
-def pack_in_rank_order(
-    lengths: jax.Array, scores: jax.Array, budgets: jax.Array, mode: str
-) -> jax.Array:
-    """Tokens kept per candidate record ``(nB, A, N)``, records packed in score order (stable).
+def _rank_totals(lengths: jax.Array, scores: jax.Array, with_before: bool = True):
+    """Each record's rank and its running totals in rank order, computed without sorting.
 
-    ``prefix`` and ``cut`` need no sort: a record's rank is the number of records ranked before it
-    (higher score, or an equal score in an earlier slot: the stable order), a comparison of the
-    ``N`` scores with each other; the running sums of the lengths in rank order are taken once per
-    action (strictly left to right, as ``sim.pack`` does), and read back per record by a one-hot
-    selection, which is exact. Only the comparison with each budget is done per budget, in the
-    records' own order, so no gather runs over the budgets. The result is bit for bit the one of
-    sorting, packing the sorted list with ``sim.pack`` and unsorting. ``skip`` carries the budget
-    left from record to record, so it sorts, scans and unsorts.
+    A record's rank is the number of records ranked before it (higher score, or an equal score in
+    an earlier slot: the stable order), a comparison of the ``N`` scores with each other; the
+    running sums of the lengths in rank order are taken once per action (strictly left to right,
+    as ``sim.pack`` does), and read back per record by a one-hot selection, which is exact.
 
-    Args:
-      lengths: ``(A, N)`` candidate lengths per action (0 on padding).
-      scores: ``(A, N)`` retriever scores (-inf on padding).
-      budgets: ``(nB,)`` budgets in tokens.
-      mode: packing mode (MODEL §2).
-
-    References:
-      MODEL §2 (packing modes).
+    Returns ``(rank, total, before)``, each ``(A, N)``: ``total`` is the running sum through the
+    record, ``before`` the running sum of the records ranked before it (the record is whole under
+    ``prefix`` and ``cut`` exactly when ``total <= B``).
     """
-    if mode == "skip":
-        order = jnp.argsort(-scores, axis=-1, stable=True)
-        inverse = jnp.argsort(order, axis=-1)
-        ranked = jnp.take_along_axis(lengths, order, axis=-1)
-        kept = jax.vmap(lambda b: jax.vmap(lambda l: _pack_one(l, b, mode))(ranked))(budgets)
-        return jnp.take_along_axis(kept, jnp.broadcast_to(inverse, kept.shape), axis=-1)
     n = lengths.shape[-1]
     slot = jnp.arange(n)
     s_i, s_j = scores[..., :, None], scores[..., None, :]
@@ -271,22 +254,177 @@ def pack_in_rank_order(
     ranked = dot("air,ai->ar", at, lengths)  # (A, r)
     running = cumsum_in_order(ranked)  # (A, r)
     total = dot("air,ar->ai", at, running)  # (A, i)
+    if not with_before:  # prefix packing never reads it
+        return rank, total, jnp.full_like(total, -jnp.inf)
+    before_r = jnp.concatenate([jnp.zeros_like(running[..., :1]), running[..., :-1]], axis=-1)
+    before = dot("air,ar->ai", at, before_r)  # (A, i)
+    return rank, total, before
+
+
+def pack_in_rank_order(
+    lengths: jax.Array, scores: jax.Array, budgets: jax.Array, mode: str
+) -> jax.Array:
+    """Tokens kept per candidate record ``(nB, A, N)``, records packed in score order (stable).
+
+    The per-budget reference path: every record is packed again under every budget. ``prefix``
+    and ``cut`` need no sort (ranks and running totals from ``_rank_totals``); only the comparison
+    with each budget is done per budget, in the records' own order. The result is bit for bit the
+    one of sorting, packing the sorted list with ``sim.pack`` and unsorting. ``skip`` carries the
+    budget left from record to record, so it sorts, scans and unsorts.
+
+    Args:
+      lengths: ``(A, N)`` candidate lengths per action (0 on padding).
+      scores: ``(A, N)`` retriever scores (-inf on padding).
+      budgets: ``(nB,)`` budgets in tokens.
+      mode: packing mode (MODEL §2).
+
+    References:
+      MODEL §2 (packing modes).
+    """
+    if mode == "skip":
+        order = jnp.argsort(-scores, axis=-1, stable=True)
+        inverse = jnp.argsort(order, axis=-1)
+        ranked = jnp.take_along_axis(lengths, order, axis=-1)
+        kept = jax.vmap(lambda b: jax.vmap(lambda l: _pack_one(l, b, mode))(ranked))(budgets)
+        return jnp.take_along_axis(kept, jnp.broadcast_to(inverse, kept.shape), axis=-1)
+    _, total, before = _rank_totals(lengths, scores, with_before=mode == "cut")
     fits = total[None] <= budgets[:, None, None]  # (nB, A, N)
     zero = jnp.zeros((), lengths.dtype)
     if mode == "prefix":
         return jnp.where(fits, lengths[None], zero)
-    before_r = jnp.concatenate([jnp.zeros_like(running[..., :1]), running[..., :-1]], axis=-1)
-    before = dot("air,ar->ai", at, before_r)  # (A, i)
     b = budgets[:, None, None]
     return jnp.where(fits, lengths[None], jnp.clip(b - before[None], 0.0, lengths[None]))
 
 
+class Frontier(NamedTuple):
+    """One query's evidence frontier under ``prefix`` or ``cut`` packing, per action ``(4,)``.
+
+    Everything the per-budget outcomes depend on, computed once per query (MODEL §2-§3):
+
+    Attributes:
+      last_total: the smallest budget at which the action's last-ranked evidence unit of positive
+        length is whole (its running total; every earlier unit is whole by then); ``-inf`` when the
+        action has none.
+      last_before: the running total before that unit (``cut`` keeps ``B - last_before`` of it).
+      last_len: its length (0 when there is none).
+      first_total, first_before: over the records ranked at or after the first evidence unit that
+        have positive length, the least running total and the least running total before the
+        record: some such record is in the context exactly when ``B >= first_total`` (or, under
+        ``cut``, ``B > first_before``), which is when the context differs from one without the
+        cluster (``H_B``).
+    """
+
+    last_total: jax.Array
+    last_before: jax.Array
+    last_len: jax.Array
+    first_total: jax.Array
+    first_before: jax.Array
+
+
+def evidence_frontier(lengths: jax.Array, scores: jax.Array, k: int, mode: str) -> Frontier:
+    """The evidence frontier of one query from its candidate records ``(4, K + D)`` (slots ``< k``
+    hold the cluster's units). Maxima and minima only: exact in any order.
+
+    Why it is enough (``prefix`` and ``cut``): running totals do not decrease along the rank, so
+    when the last evidence unit is whole every unit is, and when any unit before it is not whole
+    the last one keeps nothing; the product of the units' supports is therefore the last unit's
+    own support, bit for bit (products with exact ones, or with a zero). The records ranked before
+    the first evidence unit are the same distractors in the same order under every action (the
+    generated record takes its best constituent's score and the earliest slot), so their packing
+    is identical, and the contexts differ (``H_B``) exactly when some record from the first
+    evidence unit on is kept (partly) under ``ret`` or the operator.
+    """
+    rank, total, before = _rank_totals(lengths, scores, with_before=mode == "cut")
+    n = lengths.shape[-1]
+    is_ev = jnp.arange(n) < k
+    positive = lengths > 0
+    ev = is_ev & positive  # (4, N)
+    last_rank = jnp.max(jnp.where(ev, rank, -1.0), axis=-1, keepdims=True)
+    last = ev & (rank == last_rank)
+    inf = jnp.asarray(jnp.inf, lengths.dtype)
+    top = jnp.max(jnp.where(is_ev, scores, -inf), axis=-1, keepdims=True)
+    # a distractor ties with the top evidence score ranks after it (higher slot)
+    beyond = positive & (is_ev | (scores <= top))
+    return Frontier(
+        last_total=jnp.max(jnp.where(last, total, -inf), axis=-1),
+        last_before=jnp.max(jnp.where(last, before, -inf), axis=-1),
+        last_len=jnp.max(jnp.where(last, lengths, 0.0), axis=-1),
+        first_total=jnp.min(jnp.where(beyond, total, inf), axis=-1),
+        first_before=jnp.min(jnp.where(beyond, before, inf), axis=-1),
+    )
+
+
+class FrontierOutcome(NamedTuple):
+    """One query's outcomes as functions of the budget (``frontier_table``; ``at_budgets`` reads
+    them at each budget). Shapes for one query.
+
+    Attributes:
+      frontier: the evidence frontier per action.
+      m_whole, m_absent: ``(4,)`` int32 ``m`` when the last evidence unit is whole / not in the
+        context (``prefix``: the only two values); unused under ``cut``.
+      grounded_absent: ``()`` ``G_B`` when ``ret``'s last unit is not whole (``prefix``).
+      phi: ``(3,)`` the operators' fidelity for the query's type; acc_raw: ``()`` ``a_t``.
+    """
+
+    frontier: Frontier
+    m_whole: jax.Array
+    m_absent: jax.Array
+    grounded_absent: jax.Array
+    phi: jax.Array
+    acc_raw: jax.Array
+
+
+def _support(kept: jax.Array, length: jax.Array, phi: jax.Array) -> jax.Array:
+    """``(..., 4)`` supports from the last evidence unit's kept tokens (see ``evidence_frontier``)."""
+    frac = kept_fraction(kept, length)
+    return jnp.concatenate([frac[..., :1], phi * frac[..., 1:]], axis=-1)
+
+
+def frontier_table(d: Draw, f: Frontier, pr: Params, mode: str) -> FrontierOutcome:
+    """What the per-budget outcomes need, once per query. Under ``prefix`` the last unit is whole
+    or absent, so ``m`` takes one of two values per action, computed here by the reader's own
+    arithmetic."""
+    phi = pr.fidelity[:, d.query_type]
+    acc = pr.acc_raw[d.query_type]
+    if mode == "prefix":
+        kept = jnp.stack([f.last_len, jnp.zeros_like(f.last_len)])  # whole, absent
+        length = jnp.broadcast_to(f.last_len, kept.shape)
+        m = quantized_success(_support(kept, length, phi), acc, pr.acc_guess)
+        grounded_absent = kept[1, 0] == length[1, 0]
+        return FrontierOutcome(f, m[0], m[1], grounded_absent, phi, acc)
+    zero = jnp.zeros((4,), jnp.int32)
+    return FrontierOutcome(f, zero, zero, jnp.zeros((), bool), phi, acc)
+
+
+def at_budgets(t: FrontierOutcome, budgets: jax.Array, pr: Params, mode: str) -> QueryOutcome:
+    """Per-budget outcomes from the frontier: a few scalar comparisons per budget and action.
+
+    Bit for bit ``reader_outcome`` of ``pack_in_rank_order`` (``prefix`` and ``cut``): every value
+    is the same arithmetic on the same operands (the kept tokens of the last evidence unit, its
+    kept fraction, ``phi`` times it, the quantized success probability).
+    """
+    f = t.frontier
+    b = budgets[:, None]  # (nB, 1)
+    fits = f.last_total[None] <= b  # (nB, 4)
+    if mode == "prefix":
+        m = jnp.where(fits, t.m_whole[None], t.m_absent[None])
+        grounded = fits[:, 0] | t.grounded_absent
+        some = f.first_total[None] <= b
+    else:
+        length = jnp.broadcast_to(f.last_len[None], fits.shape)
+        kept = jnp.where(fits, length, jnp.clip(b - f.last_before[None], 0.0, length))
+        m = quantized_success(_support(kept, length, t.phi), t.acc_raw, pr.acc_guess)
+        grounded = kept[:, 0] == length[:, 0]
+        some = (f.first_total[None] <= b) | (b > f.first_before[None])
+    return QueryOutcome(m, grounded, some[:, :1] | some[:, 1:])
+
+
 def kept_fraction(kept: jax.Array, lengths: jax.Array) -> jax.Array:
     """Share of each record's tokens in the context: exactly 1 when whole (also for padding), 0
-    when absent, ``kept / length`` when cut (XLA may divide through a reciprocal, so whole records
-    are set to 1 explicitly)."""
+    when absent, ``kept * (1 / length)`` when cut. The reciprocal is written out: XLA on CPU
+    divides that way anyway, and spelled out every path and platform rounds the same way."""
     whole = kept >= lengths
-    return jnp.where(whole, 1.0, kept / jnp.where(lengths > 0, lengths, 1.0))
+    return jnp.where(whole, 1.0, kept * (1.0 / jnp.where(lengths > 0, lengths, 1.0)))
 
 
 def reader_outcome(d: Draw, lengths: jax.Array, kept: jax.Array, pr: Params) -> QueryOutcome:
@@ -329,14 +467,38 @@ def quantized_success(support: jax.Array, acc_raw, acc_guess) -> jax.Array:
     return jnp.round(p * GRID).astype(jnp.int32)
 
 
+METHODS = ("frontier", "per-budget")
+
+
+def query_frontier(d: Draw, st: Structure, pr: Params) -> FrontierOutcome:
+    """The query's evidence frontier and outcome table (``prefix`` and ``cut`` packing)."""
+    lengths, scores = candidate_records(d, pr)
+    f = evidence_frontier(lengths, scores, st.k_max, st.packing)
+    return frontier_table(d, f, pr, st.packing)  # how query_outcome evaluates the budgets
+
+
 def query_outcome(
-    key: jax.Array, budgets: jax.Array, st: Structure, pr: Params
+    key: jax.Array, budgets: jax.Array, st: Structure, pr: Params, method: str = "frontier"
 ) -> tuple[Draw, QueryOutcome]:
-    """Draw one query and evaluate every action at every budget (vmap this over keys)."""
+    """Draw one query and evaluate every action at every budget (vmap this over keys).
+
+    ``method="frontier"`` computes the query's evidence frontier once and compares the budgets
+    with it (``prefix`` and ``cut``; ``skip`` is not nested in the budget, MODEL §6.7, and always
+    packs per budget); ``"per-budget"`` packs every record under every budget. Both give the same
+    bits.
+    """
     d = draw_query(key, st, pr)
     lengths, scores = candidate_records(d, pr)
+    if method == "frontier" and st.packing in ("prefix", "cut"):
+        return d, at_budgets(query_frontier(d, st, pr), budgets, pr, st.packing)
     kept = pack_in_rank_order(lengths, scores, budgets, st.packing)
     return d, reader_outcome(d, lengths, kept, pr)
+
+
+@partial(jax.jit, static_argnames=("st", "method"))
+def query_outcomes(root, idx, budgets, pr: Params, *, st: Structure, method: str = "frontier"):
+    """``(Draw, QueryOutcome)`` of the queries ``idx`` (query axis first), held in memory."""
+    return jax.vmap(lambda k: query_outcome(k, budgets, st, pr, method))(query_keys(root, idx))
 
 
 def query_keys(root: jax.Array, idx: jax.Array) -> jax.Array:
@@ -354,8 +516,18 @@ COLS_GH = slice(14, 17)  # count in G_B and H_B per operator
 N_COLS = 17
 
 
-@partial(jax.jit, static_argnames=("st", "n_blocks"))
-def chunk_block_sums(root, idx, valid, budgets, pr: Params, *, st: Structure, n_blocks: int):
+@partial(jax.jit, static_argnames=("st", "n_blocks", "method"))
+def chunk_block_sums(
+    root,
+    idx,
+    valid,
+    budgets,
+    pr: Params,
+    *,
+    st: Structure,
+    n_blocks: int,
+    method: str = "frontier",
+):
     """Exact int32 sums per bootstrap block for one chunk of queries.
 
     Args:
@@ -364,22 +536,96 @@ def chunk_block_sums(root, idx, valid, budgets, pr: Params, *, st: Structure, n_
         block ``i % n_blocks``.
       valid: ``(c,)`` bool; padding rows past the end of the run count for nothing.
       budgets: ``(nB,)`` budgets in tokens.
+      method: ``"frontier"`` or ``"per-budget"`` (``query_outcome``; the same sums).
 
     Returns:
       ``(sums (n_blocks, nB, 17) int32, counts (n_blocks,) int32)``; columns as ``COLS_*``.
     """
-    _, out = jax.vmap(lambda k: query_outcome(k, budgets, st, pr))(query_keys(root, idx))
+    keys = query_keys(root, idx)
+    c = idx.shape[0]
+
+    def block_sum(x):  # integer sums per block: exact in any order
+        return x.reshape(c // n_blocks, n_blocks, *x.shape[1:]).sum(axis=0, dtype=jnp.int32)
+
+    if method == "frontier" and st.packing == "prefix":
+        t = jax.vmap(lambda k: query_frontier(draw_query(k, st, pr), st, pr))(keys)
+        sums = _prefix_block_sums(t, valid, budgets, n_blocks)
+        return sums, block_sum(valid.astype(jnp.int32))
+    if method == "frontier" and st.packing == "cut":
+        t = jax.vmap(lambda k: query_frontier(draw_query(k, st, pr), st, pr))(keys)
+        out = jax.vmap(lambda x: at_budgets(x, budgets, pr, st.packing))(t)
+    else:
+        _, out = jax.vmap(lambda k: query_outcome(k, budgets, st, pr, method))(keys)
     # keep XLA from fusing the per-query outcome into the block reduction: fused, the chunk ran
     # 2x slower on CPU (measured, locomo-like, 65,536 queries); the values are the same
     out = jax.lax.optimization_barrier(out)
+    # reduce first, take differences after: the block sums of m_o - m_ret are the differences of
+    # the block sums of m (exact integers), so only 15 reductions per budget run over the chunk
+    g = out.raw_grounded & valid[:, None]  # (c, nB)
+    h = out.affected & valid[:, None, None]  # (c, nB, 3)
+    m = jnp.where(valid[:, None, None], out.m, 0)  # (c, nB, 4)
+    s_m = block_sum(m)  # (G, nB, 4)
+    s_out = block_sum(jnp.where(out.raw_grounded[..., None], 0, m))  # outside G_B
+    s_g = block_sum(g.astype(jnp.int32))
+    s_h = block_sum(h.astype(jnp.int32))
+    s_gh = block_sum((h & g[..., None]).astype(jnp.int32))
+    return _columns(s_m, s_out, s_g, s_h, s_gh), block_sum(valid.astype(jnp.int32))
+
+
+def _columns(s_m, s_out, s_g, s_h, s_gh):
+    """The 17 columns from the block sums of ``m``, ``m`` outside ``G_B``, ``G_B``, ``H_B`` and
+    both (exact integer differences)."""
+    d = s_m[..., 1:] - s_m[..., :1]
+    cov = s_out[..., 1:] - s_out[..., :1]
+    return jnp.concatenate([s_m, d, cov, s_g[..., None], s_h, s_gh], axis=-1)
+
+
+def _prefix_block_sums(t: FrontierOutcome, valid, budgets, n_blocks: int):
+    """Block sums under ``prefix`` packing without a per-budget array: every column is a step
+    function of the budget (a value below a threshold, another from it on), so each query adds its
+    steps at the thresholds' positions in the sorted budgets (``searchsorted``: budget ``i`` is at
+    or above threshold ``w`` exactly when ``i >= #{budgets < w}``, the comparison ``w <= B`` of the
+    per-budget path), and a running sum over the budget axis reads every budget's sum. Integer
+    arithmetic throughout: the same sums, bit for bit, at a cost that does not grow with the
+    number of budgets beyond the final running sum."""
+    c = valid.shape[0]
+    nb = budgets.shape[0]
+    f = t.frontier
     v = valid.astype(jnp.int32)
-    m = out.m * v[:, None, None]
-    d = m[..., 1:] - m[..., :1]
-    g = out.raw_grounded.astype(jnp.int32) * v[:, None]
-    h = out.affected.astype(jnp.int32) * v[:, None, None]
-    cov = jnp.where(out.raw_grounded[..., None], 0, d)
-    cols = jnp.concatenate([m, d, cov, g[..., None], h, h * g[..., None]], axis=-1)
-    c = idx.shape[0]
-    sums = cols.reshape(c // n_blocks, n_blocks, *cols.shape[1:]).sum(axis=0)
-    counts = v.reshape(c // n_blocks, n_blocks).sum(axis=0)
-    return sums, counts
+    w = f.last_total  # (c, 4): m is m_whole from w on, m_absent below
+    w_g = jnp.where(t.grounded_absent, -jnp.inf, w[:, 0])  # G_B from w_g on
+    h = jnp.minimum(f.first_total[:, :1], f.first_total[:, 1:])  # (c, 3): H_B from h on
+    m_lo = t.m_absent * v[:, None]
+    step = (t.m_whole - t.m_absent) * v[:, None]
+    # (threshold, column, value) events; columns: m (0-3), m outside G_B (4-7), G (8), H (9-11),
+    # G and H (12-14)
+    ws = [w[:, a] for a in range(4)]
+    thr = (
+        ws
+        + [w_g] * 4
+        + ws
+        + [jnp.maximum(w[:, a], w_g) for a in range(4)]
+        + [w_g]
+        + [h[:, o] for o in range(3)]
+        + [jnp.maximum(h[:, o], w_g) for o in range(3)]
+    )
+    col = [0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]
+    val = (
+        [step[:, a] for a in range(4)]
+        + [-m_lo[:, a] for a in range(4)]
+        + [step[:, a] for a in range(4)]
+        + [-step[:, a] for a in range(4)]
+        + [v] * 7
+    )
+    thr = jnp.stack(thr, axis=-1)  # (c, E)
+    pos = jnp.searchsorted(budgets, thr.reshape(-1), side="left", method="scan_unrolled")
+    pos = pos.reshape(thr.shape)
+    block = jnp.arange(c, dtype=jnp.int32) % n_blocks
+    flat = (block[:, None] * (nb + 1) + pos) * 15 + jnp.asarray(col, jnp.int32)[None]
+    hist = jnp.zeros((n_blocks * (nb + 1) * 15,), jnp.int32)
+    hist = hist.at[flat.reshape(-1)].add(jnp.stack(val, axis=-1).reshape(-1))
+    hist = hist.reshape(n_blocks, nb + 1, 15)[:, :nb]
+    base = jnp.concatenate([m_lo, m_lo, jnp.zeros((c, 7), jnp.int32)], axis=-1)  # (c, 15)
+    base = base.reshape(c // n_blocks, n_blocks, 15).sum(axis=0, dtype=jnp.int32)
+    s = jnp.cumsum(hist, axis=1, dtype=jnp.int32) + base[:, None]  # (G, nB, 15)
+    return _columns(s[..., 0:4], s[..., 4:8], s[..., 8], s[..., 9:12], s[..., 12:15])

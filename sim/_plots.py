@@ -1,4 +1,5 @@
-"""Figures for ``retcon simulate`` and ``retcon stress`` (matplotlib, Agg; written atomically)."""
+"""Figures for ``retcon simulate`` and ``retcon stress`` (matplotlib ``Figure`` objects outside
+pyplot, so no backend is chosen here; written atomically)."""
 
 from __future__ import annotations
 
@@ -12,19 +13,12 @@ from retcon.vocab import OPERATORS
 _COLORS = {"merge": "tab:blue", "abstract": "tab:orange", "rewrite": "tab:green"}
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def plot_delta(result, cx, title: str, path: Path) -> Path:
     """``dU_o(B)`` per operator with a 95% band (1.96 SE) and the crossover with its CI."""
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4.2))
+    ax = fig.subplots()
     b = result.budgets
     for i, op in enumerate(OPERATORS):
         d, se = result.delta[i], result.delta_se[i]
@@ -42,7 +36,6 @@ def plot_delta(result, cx, title: str, path: Path) -> Path:
     ax.legend()
     fig.tight_layout()
     out = save_figure_atomic(fig, path, dpi=130)
-    plt.close(fig)
     return out
 
 
@@ -52,8 +45,10 @@ def plot_decomposition(result, title: str, path: Path) -> Path:
     C and R are drawn as separate lines, each with its 95% band, never stacked: R is usually
     negative, and a stacked area would hide it under C (MODEL §4, dU = C + R).
     """
-    plt = _plt()
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.8), sharey=True)
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(12, 3.8))
+    axes = fig.subplots(1, 3, sharey=True)
     b = result.budgets
     series = (
         (
@@ -88,21 +83,21 @@ def plot_decomposition(result, title: str, path: Path) -> Path:
     fig.suptitle(f"{title}: dU = coverage + replacement per operator (95% bands)")
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     out = save_figure_atomic(fig, path, dpi=130)
-    plt.close(fig)
     return out
 
 
 def plot_phase(res, title: str, path: Path) -> Path:
     """Phase diagrams: budget x spillover knob, colour = sign and size of ``dU`` (MODEL §5)."""
-    plt = _plt()
     from matplotlib.colors import TwoSlopeNorm
+    from matplotlib.figure import Figure
 
     b = res.budgets
     panels = [
         ("budget spillover x_b", res.rank_spillover == 0, res.budget_spillover),
         ("rank spillover x_r", res.budget_spillover == 0, res.rank_spillover),
     ]
-    fig, axes = plt.subplots(3, 2, figsize=(11, 9), sharex=True)
+    fig = Figure(figsize=(11, 9))
+    axes = fig.subplots(3, 2, sharex=True)
     vmax = float(np.nanmax(np.abs(res.delta))) or 1.0
     norm = TwoSlopeNorm(vmin=-vmax, vcenter=0.0, vmax=vmax)
     mesh = None
@@ -153,8 +148,8 @@ def plot_phase(res, title: str, path: Path) -> Path:
         ),
     ]
     fig.legend(handles=handles, loc="upper right", fontsize=8, ncol=2, frameon=False)
+    assert mesh is not None  # every panel has at least one condition
     fig.colorbar(mesh, ax=axes, label="dU (blue: consolidate wins, red: retain wins)")
     fig.suptitle(f"{title}: Assumption-1 stress test", x=0.3)
     out = save_figure_atomic(fig, path, dpi=130)
-    plt.close(fig)
     return out

@@ -106,7 +106,7 @@ class QueryTypeConfig:
     redundancy: float
     length: LengthConfig
     acc_raw: float
-    fidelity: tuple[float, float, float]
+    fidelity: tuple[float, ...]
 
     def __post_init__(self):
         w = f"types.{self.name}"

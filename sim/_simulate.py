@@ -5,7 +5,7 @@ The query axis is cut into chunks of fixed shape (one compilation), each chunk i
 so memory stays bounded whatever the number of queries and the totals do not depend on the device
 count or the chunk size.
 
-References: MODEL §3 (``U``, ``dU``), §4 (coverage / replacement), STYLE (keys, NamedTuples).
+References: MODEL §3 (``U``, ``dU``), §4 (coverage / replacement).
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def run_chunks(
     desc: str = "simulate",
     n_blocks: int | None = None,
     max_chunk: int | None = None,
-):
+) -> tuple[np.ndarray, np.ndarray, int]:
     """Call ``fn(idx, valid)`` on every chunk of ``range(n)`` (sharded) and add the int sums.
 
     Args:
@@ -164,6 +164,7 @@ def run_chunks(
             bar.update(int(valid_np.sum()))
     if bar is not None:
         bar.close()
+    assert total is not None and counts is not None, "run_chunks needs n >= 1"
     return total, counts, n_blocks
 
 

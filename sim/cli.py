@@ -254,7 +254,46 @@ def conclusion(scenario, result, cx) -> str:
     return "\n".join(lines)
 
 
+def enable_compile_cache() -> str | None:
+    """Keep XLA's compiled kernels across runs: JAX's persistent compilation cache in the user cache
+    directory (``retcon.cache.user_cache_dir() / "jax"``), unless the user chose a directory
+    (``JAX_COMPILATION_CACHE_DIR``). Returns the directory, or ``None`` if it cannot be used."""
+    import os
+    from pathlib import Path
+
+    import jax
+
+    d = os.environ.get("JAX_COMPILATION_CACHE_DIR")
+    if not d:
+        from retcon.cache import user_cache_dir
+
+        d = str(user_cache_dir() / "jax")
+    try:
+        Path(d).mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    jax.config.update("jax_compilation_cache_dir", d)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    return d
+
+
+class _CompileClock:
+    """Seconds JAX spends compiling or loading compiled code (``jax.monitoring`` duration events)."""
+
+    def __init__(self):
+        import jax
+
+        self.seconds = 0.0
+        jax.monitoring.register_event_duration_secs_listener(self._on)
+
+    def _on(self, event: str, duration_secs: float, **_kwargs) -> None:
+        if event.endswith(("backend_compile_duration", "cache_retrieval_time_sec")):
+            self.seconds += duration_secs
+
+
 def run_simulate(args) -> int:
+    import time
+
     import jax
 
     from retcon.cli import print_json
@@ -266,6 +305,7 @@ def run_simulate(args) -> int:
         write_text_atomic,
     )
 
+    t_start = time.perf_counter()
     if args.queries is not None and not 1 <= args.queries < 2**31:
         raise InputError(f"--queries must be an integer in [1, 2**31); got {args.queries}.")
     check_resamples("--resamples", args.resamples)
@@ -288,9 +328,24 @@ def run_simulate(args) -> int:
     from retcon.cli import verbosity
 
     quiet = verbosity(args) < 0
+    enable_compile_cache()
+    clock = _CompileClock()
+    t0, c0 = time.perf_counter(), clock.seconds
     result = simulate(k_sim, scenario, args.queries, progress=False if quiet else None)
+    t1 = time.perf_counter()
+    compile_s = clock.seconds - c0
     cx = simulated_crossover(k_boot, result, n_resamples=args.resamples)
+    t2 = time.perf_counter()
     report = simulate_report(scenario, result, cx, args.seed)
+    # seconds of this run: compiling (or loading from the persistent cache) the kernel, running
+    # it, the bootstrap CI of the crossover, the plots, and the whole command so far
+    report["timing"] = {
+        "compile_s": compile_s,
+        "kernel_s": (t1 - t0) - compile_s,
+        "bootstrap_ci_s": t2 - t1,
+        "plot_s": 0.0,
+        "total_s": 0.0,
+    }
     table = simulate_table(scenario, result, cx)
     words = conclusion(scenario, result, cx)
     if jax.process_index() != 0:  # multi-process: process 0 reports
@@ -299,8 +354,11 @@ def run_simulate(args) -> int:
         from sim._plots import plot_decomposition, plot_delta
 
         with OutputSet(args.out, last=("sidecar.json",)) as out:
+            t3 = time.perf_counter()
             plot_delta(result, cx, scenario.name, out / "delta.png")
             plot_decomposition(result, scenario.name, out / "decomposition.png")
+            report["timing"]["plot_s"] = time.perf_counter() - t3
+            report["timing"]["total_s"] = time.perf_counter() - t_start
             write_json_atomic(out / "simulate.json", report)
             write_text_atomic(out / "simulate.txt", table + "\n" + words + "\n")
             write_json_atomic(
@@ -314,6 +372,8 @@ def run_simulate(args) -> int:
                     outputs=list(SIMULATE_FILES[:-1]),
                 ),
             )
+    if not args.out:  # with --out, the figure written to simulate.json
+        report["timing"]["total_s"] = time.perf_counter() - t_start
     if args.json:
         print_json(report)
     else:

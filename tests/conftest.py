@@ -1,11 +1,17 @@
-"""Shared test settings: hypothesis profiles, the LoCoMo cache, x64 only where a test asks for it."""
+"""Shared test settings: hypothesis profiles, the LoCoMo cache, strict JAX dtype promotion, x64
+only where a test asks for it."""
 
 import os
 from pathlib import Path
 
+import jax
 from hypothesis import HealthCheck, settings
 
-# `dev` for local runs; `ci` is derandomized so a CI failure reproduces (STYLE: Hypothesis).
+# Strict promotion: a silent float64 -> float32 or int -> float mix in library code
+# fails a test instead of changing a result; the library casts explicitly.
+jax.config.update("jax_numpy_dtype_promotion", "strict")
+
+# `dev` for local runs; `ci` is derandomized so a CI failure reproduces.
 settings.register_profile(
     "dev", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
@@ -16,11 +22,23 @@ settings.register_profile(
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+_ON_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if _ON_CI else "dev"))
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 LOCOMO_DIR = SHARED / "data" / "locomo"
+
+# Compiled kernels of CLI runs go to a folder of this test session, not the user's cache; child
+# processes inherit it.
+if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+
+    _cache = tempfile.mkdtemp(prefix="retcon-test-jax-cache-")
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = _cache
+    atexit.register(shutil.rmtree, _cache, ignore_errors=True)
 
 # Tests read real data from ../shared only: point the data cache there unless the caller chose one.
 if LOCOMO_DIR.is_dir():

@@ -1,7 +1,7 @@
 """The ``llm`` backend and reader against a local stub of an OpenAI-compatible server.
 
 The stub (``http.server`` in a thread on 127.0.0.1, port 0) answers from a script, so each failure
-mode of issue item 10 is exercised for real over HTTP: success and a cache hit on repeat, a 5xx then
+mode is exercised for real over HTTP: success and a cache hit on repeat, a 5xx then
 success, garbage forever (bounded tries, nothing cached), connection refused, a 4xx that is not
 retried, and an interrupted run that resumes from the cache.
 
@@ -565,7 +565,7 @@ def _pair_cli(tmp_path, *extra):
 
 
 def test_cli_endpoint_down_is_one_line_exit_2(monkeypatch, tmp_path, capsys):
-    """Item 10: an endpoint that is down -> bounded retries, then one line naming it; no cache entry."""
+    """An endpoint that is down -> bounded retries, then one line naming it; no cache entry."""
     pytest.importorskip("oas.real.cli")
     _clean_llm_env(monkeypatch)
     waits = []

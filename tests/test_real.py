@@ -35,6 +35,7 @@ from oas.real import (
 )
 from oas.real._pair import ConversationContext, query_rows
 from retcon.errors import InputError
+from tests._data import needs_locomo
 
 FIX = Path(__file__).parent / "fixtures"
 TOK = RegexTokenizer()
@@ -342,6 +343,7 @@ def test_dataset_operators_refuse_data_without_generations():
         DatasetOperators().merge(cluster_of(conv.queries[0], conv), conv)
 
 
+@needs_locomo
 def test_extractive_operators_are_deterministic_local_and_compress():
     """MODEL §1: rewrite is local (k in, k out); merge and abstract give one record; rho < 1."""
     conv = load_locomo(real.cached_path("locomo")).conversations[0]
@@ -490,6 +492,7 @@ def test_bm25_order_ranks_the_matching_session_first(tiny):
         real.order_records(texts, q.text, "random")
 
 
+@needs_locomo
 def test_dataset_merge_is_never_longer_than_rewrite_on_locomo():
     """MODEL §7: merge drops cross-record redundancy that rewrite (local) must keep, so
     len(merge(C)) <= len(rewrite(C)) (merge dates each session once, rewrite each record)."""

@@ -15,6 +15,7 @@ from oas.real import fetch
 from oas.real._fetch import DATASETS
 from retcon.cli import main
 from retcon.errors import InputError
+from tests._data import needs_locomo
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -75,8 +76,8 @@ def test_fetch_over_local_http_and_cli(tmp_path, monkeypatch, payload, capsys):
         server.server_close()
 
 
+@needs_locomo
 def test_data_path_reports_the_shared_copy(capsys):
-    # conftest points RETCON_DATA_DIR at ../shared/data/locomo, which holds the pinned file
     assert main(["data", "path", "locomo", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["sha256_ok"] and info["path"].endswith("locomo10.json")
@@ -87,6 +88,7 @@ def _rows(path):
     return [json.loads(line) for line in Path(path).read_text().splitlines()]
 
 
+@needs_locomo
 def test_pair_locomo_resumes_and_is_readable_by_oas(tmp_path, capsys):
     from oas import read_paired
 
@@ -240,6 +242,7 @@ class _StubChat(http.server.BaseHTTPRequestHandler):
         pass
 
 
+@needs_locomo
 def test_pair_llm_backend_wiring_and_cache_hits_on_rerun(tmp_path, capsys, monkeypatch):
     """The CLI hands --llm-* options to oas.real._llm; a rerun into a new file costs no request."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _StubChat)

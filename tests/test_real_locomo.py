@@ -8,12 +8,13 @@ from collections import Counter
 
 import pytest
 
-from oas.real import cached_path, load_locomo
+from oas.real import load_locomo
 from retcon.errors import InputError
 from retcon.vocab import LOCOMO_CATEGORY
+from tests._data import LOCOMO_PATH as PATH
+from tests._data import needs_locomo
 
-PATH = cached_path("locomo")
-pytestmark = pytest.mark.skipif(not PATH.is_file(), reason="LoCoMo not in the data cache")
+pytestmark = needs_locomo
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""``retcon simulate``: tables, ``--json`` keys, ``--out`` figures and sidecar (issue item 8)."""
+"""``retcon simulate``: tables, ``--json`` keys, ``--out`` figures and sidecar."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""Scale-out: the same numbers on 8 (forced host) devices as on one (issue item 7)."""
+"""Scale-out: the same numbers on 8 (forced host) devices as on one."""
 
 import json
 import os

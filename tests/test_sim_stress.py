@@ -1,4 +1,4 @@
-"""Assumption-1 stress test in shared memories (issue item 5; MODEL §5)."""
+"""Assumption-1 stress test in shared memories (MODEL §5)."""
 
 import json
 

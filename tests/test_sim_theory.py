@@ -1,4 +1,4 @@
-"""Agreement with theory on the single-cluster preset (issue item 4; MODEL §6)."""
+"""Agreement with theory on the single-cluster preset (MODEL §6)."""
 
 import jax
 import numpy as np
@@ -79,7 +79,7 @@ def test_simulated_curve_matches_section6_closed_form(single, i):
 
 @pytest.mark.parametrize("i", [0, 1, 2])
 def test_agrees_with_theory_package(single, i):
-    """Issue item 4: simulated dU(B) within 4 SE of theory.delta_curve at every budget, and the
+    """Simulated dU(B) within 4 SE of theory.delta_curve at every budget, and the
     simulated crossover's CI contains theory.crossover's budget (MODEL §6.1, §6.4)."""
     theory = pytest.importorskip("theory")
     if not hasattr(theory, "delta_curve"):

@@ -16,7 +16,7 @@ those assumptions as positive symbols (`_assume`). References: docs/model.md §6
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 import sympy as sp
@@ -32,14 +32,15 @@ u = sp.Symbol("u", positive=True)  # exp(-B / mu)
 _d, _v, _r = sp.symbols("d v r", positive=True)
 
 
-def _assume(expr: sp.Expr, *, rho_below_inv_kappa: bool) -> sp.Expr:
+def _assume(expr: sp.Basic, *, rho_below_inv_kappa: bool) -> sp.Expr:
     """Rewrite ``expr`` under ``g < a phi < a`` and ``rho < 1`` (or ``< 1/kappa``) as positive symbols."""
     rho_sub = 1 / ((1 + _v) * (1 + _r)) if rho_below_inv_kappa else 1 / (1 + _r)
     # a phi = g + (a - g)/kappa, kappa = 1 + v
-    return sp.simplify(expr.subs(rho, rho_sub).subs(phi, (g + _d / (1 + _v)) / a).subs(a, g + _d))
+    out = sp.simplify(expr.subs(rho, rho_sub).subs(phi, (g + _d / (1 + _v)) / a).subs(a, g + _d))
+    return cast(sp.Expr, out)  # sympy's stubs type simplify and subs as Basic
 
 
-def _sign(expr: sp.Expr, **kw) -> int:
+def _sign(expr: sp.Basic, **kw) -> int:
     e = _assume(expr, **kw)
     num, den = sp.fraction(sp.together(e))
     for form in (e, sp.factor(e), sp.expand(num) * sp.expand(den)):  # same sign, other shapes
@@ -75,7 +76,7 @@ def _piecewise_crossover(
     # Budgets where B/rho or B crosses a piece end.
     cand = {sp.solve(sp.Eq(arg, end), B)[0] for end in ends for arg in (B / rho, B)}
     breaks = sorted(
-        cand, key=lambda b: float(_assume(b, **kw).subs({_d: 1, _v: 1, _r: 1, g: 0, l: 1}))
+        cand, key=lambda b: float(sp.N(_assume(b, **kw).subs({_d: 1, _v: 1, _r: 1, g: 0, l: 1})))
     )
     for lo, hi in zip(breaks, breaks[1:]):  # the numeric sort must agree with the symbolic order
         assert _sign(hi - lo, **kw) > 0
@@ -171,7 +172,7 @@ def exponential_polynomial(order: int) -> sp.Expr:
     quotient = sp.cancel(in_u / (1 - u))
     assert sp.simplify(in_u - quotient * (1 - u)) == 0
     poly = sp.Poly(sp.expand(quotient), u)
-    return sum(sp.simplify(coef / (a * phi - g)) * u**i for (i,), coef in poly.terms())
+    return sp.Add(*(sp.simplify(coef / (a * phi - g)) * u**i for (i,), coef in poly.terms()))
 
 
 @functools.cache

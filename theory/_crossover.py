@@ -153,7 +153,7 @@ def tight_budget_condition(
 
 def delta_curve(
     dist: LengthDist, budgets, *, compress_ratio, fidelity, acc_raw, acc_guess
-) -> Decomposition:
+) -> Decomposition[np.ndarray]:
     """``dU_o(B)``, ``C_o(B)``, ``R_o(B)`` of the single-cluster model on a grid of budgets.
 
     ``dU = (a phi - g) F(B/rho) - (a - g) F(B)``, ``C = (a phi - g)(F(B/rho) - F(B))``,
@@ -189,7 +189,7 @@ def scan_budgets(dist: LengthDist, compress_ratio: float, *, n_log: int = 400) -
     every observed length and its ``rho`` multiple. Nothing below ``_SCAN_FLOOR`` (1e-280 tokens).
     """
     if dist.name == "empirical":
-        q = np.unique(dist._sample)
+        q = np.unique(dist.observed())
     else:
         p = np.concatenate(
             [
@@ -261,7 +261,7 @@ def crossover(dist: LengthDist, *, compress_ratio, fidelity, acc_raw, acc_guess)
     roots = []
     for i, j in changes:
         lo, hi = float(pts[i]), float(pts[j])
-        root = brentq(delta, lo, hi, xtol=1e-13 * hi, rtol=1e-14, maxiter=500)
+        root = brentq(delta, lo, hi, xtol=1e-13 * hi, rtol=np.float64(1e-14), maxiter=500)
         roots.append((root, sign[i] > 0, (lo, hi)))
     status = crossover_status([-1 if is_down else 1 for _, is_down, _ in roots])
     if status == STATUS_UNIQUE:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import scipy.stats as st
@@ -22,6 +23,9 @@ from theory._checks import (
     check_sample,
     check_scale,
 )
+
+if TYPE_CHECKING:  # scipy's frozen distributions have no public type
+    from scipy.stats._distn_infrastructure import rv_continuous_frozen
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -40,20 +44,29 @@ class LengthDist:
 
     # --- scipy view -------------------------------------------------------------------------
     @property
-    def frozen(self):
+    def frozen(self) -> rv_continuous_frozen:
         """The scipy.stats frozen distribution (continuous families only)."""
         p = self.params
         if self.name == "uniform":
-            return st.uniform(loc=0.0, scale=p["max"])
-        if self.name == "exponential":
-            return st.expon(scale=p["mean"])
-        if self.name == "gamma":
-            return st.gamma(p["shape"], scale=p["scale"])
-        if self.name == "lognormal":
-            return st.lognorm(p["sigma"], scale=p["scale"])
-        if self.name == "weibull":
-            return st.weibull_min(p["shape"], scale=p["scale"])
-        raise AttributeError(f"{self.name} length distribution has no scipy form")
+            law = st.uniform(loc=0.0, scale=p["max"])
+        elif self.name == "exponential":
+            law = st.expon(scale=p["mean"])
+        elif self.name == "gamma":
+            law = st.gamma(p["shape"], scale=p["scale"])
+        elif self.name == "lognormal":
+            law = st.lognorm(p["sigma"], scale=p["scale"])
+        elif self.name == "weibull":
+            law = st.weibull_min(p["shape"], scale=p["scale"])
+        else:
+            raise AttributeError(f"{self.name} length distribution has no scipy form")
+        # scipy's stubs type every frozen law as continuous or discrete; these are continuous.
+        return cast("rv_continuous_frozen", law)
+
+    def observed(self) -> np.ndarray:
+        """The sorted sample of an ``empirical`` law (tokens)."""
+        if self._sample is None:
+            raise AttributeError(f"{self.name} length distribution has no sample")
+        return self._sample
 
     @property
     def continuous(self) -> bool:
@@ -66,7 +79,7 @@ class LengthDist:
         if self.name == "point":
             return self.params["length"]
         if self.name == "empirical":
-            return float(self._sample.mean())
+            return float(self.observed().mean())
         return float(self.frozen.mean())
 
     @property
@@ -90,7 +103,8 @@ class LengthDist:
         if self.name == "point":
             return (x >= self.params["length"]).astype(np.float64)
         if self.name == "empirical":
-            return np.searchsorted(self._sample, x, side="right") / self._sample.size
+            sample = self.observed()
+            return np.searchsorted(sample, x, side="right") / sample.size
         return np.asarray(self.frozen.cdf(x), dtype=np.float64)
 
     def pdf(self, x) -> np.ndarray:
@@ -103,7 +117,7 @@ class LengthDist:
         if self.name == "point":
             return np.full(p.shape, self.params["length"])
         if self.name == "empirical":
-            return np.quantile(self._sample, p, method="inverted_cdf")
+            return np.quantile(self.observed(), p, method="inverted_cdf")
         return np.asarray(self.frozen.ppf(p), dtype=np.float64)
 
     def elasticity(self, x) -> np.ndarray:
@@ -124,7 +138,7 @@ class LengthDist:
 
         shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
         if self.name == "empirical":
-            return jax.random.choice(key, jnp.asarray(self._sample), shape)
+            return jax.random.choice(key, jnp.asarray(self.observed()), shape)
         p = [self.params[k] for k in DIST_PARAMS[self.name]]
         return sample_lengths(key, self.name, p[0], p[1] if len(p) > 1 else 0.0, shape)
 
@@ -151,7 +165,7 @@ class LengthDist:
         """The law of ``s L`` (tokens). References: docs/model.md §6.5."""
         s = check_scale(s)
         if self.name == "empirical":
-            return LengthDist("empirical", dict(self.params), self._sample * s)
+            return LengthDist("empirical", dict(self.params), self.observed() * s)
         key = DIST_SCALE_PARAM[self.name]
         return LengthDist(self.name, {**self.params, key: self.params[key] * s})
 

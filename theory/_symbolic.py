@@ -15,7 +15,7 @@ distribution. References: docs/model.md §4 (Proposition 1), §6 (Proposition 2)
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import sympy as sp
 
@@ -111,7 +111,7 @@ def tight_budget_ratio_expr() -> sp.Expr:
     """
     d = decomposition().delta
     power = sp.Lambda(x, c * x**k)
-    ratio = d.replace(F, power) / power(B)
+    ratio = cast(sp.Expr, d.replace(F, power)) / power(B)  # sympy's stubs: replace -> Basic
     return sp.simplify(sp.limit(sp.simplify(ratio), B, 0, "+"))
 
 

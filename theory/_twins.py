@@ -11,17 +11,22 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 import numpy as np
 import sympy as sp
 
 from theory._symbolic import B, F, a, decomposition, g, phi, rho
 
+if TYPE_CHECKING:
+    import jax
+
 f_budget, f_stretched = sp.symbols("F_B F_B_over_rho", nonnegative=True)
 
+ArrayT = TypeVar("ArrayT")  # numpy or jax arrays
 
-class Decomposition(NamedTuple):
+
+class Decomposition(NamedTuple, Generic[ArrayT]):
     """``dU = C + R`` on a grid of budgets (arrays of one shape; accuracy units).
 
     Attributes:
@@ -32,21 +37,23 @@ class Decomposition(NamedTuple):
     References: docs/model.md §4, §6.1.
     """
 
-    delta: object
-    coverage: object
-    replacement: object
+    delta: ArrayT
+    coverage: ArrayT
+    replacement: ArrayT
 
 
 @functools.cache
 def _lambdified(module: str):
     d = decomposition()
-    subs = {F(B / rho): f_stretched, F(B): f_budget}
+    subs: dict[sp.Basic | complex, sp.Basic | complex] = {F(B / rho): f_stretched, F(B): f_budget}
     exprs = [e.subs(subs) for e in d]
     assert not any(e.has(F) for e in exprs)
     return sp.lambdify((f_budget, f_stretched, phi, a, g), exprs, module)
 
 
-def decompose_numpy(f_b, f_b_over_rho, *, fidelity, acc_raw, acc_guess) -> Decomposition:
+def decompose_numpy(
+    f_b, f_b_over_rho, *, fidelity, acc_raw, acc_guess
+) -> Decomposition[np.ndarray]:
     """``dU``, ``C``, ``R`` from CDF values, in float64 numpy.
 
     Args:
@@ -70,7 +77,7 @@ def decompose_numpy(f_b, f_b_over_rho, *, fidelity, acc_raw, acc_guess) -> Decom
     )
 
 
-def decompose_jax(f_b, f_b_over_rho, *, fidelity, acc_raw, acc_guess) -> Decomposition:
+def decompose_jax(f_b, f_b_over_rho, *, fidelity, acc_raw, acc_guess) -> Decomposition[jax.Array]:
     """``dU``, ``C``, ``R`` from CDF values as jax arrays; jit- and vmap-safe (no value checks).
 
     Args: as `decompose_numpy`. Returns: Decomposition of jax arrays (broadcast shape).
@@ -87,7 +94,7 @@ def decompose_jax(f_b, f_b_over_rho, *, fidelity, acc_raw, acc_guess) -> Decompo
 
 def delta_curve_jax(
     cdf: Callable, budgets, *, compress_ratio, fidelity, acc_raw, acc_guess
-) -> Decomposition:
+) -> Decomposition[jax.Array]:
     """`decompose_jax` at ``F(B)`` and ``F(B / rho)`` for a jax-traceable CDF ``cdf``.
 
     Args:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 
 # With no --dist at all, the embedded example: it shows the sign reversal (B* ~ 530 tokens).
 DEFAULT_DIST = ("exponential", {"mean": 300.0})
@@ -220,15 +221,12 @@ def _fmt(v) -> str:
     return "n/a" if v is None else v if isinstance(v, str) else f"{v:.6g}"
 
 
-def write_outputs(res: dict, out_dir: str, args) -> list[str]:
+def write_outputs(res: dict, out_dir: str | os.PathLike[str], args) -> list[str]:
     """Write the table (CSV), the figure (PNG), the result and the sidecar (JSON) under ``out_dir``."""
     from pathlib import Path
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
+    from matplotlib.figure import Figure
 
     import theory
     from retcon.output import save_figure_atomic, sidecar, write_json_atomic, write_text_atomic
@@ -246,7 +244,8 @@ def write_outputs(res: dict, out_dir: str, args) -> list[str]:
         else None
     )
     budgets = np.array([r["budget"] for r in res["table"]])
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    fig = Figure(figsize=(6.4, 4.0))
+    ax = fig.subplots()
     if dist is not None:
         dense = np.geomspace(budgets.min(), budgets.max(), 400)
         dec = theory.delta_curve(
@@ -276,7 +275,6 @@ def write_outputs(res: dict, out_dir: str, args) -> list[str]:
     ax.legend(fontsize=8)
     fig.tight_layout()
     paths.append(save_figure_atomic(fig, out / "crossover.png", dpi=120))
-    plt.close(fig)
     paths.append(write_json_atomic(out / "crossover.json", res))
     config = {
         k: v

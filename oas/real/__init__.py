@@ -9,12 +9,27 @@ References: MODEL §1-2, §8, §9.
 """
 
 from oas.real._bm25 import bm25_order, bm25_scores
+from oas.real._classifier import (
+    CrossFit,
+    TypeClassifier,
+    cross_fit_types,
+    fit_type_classifier,
+    hashed_ngrams,
+)
 from oas.real._embed import (
     Embedder,
     HashedTfidf,
     SentenceTransformerEmbedder,
     embed_texts,
     make_embedder,
+)
+from oas.real._endtoend import (
+    crossover_ci,
+    degradation_sweep,
+    degrade_paired,
+    end_to_end_report,
+    loco_policies,
+    side_by_side,
 )
 from oas.real._fetch import DATASETS, Fetched, cached_path, data_dir, fetch, resolve_data, sha256_of
 from oas.real._instances import Packed, cluster_of, order_records, pack, render
@@ -37,6 +52,7 @@ from oas.real._readers import (
     lexical_correct,
     make_reader,
 )
+from oas.real._retrieval import evidence_recall, rank_units, retrieve
 from oas.real._run import PairJob, run_pair_job
 from oas.real._text import (
     RegexTokenizer,
@@ -57,6 +73,7 @@ __all__ = [
     "ChatClient",
     "Conversation",
     "ConversationContext",
+    "CrossFit",
     "DatasetOperators",
     "Embedder",
     "EndpointPool",
@@ -80,18 +97,28 @@ __all__ = [
     "TiktokenTokenizer",
     "Tokenizer",
     "TopKReader",
+    "TypeClassifier",
     "answer_recall",
     "bm25_order",
     "bm25_scores",
     "cached_path",
     "cluster_of",
     "content_tokens",
+    "cross_fit_types",
+    "crossover_ci",
     "data_dir",
+    "degradation_sweep",
+    "degrade_paired",
     "embed_texts",
+    "end_to_end_report",
+    "evidence_recall",
     "fetch",
+    "fit_type_classifier",
+    "hashed_ngrams",
     "lexical_correct",
     "load_locomo",
     "load_longmemeval",
+    "loco_policies",
     "make_embedder",
     "make_operators",
     "make_reader",
@@ -102,11 +129,14 @@ __all__ = [
     "pack",
     "parse_ids",
     "query_rows",
+    "rank_units",
     "render",
     "resolve_data",
     "resolve_endpoint",
+    "retrieve",
     "run_pair_job",
     "sha256_of",
+    "side_by_side",
     "split_sentences",
     "stem",
     "summarize",

@@ -29,9 +29,11 @@ class Embedder(Protocol):
 
     def fit(self, corpus: Sequence[str]) -> Embedder:
         """Corpus statistics (idf); a neural embedder returns itself unchanged."""
+        ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Shape ``(len(texts), D)`` float64 embeddings."""
+        ...
 
 
 def _bucket(token: str, dim: int) -> tuple[int, float]:
@@ -81,7 +83,9 @@ class SentenceTransformerEmbedder:
 
     def __init__(self, model: str = "sentence-transformers/all-MiniLM-L6-v2"):
         try:
-            from sentence_transformers import SentenceTransformer
+            from sentence_transformers import (  # pyright: ignore[reportMissingImports]  # extra 'embeddings'
+                SentenceTransformer,
+            )
         except ImportError:
             raise InputError(
                 "--embedder sentence-transformers needs the optional extra 'embeddings' "
@@ -100,14 +104,20 @@ class SentenceTransformerEmbedder:
 
 
 def make_embedder(name: str = "hashed-tfidf") -> Embedder:
-    """``"hashed-tfidf"`` (default) or ``"sentence-transformers[:MODEL]"``."""
+    """``"hashed-tfidf"`` (default), ``"sentence-transformers[:MODEL]"`` or ``"openai:MODEL"`` (an
+    OpenAI-compatible ``/v1/embeddings`` endpoint, ``oas.real._embed_http``)."""
     if name == "hashed-tfidf":
         return HashedTfidf()
     if name == "sentence-transformers" or name.startswith("sentence-transformers:"):
         model = name.partition(":")[2]
         return SentenceTransformerEmbedder(model) if model else SentenceTransformerEmbedder()
+    if name.startswith("openai:"):
+        from oas.real._embed_http import OpenAIEmbedder
+
+        return OpenAIEmbedder(name.partition(":")[2])
     raise InputError(
-        f"--embedder must be 'hashed-tfidf' or 'sentence-transformers[:MODEL]'; got {name!r}."
+        f"--embedder must be 'hashed-tfidf', 'sentence-transformers[:MODEL]' or 'openai:MODEL'; "
+        f"got {name!r}."
     )
 
 

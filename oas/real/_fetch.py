@@ -1,7 +1,7 @@
 """Getting the data: a pinned LoCoMo download into a checked, atomic cache.
 
-The cache folder is ``$RETCON_DATA_DIR`` when set, else ``$XDG_CACHE_HOME/retcon`` (default
-``~/.cache/retcon``). A file already there with the pinned sha256 is used as is (no download); a
+The cache folder is ``$RETCON_DATA_DIR`` when set, else the user cache directory
+(``retcon.cache.user_cache_dir``: ``~/.cache/retcon`` on Linux). A file already there with the pinned sha256 is used as is (no download); a
 download streams into a temporary sibling, is checked against the sha256 and only then renamed to
 its final name, so a wrong or interrupted download leaves nothing under the final name.
 
@@ -17,6 +17,7 @@ import urllib.request
 from pathlib import Path
 from typing import NamedTuple
 
+from retcon.cache import user_cache_dir
 from retcon.errors import InputError
 from retcon.output import atomic_write
 
@@ -43,12 +44,12 @@ class Fetched(NamedTuple):
 
 
 def data_dir() -> Path:
-    """The data cache folder: ``$RETCON_DATA_DIR``, else ``$XDG_CACHE_HOME/retcon`` or ``~/.cache/retcon``."""
+    """The data cache folder: ``$RETCON_DATA_DIR``, else the user cache directory (``~/.cache/retcon``
+    on Linux)."""
     env = os.environ.get("RETCON_DATA_DIR")
     if env:
         return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "retcon"
+    return user_cache_dir()
 
 
 def sha256_of(path: str | Path) -> str:

@@ -39,7 +39,6 @@ import logging
 import math
 import os
 import re
-import sys
 import threading
 import time
 import urllib.error
@@ -50,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from retcon.cache import user_cache_dir
 from retcon.errors import InputError
 from retcon.output import write_json_atomic
 
@@ -136,17 +136,10 @@ class EndpointConfig:
 
 
 def default_cache_dir() -> Path:
-    """``$RETCON_CACHE_DIR/llm``, else the user cache directory's ``retcon/llm``."""
+    """``$RETCON_CACHE_DIR/llm``, else ``llm`` in the user cache directory (``~/.cache/retcon/llm``
+    on Linux)."""
     root = os.environ.get("RETCON_CACHE_DIR")
-    if root:
-        return Path(root).expanduser() / "llm"
-    if sys.platform == "darwin":
-        base = Path.home() / "Library" / "Caches"
-    elif os.name == "nt":
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "retcon" / "llm"
+    return (Path(root).expanduser() if root else user_cache_dir()) / "llm"
 
 
 def split_urls(value: str | Sequence[str] | None) -> list[str]:

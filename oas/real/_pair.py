@@ -12,8 +12,8 @@ References: MODEL §1-2 (instances, packing), §6 (crossover), §8 (paired data,
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -48,18 +48,32 @@ class PairConfig:
       granularity: ``"session"`` (default) or ``"turn"``.
       order: ``"chronological"`` (default) or ``"bm25"``.
       packing: ``"cut"`` (default: prefix with the last record cut), ``"prefix"`` or ``"skip"``.
+      protocol: ``"oracle"`` (default: the cluster is the gold evidence) or ``"end-to-end"`` (the
+        cluster is what ``retriever`` ranks best, ``oas.real._retrieval``).
+      retriever: ``"bm25"`` (default) or ``"embedding"`` (end-to-end only).
+      top_k: units retrieved (end-to-end; ``None``: ``DEFAULT_TOP_K`` of the granularity).
+      predicted_types: ``query_id -> type`` used for the type feature instead of the gold type
+        (end-to-end with a classifier); ``None`` uses the gold type.
     """
 
     budgets: tuple[int, ...] = DEFAULT_BUDGETS
     granularity: str = "session"
     order: str = "chronological"
     packing: str = "cut"
+    protocol: str = "oracle"
+    retriever: str = "bm25"
+    top_k: int | None = None
+    predicted_types: Mapping[str, str] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
+        from oas.real._retrieval import PROTOCOLS, RETRIEVERS
+
         object.__setattr__(self, "budgets", check_budgets(self.budgets))
         check_choice("PairConfig.granularity", self.granularity, GRANULARITIES)
         check_choice("PairConfig.order", self.order, ORDERS)
         check_choice("PairConfig.packing", self.packing, PACKINGS)
+        check_choice("PairConfig.protocol", self.protocol, PROTOCOLS)
+        check_choice("PairConfig.retriever", self.retriever, RETRIEVERS)
 
 
 class _Prepared(NamedTuple):
@@ -106,7 +120,7 @@ def query_rows(
     reader,
     config: PairConfig,
     tokenizer: Tokenizer,
-    skip_ids: set[str] = frozenset(),
+    skip_ids: Collection[str] = frozenset(),
 ) -> list[dict]:
     """The paired-data rows of one query, one per budget not in ``skip_ids``.
 
@@ -136,8 +150,28 @@ def query_rows(
             f"query {query.query_id}: type {query.query_type!r} has no 4-way slot "
             f"(MODEL §9); paired data holds only {dict(VOCABULARIES)}."
         )
-    slot = VOCABULARIES[vocab_name].index(query.query_type)
-    cluster = cluster_of(query, ctx.conversation, config.granularity)
+    typed = query.query_type
+    if config.predicted_types is not None:
+        typed = config.predicted_types.get(query.query_id, query.query_type)
+        if typed not in VOCABULARIES[vocab_name]:
+            raise InputError(
+                f"query {query.query_id}: predicted type {typed!r} is not one of "
+                f"{list(VOCABULARIES[vocab_name])}."
+            )
+    slot = VOCABULARIES[vocab_name].index(typed)
+    if config.protocol == "end-to-end":
+        from oas.real._retrieval import retrieve
+
+        cluster = retrieve(
+            query,
+            ctx.conversation,
+            config.granularity,
+            top_k=config.top_k,
+            retriever=config.retriever,
+            embedder=ctx.embedder,
+        )
+    else:
+        cluster = cluster_of(query, ctx.conversation, config.granularity)
     prepared = {"ret": _prepare(cluster, query.text, config.order, tokenizer)}
     for action in OPERATORS:
         prepared[action] = _prepare(
@@ -152,7 +186,7 @@ def query_rows(
             "instance_id": f"{query.query_id}@{budget}",
             "query_id": query.query_id,
             "group_id": query.conversation_id,
-            "query_type": query.query_type,
+            "query_type": typed,  # the type the features see: predicted under a classifier
             "budget": budget,
         }
         for action in ACTIONS:
@@ -185,8 +219,25 @@ def query_rows(
         row["cluster_tokens"] = int(sum(raw.lengths))
         for action in OPERATORS:
             row[f"meta_tokens_{action}"] = int(sum(prepared[action].lengths))
+        if config.protocol == "end-to-end":
+            row.update(_end_to_end_meta(query, raw, budget, config.packing))
         rows.append(row)
     return rows
+
+
+def _end_to_end_meta(query: Query, raw: _Prepared, budget: int, packing: str) -> dict:
+    """Retrieval recall of the gold evidence in the units packed under ``budget`` and in ``C``."""
+    from oas.real._retrieval import evidence_recall
+    from sim import pack_reference
+
+    kept = pack_reference(np.asarray(raw.lengths, dtype=np.float64).reshape(-1), budget, packing)
+    packed = [r for r, k in zip(raw.records, kept) if k > 0]
+    return {
+        "meta_retrieval_recall": evidence_recall(query, packed),
+        "meta_retrieval_recall_cluster": evidence_recall(query, raw.records),
+        "meta_gold_type": query.query_type,
+        "meta_retrieved_ids": ",".join(r.record_id for r in raw.records),
+    }
 
 
 def iter_queries(

@@ -60,6 +60,10 @@ class PairJob:
     llm: dict = field(default_factory=dict)
     llm_judge: str = "lexical"
     seed: int = 0
+    pair_protocol: str = "oracle"
+    retriever: str = "bm25"
+    top_k: int | None = None
+    type_source: str = "predicted"
 
     def __post_init__(self):
         from oas.real._pair import DEFAULT_BUDGETS
@@ -68,6 +72,7 @@ class PairJob:
         check_choice("--operators", self.operators, ("dataset", "extractive", "llm"))
         check_choice("--reader", self.reader, ("lexical", "sentence", "llm"))
         check_choice("--llm-judge", self.llm_judge, ("lexical", "llm"))
+        _check_end_to_end(self)
         object.__setattr__(self, "budgets", check_budgets(self.budgets or DEFAULT_BUDGETS))
         conc = self.llm.get("concurrency")
         if conc is not None and (isinstance(conc, bool) or not isinstance(conc, int) or conc < 1):
@@ -97,7 +102,24 @@ class PairJob:
             # The model, not its address, defines the outcomes: the same model served elsewhere
             # resumes (the LLM cache key leaves the address out too).
             p["llm_model"] = self.llm.get("model")
+        if self.pair_protocol != "oracle":  # oracle digests stay those of earlier runs
+            p.update(
+                protocol=self.pair_protocol,
+                retriever=self.retriever,
+                top_k=self.top_k,
+                type_source=self.type_source,
+            )
         return p
+
+
+def _check_end_to_end(job: PairJob) -> None:
+    from oas.real._retrieval import PROTOCOLS, RETRIEVERS, TYPE_SOURCES
+
+    check_choice("--protocol", job.pair_protocol, PROTOCOLS)
+    check_choice("--retriever", job.retriever, RETRIEVERS)
+    check_choice("--type-source", job.type_source, TYPE_SOURCES)
+    if job.top_k is not None and (isinstance(job.top_k, bool) or job.top_k < 1):
+        raise InputError(f"--top-k must be a positive integer; got {job.top_k!r}.")
 
 
 def _load(job: PairJob):
@@ -284,7 +306,20 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
     _check_resume(job, meta_path, out)
     data_path, loaded = _load(job)
     operators, reader, tokenizer, embedder, pool = _backends(job)
-    config = PairConfig(job.budgets, job.granularity, job.order, job.packing)
+    assert job.budgets is not None  # PairJob.__post_init__ fills in the default grid
+    typing = None
+    if job.pair_protocol == "end-to-end" and job.type_source == "predicted":
+        typing = _cross_fit(loaded.conversations)
+    config = PairConfig(
+        job.budgets,
+        job.granularity,
+        job.order,
+        job.packing,
+        protocol=job.pair_protocol,
+        retriever=job.retriever,
+        top_k=job.top_k,
+        predicted_types=typing[0] if typing else None,
+    )
     pairs = list(iter_queries(loaded.conversations, job.limit))
     if not pairs:
         raise InputError(
@@ -357,6 +392,10 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
         }
     )
     summary["load"]["dropped"] = list(summary["load"]["dropped"])
+    if job.pair_protocol == "end-to-end":
+        summary["retrieval_recall"] = _recall_by_budget(data)
+        if typing is not None:
+            summary["type_classifier"] = typing[1]
     calls = {}
     for part, obj in (("operators", operators), ("reader", reader)):
         stats = getattr(obj, "stats", None)  # the llm backend counts cache hits and requests
@@ -369,6 +408,37 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
     meta["summary"] = summary
     write_json_atomic(meta_path, meta)
     return summary
+
+
+def _cross_fit(conversations) -> tuple[dict, dict]:
+    """Conversation-disjoint predicted types of every question, and the classifier's report."""
+    from oas.real._classifier import cross_fit_types
+    from retcon.vocab import VOCABULARIES
+
+    queries = [q for c in conversations for q in c.queries]
+    vocab = next(v for v in VOCABULARIES.values() if queries and queries[0].query_type in v)
+    fit = cross_fit_types(
+        [q.text for q in queries],
+        [q.query_type for q in queries],
+        [q.conversation_id for q in queries],
+        vocab,
+    )
+    return {q.query_id: str(t) for q, t in zip(queries, fit.predicted)}, fit.as_json()
+
+
+def _recall_by_budget(data) -> dict:
+    import numpy as np
+
+    b = np.asarray(data.budget, dtype=np.float64)
+    rec = np.asarray(data.meta["meta_retrieval_recall"], dtype=np.float64)
+    qid = np.asarray(data.query_id).astype(str)
+    _, first = np.unique(qid, return_index=True)
+    cl = np.asarray(data.meta["meta_retrieval_recall_cluster"], dtype=np.float64)[first]
+    return {
+        "budgets": sorted(set(b.tolist())),
+        "packed": [float(rec[b == B].mean()) for B in sorted(set(b.tolist()))],
+        "cluster": float(cl.mean()),
+    }
 
 
 def _write_rows(
@@ -464,8 +534,6 @@ def _write_rows(
 def _progress_bar(job: PairJob, total: int, progress: bool):
     if not progress:
         return None
-    try:
-        from tqdm import tqdm
-    except ImportError:  # tqdm is a core dependency; stay usable without it
-        return None
+    from tqdm import tqdm
+
     return tqdm(total=total, desc=f"pair {job.dataset}", unit="q", file=sys.stderr)

@@ -222,9 +222,11 @@ class Tokenizer(Protocol):
 
     def count(self, text: str) -> int:
         """Number of budget tokens in ``text``."""
+        ...
 
     def truncate(self, text: str, n_tokens: int) -> str:
         """The longest prefix of ``text`` holding at most ``n_tokens`` tokens."""
+        ...
 
 
 class RegexTokenizer:
@@ -256,7 +258,7 @@ class TiktokenTokenizer:
 
     def __init__(self, encoding: str = "cl100k_base"):
         try:
-            import tiktoken
+            import tiktoken  # pyright: ignore[reportMissingImports]  # extra 'tokenizers'
         except ImportError:
             raise InputError(
                 "--tokenizer tiktoken needs the optional extra 'tokenizers' "

@@ -78,12 +78,15 @@ class OperatorBackend(Protocol):
 
     def rewrite(self, cluster: Sequence[Record], conversation: Conversation) -> list[Record]:
         """Local: each record compressed on its own, ``k`` records in, ``k`` out."""
+        ...
 
     def merge(self, cluster: Sequence[Record], conversation: Conversation) -> list[Record]:
         """Cross-note: one record keeping the details of all constituents, redundancy dropped."""
+        ...
 
     def abstract(self, cluster: Sequence[Record], conversation: Conversation) -> list[Record]:
         """Cross-note: one more general record; most compression, least detail."""
+        ...
 
 
 @runtime_checkable
@@ -95,3 +98,4 @@ class Reader(Protocol):
     def score(self, query: Query, context: str) -> float:
         """1.0 when the reader answers ``query`` correctly from ``context``, else 0.0 (or a
         probability in between for a soft reader)."""
+        ...

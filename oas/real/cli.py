@@ -140,7 +140,8 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
     p.add_argument(
         "--embedder",
         default="hashed-tfidf",
-        help="hashed-tfidf (default, no download) or sentence-transformers[:MODEL]",
+        help="hashed-tfidf (default, no download), sentence-transformers[:MODEL], or "
+        "openai:MODEL (an OpenAI-compatible /v1/embeddings endpoint at $RETCON_EMBED_BASE_URL)",
     )
     p.add_argument(
         "--sentence-threshold",
@@ -187,6 +188,34 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
         choices=["lexical", "llm"],
         default="lexical",
         help="--reader llm: judge its answer by the lexical rule (default) or by the LLM (yes/no)",
+    )
+    e = p.add_argument_group("end to end", "retrieved evidence and a predicted query type")
+    e.add_argument(
+        "--protocol",
+        choices=["oracle", "end-to-end"],
+        default="oracle",
+        help="oracle (default): the cluster is the gold evidence; end-to-end: the top units a "
+        "retriever ranks over the whole conversation (docs/end-to-end.md)",
+    )
+    e.add_argument(
+        "--retriever",
+        choices=["bm25", "embedding"],
+        default="bm25",
+        help="end-to-end ranking: bm25 (default) or cosine under --embedder",
+    )
+    e.add_argument(
+        "--top-k",
+        type=int,
+        default=None,
+        metavar="K",
+        help="end-to-end: units retrieved (default 4 sessions or 40 turns)",
+    )
+    e.add_argument(
+        "--type-source",
+        choices=["predicted", "gold"],
+        default="predicted",
+        help="end-to-end: the type feature from the conversation-disjoint classifier (default) "
+        "or the gold type",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     add_common(p, out=False)
@@ -274,6 +303,10 @@ def run_pair(args) -> int:
         llm=llm,
         llm_judge=args.llm_judge,
         seed=args.seed,
+        pair_protocol=args.protocol,
+        retriever=args.retriever,
+        top_k=args.top_k,
+        type_source=args.type_source,
     )
     from retcon.cli import print_json, verbosity
 
@@ -295,5 +328,18 @@ def run_pair(args) -> int:
             f"evidence {rep['n_no_evidence']}."
         )
         print(format_table(summary))
+        if "retrieval_recall" in summary:
+            rr = summary["retrieval_recall"]
+            print(
+                "retrieval recall (packed ret)"
+                + "".join(f"{v:8.3f}" for v in rr["packed"])
+                + f"; whole cluster {rr['cluster']:.3f}"
+            )
+        if "type_classifier" in summary:
+            tc = summary["type_classifier"]
+            print(
+                f"type classifier (leave-one-conversation-out): accuracy {tc['accuracy']:.3f}; "
+                f"confusion (rows gold {tc['classes']}): {tc['confusion']}"
+            )
     sys.stdout.flush()
     return 0

@@ -86,7 +86,7 @@ def bench_bootstrap(
         n_groups = max(10, n // 50)
         data = make_data(seed, n, n_groups)
 
-        def vec():
+        def vec(data=data):
             return grouped_bootstrap_mean(
                 key, data.values, data.groups, data.mask, n_resamples=n_resamples
             )
@@ -107,7 +107,7 @@ def bench_bootstrap(
                 f"bootstrap: vectorized and loop CIs differ by {diff:.3g} at n={n}"
             )
         t = interleaved(
-            {"vectorized": vec, "loop": lambda: bootstrap_loop(draws, data)},
+            {"vectorized": vec, "loop": lambda draws=draws, data=data: bootstrap_loop(draws, data)},
             repeats,
             first={"loop": t_loop},
         )

@@ -216,7 +216,7 @@ def bench_oas(
             row.update(check_agreement(key, data, penalties=penalties))
         folds = _folds(key, data)
 
-        def jax64():
+        def jax64(data=data):
             with jax.enable_x64(True):
                 return [f.coef for f in jax_grid(key, data, penalties)]
 
@@ -226,10 +226,10 @@ def bench_oas(
         row["compile_s"] = time.perf_counter() - t0
         fns = {
             "jax_f64": jax64,
-            "jax_f32": lambda: [f.coef for f in jax_grid(key, data, penalties)],
+            "jax_f32": lambda data=data: [f.coef for f in jax_grid(key, data, penalties)],
         }
         if with_sk:
-            fns["sklearn"] = lambda: sklearn_grid(data, folds, penalties)
+            fns["sklearn"] = lambda data=data, folds=folds: sklearn_grid(data, folds, penalties)
         t = interleaved(
             fns, repeats, first={"sklearn": row["sklearn_check_s"]} if with_sk else None
         )

@@ -37,7 +37,7 @@ class BenchConfig:
     oas_sizes: tuple[int, ...] = (10**3, 10**4, 10**5, 10**6)
     sklearn_max: int | None = 10**5
     bootstrap_sizes: tuple[int, ...] = (10**3, 10**4, 10**5)
-    budget_counts: tuple[int, ...] = (1, 4, 16, 64)
+    budget_counts: tuple[int, ...] = (1, 8, 29, 64)
     budget_queries: int = 65536
     device_counts: tuple[int, ...] = (1, 2, 4, 8)
     scaleout_queries: int = 262144
@@ -170,6 +170,8 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
             config.budget_queries,
             config.budget_counts,
             scenario=config.scenario,
+            repeats=config.repeats,
+            limits=limits,
             progress=say,
         )
     if "scaleout" in config.only:

@@ -21,8 +21,18 @@ from retcon.bench._timing import run_worker
 N_CHECK = 4096
 
 
+# numpy's BLAS settings that a machine's environment may pin (a core type, a cache size): the
+# numpy baselines run without them, so numpy picks its own kernel for this CPU
+BLAS_OVERRIDES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
 def check_agreement(seed: int, scenario, n: int = N_CHECK) -> dict:
-    """Feed the JAX kernel's draws to the numpy kernel; raise unless the outcomes agree exactly.
+    """Feed the JAX kernel's draws to both numpy kernels; raise unless the outcomes agree exactly.
+
+    The JAX kernel runs both ways (the evidence frontier and the per-budget packing), and its draws
+    go to the numpy frontier formulation and to the numpy per-budget kernel: all four must give
+    the same ``m``, ``G_B`` and ``H_B`` for every query, budget and action, and the same per-budget
+    ``dU``, ``C``, ``R`` sums.
 
     Args:
       seed: root key of the draws.
@@ -30,7 +40,7 @@ def check_agreement(seed: int, scenario, n: int = N_CHECK) -> dict:
       n: queries compared.
 
     Returns the numbers compared: queries, budgets, mismatching ``m`` / ``G_B`` / ``H_B`` entries
-    (all 0) and whether the per-budget ``dU = C + R`` sums are equal.
+    over the three comparisons (all 0) and whether the sums are equal.
     """
     import jax
     import jax.numpy as jnp
@@ -42,23 +52,32 @@ def check_agreement(seed: int, scenario, n: int = N_CHECK) -> dict:
     sc = load_scenario(scenario) if isinstance(scenario, str) else scenario
     st, pr = K.split(sc)
     b = np.asarray(sc.budgets, np.float32)
-    keys = K.query_keys(jax.random.key(seed), jnp.arange(n, dtype=jnp.int32))
-    draws, out = jax.jit(jax.vmap(lambda k: K.query_outcome(k, jnp.asarray(b), st, pr)))(keys)
+    key, idx = jax.random.key(seed), jnp.arange(n, dtype=jnp.int32)
+    draws, out = K.query_outcomes(key, idx, jnp.asarray(b), pr, st=st, method="frontier")
+    _, old = K.query_outcomes(key, idx, jnp.asarray(b), pr, st=st, method="per-budget")
     _, npr = S.params_of(sc)
     d = S.NpDraw(*(np.asarray(x) for x in draws))
-    o = S.evaluate(d, b, npr, st.packing)
-    idx = np.arange(n)
-    sums_np = S.block_sums(o, idx, 1).sum(0)
     ref = S.NpOutcome(np.asarray(out.m), np.asarray(out.raw_grounded), np.asarray(out.affected))
-    sums_jax = S.block_sums(ref, idx, 1).sum(0)
+    others = [
+        S.NpOutcome(np.asarray(old.m), np.asarray(old.raw_grounded), np.asarray(old.affected)),
+        S.evaluate_frontier(d, b, npr, st.packing),
+        S.evaluate(d, b, npr, st.packing),
+    ]
+    rows = np.arange(n)
+    sums_jax = S.block_sums(ref, rows, 1).sum(0)
     row = {
         "queries": n,
         "budgets": int(b.size),
         "scenario": sc.name,
-        "m_mismatch": int(np.sum(o.m != ref.m)),
-        "raw_grounded_mismatch": int(np.sum(o.raw_grounded != ref.raw_grounded)),
-        "affected_mismatch": int(np.sum(o.affected != ref.affected)),
-        "sums_equal": bool(np.array_equal(sums_np, sums_jax)),
+        "compared": "JAX frontier vs JAX per-budget, numpy frontier, numpy per-budget",
+        "m_mismatch": sum(int(np.sum(o.m != ref.m)) for o in others),
+        "raw_grounded_mismatch": sum(
+            int(np.sum(o.raw_grounded != ref.raw_grounded)) for o in others
+        ),
+        "affected_mismatch": sum(int(np.sum(o.affected != ref.affected)) for o in others),
+        "sums_equal": all(
+            np.array_equal(S.block_sums(o, rows, 1).sum(0), sums_jax) for o in others
+        ),
     }
     if (
         row["m_mismatch"]
@@ -66,7 +85,9 @@ def check_agreement(seed: int, scenario, n: int = N_CHECK) -> dict:
         or row["affected_mismatch"]
         or not row["sums_equal"]
     ):
-        raise AssertionError(f"simulation kernel: numpy and JAX disagree on the same draws: {row}")
+        raise AssertionError(
+            f"simulation kernel: implementations disagree on the same draws: {row}"
+        )
     return row
 
 
@@ -74,9 +95,16 @@ def _evals(n: int, n_budgets: int) -> float:
     return float(n) * n_budgets * 4
 
 
-def _kernel_bytes(n: int, n_budgets: int, n_slots: int) -> float:
-    """Memory-traffic model: one float32 write and one read per (query, budget, action, record slot)."""
-    return 8.0 * n * n_budgets * 4 * n_slots
+def frontier_bytes_per_query(n_slots: int) -> int:
+    """Bytes the frontier formulation must move per query, each written once and read once: the
+    candidate records (4 actions x ``n_slots`` x length and score, float32) and the frontier table
+    (5 float32 thresholds per action, 2 x 4 int32 success values, the fidelities and ``a_t``, 3 + 1
+    float32, one flag); the budget reading adds 23 (index, value) int32 steps. Independent of the
+    number of budgets."""
+    records = 4 * n_slots * 2 * 4
+    table = 5 * 4 * 4 + 2 * 4 * 4 + 4 * 4 + 1
+    steps = 23 * 2 * 4
+    return 2 * (records + table) + steps
 
 
 def _max_z(a: dict, b: dict) -> float:
@@ -84,6 +112,59 @@ def _max_z(a: dict, b: dict) -> float:
     se = np.hypot(np.asarray(a["delta_se"]), np.asarray(b["delta_se"]))
     ok = se > 0
     return float(np.max(np.abs(da - db)[ok] / se[ok])) if ok.any() else 0.0
+
+
+def _four(spec: dict, numpy: bool, progress, label: str) -> dict:
+    """The four implementations on one spec, each in a fresh process, one after the other."""
+    out = {"jax": run_worker("sim_jax", spec)}
+    if progress:
+        progress(f"{label}: JAX frontier done")
+    out["jax_pb"] = run_worker("sim_jax", {**spec, "method": "per-budget"})
+    if numpy:
+        out["np"] = run_worker("sim_numpy", spec, unset=BLAS_OVERRIDES)
+        out["np_pb"] = run_worker(
+            "sim_numpy", {**spec, "method": "per-budget"}, unset=BLAS_OVERRIDES
+        )
+    return out
+
+
+def _row(n: int, r: dict, limits, slots: int) -> dict:
+    j = r["jax"]
+    nb = j["n_budgets"]
+    row = {
+        "queries": int(n),
+        "budgets": nb,
+        "jax_s": j["seconds"],
+        "jax_us_per_query": j["seconds"] / n * 1e6,
+        "jax_compile_s": j["compile_s"],
+        "jax_pb_s": r["jax_pb"]["seconds"],
+        "jax_mevals_per_s": _evals(n, nb) / j["seconds"] / 1e6,
+        "jax_cpu_per_wall": j["cpu_per_wall"],
+        "jax_rss_peak_mib": j["rss_peak_mib"],
+        "jax_rss_growth_mib": j["rss_peak_mib"] - j["rss_base_mib"],
+        "bytes_per_query": frontier_bytes_per_query(slots),
+        "jax_same_totals_as_per_budget": j["delta_total"] == r["jax_pb"]["delta_total"],
+    }
+    if limits is not None:
+        row["jax_fraction_of_bandwidth"] = (
+            frontier_bytes_per_query(slots) * n / j["seconds"] / 1e9 / limits.bandwidth_gbs
+        )
+    if "np" in r:
+        p, q = r["np"], r["np_pb"]
+        row.update(
+            {
+                "numpy_s": p["seconds"],
+                "numpy_pb_s": q["seconds"],
+                "numpy_blas": p.get("blas"),
+                "numpy_rss_peak_mib": p["rss_peak_mib"],
+                "numpy_cpu_per_wall": p["cpu_per_wall"],
+                "speedup": p["seconds"] / j["seconds"],
+                "speedup_vs_numpy_pb": q["seconds"] / j["seconds"],
+                "speedup_vs_jax_pb": r["jax_pb"]["seconds"] / j["seconds"],
+                "max_abs_z_delta": _max_z(j, p),
+            }
+        )
+    return row
 
 
 def bench_sim(
@@ -96,20 +177,20 @@ def bench_sim(
     limits=None,
     progress=None,
 ) -> list[dict]:
-    """Time JAX vs numpy end to end at each number of queries in ``sizes`` (one subprocess each).
+    """Time the simulation end to end at each number of queries in ``sizes`` (one process each).
+
+    Four implementations: ``sim.simulate`` (JAX, evidence frontier), the kernel's per-budget path
+    (JAX, the kernel before the frontier), the numpy frontier formulation (the best a numpy user
+    would write: ``speedup`` is against it) and the numpy per-budget kernel.
 
     Args:
       seed: root key / generator seed.
       sizes: numbers of queries.
       scenario: preset or TOML path.
-      numpy_max: largest size at which the numpy kernel runs (``None``: all).
+      numpy_max: largest size at which the numpy kernels run (``None``: all).
       repeats: timed runs per subprocess (best kept); sizes of 10^6 and more always run once.
       limits: ``MachineLimits`` for the achieved fraction of memory bandwidth.
       progress: callable taking a message, or ``None``.
-
-    Returns:
-      one row per size: seconds, throughput (M evaluations/s), peak RSS and its increase over the
-      warmed-up process, the speedup, and the largest |z| between the two ``dU`` estimates.
     """
     from sim import kernel as K
     from sim import load_scenario
@@ -118,67 +199,50 @@ def bench_sim(
     slots = st.k_max + st.n_distractors
     rows = []
     for n in sizes:
-        r = repeats if n < 10**6 else 1
-        spec = {"scenario": scenario, "n": int(n), "seed": seed, "repeats": r}
-        if progress:
-            progress(f"sim: {n} queries, JAX")
-        j = run_worker("sim_jax", spec)
-        nb = j["n_budgets"]
-        row = {
-            "queries": int(n),
-            "budgets": nb,
-            "jax_s": j["seconds"],
-            "jax_compile_s": j["compile_s"],
-            "jax_mevals_per_s": _evals(n, nb) / j["seconds"] / 1e6,
-            "jax_cpu_per_wall": j["cpu_per_wall"],
-            "jax_rss_peak_mib": j["rss_peak_mib"],
-            "jax_rss_growth_mib": j["rss_peak_mib"] - j["rss_base_mib"],
+        spec = {
+            "scenario": scenario,
+            "n": int(n),
+            "seed": seed,
+            "repeats": repeats if n < 10**6 else 1,
         }
-        if limits is not None:
-            row["jax_fraction_of_bandwidth"] = (
-                _kernel_bytes(n, nb, slots) / j["seconds"] / 1e9 / limits.bandwidth_gbs
-            )
-        if numpy_max is None or n <= numpy_max:
-            if progress:
-                progress(f"sim: {n} queries, numpy")
-            p = run_worker("sim_numpy", spec)
-            row.update(
-                {
-                    "numpy_s": p["seconds"],
-                    "numpy_mevals_per_s": _evals(n, nb) / p["seconds"] / 1e6,
-                    "numpy_cpu_per_wall": p["cpu_per_wall"],
-                    "numpy_rss_peak_mib": p["rss_peak_mib"],
-                    "numpy_rss_growth_mib": p["rss_peak_mib"] - p["rss_base_mib"],
-                    "speedup": p["seconds"] / j["seconds"],
-                    "max_abs_z_delta": _max_z(j, p),
-                }
-            )
-        rows.append(row)
+        if progress:
+            progress(f"sim: {n} queries")
+        numpy = numpy_max is None or n <= numpy_max
+        rows.append(_row(n, _four(spec, numpy, progress, f"sim {n}"), limits, slots))
     return rows
 
 
 def bench_budgets(
-    seed: int, n: int, budget_counts, *, scenario: str = "locomo-like", progress=None
+    seed: int,
+    n: int,
+    budget_counts,
+    *,
+    scenario: str = "locomo-like",
+    repeats: int = 1,
+    limits=None,
+    progress=None,
 ) -> list[dict]:
-    """Cost against the number of budgets at a fixed number of queries (JAX and numpy)."""
+    """Cost against the number of budgets at a fixed number of queries (all four implementations);
+    ``growth`` is each row's JAX time per query over the first row's."""
+    from sim import kernel as K
+    from sim import load_scenario
+
+    st, _ = K.split(load_scenario(scenario))
+    slots = st.k_max + st.n_distractors
     rows = []
     for nb in budget_counts:
-        spec = {"scenario": scenario, "n": int(n), "seed": seed, "n_budgets": int(nb)}
+        spec = {
+            "scenario": scenario,
+            "n": int(n),
+            "seed": seed,
+            "n_budgets": int(nb),
+            "repeats": repeats,
+        }
         if progress:
             progress(f"sim: {nb} budgets")
-        j = run_worker("sim_jax", spec)
-        p = run_worker("sim_numpy", spec)
-        rows.append(
-            {
-                "queries": int(n),
-                "budgets": int(nb),
-                "jax_s": j["seconds"],
-                "numpy_s": p["seconds"],
-                "jax_mevals_per_s": _evals(n, nb) / j["seconds"] / 1e6,
-                "numpy_mevals_per_s": _evals(n, nb) / p["seconds"] / 1e6,
-                "speedup": p["seconds"] / j["seconds"],
-            }
-        )
+        row = _row(n, _four(spec, True, progress, f"budgets {nb}"), limits, slots)
+        row["growth"] = row["jax_s"] / rows[0]["jax_s"] if rows else 1.0
+        rows.append(row)
     return rows
 
 

@@ -214,10 +214,92 @@ def evaluate(d: NpDraw, budgets: np.ndarray, pr: NpParams, mode: str) -> NpOutco
     p = np.clip(fma, f32(0), f32(1))
     m = np.round(p * GRID).astype(np.int32)
     grounded = np.all(kept[:, :, 0, :K] == lengths[:, None, 0, :K], axis=-1)
-    cluster_ret = np.any(kept[:, :, 0, :K] > 0, axis=-1)[..., None]
+    cluster_ret = np.any(kept[:, :, 0, :K] > 0, axis=-1, keepdims=True)
     cluster_op = np.any(kept[:, :, 1:, :K] > 0, axis=-1)
     others = np.any(kept[:, :, 1:, K:] != kept[:, :, :1, K:], axis=-1)
-    return NpOutcome(m, grounded, cluster_ret | cluster_op | others)
+    affected = np.logical_or(np.logical_or(cluster_ret, cluster_op), others)
+    return NpOutcome(m, grounded, affected)
+
+
+def _candidates(d: NpDraw, pr: NpParams):
+    """Candidate lengths and scores ``(n, 4, N)`` per action (``sim``'s ``candidate_records``)."""
+    n, K = d.ev_len.shape
+    f32 = np.float32
+    total = _in_order(d.ev_len, np.add)
+    gen_len = pr.compress[None, :2] * (f32(1) - d.redundancy[:, None]) * total[:, None]  # (n, 2)
+    gen_score = d.ev_score.max(-1)
+    N = K + d.dis_len.shape[1]
+    lengths = np.zeros((n, 4, N), f32)
+    scores = np.full((n, 4, N), -np.inf, f32)
+    lengths[:, 0, :K], scores[:, 0, :K] = d.ev_len, d.ev_score
+    lengths[:, 1:3, 0], scores[:, 1:3, 0] = gen_len, gen_score[:, None]
+    lengths[:, 3, :K], scores[:, 3, :K] = d.ev_len * pr.compress[2], d.ev_score
+    lengths[:, :, K:], scores[:, :, K:] = d.dis_len[:, None], d.dis_score[:, None]
+    return lengths, scores
+
+
+def evaluate_frontier(d: NpDraw, budgets: np.ndarray, pr: NpParams, mode: str) -> NpOutcome:
+    """``evaluate`` as a numpy user who knows the model would write it: the frontier formulation.
+
+    Per query and action, packing is done once, not once per budget: sort the records by score,
+    take the running totals, and keep the evidence frontier (the running total at which the
+    last-ranked evidence unit is whole, the total before it, its length, and the least running
+    total / total-before over the records from the first evidence unit on). Each budget is then
+    compared with these scalars (``prefix``: ``m`` is one of two values per action; ``cut``: only
+    the last unit's kept tokens are computed per budget). ``skip`` is not nested in the budget
+    (MODEL §6.7) and falls back to ``evaluate``. Bit for bit ``evaluate``'s result.
+    """
+    if mode == "skip":
+        return evaluate(d, budgets, pr, mode)
+    K = d.ev_len.shape[1]
+    f32 = np.float32
+    lengths, scores = _candidates(d, pr)
+    N = lengths.shape[-1]
+    order = np.argsort(-scores, axis=-1, kind="stable")
+    ranked = np.take_along_axis(lengths, order, axis=-1)
+    total_r = np.cumsum(ranked, axis=-1)  # (n, 4, N) in rank order
+    before_r = np.concatenate([np.zeros_like(total_r[..., :1]), total_r[..., :-1]], axis=-1)
+    ev_r = (order < K) & (ranked > 0)  # evidence units of positive length, in rank order
+    # last evidence unit: the highest rank holding one
+    last = N - 1 - np.argmax(ev_r[..., ::-1], axis=-1)  # (n, 4)
+    has = ev_r.any(-1)
+    pick = lambda x: np.take_along_axis(x, last[..., None], axis=-1)[..., 0]  # noqa: E731
+    last_total = np.where(has, pick(total_r), f32(-np.inf))
+    last_before = np.where(has, pick(before_r), f32(-np.inf))
+    last_len = np.where(has, pick(ranked), f32(0))
+    # records from the first evidence unit on (rank order), of positive length
+    first_ev = np.argmax(order < K, axis=-1)  # (n, 4); every action has an evidence slot
+    beyond = (np.arange(N) >= first_ev[..., None]) & (ranked > 0)
+    first_total = np.where(beyond, total_r, f32(np.inf)).min(-1)
+    first_before = np.where(beyond, before_r, f32(np.inf)).min(-1)
+    phi = pr.fidelity[:, d.query_type].T[:, None]  # (n, 1, 3)
+    a = pr.acc_raw[d.query_type][:, None, None]
+    g = pr.acc_guess
+
+    def reader(kept, length):
+        # the kernel's arithmetic: whole -> 1, else kept * (1 / length); one FMA; round to 2**-24
+        frac = np.where(
+            kept >= length, f32(1), kept * (f32(1) / np.where(length > 0, length, f32(1)))
+        )
+        s = np.concatenate([frac[..., :1], phi * frac[..., 1:]], axis=-1)
+        fma = (np.float64(g) + (a - g).astype(np.float64) * s.astype(np.float64)).astype(f32)
+        return np.round(np.clip(fma, f32(0), f32(1)) * GRID).astype(np.int32)
+
+    b = budgets.astype(f32)[None, :, None]  # (1, nB, 1)
+    fits = last_total[:, None] <= b  # (n, nB, 4)
+    if mode == "prefix":
+        two = np.stack([last_len, np.zeros_like(last_len)], axis=1)  # (n, 2, 4): whole, absent
+        m2 = reader(two, np.broadcast_to(last_len[:, None], two.shape))
+        m = np.where(fits, m2[:, :1], m2[:, 1:])
+        grounded = fits[..., 0] | (last_len[:, None, 0] == 0)
+        some = first_total[:, None] <= b
+    else:
+        length = np.broadcast_to(last_len[:, None], fits.shape)
+        kept = np.where(fits, length, np.clip(b - last_before[:, None], f32(0), length))
+        m = reader(kept, length)
+        grounded = kept[..., 0] == length[..., 0]
+        some = (first_total[:, None] <= b) | (b > first_before[:, None])
+    return NpOutcome(m, grounded, some[..., :1] | some[..., 1:])
 
 
 def block_sums(out: NpOutcome, idx: np.ndarray, n_blocks: int) -> np.ndarray:
@@ -247,23 +329,33 @@ def block_sums(out: NpOutcome, idx: np.ndarray, n_blocks: int) -> np.ndarray:
 
 
 def simulate_numpy(
-    seed: int, scenario, n_queries: int, budgets, *, chunk: int = 8192, n_blocks: int = 1024
+    seed: int,
+    scenario,
+    n_queries: int,
+    budgets,
+    *,
+    chunk: int = 8192,
+    n_blocks: int = 1024,
+    method: str = "frontier",
 ) -> tuple[np.ndarray, np.ndarray]:
     """End to end in numpy: draw, evaluate and reduce ``n_queries`` queries chunk by chunk.
 
-    Memory is bounded by ``chunk`` (the packed array is ``chunk * nB * 4 * (K + D)`` float32).
+    Memory is bounded by ``chunk`` (the per-budget method's packed array is
+    ``chunk * nB * 4 * (K + D)`` float32). ``method``: ``"frontier"`` (``evaluate_frontier``) or
+    ``"per-budget"`` (``evaluate``, packing again under every budget).
 
     Returns:
       ``(sums (n_blocks, nB, 17) int64, counts (n_blocks,) int64)``.
     """
     st, pr = params_of(scenario)
     b = np.asarray(budgets, np.float32)
+    ev = evaluate_frontier if method == "frontier" else evaluate
     rng = np.random.default_rng(seed)
     total = np.zeros((n_blocks, b.size, N_COLS), np.int64)
     counts = np.zeros(n_blocks, np.int64)
     for start in range(0, n_queries, chunk):
         c = min(chunk, n_queries - start)
         idx = np.arange(start, start + c)
-        total += block_sums(evaluate(draw(rng, c, st, pr), b, pr, st.packing), idx, n_blocks)
+        total += block_sums(ev(draw(rng, c, st, pr), b, pr, st.packing), idx, n_blocks)
         np.add.at(counts, idx % n_blocks, 1)
     return total, counts

@@ -88,7 +88,12 @@ def rss_now_mib() -> float:
 
 
 def run_worker(
-    task: str, spec: dict, *, env: dict | None = None, timeout: float | None = None
+    task: str,
+    spec: dict,
+    *,
+    env: dict | None = None,
+    unset: tuple[str, ...] = (),
+    timeout: float | None = None,
 ) -> dict:
     """Run ``retcon.bench._worker`` for one task in a fresh Python; return the JSON it prints last.
 
@@ -96,12 +101,16 @@ def run_worker(
       task: the worker task name (``sim_jax``, ``sim_numpy``, ``scaleout``).
       spec: JSON-serializable arguments of the task.
       env: extra environment variables (e.g. ``XLA_FLAGS`` forcing host devices).
+      unset: environment variables removed in the worker only (e.g. ``OPENBLAS_CORETYPE``).
       timeout: seconds before the subprocess is stopped.
     """
     full_env = dict(os.environ)
     full_env.update(env or {})
+    for name in unset:
+        full_env.pop(name, None)
     proc = subprocess.run(
         [sys.executable, "-m", "retcon.bench._worker", task, json.dumps(spec)],
+        check=False,
         capture_output=True,
         text=True,
         env=full_env,

@@ -36,6 +36,38 @@ def _summary(sums, counts, n):
     }
 
 
+def _kernel_per_budget(key, sc, n, b):
+    """The kernel's per-budget path (every record packed again under every budget), chunked like
+    ``sim.simulate`` on one device: the simulation kernel as it was before the frontier."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from sim import kernel as K
+
+    st, pr = K.split(sc)
+    b32 = jnp.asarray(b, jnp.float32)
+    n_blocks = min(1024, 1 << max(0, int(np.ceil(np.log2(max(n, 1))))))
+    chunk = n_blocks * max(1, min(65536 // n_blocks, -(-n // n_blocks)))
+    sums = counts = None
+    for start in range(0, n, chunk):
+        idx = np.arange(start, start + chunk)
+        s, c = K.chunk_block_sums(
+            key,
+            jnp.asarray(idx, jnp.int32),
+            jnp.asarray(idx < n),
+            b32,
+            pr,
+            st=st,
+            n_blocks=n_blocks,
+            method="per-budget",
+        )
+        s, c = np.asarray(jax.block_until_ready(s), np.int64), np.asarray(c, np.int64)
+        sums = s if sums is None else sums + s
+        counts = c if counts is None else counts + c
+    return sums, counts
+
+
 def sim_jax(spec: dict) -> dict:
     import jax
 
@@ -46,18 +78,37 @@ def sim_jax(spec: dict) -> dict:
     b = _budgets(spec, sc)
     key = jax.random.key(spec["seed"])
     n = int(spec["n"])
+    per_budget = spec.get("method") == "per-budget"
+
+    def run(m):
+        if per_budget:
+            return _kernel_per_budget(key, sc, m, b)
+        return simulate(key, sc, m, b, progress=False)
+
     t0 = time.perf_counter()
-    simulate(key, sc, min(n, int(spec.get("warm_n", 65536))), b, progress=False)  # compile
+    run(min(n, int(spec.get("warm_n", 65536))))  # compile
     compile_s = time.perf_counter() - t0
     reset_rss_peak()
     base = rss_now_mib()
     best, res, cpu = float("inf"), None, 0.0
     for _ in range(int(spec.get("repeats", 1))):
         t0, c0 = time.perf_counter(), time.process_time()
-        res = simulate(key, sc, n, b, progress=False)
+        res = run(n)
         wall = time.perf_counter() - t0
         if wall < best:
             best, cpu = wall, time.process_time() - c0
+    assert res is not None, "repeats must be >= 1"
+    if isinstance(res, tuple):  # the per-budget kernel's (block sums, counts)
+        return {
+            "seconds": best,
+            "cpu_per_wall": cpu / best,
+            "compile_s": compile_s,
+            "rss_base_mib": base,
+            "rss_peak_mib": rss_peak_mib(),
+            "devices": 1,
+            "n_budgets": int(b.size),
+            **_summary(res[0], res[1], n),
+        }
     return {
         "seconds": best,
         "cpu_per_wall": cpu / best,
@@ -82,16 +133,18 @@ def sim_numpy(spec: dict) -> dict:
     b = _budgets(spec, sc)
     n = int(spec["n"])
     chunk = int(spec.get("chunk", 8192))
-    simulate_numpy(spec["seed"] + 1, sc, min(n, chunk), b, chunk=chunk)  # warm-up, pages faulted in
+    method = spec.get("method", "frontier")
+    simulate_numpy(spec["seed"] + 1, sc, min(n, chunk), b, chunk=chunk, method=method)  # warm-up
     reset_rss_peak()
     base = rss_now_mib()
     best, out, cpu = float("inf"), None, 0.0
     for _ in range(int(spec.get("repeats", 1))):
         t0, c0 = time.perf_counter(), time.process_time()
-        out = simulate_numpy(spec["seed"], sc, n, b, chunk=chunk)
+        out = simulate_numpy(spec["seed"], sc, n, b, chunk=chunk, method=method)
         wall = time.perf_counter() - t0
         if wall < best:
             best, cpu = wall, time.process_time() - c0
+    assert out is not None, "repeats must be >= 1"
     return {
         "seconds": best,
         "cpu_per_wall": cpu / best,
@@ -99,8 +152,22 @@ def sim_numpy(spec: dict) -> dict:
         "rss_peak_mib": rss_peak_mib(),
         "rss_end_mib": rss_now_mib(),
         "n_budgets": int(b.size),
+        "blas": _blas(),
         **_summary(out[0], out[1], n),
     }
+
+
+def _blas() -> str:
+    """The BLAS numpy runs here and the kernel it picked (threadpoolctl), e.g. ``openblas Haswell``."""
+    try:
+        from threadpoolctl import threadpool_info
+
+        for lib in threadpool_info():
+            if lib.get("user_api") == "blas":
+                return f"{lib.get('internal_api')} {lib.get('architecture')} ({lib.get('num_threads')} threads)"
+    except Exception:  # report only
+        pass
+    return "unknown"
 
 
 TASKS = {"sim_jax": sim_jax, "sim_numpy": sim_numpy}

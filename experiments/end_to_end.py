@@ -1,0 +1,118 @@
+"""Oracle protocol vs end to end on real paired data: the side-by-side table (docs/end-to-end.md).
+
+Usage (the paired files from ``retcon pair locomo``, see docs/end-to-end.md)::
+
+    python -m experiments.end_to_end --run oracle=ORACLE.jsonl --run e2e-gold-type=GOLD.jsonl \
+        --run e2e=E2E.jsonl --out DIR [--seed 0] [--resamples 1000]
+
+Writes ``DIR/end_to_end.json`` (per run: summary, crossover CIs, leave-one-conversation-out
+policies, retrieval recall, classifier report; the gap split into retrieval and type) and
+``DIR/end_to_end.md`` (the table), ``DIR/end_to_end.png`` (accuracy per action against budget,
+one line style per run), and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _gap(results: dict) -> dict:
+    """OAS gain over best-fixed (overall) lost to retrieval and to type errors, when the runs exist."""
+    names = ("oracle", "e2e-gold-type", "e2e")
+    if not all(n in results for n in names):
+        return {}
+    g = {n: results[n]["policies"]["gain"]["oas"]["point"][-1] for n in names}
+    acc = {n: results[n]["policies"]["accuracy"]["oas"]["point"][-1] for n in names}
+    return {
+        "oas_gain": g,
+        "oas_accuracy": acc,
+        "gain_lost_to_retrieval": g["oracle"] - g["e2e-gold-type"],
+        "gain_lost_to_type": g["e2e-gold-type"] - g["e2e"],
+        "accuracy_lost_to_retrieval": acc["oracle"] - acc["e2e-gold-type"],
+        "accuracy_lost_to_type": acc["e2e-gold-type"] - acc["e2e"],
+    }
+
+
+def _figure(results: dict, path: Path) -> None:
+    """Accuracy per action against budget: one line style per run, one colour per action."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from retcon.output import save_figure_atomic
+    from retcon.vocab import ACTIONS
+
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    styles = ("-", "--", ":", "-.")
+    for (name, r), ls in zip(results.items(), styles):
+        s = r["summary"]
+        for j, a in enumerate(ACTIONS):
+            ax.plot(
+                s["budgets"],
+                s["accuracy"][a],
+                ls,
+                color=f"C{j}",
+                marker="o",
+                ms=3,
+                label=f"{a} ({name})",
+            )
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("budget B (tokens)")
+    ax.set_ylabel("accuracy")
+    ax.legend(fontsize=6, ncol=len(results))
+    fig.tight_layout()
+    save_figure_atomic(fig, path, dpi=120)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m experiments.end_to_end", description=__doc__)
+    p.add_argument("--run", action="append", required=True, metavar="NAME=FILE")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--resamples", type=int, default=1000)
+    args = p.parse_args(argv)
+    import jax
+
+    from oas.real import end_to_end_report, side_by_side
+    from retcon.errors import InputError
+    from retcon.output import check_out_dir, sidecar, write_json_atomic, write_text_atomic
+
+    runs = {}
+    for spec in args.run:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not Path(path).is_file():
+            raise InputError(f"--run must be NAME=FILE with an existing paired file; got {spec!r}.")
+        runs[name] = path
+    out = check_out_dir("--out", args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    key = jax.random.PRNGKey(args.seed)
+    results = {
+        name: end_to_end_report(jax.random.fold_in(key, i), path, n_resamples=args.resamples)
+        for i, (name, path) in enumerate(runs.items())
+    }
+    table = side_by_side(results)
+    gap = _gap(results)
+    meta = sidecar(
+        {"runs": runs, "resamples": args.resamples},
+        seed=args.seed,
+        command="python -m experiments.end_to_end",
+    )
+    meta.update(results=results, gap=gap, table=table)
+    write_json_atomic(Path(out) / "end_to_end.json", meta)
+    text = table + "\n"
+    if gap:
+        text += (
+            f"\nOAS gain over best-fixed lost to retrieval: {gap['gain_lost_to_retrieval']:+.3f}; "
+            f"to type errors: {gap['gain_lost_to_type']:+.3f}.\n"
+        )
+    write_text_atomic(Path(out) / "end_to_end.md", text)
+    _figure(results, Path(out) / "end_to_end.png")
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,327 @@
+"""OAS vs best-fixed vs oracle by leave-one-conversation-out, and the oracle / end-to-end table.
+
+``loco_policies``: for each conversation ``g``, the ridge router (``oas.fit_router``) and the
+best fixed action per budget are fitted on the other conversations; on ``g`` the router picks
+``argmax_a mu_a`` (``oas``) and its calibrated variant (``oas-calibrated``), best-fixed plays the
+training set's best action at the row's budget and the oracle takes ``max_a y_a``. Accuracy per
+budget and overall, and the gain of each over best-fixed, get grouped bootstrap CIs over
+conversations (``retcon.bootstrap.grouped_bootstrap_mean``).
+
+``side_by_side``: several paired-data files (e.g. oracle protocol, end to end with the gold type,
+end to end) next to each other: accuracy per action per budget, crossovers with the bootstrap
+crossover interval, OAS gain over best-fixed with its CI, retrieval recall and classifier accuracy.
+The gap from the oracle protocol to end to end splits into retrieval (oracle -> end to end with the
+gold type) and type errors (gold type -> predicted type).
+
+References: MODEL §6 (crossover), §8 (policies, grouped CIs).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from retcon.errors import InputError
+from retcon.vocab import ACTIONS
+
+POLICY_NAMES = ("best-fixed", "oas", "oas-calibrated", "oracle")
+
+
+def loco_policies(key, data, *, n_resamples: int = 1000, alpha: float = 0.1) -> dict:
+    """Leave-one-conversation-out scores of best-fixed, OAS (argmax, calibrated) and the oracle.
+
+    Args:
+      key: JAX key (split per held-out group and for the bootstrap).
+      data: ``oas.PairedData`` with at least 3 groups.
+      n_resamples: bootstrap replicates.
+      alpha: harm bound of the calibrated variant.
+
+    Returns:
+      JSON-ready dict: ``budgets``; ``accuracy[policy]`` and ``gain[policy]`` (minus best-fixed),
+      each ``{"point", "lower", "upper"}`` lists over the budgets then ``overall`` (last entry).
+
+    References: MODEL §8.
+    """
+    import jax
+
+    from oas._evaluate import best_fixed_actions
+    from retcon.bootstrap import grouped_bootstrap_mean
+
+    groups = np.asarray(data.group_id).astype(str)
+    uniq = list(dict.fromkeys(groups.tolist()))
+    if len(uniq) < 3:
+        raise InputError(f"loco_policies: need at least 3 conversations; got {len(uniq)}.")
+    y = np.asarray(data.outcomes, dtype=np.float64)
+    b = np.asarray(data.budget, dtype=np.float64)
+    budgets = np.array(sorted(set(b.tolist())))
+    chosen = {p: np.zeros(data.n, dtype=np.int64) for p in POLICY_NAMES}
+    for i, g in enumerate(uniq):
+        test = groups == g
+        train = data.take(~test)
+        router = _fit(jax.random.fold_in(key, i), train, alpha, len(uniq) - 1)
+        feats = np.asarray(data.features, dtype=np.float64)[test]
+        chosen["oas"][test] = router.choose(feats, b[test], "argmax")
+        chosen["oas-calibrated"][test] = router.choose(feats, b[test], "calibrated")
+        bf = best_fixed_actions(train.outcomes, np.asarray(train.budget, np.float64), budgets)
+        chosen["best-fixed"][test] = bf[np.searchsorted(budgets, b[test])]
+        chosen["oracle"][test] = np.argmax(y[test], axis=1)
+    mask = np.concatenate([b[:, None] == budgets[None, :], np.ones((data.n, 1), bool)], axis=1)
+    rows = np.arange(data.n)
+    score = {p: y[rows, chosen[p]] for p in POLICY_NAMES}
+    out: dict = {"budgets": budgets.tolist(), "n_groups": len(uniq), "accuracy": {}, "gain": {}}
+    kb = jax.random.fold_in(key, len(uniq))
+    for j, p in enumerate(POLICY_NAMES):
+        for name, v in (("accuracy", score[p]), ("gain", score[p] - score["best-fixed"])):
+            if name == "gain" and p == "best-fixed":
+                continue
+            vals = np.repeat(v[:, None], mask.shape[1], axis=1)
+            ci = grouped_bootstrap_mean(
+                jax.random.fold_in(kb, j), vals, groups, mask, n_resamples=n_resamples
+            )
+            out[name][p] = {
+                "point": [float(x) for x in np.asarray(ci.point)],
+                "lower": [float(x) for x in np.asarray(ci.lower)],
+                "upper": [float(x) for x in np.asarray(ci.upper)],
+            }
+    return out
+
+
+def _fit(key, train, alpha: float, n_groups: int):
+    """``oas.fit_router`` with as many ridge folds (<= 5) as the training groups allow."""
+    from oas import fit_router
+
+    for n_folds in range(min(5, max(2, n_groups - 1)), 1, -1):
+        try:
+            return fit_router(key, train, alpha=alpha, n_folds=n_folds)
+        except InputError as e:
+            if "n_folds" not in str(e):
+                raise
+    return fit_router(key, train, alpha=alpha, n_folds=2)
+
+
+def crossover_ci(key, data, *, n_resamples: int = 1000, level: float = 0.95) -> dict:
+    """Per operator: the crossover budget ``B*`` of the mean curves and a grouped-bootstrap interval.
+
+    Each replicate resamples conversations with replacement, recomputes accuracy per action per
+    budget and ``theory.grid_crossover`` of ``dU``; the interval is over the replicates that have a
+    crossover, with the share of them that do (``p_crossover``).
+
+    References: MODEL §6 (crossover on a sampled curve), §8 (grouped bootstrap).
+    """
+    from retcon.bootstrap import group_index, group_resample_weights
+    from theory import grid_crossover
+
+    y = np.asarray(data.outcomes, dtype=np.float64)
+    b = np.asarray(data.budget, dtype=np.float64)
+    budgets = np.array(sorted(set(b.tolist())))
+    ids, n_groups = group_index(np.asarray(data.group_id).astype(str))
+    onehot_b = (b[:, None] == budgets[None, :]).astype(np.float64)  # (n, m)
+    sums = np.zeros((n_groups, len(budgets), y.shape[1]))
+    np.add.at(sums, ids, onehot_b[:, :, None] * y[:, None, :])
+    counts = np.zeros((n_groups, len(budgets)))
+    np.add.at(counts, ids, onehot_b)
+    w = np.asarray(group_resample_weights(key, n_groups, int(n_resamples)), dtype=np.float64)
+    w = np.vstack([np.ones((1, n_groups)), w])  # row 0: the data themselves
+    acc = (
+        np.einsum("rg,gma->rma", w, sums)
+        / np.maximum(np.einsum("rg,gm->rm", w, counts), 1e-300)[:, :, None]
+    )
+    out = {}
+    for j, o in enumerate(ACTIONS[1:], start=1):
+        d = acc[:, :, j] - acc[:, :, 0]
+        gx = grid_crossover(budgets.tolist(), d)
+        bs = np.asarray(gx.crossover_budget, dtype=np.float64)
+        boot = bs[1:][~np.isnan(bs[1:])]
+        lo, hi = (
+            np.quantile(boot, [(1 - level) / 2, (1 + level) / 2]).tolist()
+            if boot.size
+            else [None, None]
+        )
+        out[o] = {
+            "crossover_budget": None if math.isnan(bs[0]) else float(bs[0]),
+            "lower": lo,
+            "upper": hi,
+            "p_crossover": float(boot.size / max(len(bs) - 1, 1)),
+        }
+    return out
+
+
+def _fmt_ci(p, lo, hi) -> str:
+    return f"{p:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+
+
+def side_by_side(results: dict[str, dict]) -> str:
+    """A Markdown table of the runs in ``results`` (name -> ``end_to_end_report`` output)."""
+    names = list(results)
+    first = results[names[0]]
+    budgets = [int(x) for x in first["summary"]["budgets"]]
+    lines = ["| | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for a in ACTIONS:
+        for i, B in enumerate(budgets):
+            cells = [f"{r['summary']['accuracy'][a][i]:.3f}" for r in results.values()]
+            lines.append(f"| acc {a} @ {B} | " + " | ".join(cells) + " |")
+    for o in ACTIONS[1:]:
+        cells = []
+        for r in results.values():
+            c = r["crossover"][o]
+            if c["crossover_budget"] is None:
+                cells.append(f"none (p={c['p_crossover']:.2f})")
+            else:
+                lo = "-" if c["lower"] is None else f"{c['lower']:.0f}"
+                hi = "-" if c["upper"] is None else f"{c['upper']:.0f}"
+                cells.append(f"{c['crossover_budget']:.0f} [{lo}, {hi}] (p={c['p_crossover']:.2f})")
+        lines.append(f"| crossover {o} B* [95% CI] | " + " | ".join(cells) + " |")
+    for p in ("oas", "oas-calibrated", "oracle"):
+        cells = []
+        for r in results.values():
+            g = r["policies"]["gain"][p]
+            cells.append(_fmt_ci(g["point"][-1], g["lower"][-1], g["upper"][-1]))
+        lines.append(f"| {p} - best-fixed (overall) | " + " | ".join(cells) + " |")
+    for p in POLICY_NAMES:
+        cells = [f"{r['policies']['accuracy'][p]['point'][-1]:.3f}" for r in results.values()]
+        lines.append(f"| accuracy {p} (overall) | " + " | ".join(cells) + " |")
+    cells = []
+    for r in results.values():
+        rr = r.get("retrieval_recall")
+        cells.append(
+            "1 (gold)"
+            if rr is None
+            else f"{rr['cluster']:.3f} (packed @{budgets[0]}: {rr['packed'][0]:.3f}, "
+            f"@{budgets[-1]}: {rr['packed'][-1]:.3f})"
+        )
+    lines.append("| retrieval recall of gold evidence | " + " | ".join(cells) + " |")
+    cells = []
+    for r in results.values():
+        tc = r.get("type_classifier")
+        cells.append("1 (gold)" if tc is None else f"{tc['accuracy']:.3f}")
+    lines.append("| type accuracy | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def end_to_end_report(key, path, *, n_resamples: int = 1000) -> dict:
+    """Summary, crossover CIs and LOCO policies of one paired-data file, with its sidecar's extras."""
+    import json
+    from pathlib import Path
+
+    import jax
+
+    from oas import read_paired
+    from oas.real._pair import summarize
+
+    data = read_paired(path)
+    out = {
+        "path": str(path),
+        "summary": summarize(data),
+        "crossover": crossover_ci(jax.random.fold_in(key, 1), data, n_resamples=n_resamples),
+        "policies": loco_policies(jax.random.fold_in(key, 2), data, n_resamples=n_resamples),
+    }
+    meta = Path(f"{path}.meta.json")
+    if meta.is_file():
+        s = json.loads(meta.read_text(encoding="utf-8")).get("summary", {})
+        for k in ("retrieval_recall", "type_classifier"):
+            if k in s:
+                out[k] = s[k]
+    return out
+
+
+def degrade_paired(key, data, *, recall: float = 1.0, type_accuracy: float = 1.0):
+    """Paired data as an end-to-end system would see it: missed evidence and mistyped questions.
+
+    Per question (all its budget rows together), independently:
+
+    * with probability ``1 - recall`` the retriever misses the evidence: every action's outcome
+      becomes 0 (no action can answer from memory that lacks the evidence); the features stay, as
+      the router cannot see the miss;
+    * with probability ``1 - type_accuracy`` the classifier mistypes the question: the type one-hot
+      (features 8-11) moves to one of the other three types, uniformly.
+
+    Args:
+      key: JAX key.
+      data: ``oas.PairedData``.
+      recall: retrieval recall in [0, 1].
+      type_accuracy: classifier accuracy in [0, 1].
+
+    Returns:
+      ``oas.PairedData`` with the same rows, outcomes and type features degraded.
+
+    References: MODEL §8 (features), §9 (types).
+    """
+    import jax
+
+    for name, v in (("recall", recall), ("type_accuracy", type_accuracy)):
+        if not 0.0 <= float(v) <= 1.0:
+            raise InputError(f"degrade_paired: {name} must be in [0, 1]; got {v!r}.")
+    qid = np.asarray(data.query_id).astype(str)
+    _, q = np.unique(qid, return_inverse=True)
+    n_q = int(q.max()) + 1 if q.size else 0
+    k1, k2, k3 = jax.random.split(key, 3)
+    miss = np.asarray(jax.random.uniform(k1, (n_q,))) >= recall
+    wrong = np.asarray(jax.random.uniform(k2, (n_q,))) >= type_accuracy
+    shift = np.asarray(jax.random.randint(k3, (n_q,), 1, 4))
+    y = np.where(miss[q][:, None], 0.0, np.asarray(data.outcomes, dtype=np.float64))
+    x = np.array(data.features, dtype=np.float64)
+    slot = np.argmax(x[:, 7:11], axis=1)
+    new = np.where(wrong[q], (slot + shift[q]) % 4, slot)
+    x[:, 7:11] = np.eye(4)[new]
+    from retcon.vocab import VOCABULARIES
+
+    vocab = VOCABULARIES[data.vocabulary]
+    types = np.asarray([vocab[s] for s in new], dtype=object)
+    return data._replace(outcomes=y, features=x, query_type=types)
+
+
+def degradation_sweep(
+    key,
+    data,
+    *,
+    recalls=(1.0, 0.9, 0.75, 0.6, 0.45, 0.3),
+    accuracies=(1.0, 0.85, 0.7, 0.55, 0.4, 0.25),
+    n_resamples: int = 500,
+) -> dict:
+    """OAS gain over best-fixed against retrieval recall (gold type) and type accuracy (recall 1).
+
+    One grouped split (70% of groups train, 30% test) fixed for the whole sweep; at each point the
+    train and test rows are degraded by ``degrade_paired`` with the same knobs, the ridge router
+    and the best fixed action per budget are fitted on train, and the gain (``oas`` argmax) is
+    scored on test with a grouped bootstrap CI.
+
+    Returns:
+      ``{"recall": {"x", "gain", "lower", "upper"}, "type_accuracy": {...}}``.
+    """
+    import jax
+
+    from oas import group_split
+    from oas._evaluate import best_fixed_actions
+    from retcon.bootstrap import grouped_bootstrap_mean
+
+    k_split, k_deg, k_boot = jax.random.split(key, 3)
+    part = np.asarray(group_split(k_split, data.group_id, (0.7, 0.3)))
+    out = {}
+    for axis, values in (("recall", recalls), ("type_accuracy", accuracies)):
+        rows = {"x": [], "gain": [], "lower": [], "upper": []}
+        for i, v in enumerate(values):
+            kw = {axis: float(v)}
+            d = degrade_paired(jax.random.fold_in(k_deg, i), data, **kw)
+            train, test = d.take(part == 0), d.take(part == 1)
+            n_train_groups = len(set(np.asarray(train.group_id).tolist()))
+            router = _fit(jax.random.fold_in(k_split, i), train, 0.1, n_train_groups + 1)
+            b = np.asarray(test.budget, dtype=np.float64)
+            budgets = np.array(sorted(set(np.asarray(data.budget, np.float64).tolist())))
+            bf = best_fixed_actions(train.outcomes, np.asarray(train.budget, np.float64), budgets)
+            y = np.asarray(test.outcomes, dtype=np.float64)
+            r = np.arange(test.n)
+            a_oas = router.choose(np.asarray(test.features), b, "argmax")
+            gain = y[r, a_oas] - y[r, bf[np.searchsorted(budgets, b)]]
+            ci = grouped_bootstrap_mean(
+                jax.random.fold_in(k_boot, i),
+                gain,
+                np.asarray(test.group_id).astype(str),
+                n_resamples=n_resamples,
+            )
+            rows["x"].append(float(v))
+            rows["gain"].append(float(ci.point))
+            rows["lower"].append(float(ci.lower))
+            rows["upper"].append(float(ci.upper))
+        out[axis] = rows
+    return out
