@@ -71,7 +71,7 @@ def test_oas_bench_smoke():
 @pytest.mark.parametrize(
     "packing",
     [
-        "prefix",
+        pytest.param("prefix", marks=pytest.mark.slow),
         pytest.param("skip", marks=pytest.mark.slow),
         pytest.param("cut", marks=pytest.mark.slow),
     ],

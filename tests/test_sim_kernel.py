@@ -287,7 +287,9 @@ def test_query_numbers_do_not_depend_on_batch_size(packing):
     [
         pytest.param(two_type(packing="prefix"), id="prefix"),
         pytest.param(two_type(packing="cut"), id="cut"),
-        pytest.param(two_type(packing="cut", noise=0.0), id="cut-oracle-ties"),
+        pytest.param(
+            two_type(packing="cut", noise=0.0), id="cut-oracle-ties", marks=pytest.mark.slow
+        ),
         # generated records of length ~0 (redundancy near 1, tiny compression): zero-length
         # evidence units, the edge of the frontier's argument
         *[
@@ -303,6 +305,7 @@ def test_query_numbers_do_not_depend_on_batch_size(packing):
                     budgets=(1e-3, 1e4, 30),
                 ),
                 id=f"zero-length-{packing}",
+                marks=pytest.mark.slow,
             )
             for packing in ("prefix", "cut")
         ],

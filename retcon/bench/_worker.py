@@ -72,7 +72,7 @@ def sim_jax(spec: dict) -> dict:
     import jax
 
     from retcon.bench._timing import reset_rss_peak, rss_now_mib, rss_peak_mib
-    from sim import load_scenario, simulate
+    from sim import SimResult, load_scenario, simulate
 
     sc = load_scenario(spec["scenario"])
     b = _budgets(spec, sc)
@@ -98,7 +98,7 @@ def sim_jax(spec: dict) -> dict:
         if wall < best:
             best, cpu = wall, time.process_time() - c0
     assert res is not None, "repeats must be >= 1"
-    if isinstance(res, tuple):  # the per-budget kernel's (block sums, counts)
+    if not isinstance(res, SimResult):  # the per-budget kernel's (block sums, counts)
         return {
             "seconds": best,
             "cpu_per_wall": cpu / best,
