@@ -286,7 +286,7 @@ def test_query_numbers_do_not_depend_on_batch_size(packing):
     "scenario",
     [
         pytest.param(two_type(packing="prefix"), id="prefix"),
-        pytest.param(two_type(packing="cut"), id="cut"),
+        pytest.param(two_type(packing="cut"), id="cut", marks=pytest.mark.slow),
         pytest.param(
             two_type(packing="cut", noise=0.0), id="cut-oracle-ties", marks=pytest.mark.slow
         ),
