@@ -113,7 +113,7 @@ def _gather_int64(x: np.ndarray) -> np.ndarray:
 def run_chunks_multiprocess(fn, n: int, *, n_blocks: int | None, max_chunk: int | None):
     """``run_chunks`` for a multi-process run: this process's chunks on its local devices, then
     the sums of all processes added. Returns ``(sums int64, counts int64, n_blocks)``."""
-    from sim._simulate import layout
+    from sim._simulate import add_chunks, layout
 
     P, p = jax.process_count(), jax.process_index()
     local = jax.local_devices()
@@ -124,16 +124,7 @@ def run_chunks_multiprocess(fn, n: int, *, n_blocks: int | None, max_chunk: int 
             "over them (give every process the same number of devices)."
         )
     sharding = NamedSharding(Mesh(np.asarray(local), ("q",)), PartitionSpec("q"))
-    total = counts = None
-    for start in range(0, n, chunk)[p::P]:
-        idx_np = np.arange(start, start + chunk, dtype=np.int64)
-        valid_np = idx_np < n
-        idx = jax.device_put(idx_np.astype(np.int32), sharding)
-        valid = jax.device_put(valid_np, sharding)
-        s, c = fn(idx, valid)
-        s, c = np.asarray(s, np.int64), np.asarray(c, np.int64)
-        total = s if total is None else total + s
-        counts = c if counts is None else counts + c
+    total, counts = add_chunks(fn, range(0, n, chunk)[p::P], chunk, n, sharding)
     if total is None or counts is None:  # more processes than chunks: this one had none
         s, c = jax.eval_shape(
             fn,

@@ -150,6 +150,21 @@ def run_chunks(
         from tqdm import tqdm
 
         bar = tqdm(total=n, desc=desc, unit="q", unit_scale=True, file=sys.stderr, leave=False)
+    total, counts = add_chunks(fn, starts, chunk, n, sharding, bar)
+    if bar is not None:
+        bar.close()
+    assert total is not None and counts is not None, "run_chunks needs n >= 1"
+    return total, counts, n_blocks
+
+
+def add_chunks(fn, starts, chunk: int, n: int, sharding, bar=None):
+    """Exact int64 sums of ``fn(idx, valid)`` over the chunks that begin at ``starts``.
+
+    The one chunk loop of a run, in one process or in each process of a multi-process run.
+
+    Returns:
+      ``(sums, counts)`` int64, or ``(None, None)`` when ``starts`` is empty.
+    """
     total = counts = None
     for start in starts:
         idx_np = np.arange(start, start + chunk, dtype=np.int64)
@@ -162,10 +177,7 @@ def run_chunks(
         counts = c if counts is None else counts + c
         if bar is not None:
             bar.update(int(valid_np.sum()))
-    if bar is not None:
-        bar.close()
-    assert total is not None and counts is not None, "run_chunks needs n >= 1"
-    return total, counts, n_blocks
+    return total, counts
 
 
 def _check_budgets(budgets, scenario: Scenario) -> np.ndarray:
