@@ -23,7 +23,7 @@ from paper_checks._figures import (
     plot_phase_diagram,
     plot_policy_accuracy,
 )
-from paper_checks._policies import n_folds_for
+from paper_checks._policies import fit_ridge_on, n_folds_for
 from paper_checks._report import plain
 from paper_checks._sources import Workspace, need
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
@@ -327,14 +327,7 @@ def harm_tradeoff_data(config: dict, seed: int) -> dict:
     k_split, k_fit, k_boot = jax.random.split(root, 3)
     part = np.asarray(oas.group_split(k_split, paired.group_id, (0.5, 0.2, 0.3)))
     train, calib, test = paired.take(part == 0), paired.take(part == 1), paired.take(part == 2)
-    n_train_groups = len(np.unique(np.asarray(train.group_id).astype(str)))
-    fit = oas.fit_ridge(
-        k_fit,
-        train.features,
-        train.outcomes,
-        train.group_id,
-        n_folds=int(max(2, min(5, n_train_groups))),
-    )
+    fit = fit_ridge_on(oas, k_fit, train)
     predict = need("oas", "predict_ridge")
     mu_cal, mu_test = predict(fit, calib.features), predict(fit, test.features)
     y = test.outcomes

@@ -118,6 +118,7 @@ def loco_evaluate(
     import jax
 
     from paper_checks._curves import raw_grounded
+    from paper_checks._policies import fit_ridge_on
 
     oas: Any = importlib.import_module("oas")  # public API, lazily exported
 
@@ -143,14 +144,7 @@ def loco_evaluate(
             )
         )
         train, calib = seen.take(part == 0), seen.take(part == 1)
-        n_train_groups = len(np.unique(np.asarray(train.group_id).astype(str)))
-        fit = oas.fit_ridge(
-            k_fit,
-            train.features,
-            train.outcomes,
-            train.group_id,
-            n_folds=int(max(2, min(5, n_train_groups))),
-        )
+        fit = fit_ridge_on(oas, k_fit, train)
         mu_cal = oas.predict_ridge(fit, calib.features)
         mu = oas.predict_ridge(fit, test.features)
         budgets = np.unique(test.budget)

@@ -143,6 +143,7 @@ def _single_scenario(a, g, phi, rho, scale):
 
 
 @settings(max_examples=3, derandomize=True, deadline=None, phases=[Phase.explicit, Phase.generate])
+@pytest.mark.slow  # ~12 s of refits: the fast tier keeps the fixed-scenario checks
 @given(
     a=st.floats(0.6, 0.95),
     g=st.floats(0.02, 0.3),

@@ -37,24 +37,11 @@ from oas.real._llm_client import (
     resolve_endpoint,
 )
 from oas.real._types import Conversation, OperatorBackend, Query, Reader, Record, Session
+from retcon.bench.llm_throughput import completion_body
 from retcon.errors import InputError
 
-
 # --------------------------------------------------------------------------------------- stub server
-def _completion(content) -> bytes:
-    return json.dumps(
-        {
-            "id": "x",
-            "object": "chat.completion",
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
-                }
-            ],
-        }
-    ).encode()
+_completion = completion_body  # the fake server's body, one definition
 
 
 class _Handler(BaseHTTPRequestHandler):

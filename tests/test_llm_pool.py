@@ -194,7 +194,10 @@ def test_urls_from_a_list_or_the_environment(monkeypatch, tmp_path):
 def test_a_shared_pool_bounds_operators_and_reader_together(tmp_path):
     from oas.real._llm import LLMOperators, LLMReader
 
-    with FakeLLMServer(gate=3, gate_timeout=0.3) as srv:
+    # The server holds each request until 3 are in flight or 1 s has passed: a pool that lets 3
+    # through shows 3 at once, and the two a correct pool lets through meet there even when the
+    # machine is busy (a 0.3 s hold let the second miss the first under load).
+    with FakeLLMServer(gate=3, gate_timeout=1.0) as srv:
         pool = EndpointPool(resolve_endpoint(srv.base_url, "fake", "", tmp_path, concurrency=2))
         ops = LLMOperators(srv.base_url, "fake", cache_dir=tmp_path, pool=pool)
         rd = LLMReader(srv.base_url, "fake", cache_dir=tmp_path, pool=pool)

@@ -172,18 +172,9 @@ def evaluate(d: NpDraw, budgets: np.ndarray, pr: NpParams, mode: str) -> NpOutco
       pr: parameters.
       mode: packing mode.
     """
-    n, K = d.ev_len.shape
+    K = d.ev_len.shape[1]
     f32 = np.float32
-    total = _in_order(d.ev_len, np.add)
-    gen_len = pr.compress[None, :2] * (f32(1) - d.redundancy[:, None]) * total[:, None]  # (n, 2)
-    gen_score = d.ev_score.max(-1)
-    N = K + d.dis_len.shape[1]
-    lengths = np.zeros((n, 4, N), f32)
-    scores = np.full((n, 4, N), -np.inf, f32)
-    lengths[:, 0, :K], scores[:, 0, :K] = d.ev_len, d.ev_score
-    lengths[:, 1:3, 0], scores[:, 1:3, 0] = gen_len, gen_score[:, None]
-    lengths[:, 3, :K], scores[:, 3, :K] = d.ev_len * pr.compress[2], d.ev_score
-    lengths[:, :, K:], scores[:, :, K:] = d.dis_len[:, None], d.dis_score[:, None]
+    lengths, scores = _candidates(d, pr)
     order = np.argsort(-scores, axis=-1, kind="stable")
     inverse = np.argsort(order, axis=-1, kind="stable")
     ranked = np.take_along_axis(lengths, order, axis=-1)
