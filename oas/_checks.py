@@ -289,11 +289,6 @@ def vocabulary_name(query_type: str) -> str:
     raise InputError(f"unknown query type {query_type!r}.")
 
 
-def check_choice(name: str, value, choices) -> None:
-    if value not in choices:
-        raise InputError(f"{name} must be one of {list(choices)}; got {value!r}.")
-
-
 def check_positive_int(name: str, value, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise InputError(f"{name} must be an integer >= {minimum}; got {value!r}.")

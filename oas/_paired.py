@@ -30,13 +30,12 @@ from oas._checks import (
     RAW_COLUMNS,
     REQUIRED_COLUMNS,
     Row,
-    check_choice,
     check_columns,
     validate_row,
     vocabulary_name,
 )
 from oas._features import compute_features_batch
-from retcon.errors import InputError, decode_utf8
+from retcon.errors import InputError, check_choice, decode_utf8
 from retcon.output import atomic_write
 from retcon.vocab import ACTIONS, VOCABULARIES
 from sim import PACKINGS

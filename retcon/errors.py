@@ -47,6 +47,25 @@ def check_range(
     return x
 
 
+def check_choice(name: str, value, choices):
+    """Return ``value`` when it is one of ``choices``; else ``InputError`` naming ``name``.
+
+    Args:
+      name: how the user knows the setting (``--reader``, ``retriever.order``, ``variant``).
+      value: the given value.
+      choices: the allowed values, listed in the message in their order.
+    """
+    options = list(choices)
+    try:
+        ok = value in options
+    except TypeError:
+        ok = False
+    if not ok:
+        got = repr(value) if isinstance(value, str) else f"{type(value).__name__} ({value!r})"
+        raise InputError(f"{name} must be one of {options}; got {got}.")
+    return value
+
+
 def _fmt(v) -> str:
     return repr(v) if isinstance(v, str) else f"{v:g}" if isinstance(v, float) else str(v)
 

@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from retcon.errors import InputError, check_range
+from retcon.errors import InputError, check_choice, check_range
 
 _TOML_TYPE = {
     bool: "a boolean",
@@ -71,14 +71,7 @@ def integer(key: str, value: Any, low: int, high: int) -> int:
 
 def choice(key: str, value: Any, options: Iterable[str]) -> str:
     """``value`` when it is one of ``options``; else ``InputError`` naming ``key``."""
-    options = tuple(options)
-    if not isinstance(value, str):
-        raise InputError(
-            f"{key} must be one of {list(options)}; got {type_name(value)} ({value!r})."
-        )
-    if value not in options:
-        raise InputError(f"{key} must be one of {list(options)}; got {value!r}.")
-    return value
+    return check_choice(key, value, options)
 
 
 def table(

@@ -26,7 +26,7 @@ import numpy as np
 
 from retcon.errors import InputError
 from sim import _kernel as K
-from sim._scenario import Scenario
+from sim._scenario import Scenario, as_scenario
 from sim._simulate import _check_budgets, _queries_jit
 
 EMBEDDING_DIM = 16
@@ -103,7 +103,7 @@ def _record_extras(key, mask, r_c, longmemeval: bool):
 
 
 def simulate_instances(
-    key: jax.Array, scenario: Scenario, n_instances: int, budgets=None
+    key: jax.Array, scenario: Scenario | str, n_instances: int, budgets=None
 ) -> Instances:
     """Draw ``n_instances`` (query, budget) rows of simulated paired data.
 
@@ -128,6 +128,7 @@ def simulate_instances(
         raise InputError(
             f"simulate_instances: n_instances must be an integer in [1, 2**31); got {n_instances!r}."
         )
+    scenario = as_scenario(scenario)
     b = _check_budgets(budgets, scenario)
     nb = b.size
     n_q = math.ceil(int(n_instances) / nb)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from retcon.errors import InputError
+from retcon.errors import InputError, check_choice
 
 #: Packing modes, in the order documented in MODEL §2.
 PACKINGS = ("prefix", "skip", "cut")
@@ -26,9 +26,7 @@ PACKINGS = ("prefix", "skip", "cut")
 
 def check_packing(name: str, value: str) -> str:
     """``value`` when it is a packing mode, else ``InputError`` naming ``name`` (an argument or option)."""
-    if value not in PACKINGS:
-        raise InputError(f"{name} must be one of {list(PACKINGS)}; got {value!r}.")
-    return value
+    return check_choice(name, value, PACKINGS)
 
 
 def pack_reference(lengths, budget, mode: str = "prefix") -> np.ndarray:

@@ -462,3 +462,19 @@ def load_scenario(path_or_name: str | Path | None = None) -> Scenario:
         return scenario_from_dict(data)
     except InputError as e:
         raise InputError(f"{source}: {e}") from None
+
+
+def as_scenario(scenario, name: str = "scenario") -> Scenario:
+    """``scenario`` itself when it is a ``Scenario``; a preset name or TOML path is loaded.
+
+    Raises:
+      InputError: naming ``name`` when ``scenario`` is neither (or the file is bad).
+    """
+    if isinstance(scenario, Scenario):
+        return scenario
+    if isinstance(scenario, (str, Path)):
+        return load_scenario(scenario)
+    raise InputError(
+        f"{name} must be a sim.Scenario, a preset name {list(PRESETS)} or a .toml path; "
+        f"got {type(scenario).__name__} ({scenario!r})."
+    )

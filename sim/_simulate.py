@@ -22,7 +22,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from retcon.errors import InputError
 from sim import _kernel as K
-from sim._scenario import Scenario
+from sim._scenario import Scenario, as_scenario
 
 MAX_BLOCKS = 1024  # bootstrap / standard-error blocks (query i is in block i % n_blocks)
 CHUNK_QUERIES = (
@@ -197,7 +197,7 @@ def _check_n(name: str, n) -> int:
 
 def simulate(
     key: jax.Array,
-    scenario: Scenario,
+    scenario: Scenario | str,
     n_queries: int | None = None,
     budgets=None,
     *,
@@ -207,7 +207,7 @@ def simulate(
 
     Args:
       key: JAX PRNG key (``jax.random.key(seed)``); query ``i`` uses ``fold_in(key, i)``.
-      scenario: a ``Scenario`` (``load_scenario``).
+      scenario: a ``Scenario``, or a preset name or TOML path (``load_scenario``).
       n_queries: queries to draw (default ``scenario.queries``).
       budgets: ``(nB,)`` increasing budgets in tokens (default ``scenario.budgets``).
       progress: tqdm bar on stderr; default when the run has more than 4 chunks.
@@ -219,6 +219,7 @@ def simulate(
     References:
       MODEL §3 (utility), §4 (Proposition 1: the partition by ``G_B``).
     """
+    scenario = as_scenario(scenario)
     n = _check_n("n_queries", scenario.queries if n_queries is None else n_queries)
     b = _check_budgets(budgets, scenario)
     st, pr = K.split(scenario)
@@ -289,7 +290,7 @@ def _queries_jit(root, idx, budgets, pr, *, st):
 
 
 def simulate_queries(
-    key: jax.Array, scenario: Scenario, n_queries: int, budgets=None
+    key: jax.Array, scenario: Scenario | str, n_queries: int, budgets=None
 ) -> QueryArrays:
     """Per-query success probabilities and regions for ``n_queries`` queries (held in memory).
 
@@ -307,6 +308,7 @@ def simulate_queries(
     References:
       MODEL §2 (reader), §3 (``G_B``, ``H_B``), §4 (per-query partition).
     """
+    scenario = as_scenario(scenario)
     n = _check_n("n_queries", n_queries)
     b = _check_budgets(budgets, scenario)
     st, pr = K.split(scenario)

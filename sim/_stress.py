@@ -40,7 +40,7 @@ import numpy as np
 from retcon.errors import InputError
 from sim import _kernel as K
 from sim._pack import _pack_one
-from sim._scenario import Scenario
+from sim._scenario import Scenario, as_scenario
 from sim._simulate import block_se, exact_mean, run_chunks
 
 MAX_MEMORY_SIZE = 64
@@ -212,10 +212,12 @@ def _stress_chunk(root, idx, valid, knobs, budgets, pr, *, st, M, n_blocks):
 
 def _knob_grid(name: str, values) -> np.ndarray:
     x = np.asarray(values, dtype=np.float64).reshape(-1)
-    if x.size == 0 or not np.all(np.isfinite(x)) or np.any(x < 0):
-        raise InputError(f"{name} must be values >= 0; got {x.tolist()}.")
-    if name == "budget_spillover" and np.any(x > 1):
-        raise InputError(f"budget_spillover values must be in [0, 1]; got {x.tolist()}.")
+    upper = 1.0 if name == "budget_spillover" else np.inf
+    expected = "in [0, 1]" if name == "budget_spillover" else "finite and >= 0"
+    if x.size == 0:
+        raise InputError(f"{name} must be at least one value {expected}; got none.")
+    if not np.all(np.isfinite(x) & (x >= 0) & (x <= upper)):
+        raise InputError(f"{name} values must be {expected}; got {x.tolist()}.")
     return x
 
 
@@ -230,7 +232,7 @@ def stress_conditions(budget_spillover, rank_spillover) -> np.ndarray:
 
 def stress(
     key: jax.Array,
-    scenario: Scenario,
+    scenario: Scenario | str,
     *,
     n_memories: int = 512,
     memory_size: int = 8,
@@ -257,6 +259,7 @@ def stress(
     """
     from sim._simulate import _check_budgets, _check_n
 
+    scenario = as_scenario(scenario)
     n = _check_n("n_memories", n_memories)
     if (
         isinstance(memory_size, bool)

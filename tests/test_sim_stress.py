@@ -1,6 +1,7 @@
 """Assumption-1 stress test in shared memories (MODEL §5)."""
 
 import json
+import re
 
 import jax
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 
 import sim
 from retcon.cli import main
+from retcon.errors import InputError
 
 MEMORIES, SIZE = 64, 4
 KNOBS = dict(budget_spillover=(0.0, 0.2, 0.5), rank_spillover=(0.0, 0.2, 0.5))
@@ -102,6 +104,32 @@ def test_stress_bad_knob_exits_2(capsys):
     assert main(["stress", "--budget-spillover", "0,1.5", "--memories", "4"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--budget-spillover" in err[0] and "1.5" in err[0]
+
+
+@pytest.mark.parametrize(
+    "knob, values, expected",
+    [
+        ("budget_spillover", [0.1, float("nan")], "in [0, 1]"),
+        ("budget_spillover", [2.0], "in [0, 1]"),
+        ("rank_spillover", [float("inf")], "finite and >= 0"),
+        ("rank_spillover", [-1.0], "finite and >= 0"),
+    ],
+)
+def test_stress_knob_errors_state_the_knobs_range(knob, values, expected):
+    """The budget spillover is a probability (MODEL §5), the rank spillover a nonnegative weight."""
+    other = "rank_spillover" if knob == "budget_spillover" else "budget_spillover"
+    with pytest.raises(InputError, match=re.escape(expected)) as info:
+        sim.stress(
+            jax.random.PRNGKey(0), sim.load_scenario("locomo-like"), **{knob: values, other: [0.0]}
+        )
+    assert knob in str(info.value)
+
+
+@pytest.mark.parametrize("entry", ["simulate", "simulate_queries", "simulate_instances", "stress"])
+def test_a_scenario_that_is_not_one_is_refused_by_name(entry):
+    with pytest.raises(InputError, match=r"scenario must be a sim.Scenario.*got dict"):
+        extra = () if entry == "stress" else (8,)
+        getattr(sim, entry)(jax.random.PRNGKey(0), {"name": "x"}, *extra)
 
 
 def test_spillover_summary_finite_near_crossover(result):

@@ -54,12 +54,6 @@ def expect_list(obj: Any, where: str) -> list:
     return obj
 
 
-def check_choice(name: str, value: str, choices) -> str:
-    if value not in choices:
-        raise InputError(f"{name} must be one of {list(choices)}; got {value!r}.")
-    return value
-
-
 def check_budgets(budgets) -> tuple[int, ...]:
     """Budgets as sorted distinct positive ints, or ``InputError`` naming ``--budgets``."""
     out = []

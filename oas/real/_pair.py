@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from oas.real._checks import check_budgets, check_choice
+from oas.real._checks import check_budgets
 from oas.real._embed import Embedder
 from oas.real._instances import (
     GRANULARITIES,
@@ -32,7 +32,7 @@ from oas.real._instances import (
 )
 from oas.real._text import Tokenizer
 from oas.real._types import Conversation, Query, Record
-from retcon.errors import InputError
+from retcon.errors import InputError, check_choice
 from retcon.vocab import ACTIONS, OPERATORS, VOCABULARIES
 from sim import PACKINGS
 

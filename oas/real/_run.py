@@ -17,8 +17,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from oas.real._checks import check_budgets, check_choice
-from retcon.errors import InputError
+from oas.real._checks import check_budgets
+from retcon.errors import InputError, check_choice
 
 # Options that change the rows; a resumed file must have been written with the same ones.
 _PROTOCOL_FIELDS = (
