@@ -130,7 +130,59 @@ class _Endpoint:
         return self.client.stats
 
 
-class LLMOperators:
+class _LLMClient:
+    """What the ``llm`` operators and reader share: the endpoint, its settings and call counts.
+
+    Args: see ``LLMOperators``; ``max_tokens`` defaults to the subclass's ``default_max_tokens``.
+    """
+
+    default_max_tokens = 256
+
+    def __init__(
+        self,
+        base_url: str | Sequence[str] | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
+        cache_dir=None,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        timeout: float = 300.0,
+        max_retries: int = 4,
+        *,
+        backoff: float = 0.5,
+        seed: int | None = 0,
+        max_input_chars: int | None = None,
+        sleep=None,
+        concurrency: int | None = None,
+        pool: EndpointPool | None = None,
+    ):
+        self._ep = _Endpoint(
+            base_url,
+            model,
+            api_key,
+            cache_dir,
+            temperature,
+            self.default_max_tokens if max_tokens is None else max_tokens,
+            timeout,
+            max_retries,
+            backoff,
+            seed,
+            sleep,
+            concurrency,
+            pool,
+        )
+        self.max_input_chars = _max_input_chars(max_input_chars)
+
+    @property
+    def stats(self) -> CallStats:
+        return self._ep.stats
+
+    @property
+    def config(self):
+        return self._ep.client.config
+
+
+class LLMOperators(_LLMClient):
     """Operator backend ``llm``: rewrite, merge and abstract made by a language model (MODEL §1).
 
     Each cluster's records go to the model with their session dates, so a generated record can keep
@@ -168,49 +220,7 @@ class LLMOperators:
     """
 
     name = "llm"
-
-    def __init__(
-        self,
-        base_url: str | Sequence[str] | None = None,
-        model: str | None = None,
-        api_key: str | None = None,
-        cache_dir=None,
-        temperature: float = 0.0,
-        max_tokens: int = 256,
-        timeout: float = 300.0,
-        max_retries: int = 4,
-        *,
-        backoff: float = 0.5,
-        seed: int | None = 0,
-        max_input_chars: int | None = None,
-        sleep=None,
-        concurrency: int | None = None,
-        pool: EndpointPool | None = None,
-    ):
-        self._ep = _Endpoint(
-            base_url,
-            model,
-            api_key,
-            cache_dir,
-            temperature,
-            max_tokens,
-            timeout,
-            max_retries,
-            backoff,
-            seed,
-            sleep,
-            concurrency,
-            pool,
-        )
-        self.max_input_chars = _max_input_chars(max_input_chars)
-
-    @property
-    def stats(self) -> CallStats:
-        return self._ep.stats
-
-    @property
-    def config(self):
-        return self._ep.client.config
+    default_max_tokens = 256
 
     def rewrite(self, cluster: Sequence[Record], conversation: Conversation) -> list[Record]:
         """``k`` records in, ``k`` out: each record compressed on its own (local)."""
@@ -256,7 +266,7 @@ class LLMOperators:
         return reply or EMPTY_GENERATION
 
 
-class LLMReader:
+class LLMReader(_LLMClient):
     """Reader ``llm``: the model answers the question from the context; a judge scores the answer.
 
     ``judge="lexical"`` applies the lexical rule to the model's answer (correct when every content
@@ -264,13 +274,14 @@ class LLMReader:
     LongMemEval-style yes/no question (question, gold answer, response). An unparseable verdict
     counts as "no" and is counted in ``unparsed_verdicts``.
 
-    Args: as ``LLMOperators`` (``max_tokens`` bounds the answer), plus
+    Args: as ``LLMOperators`` (``max_tokens`` bounds the answer, default 48), plus
       judge: ``"lexical"`` or ``"llm"``.
 
     References: MODEL §2 (reader), §9 (an LLM reader talks to any OpenAI-compatible endpoint).
     """
 
     name = "llm"
+    default_max_tokens = 48
 
     def __init__(
         self,
@@ -279,47 +290,15 @@ class LLMReader:
         api_key: str | None = None,
         cache_dir=None,
         judge: str = "lexical",
-        temperature: float = 0.0,
-        max_tokens: int = 48,
-        timeout: float = 300.0,
-        max_retries: int = 4,
-        *,
-        backoff: float = 0.5,
-        seed: int | None = 0,
-        max_input_chars: int | None = None,
-        sleep=None,
-        concurrency: int | None = None,
-        pool: EndpointPool | None = None,
+        *args,
+        **kwargs,
     ):
         if judge not in ("lexical", "llm"):
             raise InputError(f"LLMReader judge must be 'lexical' or 'llm'; got {judge!r}.")
-        self._ep = _Endpoint(
-            base_url,
-            model,
-            api_key,
-            cache_dir,
-            temperature,
-            max_tokens,
-            timeout,
-            max_retries,
-            backoff,
-            seed,
-            sleep,
-            concurrency,
-            pool,
-        )
+        super().__init__(base_url, model, api_key, cache_dir, *args, **kwargs)
         self.judge = judge
-        self.max_input_chars = _max_input_chars(max_input_chars)
         self.unparsed_verdicts = 0
         self._lock = threading.Lock()
-
-    @property
-    def stats(self) -> CallStats:
-        return self._ep.stats
-
-    @property
-    def config(self):
-        return self._ep.client.config
 
     def answer(self, query: Query, context: str) -> str:
         """The model's answer to ``query`` from ``context`` (cleaned to its first line)."""
