@@ -26,7 +26,7 @@ References: MODEL §2 (reader, packing), §3 (``G_B``, ``H_B``), §4 (Propositio
 from __future__ import annotations
 
 import math
-from functools import partial
+from functools import cache, partial
 from typing import NamedTuple
 
 import jax
@@ -321,6 +321,60 @@ class Frontier(NamedTuple):
     first_before: jax.Array
 
 
+NETWORK_MAX = 32  # candidate lists up to this long are ranked by a sorting network
+
+
+@cache
+def sorting_network(n: int) -> tuple[tuple[int, int], ...]:
+    """Batcher's odd-even merge sort for ``n`` inputs: compare-exchange pairs ``(a, b)``, ``a < b``.
+
+    Built for the next power of two and pruned: inputs past ``n`` count as ranked last, so a pair
+    that reaches one never exchanges and is dropped (11 inputs: 38 pairs). After the pairs run in
+    order, position ``a`` holds a record ranked before position ``b`` for every ``a < b``.
+    """
+    size = 1
+    while size < n:
+        size *= 2
+    pairs = []
+    p = 1
+    while p < size:
+        k = p
+        while k >= 1:
+            for j in range(k % p, size - k, 2 * k):
+                for i in range(min(k, size - j - k)):
+                    a, b = i + j, i + j + k
+                    if a // (2 * p) == b // (2 * p) and b < n:
+                        pairs.append((a, b))
+            k //= 2
+        p *= 2
+    return tuple(pairs)
+
+
+def _rank_order(lengths: jax.Array, scores: jax.Array):
+    """The records in rank order (higher score first, equal scores by slot: the stable order of
+    ``jnp.argsort(-scores, stable=True)``) through a sorting network: compare-exchange steps on
+    whole rows, no sort, gather or contraction.
+
+    Args:
+      lengths, scores: ``(A, N)``.
+
+    Returns:
+      ``(length, score, slot)`` in rank order: lists of ``N`` arrays ``(A,)`` (``slot`` int32).
+      Lists, not stacked arrays: XLA then fuses the network into its consumers' loops without
+      materializing the record axis (stacked, each slot's consumer recomputed the whole network).
+    """
+    n = lengths.shape[-1]
+    ln = [lengths[..., i] for i in range(n)]
+    sc = [scores[..., i] for i in range(n)]
+    sl = [jnp.full(scores.shape[:-1], i, jnp.int32) for i in range(n)]
+    for a, b in sorting_network(n):
+        # b ranks before a: higher score, or an equal score (zeros compare equal) in an earlier slot
+        swap = (sc[b] > sc[a]) | ((sc[b] == sc[a]) & (sl[b] < sl[a]))
+        for x in (ln, sc, sl):
+            x[a], x[b] = jnp.where(swap, x[b], x[a]), jnp.where(swap, x[a], x[b])
+    return ln, sc, sl
+
+
 def evidence_frontier(lengths: jax.Array, scores: jax.Array, k: int, mode: str) -> Frontier:
     """The evidence frontier of one query from its candidate records ``(4, K + D)`` (slots ``< k``
     hold the cluster's units). Maxima and minima only: exact in any order.
@@ -333,7 +387,42 @@ def evidence_frontier(lengths: jax.Array, scores: jax.Array, k: int, mode: str) 
     generated record takes its best constituent's score and the earliest slot), so their packing
     is identical, and the contexts differ (``H_B``) exactly when some record from the first
     evidence unit on is kept (partly) under ``ret`` or the operator.
+
+    Lists of up to ``NETWORK_MAX`` records are put in rank order by a sorting network and walked
+    once in that order: the running total (left to right, as ``cumsum_in_order``), the last
+    evidence unit met, the least total from the first evidence unit on. Longer lists rank each
+    record by comparison (``_rank_totals``). Both give the same bits. Under ``prefix``
+    ``last_before`` and ``first_before`` are not used and are left at ``-inf`` and ``inf``.
     """
+    n = lengths.shape[-1]
+    inf = jnp.asarray(jnp.inf, lengths.dtype)
+    is_ev = jnp.arange(n) < k
+    top = jnp.max(jnp.where(is_ev, scores, -inf), axis=-1)
+    if n > NETWORK_MAX:
+        return _frontier_by_rank(lengths, scores, top[..., None], k, mode)
+    ln, sc, sl = _rank_order(lengths, scores)
+    no = jnp.full(lengths.shape[:-1], inf)
+    last_total, last_before, last_len = -no, -no, jnp.zeros_like(no)
+    first_total, first_before = no, no
+    before = jnp.zeros_like(no)
+    for i in range(n):
+        total = ln[i] if i == 0 else before + ln[i]
+        positive = ln[i] > 0
+        ev = (sl[i] < k) & positive
+        # a distractor ties with the top evidence score ranks after it (higher slot)
+        beyond = positive & ((sl[i] < k) | (sc[i] <= top))
+        last_total = jnp.where(ev, total, last_total)  # the last evidence unit met
+        last_len = jnp.where(ev, ln[i], last_len)
+        first_total = jnp.minimum(first_total, jnp.where(beyond, total, inf))
+        if mode == "cut":
+            last_before = jnp.where(ev, before, last_before)
+            first_before = jnp.minimum(first_before, jnp.where(beyond, before, inf))
+        before = total
+    return Frontier(last_total, last_before, last_len, first_total, first_before)
+
+
+def _frontier_by_rank(lengths, scores, top, k: int, mode: str) -> Frontier:
+    """``evidence_frontier`` for long candidate lists: ranks by comparison (``_rank_totals``)."""
     rank, total, before = _rank_totals(lengths, scores, with_before=mode == "cut")
     n = lengths.shape[-1]
     is_ev = jnp.arange(n) < k
@@ -342,15 +431,13 @@ def evidence_frontier(lengths: jax.Array, scores: jax.Array, k: int, mode: str) 
     last_rank = jnp.max(jnp.where(ev, rank, -1.0), axis=-1, keepdims=True)
     last = ev & (rank == last_rank)
     inf = jnp.asarray(jnp.inf, lengths.dtype)
-    top = jnp.max(jnp.where(is_ev, scores, -inf), axis=-1, keepdims=True)
-    # a distractor ties with the top evidence score ranks after it (higher slot)
     beyond = positive & (is_ev | (scores <= top))
     return Frontier(
         last_total=jnp.max(jnp.where(last, total, -inf), axis=-1),
         last_before=jnp.max(jnp.where(last, before, -inf), axis=-1),
         last_len=jnp.max(jnp.where(last, lengths, 0.0), axis=-1),
         first_total=jnp.min(jnp.where(beyond, total, inf), axis=-1),
-        first_before=jnp.min(jnp.where(beyond, before, inf), axis=-1),
+        first_before=jnp.min(jnp.where(beyond & (mode == "cut"), before, inf), axis=-1),
     )
 
 
@@ -516,7 +603,6 @@ COLS_GH = slice(14, 17)  # count in G_B and H_B per operator
 N_COLS = 17
 
 
-@partial(jax.jit, static_argnames=("st", "n_blocks", "method"))
 def chunk_block_sums(
     root,
     idx,
@@ -530,6 +616,13 @@ def chunk_block_sums(
 ):
     """Exact int32 sums per bootstrap block for one chunk of queries.
 
+    The frontier path runs as three compiled programs, each materializing its result: the draws
+    (``chunk_draws``), the evidence frontier and outcome table (``chunk_frontiers``) and the
+    budget reading with the block sums. In one program XLA fuses each stage into the next and
+    recomputes it once per consumer (the threefry draws once per candidate record, the sorting
+    network once per threshold): measured on CPU (locomo-like, 65,536 queries), the fused chunk
+    cost about 4x the three programs. The per-budget path is one program, as before.
+
     Args:
       root: the run's root key.
       idx: ``(c,)`` global query indices (``c`` a multiple of ``n_blocks``); query ``i`` is in
@@ -541,35 +634,64 @@ def chunk_block_sums(
     Returns:
       ``(sums (n_blocks, nB, 17) int32, counts (n_blocks,) int32)``; columns as ``COLS_*``.
     """
+    if method == "frontier" and st.packing in ("prefix", "cut"):
+        t = chunk_frontiers(chunk_draws(root, idx, pr, st=st), pr, st=st)
+        return _frontier_block_sums(t, valid, budgets, pr, n_blocks=n_blocks, packing=st.packing)
+    return _per_budget_block_sums(
+        root, idx, valid, budgets, pr, st=st, n_blocks=n_blocks, method=method
+    )
+
+
+@partial(jax.jit, static_argnames=("st",))
+def chunk_draws(root, idx, pr: Params, *, st: Structure) -> Draw:
+    """The draws of the queries ``idx`` (query axis first)."""
+    return jax.vmap(lambda k: draw_query(k, st, pr))(query_keys(root, idx))
+
+
+@partial(jax.jit, static_argnames=("st",))
+def chunk_frontiers(d: Draw, pr: Params, *, st: Structure) -> FrontierOutcome:
+    """The evidence frontier and outcome table of each query of a chunk of draws."""
+    return jax.vmap(lambda x: query_frontier(x, st, pr))(d)
+
+
+def _block_sum(x, n_blocks: int):
+    """Integer sums per block (query ``i`` in block ``i % n_blocks``): exact in any order."""
+    c = x.shape[0]
+    return x.reshape(c // n_blocks, n_blocks, *x.shape[1:]).sum(axis=0, dtype=jnp.int32)
+
+
+@partial(jax.jit, static_argnames=("n_blocks", "packing"))
+def _frontier_block_sums(t: FrontierOutcome, valid, budgets, pr: Params, *, n_blocks, packing):
+    counts = _block_sum(valid.astype(jnp.int32), n_blocks)
+    if packing == "prefix":
+        return _prefix_block_sums(t, valid, budgets, n_blocks), counts
+    out = jax.vmap(lambda x: at_budgets(x, budgets, pr, packing))(t)
+    return _outcome_block_sums(out, valid, n_blocks), counts
+
+
+@partial(jax.jit, static_argnames=("st", "n_blocks", "method"))
+def _per_budget_block_sums(root, idx, valid, budgets, pr: Params, *, st, n_blocks, method):
     keys = query_keys(root, idx)
-    c = idx.shape[0]
-
-    def block_sum(x):  # integer sums per block: exact in any order
-        return x.reshape(c // n_blocks, n_blocks, *x.shape[1:]).sum(axis=0, dtype=jnp.int32)
-
-    if method == "frontier" and st.packing == "prefix":
-        t = jax.vmap(lambda k: query_frontier(draw_query(k, st, pr), st, pr))(keys)
-        sums = _prefix_block_sums(t, valid, budgets, n_blocks)
-        return sums, block_sum(valid.astype(jnp.int32))
-    if method == "frontier" and st.packing == "cut":
-        t = jax.vmap(lambda k: query_frontier(draw_query(k, st, pr), st, pr))(keys)
-        out = jax.vmap(lambda x: at_budgets(x, budgets, pr, st.packing))(t)
-    else:
-        _, out = jax.vmap(lambda k: query_outcome(k, budgets, st, pr, method))(keys)
+    _, out = jax.vmap(lambda k: query_outcome(k, budgets, st, pr, method))(keys)
     # keep XLA from fusing the per-query outcome into the block reduction: fused, the chunk ran
     # 2x slower on CPU (measured, locomo-like, 65,536 queries); the values are the same
     out = jax.lax.optimization_barrier(out)
+    return _outcome_block_sums(out, valid, n_blocks), _block_sum(valid.astype(jnp.int32), n_blocks)
+
+
+def _outcome_block_sums(out: QueryOutcome, valid, n_blocks: int):
+    """The 17 columns' block sums from per-budget outcomes ``(c, nB, ...)``."""
     # reduce first, take differences after: the block sums of m_o - m_ret are the differences of
     # the block sums of m (exact integers), so only 15 reductions per budget run over the chunk
     g = out.raw_grounded & valid[:, None]  # (c, nB)
     h = out.affected & valid[:, None, None]  # (c, nB, 3)
     m = jnp.where(valid[:, None, None], out.m, 0)  # (c, nB, 4)
-    s_m = block_sum(m)  # (G, nB, 4)
-    s_out = block_sum(jnp.where(out.raw_grounded[..., None], 0, m))  # outside G_B
-    s_g = block_sum(g.astype(jnp.int32))
-    s_h = block_sum(h.astype(jnp.int32))
-    s_gh = block_sum((h & g[..., None]).astype(jnp.int32))
-    return _columns(s_m, s_out, s_g, s_h, s_gh), block_sum(valid.astype(jnp.int32))
+    s_m = _block_sum(m, n_blocks)  # (G, nB, 4)
+    s_out = _block_sum(jnp.where(out.raw_grounded[..., None], 0, m), n_blocks)  # outside G_B
+    s_g = _block_sum(g.astype(jnp.int32), n_blocks)
+    s_h = _block_sum(h.astype(jnp.int32), n_blocks)
+    s_gh = _block_sum((h & g[..., None]).astype(jnp.int32), n_blocks)
+    return _columns(s_m, s_out, s_g, s_h, s_gh)
 
 
 def _columns(s_m, s_out, s_g, s_h, s_gh):
@@ -587,27 +709,36 @@ def _prefix_block_sums(t: FrontierOutcome, valid, budgets, n_blocks: int):
     or above threshold ``w`` exactly when ``i >= #{budgets < w}``, the comparison ``w <= B`` of the
     per-budget path), and a running sum over the budget axis reads every budget's sum. Integer
     arithmetic throughout: the same sums, bit for bit, at a cost that does not grow with the
-    number of budgets beyond the final running sum."""
+    number of budgets beyond the final running sum.
+
+    Only the 7 distinct thresholds are searched (``last_total`` per action, the start of ``H_B``
+    per operator): a position is monotone in its threshold, so the position of ``max(x, y)`` is
+    the larger of the two positions, and ``G_B``'s threshold is ``ret``'s or ``-inf`` (position 0).
+    """
     c = valid.shape[0]
     nb = budgets.shape[0]
     f = t.frontier
     v = valid.astype(jnp.int32)
-    w = f.last_total  # (c, 4): m is m_whole from w on, m_absent below
-    w_g = jnp.where(t.grounded_absent, -jnp.inf, w[:, 0])  # G_B from w_g on
     h = jnp.minimum(f.first_total[:, :1], f.first_total[:, 1:])  # (c, 3): H_B from h on
+    # m is m_whole from last_total on, m_absent below; G_B from p_g on; H_B from p_h on
+    pos = jnp.searchsorted(
+        budgets, jnp.concatenate([f.last_total, h], axis=-1), side="left", method="scan_unrolled"
+    ).astype(jnp.int32)
+    p_w, p_h = pos[:, :4], pos[:, 4:]
+    p_g = jnp.where(t.grounded_absent, 0, p_w[:, 0])
     m_lo = t.m_absent * v[:, None]
     step = (t.m_whole - t.m_absent) * v[:, None]
-    # (threshold, column, value) events; columns: m (0-3), m outside G_B (4-7), G (8), H (9-11),
+    # (position, column, value) events; columns: m (0-3), m outside G_B (4-7), G (8), H (9-11),
     # G and H (12-14)
-    ws = [w[:, a] for a in range(4)]
-    thr = (
-        ws
-        + [w_g] * 4
-        + ws
-        + [jnp.maximum(w[:, a], w_g) for a in range(4)]
-        + [w_g]
-        + [h[:, o] for o in range(3)]
-        + [jnp.maximum(h[:, o], w_g) for o in range(3)]
+    ps = [p_w[:, a] for a in range(4)]
+    at = (
+        ps
+        + [p_g] * 4
+        + ps
+        + [jnp.maximum(p_w[:, a], p_g) for a in range(4)]
+        + [p_g]
+        + [p_h[:, o] for o in range(3)]
+        + [jnp.maximum(p_h[:, o], p_g) for o in range(3)]
     )
     col = [0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]
     val = (
@@ -617,11 +748,9 @@ def _prefix_block_sums(t: FrontierOutcome, valid, budgets, n_blocks: int):
         + [-step[:, a] for a in range(4)]
         + [v] * 7
     )
-    thr = jnp.stack(thr, axis=-1)  # (c, E)
-    pos = jnp.searchsorted(budgets, thr.reshape(-1), side="left", method="scan_unrolled")
-    pos = pos.reshape(thr.shape)
+    at = jnp.stack(at, axis=-1)  # (c, E)
     block = jnp.arange(c, dtype=jnp.int32) % n_blocks
-    flat = (block[:, None] * (nb + 1) + pos) * 15 + jnp.asarray(col, jnp.int32)[None]
+    flat = (block[:, None] * (nb + 1) + at) * 15 + jnp.asarray(col, jnp.int32)[None]
     hist = jnp.zeros((n_blocks * (nb + 1) * 15,), jnp.int32)
     hist = hist.at[flat.reshape(-1)].add(jnp.stack(val, axis=-1).reshape(-1))
     hist = hist.reshape(n_blocks, nb + 1, 15)[:, :nb]
