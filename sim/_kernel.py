@@ -636,7 +636,7 @@ def chunk_block_sums(
     """
     if method == "frontier" and st.packing in ("prefix", "cut"):
         t = chunk_frontiers(chunk_draws(root, idx, pr, st=st), pr, st=st)
-        return _frontier_block_sums(t, valid, budgets, pr, n_blocks=n_blocks, packing=st.packing)
+        return frontier_block_sums(t, valid, budgets, pr, n_blocks=n_blocks, packing=st.packing)
     return _per_budget_block_sums(
         root, idx, valid, budgets, pr, st=st, n_blocks=n_blocks, method=method
     )
@@ -661,7 +661,10 @@ def _block_sum(x, n_blocks: int):
 
 
 @partial(jax.jit, static_argnames=("n_blocks", "packing"))
-def _frontier_block_sums(t: FrontierOutcome, valid, budgets, pr: Params, *, n_blocks, packing):
+def frontier_block_sums(t: FrontierOutcome, valid, budgets, pr: Params, *, n_blocks, packing):
+    """The block sums and counts of ``chunk_block_sums`` from a chunk's outcome tables
+    (``chunk_frontiers``): ``prefix`` reads the budgets without a per-budget array
+    (``_prefix_block_sums``), ``cut`` evaluates ``at_budgets`` per budget."""
     counts = _block_sum(valid.astype(jnp.int32), n_blocks)
     if packing == "prefix":
         return _prefix_block_sums(t, valid, budgets, n_blocks), counts
@@ -721,9 +724,9 @@ def _prefix_block_sums(t: FrontierOutcome, valid, budgets, n_blocks: int):
     v = valid.astype(jnp.int32)
     h = jnp.minimum(f.first_total[:, :1], f.first_total[:, 1:])  # (c, 3): H_B from h on
     # m is m_whole from last_total on, m_absent below; G_B from p_g on; H_B from p_h on
-    pos = jnp.searchsorted(
-        budgets, jnp.concatenate([f.last_total, h], axis=-1), side="left", method="scan_unrolled"
-    ).astype(jnp.int32)
+    thr = jnp.concatenate([f.last_total, h], axis=-1)  # (c, 7)
+    pos = jnp.searchsorted(budgets, thr.reshape(-1), side="left", method="scan_unrolled")
+    pos = pos.astype(jnp.int32).reshape(thr.shape)
     p_w, p_h = pos[:, :4], pos[:, 4:]
     p_g = jnp.where(t.grounded_absent, 0, p_w[:, 0])
     m_lo = t.m_absent * v[:, None]
@@ -756,5 +759,18 @@ def _prefix_block_sums(t: FrontierOutcome, valid, budgets, n_blocks: int):
     hist = hist.reshape(n_blocks, nb + 1, 15)[:, :nb]
     base = jnp.concatenate([m_lo, m_lo, jnp.zeros((c, 7), jnp.int32)], axis=-1)  # (c, 15)
     base = base.reshape(c // n_blocks, n_blocks, 15).sum(axis=0, dtype=jnp.int32)
-    s = jnp.cumsum(hist, axis=1, dtype=jnp.int32) + base[:, None]  # (G, nB, 15)
+    s = _running_sum(hist) + base[:, None]  # (G, nB, 15)
     return _columns(s[..., 0:4], s[..., 4:8], s[..., 8], s[..., 9:12], s[..., 12:15])
+
+
+def _running_sum(x: jax.Array) -> jax.Array:
+    """Running sums of integers over axis 1 (exact in any order): an add chain, one add per
+    element (``jnp.cumsum`` of the block histogram took 4x as long on CPU at 64 budgets: 0.08 against
+    0.02 us per query of a 65,536-query chunk)."""
+    n = x.shape[1]
+    if n > 256:
+        return jax.lax.associative_scan(jnp.add, x, axis=1)
+    parts = [x[:, 0]]
+    for j in range(1, n):
+        parts.append(parts[-1] + x[:, j])
+    return jnp.stack(parts, axis=1)

@@ -1,10 +1,12 @@
 """Where the simulation kernel's time goes: each stage of ``sim.kernel`` timed on its own.
 
-JAX fuses a jitted function, so a per-op profile of the whole kernel is hard to read on CPU; instead
-each prefix of the pipeline (draws; + candidate records; + the evidence frontier and outcome table,
-or + the per-budget packing and reader) is jitted and timed on the same chunk, and the differences
-are the stages' costs; the whole chunk (to the block sums) is timed both ways. The numpy kernels'
-stages are timed directly.
+The frontier path of ``sim.kernel.chunk_block_sums`` runs as three compiled programs (the draws,
+the evidence frontier with its outcome table, the budget reading with the block sums), so each
+stage is timed directly on the same chunk, as is the whole chunk on both paths. Wall times (best
+of interleaved repeats) at the scenario's budgets, and process CPU time per query at several
+numbers of budgets (interleaved, best of the repeats: on a shared machine CPU time is less
+disturbed by the other jobs than wall time; XLA runs parts of a program on several threads, so
+CPU time can exceed wall time). The numpy kernels' stages are timed directly.
 
 References: ``sim/_kernel.py`` (the stages), MODEL §2 (packing).
 """
@@ -16,20 +18,49 @@ import time
 import numpy as np
 
 
-def _best(fn, repeats=2):
+def _best_interleaved(fns: dict, repeats: int) -> tuple[dict, dict]:
+    """Best wall and best process CPU seconds of each callable, timed alternately (after a
+    warm-up call each that compiles)."""
     import jax
 
-    jax.block_until_ready(fn())
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
+    for fn in fns.values():
         jax.block_until_ready(fn())
-        best = min(best, time.perf_counter() - t0)
-    return best
+    wall = dict.fromkeys(fns, float("inf"))
+    cpu = dict.fromkeys(fns, float("inf"))
+    for _ in range(repeats):
+        for k, fn in fns.items():
+            t0, c0 = time.perf_counter(), time.process_time()
+            jax.block_until_ready(fn())
+            wall[k] = min(wall[k], time.perf_counter() - t0)
+            cpu[k] = min(cpu[k], time.process_time() - c0)
+    return wall, cpu
 
 
-def profile_sim(seed: int, scenario_name: str = "locomo-like", n: int = 65536) -> dict:
-    """Stage costs (seconds) of the JAX and numpy kernels on one chunk of ``n`` queries."""
+STAGES = (
+    ("draws", "draws (chunk_draws: keys, query type, lengths, scores, redundancy)"),
+    (
+        "frontier",
+        "evidence frontier and outcome table (chunk_frontiers: candidates, sorting network)",
+    ),
+    ("budgets", "budget reading and block sums (searchsorted, scatter-add, running sum)"),
+    ("chunk", "whole chunk, frontier (draws to block sums)"),
+    ("chunk_pb", "whole chunk, per-budget path"),
+)
+
+
+def profile_sim(
+    seed: int,
+    scenario_name: str = "locomo-like",
+    n: int = 65536,
+    budget_counts=(1, 8, 29, 64),
+    repeats: int = 3,
+) -> dict:
+    """Stage costs of the JAX and numpy kernels on one chunk of ``n`` queries.
+
+    Returns ``{"queries", "budgets", "jax": {stage: wall s}, "jax_cpu_us": [{"budgets": nB,
+    stage: CPU us per query, ...}], "numpy": {stage: s}}``; ``jax_cpu_us`` has one row per entry
+    of ``budget_counts`` (budgets ``geomspace(8, 1024, nB)``, as ``retcon bench``'s budget sweep).
+    """
     import jax
     import jax.numpy as jnp
 
@@ -39,53 +70,41 @@ def profile_sim(seed: int, scenario_name: str = "locomo-like", n: int = 65536) -
 
     sc = load_scenario(scenario_name)
     st, pr = K.split(sc)
-    b = jnp.asarray(sc.budgets, jnp.float32)
     key = jax.random.key(seed)
     idx = jnp.arange(n, dtype=jnp.int32)
     valid = jnp.ones((n,), bool)
-    n_blocks = 1024
+    n_blocks = min(1024, n)
+    d = K.chunk_draws(key, idx, pr, st=st)
+    t = K.chunk_frontiers(d, pr, st=st)
 
-    def draws_fn(i):
-        return jax.vmap(lambda k: K.draw_query(k, st, pr))(K.query_keys(key, i))
+    def stage_fns(b):
+        return {
+            "draws": lambda: K.chunk_draws(key, idx, pr, st=st),
+            "frontier": lambda: K.chunk_frontiers(d, pr, st=st),
+            "budgets": lambda: K.frontier_block_sums(
+                t, valid, b, pr, n_blocks=n_blocks, packing=st.packing
+            ),
+            "chunk": lambda: K.chunk_block_sums(key, idx, valid, b, pr, st=st, n_blocks=n_blocks),
+            "chunk_pb": lambda: K.chunk_block_sums(
+                key, idx, valid, b, pr, st=st, n_blocks=n_blocks, method="per-budget"
+            ),
+        }
 
-    d = jax.jit(draws_fn)(idx)
-
-    def upto(stage):
-        def one(x):
-            lengths, scores = K.candidate_records(x, pr)
-            if stage == "candidates":
-                return lengths, scores
-            if stage == "frontier":
-                return K.frontier_table(
-                    x, K.evidence_frontier(lengths, scores, st.k_max, st.packing), pr, st.packing
-                )
-            kept = K.pack_in_rank_order(lengths, scores, b, st.packing)
-            return K.reader_outcome(x, lengths, kept, pr)
-
-        return jax.jit(jax.vmap(one))
-
-    t = {"draws": _best(lambda: jax.jit(draws_fn)(idx))}
-    for stage in ("candidates", "frontier", "per-budget"):
-        f = upto(stage)
-        t[stage] = _best(lambda f=f: f(d))
-    t["chunk"] = _best(lambda: K.chunk_block_sums(key, idx, valid, b, pr, st=st, n_blocks=n_blocks))
-    t["chunk_pb"] = _best(
-        lambda: K.chunk_block_sums(
-            key, idx, valid, b, pr, st=st, n_blocks=n_blocks, method="per-budget"
-        )
-    )
-    jax_stages = {
-        "draws": t["draws"],
-        "candidate records": t["candidates"],
-        "evidence frontier and outcome table (once per query)": t["frontier"] - t["candidates"],
-        "per-budget packing and reader (the per-budget path)": t["per-budget"] - t["candidates"],
-        "whole chunk, frontier (draws to block sums)": t["chunk"],
-        "budget reading and block sums (chunk minus draws and frontier)": t["chunk"]
-        - t["draws"]
-        - t["frontier"],
-        "whole chunk, per-budget path": t["chunk_pb"],
-    }
-    out = {"queries": n, "budgets": int(b.size), "jax": jax_stages}
+    names = dict(STAGES)
+    b = jnp.asarray(sc.budgets, jnp.float32)
+    if st.packing == "skip":  # no frontier: only the per-budget path runs
+        wall, _ = _best_interleaved({"chunk_pb": stage_fns(b)["chunk_pb"]}, repeats)
+        out = {"queries": n, "budgets": int(b.size), "jax": {names["chunk_pb"]: wall["chunk_pb"]}}
+        out["jax_cpu_us"] = []
+    else:
+        wall, _ = _best_interleaved(stage_fns(b), repeats)
+        jax_stages = {names[k]: v for k, v in wall.items()}
+        out = {"queries": n, "budgets": int(b.size), "jax": jax_stages, "jax_cpu_us": []}
+        for nb in budget_counts:
+            bn = jnp.asarray(np.geomspace(8.0, 1024.0, int(nb)), jnp.float32)
+            _, cpu = _best_interleaved(stage_fns(bn), repeats)
+            row = {"budgets_stage" if k == "budgets" else k: v / n * 1e6 for k, v in cpu.items()}
+            out["jax_cpu_us"].append({"budgets": int(nb), **row})
 
     _, npr = S.params_of(sc)
     bn = np.asarray(sc.budgets, np.float32)

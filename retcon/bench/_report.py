@@ -71,6 +71,14 @@ BUDGET_COLS = [
     ("growth", "JAX cost vs first row"),
     ("jax_same_totals_as_per_budget", "same totals"),
 ]
+PROFILE_CPU_COLS = [
+    ("budgets", "budgets"),
+    ("draws", "draws"),
+    ("frontier", "frontier and outcome table"),
+    ("budgets_stage", "budget reading and block sums"),
+    ("chunk", "whole chunk, frontier"),
+    ("chunk_pb", "whole chunk, per-budget path"),
+]
 SCALE_COLS = [
     ("devices", "devices"),
     ("queries", "queries"),
@@ -248,6 +256,14 @@ def render(result: dict) -> str:
                 f"Simulation kernel profile: one chunk of {p['queries']:,} queries x {p['budgets']} budgets",
             )
         )
+        if p.get("jax_cpu_us"):
+            parts.append(
+                table(
+                    p["jax_cpu_us"],
+                    PROFILE_CPU_COLS,
+                    f"Simulation kernel profile: process CPU us per query, one chunk of {p['queries']:,} queries",
+                )
+            )
     if result.get("oas"):
         parts.append(
             table(
