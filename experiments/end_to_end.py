@@ -18,23 +18,6 @@ import sys
 from pathlib import Path
 
 
-def _gap(results: dict) -> dict:
-    """OAS gain over best-fixed (overall) lost to retrieval and to type errors, when the runs exist."""
-    names = ("oracle", "e2e-gold-type", "e2e")
-    if not all(n in results for n in names):
-        return {}
-    g = {n: results[n]["policies"]["gain"]["oas"]["point"][-1] for n in names}
-    acc = {n: results[n]["policies"]["accuracy"]["oas"]["point"][-1] for n in names}
-    return {
-        "oas_gain": g,
-        "oas_accuracy": acc,
-        "gain_lost_to_retrieval": g["oracle"] - g["e2e-gold-type"],
-        "gain_lost_to_type": g["e2e-gold-type"] - g["e2e"],
-        "accuracy_lost_to_retrieval": acc["oracle"] - acc["e2e-gold-type"],
-        "accuracy_lost_to_type": acc["e2e-gold-type"] - acc["e2e"],
-    }
-
-
 def _figure(results: dict, path: Path) -> None:
     """Accuracy per action against budget: one line style per run, one colour per action."""
     import matplotlib
@@ -76,7 +59,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     import jax
 
-    from oas.real import end_to_end_report, side_by_side
+    from oas.real import end_to_end_report, gap_split, side_by_side
     from retcon.errors import InputError
     from retcon.output import check_out_dir, sidecar, write_json_atomic, write_text_atomic
 
@@ -94,7 +77,7 @@ def main(argv=None) -> int:
         for i, (name, path) in enumerate(runs.items())
     }
     table = side_by_side(results)
-    gap = _gap(results)
+    gap = gap_split(results)
     meta = sidecar(
         {"runs": runs, "resamples": args.resamples},
         seed=args.seed,

@@ -15,6 +15,7 @@ from oas.real._classifier import (
     cross_fit_types,
     fit_type_classifier,
     hashed_ngrams,
+    predict_conversation_types,
 )
 from oas.real._embed import (
     Embedder,
@@ -28,7 +29,10 @@ from oas.real._endtoend import (
     degradation_sweep,
     degrade_paired,
     end_to_end_report,
+    gap_split,
     loco_policies,
+    paired_report,
+    retrieval_recall_summary,
     side_by_side,
 )
 from oas.real._fetch import DATASETS, Fetched, cached_path, data_dir, fetch, resolve_data, sha256_of
@@ -114,6 +118,7 @@ __all__ = [
     "evidence_recall",
     "fetch",
     "fit_type_classifier",
+    "gap_split",
     "hashed_ngrams",
     "lexical_correct",
     "load_locomo",
@@ -127,12 +132,15 @@ __all__ = [
     "normalize",
     "order_records",
     "pack",
+    "paired_report",
     "parse_ids",
+    "predict_conversation_types",
     "query_rows",
     "rank_units",
     "render",
     "resolve_data",
     "resolve_endpoint",
+    "retrieval_recall_summary",
     "retrieve",
     "run_pair_job",
     "sha256_of",
