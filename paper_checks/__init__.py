@@ -44,6 +44,10 @@ if TYPE_CHECKING:
     from paper_checks._curves import mean_difference as mean_difference
     from paper_checks._curves import raw_accuracy_check as raw_accuracy_check
     from paper_checks._curves import raw_grounded as raw_grounded
+    from paper_checks._endtoend import append_end_to_end as append_end_to_end
+    from paper_checks._endtoend import end_to_end_markdown as end_to_end_markdown
+    from paper_checks._endtoend import end_to_end_section as end_to_end_section
+    from paper_checks._endtoend import end_to_end_verdicts as end_to_end_verdicts
     from paper_checks._experiments import EXPERIMENTS as EXPERIMENTS
     from paper_checks._loco import LocoEval as LocoEval
     from paper_checks._loco import loco_evaluate as loco_evaluate
@@ -106,6 +110,10 @@ _EXPORTS = {
     "slope_estimate": "paper_checks._claims",
     "stratified_crossovers": "paper_checks._claims",
     "CheckConfig": "paper_checks._config",
+    "append_end_to_end": "paper_checks._endtoend",
+    "end_to_end_markdown": "paper_checks._endtoend",
+    "end_to_end_section": "paper_checks._endtoend",
+    "end_to_end_verdicts": "paper_checks._endtoend",
     "EXPERIMENTS": "paper_checks._experiments",
     "TheoryModel": "paper_checks._config",
     "bounded": "paper_checks._curves",
@@ -185,6 +193,7 @@ __all__ = [
     "Verdict",
     "Workspace",
     "admissible",
+    "append_end_to_end",
     "bounded",
     "chance_outcomes",
     "check_cross_note",
@@ -203,6 +212,9 @@ __all__ = [
     "curve_replicates",
     "curves_from_outcomes",
     "curves_from_paired",
+    "end_to_end_markdown",
+    "end_to_end_section",
+    "end_to_end_verdicts",
     "evidence_length",
     "grade_equivalence",
     "grade_magnitude",
