@@ -71,10 +71,15 @@ def main(argv=None) -> int:
         runs[name] = path
     out = check_out_dir("--out", args.out)
     out.mkdir(parents=True, exist_ok=True)
+    from paper_checks import stable_id
+
     key = jax.random.PRNGKey(args.seed)
+    # One key per run from its name, so a run's numbers do not depend on the other runs listed.
     results = {
-        name: end_to_end_report(jax.random.fold_in(key, i), path, n_resamples=args.resamples)
-        for i, (name, path) in enumerate(runs.items())
+        name: end_to_end_report(
+            jax.random.fold_in(key, stable_id(name)), path, n_resamples=args.resamples
+        )
+        for name, path in runs.items()
     }
     table = side_by_side(results)
     gap = gap_split(results)

@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from paper_checks._sources import DependencyMissing as DependencyMissing
     from paper_checks._sources import Workspace as Workspace
     from paper_checks._sources import locomo_path as locomo_path
+    from paper_checks._sources import stable_id as stable_id
     from paper_checks._types import FAIL as FAIL
     from paper_checks._types import INCONCLUSIVE as INCONCLUSIVE
     from paper_checks._types import PARTIAL as PARTIAL
@@ -138,6 +139,7 @@ _EXPORTS = {
     "DependencyMissing": "paper_checks._sources",
     "Workspace": "paper_checks._sources",
     "locomo_path": "paper_checks._sources",
+    "stable_id": "paper_checks._sources",
     "ClaimResult": "paper_checks._types",
     "Estimate": "paper_checks._types",
     "FAIL": "paper_checks._types",
@@ -231,6 +233,7 @@ __all__ = [
     "render_markdown",
     "run_checks",
     "slope_estimate",
+    "stable_id",
     "stratified_crossovers",
     "t_interval",
     "verdict_cross_note",

@@ -119,3 +119,31 @@ def test_missing_sidecar_exits_2(tmp_path, capsys):
     assert mod.main(["--from-sidecar", str(tmp_path / "none.json"), "--out", str(tmp_path)]) == 2
     assert "no such file" in capsys.readouterr().err
     assert set(KEYS) >= {"seed", "sources"}
+
+
+def test_end_to_end_report_key_depends_on_the_run_name_not_its_position(tmp_path, monkeypatch):
+    """Listing another run, or reordering them, leaves each run's key (so its numbers) unchanged."""
+    import jax
+    import numpy as np
+
+    import experiments.end_to_end as e2e
+    import oas.real
+
+    seen: dict = {}
+
+    def fake_report(key, path, *, n_resamples):
+        seen.setdefault(path, []).append(np.asarray(jax.random.key_data(key)).tolist())
+        return {"path": path}
+
+    monkeypatch.setattr(oas.real, "end_to_end_report", fake_report)
+    monkeypatch.setattr(oas.real, "side_by_side", lambda results: "| table |")
+    monkeypatch.setattr(e2e, "_figure", lambda results, path: None)
+    files = {n: tmp_path / f"{n}.jsonl" for n in ("a", "b", "c")}
+    for f in files.values():
+        f.write_text("")
+    runs = [f"{n}={f}" for n, f in files.items()]
+    e2e.main([*(f"--run={r}" for r in runs), "--out", str(tmp_path / "o1")])
+    e2e.main([*(f"--run={r}" for r in runs[::-1][:2]), "--out", str(tmp_path / "o2")])
+    assert seen[str(files["b"])][0] == seen[str(files["b"])][1]
+    assert seen[str(files["c"])][0] == seen[str(files["c"])][1]
+    assert seen[str(files["b"])][0] != seen[str(files["c"])][0]
