@@ -8,7 +8,7 @@ Usage (the paired files from ``retcon pair locomo``, see docs/end-to-end.md)::
 Writes ``DIR/end_to_end.json`` (per run: summary, crossover CIs, leave-one-conversation-out
 policies, retrieval recall, classifier report; the gap split into retrieval and type) and
 ``DIR/end_to_end.md`` (the table), ``DIR/end_to_end.png`` (accuracy per action against budget,
-one line style per run), and prints the table.
+one line style and marker per run), and prints the table.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 
 def _figure(results: dict, path: Path) -> None:
-    """Accuracy per action against budget: one line style per run, one colour per action."""
+    """Accuracy per action against budget: one line style and marker per run, one colour per action."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -30,15 +30,16 @@ def _figure(results: dict, path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(6.5, 4))
     styles = ("-", "--", ":", "-.")
-    for (name, r), ls in zip(results.items(), styles):
+    markers = ("o", "s", "^", "v", "D", "x", "+", "*")
+    for i, (name, r) in enumerate(results.items()):  # every run drawn, however many
         s = r["summary"]
         for j, a in enumerate(ACTIONS):
             ax.plot(
                 s["budgets"],
                 s["accuracy"][a],
-                ls,
+                styles[i % len(styles)],
                 color=f"C{j}",
-                marker="o",
+                marker=markers[i % len(markers)],
                 ms=3,
                 label=f"{a} ({name})",
             )
