@@ -50,15 +50,17 @@ def _fmt_gain(p, lo, hi) -> str:
 
 
 def _fmt_cross(c: dict) -> str:
-    if c.get("crossover_budget") is None:
-        return f"none (p={c.get('p_crossover', 0.0):.2f})"
-    lo = "-" if c.get("lower") is None else f"{c['lower']:.0f}"
-    hi = "-" if c.get("upper") is None else f"{c['upper']:.0f}"
-    return f"{c['crossover_budget']:.0f} [{lo}, {hi}]"
+    from theory import format_crossover
+
+    text = format_crossover(
+        c.get("crossover_budget"), c.get("lower"), c.get("upper"), c.get("status", "none")
+    )
+    return f"{text} (p={c.get('p_crossover', 0.0):.2f})"
 
 
 def _crossover_moves_later(oracle: dict, e2e: dict) -> str:
-    """YES when the end-to-end interval lies wholly above the oracle's, NO when wholly below."""
+    """YES when the end-to-end interval lies wholly above the oracle's, NO when wholly below (an
+    end beyond the grid, ``0`` or ``inf``, compares as such)."""
     bounds = [oracle.get(k) for k in ("crossover_budget", "lower", "upper")]
     bounds += [e2e.get(k) for k in ("crossover_budget", "lower", "upper")]
     if any(b is None for b in bounds):

@@ -72,6 +72,13 @@ def test_headroom_and_crossover_yes_no_undecided():
     assert _by_prefix(overlap, "the oracle selector")[0] == E2E.UNDECIDED
     none = _answers({**base, "e2e": _run((0, -1, 1), cross=(None, None, None))})
     assert set(_by_prefix(none, "the merge crossover")) == {E2E.UNDECIDED}
+    inf = float("inf")  # an interval end beyond the grid (rootless resamples) compares as such
+    unbounded = {**base, "oracle": _run((0.01, 0.005, 0.02), cross=(500.0, 450.0, inf))}
+    moved = _answers({**unbounded, "e2e": _run((0, -1, 1), cross=(900.0, 800.0, 1000.0))})
+    assert set(_by_prefix(moved, "the merge crossover")) == {E2E.UNDECIDED}
+    low = {**base, "oracle": _run((0.01, 0.005, 0.02), cross=(300.0, 0.0, 400.0))}
+    moved = _answers({**low, "e2e": _run((0, -1, 1), cross=(900.0, 600.0, inf))})
+    assert set(_by_prefix(moved, "the merge crossover")) == {E2E.YES}
 
 
 def test_markdown_lists_statements_and_table():
