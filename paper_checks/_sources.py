@@ -27,7 +27,7 @@ from paper_checks._curves import (
     raw_accuracy_check,
 )
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
-from retcon.errors import InputError
+from retcon.errors import InputError, check_choice
 from retcon.vocab import OPERATORS
 
 LOCOMO_FILE = "locomo10.json"
@@ -170,8 +170,6 @@ class Workspace:
         """``(paired, classifier report or None)``: LoCoMo end to end under the main reader, the
         cluster retrieved by BM25 (top 4 sessions), the type ``"gold"`` or ``"predicted"`` by the
         conversation-disjoint classifier fitted on all the questions (docs/end-to-end.md)."""
-        from retcon.errors import check_choice
-
         check_choice("type_source", type_source, ("gold", "predicted"))
 
         def make():
