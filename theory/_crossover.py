@@ -163,6 +163,16 @@ def delta_curve(
     return decompose_numpy(dist.cdf(b), dist.cdf(b / rho), fidelity=phi, acc_raw=a, acc_guess=g)
 
 
+def _sorted_unique(values) -> np.ndarray:
+    """The distinct values of ``values``, sorted (flattened), as ``np.unique`` returns them.
+
+    ``np.unique`` imports ``numpy.ma`` on its first call (about 10 ms of ``retcon crossover``'s
+    start-up); sorting and dropping repeats needs none of it.
+    """
+    x = np.sort(np.asarray(values, dtype=np.float64), axis=None)
+    return x[np.concatenate(([True], x[1:] != x[:-1]))] if x.size else x
+
+
 #: Smallest budget `scan_budgets` returns (tokens); far below any budget a reader sees, and far
 #: enough above the subnormal range that ``1e-13`` times it is still a normal float.
 _SCAN_FLOOR = 1e-280
@@ -177,7 +187,7 @@ def scan_budgets(dist: LengthDist, compress_ratio: float, *, n_log: int = 400) -
     every observed length and its ``rho`` multiple. Nothing below ``_SCAN_FLOOR`` (1e-280 tokens).
     """
     if dist.name == "empirical":
-        q = np.unique(dist.observed())
+        q = _sorted_unique(dist.observed())
     else:
         p = np.concatenate(
             [
@@ -187,7 +197,7 @@ def scan_budgets(dist: LengthDist, compress_ratio: float, *, n_log: int = 400) -
                 1.0 - np.logspace(-1, -12, 111),
             ]
         )
-        q = np.unique(dist.ppf(p))
+        q = _sorted_unique(dist.ppf(p))
     # Budgets below _SCAN_FLOOR are dropped: quantiles of a shape < 1 gamma or Weibull reach
     # subnormal floats there, where a root finder's tolerance ``1e-13 * hi`` rounds to 0.
     q = q[np.isfinite(q) & (q >= _SCAN_FLOOR)]
@@ -195,7 +205,7 @@ def scan_budgets(dist: LengthDist, compress_ratio: float, *, n_log: int = 400) -
         q = np.array([_SCAN_FLOOR])
     lo, hi = max(compress_ratio * q.min() / 2.0, _SCAN_FLOOR), 2.0 * q.max()
     pts = np.concatenate([q, compress_ratio * q, np.geomspace(lo, hi, n_log)])
-    return np.unique(pts[pts >= _SCAN_FLOOR])
+    return _sorted_unique(pts[pts >= _SCAN_FLOOR])
 
 
 def _bisect(f: Callable[[float], float], lo: float, hi: float) -> float:
@@ -315,6 +325,6 @@ def elasticity_nonincreasing(dist: LengthDist, *, n: int = 400, rtol: float = 1e
             1.0 - np.logspace(-1, -9, n // 4),
         ]
     )
-    xs = np.unique(dist.ppf(p))
+    xs = _sorted_unique(dist.ppf(p))
     e = dist.elasticity(xs)
     return bool(np.all(np.diff(e) <= rtol * np.max(np.abs(e))))
