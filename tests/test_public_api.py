@@ -173,6 +173,7 @@ def test_help_lists_every_command_without_importing_jax():
         "    build_parser().print_help()\n"
         "print(buf.getvalue())\n"
         "print('JAX_LOADED' if 'jax' in sys.modules else 'JAX_ABSENT')\n"
+        "print('NUMPY_LOADED' if 'numpy' in sys.modules else 'NUMPY_ABSENT')\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
@@ -181,4 +182,7 @@ def test_help_lists_every_command_without_importing_jax():
         assert f"    {command}" in out, f"`retcon --help` does not list {command!r}"
     assert "JAX_ABSENT" in out, (
         "building the CLI parser imported JAX; keep heavy imports inside run()"
+    )
+    assert "NUMPY_ABSENT" in out, (
+        "building the CLI parser imported numpy; `retcon --help` needs none of it"
     )
