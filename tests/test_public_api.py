@@ -186,3 +186,14 @@ def test_help_lists_every_command_without_importing_jax():
     assert "NUMPY_ABSENT" in out, (
         "building the CLI parser imported numpy; `retcon --help` needs none of it"
     )
+
+
+def test_version_option_prints_the_package_version(capsys):
+    """`retcon --version` reads the version only when asked, and prints it on stdout."""
+    import retcon
+    from retcon.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out == f"retcon {retcon.__version__}\n"
