@@ -620,8 +620,9 @@ def chunk_block_sums(
     (``chunk_draws``), the evidence frontier and outcome table (``chunk_frontiers``) and the
     budget reading with the block sums. In one program XLA fuses each stage into the next and
     recomputes it once per consumer (the threefry draws once per candidate record, the sorting
-    network once per threshold): measured on CPU (locomo-like, 65,536 queries), the fused chunk
-    cost about 4x the three programs. The per-budget path is one program, as before.
+    network once per threshold): measured on CPU (locomo-like, 65,536 queries, 29 budgets), 4.4
+    us of CPU per query fused against 1.8 us as three programs. The per-budget path is one
+    program, as before.
 
     Args:
       root: the run's root key.
