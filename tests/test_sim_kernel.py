@@ -337,13 +337,21 @@ def test_sorting_network_sorts_every_zero_one_input():
     """MODEL §2 (records packed in score order): the frontier's rank order comes from
     ``sim.kernel.sorting_network``; by the 0-1 principle a comparator network sorts every input
     when it sorts every input of zeros and ones."""
-    for n in range(1, 13):
+
+    def run(v, pairs):
+        for a, b in pairs:
+            v[:, a], v[:, b] = np.minimum(v[:, a], v[:, b]), np.maximum(v[:, a], v[:, b])
+        return v
+
+    for n in range(1, 17):
         pairs = sim.kernel.sorting_network(n)
         assert all(0 <= a < b < n for a, b in pairs)
         v = (np.arange(2**n)[:, None] >> np.arange(n)) & 1  # every 0/1 input, (2**n, n)
-        for a, b in pairs:
-            v[:, a], v[:, b] = np.minimum(v[:, a], v[:, b]), np.maximum(v[:, a], v[:, b])
-        assert (np.diff(v, axis=1) >= 0).all(), n
+        assert (np.diff(run(v, pairs), axis=1) >= 0).all(), n
+    rng = np.random.default_rng(0)  # up to NETWORK_MAX: random inputs with ties
+    for n in range(17, sim.kernel.NETWORK_MAX + 1):
+        v = rng.integers(0, 5, size=(2000, n))
+        np.testing.assert_array_equal(run(v.copy(), sim.kernel.sorting_network(n)), np.sort(v))
 
 
 @pytest.mark.parametrize(
