@@ -25,8 +25,6 @@ from oas.real._embed import (
 )
 from oas.real._endtoend import (
     crossover_ci,
-    degradation_sweep,
-    degrade_paired,
     end_to_end_report,
     loco_policies,
     side_by_side,
@@ -107,8 +105,6 @@ __all__ = [
     "cross_fit_types",
     "crossover_ci",
     "data_dir",
-    "degradation_sweep",
-    "degrade_paired",
     "embed_texts",
     "end_to_end_report",
     "evidence_recall",
