@@ -3,8 +3,8 @@
 Usage::
 
     python -m experiments.end_to_end_sim --out DIR [--preset locomo-like] [--instances 8000]
-        [--budgets 8] [--recalls 1,0.9,...] [--accuracies 1,0.85,...] [--groups 10] [--seed 0]
-        [--resamples 500]
+        [--budgets 8] [--recalls 1,0.9,...] [--accuracies 1,0.85,...|scenario] [--groups 10]
+        [--seed 0] [--resamples 500]
 
 Both knobs are scenario parameters of ``sim`` (docs/simulation.md): ``retriever.recall`` (each
 evidence record is found with this probability; a missed record is absent from every action's
@@ -13,7 +13,8 @@ predicted with uniform confusion). Every cell of the grid is ``dataclasses.repla
 simulated with the same key, so the cells share their queries, their outcome draws, and nested
 misses and type errors (common random numbers). Each cell's paired data (``oas.simulate_paired``)
 are scored by leave-one-group-out (``oas.real.loco_policies``: ridge router and best-fixed
-fitted on the other groups, gains with grouped bootstrap CIs). Writes ``DIR/end_to_end_sim.png``
+fitted on the other groups, gains with grouped bootstrap CIs). ``--accuracies scenario`` keeps
+the scenario file's own ``[classifier]`` (e.g. a full confusion matrix) as the one column. Writes ``DIR/end_to_end_sim.png``
 (heatmap of the OAS gain, and the two one-dimensional slices through the perfect corner with
 their CIs) and ``DIR/end_to_end_sim.json`` (sidecar and every cell).
 """
@@ -64,7 +65,7 @@ def sweep(
     Args:
       key: JAX key; one draw key shared by every cell (common random numbers) and one for scoring.
       scenario: a ``sim.Scenario``; each cell replaces ``retriever.recall`` and ``classifier``.
-      recalls, accuracies: the grid.
+      recalls, accuracies: the grid; an accuracy of ``None`` keeps ``scenario.classifier``.
       n_instances: paired rows per cell; budgets: the budget grid (default the scenario's).
       n_groups: questions are dealt into this many groups (query ``i`` in group ``i % n_groups``)
         for leave-one-group-out and the grouped bootstrap.
@@ -95,7 +96,9 @@ def sweep(
             sc = dataclasses.replace(
                 scenario,
                 retriever=dataclasses.replace(scenario.retriever, recall=float(r)),
-                classifier=ClassifierConfig(accuracy=float(a)),
+                classifier=scenario.classifier
+                if a is None
+                else ClassifierConfig(accuracy=float(a)),
             )
             data = simulate_paired(k_draw, sc, n_instances, budgets=budgets)
             _, q = np.unique(np.asarray(data.query_id).astype(str), return_inverse=True)
@@ -107,7 +110,7 @@ def sweep(
             row.append(
                 {
                     "recall": float(r),
-                    "accuracy_setting": float(a),
+                    "accuracy_setting": None if a is None else float(a),
                     "gain": {
                         k: {s: v[s][-1] for s in ("point", "lower", "upper")}
                         for k, v in pol["gain"].items()
@@ -122,7 +125,7 @@ def sweep(
         cells.append(row)
     return {
         "recalls": list(map(float, recalls)),
-        "accuracies": list(map(float, accuracies)),
+        "accuracies": [None if a is None else float(a) for a in accuracies],
         "cells": cells,
     }
 
@@ -149,7 +152,9 @@ def main(argv=None) -> int:
     from retcon.errors import InputError
 
     recalls = _floats("--recalls", args.recalls)
-    accuracies = _floats("--accuracies", args.accuracies)
+    accuracies = (
+        (None,) if args.accuracies == "scenario" else _floats("--accuracies", args.accuracies)
+    )
     if args.budgets < 2:
         raise InputError(f"--budgets must be at least 2; got {args.budgets}.")
     if args.groups < 3:
@@ -184,6 +189,10 @@ def main(argv=None) -> int:
     return 0
 
 
+def _label(a) -> str:
+    return "scenario" if a is None else f"{a:g}"
+
+
 def _cell(c: dict, policy: str = "oas") -> str:
     g = c["gain"][policy]
     return f"{g['point']:+.3f} [{g['lower']:+.3f}, {g['upper']:+.3f}]"
@@ -195,7 +204,7 @@ def _table(res: dict) -> str:
     lines = []
     for policy in ("oas", "oracle"):
         lines.append(f"\n{policy} - best-fixed (rows: recall, columns: type accuracy)\n")
-        lines.append("| recall | " + " | ".join(f"{a:g}" for a in acc) + " |")
+        lines.append("| recall | " + " | ".join(_label(a) for a in acc) + " |")
         lines.append("|---" * (len(acc) + 1) + "|")
         for r, row in zip(res["recalls"], res["cells"]):
             lines.append(f"| {r:g} | " + " | ".join(_cell(c, policy) for c in row) + " |")
@@ -207,7 +216,9 @@ def _table(res: dict) -> str:
     )
     lines.append("\nrealized type accuracy per setting: ")
     lines.append(
-        ", ".join(f"{c['accuracy_setting']:g}: {c['type_accuracy']:.3f}" for c in res["cells"][0])
+        ", ".join(
+            f"{_label(c['accuracy_setting'])}: {c['type_accuracy']:.3f}" for c in res["cells"][0]
+        )
     )
     return "\n".join(lines) + "\n"
 
@@ -222,11 +233,13 @@ def _figure(res: dict, path: Path, title: str) -> None:
     from retcon.output import save_figure_atomic
 
     rec, acc = res["recalls"], res["accuracies"]
+    # a "scenario" column (the scenario's own classifier) sits at its realized type accuracy
+    acc_x = [c["type_accuracy"] if a is None else a for a, c in zip(acc, res["cells"][0])]
     gain = np.asarray([[c["gain"]["oas"]["point"] for c in row] for row in res["cells"]])
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     lim = float(np.max(np.abs(gain))) or 1.0
     im = axes[0].imshow(gain, cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto", origin="upper")
-    axes[0].set_xticks(range(len(acc)), [f"{a:g}" for a in acc])
+    axes[0].set_xticks(range(len(acc)), [_label(a) for a in acc])
     axes[0].set_yticks(range(len(rec)), [f"{r:g}" for r in rec])
     axes[0].set_xlabel("type-classifier accuracy")
     axes[0].set_ylabel("retriever recall")
@@ -236,7 +249,7 @@ def _figure(res: dict, path: Path, title: str) -> None:
     fig.colorbar(im, ax=axes[0], label="OAS - best-fixed")
     slices = (
         (axes[1], rec, [row[0] for row in res["cells"]], "retriever recall (type exact)"),
-        (axes[2], acc, res["cells"][0], "type-classifier accuracy (recall 1)"),
+        (axes[2], acc_x, res["cells"][0], "type-classifier accuracy (recall 1)"),
     )
     base = res["cells"][0][0]["gain"]["oas"]["point"]
     axes[1].plot(
