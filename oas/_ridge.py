@@ -6,14 +6,16 @@ z = (psi - mean_w) / scale_w, and the intercept unpenalized:
     theta = (Z' W Z + lambda I)^-1 Z' W (y - ybar_w),    b = ybar_w
 
 (Z is centered under w, so the intercept decouples from theta and is the weighted mean.)
-Two backends run this closed form. ``jax``: every (fold, action, penalty) solve is one
-``vmap``ped call inside a single ``jit``: the K CV folds plus the full training set, all actions,
-the whole penalty grid. ``numpy`` (float64): per training split one Gram matrix, all penalties and
-actions in one batched ``np.linalg.solve``, and the held-out predictions of every penalty and
-action in one matmul over the held-out rows only. On a CPU the numpy backend is the faster
-(docs/performance.md, OAS ridge grid), so it is the default there. The CV error of a penalty is
-the mean squared error over the held-out rows of all folds; each action takes its own argmin
-(ties go to the larger penalty).
+Two backends run this closed form. ``jax`` (the default): every (fold, action, penalty) solve is
+one ``vmap``ped call inside a single ``jit``: the K CV folds plus the full training set, all
+actions, the whole penalty grid, and the held-out errors on each fold's own rows. ``numpy``
+(float64): per training split one Gram matrix, all penalties and actions in one batched
+``np.linalg.solve``, and the held-out predictions of every penalty and action in one matmul over
+the held-out rows. On the 2-core CPU of docs/performance.md the two are within about 1.2x of each
+other at 10^5 rows with single-threaded BLAS, the jit path being the faster when BLAS threads
+compete with other work, numpy the faster below about 10^4 rows. The CV error of a penalty is the
+mean squared error over the held-out rows of all folds; each action takes its own argmin (ties go
+to the larger penalty).
 
 References: MODEL §8 (utility model, grouped K-fold); Hastie, Tibshirani & Friedman (2009), §3.4.1.
 """
@@ -29,7 +31,7 @@ import numpy as np
 from oas._checks import check_positive_int
 from retcon.errors import InputError, check_choice
 
-BACKENDS = ("auto", "numpy", "jax")
+BACKENDS = ("jax", "numpy")
 
 DEFAULT_PENALTIES = tuple(float(x) for x in 10.0 ** np.arange(-3.0, 5.01, 0.5))
 
@@ -101,25 +103,35 @@ def _solve_one(x, y, w, lam):
 
 
 @jax.jit
-def _solve_all(x, y, valid, train_w, penalties):
+def _solve_all(x, y, train_w, x_out, y_out, out_w, penalties):
     """All solves: ``train_w`` (F, n) x actions (A) x ``penalties`` (P), and held-out squared errors.
 
-    ``valid`` (n,) marks real rows; padding rows (valid 0, weight 0) only keep shapes in a few
-    buckets so that ``jit`` compiles once per bucket.
+    ``x_out`` (K, m, p), ``y_out`` (K, m, A): the held-out rows of each of the K = F - 1 folds,
+    padded to m rows with weight ``out_w`` (K, m) 0. Padding rows of ``x`` and ``y`` have weight 0 in
+    every split; both paddings only keep shapes in a few buckets so that ``jit`` compiles once per
+    bucket.
 
-    Returns ``(mean (F,A,P,p), scale, theta (F,A,P,p), intercept (F,A,P), sse (F,A,P))``.
+    Returns ``(mean (F,A,P,p), scale, theta (F,A,P,p), intercept (F,A,P), sse (K,A,P))``.
     """
 
     def per(w, yv, lam):
-        mean, scale, theta, b = _solve_one(x, yv, w, lam)
-        pred = b + ((x - mean) / scale) @ theta
-        sse = jnp.sum((valid - w) * (yv - pred) ** 2)
-        return mean, scale, theta, b, sse
+        return _solve_one(x, yv, w, lam)
 
     over_p = jax.vmap(per, in_axes=(None, None, 0))
     over_a = jax.vmap(over_p, in_axes=(None, 1, None))
-    over_f = jax.vmap(over_a, in_axes=(0, None, None))
-    return over_f(train_w, y, penalties)
+    mean, scale, theta, b = jax.vmap(over_a, in_axes=(0, None, None))(train_w, y, penalties)
+    k = x_out.shape[0]
+    # the standardization depends on the split only: one (m, p) block per fold
+    z_out = (x_out - mean[:k, 0, 0, None, :]) / scale[:k, 0, 0, None, :]
+    pred = b[:k, :, :, None] + jnp.einsum("kmq,kapq->kapm", z_out, theta[:k])
+    resid = jnp.moveaxis(y_out, 2, 1)[:, :, None, :] - pred  # (K, A, P, m)
+    sse = jnp.einsum("km,kapm->kap", out_w, resid * resid)
+    return mean, scale, theta, b, sse
+
+
+def _bucket(n: int, least: int) -> int:
+    """The power of two >= max(n, least): padded sizes recur, so compilations are shared."""
+    return max(least, 1 << (max(n, 1) - 1).bit_length())
 
 
 def _solve_numpy(x, y, fold, n_folds, lam):
@@ -153,22 +165,30 @@ def _solve_numpy(x, y, fold, n_folds, lam):
 
 def _solve_jax(x, y, fold, n_folds, lam):
     """The closed form in one ``jit`` call (float32 unless x64 is enabled); as ``_solve_numpy``."""
-    train_w = np.concatenate(
-        [(fold[None, :] != np.arange(n_folds)[:, None]), np.ones((1, len(fold)), bool)]
-    )
-    # pad rows to a power of two (>= 256) so repeated fits of similar size reuse one compilation
     n = x.shape[0]
-    n_pad = max(256, 1 << (n - 1).bit_length())
-    pad = ((0, n_pad - n), (0, 0))
-    valid = np.r_[np.ones(n), np.zeros(n_pad - n)]
+    n_pad = _bucket(n, 256)
+    train_w = np.concatenate(
+        [(fold[None, :] != np.arange(n_folds)[:, None]), np.ones((1, n), bool)]
+    )
     train_w = np.pad(train_w.astype(np.float64), ((0, 0), (0, n_pad - n)))
+    # held-out rows grouped by fold, each fold padded to m rows (weight 0)
+    size = np.bincount(fold, minlength=n_folds)
+    m = _bucket(int(size.max()), 64)
+    first = np.r_[0, np.cumsum(size)[:-1]]
+    slot = np.arange(m)[None, :]
+    out_w = slot < size[:, None]
+    rows = np.argsort(fold, kind="stable")[np.minimum(first[:, None] + slot, n - 1)]
+    rows = np.where(out_w, rows, 0)
+    pad = ((0, n_pad - n), (0, 0))
     mean, scale, theta, b, sse = (
         np.asarray(v, dtype=np.float64)
         for v in _solve_all(
             jnp.asarray(np.pad(x, pad)),
             jnp.asarray(np.pad(y, pad)),
-            jnp.asarray(valid),
             jnp.asarray(train_w),
+            jnp.asarray(x[rows]),
+            jnp.asarray(y[rows]),
+            jnp.asarray(out_w.astype(np.float64)),
             jnp.asarray(lam),
         )
     )
@@ -178,7 +198,7 @@ def _solve_jax(x, y, fold, n_folds, lam):
         scale[-1, 0, 0],
         theta[-1].transpose(1, 2, 0),
         b[-1, :, 0],
-        sse[:n_folds].sum(0),
+        sse.sum(0),
     )
 
 
@@ -190,7 +210,7 @@ def fit_ridge(
     *,
     penalties=DEFAULT_PENALTIES,
     n_folds: int = 5,
-    backend: str = "auto",
+    backend: str = "jax",
 ) -> RidgeFit:
     """Fit one ridge model per action; choose each action's penalty by grouped K-fold CV.
 
@@ -201,9 +221,8 @@ def fit_ridge(
       groups: shape ``(n,)``, the unit of independence (conversation or user).
       penalties: the grid, shape ``(P,)``, each > 0 (on standardized features).
       n_folds: K >= 2.
-      backend: ``"numpy"`` (float64), ``"jax"`` (one ``jit`` call; float32 unless the caller
-        enabled x64 with ``jax.enable_x64(True)``) or ``"auto"``: numpy when JAX's default backend
-        is the CPU, else jax. Both select the same penalties (up to exact ties in the CV error)
+      backend: ``"jax"`` (one ``jit`` call; float32 unless the caller enabled x64 with
+        ``jax.enable_x64(True)``) or ``"numpy"`` (float64). Both select the same penalties (up to exact ties in the CV error)
         and, in float64, agree to about 1e-11 (docs/performance.md).
 
     Returns:
@@ -224,8 +243,6 @@ def fit_ridge(
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
         raise InputError("fit_ridge: features and outcomes must be finite.")
     backend = check_choice("backend", backend, BACKENDS)
-    if backend == "auto":
-        backend = "numpy" if jax.default_backend() == "cpu" else "jax"
     fold = grouped_folds(key, groups, n_folds)
     solve = _solve_numpy if backend == "numpy" else _solve_jax
     mean, scale, theta, b, sse = solve(x, y, fold, n_folds, lam)

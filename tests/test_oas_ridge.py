@@ -82,7 +82,7 @@ def test_backends_agree_and_bad_backend_is_refused():
     np.testing.assert_allclose(j.coef, n.coef, rtol=0, atol=1e-10)
     np.testing.assert_allclose(j.cv_error, n.cv_error, rtol=1e-10)
     np.testing.assert_array_equal(j.fold, n.fold)
-    with pytest.raises(InputError, match=r"backend must be one of \['auto', 'numpy', 'jax'\]"):
+    with pytest.raises(InputError, match=r"backend must be one of \['jax', 'numpy'\]"):
         fit_ridge(jax.random.key(4), x, y, g, backend="torch")
 
 

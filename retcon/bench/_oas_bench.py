@@ -10,7 +10,7 @@ The alternatives, each on the very folds ``fit_ridge`` draws:
 - numpy running the same closed form, float64: ``fit_ridge(..., backend="numpy")`` (per training
   split the same standardization and Gram matrix, all penalties and actions in one batched
   ``np.linalg.solve``, the held-out errors of every penalty and action from one matmul over the
-  held-out rows), the default on a CPU;
+  held-out rows);
 - ``sklearn_ridge``: what a competent scikit-learn user writes: per budget and training split, one
   multi-target ``Ridge`` on the standardized features with the outcomes repeated once per penalty
   and ``alpha`` an array with one penalty per target (7 x 6 = 42 fits), held-out errors from its
