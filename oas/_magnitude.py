@@ -315,12 +315,9 @@ def format_report(rep: dict) -> str:
 
 
 def _fmt(x: dict) -> str:
-    b = x.get("budget")
-    if b is None:
-        return f"none ({x.get('status')})"
-    lo, hi = x.get("lower"), x.get("upper")
-    ci = f" [{lo:.0f}, {hi:.0f}]" if lo is not None and hi is not None else ""
-    return f"{b:.0f}{ci}"
+    from theory import format_crossover
+
+    return format_crossover(x.get("budget"), x.get("lower"), x.get("upper"), str(x.get("status")))
 
 
 def plot_report(rep: dict, path) -> Path:

@@ -36,8 +36,6 @@ if TYPE_CHECKING:
     from paper_checks._curves import bounded as bounded
     from paper_checks._curves import chance_outcomes as chance_outcomes
     from paper_checks._curves import crossover_estimate as crossover_estimate
-    from paper_checks._curves import crossover_replicates as crossover_replicates
-    from paper_checks._curves import curve_replicates as curve_replicates
     from paper_checks._curves import curves_from_outcomes as curves_from_outcomes
     from paper_checks._curves import curves_from_paired as curves_from_paired
     from paper_checks._curves import evidence_length as evidence_length
@@ -111,8 +109,6 @@ _EXPORTS = {
     "bounded": "paper_checks._curves",
     "chance_outcomes": "paper_checks._curves",
     "crossover_estimate": "paper_checks._curves",
-    "crossover_replicates": "paper_checks._curves",
-    "curve_replicates": "paper_checks._curves",
     "curves_from_outcomes": "paper_checks._curves",
     "curves_from_paired": "paper_checks._curves",
     "evidence_length": "paper_checks._curves",
@@ -199,8 +195,6 @@ __all__ = [
     "combine",
     "crc_bound_check",
     "crossover_estimate",
-    "crossover_replicates",
-    "curve_replicates",
     "curves_from_outcomes",
     "curves_from_paired",
     "evidence_length",

@@ -20,7 +20,6 @@ from paper_checks._curves import (
     bounded,
     chance_outcomes,
     crossover_estimate,
-    crossover_replicates,
     evidence_length,
     mean_difference,
     raw_grounded,
@@ -563,7 +562,9 @@ def stratified_crossovers(key, paired, strata, budgets, *, n_resamples: int):
         [crossover_estimate(budgets, point[s, k], reps[:, s, k])[0] for k in range(no)]
         for s in range(S)
     ]
-    return est, crossover_replicates(budgets, reps)
+    import theory
+
+    return est, theory.crossover_replicates(budgets, reps)
 
 
 def slope_estimate(lengths, point, replicates, *, min_valid: float = 0.9) -> Estimate:

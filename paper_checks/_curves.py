@@ -2,8 +2,8 @@
 
 Paired data (``oas.PairedData``: one row per question x budget, outcomes of all four actions;
 MODEL §8) give the utility differences of MODEL §3 as means of per-row differences. One call of
-``retcon.bootstrap.grouped_bootstrap_replicates`` resamples whole groups once for every budget and
-operator, so each resample is a whole ``dU(B)`` curve; ``theory.grid_crossover`` reads the
+``retcon.bootstrap.delta_curve_replicates`` resamples whole groups once for every budget and
+operator, so each resample is a whole ``dU(B)`` curve; ``theory.crossover_interval`` reads the
 crossover of all resampled curves at once, and the pointwise bands are the percentiles of the same
 resamples.
 """
@@ -11,12 +11,11 @@ resamples.
 from __future__ import annotations
 
 import warnings
-from typing import Any
 
 import numpy as np
 
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
-from retcon.bootstrap import grouped_bootstrap_replicates
+from retcon.bootstrap import delta_curve_replicates, grouped_bootstrap_replicates
 from retcon.errors import InputError
 from retcon.vocab import ACTIONS, OPERATORS
 
@@ -52,48 +51,12 @@ def _percentiles(reps: np.ndarray, level: float = LEVEL) -> tuple[np.ndarray, np
         return np.nanquantile(reps, a, axis=0), np.nanquantile(reps, 1 - a, axis=0)
 
 
-def curve_replicates(
-    key, outcomes, group, budget, budgets, *, n_resamples: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """``dU_o(B)`` per operator and budget: the point ``(3, nB)`` and group-resampled curves
-    ``(R, 3, nB)``, one draw of groups per resample shared by every operator and budget.
-
-    Args:
-      outcomes: ``(n, 4)`` in ``ACTIONS`` order (may be chance-corrected, so any finite numbers).
-      group, budget: ``(n,)``.
-      budgets: ``(nB,)`` the grid.
-    """
-    y = np.asarray(outcomes, float)
-    if y.ndim != 2 or y.shape[1] != len(ACTIONS):
-        raise InputError(f"outcomes must have shape (n, {len(ACTIONS)}); got {y.shape}.")
-    b = np.asarray(budget, float)
-    nb, no = len(budgets), len(OPERATORS)
-    diff = y[:, 1:] - y[:, :1]  # (n, 3)
-    at = (b[:, None] == np.asarray(budgets, float)[None, :]).astype(float)  # (n, nB)
-    values = np.repeat(diff, nb, axis=1)  # (n, 3*nB), operator-major
-    mask = np.tile(at, (1, no))
-    point = ((values * mask).sum(0) / np.maximum(mask.sum(0), 1)).reshape(no, nb)
-    point[(mask.sum(0) == 0).reshape(no, nb)] = np.nan
-    reps = grouped_bootstrap_replicates(
-        key, values, np.asarray(group), mask, n_resamples=n_resamples
-    )
-    return point, reps.reshape(-1, no, nb)
-
-
-def _grid_crossover() -> Any:
-    """``theory.grid_crossover``, the one estimator of a sampled curve's crossover."""
-    import theory
-
-    return theory.grid_crossover
-
-
 def crossover_estimate(budgets, point, replicates, level: float = LEVEL) -> tuple[Estimate, str]:
     """Crossover of a ``dU`` curve with a percentile interval from resampled curves (MODEL §6.4).
 
-    The point and its status are ``theory.grid_crossover`` of ``point``; the interval is the
-    percentile interval of ``grid_crossover`` over ``replicates`` (all at once), where a resampled
-    curve without a ``+ -> -`` root counts as crossing below the grid (0) when it is never positive
-    and above it (inf) otherwise. An interval that reaches 0 or inf is unbounded.
+    ``theory.crossover_interval``, the one rule: a resampled curve without a ``+ -> -`` root
+    counts as crossing below the grid (0) when it is never positive and above it (inf) otherwise.
+    An interval that reaches 0 or inf is unbounded.
 
     Args:
       budgets: ``(nB,)``; point: ``(nB,)``; replicates: ``(R, nB)``.
@@ -101,28 +64,15 @@ def crossover_estimate(budgets, point, replicates, level: float = LEVEL) -> tupl
     Returns:
       ``(Estimate, status)``; ``Estimate.missing()`` when the point curve has no crossover.
     """
-    grid_crossover = _grid_crossover()
-    b = np.asarray(budgets, float)
-    p = grid_crossover(b, np.asarray(point, float))
-    status = str(p.status)
-    if not np.isfinite(p.crossover_budget):
+    import theory
+
+    c = theory.crossover_interval(
+        np.asarray(budgets, float), np.asarray(point, float), replicates, level=level
+    )
+    status = str(c.status)
+    if not np.isfinite(c.crossover_budget):
         return Estimate.missing(), status
-    r = crossover_replicates(b, replicates)
-    a = (1 - level) / 2
-    lo = float(np.quantile(r, a, method="lower"))
-    hi = float(np.quantile(r, 1 - a, method="higher"))
-    point_b = float(p.crossover_budget)
-    return Estimate(point_b, min(lo, point_b), max(hi, point_b)), status
-
-
-def crossover_replicates(budgets, replicates) -> np.ndarray:
-    """``theory.grid_crossover`` of every resampled curve ``(..., nB)`` at once; a curve without a
-    ``+ -> -`` root gives 0 (never positive: it crosses below the grid) or inf (above it)."""
-    grid_crossover = _grid_crossover()
-    reps = np.asarray(replicates, float)
-    r = grid_crossover(np.asarray(budgets, float), reps).crossover_budget
-    never_pos = ~np.any(np.nan_to_num(reps, nan=-1.0) > 0, axis=-1)
-    return np.where(np.isfinite(r), r, np.where(never_pos, 0.0, np.inf))
+    return Estimate(float(c.crossover_budget), float(c.lower), float(c.upper)), status
 
 
 def bounded(e: Estimate) -> bool:
@@ -158,7 +108,7 @@ def curves_from_outcomes(
     budget = np.asarray(budget, float)
     budgets = np.unique(budget)
     y = np.asarray(outcomes, float)
-    point, reps = curve_replicates(key, y, group, budget, budgets, n_resamples=n_resamples)
+    point, reps = delta_curve_replicates(key, y, group, budget, budgets, n_resamples=n_resamples)
     lo, hi = _percentiles(reps)
     nb, no = len(budgets), len(OPERATORS)
     cov = np.full((no, nb), np.nan)

@@ -81,11 +81,9 @@ def magnitude_markdown(section: dict) -> str:
 
 
 def _fmt(x: dict) -> str:
-    b = x.get("budget")
-    if b is None:
-        return f"none ({x.get('status')})"
-    lo, hi = x.get("lower"), x.get("upper")
-    return f"{b:.0f}" + (f" [{lo:.0f}, {hi:.0f}]" if lo is not None and hi is not None else "")
+    from theory import format_crossover
+
+    return format_crossover(x.get("budget"), x.get("lower"), x.get("upper"), str(x.get("status")))
 
 
 def append_magnitude(out_dir, ws, **kwargs) -> dict:

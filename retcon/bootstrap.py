@@ -127,6 +127,50 @@ def grouped_bootstrap_replicates(
     return stat[:, 0] if squeeze else stat
 
 
+def delta_curve_replicates(
+    key: jax.Array, outcomes, groups, budget, budgets, *, n_resamples: int = 2000
+) -> tuple[np.ndarray, np.ndarray]:
+    """``dU_o(B)``, the mean of ``y_o - y_ret`` per operator and budget, and its grouped resamples.
+
+    The one computation of a paired-data ``dU`` curve with its bootstrap: the point curve and the
+    resampled curves, one draw of groups per resample shared by every operator and budget (the
+    same draws as ``grouped_bootstrap_replicates`` with the same key). Pass the result to
+    ``theory.crossover_interval`` for the crossover and its interval.
+
+    Args:
+      key: JAX PRNG key of the resampling.
+      outcomes: ``(n, A)`` outcomes, ``ret`` first (``ACTIONS`` order; any finite numbers, e.g.
+        chance-corrected).
+      groups: ``(n,)`` group labels (``None``: every row its own group).
+      budget: ``(n,)`` each row's budget; budgets: ``(m,)`` the grid.
+      n_resamples: ``R``.
+
+    Returns:
+      ``(point (A - 1, m), replicates (R, A - 1, m))``; NaN where a budget has no row (in a
+      resample: no drawn row).
+
+    References: MODEL §3 (``dU``), §8 (grouped bootstrap).
+    """
+    y = np.asarray(outcomes, dtype=np.float64)
+    if y.ndim != 2 or y.shape[1] < 2:
+        raise InputError(
+            f"delta_curve_replicates: outcomes must have shape (n, actions >= 2); got {y.shape}."
+        )
+    grid = np.asarray(budgets, dtype=np.float64).reshape(-1)
+    b = np.asarray(budget, dtype=np.float64).reshape(-1)
+    if b.shape[0] != y.shape[0]:
+        raise InputError(
+            f"delta_curve_replicates: budget has {b.shape[0]} rows; outcomes has {y.shape[0]}."
+        )
+    nb, no = grid.size, y.shape[1] - 1
+    values = np.repeat(y[:, 1:] - y[:, :1], nb, axis=1)  # (n, no * nb), operator-major
+    mask = np.tile((b[:, None] == grid[None, :]).astype(np.float64), (1, no))
+    counts = mask.sum(0)
+    point = np.where(counts > 0, (values * mask).sum(0) / np.maximum(counts, 1.0), np.nan)
+    reps = grouped_bootstrap_replicates(key, values, groups, mask, n_resamples=n_resamples)
+    return point.reshape(no, nb), reps.reshape(-1, no, nb)
+
+
 def _group_sums(values, groups, mask, who: str) -> tuple[np.ndarray, np.ndarray]:
     """Per-group sums of the masked values and of the mask: ``(G, m)`` each."""
     values = values.reshape(values.shape[0], -1)

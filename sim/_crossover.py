@@ -27,8 +27,8 @@ class Crossover(NamedTuple):
     Attributes:
       crossover_budget: ``(3,)`` ``theory.grid_crossover``'s ``B*`` of the point curve (the
         largest ``+ -> -`` root) in tokens; NaN when none.
-      ci_lower, ci_upper: ``(3,)`` percentile interval of the resampled ``B*`` (NaN when the point
-        curve has none).
+      ci_lower, ci_upper: ``(3,)`` ``theory.crossover_interval`` over the resampled curves: ``0``
+        or ``inf`` marks an end beyond the grid; NaN when the point curve has none.
       n_crossings: ``(3,)`` sign changes of the point curve (both directions).
       found_share: ``(3,)`` share of resamples whose curve has a ``B*``.
       status: ``("unique" | "none" | "multiple", ...)`` per operator.
@@ -67,7 +67,7 @@ def bootstrap_crossover(
     References:
       MODEL §6.4; Efron & Tibshirani (1993), ch. 13 (percentile interval).
     """
-    from theory import grid_crossover
+    from theory import crossover_interval, grid_crossover
 
     if not 0 < level < 1:
         raise InputError(f"bootstrap_crossover: level must be in (0, 1); got {level}.")
@@ -76,25 +76,17 @@ def bootstrap_crossover(
     keep = np.asarray(block_count) > 0
     S = np.asarray(block_delta, dtype=np.float64)[keep]
     n_b = np.asarray(block_count, dtype=np.float64)[keep]
-    point = grid_crossover(budgets, S.sum(0) / n_b.sum())
     w = group_resample_weights(key, S.shape[0], int(n_resamples))
     curves = np.einsum("rg,gob->rob", w, S) / (w @ n_b)[:, None, None]
-    roots = grid_crossover(budgets, curves).crossover_budget  # (R, n_ops)
-    alpha = (1.0 - level) / 2.0
-    b_star = np.asarray(point.crossover_budget, dtype=np.float64)
-    lo = np.full(b_star.shape, np.nan)
-    hi = np.full(b_star.shape, np.nan)
-    found = np.isfinite(roots)
-    for o in range(b_star.shape[0]):
-        if np.isfinite(b_star[o]) and found[:, o].any():
-            lo[o], hi[o] = np.quantile(roots[found[:, o], o], [alpha, 1.0 - alpha])
+    mean = S.sum(0) / n_b.sum()
+    ci = crossover_interval(budgets, mean, curves, level=level)
     return Crossover(
-        b_star,
-        lo,
-        hi,
-        np.asarray(point.n_sign_changes),
-        found.mean(0),
-        tuple(str(s) for s in point.status),
+        ci.crossover_budget,
+        ci.lower,
+        ci.upper,
+        np.asarray(grid_crossover(budgets, mean).n_sign_changes),
+        ci.found_share,
+        tuple(str(s) for s in ci.status),
     )
 
 

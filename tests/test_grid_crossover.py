@@ -185,3 +185,94 @@ def test_sampled_exact_curve_matches_theory(name, params):
     g = grid_crossover(b, d)
     assert g.status == exact.status == "unique"
     assert g.crossover_budget == pytest.approx(exact.crossover_budget, rel=2e-3)
+
+
+# ---------------------------------------------------------------- the crossover's interval
+
+
+def _reference_interval(budgets, point, reps, level):
+    """An independent loop: each replicate's B* from ``sign_changes``; no root -> 0 or inf."""
+    b = np.log(np.asarray(budgets, float))
+
+    def root(curve):
+        downs = [(i, j) for i, j, d in theory.sign_changes(curve) if d < 0]
+        if not downs:
+            return 0.0 if not np.any(np.nan_to_num(curve, nan=-1.0) > 0) else math.inf
+        i, j = downs[-1]
+        return math.exp(b[i] + (b[j] - b[i]) * curve[i] / (curve[i] - curve[j]))
+
+    bstar = root(np.asarray(point, float))
+    if bstar in (0.0, math.inf):
+        return math.nan, math.nan, math.nan
+    r = sorted(root(np.asarray(c, float)) for c in reps)
+    a = (1 - level) / 2
+    lo = r[math.floor((len(r) - 1) * a)]
+    hi = r[math.ceil((len(r) - 1) * (1 - a))]
+    return bstar, min(lo, bstar), max(hi, bstar)
+
+
+@given(
+    st.lists(
+        st.lists(st.floats(-1, 1, allow_nan=False), min_size=5, max_size=5), min_size=1, max_size=30
+    ),
+    st.lists(st.floats(-1, 1, allow_nan=False).filter(lambda x: x != 0), min_size=5, max_size=5),
+)
+def test_crossover_interval_matches_an_independent_loop(reps, point):
+    """docs/model.md §6.4: the interval is the order statistics of the replicates' B*, a replicate
+    without a + -> - root placed below (0, never positive) or above (inf) the grid, widened to
+    hold the point."""
+    c = theory.crossover_interval(BUDGETS, np.asarray(point), np.asarray(reps), level=0.9)
+    bstar, lo, hi = _reference_interval(BUDGETS, point, reps, 0.9)
+    if math.isnan(bstar):
+        assert np.isnan(c.crossover_budget) and np.isnan(c.lower) and np.isnan(c.upper)
+        return
+    assert float(c.crossover_budget) == pytest.approx(bstar, rel=1e-9)
+    assert float(c.lower) == pytest.approx(lo, rel=1e-9)
+    assert float(c.upper) == pytest.approx(hi, rel=1e-9)
+    assert c.lower <= c.crossover_budget <= c.upper
+
+
+def test_crossover_interval_places_rootless_replicates_outside_the_grid():
+    """A resample still positive at the loosest budget crosses above the grid, not below it."""
+    point = np.array([0.1, 0.05, 0.02, -0.01, -0.02])
+    above = np.tile([0.1, 0.08, 0.06, 0.04, 0.02], (30, 1))  # operator ahead everywhere
+    below = np.tile([-0.1, -0.1, -0.1, -0.1, -0.1], (30, 1))  # retention ahead everywhere
+    c = theory.crossover_interval(BUDGETS, point, np.vstack([above, point[None]]))
+    assert c.upper == math.inf and c.lower == pytest.approx(c.crossover_budget)
+    c = theory.crossover_interval(BUDGETS, point, np.vstack([below, point[None]]))
+    assert c.lower == 0.0 and c.upper == pytest.approx(c.crossover_budget)
+    assert float(c.found_share) == pytest.approx(1 / 31)
+
+
+def test_every_command_reports_the_same_crossover_interval():
+    """One home: paper_checks, oas.real and retcon.bootstrap + theory give the same interval from
+    the same paired data and key."""
+    import jax
+
+    import paper_checks as pc
+    from oas.real import crossover_ci
+    from retcon.bootstrap import delta_curve_replicates
+
+    rng = np.random.default_rng(3)
+    n_q, budgets = 60, np.array(BUDGETS, float)
+    b = np.tile(budgets, n_q)
+    tight = (b[:, None] < 100).astype(float)
+    p = np.clip(0.4 + np.array([0.0, 0.2, 0.1, 0.15]) * (1.5 * tight - 0.7), 0, 1)
+    y = (rng.random((b.size, 4)) < p).astype(float)
+    groups = np.repeat([f"g{i % 8}" for i in range(n_q)], budgets.size)
+    key = jax.random.PRNGKey(5)
+    point, reps = delta_curve_replicates(key, y, groups, b, budgets, n_resamples=200)
+    ref = theory.crossover_interval(budgets, point, reps)
+
+    class Data:  # the fields crossover_ci reads
+        outcomes, budget, group_id = y, b, groups
+
+    got = crossover_ci(key, Data, n_resamples=200)
+    for j, o in enumerate(("merge", "abstract", "rewrite")):
+        est, _ = pc.crossover_estimate(budgets, point[j], reps[:, j])
+        if np.isnan(ref.crossover_budget[j]):
+            assert got[o]["crossover_budget"] is None and not est.defined
+            continue
+        assert got[o]["crossover_budget"] == pytest.approx(ref.crossover_budget[j])
+        assert (got[o]["lower"], got[o]["upper"]) == (ref.lower[j], ref.upper[j])
+        assert (est.lower, est.upper) == (ref.lower[j], ref.upper[j])

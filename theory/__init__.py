@@ -73,8 +73,12 @@ if TYPE_CHECKING:
     from theory._dists import LengthDist as LengthDist
     from theory._dists import empirical_lengths as empirical_lengths
     from theory._dists import make_length_dist as make_length_dist
+    from theory._grid import CrossoverInterval as CrossoverInterval
     from theory._grid import GridCrossover as GridCrossover
+    from theory._grid import crossover_interval as crossover_interval
+    from theory._grid import crossover_replicates as crossover_replicates
     from theory._grid import crossover_status as crossover_status
+    from theory._grid import format_crossover as format_crossover
     from theory._grid import grid_crossover as grid_crossover
     from theory._grid import sign_changes as sign_changes
     from theory._identify import Identified as Identified
@@ -128,8 +132,12 @@ _EXPORTS = {
     "out_of_fold": "theory._predict",
     "predict_success": "theory._predict",
     "single_cluster_crossover": "theory._predict",
+    "CrossoverInterval": "theory._grid",
     "GridCrossover": "theory._grid",
+    "crossover_interval": "theory._grid",
+    "crossover_replicates": "theory._grid",
     "crossover_status": "theory._grid",
+    "format_crossover": "theory._grid",
     "grid_crossover": "theory._grid",
     "sign_changes": "theory._grid",
     "empirical_lengths": "theory._dists",
@@ -151,6 +159,7 @@ __all__ = [
     "REASON_USELESS",
     "REASON_WEAK",
     "Crossover",
+    "CrossoverInterval",
     "CurveComparison",
     "Decomposition",
     "GridCrossover",
@@ -165,6 +174,8 @@ __all__ = [
     "closed_forms",
     "compare_crossovers",
     "crossover",
+    "crossover_interval",
+    "crossover_replicates",
     "crossover_status",
     "decompose_jax",
     "decompose_numpy",
@@ -173,6 +184,7 @@ __all__ = [
     "elasticity_nonincreasing",
     "empirical_lengths",
     "fold_of_groups",
+    "format_crossover",
     "grid_crossover",
     "identify",
     "kappa",

@@ -147,3 +147,97 @@ def grid_crossover(budgets, delta) -> GridCrossover:
         np.where((n == 1) & (first[..., 0] < 0), STATUS_UNIQUE, STATUS_MULTIPLE),
     )
     return GridCrossover(np.asarray(b_star, np.float64), status, n, roots, direction)
+
+
+class CrossoverInterval(NamedTuple):
+    """A sampled curve's crossover with a percentile interval over resampled curves.
+
+    Attributes (leading shape ``...``, one per curve):
+      crossover_budget: ``grid_crossover`` of the point curve; NaN when it has no ``+ -> -`` root.
+      status: the point curve's status (``"none"``, ``"unique"``, ``"multiple"``).
+      lower, upper: the interval's ends in tokens; ``0`` (below the grid) and ``inf`` (above it)
+        mark an unbounded end; NaN when the point curve has no crossover.
+      found_share: the share of resampled curves that have a ``+ -> -`` root on the grid.
+    """
+
+    crossover_budget: np.ndarray
+    status: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    found_share: np.ndarray
+
+
+def crossover_replicates(budgets, replicates) -> np.ndarray:
+    """``grid_crossover`` of every resampled curve, with the curves that have no root placed.
+
+    A resampled ``dU`` curve without a ``+ -> -`` root on the grid crosses outside it: below the
+    smallest budget (``0``) when it is nowhere positive, above the largest (``inf``) otherwise
+    (consolidation still ahead somewhere at the loosest budgets it wins). Dropping those curves
+    instead would narrow the interval towards the grid's middle.
+
+    Args:
+      budgets: ``(m,)`` strictly increasing budgets.
+      replicates: ``(..., m)`` resampled curves (NaN marks a budget without data).
+
+    Returns:
+      ``(...)`` crossover budgets in tokens, in ``[0, inf]``.
+
+    References: docs/model.md §6.4.
+    """
+    reps = np.asarray(replicates, dtype=np.float64)
+    r = grid_crossover(budgets, reps).crossover_budget
+    never_pos = ~np.any(np.nan_to_num(reps, nan=-1.0) > 0, axis=-1)
+    return np.where(np.isfinite(r), r, np.where(never_pos, 0.0, np.inf))
+
+
+def crossover_interval(budgets, point, replicates, *, level: float = 0.95) -> CrossoverInterval:
+    """The crossover of ``point`` with a percentile interval from resampled curves: the one rule.
+
+    The interval's ends are order statistics of ``crossover_replicates`` (``lower`` rounds down,
+    ``higher`` up, so an end is always a resampled crossover, ``0`` or ``inf``), widened to hold
+    the point. Every command that reports a crossover interval (simulation, paper checks, real
+    data, the identified reader's prediction) calls this function.
+
+    Args:
+      budgets: ``(m,)`` strictly increasing budgets.
+      point: ``(..., m)`` the curves themselves.
+      replicates: ``(R, ..., m)`` resampled curves (the bootstrap axis first); ``R`` may be 0.
+      level: two-sided coverage, in (0, 1).
+
+    Returns:
+      ``CrossoverInterval`` of leading shape ``...``.
+
+    References: docs/model.md §6.4; Efron & Tibshirani (1993), ch. 13 (percentile interval).
+    """
+    if not 0 < level < 1:
+        raise InputError(f"crossover_interval: level must be in (0, 1); got {level!r}.")
+    p = grid_crossover(budgets, point)
+    b_star = np.asarray(p.crossover_budget, dtype=np.float64)
+    reps = np.asarray(replicates, dtype=np.float64)
+    if reps.ndim != b_star.ndim + 2 or reps.shape[1:] != np.shape(point):
+        raise InputError(
+            f"crossover_interval: replicates must have shape (R, *{np.shape(point)}); "
+            f"got {reps.shape}."
+        )
+    nan = np.full(b_star.shape, np.nan)
+    if reps.shape[0] == 0:
+        return CrossoverInterval(b_star, p.status, nan, nan.copy(), nan.copy())
+    r = crossover_replicates(budgets, reps)  # (R, ...)
+    alpha = (1.0 - level) / 2.0
+    lo = np.quantile(r, alpha, axis=0, method="lower")
+    hi = np.quantile(r, 1.0 - alpha, axis=0, method="higher")
+    defined = np.isfinite(b_star)
+    lower = np.where(defined, np.minimum(lo, np.where(defined, b_star, 0.0)), np.nan)
+    upper = np.where(defined, np.maximum(hi, np.where(defined, b_star, 0.0)), np.nan)
+    found = np.isfinite(grid_crossover(budgets, reps).crossover_budget).mean(axis=0)
+    return CrossoverInterval(b_star, p.status, lower, upper, np.asarray(found, dtype=np.float64))
+
+
+def format_crossover(budget, lower=None, upper=None, status: str = "none") -> str:
+    """``"528 [466, 615]"`` for tables; ``"none (<status>)"`` without a crossover; an end beyond
+    the grid reads ``0`` or ``inf``; a missing interval is left out."""
+    if budget is None or not np.isfinite(budget):
+        return f"none ({status})"
+    if lower is None or upper is None or np.isnan(lower) or np.isnan(upper):
+        return f"{budget:.0f}"
+    return f"{budget:.0f} [{lower:.0f}, {upper:.0f}]"

@@ -4,9 +4,10 @@ Out-of-fold prediction: the groups (conversations) are split into folds; the rea
 docs/model.md §2 is identified on the other folds (``theory.identify``) and evaluated on the
 held-out fold's rows, each through its own evidence structure and budget. The predicted curve at a
 budget is the mean over the held-out rows at that budget of ``p_o - p_ret``; the observed curve is
-the mean of ``y_o - y_ret``. Both crossovers come from ``theory.grid_crossover`` (the one
-estimator). Intervals: the predicted curve's from the bootstrap refits of the reader (parameter
-uncertainty, rows fixed), the observed curve's from resampling the held-out groups.
+the mean of ``y_o - y_ret``. Both crossovers and their intervals come from
+``theory.crossover_interval`` (the one estimator). Intervals: the predicted curve's from the
+bootstrap refits of the reader (parameter uncertainty, rows fixed), the observed curve's from
+resampling the held-out groups.
 
 The single-cluster route (docs/model.md §6) gives the same prediction in closed form when its
 assumptions hold: ``theory.crossover`` on the empirical law of the rows' raw evidence length with
@@ -25,13 +26,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from retcon.bootstrap import delta_curve_replicates
 from retcon.errors import InputError
 from retcon.vocab import OPERATORS
-from theory._grid import grid_crossover
+from theory._grid import crossover_interval
 from theory._identify import (
     Identified,
     Structure,
-    group_weights,
     identify,
     success_prob,
     support_fractions,
@@ -170,26 +171,17 @@ def _curve(values, budget, grid):
 
 
 def _crossover_summary(budgets, point, boot, level) -> dict:
-    """Point crossover of ``point (m,)`` and a percentile CI over the bootstrap curves."""
-    c = grid_crossover(budgets, point)
-    out = {
+    """Point crossover of ``point (m,)`` and its interval over the bootstrap curves
+    (``theory.crossover_interval``; ``boot`` ``None`` gives no interval)."""
+    reps = np.zeros((0, len(budgets))) if boot is None else np.asarray(boot, np.float64)
+    c = crossover_interval(budgets, point, reps, level=level)
+    return {
         "budget": _num(c.crossover_budget),
         "status": str(c.status),
-        "lower": None,
-        "upper": None,
-        "share_with_crossover": None,
+        "lower": _num(c.lower),
+        "upper": _num(c.upper),
+        "share_with_crossover": _num(c.found_share),
     }
-    if boot is not None and boot.shape[0]:
-        cb = np.asarray(grid_crossover(budgets, boot).crossover_budget, np.float64)
-        have = np.isfinite(cb)
-        out["share_with_crossover"] = float(have.mean())
-        if have.any():
-            alpha = (1.0 - level) / 2.0
-            # a resample without a crossover counts as below the smallest budget
-            filled = np.where(have, cb, 0.0)
-            out["lower"] = _num(np.quantile(filled, alpha))
-            out["upper"] = _num(np.quantile(filled, 1.0 - alpha))
-    return out
 
 
 def _num(x):
@@ -237,12 +229,9 @@ def compare_crossovers(
     pboot = None
     if predicted_boot is not None and np.asarray(predicted_boot).shape[0]:
         pboot = np.moveaxis(_curve(delta(np.asarray(predicted_boot)), budget, grid), -1, 0)
-    obs = _curve(delta(y), budget, grid).T
-    w = group_weights(key, groups, int(n_resamples))  # (R, n)
-    onehot = (budget[:, None] == grid[None, :]).astype(np.float64)
-    num = np.einsum("rn,nm,nk->rkm", w, onehot, delta(y))
-    den = np.einsum("rn,nm->rm", w, onehot)[:, None, :]
-    oboot = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)  # (R, 3, m)
+    obs, oboot = delta_curve_replicates(
+        key, y, np.asarray(groups), budget, grid, n_resamples=int(n_resamples)
+    )  # (3, m), (R, 3, m)
     tr = None if truth is None else _curve(delta(np.asarray(truth, np.float64)), budget, grid).T
     cross = {}
     for j, o in enumerate(OPERATORS):

@@ -103,48 +103,42 @@ def _fit(key, train, alpha: float, n_groups: int):
 def crossover_ci(key, data, *, n_resamples: int = 1000, level: float = 0.95) -> dict:
     """Per operator: the crossover budget ``B*`` of the mean curves and a grouped-bootstrap interval.
 
-    Each replicate resamples conversations with replacement, recomputes accuracy per action per
-    budget and ``theory.grid_crossover`` of ``dU``; the interval is over the replicates that have a
-    crossover, with the share of them that do (``p_crossover``).
+    Each replicate resamples conversations with replacement and recomputes accuracy per action per
+    budget; the interval is ``theory.crossover_interval`` of the resampled ``dU`` curves (a
+    replicate without a root counts as crossing below or above the grid, ``0`` or ``inf``), with
+    the share of replicates that have a root on the grid (``p_crossover``).
 
     References: MODEL §6 (crossover on a sampled curve), §8 (grouped bootstrap).
     """
-    from retcon.bootstrap import group_index, group_resample_weights
-    from theory import grid_crossover
+    from retcon.bootstrap import delta_curve_replicates
+    from theory import crossover_interval
 
-    y = np.asarray(data.outcomes, dtype=np.float64)
     b = np.asarray(data.budget, dtype=np.float64)
-    budgets = np.array(sorted(set(b.tolist())))
-    ids, n_groups = group_index(np.asarray(data.group_id).astype(str))
-    onehot_b = (b[:, None] == budgets[None, :]).astype(np.float64)  # (n, m)
-    sums = np.zeros((n_groups, len(budgets), y.shape[1]))
-    np.add.at(sums, ids, onehot_b[:, :, None] * y[:, None, :])
-    counts = np.zeros((n_groups, len(budgets)))
-    np.add.at(counts, ids, onehot_b)
-    w = np.asarray(group_resample_weights(key, n_groups, int(n_resamples)), dtype=np.float64)
-    w = np.vstack([np.ones((1, n_groups)), w])  # row 0: the data themselves
-    acc = (
-        np.einsum("rg,gma->rma", w, sums)
-        / np.maximum(np.einsum("rg,gm->rm", w, counts), 1e-300)[:, :, None]
+    budgets = np.unique(b)
+    point, reps = delta_curve_replicates(
+        key,
+        data.outcomes,
+        np.asarray(data.group_id).astype(str),
+        b,
+        budgets,
+        n_resamples=int(n_resamples),
     )
+    ci = crossover_interval(budgets, point, reps, level=level)
     out = {}
-    for j, o in enumerate(ACTIONS[1:], start=1):
-        d = acc[:, :, j] - acc[:, :, 0]
-        gx = grid_crossover(budgets.tolist(), d)
-        bs = np.asarray(gx.crossover_budget, dtype=np.float64)
-        boot = bs[1:][~np.isnan(bs[1:])]
-        lo, hi = (
-            np.quantile(boot, [(1 - level) / 2, (1 + level) / 2]).tolist()
-            if boot.size
-            else [None, None]
-        )
+    for j, o in enumerate(ACTIONS[1:]):
         out[o] = {
-            "crossover_budget": None if math.isnan(bs[0]) else float(bs[0]),
-            "lower": lo,
-            "upper": hi,
-            "p_crossover": float(boot.size / max(len(bs) - 1, 1)),
+            "crossover_budget": _none_if_nan(ci.crossover_budget[j]),
+            "status": str(ci.status[j]),
+            "lower": _none_if_nan(ci.lower[j]),
+            "upper": _none_if_nan(ci.upper[j]),
+            "p_crossover": float(ci.found_share[j]),
         }
     return out
+
+
+def _none_if_nan(x) -> float | None:
+    x = float(x)
+    return None if math.isnan(x) else x
 
 
 def _fmt_ci(p, lo, hi) -> str:
@@ -153,6 +147,8 @@ def _fmt_ci(p, lo, hi) -> str:
 
 def side_by_side(results: dict[str, dict]) -> str:
     """A Markdown table of the runs in ``results`` (name -> ``end_to_end_report`` output)."""
+    from theory import format_crossover
+
     names = list(results)
     first = results[names[0]]
     budgets = [int(x) for x in first["summary"]["budgets"]]
@@ -165,12 +161,10 @@ def side_by_side(results: dict[str, dict]) -> str:
         cells = []
         for r in results.values():
             c = r["crossover"][o]
-            if c["crossover_budget"] is None:
-                cells.append(f"none (p={c['p_crossover']:.2f})")
-            else:
-                lo = "-" if c["lower"] is None else f"{c['lower']:.0f}"
-                hi = "-" if c["upper"] is None else f"{c['upper']:.0f}"
-                cells.append(f"{c['crossover_budget']:.0f} [{lo}, {hi}] (p={c['p_crossover']:.2f})")
+            text = format_crossover(
+                c["crossover_budget"], c["lower"], c["upper"], c.get("status", "none")
+            )
+            cells.append(f"{text} (p={c['p_crossover']:.2f})")
         lines.append(f"| crossover {o} B* [95% CI] | " + " | ".join(cells) + " |")
     for p in ("oas", "oas-calibrated", "oracle"):
         cells = []
