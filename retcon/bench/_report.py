@@ -185,16 +185,6 @@ def targets(result: dict) -> list[dict]:
                 "met": None if r is None or key not in r else r[key] >= goal,
             }
         )
-    out.append(
-        {
-            "target": "OAS grid, production path on CPU (numpy) >= 2x scikit-learn multi-target "
-            "Ridge at 10^5 instances",
-            "measured": None if r is None else r.get("numpy_vs_sklearn_ridge"),
-            "met": None
-            if r is None or "numpy_vs_sklearn_ridge" not in r
-            else r["numpy_vs_sklearn_ridge"] >= 2,
-        }
-    )
     boot = result.get("bootstrap") or []
     r = _row_at(boot, "rows", 10**5)
     out.append(
