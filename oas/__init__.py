@@ -9,20 +9,6 @@ References: MODEL §8.
 
 from typing import TYPE_CHECKING
 
-from oas._features import (
-    FEATURE_NAMES,
-    budget_fit_fraction,
-    compute_features,
-    compute_features_batch,
-)
-from oas._paired import (
-    PairedData,
-    PairedWriter,
-    existing_ids,
-    paired_from_rows,
-    read_paired,
-    write_paired,
-)
 from retcon.lazy import lazy_exports
 
 if TYPE_CHECKING:
@@ -30,12 +16,22 @@ if TYPE_CHECKING:
     from oas._evaluate import Evaluation as Evaluation
     from oas._evaluate import best_fixed_actions as best_fixed_actions
     from oas._evaluate import evaluate as evaluate
+    from oas._features import FEATURE_NAMES as FEATURE_NAMES
+    from oas._features import budget_fit_fraction as budget_fit_fraction
+    from oas._features import compute_features as compute_features
+    from oas._features import compute_features_batch as compute_features_batch
     from oas._fit import fit_router as fit_router
     from oas._fit import group_split as group_split
     from oas._magnitude import identify_report as identify_report
     from oas._mlp import MLPFit as MLPFit
     from oas._mlp import fit_mlp as fit_mlp
     from oas._mlp import predict_mlp as predict_mlp
+    from oas._paired import PairedData as PairedData
+    from oas._paired import PairedWriter as PairedWriter
+    from oas._paired import existing_ids as existing_ids
+    from oas._paired import paired_from_rows as paired_from_rows
+    from oas._paired import read_paired as read_paired
+    from oas._paired import write_paired as write_paired
     from oas._policy import argmax_policy as argmax_policy
     from oas._policy import calibrate_accuracy as calibrate_accuracy
     from oas._policy import calibrate_crc as calibrate_crc
@@ -56,6 +52,16 @@ if TYPE_CHECKING:
     from oas._theory_router import fit_theory_router as fit_theory_router
 
 _EXPORTS = {
+    "FEATURE_NAMES": "oas._features",
+    "budget_fit_fraction": "oas._features",
+    "compute_features": "oas._features",
+    "compute_features_batch": "oas._features",
+    "PairedData": "oas._paired",
+    "PairedWriter": "oas._paired",
+    "existing_ids": "oas._paired",
+    "paired_from_rows": "oas._paired",
+    "read_paired": "oas._paired",
+    "write_paired": "oas._paired",
     "Router": "oas._router",
     "load_router": "oas._router",
     "save_router": "oas._router",

@@ -6,14 +6,17 @@ the top-level packages ``theory`` (sympy, MODEL §4-6), ``sim`` (JAX Monte Carlo
 ``oas`` (the router, §8, and real paired data, §9), ``experiments`` and ``paper_checks``.
 """
 
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _version
+from typing import TYPE_CHECKING
 
 from retcon.errors import InputError
+from retcon.lazy import lazy_exports
 
-try:
-    __version__ = _version("retcon")
-except PackageNotFoundError:  # running from a source tree that was not installed
-    __version__ = "0+unknown"
+if TYPE_CHECKING:
+    from retcon._version import __version__ as __version__
+
+# `__version__` reads the package metadata (importlib.metadata) only when asked for.
+_EXPORTS = {"__version__": "retcon._version"}
+
+__getattr__, _ = lazy_exports("retcon", _EXPORTS)
 
 __all__ = ["InputError", "__version__"]

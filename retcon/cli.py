@@ -47,14 +47,26 @@ class ArgumentParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser() -> ArgumentParser:
-    from retcon import __version__
+class _VersionAction(argparse.Action):
+    """``--version``: print ``retcon VERSION`` on stdout and exit; the version is read only then."""
 
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, **kwargs):
+        kwargs.setdefault("help", "show the version and exit")
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from retcon import __version__
+
+        sys.stdout.write(f"retcon {__version__}\n")
+        parser.exit()
+
+
+def build_parser() -> ArgumentParser:
     parser = ArgumentParser(
         prog="retcon",
         description="Retain or consolidate: budget-dependent memory operator selection (theory, simulation, OAS router).",
     )
-    parser.add_argument("--version", action="version", version=f"retcon {__version__}")
+    parser.add_argument("--version", action=_VersionAction)
     _add_verbosity(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMAND_MODULES:

@@ -16,9 +16,12 @@ References: MODEL §2 (packing), §6.7 (``skip`` makes the raw-grounded region n
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from retcon.errors import InputError, check_choice
+
+if TYPE_CHECKING:  # numpy loads in pack_reference: the CLIs take PACKINGS at start-up
+    import numpy as np
 
 #: Packing modes, in the order documented in MODEL §2.
 PACKINGS = ("prefix", "skip", "cut")
@@ -44,6 +47,8 @@ def pack_reference(lengths, budget, mode: str = "prefix") -> np.ndarray:
     References: MODEL §2 (packing).
     """
     check_packing("pack_reference: mode", mode)
+    import numpy as np
+
     x = np.asarray(lengths, dtype=np.float64)
     if x.ndim == 0:
         raise InputError(

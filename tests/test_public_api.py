@@ -173,6 +173,7 @@ def test_help_lists_every_command_without_importing_jax():
         "    build_parser().print_help()\n"
         "print(buf.getvalue())\n"
         "print('JAX_LOADED' if 'jax' in sys.modules else 'JAX_ABSENT')\n"
+        "print('NUMPY_LOADED' if 'numpy' in sys.modules else 'NUMPY_ABSENT')\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
@@ -182,3 +183,17 @@ def test_help_lists_every_command_without_importing_jax():
     assert "JAX_ABSENT" in out, (
         "building the CLI parser imported JAX; keep heavy imports inside run()"
     )
+    assert "NUMPY_ABSENT" in out, (
+        "building the CLI parser imported numpy; `retcon --help` needs none of it"
+    )
+
+
+def test_version_option_prints_the_package_version(capsys):
+    """`retcon --version` reads the version only when asked, and prints it on stdout."""
+    import retcon
+    from retcon.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out == f"retcon {retcon.__version__}\n"

@@ -461,7 +461,7 @@ def test_no_detail_loss_means_consolidation_never_loses(spec, rho, a, g_frac, ph
 
 @given(f_b=st.floats(0.0, 1.0), extra=st.floats(0.0, 1.0), reader=readers())
 def test_numpy_and_jax_twins_equal_sympy(f_b, extra, reader):
-    """docs/model.md §6.1: the lambdified numpy and JAX functions equal the sympy expressions."""
+    """docs/model.md §6.1: the numpy and JAX functions equal the sympy expressions at 30 digits."""
     phi, a, g = reader
     f_s = f_b + extra * (1.0 - f_b)  # F(B/rho) >= F(B)
     d = S.decomposition()

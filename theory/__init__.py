@@ -57,7 +57,6 @@ if TYPE_CHECKING:
     from theory._checks import DIST_PARAMS as DIST_PARAMS
     from theory._checks import DIST_SCALE_PARAM as DIST_SCALE_PARAM
     from theory._checks import check_dist_params as check_dist_params
-    from theory._closed_forms import closed_form_crossover as closed_form_crossover
     from theory._crossover import REASON_NO_LOSS as REASON_NO_LOSS
     from theory._crossover import REASON_USELESS as REASON_USELESS
     from theory._crossover import REASON_WEAK as REASON_WEAK
@@ -73,6 +72,7 @@ if TYPE_CHECKING:
     from theory._dists import LengthDist as LengthDist
     from theory._dists import empirical_lengths as empirical_lengths
     from theory._dists import make_length_dist as make_length_dist
+    from theory._formulas import closed_form_crossover as closed_form_crossover
     from theory._grid import CrossoverInterval as CrossoverInterval
     from theory._grid import GridCrossover as GridCrossover
     from theory._grid import crossover_interval as crossover_interval
@@ -106,7 +106,7 @@ _EXPORTS = {
     "DIST_SCALE_PARAM": "theory._checks",
     "check_dist_params": "theory._checks",
     "sample_lengths": "theory._sampling",
-    "closed_form_crossover": "theory._closed_forms",
+    "closed_form_crossover": "theory._formulas",
     "REASON_NO_LOSS": "theory._crossover",
     "REASON_USELESS": "theory._crossover",
     "REASON_WEAK": "theory._crossover",

@@ -10,7 +10,9 @@ Each derivation substitutes the distribution's CDF into the symbolic ``dU`` of
   vanishes at ``u = 1``; dividing that factor out leaves ``1 + u + ... + u^(n-1) - kappa``.
 
 Signs that need ``g < a phi < a`` and ``rho < 1`` (or ``rho < 1/kappa``) are decided by rewriting
-those assumptions as positive symbols (`_assume`). References: docs/model.md §6.6.
+those assumptions as positive symbols (`_assume`). The results are evaluated at run time by the
+plain functions of `theory._formulas` (``closed_form_crossover``), which the tests check against
+these derivations. References: docs/model.md §6.6.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple, cast
 
-import numpy as np
 import sympy as sp
 
 from theory._symbolic import B, F, a, decomposition, g, phi, rho, x
@@ -180,66 +181,3 @@ def exponential_half_crossover() -> sp.Expr:
     """Solve the ``n = 2`` polynomial: ``B* = -mu ln(kappa - 1)``. References: docs/model.md §6.6."""
     (root,) = sp.solve(exponential_polynomial(2), u)
     return sp.simplify(-mu * sp.log(root))
-
-
-@functools.cache
-def _point_fn():
-    return sp.lambdify((l, rho, phi, a, g), point_mass_crossover().crossover_budget, "numpy")
-
-
-@functools.cache
-def _uniform_fn():
-    return sp.lambdify((l, rho, phi, a, g), uniform_crossover().crossover_budget, "numpy")
-
-
-@functools.cache
-def _exp_coeffs_fn(order: int):
-    poly = sp.Poly(exponential_polynomial(order), u)
-    return sp.lambdify((phi, a, g), poly.all_coeffs(), "numpy")
-
-
-def exponential_crossover_budget(
-    order: int, mean: float, fidelity: float, acc_raw: float, acc_guess: float
-) -> float | None:
-    """``B*`` for an exponential length with mean ``mean`` and ``rho = 1/order`` (tokens).
-
-    The polynomial of `exponential_polynomial` has exactly one root in ``(0, 1)`` when
-    ``1 < kappa < order`` (it is increasing on ``(0, 1)`` from ``1 - kappa`` to ``order - kappa``);
-    outside that range there is no crossover and this returns ``None``.
-
-    References: docs/model.md §6.6.
-    """
-    kap = (acc_raw - acc_guess) / (acc_raw * fidelity - acc_guess)
-    if not 1.0 < kap < order:
-        return None
-    coeffs = np.asarray(_exp_coeffs_fn(order)(fidelity, acc_raw, acc_guess), dtype=float)
-    roots = np.roots(coeffs)
-    inside = [r.real for r in roots if abs(r.imag) < 1e-9 and 0.0 < r.real < 1.0]
-    if len(inside) != 1:
-        raise ArithmeticError(f"expected one root in (0, 1), got {roots}")
-    return float(-mean * np.log(inside[0]))
-
-
-def closed_form_crossover(
-    dist, *, compress_ratio: float, fidelity: float, acc_raw: float, acc_guess: float
-) -> float | None:
-    """The §6.6 closed-form ``B*`` for ``dist`` where one exists, else ``None``.
-
-    Covered: point mass (``g < a phi < a``), uniform with ``rho < 1/kappa``, exponential with
-    ``1/rho`` an integer ``n >= 2`` and ``1 < kappa < n``. Inputs are assumed validated.
-
-    References: docs/model.md §6.6.
-    """
-    if not acc_guess < acc_raw * fidelity < acc_raw:
-        return None
-    kap = (acc_raw - acc_guess) / (acc_raw * fidelity - acc_guess)
-    p = dist.params
-    if dist.name == "point":
-        return float(_point_fn()(p["length"], compress_ratio, fidelity, acc_raw, acc_guess))
-    if dist.name == "uniform" and compress_ratio < 1.0 / kap:
-        return float(_uniform_fn()(p["max"], compress_ratio, fidelity, acc_raw, acc_guess))
-    if dist.name == "exponential":
-        order = round(1.0 / compress_ratio)
-        if order >= 2 and abs(order * compress_ratio - 1.0) < 1e-12:
-            return exponential_crossover_budget(order, p["mean"], fidelity, acc_raw, acc_guess)
-    return None

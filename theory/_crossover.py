@@ -3,22 +3,20 @@
 The crossover is found by bracketing: ``dU`` is evaluated on a scan of budgets built from the
 quantiles ``Q(p)`` of ``F`` and their images ``rho Q(p)`` (where ``F(B)`` and ``F(B/rho)`` change),
 plus a log-spaced grid between them; every sign change of ``dU`` on the scan brackets a root that
-``scipy.optimize.brentq`` refines. One ``+ -> -`` change is a unique crossover (docs/model.md
+bisection refines to the float resolution. One ``+ -> -`` change is a unique crossover (docs/model.md
 §6.4); several are reported as ``multiple``; none, with the condition that failed, as ``none``.
 References: docs/model.md §6.
 """
 
 from __future__ import annotations
 
-import functools
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
-import sympy as sp
-from scipy.optimize import brentq
 
-from theory import _symbolic as S
+from theory import _formulas
 from theory._checks import check_budgets, check_model, check_reader
 from theory._dists import LengthDist
 from theory._grid import STATUS_UNIQUE, crossover_status
@@ -90,18 +88,8 @@ def kappa(fidelity, acc_raw, acc_guess) -> float:
     References: docs/model.md §6.
     """
     phi, a, g = check_reader(fidelity, acc_raw, acc_guess)
-    den = a * _phi_eff(phi, a) - g
-    return math.inf if den <= 0 else (a - g) / den
-
-
-@functools.cache
-def _loose_fn():
-    return sp.lambdify((S.phi, S.a, S.g), S.loose_budget_limit_expr(), "math")
-
-
-@functools.cache
-def _tight_ratio_fn():
-    return sp.lambdify((S.rho, S.k, S.phi, S.a, S.g), S.tight_budget_ratio_expr(), "math")
+    phi_e = _phi_eff(phi, a)
+    return math.inf if a * phi_e - g <= 0 else float(_formulas.kappa(phi_e, a, g))
 
 
 def loose_budget_limit(*, fidelity, acc_raw, acc_guess) -> float:
@@ -116,7 +104,7 @@ def loose_budget_limit(*, fidelity, acc_raw, acc_guess) -> float:
     References: docs/model.md §6.2.
     """
     phi, a, g = check_reader(fidelity, acc_raw, acc_guess)
-    return float(_loose_fn()(_phi_eff(phi, a), a, g))
+    return float(_formulas.loose_limit(_phi_eff(phi, a), a, g))
 
 
 def tight_budget_condition(
@@ -141,7 +129,7 @@ def tight_budget_condition(
     if math.isinf(value):
         ratio = math.inf if a * phi_e > g else (-math.inf if a * phi_e < g else -(a - g))
     else:
-        ratio = float(_tight_ratio_fn()(rho, k, phi_e, a, g))
+        ratio = float(_formulas.tight_ratio(rho, k, phi_e, a, g))
     return TightBudget(
         holds=bool(value > kap),
         value=float(value),
@@ -157,7 +145,7 @@ def delta_curve(
     """``dU_o(B)``, ``C_o(B)``, ``R_o(B)`` of the single-cluster model on a grid of budgets.
 
     ``dU = (a phi - g) F(B/rho) - (a - g) F(B)``, ``C = (a phi - g)(F(B/rho) - F(B))``,
-    ``R = -a (1 - phi) F(B)`` (lambdified from the sympy derivation).
+    ``R = -a (1 - phi) F(B)`` (`theory._formulas.decompose`, checked against the sympy derivation).
 
     Args:
       dist: law of the cluster's raw length.
@@ -175,6 +163,16 @@ def delta_curve(
     return decompose_numpy(dist.cdf(b), dist.cdf(b / rho), fidelity=phi, acc_raw=a, acc_guess=g)
 
 
+def _sorted_unique(values) -> np.ndarray:
+    """The distinct values of ``values``, sorted (flattened), as ``np.unique`` returns them.
+
+    ``np.unique`` imports ``numpy.ma`` on its first call (about 10 ms of ``retcon crossover``'s
+    start-up); sorting and dropping repeats needs none of it.
+    """
+    x = np.sort(np.asarray(values, dtype=np.float64), axis=None)
+    return x[np.concatenate(([True], x[1:] != x[:-1]))] if x.size else x
+
+
 #: Smallest budget `scan_budgets` returns (tokens); far below any budget a reader sees, and far
 #: enough above the subnormal range that ``1e-13`` times it is still a normal float.
 _SCAN_FLOOR = 1e-280
@@ -189,7 +187,7 @@ def scan_budgets(dist: LengthDist, compress_ratio: float, *, n_log: int = 400) -
     every observed length and its ``rho`` multiple. Nothing below ``_SCAN_FLOOR`` (1e-280 tokens).
     """
     if dist.name == "empirical":
-        q = np.unique(dist.observed())
+        q = _sorted_unique(dist.observed())
     else:
         p = np.concatenate(
             [
@@ -199,7 +197,7 @@ def scan_budgets(dist: LengthDist, compress_ratio: float, *, n_log: int = 400) -
                 1.0 - np.logspace(-1, -12, 111),
             ]
         )
-        q = np.unique(dist.ppf(p))
+        q = _sorted_unique(dist.ppf(p))
     # Budgets below _SCAN_FLOOR are dropped: quantiles of a shape < 1 gamma or Weibull reach
     # subnormal floats there, where a root finder's tolerance ``1e-13 * hi`` rounds to 0.
     q = q[np.isfinite(q) & (q >= _SCAN_FLOOR)]
@@ -207,7 +205,36 @@ def scan_budgets(dist: LengthDist, compress_ratio: float, *, n_log: int = 400) -
         q = np.array([_SCAN_FLOOR])
     lo, hi = max(compress_ratio * q.min() / 2.0, _SCAN_FLOOR), 2.0 * q.max()
     pts = np.concatenate([q, compress_ratio * q, np.geomspace(lo, hi, n_log)])
-    return np.unique(pts[pts >= _SCAN_FLOOR])
+    return _sorted_unique(pts[pts >= _SCAN_FLOOR])
+
+
+def _bisect(f: Callable[[float], float], lo: float, hi: float) -> float:
+    """A root of ``f`` in ``[lo, hi]`` where ``f(lo)`` and ``f(hi)`` have opposite signs (``lo > 0``).
+
+    Halves the bracket at its geometric mean while ``hi / lo > 4`` (the scan's brackets can span
+    many decades near ``_SCAN_FLOOR``), then at its midpoint, until the two ends are neighbouring
+    floats or ``f`` is exactly 0. Returns the end where ``|f|`` is smaller (the lower one on a
+    tie): for a step CDF (point mass, empirical sample) ``dU`` jumps over 0 and both ends sit at
+    the jump. Deterministic; at most about 70 evaluations of ``f``.
+    """
+    f_lo, f_hi = f(lo), f(hi)
+    if f_lo == 0.0:
+        return lo
+    if f_hi == 0.0:
+        return hi
+    positive_low = f_lo > 0.0
+    while True:
+        mid = math.sqrt(lo) * math.sqrt(hi) if hi > 4.0 * lo else lo + (hi - lo) / 2.0
+        if not lo < mid < hi:
+            break
+        f_mid = f(mid)
+        if f_mid == 0.0:
+            return mid
+        if (f_mid > 0.0) == positive_low:
+            lo, f_lo = mid, f_mid
+        else:
+            hi, f_hi = mid, f_mid
+    return lo if abs(f_lo) <= abs(f_hi) else hi
 
 
 def crossover(dist: LengthDist, *, compress_ratio, fidelity, acc_raw, acc_guess) -> Crossover:
@@ -261,7 +288,7 @@ def crossover(dist: LengthDist, *, compress_ratio, fidelity, acc_raw, acc_guess)
     roots = []
     for i, j in changes:
         lo, hi = float(pts[i]), float(pts[j])
-        root = brentq(delta, lo, hi, xtol=1e-13 * hi, rtol=np.float64(1e-14), maxiter=500)
+        root = _bisect(delta, lo, hi)
         roots.append((root, sign[i] > 0, (lo, hi)))
     status = crossover_status([-1 if is_down else 1 for _, is_down, _ in roots])
     if status == STATUS_UNIQUE:
@@ -298,6 +325,6 @@ def elasticity_nonincreasing(dist: LengthDist, *, n: int = 400, rtol: float = 1e
             1.0 - np.logspace(-1, -9, n // 4),
         ]
     )
-    xs = np.unique(dist.ppf(p))
+    xs = _sorted_unique(dist.ppf(p))
     e = dist.elasticity(xs)
     return bool(np.all(np.diff(e) <= rtol * np.max(np.abs(e))))

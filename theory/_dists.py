@@ -4,6 +4,10 @@ One small class covers the six parametric families of the CLI and an empirical s
 crossover code needs only ``cdf``, ``ppf`` and the tail exponent ``k`` (``F(x) ~ c x^k`` near 0).
 Parametrisations follow scipy.stats: ``lognormal(sigma, scale)`` is ``scale * exp(sigma Z)``,
 ``gamma(shape, scale)`` and ``weibull(shape, scale)`` as scipy's ``gamma`` and ``weibull_min``.
+The CDF, quantiles, log-density and mean are each family's closed form in numpy (with
+``scipy.special``'s incomplete gamma and normal integral for ``gamma`` and ``lognormal``, imported
+when first needed), so the crossover path does not import ``scipy.stats`` (about 0.3 s);
+tests/test_theory_formulas.py checks every one against scipy.stats.
 References: docs/model.md §6 (``L ~ F``), §6.3 (tail exponent), §6.5 (scaling).
 """
 
@@ -14,7 +18,6 @@ import math
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
-import scipy.stats as st
 
 from theory._checks import (
     DIST_PARAMS,
@@ -45,7 +48,12 @@ class LengthDist:
     # --- scipy view -------------------------------------------------------------------------
     @property
     def frozen(self) -> rv_continuous_frozen:
-        """The scipy.stats frozen distribution (continuous families only)."""
+        """The scipy.stats frozen distribution (continuous families only), for comparisons.
+
+        Nothing in theory/ evaluates it: the methods below are the families' closed forms.
+        """
+        import scipy.stats as st
+
         p = self.params
         if self.name == "uniform":
             law = st.uniform(loc=0.0, scale=p["max"])
@@ -80,7 +88,20 @@ class LengthDist:
             return self.params["length"]
         if self.name == "empirical":
             return float(self.observed().mean())
-        return float(self.frozen.mean())
+        p = self.params
+        if self.name == "uniform":
+            return p["max"] / 2.0
+        if self.name == "exponential":
+            return p["mean"]
+        if self.name == "gamma":
+            return p["shape"] * p["scale"]
+        # lognormal: scale exp(sigma^2 / 2); weibull: scale Gamma(1 + 1/shape); inf on overflow
+        if self.name == "lognormal":
+            log_mean = p["sigma"] ** 2 / 2.0
+        else:
+            log_mean = math.lgamma(1.0 + 1.0 / p["shape"])
+        with np.errstate(over="ignore"):
+            return float(p["scale"] * np.exp(log_mean))
 
     @property
     def tail_exponent(self) -> float:
@@ -100,32 +121,97 @@ class LengthDist:
     def cdf(self, x) -> np.ndarray:
         """``F(x)`` as float64, right-continuous, shape of ``x`` (tokens)."""
         x = np.asarray(x, dtype=np.float64)
+        p = self.params
         if self.name == "point":
-            return (x >= self.params["length"]).astype(np.float64)
+            return (x >= p["length"]).astype(np.float64)
         if self.name == "empirical":
             sample = self.observed()
             return np.searchsorted(sample, x, side="right") / sample.size
-        return np.asarray(self.frozen.cdf(x), dtype=np.float64)
+        if self.name == "uniform":
+            return np.clip(x / p["max"], 0.0, 1.0)
+        t = np.maximum(x, 0.0) / p[DIST_SCALE_PARAM[self.name]]  # standardized length
+        if self.name == "exponential":
+            return -np.expm1(-t)
+        if self.name == "weibull":
+            return -np.expm1(-(t ** p["shape"]))
+        import scipy.special as sc
+
+        if self.name == "gamma":
+            return np.asarray(sc.gammainc(p["shape"], t), dtype=np.float64)
+        with np.errstate(divide="ignore"):  # lognormal; log(0) = -inf gives F = 0
+            return np.asarray(sc.ndtr(np.log(t) / p["sigma"]), dtype=np.float64)
 
     def pdf(self, x) -> np.ndarray:
         """The density ``f(x)`` (continuous families only), shape of ``x``."""
-        return np.asarray(self.frozen.pdf(np.asarray(x, dtype=np.float64)), dtype=np.float64)
+        return np.exp(self.logpdf(x))
+
+    def logpdf(self, x) -> np.ndarray:
+        """``log f(x)`` (continuous families only; ``-inf`` where ``f = 0``), shape of ``x``."""
+        x = np.asarray(x, dtype=np.float64)
+        p = self.params
+        if self.name == "uniform":
+            inside = (x >= 0.0) & (x <= p["max"])
+            return np.where(inside, -math.log(p["max"]), -np.inf)
+        if not self.continuous:
+            raise AttributeError(f"{self.name} length distribution has no density")
+        scale = p[DIST_SCALE_PARAM[self.name]]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = x / scale
+            log_t = np.log(t)
+            if self.name == "exponential":
+                out = -t - math.log(scale)
+            elif self.name == "weibull":
+                k = p["shape"]
+                out = math.log(k / scale) + (k - 1.0) * log_t - t**k
+            elif self.name == "gamma":
+                k = p["shape"]
+                out = (k - 1.0) * log_t - t - math.lgamma(k) - math.log(scale)
+            else:  # lognormal
+                sigma = p["sigma"]
+                z = log_t / sigma
+                out = -0.5 * z * z - np.log(x * sigma) - 0.5 * math.log(2.0 * math.pi)
+            return np.where(x > 0.0, out, -np.inf)
+
+    def logcdf(self, x) -> np.ndarray:
+        """``log F(x)`` (continuous families only), accurate in the lower tail, shape of ``x``."""
+        x = np.asarray(x, dtype=np.float64)
+        if not self.continuous:
+            raise AttributeError(f"{self.name} length distribution has no density")
+        with np.errstate(divide="ignore"):
+            if self.name == "lognormal":
+                import scipy.special as sc
+
+                z = np.log(np.maximum(x, 0.0) / self.params["scale"]) / self.params["sigma"]
+                return np.asarray(sc.log_ndtr(z), dtype=np.float64)
+            return np.log(self.cdf(x))
 
     def ppf(self, p) -> np.ndarray:
         """Quantiles ``F^-1(p)`` in tokens for probabilities ``p`` in ``(0, 1)``."""
         p = np.asarray(p, dtype=np.float64)
+        par = self.params
         if self.name == "point":
-            return np.full(p.shape, self.params["length"])
+            return np.full(p.shape, par["length"])
         if self.name == "empirical":
             return np.quantile(self.observed(), p, method="inverted_cdf")
-        return np.asarray(self.frozen.ppf(p), dtype=np.float64)
+        scale = par[DIST_SCALE_PARAM[self.name]]
+        if self.name == "uniform":
+            return p * scale
+        if self.name == "exponential":
+            return -np.log1p(-p) * scale
+        if self.name == "weibull":
+            return (-np.log1p(-p)) ** (1.0 / par["shape"]) * scale
+        import scipy.special as sc
+
+        if self.name == "gamma":
+            return np.asarray(sc.gammaincinv(par["shape"], p), dtype=np.float64) * scale
+        return np.exp(par["sigma"] * np.asarray(sc.ndtri(p), dtype=np.float64)) * scale
 
     def elasticity(self, x) -> np.ndarray:
         """``e(x) = x f(x) / F(x)`` (continuous families only). References: docs/model.md §6.4."""
         x = np.asarray(x, dtype=np.float64)
-        logf = np.asarray(self.frozen.logpdf(x), dtype=np.float64)
-        logF = np.asarray(self.frozen.logcdf(x), dtype=np.float64)
-        with np.errstate(over="ignore", invalid="ignore"):
+        logf = self.logpdf(x)
+        logF = self.logcdf(x)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             return np.where(np.isfinite(logf), np.exp(np.log(x) + logf - logF), 0.0)
 
     # --- jax --------------------------------------------------------------------------------

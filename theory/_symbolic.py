@@ -90,6 +90,7 @@ def rho_below_one(expr: sp.Expr) -> sp.Expr:
     return expr.subs(rho, 1 / (1 + r))
 
 
+@functools.cache
 def loose_budget_limit_expr() -> sp.Expr:
     """``lim_{B -> inf} dU_o(B)``: both CDF values tend to 1, leaving ``-a (1 - phi)``.
 
@@ -102,6 +103,7 @@ def loose_budget_limit_expr() -> sp.Expr:
     return sp.factor(sp.limit(lim, one, 1))
 
 
+@functools.cache
 def tight_budget_ratio_expr() -> sp.Expr:
     """``lim_{B -> 0} dU_o(B) / F(B)`` when ``F(x) = c x^k`` near 0: ``(a phi - g) rho^(-k) - (a - g)``.
 

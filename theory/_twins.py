@@ -1,27 +1,24 @@
-"""numpy and JAX functions lambdified from the sympy ``dU``, ``C``, ``R``, for sim/ and the CLI.
+"""numpy and JAX ``dU``, ``C``, ``R`` from CDF values, for sim/ and the CLI.
 
 The sympy expressions of `theory._symbolic.decomposition` are affine in the two CDF values
-``F(B)`` and ``F(B/rho)``; replacing them by plain symbols and lambdifying gives elementwise
-functions of arrays. The reader's accuracy with the generated record is ``min(a phi, 1)``
-(docs/model.md §2 clips the reader at 1), so ``phi`` enters as ``min(phi, 1/a)``.
+``F(B)`` and ``F(B/rho)``; `theory._formulas.decompose` writes them out once as arithmetic, which
+runs elementwise on numpy and jax arrays alike (tests check it against the derivation). The
+reader's accuracy with the generated record is ``min(a phi, 1)`` (docs/model.md §2 clips the
+reader at 1), so ``phi`` enters as ``min(phi, 1/a)``.
 References: docs/model.md §4, §6.1.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 import numpy as np
-import sympy as sp
 
-from theory._symbolic import B, F, a, decomposition, g, phi, rho
+from theory._formulas import decompose
 
 if TYPE_CHECKING:
     import jax
-
-f_budget, f_stretched = sp.symbols("F_B F_B_over_rho", nonnegative=True)
 
 ArrayT = TypeVar("ArrayT")  # numpy or jax arrays
 
@@ -40,15 +37,6 @@ class Decomposition(NamedTuple, Generic[ArrayT]):
     delta: ArrayT
     coverage: ArrayT
     replacement: ArrayT
-
-
-@functools.cache
-def _lambdified(module: str):
-    d = decomposition()
-    subs: dict[sp.Basic | complex, sp.Basic | complex] = {F(B / rho): f_stretched, F(B): f_budget}
-    exprs = [e.subs(subs) for e in d]
-    assert not any(e.has(F) for e in exprs)
-    return sp.lambdify((f_budget, f_stretched, phi, a, g), exprs, module)
 
 
 def decompose_numpy(
@@ -70,7 +58,7 @@ def decompose_numpy(
     f_s = np.asarray(f_b_over_rho, dtype=np.float64)
     a_ = np.asarray(acc_raw, dtype=np.float64)
     phi_eff = np.minimum(np.asarray(fidelity, dtype=np.float64), 1.0 / a_)
-    out = _lambdified("numpy")(f_b, f_s, phi_eff, a_, np.asarray(acc_guess, dtype=np.float64))
+    out = decompose(f_b, f_s, phi_eff, a_, np.asarray(acc_guess, dtype=np.float64))
     shape = np.broadcast_shapes(f_b.shape, f_s.shape, phi_eff.shape, np.shape(acc_guess))
     return Decomposition(
         *(np.broadcast_to(np.asarray(o, dtype=np.float64), shape).copy() for o in out)
@@ -87,7 +75,7 @@ def decompose_jax(f_b, f_b_over_rho, *, fidelity, acc_raw, acc_guess) -> Decompo
 
     f_b, f_s = jnp.asarray(f_b), jnp.asarray(f_b_over_rho)
     phi_eff = jnp.minimum(fidelity, 1.0 / jnp.asarray(acc_raw))
-    out = _lambdified("jax")(f_b, f_s, phi_eff, acc_raw, acc_guess)
+    out = decompose(f_b, f_s, phi_eff, acc_raw, acc_guess)
     shape = jnp.broadcast_shapes(f_b.shape, f_s.shape, jnp.shape(phi_eff), jnp.shape(acc_guess))
     return Decomposition(*(jnp.broadcast_to(jnp.asarray(o, dtype=f_b.dtype), shape) for o in out))
 
