@@ -102,10 +102,12 @@ def test_sklearn_ridge_anchor_is_caught_when_it_differs():
     good = O.check_agreement(key, data, penalties=pens, alternatives=("sklearn_ridge",))
     assert good["same_penalties"] and good["max_coef_diff_sklearn_ridge"] < 1e-9
     real = O.ALTERNATIVES["sklearn_ridge"]
+
+    def shifted(data, folds, penalties=O.PENALTIES):
+        return [{**r, "coef": r["coef"] + 1e-3} for r in real(data, folds, penalties)]
+
     try:
-        O.ALTERNATIVES["sklearn_ridge"] = lambda d, f, p: [
-            {**r, "coef": r["coef"] + 1e-3} for r in real(d, f, p)
-        ]
+        O.ALTERNATIVES["sklearn_ridge"] = shifted
         with pytest.raises(AssertionError, match="sklearn_ridge disagree"):
             O.check_agreement(key, data, penalties=pens, alternatives=("sklearn_ridge",))
     finally:

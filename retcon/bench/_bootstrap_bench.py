@@ -169,8 +169,8 @@ def bench_bootstrap(
         stages = interleaved(
             {
                 "draws": lambda g=n_groups: group_resample_weights(key, g, n_resamples),
-                "jax_resample": lambda a=(w32, s32, c32): _percentiles(*a, level=0.95),
-                "numpy_resample": lambda a=(w, sums, cnts): _resampled_percentiles(*a, 0.95),
+                "jax_resample": lambda w=w32, s=s32, c=c32: _percentiles(w, s, c, level=0.95),
+                "numpy_resample": lambda w=w, s=sums, c=cnts: _resampled_percentiles(w, s, c, 0.95),
             },
             max(repeats, 3),
         )

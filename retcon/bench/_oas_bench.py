@@ -28,6 +28,7 @@ References: MODEL §8 (utility model, grouped K-fold).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
@@ -150,7 +151,7 @@ def sklearn_ridge(data: OasData, folds: np.ndarray, penalties=PENALTIES) -> list
         for k in range(N_FOLDS + 1):
             train = fold != k
             scaler = StandardScaler().fit(x[train])
-            ridge = Ridge(alpha=alpha, solver="cholesky")
+            ridge = Ridge(alpha=alpha, solver="cholesky")  # pyright: ignore[reportArgumentType]
             ridge.fit(scaler.transform(x[train]), np.tile(y[train], (1, len(lam))))
             if k == N_FOLDS:
                 best = _choose(sse / len(rows), lam)
@@ -199,6 +200,11 @@ def _folds(key: jax.Array, data: OasData) -> np.ndarray:
 
 
 ALTERNATIVES = {"sklearn_ridge": sklearn_ridge, "sklearn_grid": sklearn_grid}
+
+
+def _jax_f64(key: jax.Array, data: OasData, penalties) -> list:
+    with jax.enable_x64(True):
+        return [fit.coef for fit in jax_grid(key, data, penalties)]
 
 
 def _numpy_fits(key: jax.Array, data: OasData, penalties=PENALTIES) -> list[dict]:
@@ -285,10 +291,10 @@ def bench_oas(
     key = jax.random.key(seed)
     have_sk = sklearn_available()
     if have_sk:  # imports outside the timed runs
-        import sklearn.linear_model
-        import sklearn.model_selection
-        import sklearn.pipeline
-        import sklearn.preprocessing  # noqa: F401
+        import importlib
+
+        for mod in ("linear_model", "model_selection", "pipeline", "preprocessing"):
+            importlib.import_module(f"sklearn.{mod}")
     rows = []
     for n in sizes:
         data = make_data(seed, n)
@@ -309,21 +315,17 @@ def bench_oas(
         row.update(check_agreement(key, data, penalties=penalties, alternatives=alts))
         folds = _folds(key, data)
 
-        def jax64(data=data):
-            with jax.enable_x64(True):
-                return [f.coef for f in jax_grid(key, data, penalties)]
-
         t0 = time.perf_counter()
-        jax64()
+        _jax_f64(key, data, penalties)
         jax_grid(key, data, penalties)  # compile both precisions
         row["compile_s"] = time.perf_counter() - t0
-        fns = {
-            "jax_f64": jax64,
+        fns: dict[str, Callable[[], object]] = {
+            "jax_f64": lambda data=data: _jax_f64(key, data, penalties),
             "jax_f32": lambda data=data: [f.coef for f in jax_grid(key, data, penalties)],
         }
         fns["numpy"] = lambda data=data: _numpy_fits(key, data, penalties)
         for name in alts[1:]:
-            fns[name] = lambda f=ALTERNATIVES[name], data=data, folds=folds: f(
+            fns[name] = lambda alt=ALTERNATIVES[name], data=data, folds=folds: alt(
                 data, folds, penalties
             )
         t = interleaved(fns, repeats, first={k: row[f"{k}_check_s"] for k in alts})
