@@ -66,12 +66,13 @@ def test_numpy_bootstrap_is_the_percentile_of_the_shared_resamples():
     from retcon.bench._bootstrap_bench import numpy_bootstrap
     from retcon.bootstrap import group_resample_weights
 
-    data = make_data(4, 90, 9, n_stats=3)
+    # the shapes of test_bootstrap_bench_smoke (10 groups, 200 resamples): no new compilation
+    data = make_data(4, 120, 10, n_stats=3)
     key = jax.random.key(7)
-    lo, hi = numpy_bootstrap(key, data, 150)
-    draws = np.asarray(jax.random.randint(key, (150, 9), 0, 9))
-    w = group_resample_weights(key, 9, 150)
-    assert np.array_equal(np.stack([np.bincount(d, minlength=9) for d in draws]), w)
+    lo, hi = numpy_bootstrap(key, data, 200)
+    draws = np.asarray(jax.random.randint(key, (200, 10), 0, 10))
+    w = group_resample_weights(key, 10, 200)
+    assert np.array_equal(np.stack([np.bincount(d, minlength=10) for d in draws]), w)
     llo, lhi = bootstrap_loop(draws, data)
     np.testing.assert_allclose(lo, llo, rtol=0, atol=1e-12)
     np.testing.assert_allclose(hi, lhi, rtol=0, atol=1e-12)
