@@ -8,7 +8,7 @@ Usage (the paired files from ``retcon pair locomo``, see docs/end-to-end.md)::
 Writes ``DIR/end_to_end.json`` (per run: summary, crossover CIs, leave-one-conversation-out
 policies, retrieval recall, classifier report; the gap split into retrieval and type) and
 ``DIR/end_to_end.md`` (the table), ``DIR/end_to_end.png`` (accuracy per action against budget,
-one line style per run), and prints the table.
+one line style and marker per run), and prints the table.
 """
 
 from __future__ import annotations
@@ -18,25 +18,8 @@ import sys
 from pathlib import Path
 
 
-def _gap(results: dict) -> dict:
-    """OAS gain over best-fixed (overall) lost to retrieval and to type errors, when the runs exist."""
-    names = ("oracle", "e2e-gold-type", "e2e")
-    if not all(n in results for n in names):
-        return {}
-    g = {n: results[n]["policies"]["gain"]["oas"]["point"][-1] for n in names}
-    acc = {n: results[n]["policies"]["accuracy"]["oas"]["point"][-1] for n in names}
-    return {
-        "oas_gain": g,
-        "oas_accuracy": acc,
-        "gain_lost_to_retrieval": g["oracle"] - g["e2e-gold-type"],
-        "gain_lost_to_type": g["e2e-gold-type"] - g["e2e"],
-        "accuracy_lost_to_retrieval": acc["oracle"] - acc["e2e-gold-type"],
-        "accuracy_lost_to_type": acc["e2e-gold-type"] - acc["e2e"],
-    }
-
-
 def _figure(results: dict, path: Path) -> None:
-    """Accuracy per action against budget: one line style per run, one colour per action."""
+    """Accuracy per action against budget: one line style and marker per run, one colour per action."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -47,15 +30,16 @@ def _figure(results: dict, path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(6.5, 4))
     styles = ("-", "--", ":", "-.")
-    for (name, r), ls in zip(results.items(), styles):
+    markers = ("o", "s", "^", "v", "D", "x", "+", "*")
+    for i, (name, r) in enumerate(results.items()):  # every run drawn, however many
         s = r["summary"]
         for j, a in enumerate(ACTIONS):
             ax.plot(
                 s["budgets"],
                 s["accuracy"][a],
-                ls,
+                styles[i % len(styles)],
                 color=f"C{j}",
-                marker="o",
+                marker=markers[i % len(markers)],
                 ms=3,
                 label=f"{a} ({name})",
             )
@@ -76,7 +60,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     import jax
 
-    from oas.real import end_to_end_report, side_by_side
+    from oas.real import end_to_end_report, gap_split, side_by_side
     from retcon.errors import InputError
     from retcon.output import check_out_dir, sidecar, write_json_atomic, write_text_atomic
 
@@ -88,13 +72,18 @@ def main(argv=None) -> int:
         runs[name] = path
     out = check_out_dir("--out", args.out)
     out.mkdir(parents=True, exist_ok=True)
+    from paper_checks import stable_id
+
     key = jax.random.PRNGKey(args.seed)
+    # One key per run from its name, so a run's numbers do not depend on the other runs listed.
     results = {
-        name: end_to_end_report(jax.random.fold_in(key, i), path, n_resamples=args.resamples)
-        for i, (name, path) in enumerate(runs.items())
+        name: end_to_end_report(
+            jax.random.fold_in(key, stable_id(name)), path, n_resamples=args.resamples
+        )
+        for name, path in runs.items()
     }
     table = side_by_side(results)
-    gap = _gap(results)
+    gap = gap_split(results)
     meta = sidecar(
         {"runs": runs, "resamples": args.resamples},
         seed=args.seed,

@@ -42,6 +42,10 @@ if TYPE_CHECKING:
     from paper_checks._curves import mean_difference as mean_difference
     from paper_checks._curves import raw_accuracy_check as raw_accuracy_check
     from paper_checks._curves import raw_grounded as raw_grounded
+    from paper_checks._endtoend import append_end_to_end as append_end_to_end
+    from paper_checks._endtoend import end_to_end_markdown as end_to_end_markdown
+    from paper_checks._endtoend import end_to_end_section as end_to_end_section
+    from paper_checks._endtoend import end_to_end_verdicts as end_to_end_verdicts
     from paper_checks._experiments import EXPERIMENTS as EXPERIMENTS
     from paper_checks._loco import LocoEval as LocoEval
     from paper_checks._loco import loco_evaluate as loco_evaluate
@@ -54,6 +58,7 @@ if TYPE_CHECKING:
     from paper_checks._sources import DependencyMissing as DependencyMissing
     from paper_checks._sources import Workspace as Workspace
     from paper_checks._sources import locomo_path as locomo_path
+    from paper_checks._sources import stable_id as stable_id
     from paper_checks._types import FAIL as FAIL
     from paper_checks._types import INCONCLUSIVE as INCONCLUSIVE
     from paper_checks._types import PARTIAL as PARTIAL
@@ -104,6 +109,10 @@ _EXPORTS = {
     "slope_estimate": "paper_checks._claims",
     "stratified_crossovers": "paper_checks._claims",
     "CheckConfig": "paper_checks._config",
+    "append_end_to_end": "paper_checks._endtoend",
+    "end_to_end_markdown": "paper_checks._endtoend",
+    "end_to_end_section": "paper_checks._endtoend",
+    "end_to_end_verdicts": "paper_checks._endtoend",
     "EXPERIMENTS": "paper_checks._experiments",
     "TheoryModel": "paper_checks._config",
     "bounded": "paper_checks._curves",
@@ -126,6 +135,7 @@ _EXPORTS = {
     "DependencyMissing": "paper_checks._sources",
     "Workspace": "paper_checks._sources",
     "locomo_path": "paper_checks._sources",
+    "stable_id": "paper_checks._sources",
     "ClaimResult": "paper_checks._types",
     "Estimate": "paper_checks._types",
     "FAIL": "paper_checks._types",
@@ -181,6 +191,7 @@ __all__ = [
     "Verdict",
     "Workspace",
     "admissible",
+    "append_end_to_end",
     "bounded",
     "chance_outcomes",
     "check_cross_note",
@@ -197,6 +208,9 @@ __all__ = [
     "crossover_estimate",
     "curves_from_outcomes",
     "curves_from_paired",
+    "end_to_end_markdown",
+    "end_to_end_section",
+    "end_to_end_verdicts",
     "evidence_length",
     "grade_equivalence",
     "grade_magnitude",
@@ -213,6 +227,7 @@ __all__ = [
     "render_markdown",
     "run_checks",
     "slope_estimate",
+    "stable_id",
     "stratified_crossovers",
     "t_interval",
     "verdict_cross_note",

@@ -27,7 +27,7 @@ from paper_checks._curves import (
     raw_accuracy_check,
 )
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
-from retcon.errors import InputError
+from retcon.errors import InputError, check_choice
 from retcon.vocab import OPERATORS
 
 LOCOMO_FILE = "locomo10.json"
@@ -165,6 +165,26 @@ class Workspace:
                 raise DependencyMissing(f"llm reader unavailable: {e}") from None
 
         return self._get(f"locomo:{reader}", make)
+
+    def locomo_end_to_end(self, type_source: str):
+        """``(paired, classifier report or None)``: LoCoMo end to end under the main reader, the
+        cluster retrieved by BM25 (top 4 sessions), the type ``"gold"`` or ``"predicted"`` by the
+        conversation-disjoint classifier fitted on all the questions (docs/end-to-end.md)."""
+        check_choice("type_source", type_source, ("gold", "predicted"))
+
+        def make():
+            reader = self.config.readers[0]
+            if type_source == "gold":
+                return _locomo_paired(self.config, reader, protocol="end-to-end"), None
+            predict = need("oas.real", "predict_conversation_types")
+            load = need("oas.real", "load_locomo")
+            types, fit = predict(load(locomo_path(self.config.data)).conversations)
+            paired = _locomo_paired(
+                self.config, reader, protocol="end-to-end", predicted_types=types
+            )
+            return paired, fit.as_json()
+
+        return self._get(f"locomo-e2e:{type_source}", make)
 
     def locomo_curves(self, reader: str, *, corrected: bool = False) -> SourceCurves:
         """``dU`` curves of LoCoMo under ``reader``; ``corrected``: outcomes minus the chance rate
@@ -384,8 +404,19 @@ def llm_configured() -> bool:
     )
 
 
-def _locomo_paired(config: CheckConfig, reader: str, *, chance: bool = False):
+def _locomo_paired(
+    config: CheckConfig,
+    reader: str,
+    *,
+    chance: bool = False,
+    protocol: str = "oracle",
+    predicted_types: dict | None = None,
+):
     """LoCoMo paired data (MODEL §9): dataset operators, the given reader, ``config.budgets``.
+
+    ``protocol="end-to-end"``: the cluster is what BM25 retrieves over the conversation's sessions
+    (``oas.real.PairConfig``, docs/end-to-end.md), and the type feature is ``predicted_types``'s
+    (``query_id -> type``) when given, else the gold type.
 
     With ``config.locomo_limit = n`` (``config.llm_limit`` for the ``llm`` reader) the first
     ``ceil(n / 10)`` questions of every conversation are used (not the first n of the file), so
@@ -401,7 +432,11 @@ def _locomo_paired(config: CheckConfig, reader: str, *, chance: bool = False):
     context = need("oas.real", "ConversationContext")
     from_rows = need("oas", "paired_from_rows")
     conversations = real.load_locomo(path).conversations
-    pc = real.PairConfig(budgets=tuple(int(b) for b in config.budgets))
+    pc = real.PairConfig(
+        budgets=tuple(int(b) for b in config.budgets),
+        protocol=protocol,
+        predicted_types=predicted_types,
+    )
     operators, rdr, tok = (
         real.make_operators("dataset"),
         real.make_reader(reader),

@@ -42,6 +42,13 @@ def register(subparsers) -> None:
         help="add the ungraded section 'beyond the paper: magnitude' (needs --out): the "
         "identified reader's predicted vs observed crossover (retcon identify)",
     )
+    p.add_argument(
+        "--end-to-end",
+        action="store_true",
+        help="add the section 'beyond the paper: end to end' (needs --out): LoCoMo paired with "
+        "the gold evidence, with BM25-retrieved evidence, and with retrieved evidence and a "
+        "predicted type, side by side; does OAS's gain over best-fixed survive? (minutes)",
+    )
     add_common(p)
     p.set_defaults(func=run)
 
@@ -69,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(
                 f"--claims: unknown claim {unknown[0]!r}; expected ids among {list(CHECKS)}."
             )
+    if args.end_to_end and args.out is None:
+        raise InputError("--end-to-end needs --out DIR (it appends a section to DIR/REPORT.md).")
     if args.out is not None:
         check_out_dir("--out", args.out, inputs=[("--data", args.data)])
     overrides = {"data": args.data}
@@ -100,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
         progress=lambda msg: log.info(f"paper-checks: {msg}"),
     )
     report = None
+    end_to_end = None
     if args.out:
         with OutputSet(args.out, last=("report.json", "REPORT.md")) as out:
             report = write_run(out.stage, results, ws, figures=not args.no_figures)
@@ -107,6 +117,11 @@ def run(args: argparse.Namespace) -> int:
                 from paper_checks._magnitude import append_magnitude
 
                 append_magnitude(out.stage, ws)
+            if args.end_to_end:
+                from paper_checks._endtoend import append_end_to_end
+
+                log.info("paper-checks: beyond the paper: end to end")
+                end_to_end = append_end_to_end(out.stage, ws)
     if args.json:
         from retcon.cli import print_json
 
@@ -114,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
             "claims": [plain(r._asdict()) for r in results],
             "verdicts": {r.claim_id: r.verdict for r in results},
         }
+        if end_to_end is not None:
+            obj = {**obj, "end_to_end": _end_to_end_json(end_to_end)}
         print_json(obj)
     else:
         width = max(len(r.verdict) for r in results)
@@ -121,8 +138,19 @@ def run(args: argparse.Namespace) -> int:
             print(
                 f"claim {r.claim_id}: {r.verdict:<{width}}  {format_measured(r):<28} {r.details.get('headline', '')}"
             )
+        if end_to_end is not None:
+            if "skipped" in end_to_end:
+                print(f"end to end: skipped ({end_to_end['skipped']})")
+            for v in end_to_end.get("verdicts", []):
+                print(f"end to end: {v['answer']:<9}  {v['statement']}: {v['evidence']}")
         if args.out and report is not None:
             print(
                 f"wrote REPORT.md, report.json and {len(report['figures'])} figures to {args.out}"
             )
     return 0
+
+
+def _end_to_end_json(section: dict) -> dict:
+    """The end-to-end section for ``--json``: its verdicts and gap (the full runs are in
+    ``end_to_end.json``)."""
+    return {k: section[k] for k in ("skipped", "data", "verdicts", "gap") if k in section}

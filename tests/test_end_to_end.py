@@ -293,3 +293,43 @@ def test_openai_embedder_against_a_local_endpoint(conv):
         assert top[0].session_id == "S2"
     finally:
         srv.shutdown()
+
+
+def test_retrieval_recall_summary_and_gap_split():
+    from types import SimpleNamespace
+
+    from oas.real import gap_split, predict_conversation_types, retrieval_recall_summary
+    from retcon.errors import InputError
+
+    rows = SimpleNamespace(
+        budget=np.array([32, 64, 32, 64]),
+        query_id=np.array(["a", "a", "b", "b"]),
+        meta={
+            "meta_retrieval_recall": np.array([0.0, 0.5, 1.0, 1.0], dtype=object),
+            "meta_retrieval_recall_cluster": np.array([0.5, 0.5, 1.0, 1.0], dtype=object),
+        },
+    )
+    assert retrieval_recall_summary(rows) == {
+        "budgets": [32.0, 64.0],
+        "packed": [0.5, 0.75],
+        "cluster": 0.75,
+    }
+    assert retrieval_recall_summary(SimpleNamespace(meta={})) is None  # the oracle protocol
+
+    def run(gain, acc):
+        return {
+            "policies": {"gain": {"oas": {"point": [gain]}}, "accuracy": {"oas": {"point": [acc]}}}
+        }
+
+    res = {
+        "oracle": run(0.014, 0.395),
+        "e2e-gold-type": run(-0.011, 0.322),
+        "e2e": run(-0.007, 0.326),
+    }
+    gap = gap_split(res)
+    assert gap["gain_lost_to_retrieval"] == pytest.approx(0.025)
+    assert gap["gain_lost_to_type"] == pytest.approx(-0.004)
+    assert gap["accuracy_lost_to_retrieval"] == pytest.approx(0.073)
+    assert gap_split({"oracle": res["oracle"]}) == {}
+    with pytest.raises(InputError, match="no questions"):
+        predict_conversation_types([])

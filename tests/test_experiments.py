@@ -119,3 +119,49 @@ def test_missing_sidecar_exits_2(tmp_path, capsys):
     assert mod.main(["--from-sidecar", str(tmp_path / "none.json"), "--out", str(tmp_path)]) == 2
     assert "no such file" in capsys.readouterr().err
     assert set(KEYS) >= {"seed", "sources"}
+
+
+def test_end_to_end_report_key_depends_on_the_run_name_not_its_position(tmp_path, monkeypatch):
+    """Listing another run, or reordering them, leaves each run's key (so its numbers) unchanged."""
+    import jax
+    import numpy as np
+
+    import experiments.end_to_end as e2e
+    import oas.real
+
+    seen: dict = {}
+
+    def fake_report(key, path, *, n_resamples):
+        seen.setdefault(path, []).append(np.asarray(jax.random.key_data(key)).tolist())
+        return {"path": path}
+
+    monkeypatch.setattr(oas.real, "end_to_end_report", fake_report)
+    monkeypatch.setattr(oas.real, "side_by_side", lambda results: "| table |")
+    monkeypatch.setattr(e2e, "_figure", lambda results, path: None)
+    files = {n: tmp_path / f"{n}.jsonl" for n in ("a", "b", "c")}
+    for f in files.values():
+        f.write_text("")
+    runs = [f"{n}={f}" for n, f in files.items()]
+    e2e.main([*(f"--run={r}" for r in runs), "--out", str(tmp_path / "o1")])
+    e2e.main([*(f"--run={r}" for r in runs[::-1][:2]), "--out", str(tmp_path / "o2")])
+    assert seen[str(files["b"])][0] == seen[str(files["b"])][1]
+    assert seen[str(files["c"])][0] == seen[str(files["c"])][1]
+    assert seen[str(files["b"])][0] != seen[str(files["c"])][0]
+
+
+def test_end_to_end_figure_draws_every_run(tmp_path, monkeypatch):
+    """Six runs, four actions: 24 curves (more runs than line styles must not drop any)."""
+    import experiments.end_to_end as e2e
+    import retcon.output
+
+    drawn = {}
+
+    def keep(fig, path, **kw):
+        drawn["lines"] = fig.axes[0].get_lines()
+
+    monkeypatch.setattr(retcon.output, "save_figure_atomic", keep)
+    acc = {a: [0.1, 0.2] for a in ("ret", "merge", "abstract", "rewrite")}
+    runs = {f"run{i}": {"summary": {"budgets": [32, 64], "accuracy": acc}} for i in range(6)}
+    e2e._figure(runs, tmp_path / "f.png")
+    labels = [line.get_label() for line in drawn["lines"]]
+    assert len(labels) == 24 and "rewrite (run5)" in labels

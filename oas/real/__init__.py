@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from oas.real._classifier import cross_fit_types as cross_fit_types
     from oas.real._classifier import fit_type_classifier as fit_type_classifier
     from oas.real._classifier import hashed_ngrams as hashed_ngrams
+    from oas.real._classifier import predict_conversation_types as predict_conversation_types
     from oas.real._embed import Embedder as Embedder
     from oas.real._embed import HashedTfidf as HashedTfidf
     from oas.real._embed import SentenceTransformerEmbedder as SentenceTransformerEmbedder
@@ -29,7 +30,10 @@ if TYPE_CHECKING:
     from oas.real._endtoend import degradation_sweep as degradation_sweep
     from oas.real._endtoend import degrade_paired as degrade_paired
     from oas.real._endtoend import end_to_end_report as end_to_end_report
+    from oas.real._endtoend import gap_split as gap_split
     from oas.real._endtoend import loco_policies as loco_policies
+    from oas.real._endtoend import paired_report as paired_report
+    from oas.real._endtoend import retrieval_recall_summary as retrieval_recall_summary
     from oas.real._endtoend import side_by_side as side_by_side
     from oas.real._fetch import DATASETS as DATASETS
     from oas.real._fetch import Fetched as Fetched
@@ -96,6 +100,7 @@ _EXPORTS = {
     "cross_fit_types": "oas.real._classifier",
     "fit_type_classifier": "oas.real._classifier",
     "hashed_ngrams": "oas.real._classifier",
+    "predict_conversation_types": "oas.real._classifier",
     "Embedder": "oas.real._embed",
     "HashedTfidf": "oas.real._embed",
     "SentenceTransformerEmbedder": "oas.real._embed",
@@ -105,7 +110,10 @@ _EXPORTS = {
     "degradation_sweep": "oas.real._endtoend",
     "degrade_paired": "oas.real._endtoend",
     "end_to_end_report": "oas.real._endtoend",
+    "gap_split": "oas.real._endtoend",
     "loco_policies": "oas.real._endtoend",
+    "paired_report": "oas.real._endtoend",
+    "retrieval_recall_summary": "oas.real._endtoend",
     "side_by_side": "oas.real._endtoend",
     "DATASETS": "oas.real._fetch",
     "Fetched": "oas.real._fetch",
@@ -212,6 +220,7 @@ __all__ = [
     "evidence_recall",
     "fetch",
     "fit_type_classifier",
+    "gap_split",
     "hashed_ngrams",
     "lexical_correct",
     "load_locomo",
@@ -225,12 +234,15 @@ __all__ = [
     "normalize",
     "order_records",
     "pack",
+    "paired_report",
     "parse_ids",
+    "predict_conversation_types",
     "query_rows",
     "rank_units",
     "render",
     "resolve_data",
     "resolve_endpoint",
+    "retrieval_recall_summary",
     "retrieve",
     "run_pair_job",
     "sha256_of",

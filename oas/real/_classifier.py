@@ -200,3 +200,37 @@ def cross_fit_types(
         classes,
         len(uniq),
     )
+
+
+def predict_conversation_types(conversations) -> tuple[dict[str, str], CrossFit]:
+    """The conversation-disjoint predicted type of every question of ``conversations``.
+
+    Runs ``cross_fit_types`` on all the questions (texts, gold types, conversations) in the type
+    vocabulary of the first question.
+
+    Args:
+      conversations: ``oas.real.Conversation``s, at least two with questions.
+
+    Returns:
+      ``({query_id: predicted type}, CrossFit)``.
+
+    References: MODEL §9 (4-way types).
+    """
+    from retcon.vocab import VOCABULARIES
+
+    queries = [q for c in conversations for q in c.queries]
+    if not queries:
+        raise InputError("predict_conversation_types: the conversations hold no questions.")
+    vocab = next((v for v in VOCABULARIES.values() if queries[0].query_type in v), None)
+    if vocab is None:
+        raise InputError(
+            f"predict_conversation_types: question {queries[0].query_id} has type "
+            f"{queries[0].query_type!r}, in no 4-way vocabulary {dict(VOCABULARIES)}."
+        )
+    fit = cross_fit_types(
+        [q.text for q in queries],
+        [q.query_type for q in queries],
+        [q.conversation_id for q in queries],
+        vocab,
+    )
+    return {q.query_id: str(t) for q, t in zip(queries, fit.predicted)}, fit

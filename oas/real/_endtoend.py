@@ -193,30 +193,112 @@ def side_by_side(results: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
-def end_to_end_report(key, path, *, n_resamples: int = 1000) -> dict:
-    """Summary, crossover CIs and LOCO policies of one paired-data file, with its sidecar's extras."""
-    import json
-    from pathlib import Path
+def retrieval_recall_summary(data) -> dict | None:
+    """Mean retrieval recall of the gold evidence per budget (packed units) and over the cluster.
 
+    Reads the end-to-end rows' ``meta_retrieval_recall`` (per row) and
+    ``meta_retrieval_recall_cluster`` (per question); ``None`` when the rows have neither (the
+    oracle protocol).
+
+    Returns:
+      ``{"budgets", "packed" (list per budget), "cluster"}``.
+    """
+    meta = getattr(data, "meta", None) or {}
+    if "meta_retrieval_recall" not in meta or "meta_retrieval_recall_cluster" not in meta:
+        return None
+    b = np.asarray(data.budget, dtype=np.float64)
+    budgets = sorted(set(b.tolist()))
+    rec = np.asarray(meta["meta_retrieval_recall"], dtype=np.float64)
+    _, first = np.unique(np.asarray(data.query_id).astype(str), return_index=True)
+    cluster = np.asarray(meta["meta_retrieval_recall_cluster"], dtype=np.float64)[first]
+    return {
+        "budgets": budgets,
+        "packed": [float(rec[b == B].mean()) for B in budgets],
+        "cluster": float(cluster.mean()),
+    }
+
+
+def paired_report(
+    key, data, *, n_resamples: int = 1000, type_classifier: dict | None = None
+) -> dict:
+    """Summary, crossover CIs, LOCO policies and retrieval recall of one paired data set.
+
+    Args:
+      key: JAX key.
+      data: ``oas.PairedData`` (oracle or end-to-end rows), at least 3 groups.
+      n_resamples: bootstrap replicates of the crossover and policy CIs.
+      type_classifier: the classifier's report (``CrossFit.as_json``) when the types were predicted.
+
+    Returns:
+      ``{"summary", "crossover", "policies"}``, plus ``retrieval_recall`` for end-to-end rows and
+      ``type_classifier`` when given: one entry of ``side_by_side``'s ``results``.
+
+    References: MODEL §6, §8.
+    """
     import jax
 
-    from oas import read_paired
     from oas.real._pair import summarize
 
-    data = read_paired(path)
     out = {
-        "path": str(path),
         "summary": summarize(data),
         "crossover": crossover_ci(jax.random.fold_in(key, 1), data, n_resamples=n_resamples),
         "policies": loco_policies(jax.random.fold_in(key, 2), data, n_resamples=n_resamples),
     }
-    meta = Path(f"{path}.meta.json")
-    if meta.is_file():
-        s = json.loads(meta.read_text(encoding="utf-8")).get("summary", {})
-        for k in ("retrieval_recall", "type_classifier"):
-            if k in s:
-                out[k] = s[k]
+    recall = retrieval_recall_summary(data)
+    if recall is not None:
+        out["retrieval_recall"] = recall
+    if type_classifier is not None:
+        out["type_classifier"] = type_classifier
     return out
+
+
+def end_to_end_report(key, path, *, n_resamples: int = 1000) -> dict:
+    """``paired_report`` of one paired-data file, with its sidecar's classifier report."""
+    import json
+    from pathlib import Path
+
+    from oas import read_paired
+
+    meta = Path(f"{path}.meta.json")
+    summary = {}
+    if meta.is_file():
+        summary = json.loads(meta.read_text(encoding="utf-8")).get("summary", {}) or {}
+    out = {"path": str(path)}
+    out.update(
+        paired_report(
+            key,
+            read_paired(path),
+            n_resamples=n_resamples,
+            type_classifier=summary.get("type_classifier"),
+        )
+    )
+    return out
+
+
+def gap_split(results: dict) -> dict:
+    """The overall OAS gain over best-fixed (and OAS accuracy) lost to retrieval and to type errors.
+
+    Args:
+      results: ``side_by_side``'s runs by name; needs ``oracle``, ``e2e-gold-type`` and ``e2e``.
+
+    Returns:
+      ``oas_gain`` and ``oas_accuracy`` per run, and the losses: retrieval = oracle minus end to
+      end with the gold type, type = end to end with the gold type minus end to end. ``{}`` when a
+      run is missing.
+    """
+    names = ("oracle", "e2e-gold-type", "e2e")
+    if not all(n in results for n in names):
+        return {}
+    g = {n: results[n]["policies"]["gain"]["oas"]["point"][-1] for n in names}
+    acc = {n: results[n]["policies"]["accuracy"]["oas"]["point"][-1] for n in names}
+    return {
+        "oas_gain": g,
+        "oas_accuracy": acc,
+        "gain_lost_to_retrieval": g["oracle"] - g["e2e-gold-type"],
+        "gain_lost_to_type": g["e2e-gold-type"] - g["e2e"],
+        "accuracy_lost_to_retrieval": acc["oracle"] - acc["e2e-gold-type"],
+        "accuracy_lost_to_type": acc["e2e-gold-type"] - acc["e2e"],
+    }
 
 
 def degrade_paired(key, data, *, recall: float = 1.0, type_accuracy: float = 1.0):

@@ -309,7 +309,10 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
     assert job.budgets is not None  # PairJob.__post_init__ fills in the default grid
     typing = None
     if job.pair_protocol == "end-to-end" and job.type_source == "predicted":
-        typing = _cross_fit(loaded.conversations)
+        from oas.real._classifier import predict_conversation_types
+
+        types, fit = predict_conversation_types(loaded.conversations)
+        typing = (types, fit.as_json())
     config = PairConfig(
         job.budgets,
         job.granularity,
@@ -393,7 +396,9 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
     )
     summary["load"]["dropped"] = list(summary["load"]["dropped"])
     if job.pair_protocol == "end-to-end":
-        summary["retrieval_recall"] = _recall_by_budget(data)
+        from oas.real._endtoend import retrieval_recall_summary
+
+        summary["retrieval_recall"] = retrieval_recall_summary(data)
         if typing is not None:
             summary["type_classifier"] = typing[1]
     calls = {}
@@ -408,37 +413,6 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
     meta["summary"] = summary
     write_json_atomic(meta_path, meta)
     return summary
-
-
-def _cross_fit(conversations) -> tuple[dict, dict]:
-    """Conversation-disjoint predicted types of every question, and the classifier's report."""
-    from oas.real._classifier import cross_fit_types
-    from retcon.vocab import VOCABULARIES
-
-    queries = [q for c in conversations for q in c.queries]
-    vocab = next(v for v in VOCABULARIES.values() if queries and queries[0].query_type in v)
-    fit = cross_fit_types(
-        [q.text for q in queries],
-        [q.query_type for q in queries],
-        [q.conversation_id for q in queries],
-        vocab,
-    )
-    return {q.query_id: str(t) for q, t in zip(queries, fit.predicted)}, fit.as_json()
-
-
-def _recall_by_budget(data) -> dict:
-    import numpy as np
-
-    b = np.asarray(data.budget, dtype=np.float64)
-    rec = np.asarray(data.meta["meta_retrieval_recall"], dtype=np.float64)
-    qid = np.asarray(data.query_id).astype(str)
-    _, first = np.unique(qid, return_index=True)
-    cl = np.asarray(data.meta["meta_retrieval_recall_cluster"], dtype=np.float64)[first]
-    return {
-        "budgets": sorted(set(b.tolist())),
-        "packed": [float(rec[b == B].mean()) for B in sorted(set(b.tolist()))],
-        "cluster": float(cl.mean()),
-    }
 
 
 def _write_rows(
