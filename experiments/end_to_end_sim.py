@@ -1,14 +1,22 @@
-"""OAS gain over best-fixed as retrieval recall and type-classifier accuracy degrade (simulation).
+"""OAS gain over best-fixed against retriever recall and type-classifier accuracy (simulation).
 
 Usage::
 
-    python -m experiments.end_to_end_sim --out DIR [--preset locomo-like] [--instances 6000]
+    python -m experiments.end_to_end_sim --out DIR [--preset locomo-like] [--instances 8000]
+        [--budgets 8] [--recalls 1,0.9,...] [--accuracies 1,0.85,...|scenario] [--groups 10]
         [--seed 0] [--resamples 500]
 
-Simulated paired data (``oas.simulate_paired``) are degraded by ``oas.real.degrade_paired``: a
-question's evidence is missed with probability ``1 - recall`` (all outcomes 0) and its type one-hot
-is replaced by a wrong type with probability ``1 - accuracy``. Writes ``DIR/end_to_end_sim.png``
-(two panels) and ``DIR/end_to_end_sim.json`` (sidecar and the numbers).
+Both knobs are scenario parameters of ``sim`` (docs/simulation.md): ``retriever.recall`` (each
+evidence record is found with this probability; a missed record is absent from every action's
+context and from the router's features) and ``classifier.accuracy`` (the router reads a type
+predicted with uniform confusion). Every cell of the grid is ``dataclasses.replace`` of the preset,
+simulated with the same key, so the cells share their queries, their outcome draws, and nested
+misses and type errors (common random numbers). Each cell's paired data (``oas.simulate_paired``)
+are scored by leave-one-group-out (``oas.real.loco_policies``: ridge router and best-fixed
+fitted on the other groups, gains with grouped bootstrap CIs). ``--accuracies scenario`` keeps
+the scenario file's own ``[classifier]`` (e.g. a full confusion matrix) as the one column. Writes ``DIR/end_to_end_sim.png``
+(heatmap of the OAS gain, and the two one-dimensional slices through the perfect corner with
+their CIs) and ``DIR/end_to_end_sim.json`` (sidecar and every cell).
 """
 
 from __future__ import annotations
@@ -17,58 +25,254 @@ import argparse
 import sys
 from pathlib import Path
 
+RECALLS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5)
+ACCURACIES = (1.0, 0.85, 0.7, 0.55, 0.4, 0.25)
+
+
+def _floats(option: str, text: str) -> tuple[float, ...]:
+    from retcon.errors import InputError
+
+    try:
+        vals = tuple(float(x) for x in text.split(","))
+    except ValueError:
+        raise InputError(f"{option} must be comma-separated numbers; got {text!r}.") from None
+    if not vals or vals[0] != 1.0:
+        raise InputError(f"{option} must start with 1 (the slices go through it); got {text!r}.")
+    return vals
+
+
+def intact_share(scenario) -> float:
+    """Expected share of queries whose whole evidence is retrieved: ``sum_t w_t recall**|C_t|``
+    (each record is found independently; a query with a miss scores ``g`` under every action)."""
+    w = sum(t.weight for t in scenario.types)
+    r = scenario.retriever.recall
+    return float(sum(t.weight / w * r**t.records for t in scenario.types))
+
+
+def sweep(
+    key,
+    scenario,
+    *,
+    recalls=RECALLS,
+    accuracies=ACCURACIES,
+    n_instances: int = 8000,
+    budgets=None,
+    n_groups: int = 10,
+    n_resamples: int = 500,
+) -> dict:
+    """OAS, OAS-calibrated and oracle gain over best-fixed on a (recall, accuracy) grid.
+
+    Args:
+      key: JAX key; one draw key shared by every cell (common random numbers) and one for scoring.
+      scenario: a ``sim.Scenario``; each cell replaces ``retriever.recall`` and ``classifier``.
+      recalls, accuracies: the grid; an accuracy of ``None`` keeps ``scenario.classifier``.
+      n_instances: paired rows per cell; budgets: the budget grid (default the scenario's).
+      n_groups: questions are dealt into this many groups (query ``i`` in group ``i % n_groups``)
+        for leave-one-group-out and the grouped bootstrap.
+      n_resamples: bootstrap replicates.
+
+    Returns:
+      ``{"recalls", "accuracies", "cells": [[{...}] per accuracy] per recall}``, each cell with
+      ``gain[policy] = {"point", "lower", "upper"}`` (overall), ``accuracy[policy]`` (overall
+      point), ``intact_share`` (expected share of queries whose evidence is wholly retrieved) and
+      ``type_accuracy`` (share of rows whose predicted type is the gold one).
+
+    References: MODEL §8 (policies, grouped CIs); docs/simulation.md (the two knobs).
+    """
+    import dataclasses
+
+    import jax
+    import numpy as np
+
+    from oas import simulate_paired
+    from oas.real import loco_policies
+    from sim import ClassifierConfig
+
+    k_draw, k_score = jax.random.split(key)
+    cells = []
+    for i, r in enumerate(recalls):
+        row = []
+        for j, a in enumerate(accuracies):
+            sc = dataclasses.replace(
+                scenario,
+                retriever=dataclasses.replace(scenario.retriever, recall=float(r)),
+                classifier=scenario.classifier
+                if a is None
+                else ClassifierConfig(accuracy=float(a)),
+            )
+            data = simulate_paired(k_draw, sc, n_instances, budgets=budgets)
+            _, q = np.unique(np.asarray(data.query_id).astype(str), return_inverse=True)
+            data = data._replace(group_id=np.asarray([f"g{v % n_groups}" for v in q], dtype=object))
+            pol = loco_policies(
+                jax.random.fold_in(k_score, i * len(accuracies) + j), data, n_resamples=n_resamples
+            )
+            gold = np.asarray(data.meta["meta_gold_type"]).astype(str)
+            row.append(
+                {
+                    "recall": float(r),
+                    "accuracy_setting": None if a is None else float(a),
+                    "gain": {
+                        k: {s: v[s][-1] for s in ("point", "lower", "upper")}
+                        for k, v in pol["gain"].items()
+                    },
+                    "accuracy": {k: v["point"][-1] for k, v in pol["accuracy"].items()},
+                    "type_accuracy": float(
+                        np.mean(gold == np.asarray(data.query_type).astype(str))
+                    ),
+                    "intact_share": intact_share(sc),
+                }
+            )
+        cells.append(row)
+    return {
+        "recalls": list(map(float, recalls)),
+        "accuracies": [None if a is None else float(a) for a in accuracies],
+        "cells": cells,
+    }
+
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m experiments.end_to_end_sim", description=__doc__)
     p.add_argument("--out", required=True, metavar="DIR", help="output folder")
-    p.add_argument("--preset", default="locomo-like")
-    p.add_argument("--instances", type=int, default=6000)
+    p.add_argument("--preset", default="locomo-like", help="a sim preset name or a .toml path")
+    p.add_argument("--instances", type=int, default=8000, help="paired rows per cell")
+    p.add_argument(
+        "--budgets",
+        type=int,
+        default=8,
+        help="budgets: this many log-spaced over the preset's range",
+    )
+    p.add_argument("--recalls", default=",".join(map(str, RECALLS)))
+    p.add_argument("--accuracies", default=",".join(map(str, ACCURACIES)))
     p.add_argument(
         "--groups", type=int, default=10, help="questions are dealt into this many groups"
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--resamples", type=int, default=500)
     args = p.parse_args(argv)
+    from retcon.errors import InputError
+
+    recalls = _floats("--recalls", args.recalls)
+    accuracies = (
+        (None,) if args.accuracies == "scenario" else _floats("--accuracies", args.accuracies)
+    )
+    if args.budgets < 2:
+        raise InputError(f"--budgets must be at least 2; got {args.budgets}.")
+    if args.groups < 3:
+        raise InputError(f"--groups must be at least 3; got {args.groups}.")
     import jax
     import numpy as np
 
-    from oas import simulate_paired
-    from oas.real import degradation_sweep
-    from retcon.output import check_out_dir, save_figure_atomic, sidecar, write_json_atomic
+    from retcon.output import check_out_dir, sidecar, write_json_atomic
+    from sim import load_scenario
 
     out = check_out_dir("--out", args.out)
     out.mkdir(parents=True, exist_ok=True)
-    key = jax.random.PRNGKey(args.seed)
-    data = simulate_paired(jax.random.fold_in(key, 0), args.preset, args.instances)
-    _, q = np.unique(np.asarray(data.query_id).astype(str), return_inverse=True)
-    data = data._replace(group_id=np.asarray([f"g{i % args.groups}" for i in q], dtype=object))
-    sweep = degradation_sweep(jax.random.fold_in(key, 1), data, n_resamples=args.resamples)
+    scenario = load_scenario(args.preset)
+    lo, hi = scenario.budgets[0], scenario.budgets[-1]
+    budgets = np.geomspace(lo, hi, args.budgets)
+    res = sweep(
+        jax.random.key(args.seed),
+        scenario,
+        recalls=recalls,
+        accuracies=accuracies,
+        n_instances=args.instances,
+        budgets=budgets,
+        n_groups=args.groups,
+        n_resamples=args.resamples,
+    )
+    _figure(res, Path(out) / "end_to_end_sim.png", f"{scenario.name}, {args.instances} rows/cell")
+    meta = sidecar(vars(args), seed=args.seed, command="python -m experiments.end_to_end_sim")
+    meta["budgets"] = budgets.tolist()
+    meta["data"] = res
+    write_json_atomic(Path(out) / "end_to_end_sim.json", meta)
+    sys.stdout.write(_table(res))
+    return 0
+
+
+def _label(a) -> str:
+    return "scenario" if a is None else f"{a:g}"
+
+
+def _cell(c: dict, policy: str = "oas") -> str:
+    g = c["gain"][policy]
+    return f"{g['point']:+.3f} [{g['lower']:+.3f}, {g['upper']:+.3f}]"
+
+
+def _table(res: dict) -> str:
+    """Markdown: OAS - best-fixed per cell [95% CI], then the oracle headroom per cell."""
+    acc = res["accuracies"]
+    lines = []
+    for policy in ("oas", "oracle"):
+        lines.append(f"\n{policy} - best-fixed (rows: recall, columns: type accuracy)\n")
+        lines.append("| recall | " + " | ".join(_label(a) for a in acc) + " |")
+        lines.append("|---" * (len(acc) + 1) + "|")
+        for r, row in zip(res["recalls"], res["cells"]):
+            lines.append(f"| {r:g} | " + " | ".join(_cell(c, policy) for c in row) + " |")
+    lines.append("\nintact share (queries with all evidence retrieved) per recall: ")
+    lines.append(
+        ", ".join(
+            f"{r:g}: {row[0]['intact_share']:.3f}" for r, row in zip(res["recalls"], res["cells"])
+        )
+    )
+    lines.append("\nrealized type accuracy per setting: ")
+    lines.append(
+        ", ".join(
+            f"{_label(c['accuracy_setting'])}: {c['type_accuracy']:.3f}" for c in res["cells"][0]
+        )
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _figure(res: dict, path: Path, title: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import numpy as np
 
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
-    for ax, (name, label) in zip(
-        axes, (("recall", "retrieval recall"), ("type_accuracy", "type-classifier accuracy"))
-    ):
-        s = sweep[name]
-        ax.plot(s["x"], s["gain"], "o-")
-        ax.fill_between(s["x"], s["lower"], s["upper"], alpha=0.25)
+    from retcon.output import save_figure_atomic
+
+    rec, acc = res["recalls"], res["accuracies"]
+    # a "scenario" column (the scenario's own classifier) sits at its realized type accuracy
+    acc_x = [c["type_accuracy"] if a is None else a for a, c in zip(acc, res["cells"][0])]
+    gain = np.asarray([[c["gain"]["oas"]["point"] for c in row] for row in res["cells"]])
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    lim = float(np.max(np.abs(gain))) or 1.0
+    im = axes[0].imshow(gain, cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto", origin="upper")
+    axes[0].set_xticks(range(len(acc)), [_label(a) for a in acc])
+    axes[0].set_yticks(range(len(rec)), [f"{r:g}" for r in rec])
+    axes[0].set_xlabel("type-classifier accuracy")
+    axes[0].set_ylabel("retriever recall")
+    for i in range(len(rec)):
+        for j in range(len(acc)):
+            axes[0].text(j, i, f"{gain[i, j]:+.3f}", ha="center", va="center", fontsize=7)
+    fig.colorbar(im, ax=axes[0], label="OAS - best-fixed")
+    slices = (
+        (axes[1], rec, [row[0] for row in res["cells"]], "retriever recall (type exact)"),
+        (axes[2], acc_x, res["cells"][0], "type-classifier accuracy (recall 1)"),
+    )
+    base = res["cells"][0][0]["gain"]["oas"]["point"]
+    axes[1].plot(
+        rec,
+        [base * row[0]["intact_share"] for row in res["cells"]],
+        ":",
+        color="gray",
+        label="oas gain x intact share (dilution only)",
+    )
+    axes[2].sharey(axes[1])
+    for ax, x, cells, label in slices:
+        for policy, style in (("oas", "o-"), ("oracle", "s--")):
+            g = [c["gain"][policy] for c in cells]
+            ax.plot(x, [v["point"] for v in g], style, label=f"{policy} - best-fixed")
+            ax.fill_between(x, [v["lower"] for v in g], [v["upper"] for v in g], alpha=0.25)
         ax.axhline(0.0, color="k", lw=0.8)
         ax.set_xlabel(label)
         ax.invert_xaxis()
-    axes[0].set_ylabel("OAS - best-fixed (accuracy)")
-    fig.suptitle(f"OAS gain under end-to-end degradation ({args.preset}, {data.n} rows)")
+    axes[1].set_ylabel("gain over best-fixed (accuracy)")
+    axes[1].legend(fontsize=8)
+    fig.suptitle(f"OAS under retriever misses and type errors ({title})")
     fig.tight_layout()
-    save_figure_atomic(fig, Path(out) / "end_to_end_sim.png", dpi=120)
-    meta = sidecar(vars(args), seed=args.seed, command="python -m experiments.end_to_end_sim")
-    meta["data"] = sweep
-    write_json_atomic(Path(out) / "end_to_end_sim.json", meta)
-    for name, s in sweep.items():
-        for x, g, lo, hi in zip(s["x"], s["gain"], s["lower"], s["upper"]):
-            sys.stdout.write(f"{name}={x:.2f}: gain {g:+.4f} [{lo:+.4f}, {hi:+.4f}]\n")
-    return 0
+    save_figure_atomic(fig, path, dpi=120)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,10 @@ u(z) ~ U(0, 1): y_a = 1{u < p_a} (common random numbers: a question the reader g
 worse context it also gets right with a better one, so harm 1{y_o < y_ret} happens only when
 p_o < p_ret). ``coupling="independent"`` draws four independent uniforms instead.
 
+The router sees what an end-to-end system would: the cluster the retriever returned (the
+instances' ``record_mask``) and the type the classifier predicted (``predicted_type``), which is
+the row's ``query_type`` and features 8-11; the gold type stays in ``meta_gold_type``.
+
 References: MODEL §2 (reader), §8 (paired data).
 """
 
@@ -48,7 +52,9 @@ def paired_from_instances(
       instances: an object with ``budget (n,)``, ``query_type (n,)`` slot, ``group (n,)``,
         ``record_lengths (n, K)``, ``record_mask (n, K)``, ``session_ids (n, K)``,
         ``embeddings (n, K, D)`` and ``success_prob (n, 4)`` in ``ACTIONS`` order
-        (``sim.Instances``); an optional ``query_id (n,)`` ties instances of one query.
+        (``sim.Instances``); an optional ``query_id (n,)`` ties instances of one query, and an
+        optional ``predicted_type (n,)`` slot is the type the router sees (features 8-11 and the
+        ``query_type`` column), the gold ``query_type`` then going to ``meta_gold_type``.
       vocabulary: query-type vocabulary of the slots.
       packing: packing for feature 3 (MODEL §2).
       coupling: ``"shared"`` (one uniform per instance) or ``"independent"``.
@@ -72,7 +78,9 @@ def paired_from_instances(
         jax.random.uniform(key, (n, 1) if coupling == "shared" else (n, 4)), dtype=np.float64
     )
     outcomes = (u < p).astype(np.float64)
-    slot = np.asarray(instances.query_type).astype(np.int64)
+    gold = np.asarray(instances.query_type).astype(np.int64)
+    predicted = getattr(instances, "predicted_type", None)
+    slot = gold if predicted is None else np.asarray(predicted).astype(np.int64)
     features = compute_features_batch(
         instances.budget,
         instances.record_lengths,
@@ -87,6 +95,8 @@ def paired_from_instances(
         f"meta_p_{a}": p[:, j].astype(object)
         for j, a in enumerate(("ret", "merge", "abstract", "rewrite"))
     }
+    if predicted is not None:
+        meta["meta_gold_type"] = np.asarray([vocab[s] for s in gold], dtype=object)
     ctx_len = getattr(instances, "context_lengths", None)
     if ctx_len is not None:
         meta[STRUCTURE_COLUMN] = structures_from_arrays(

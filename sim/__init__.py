@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from sim._packing import pack_reference as pack_reference
     from sim._scenario import DEFAULT_PRESET as DEFAULT_PRESET
     from sim._scenario import PRESETS as PRESETS
+    from sim._scenario import ClassifierConfig as ClassifierConfig
     from sim._scenario import LengthConfig as LengthConfig
     from sim._scenario import OperatorConfig as OperatorConfig
     from sim._scenario import QueryTypeConfig as QueryTypeConfig
@@ -59,6 +60,7 @@ _EXPORTS = {
     "check_packing": "sim._packing",
     "pack_reference": "sim._packing",
     "DEFAULT_PRESET": "sim._scenario",
+    "ClassifierConfig": "sim._scenario",
     "LengthConfig": "sim._scenario",
     "OperatorConfig": "sim._scenario",
     "PRESETS": "sim._scenario",
@@ -88,6 +90,7 @@ __all__ = [
     "DEFAULT_PRESET",
     "PACKINGS",
     "PRESETS",
+    "ClassifierConfig",
     "Crossover",
     "Instances",
     "LengthConfig",

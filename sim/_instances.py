@@ -12,6 +12,12 @@ redundancy ``r_c`` (features 6-7 of MODEL §8 carry signal about how much merge/
 Session ids: in the ``locomo`` vocabulary a cluster's next record starts a new session with
 probability 1/2 (turns of one session or several); in ``longmemeval`` every record is a session.
 
+End-to-end knobs (the scenario's ``retriever.recall`` and ``classifier``): the row's cluster is
+what the retriever returned (``record_mask`` holds the found records only, so the router's features
+never see a missed record), and ``predicted_type`` is the type the classifier predicts, drawn per
+query from the confusion matrix's row of the gold ``query_type``. The features read the predicted
+type, as in the LoCoMo end-to-end protocol (docs/end-to-end.md).
+
 References: MODEL §8 (instances, features, paired outcomes), §2 (reader).
 """
 
@@ -31,6 +37,7 @@ from sim._simulate import _check_budgets, _queries_jit
 
 EMBEDDING_DIM = 16
 QUERIES_PER_GROUP = 8
+TYPE_STREAM = 2  # fold_in(key, TYPE_STREAM): the classifier's draws, apart from the key's split
 
 
 class Instances(NamedTuple):
@@ -38,11 +45,12 @@ class Instances(NamedTuple):
 
     Attributes:
       budget: ``(n,)`` tokens.
-      query_type: ``(n,)`` int slot in ``scenario.query_types``.
+      query_type: ``(n,)`` int slot in ``scenario.query_types``: the gold type (the reader's).
       group: ``(n,)`` int synthetic conversation id (8 queries per conversation).
       query_id: ``(n,)`` int the simulated query (each query appears once per budget).
-      record_lengths: ``(n, K)`` tokens of the cluster's records (0 on padding).
-      record_mask: ``(n, K)`` bool.
+      record_lengths: ``(n, K)`` tokens of the cluster's records the retriever found (0 on padding
+        and on missed records).
+      record_mask: ``(n, K)`` bool, the found records (all of the cluster's at recall 1).
       session_ids: ``(n, K)`` int (-1 on padding).
       embeddings: ``(n, K, D)`` float32 unit vectors (0 on padding).
       success_prob: ``(n, 4)`` reader success probability per action, ACTIONS order.
@@ -50,6 +58,10 @@ class Instances(NamedTuple):
         records, distractors) in retriever order, 0 on padding; ``None`` when not recorded.
       context_evidence: ``(n, 4, K + D)`` bool, the records that carry the evidence (raw units for
         ``ret``, the generated record(s) for an operator).
+      predicted_type: ``(n,)`` int slot the type classifier predicts (``query_type`` when the
+        classifier is perfect); ``None`` when not recorded.
+      evidence_mask: ``(n, K)`` bool, all of the cluster's records, found or missed; ``None``
+        when not recorded.
     """
 
     budget: np.ndarray
@@ -63,6 +75,8 @@ class Instances(NamedTuple):
     success_prob: np.ndarray
     context_lengths: np.ndarray | None = None
     context_evidence: np.ndarray | None = None
+    predicted_type: np.ndarray | None = None
+    evidence_mask: np.ndarray | None = None
 
 
 def _ranked_context(d: K.Draw, pr: K.Params):
@@ -73,10 +87,10 @@ def _ranked_context(d: K.Draw, pr: K.Params):
     slot = jnp.arange(lengths.shape[-1])
     ev = jnp.stack(
         [
-            (slot < n_ev) & jnp.concatenate([d.ev_mask, jnp.zeros_like(d.dis_len, bool)]),
+            (slot < n_ev) & jnp.concatenate([d.retrieved, jnp.zeros_like(d.dis_len, bool)]),
             slot == 0,
             slot == 0,
-            (slot < n_ev) & jnp.concatenate([d.ev_mask, jnp.zeros_like(d.dis_len, bool)]),
+            (slot < n_ev) & jnp.concatenate([d.retrieved, jnp.zeros_like(d.dis_len, bool)]),
         ]
     )
     order = jnp.argsort(-scores, axis=-1, stable=True)
@@ -102,6 +116,37 @@ def _record_extras(key, mask, r_c, longmemeval: bool):
     return sessions, jnp.where(mask[:, None], e, 0.0)
 
 
+def predict_types(key: jax.Array, gold: np.ndarray, confusion: np.ndarray) -> np.ndarray:
+    """The classifier's predicted type slot per query, from the confusion row of its gold type.
+
+    Query ``i`` draws one uniform ``u`` from ``fold_in(key, i)`` and reads the inverse CDF of its
+    row with the correct type first: ``u < P[t, t]`` keeps ``t``, else ``u - P[t, t]`` walks the
+    other types in slot order. So the same key gives nested errors: a classifier with a lower
+    diagonal mistypes a superset of the questions.
+
+    Args:
+      key: JAX key.
+      gold: ``(n,)`` int gold type slots.
+      confusion: ``(4, 4)`` row-stochastic (gold x predicted).
+
+    Returns:
+      ``(n,)`` int64 predicted slots.
+
+    References: MODEL §8 (features 8-11).
+    """
+    gold = np.asarray(gold, dtype=np.int64)
+    n = gold.shape[0]
+    keys = K.query_keys(key, jnp.arange(n, dtype=jnp.int32))
+    u = np.asarray(jax.vmap(lambda k: jax.random.uniform(k, ()))(keys), dtype=np.float64)
+    P = np.asarray(confusion, dtype=np.float64)
+    nt = P.shape[0]
+    order = np.stack([np.concatenate([[t], np.delete(np.arange(nt), t)]) for t in range(nt)])
+    cdf = np.cumsum(np.take_along_axis(P, order, axis=1), axis=1)  # (4, 4), correct type first
+    cdf[:, -1] = np.inf  # rounding of the row sum never leaves u unassigned
+    pos = (u[:, None] >= cdf[gold]).sum(axis=1)
+    return order[gold, pos]
+
+
 def simulate_instances(
     key: jax.Array, scenario: Scenario | str, n_instances: int, budgets=None
 ) -> Instances:
@@ -115,7 +160,9 @@ def simulate_instances(
       budgets: ``(nB,)`` budgets (default the scenario's grid).
 
     Returns:
-      ``Instances`` (numpy arrays).
+      ``Instances`` (numpy arrays). The cluster is the retrieved one (``scenario.retriever.recall``)
+      and ``predicted_type`` is drawn from ``scenario.classifier`` with ``fold_in(key,
+      TYPE_STREAM)`` (so the other draws are those of the perfect classifier).
 
     References:
       MODEL §8.
@@ -145,16 +192,27 @@ def simulate_instances(
     rows = np.arange(int(n_instances))
     q, j = rows // nb, rows % nb
     p = np.asarray(out.m).astype(np.float64) / K.GRID
+    gold = np.asarray(draws.query_type).astype(np.int64)
+    if scenario.classifier.perfect:
+        predicted = gold
+    else:
+        predicted = predict_types(
+            jax.random.fold_in(key, TYPE_STREAM), gold, scenario.classifier.matrix()
+        )
+    found = np.asarray(draws.retrieved)  # the cluster the retriever returned
+    ev_len, emb = np.asarray(draws.ev_len), np.asarray(emb)
     return Instances(
         budget=b[j],
         query_type=np.asarray(draws.query_type)[q].astype(np.int64),
         group=(q // QUERIES_PER_GROUP).astype(np.int64),
         query_id=q.astype(np.int64),
-        record_lengths=np.asarray(draws.ev_len)[q],
-        record_mask=np.asarray(draws.ev_mask)[q],
-        session_ids=np.asarray(sessions)[q].astype(np.int64),
-        embeddings=np.asarray(emb)[q],
+        record_lengths=np.where(found, ev_len, np.zeros((), ev_len.dtype))[q],
+        record_mask=found[q],
+        session_ids=np.where(found, np.asarray(sessions), -1)[q].astype(np.int64),
+        embeddings=np.where(found[..., None], emb, np.zeros((), emb.dtype))[q],
         success_prob=p[q, j],
         context_lengths=np.asarray(ctx_len)[q],
         context_evidence=np.asarray(ctx_ev)[q],
+        predicted_type=predicted[q],
+        evidence_mask=np.asarray(draws.ev_mask)[q],
     )

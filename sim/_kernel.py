@@ -1,7 +1,8 @@
 """The Monte Carlo kernel: one query at a time, batched with ``vmap`` over queries and budgets.
 
 For each query the kernel draws a query type, its evidence cluster (record lengths, the cluster's
-redundancy), distractor records and retriever scores; builds the candidate records under each action
+redundancy), distractor records, retriever scores and, when the retriever's recall is below 1,
+which of the cluster's records the retriever finds; builds the candidate records under each action
 (``ret`` keeps the raw records; ``merge`` and ``abstract`` replace the cluster by one record of
 length ``rho * (1 - r_c) * len(C)``; ``rewrite`` compresses each record to ``rho * len(m)``); packs
 them under every budget; and evaluates the reader of MODEL §2::
@@ -12,7 +13,9 @@ them under every budget; and evaluates the reader of MODEL §2::
 
 A local rewrite spreads the cluster-level fidelity over its records (``phi**(1/k)`` each) so that
 the whole rewritten cluster supports the query with ``phi`` (MODEL §1: fidelity is relative to the
-raw records). Membership in ``G_B`` (every evidence record packed whole under ``ret``) and in
+raw records). A record the retriever misses is not a candidate (length 0, never ranked): no action
+packs or consolidates it, and the support is 0 under every action (the unit is absent), so the
+query scores ``g`` and lies outside ``G_B``. Membership in ``G_B`` (every evidence record packed whole under ``ret``) and in
 ``H_B`` (the packed context differs between ``ret`` and the operator) is returned with ``p``.
 
 Exactness: ``p`` is kept on the grid ``2**-24`` (``m = round(p * 2**24)``, an int32), so every
@@ -42,6 +45,7 @@ GRID_BITS = 24  # success probabilities live on the grid 2**-24
 GRID = float(2**GRID_BITS)
 REDUNDANCY_CONCENTRATION = 20.0  # r_c ~ Beta(r * 20, (1 - r) * 20): mean r, sd ~ sqrt(r(1-r)/21)
 N_OPS = len(OPERATORS)
+MISS_STREAM = 1  # fold_in(query key, MISS_STREAM): the retriever's misses, apart from the 6 splits
 FAMILIES = tuple(DIST_PARAMS)  # length families and their order: theory's one table
 
 
@@ -52,6 +56,7 @@ class Structure(NamedTuple):
     k_max: int
     n_distractors: int
     packing: str
+    misses: bool = False  # retriever recall below 1: draw which evidence records are found
 
 
 class Params(NamedTuple):
@@ -67,6 +72,7 @@ class Params(NamedTuple):
     compress: jax.Array  # (3,) rho per operator
     fidelity: jax.Array  # (3, 4) phi per operator and type
     noise: jax.Array  # () retriever noise
+    recall: jax.Array  # () retriever recall: P(an evidence record is found)
 
 
 class Draw(NamedTuple):
@@ -79,6 +85,10 @@ class Draw(NamedTuple):
     dis_len: jax.Array  # (D,) distractor lengths
     dis_score: jax.Array  # (D,) distractor scores
     redundancy: jax.Array  # () the cluster's own redundancy r_c
+    retrieved: (
+        jax.Array
+    )  # (K,) bool, the cluster's records the retriever finds (ev_mask at recall 1)
+    intact: jax.Array | None = None  # () bool, every record found; None when recall is 1 (static)
 
 
 class QueryOutcome(NamedTuple):
@@ -116,7 +126,13 @@ def split(scenario: Scenario) -> tuple[Structure, Params]:
         p2.append(b)
         acc.append(t.acc_raw)
         phi.append(t.fidelity)
-    st = Structure(tuple(fam), scenario.k_max, scenario.retriever.distractors, scenario.packing)
+    st = Structure(
+        tuple(fam),
+        scenario.k_max,
+        scenario.retriever.distractors,
+        scenario.packing,
+        scenario.retriever.recall < 1.0,
+    )
     f32 = partial(jnp.asarray, dtype=jnp.float32)
     pr = Params(
         log_weights=f32(w),
@@ -129,6 +145,7 @@ def split(scenario: Scenario) -> tuple[Structure, Params]:
         compress=f32([o.compress_ratio for o in scenario.operators]),
         fidelity=f32(np.asarray(phi, dtype=np.float32).T),
         noise=f32(scenario.retriever.noise),
+        recall=f32(scenario.retriever.recall),
     )
     return st, pr
 
@@ -157,7 +174,13 @@ def _lengths_of_type(key, t, st: Structure, pr: Params, n: int) -> jax.Array:
 
 
 def draw_query(key: jax.Array, st: Structure, pr: Params) -> Draw:
-    """Draw one query: type, evidence cluster, distractors, retriever scores (MODEL §1-§2)."""
+    """Draw one query: type, evidence cluster, distractors, retriever scores (MODEL §1-§2).
+
+    With ``st.misses`` each cluster record is found with probability ``pr.recall``, from a key
+    folded in apart (``MISS_STREAM``), so every other draw is the one of recall 1; a missed record
+    gets score ``-inf`` (it is not a candidate) and ``candidate_records`` gives it length 0. The
+    uniforms are shared across recall values: a lower recall misses a superset of the records.
+    """
     k_type, k_len, k_dis, k_ev_noise, k_dis_noise, k_red = jax.random.split(key, 6)
     K, D = st.k_max, st.n_distractors
     t = jax.random.categorical(k_type, pr.log_weights).astype(jnp.int32)
@@ -173,7 +196,23 @@ def draw_query(key: jax.Array, st: Structure, pr: Params) -> Draw:
     c = REDUNDANCY_CONCENTRATION
     r_c = jax.random.beta(k_red, jnp.maximum(r * c, 1e-3), jnp.maximum((1.0 - r) * c, 1e-3))
     r_c = jnp.where((r > 0) & (pr.records[t] > 1), r_c, 0.0)
-    return Draw(t, ev, mask, ev_score, dis, dis_score.astype(jnp.float32), r_c.astype(jnp.float32))
+    retrieved, intact = mask, None
+    if st.misses:
+        u = jax.random.uniform(jax.random.fold_in(key, MISS_STREAM), (K,))
+        retrieved = mask & (u < pr.recall)
+        intact = jnp.all(retrieved == mask)
+        ev_score = jnp.where(retrieved, ev_score, -jnp.inf)
+    return Draw(
+        t,
+        ev,
+        mask,
+        ev_score,
+        dis,
+        dis_score.astype(jnp.float32),
+        r_c.astype(jnp.float32),
+        retrieved,
+        intact,
+    )
 
 
 def sum_in_order(x: jax.Array) -> jax.Array:
@@ -201,10 +240,13 @@ def candidate_records(d: Draw, pr: Params) -> tuple[jax.Array, jax.Array]:
     """Candidate records under each action: lengths and scores, ``(4, K + D)`` each, ACTIONS order.
 
     Slots ``0..K-1`` hold the cluster's records (raw, generated or padding), slots ``K..`` the
-    distractors, identical under every action.
+    distractors, identical under every action. Only the records the retriever found are
+    candidates: a missed one has length 0 (and score ``-inf``) under every action, and the
+    operators consolidate the found records only.
     """
     K = d.ev_len.shape[0]
-    total = sum_in_order(d.ev_len)
+    ev_len = d.ev_len if d.intact is None else jnp.where(d.retrieved, d.ev_len, 0.0)
+    total = sum_in_order(ev_len)
     gen_len = pr.compress[:2] * (1.0 - d.redundancy) * total  # merge, abstract: cross-note
     gen_score = jnp.max(d.ev_score)  # at its best constituent's rank
     pad_len = jnp.zeros((K - 1,), jnp.float32)
@@ -216,9 +258,9 @@ def candidate_records(d: Draw, pr: Params) -> tuple[jax.Array, jax.Array]:
             jnp.concatenate([gen_score[None], pad_score, d.dis_score]),
         )
 
-    raw = (jnp.concatenate([d.ev_len, d.dis_len]), jnp.concatenate([d.ev_score, d.dis_score]))
+    raw = (jnp.concatenate([ev_len, d.dis_len]), jnp.concatenate([d.ev_score, d.dis_score]))
     merge, abstract = cross_note(0), cross_note(1)
-    rewrite = (jnp.concatenate([d.ev_len * pr.compress[2], d.dis_len]), raw[1])  # local: keeps r
+    rewrite = (jnp.concatenate([ev_len * pr.compress[2], d.dis_len]), raw[1])  # local: keeps r
     lengths = jnp.stack([raw[0], merge[0], abstract[0], rewrite[0]])
     scores = jnp.stack([raw[1], merge[1], abstract[1], rewrite[1]])
     return lengths, scores
@@ -451,6 +493,8 @@ class FrontierOutcome(NamedTuple):
         context (``prefix``: the only two values); unused under ``cut``.
       grounded_absent: ``()`` ``G_B`` when ``ret``'s last unit is not whole (``prefix``).
       phi: ``(3,)`` the operators' fidelity for the query's type; acc_raw: ``()`` ``a_t``.
+      intact: ``()`` bool, the retriever found every evidence record (``Draw.intact``); ``None``
+        when recall is 1.
     """
 
     frontier: Frontier
@@ -459,12 +503,20 @@ class FrontierOutcome(NamedTuple):
     grounded_absent: jax.Array
     phi: jax.Array
     acc_raw: jax.Array
+    intact: jax.Array | None = None
 
 
-def _support(kept: jax.Array, length: jax.Array, phi: jax.Array) -> jax.Array:
-    """``(..., 4)`` supports from the last evidence unit's kept tokens (see ``evidence_frontier``)."""
+def _support(kept: jax.Array, length: jax.Array, phi: jax.Array, intact=None) -> jax.Array:
+    """``(..., 4)`` supports from the last evidence unit's kept tokens (see ``evidence_frontier``);
+    0 under every action when the retriever missed an evidence record (``intact`` False)."""
     frac = kept_fraction(kept, length)
-    return jnp.concatenate([frac[..., :1], phi * frac[..., 1:]], axis=-1)
+    s = jnp.concatenate([frac[..., :1], phi * frac[..., 1:]], axis=-1)
+    return s if intact is None else _found(intact, s)
+
+
+def _found(intact, x):
+    """``x`` where every evidence record was retrieved, else zero (an absent unit, MODEL §2)."""
+    return jnp.where(intact, x, jnp.zeros((), x.dtype))
 
 
 def frontier_table(d: Draw, f: Frontier, pr: Params, mode: str) -> FrontierOutcome:
@@ -476,11 +528,13 @@ def frontier_table(d: Draw, f: Frontier, pr: Params, mode: str) -> FrontierOutco
     if mode == "prefix":
         kept = jnp.stack([f.last_len, jnp.zeros_like(f.last_len)])  # whole, absent
         length = jnp.broadcast_to(f.last_len, kept.shape)
-        m = quantized_success(_support(kept, length, phi), acc, pr.acc_guess)
+        m = quantized_success(_support(kept, length, phi, d.intact), acc, pr.acc_guess)
         grounded_absent = kept[1, 0] == length[1, 0]
-        return FrontierOutcome(f, m[0], m[1], grounded_absent, phi, acc)
+        if d.intact is not None:
+            grounded_absent = grounded_absent & d.intact
+        return FrontierOutcome(f, m[0], m[1], grounded_absent, phi, acc, d.intact)
     zero = jnp.zeros((4,), jnp.int32)
-    return FrontierOutcome(f, zero, zero, jnp.zeros((), bool), phi, acc)
+    return FrontierOutcome(f, zero, zero, jnp.zeros((), bool), phi, acc, d.intact)
 
 
 def at_budgets(t: FrontierOutcome, budgets: jax.Array, pr: Params, mode: str) -> QueryOutcome:
@@ -500,9 +554,11 @@ def at_budgets(t: FrontierOutcome, budgets: jax.Array, pr: Params, mode: str) ->
     else:
         length = jnp.broadcast_to(f.last_len[None], fits.shape)
         kept = jnp.where(fits, length, jnp.clip(b - f.last_before[None], 0.0, length))
-        m = quantized_success(_support(kept, length, t.phi), t.acc_raw, pr.acc_guess)
+        m = quantized_success(_support(kept, length, t.phi, t.intact), t.acc_raw, pr.acc_guess)
         grounded = kept[:, 0] == length[:, 0]
         some = (f.first_total[None] <= b) | (b > f.first_before[None])
+    if t.intact is not None:  # a missed record is outside every context: q is not in G_B
+        grounded = grounded & t.intact
     return QueryOutcome(m, grounded, some[:, :1] | some[:, 1:])
 
 
@@ -537,8 +593,12 @@ def reader_outcome(d: Draw, lengths: jax.Array, kept: jax.Array, pr: Params) -> 
         ],
         axis=-1,
     )  # (nB, 4)
+    if d.intact is not None:  # a missed evidence record: absent under every action
+        s = _found(d.intact, s)
     m = quantized_success(s, pr.acc_raw[t], pr.acc_guess)
     grounded = jnp.all(kept[:, 0, :K] == lengths[0, :K], axis=-1)
+    if d.intact is not None:
+        grounded = grounded & d.intact
     cluster_ret = jnp.any(kept[:, 0, :K] > 0, axis=-1)[:, None]
     cluster_op = jnp.any(kept[:, 1:, :K] > 0, axis=-1)
     others = jnp.any(kept[:, 1:, K:] != kept[:, :1, K:], axis=-1)
@@ -717,7 +777,8 @@ def _prefix_block_sums(t: FrontierOutcome, valid, budgets, n_blocks: int):
 
     Only the 7 distinct thresholds are searched (``last_total`` per action, the start of ``H_B``
     per operator): a position is monotone in its threshold, so the position of ``max(x, y)`` is
-    the larger of the two positions, and ``G_B``'s threshold is ``ret``'s or ``-inf`` (position 0).
+    the larger of the two positions, and ``G_B``'s threshold is ``ret``'s, ``-inf`` (position 0) or,
+    when the retriever missed an evidence record, ``inf`` (position ``nB``, past every budget).
     """
     c = valid.shape[0]
     nb = budgets.shape[0]
@@ -730,6 +791,8 @@ def _prefix_block_sums(t: FrontierOutcome, valid, budgets, n_blocks: int):
     pos = pos.astype(jnp.int32).reshape(thr.shape)
     p_w, p_h = pos[:, :4], pos[:, 4:]
     p_g = jnp.where(t.grounded_absent, 0, p_w[:, 0])
+    if t.intact is not None:  # a missed evidence record: never in G_B (threshold inf: position nB)
+        p_g = jnp.where(t.intact, p_g, nb)
     m_lo = t.m_absent * v[:, None]
     step = (t.m_whole - t.m_absent) * v[:, None]
     # (position, column, value) events; columns: m (0-3), m outside G_B (4-7), G (8), H (9-11),

@@ -13,6 +13,7 @@ single-cluster model the ``single-cluster`` preset reduces to), §7 (local vs cr
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -32,6 +33,7 @@ MAX_RECORDS = 16
 MAX_DISTRACTORS = 256
 PRESETS = ("locomo-like", "single-cluster", "longmemeval-like")
 DEFAULT_PRESET = "locomo-like"
+N_QUERY_TYPES = 4  # every vocabulary is 4-way (MODEL §9)
 
 
 @dataclass(frozen=True)
@@ -159,16 +161,26 @@ class RetrieverConfig:
     Scores are ``relevance + noise * N(0, 1)`` with relevance 1 for evidence and 0 for distractor
     records; ``oracle`` sets ``noise = 0`` (ties keep evidence first). Distractor lengths follow the
     query type's record length distribution.
+
+    ``recall`` in (0, 1]: each record of the query's evidence cluster is found by the retriever
+    independently with this probability. A missed record is not a candidate: no action packs or
+    consolidates it, the router's features do not see it, and the reader's support of MODEL §2
+    (a product over evidence units, 0 for an absent unit) is 0 under every action, so the query
+    scores the guessing accuracy ``g`` whatever the action (docs/simulation.md, "Retriever recall").
     """
 
     order: str = "oracle"
     distractors: int = 0
     noise: float = 0.0
+    recall: float = 1.0
 
     def __post_init__(self):
         ck.choice("retriever.order", self.order, RETRIEVER_ORDERS)
         ck.integer("retriever.distractors", self.distractors, 0, MAX_DISTRACTORS)
         ck.number("retriever.noise", self.noise, 0.0, None)
+        object.__setattr__(
+            self, "recall", ck.number("retriever.recall", self.recall, 0.0, 1.0, low_open=True)
+        )
         if self.order == "noisy" and self.noise <= 0:
             raise InputError(
                 f"retriever.noise must be > 0 when retriever.order is 'noisy'; got {self.noise!r}."
@@ -177,6 +189,77 @@ class RetrieverConfig:
             raise InputError(
                 f"retriever.noise must be 0 when retriever.order is 'oracle'; got {self.noise!r}."
             )
+
+
+@dataclass(frozen=True)
+class ClassifierConfig:
+    """The query-type classifier whose prediction the router reads (MODEL §8 features 8-11).
+
+    The reader's success does not depend on it (it answers the question, whatever its predicted
+    type); only the router's type one-hot does. Either a scalar ``accuracy`` with uniform confusion
+    (a question of type ``t`` is predicted ``t`` with probability ``accuracy``, each of the other
+    three types of the vocabulary with ``(1 - accuracy) / 3``), or a full ``confusion`` matrix:
+    ``confusion[i][j]`` is the probability that a question of the vocabulary's type ``i`` is
+    predicted as type ``j`` (4 x 4, rows in vocabulary order, each row summing to 1). The default
+    is the perfect classifier (the gold type).
+
+    References: MODEL §8 (features), §9 (the 4-way types).
+    """
+
+    accuracy: float = 1.0
+    confusion: tuple[tuple[float, ...], ...] | None = None
+
+    def __post_init__(self):
+        ck.number("classifier.accuracy", self.accuracy, 0.0, 1.0)
+        object.__setattr__(self, "accuracy", float(self.accuracy))
+        if self.confusion is None:
+            return
+        if self.accuracy != 1.0:
+            raise InputError(
+                "classifier.accuracy and classifier.confusion are exclusive; give one "
+                f"(got accuracy {self.accuracy:g} and a confusion matrix)."
+            )
+        n = N_QUERY_TYPES
+        rows = self.confusion
+        if isinstance(rows, (str, bytes)) or not hasattr(rows, "__len__") or len(rows) != n:
+            raise InputError(
+                f"classifier.confusion must be a {n} x {n} array (rows: gold type, columns: "
+                f"predicted type, vocabulary order); got {rows!r}."
+            )
+        out = []
+        for i, row in enumerate(rows):
+            if isinstance(row, (str, bytes)) or not hasattr(row, "__len__") or len(row) != n:
+                raise InputError(
+                    f"classifier.confusion[{i}] must be an array of {n} probabilities; got {row!r}."
+                )
+            vals = tuple(
+                ck.number(f"classifier.confusion[{i}][{j}]", v, 0.0, 1.0) for j, v in enumerate(row)
+            )
+            if abs(math.fsum(vals) - 1.0) > 1e-6:
+                raise InputError(
+                    f"classifier.confusion[{i}] must sum to 1 (a row of probabilities); "
+                    f"got sum {math.fsum(vals):.6g} ({list(vals)})."
+                )
+            out.append(vals)
+        object.__setattr__(self, "confusion", tuple(out))
+
+    @property
+    def perfect(self) -> bool:
+        """True when every question is predicted as its gold type."""
+        return bool(np.array_equal(self.matrix(), np.eye(N_QUERY_TYPES)))
+
+    def matrix(self) -> np.ndarray:
+        """The ``(4, 4)`` row-stochastic confusion matrix (gold type x predicted type)."""
+        if self.confusion is not None:
+            return np.asarray(self.confusion, dtype=np.float64)
+        a = self.accuracy
+        off = (1.0 - a) / (N_QUERY_TYPES - 1)
+        return np.where(np.eye(N_QUERY_TYPES, dtype=bool), a, off)
+
+    def to_dict(self) -> dict:
+        if self.confusion is not None:
+            return {"confusion": [list(r) for r in self.confusion]}
+        return {"accuracy": self.accuracy}
 
 
 @dataclass(frozen=True)
@@ -189,11 +272,13 @@ class Scenario:
       types: the query types present (1..4), in vocabulary order; absent types have weight 0.
       operators: ``merge``, ``abstract``, ``rewrite`` in ``OPERATORS`` order.
       acc_guess: reader accuracy ``g`` with no evidence, below every type's ``acc_raw``.
-      retriever: ``RetrieverConfig``.
+      retriever: ``RetrieverConfig`` (order, distractors, noise, recall).
       packing: ``prefix``, ``skip`` or ``cut`` (MODEL §2).
       budgets: the budget grid in tokens, strictly increasing, > 0.
       queries: default number of simulated queries.
       description: free text.
+      classifier: ``ClassifierConfig``, the query-type classifier the router reads (default
+        perfect).
     """
 
     name: str
@@ -206,6 +291,7 @@ class Scenario:
     budgets: tuple[float, ...]
     queries: int = 65536
     description: str = ""
+    classifier: ClassifierConfig = field(default_factory=ClassifierConfig)
 
     def __post_init__(self):
         ck.choice("vocabulary", self.vocabulary, VOCABULARIES)
@@ -248,6 +334,14 @@ class Scenario:
             raise InputError(f"budgets must be strictly increasing; got {list(b)}.")
         object.__setattr__(self, "budgets", b)
         ck.integer("queries", self.queries, 1, 2**31 - 1)
+        if not isinstance(self.retriever, RetrieverConfig):
+            raise InputError(
+                f"retriever must be a RetrieverConfig; got {type(self.retriever).__name__}."
+            )
+        if not isinstance(self.classifier, ClassifierConfig):
+            raise InputError(
+                f"classifier must be a ClassifierConfig; got {type(self.classifier).__name__}."
+            )
 
     @property
     def query_types(self) -> tuple[str, ...]:
@@ -300,7 +394,9 @@ class Scenario:
                 "order": self.retriever.order,
                 "distractors": self.retriever.distractors,
                 "noise": self.retriever.noise,
+                "recall": self.retriever.recall,
             },
+            "classifier": self.classifier.to_dict(),
         }
 
 
@@ -318,11 +414,13 @@ _TOP = (
     "operators",
     "reader",
     "retriever",
+    "classifier",
 )
 _TYPE_KEYS = ("weight", "records", "redundancy", "length")
 _OP_KEYS = ("compress_ratio", "fidelity")
 _READER_KEYS = ("acc_guess", "acc_raw")
-_RETRIEVER_KEYS = ("order", "distractors", "noise")
+_RETRIEVER_KEYS = ("order", "distractors", "noise", "recall")
+_CLASSIFIER_KEYS = ("accuracy", "confusion")
 _BUDGET_KEYS = ("min", "max", "count", "spacing")
 
 
@@ -406,6 +504,19 @@ def scenario_from_dict(d: dict) -> Scenario:
             "retriever.distractors", retr.get("distractors", 0), 0, MAX_DISTRACTORS
         ),
         noise=ck.number("retriever.noise", retr.get("noise", 0.0), 0.0, None),
+        recall=ck.number("retriever.recall", retr.get("recall", 1.0), 0.0, 1.0, low_open=True),
+    )
+    cls = ck.table("classifier", d.get("classifier", {}), _CLASSIFIER_KEYS)
+    if "confusion" in cls and not isinstance(cls["confusion"], list):
+        raise InputError(
+            f"classifier.confusion must be an array of {N_QUERY_TYPES} rows; got "
+            f"{ck.type_name(cls['confusion'])} ({cls['confusion']!r})."
+        )
+    classifier = ClassifierConfig(
+        accuracy=ck.number("classifier.accuracy", cls.get("accuracy", 1.0), 0.0, 1.0),
+        confusion=None
+        if "confusion" not in cls
+        else tuple(tuple(r) if isinstance(r, list) else r for r in cls["confusion"]),
     )
     for key in ("name", "description"):
         if key in d and not isinstance(d[key], str):
@@ -421,6 +532,7 @@ def scenario_from_dict(d: dict) -> Scenario:
         packing=ck.choice("packing", d.get("packing", "prefix"), PACKINGS),
         budgets=_budget_grid(d["budgets"]),
         queries=ck.integer("queries", d.get("queries", 65536), 1, 2**31 - 1),
+        classifier=classifier,
     )
 
 

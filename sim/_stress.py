@@ -269,6 +269,11 @@ def stress(
         raise InputError(
             f"memory_size must be an integer in [1, {MAX_MEMORY_SIZE}]; got {memory_size!r}."
         )
+    if scenario.retriever.recall < 1.0:
+        raise InputError(
+            "stress replaces the scenario's retriever by the shared memory, so it has no recall: "
+            f"retriever.recall must be 1; got {scenario.retriever.recall:g}."
+        )
     b = _check_budgets(budgets, scenario)
     conds = stress_conditions(budget_spillover, rank_spillover)
     st, pr = K.split(scenario)

@@ -169,6 +169,7 @@ def simulate_table(scenario, result, cx) -> str:
     lines = [
         f"scenario {scenario.name}: {result.n_queries} queries, packing {scenario.packing}, "
         f"retriever {scenario.retriever.order}"
+        + (f", recall {scenario.retriever.recall:g}" if scenario.retriever.recall < 1 else "")
     ]
     for i, op in enumerate(OPERATORS):
         b = cx.crossover_budget[i]

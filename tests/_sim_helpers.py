@@ -56,6 +56,7 @@ def two_type(
     distractors=6,
     acc_guess=0.1,
     budgets=(4.0, 1024.0, 24),
+    recall=1.0,
 ):
     """single-hop clusters of one record and multi-hop clusters of three, lognormal turns, a noisy
     retriever among distractors: one kernel structure for most property tests (few compilations)."""
@@ -86,6 +87,7 @@ def two_type(
                 "order": "noisy" if noise > 0 else "oracle",
                 "distractors": distractors,
                 "noise": noise,
+                "recall": recall,
             },
         }
     )

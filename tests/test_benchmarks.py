@@ -51,20 +51,68 @@ def test_bootstrap_loop_identity_resamples_give_the_mean():
 
 
 def test_bootstrap_bench_smoke():
-    """The vectorized CI equals the loop's on the same draws (checked inside), lower <= upper."""
+    """The JAX CI equals numpy's and the loop's on the same multiplicities (checked inside)."""
     rows = benchmarks.bench_bootstrap(0, [120], n_resamples=200, repeats=1)
     (r,) = rows
-    assert r["groups"] == 10 and r["max_abs_diff"] < 1e-5
-    assert r["vectorized_s"] > 0 and r["loop_s"] > 0 and r["speedup"] > 0
+    assert r["groups"] == 10 and r["max_abs_diff"] < 1e-5 and r["max_abs_diff_numpy"] < 1e-5
+    assert r["vectorized_s"] > 0 and r["loop_s"] > 0 and r["numpy_s"] > 0
+    assert r["jax_resample_s"] > 0 and r["numpy_resample_s"] > 0 and r["draws_s"] > 0
+
+
+def test_numpy_bootstrap_is_the_percentile_of_the_shared_resamples():
+    """MODEL §8: numpy_bootstrap's bounds are the percentiles of (w @ sums) / (w @ counts) for the
+    multiplicities group_resample_weights draws from the key, and equal the loop fed those draws
+    (float64 both: to 1e-12)."""
+    from retcon.bench._bootstrap_bench import numpy_bootstrap
+    from retcon.bootstrap import group_resample_weights
+
+    # the shapes of test_bootstrap_bench_smoke (10 groups, 200 resamples): no new compilation
+    data = make_data(4, 120, 10, n_stats=3)
+    key = jax.random.key(7)
+    lo, hi = numpy_bootstrap(key, data, 200)
+    draws = np.asarray(jax.random.randint(key, (200, 10), 0, 10))
+    w = group_resample_weights(key, 10, 200)
+    assert np.array_equal(np.stack([np.bincount(d, minlength=10) for d in draws]), w)
+    llo, lhi = bootstrap_loop(draws, data)
+    np.testing.assert_allclose(lo, llo, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(hi, lhi, rtol=0, atol=1e-12)
+    assert np.all(lo <= hi)
 
 
 def test_oas_bench_smoke():
-    """JAX grid and scikit-learn choose the same penalties, coefficients within 1e-6 (float64)."""
+    """JAX grid, numpy's closed form, multi-target Ridge and GridSearchCV choose the same
+    penalties, coefficients within 1e-6 (float64)."""
     pytest.importorskip("sklearn", reason="the bench extra: pip install 'retcon[bench]'")
     rows = benchmarks.bench_oas(0, [210], repeats=1, penalties=(0.1, 10.0, 1000.0))
     (r,) = rows
     assert r["same_penalties"] and r["max_coef_diff"] < 1e-6 and r["max_intercept_diff"] < 1e-6
-    assert r["sklearn_s"] > 0 and r["jax_f64_s"] > 0 and r["penalties"] == 3
+    for name in ("numpy", "sklearn_ridge", "sklearn_grid"):
+        assert r[f"same_penalties_{name}"] and r[f"{name}_s"] > 0
+    assert r["jax_f64_s"] > 0 and r["penalties"] == 3
+
+
+@pytest.mark.slow
+def test_sklearn_ridge_anchor_is_caught_when_it_differs():
+    """The agreement check can fail: a grid whose penalties differ from fit_ridge's raises."""
+    pytest.importorskip("sklearn", reason="the bench extra: pip install 'retcon[bench]'")
+    from retcon.bench import _oas_bench as O
+
+    data = O.make_data(1, 140)
+    key = jax.random.key(0)
+    pens = (0.1, 10.0, 1000.0)
+    good = O.check_agreement(key, data, penalties=pens, alternatives=("sklearn_ridge",))
+    assert good["same_penalties"] and good["max_coef_diff_sklearn_ridge"] < 1e-9
+    real = O.ALTERNATIVES["sklearn_ridge"]
+
+    def shifted(data, folds, penalties=O.PENALTIES):
+        return [{**r, "coef": r["coef"] + 1e-3} for r in real(data, folds, penalties)]
+
+    try:
+        O.ALTERNATIVES["sklearn_ridge"] = shifted
+        with pytest.raises(AssertionError, match="sklearn_ridge disagree"):
+            O.check_agreement(key, data, penalties=pens, alternatives=("sklearn_ridge",))
+    finally:
+        O.ALTERNATIVES["sklearn_ridge"] = real
 
 
 # prefix in the fast tier; skip and cut (a compile each, ~20 s of CPU) in the slow tier.
@@ -173,7 +221,8 @@ def test_profile_stages():
 
 
 def test_targets_verdicts():
-    """The target table reads the right rows: 10^6 queries, 10^5 instances, the largest bootstrap."""
+    """The target table reads the right rows: 10^6 queries, 10^5 instances, 10^5 bootstrap rows
+    for the numpy anchor and the largest bootstrap for the loop."""
     result = {
         "sim": [
             {"queries": 10**6, "speedup": 3.5, "jax_rss_peak_mib": 800.0},
@@ -188,14 +237,23 @@ def test_targets_verdicts():
             {"budgets": 1, "jax_s": 1.0},
             {"budgets": 64, "jax_s": 1.6},
         ],
-        "oas": [{"instances": 10**5, "speedup_f64": 9.0}],
-        "bootstrap": [{"rows": 10, "speedup": 80.0}, {"rows": 100, "speedup": 40.0}],
+        "oas": [
+            {
+                "instances": 10**5,
+                "speedup_f64_vs_numpy": 0.5,
+                "speedup_f64_vs_sklearn_ridge": 2.5,
+            }
+        ],
+        "bootstrap": [
+            {"rows": 10, "speedup": 80.0},
+            {"rows": 10**5, "speedup": 40.0, "speedup_vs_numpy": 1.6},
+        ],
     }
     met = [t["met"] for t in targets(result)]
-    assert met == [True, False, False, False, False, False]
+    assert met == [True, False, False, False, True, True, False, False]
     result["sim"][1]["jax_rss_peak_mib"] = 820.0
     result["sim_budgets"][1]["jax_s"] = 1.4
-    assert targets(result)[5]["met"] is True and targets(result)[1]["met"] is True
+    assert targets(result)[7]["met"] is True and targets(result)[1]["met"] is True
     text = render({**result, "targets": targets(result)})
     assert "| 1,000,000 |" in text and "Targets" in text
 

@@ -195,27 +195,6 @@ def test_query_rows_use_the_predicted_type_and_retrieved_cluster(conv):
     assert rows[0]["meta_retrieval_recall"] <= rows[1]["meta_retrieval_recall"]
 
 
-def test_degrade_paired_knobs_at_their_ends():
-    # MODEL §8: features 8-11 are the type one-hot; a missed evidence leaves nothing to answer from.
-    from oas import simulate_paired
-    from oas.real import degrade_paired
-    from retcon.errors import InputError
-
-    data = simulate_paired(jax.random.PRNGKey(3), "locomo-like", 200)
-    same = degrade_paired(jax.random.PRNGKey(0), data)
-    np.testing.assert_array_equal(same.outcomes, data.outcomes)
-    np.testing.assert_array_equal(same.features, data.features)
-    gone = degrade_paired(jax.random.PRNGKey(0), data, recall=0.0)
-    assert np.all(np.asarray(gone.outcomes) == 0.0)
-    wrong = degrade_paired(jax.random.PRNGKey(0), data, type_accuracy=0.0)
-    old = np.argmax(np.asarray(data.features)[:, 7:11], axis=1)
-    new = np.argmax(np.asarray(wrong.features)[:, 7:11], axis=1)
-    assert np.all(old != new)
-    assert np.all(np.asarray(wrong.features)[:, 7:11].sum(axis=1) == 1.0)
-    with pytest.raises(InputError, match="recall"):
-        degrade_paired(jax.random.PRNGKey(0), data, recall=1.5)
-
-
 @pytest.mark.slow
 def test_locomo_end_to_end_recall_and_classifier(tmp_path):
     # MODEL §9: the 4-way types; the classifier is scored on conversations it never saw.

@@ -114,7 +114,7 @@ def fake_sim(monkeypatch):
     def simulate_instances(key, scenario, n_instances, budgets=None):
         grid = BUDGETS if budgets is None else list(budgets)
         inst = toy_instances(key, 30, 8, grid)
-        return type(inst)(*(np.asarray(v)[:n_instances] for v in inst))
+        return type(inst)(*(None if v is None else np.asarray(v)[:n_instances] for v in inst))
 
     monkeypatch.setattr(sim, "load_scenario", load_scenario, raising=False)
     monkeypatch.setattr(sim, "simulate_instances", simulate_instances, raising=False)

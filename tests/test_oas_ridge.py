@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oas._ridge import fit_ridge, grouped_folds, predict_ridge
+from retcon.errors import InputError
 
 N, P, A = 240, 11, 4
 
@@ -31,12 +32,13 @@ def normal_equations(x, y, lam):
     return sol[0], sol[1:]
 
 
-def test_equals_float64_normal_equations():
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_equals_float64_normal_equations(backend):
     """MODEL §8: closed-form ridge with an unpenalized intercept on the training standardization,
-    equal to numpy's float64 solve to 1e-6 (x64 enabled only inside this test)."""
+    equal to numpy's float64 solve to 1e-6 (x64 enabled only inside this test), on either backend."""
     x, y, g = data()
     with jax.enable_x64(True):
-        fit = fit_ridge(jax.random.key(0), x, y, g, n_folds=4)
+        fit = fit_ridge(jax.random.key(0), x, y, g, n_folds=4, backend=backend)
     assert fit.coef.shape == (A, P)
     for a in range(A):
         b, theta = normal_equations(x, y[:, a], fit.penalty[a])
@@ -49,11 +51,15 @@ def test_equals_float64_normal_equations():
     )
 
 
-def test_cv_error_matches_python_loop():
-    """The vmapped CV error equals a loop over folds that refits on each training part."""
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_cv_error_matches_python_loop(backend):
+    """MODEL §8: the batched CV error (both backends) equals a loop over folds that refits on each
+    training part."""
     x, y, g = data(1)
     with jax.enable_x64(True):
-        fit = fit_ridge(jax.random.key(3), x, y, g, penalties=(0.1, 10.0), n_folds=3)
+        fit = fit_ridge(
+            jax.random.key(3), x, y, g, penalties=(0.1, 10.0), n_folds=3, backend=backend
+        )
     for p, lam in enumerate(fit.penalties):
         sse = np.zeros(A)
         for k in range(3):
@@ -64,6 +70,20 @@ def test_cv_error_matches_python_loop():
                 sd = np.where(sd**2 > 1e-12, sd, 1.0)
                 sse[a] += np.sum((y[te, a] - b - ((x[te] - mean) / sd) @ theta) ** 2)
         np.testing.assert_allclose(fit.cv_error[:, p], sse / N, rtol=1e-8)
+
+
+def test_backends_agree_and_bad_backend_is_refused():
+    """MODEL §8: numpy (float64) and jax (x64) pick the same penalties, coefficients to 1e-10."""
+    x, y, g = data(3)
+    with jax.enable_x64(True):
+        j = fit_ridge(jax.random.key(4), x, y, g, n_folds=4, backend="jax")
+    n = fit_ridge(jax.random.key(4), x, y, g, n_folds=4, backend="numpy")
+    np.testing.assert_array_equal(j.penalty, n.penalty)
+    np.testing.assert_allclose(j.coef, n.coef, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(j.cv_error, n.cv_error, rtol=1e-10)
+    np.testing.assert_array_equal(j.fold, n.fold)
+    with pytest.raises(InputError, match=r"backend must be one of \['jax', 'numpy'\]"):
+        fit_ridge(jax.random.key(4), x, y, g, backend="torch")
 
 
 def test_unchanged_by_row_permutation():

@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from oas.real._embed import embed_texts as embed_texts
     from oas.real._embed import make_embedder as make_embedder
     from oas.real._endtoend import crossover_ci as crossover_ci
-    from oas.real._endtoend import degradation_sweep as degradation_sweep
-    from oas.real._endtoend import degrade_paired as degrade_paired
     from oas.real._endtoend import end_to_end_report as end_to_end_report
     from oas.real._endtoend import gap_split as gap_split
     from oas.real._endtoend import loco_policies as loco_policies
@@ -107,8 +105,6 @@ _EXPORTS = {
     "embed_texts": "oas.real._embed",
     "make_embedder": "oas.real._embed",
     "crossover_ci": "oas.real._endtoend",
-    "degradation_sweep": "oas.real._endtoend",
-    "degrade_paired": "oas.real._endtoend",
     "end_to_end_report": "oas.real._endtoend",
     "gap_split": "oas.real._endtoend",
     "loco_policies": "oas.real._endtoend",
@@ -213,8 +209,6 @@ __all__ = [
     "cross_fit_types",
     "crossover_ci",
     "data_dir",
-    "degradation_sweep",
-    "degrade_paired",
     "embed_texts",
     "end_to_end_report",
     "evidence_recall",

@@ -1,16 +1,26 @@
-"""OAS ridge grid: ``oas.fit_ridge`` (one jit call per budget) against scikit-learn doing the same job.
+"""OAS ridge grid: ``oas.fit_ridge`` (one jit call per budget) against its competent alternatives.
 
 The job (MODEL §8): for each of 7 budgets, fit the ridge utility model of 4 actions on that
 budget's instances, choosing each action's penalty from a 20-value grid by grouped 5-fold CV,
 features standardized on the training split, intercept unpenalized; then refit on all of the
 budget's instances at the chosen penalty. That is 4 x 20 x 5 x 7 = 2,800 CV fits plus the refits.
 
-scikit-learn does it the way a user would: per budget and action, ``GridSearchCV`` over
-``Pipeline(StandardScaler, Ridge)`` with the grouped folds (the very folds ``fit_ridge`` draws,
-passed as explicit splits: GroupKFold semantics, no group in two folds), scored by the summed
-squared error so that its argmin is ``fit_ridge``'s pooled CV error, the grid in decreasing order
-so that ties go to the larger penalty as in ``fit_ridge``. Penalties and coefficients are checked
-to agree (1e-6, float64) before anything is timed.
+The alternatives, each on the very folds ``fit_ridge`` draws:
+
+- numpy running the same closed form, float64: ``fit_ridge(..., backend="numpy")`` (per training
+  split the same standardization and Gram matrix, all penalties and actions in one batched
+  ``np.linalg.solve``, the held-out errors of every penalty and action from one matmul over the
+  held-out rows);
+- ``sklearn_ridge``: what a competent scikit-learn user writes: per budget and training split, one
+  multi-target ``Ridge`` on the standardized features with the outcomes repeated once per penalty
+  and ``alpha`` an array with one penalty per target (7 x 6 = 42 fits), held-out errors from its
+  predictions;
+- ``sklearn_grid`` (the former baseline, kept as an extra row): per budget and action,
+  ``GridSearchCV`` over ``Pipeline(StandardScaler, Ridge)`` with the folds passed as explicit
+  splits, scored by the summed squared error so that its argmin is ``fit_ridge``'s pooled CV error.
+
+Every alternative takes ties to the larger penalty, as ``fit_ridge`` does. Penalties must be
+identical and coefficients and intercepts agree (1e-6, float64) before anything is timed.
 
 References: MODEL §8 (utility model, grouped K-fold).
 """
@@ -18,6 +28,7 @@ References: MODEL §8 (utility model, grouped K-fold).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
@@ -111,8 +122,53 @@ def sklearn_grid(data: OasData, folds: np.ndarray, penalties=PENALTIES) -> list[
     return out
 
 
-def jax_grid(key: jax.Array, data: OasData, penalties=PENALTIES) -> list:
-    """``oas.fit_ridge`` once per budget (each one jit call over folds x actions x penalties)."""
+def _choose(cv_error: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    """Index of each action's penalty minimizing ``cv_error`` ``(A, P)``, ties to the larger penalty."""
+    order = np.argsort(lam, kind="stable")[::-1]
+    return order[np.argmin(cv_error[:, order], axis=1)]
+
+
+def sklearn_ridge(data: OasData, folds: np.ndarray, penalties=PENALTIES) -> list[dict]:
+    """scikit-learn, one multi-target ``Ridge`` per budget and training split, one alpha per target.
+
+    The targets are the 4 outcomes repeated once per penalty (``P * A`` columns) and ``alpha`` the
+    matching ``(P * A,)`` array, on features standardized on the training split: 7 budgets x
+    (5 folds + all rows) = 42 fits for the whole grid.
+
+    Returns per budget ``{"penalty": (A,), "coef": (A, p), "intercept": (A,)}``.
+    """
+    from sklearn.linear_model import Ridge
+    from sklearn.preprocessing import StandardScaler
+
+    lam = np.asarray(penalties, dtype=np.float64)
+    out = []
+    for b in np.unique(data.budget):
+        rows = np.flatnonzero(data.budget == b)
+        x, y, fold = data.features[rows], data.outcomes[rows], folds[rows]
+        a = y.shape[1]
+        alpha = np.repeat(lam, a)  # target j = (penalty j // A, action j % A)
+        sse = np.zeros((a, len(lam)))
+        for k in range(N_FOLDS + 1):
+            train = fold != k
+            scaler = StandardScaler().fit(x[train])
+            ridge = Ridge(alpha=alpha, solver="cholesky")  # pyright: ignore[reportArgumentType]
+            ridge.fit(scaler.transform(x[train]), np.tile(y[train], (1, len(lam))))
+            if k == N_FOLDS:
+                best = _choose(sse / len(rows), lam)
+                j = best * a + np.arange(a)
+                out.append(
+                    {"penalty": lam[best], "coef": ridge.coef_[j], "intercept": ridge.intercept_[j]}
+                )
+                break
+            held = ~train
+            pred = ridge.predict(scaler.transform(x[held]))
+            resid = np.tile(y[held], (1, len(lam))) - pred
+            sse += (resid**2).sum(0).reshape(len(lam), a).T
+    return out
+
+
+def jax_grid(key: jax.Array, data: OasData, penalties=PENALTIES, backend: str = "jax") -> list:
+    """``oas.fit_ridge`` once per budget (``jax``: one jit call over folds x actions x penalties)."""
     from oas import fit_ridge
 
     out = []
@@ -126,6 +182,7 @@ def jax_grid(key: jax.Array, data: OasData, penalties=PENALTIES) -> list:
                 data.groups[rows],
                 penalties=penalties,
                 n_folds=N_FOLDS,
+                backend=backend,
             )
         )
     return out
@@ -142,28 +199,61 @@ def _folds(key: jax.Array, data: OasData) -> np.ndarray:
     return folds
 
 
-def check_agreement(key: jax.Array, data: OasData, tol: float = 1e-6, penalties=PENALTIES) -> dict:
-    """Fit both ways in float64; raise unless penalties match and coefficients agree to ``tol``."""
+ALTERNATIVES = {"sklearn_ridge": sklearn_ridge, "sklearn_grid": sklearn_grid}
+
+
+def _jax_f64(key: jax.Array, data: OasData, penalties) -> list:
+    with jax.enable_x64(True):
+        return [fit.coef for fit in jax_grid(key, data, penalties)]
+
+
+def _numpy_fits(key: jax.Array, data: OasData, penalties=PENALTIES) -> list[dict]:
+    fits = jax_grid(key, data, penalties, backend="numpy")
+    return [{"penalty": f.penalty, "coef": f.coef, "intercept": f.intercept} for f in fits]
+
+
+def check_agreement(
+    key: jax.Array,
+    data: OasData,
+    tol: float = 1e-6,
+    penalties=PENALTIES,
+    alternatives=("numpy", "sklearn_ridge", "sklearn_grid"),
+) -> dict:
+    """Fit the grid with ``fit_ridge`` (float64) and each alternative on the same folds; raise unless
+    every alternative selects the same penalties and its coefficients and intercepts agree to ``tol``.
+
+    Returns:
+      per alternative ``same_penalties_<name>``, ``max_coef_diff_<name>``,
+      ``max_intercept_diff_<name>`` and the seconds its checked run took (``<name>_check_s``);
+      ``same_penalties`` and ``max_coef_diff`` over all of them.
+    """
     with jax.enable_x64(True):
         fits = jax_grid(key, data, penalties)
-    t0 = time.perf_counter()
-    ref = sklearn_grid(data, _folds(key, data), penalties)
-    t_sklearn = time.perf_counter() - t0
-    coef_diff = max(float(np.max(np.abs(f.coef - r["coef"]))) for f, r in zip(fits, ref))
-    icpt_diff = max(float(np.max(np.abs(f.intercept - r["intercept"]))) for f, r in zip(fits, ref))
-    same_pen = all(np.array_equal(f.penalty, r["penalty"]) for f, r in zip(fits, ref))
-    if not (same_pen and coef_diff < tol and icpt_diff < tol):
-        raise AssertionError(
-            f"OAS grid: JAX and scikit-learn disagree at n={len(data.budget)}: "
-            f"same penalties {same_pen}, max |coef diff| {coef_diff:.3g}, "
-            f"max |intercept diff| {icpt_diff:.3g}"
-        )
-    return {
-        "same_penalties": same_pen,
-        "max_coef_diff": coef_diff,
-        "max_intercept_diff": icpt_diff,
-        "sklearn_check_s": t_sklearn,
-    }
+    folds = _folds(key, data)
+    out: dict = {}
+    for name in alternatives:
+        t0 = time.perf_counter()
+        if name == "numpy":
+            ref = _numpy_fits(key, data, penalties)
+        else:
+            ref = ALTERNATIVES[name](data, folds, penalties)
+        out[f"{name}_check_s"] = time.perf_counter() - t0
+        coef = max(float(np.max(np.abs(f.coef - r["coef"]))) for f, r in zip(fits, ref))
+        icpt = max(float(np.max(np.abs(f.intercept - r["intercept"]))) for f, r in zip(fits, ref))
+        same = all(np.array_equal(f.penalty, r["penalty"]) for f, r in zip(fits, ref))
+        if not (same and coef < tol and icpt < tol):
+            raise AssertionError(
+                f"OAS grid: fit_ridge and {name} disagree at n={len(data.budget)}: "
+                f"same penalties {same}, max |coef diff| {coef:.3g}, "
+                f"max |intercept diff| {icpt:.3g}"
+            )
+        out[f"same_penalties_{name}"] = same
+        out[f"max_coef_diff_{name}"] = coef
+        out[f"max_intercept_diff_{name}"] = icpt
+    out["same_penalties"] = all(out[f"same_penalties_{k}"] for k in alternatives)
+    out["max_coef_diff"] = max(out[f"max_coef_diff_{k}"] for k in alternatives)
+    out["max_intercept_diff"] = max(out[f"max_intercept_diff_{k}"] for k in alternatives)
+    return out
 
 
 def grid_flops(n: int, n_penalties: int = N_PENALTIES) -> float:
@@ -183,26 +273,36 @@ def bench_oas(
     limits=None,
     penalties=PENALTIES,
 ) -> list[dict]:
-    """Check agreement, then time the full grid, JAX (float64 and float32) vs scikit-learn.
+    """Check agreement, then time the full grid: JAX (float64, float32), numpy running the same
+    closed form, scikit-learn multi-target ``Ridge``, and the former ``GridSearchCV`` baseline.
 
     Args:
       seed: data and fold seed.
       sizes: total instances (over the 7 budgets) per row.
       repeats: interleaved timings per implementation; best kept.
-      sklearn_max: largest size at which scikit-learn runs (``None``: all); above it, or when
-        scikit-learn is not installed, only JAX is timed.
+      sklearn_max: largest size at which the ``GridSearchCV`` baseline runs (``None``: all); the
+        multi-target ``Ridge`` runs at every size when scikit-learn is installed.
       limits: ``MachineLimits`` for the achieved fraction of f64 matmul throughput.
       penalties: the grid (20 values by default; smaller only for smoke tests).
 
     Returns:
-      one row per size.
+      one row per size; ``speedup_*`` are the alternative's time over ``fit_ridge`` float64's.
     """
     key = jax.random.key(seed)
     have_sk = sklearn_available()
+    if have_sk:  # imports outside the timed runs
+        import importlib
+
+        for mod in ("linear_model", "model_selection", "pipeline", "preprocessing"):
+            importlib.import_module(f"sklearn.{mod}")
     rows = []
     for n in sizes:
         data = make_data(seed, n)
-        with_sk = have_sk and (sklearn_max is None or n <= sklearn_max)
+        alts = ["numpy"]
+        if have_sk:
+            alts.append("sklearn_ridge")
+            if sklearn_max is None or n <= sklearn_max:
+                alts.append("sklearn_grid")
         row = {
             "instances": n,
             "budgets": N_BUDGETS,
@@ -212,31 +312,29 @@ def bench_oas(
         }
         if not have_sk:
             row["note"] = "scikit-learn not installed: pip install 'retcon[bench]'"
-        if with_sk:
-            row.update(check_agreement(key, data, penalties=penalties))
+        row.update(check_agreement(key, data, penalties=penalties, alternatives=alts))
         folds = _folds(key, data)
 
-        def jax64(data=data):
-            with jax.enable_x64(True):
-                return [f.coef for f in jax_grid(key, data, penalties)]
-
         t0 = time.perf_counter()
-        jax64()
+        _jax_f64(key, data, penalties)
         jax_grid(key, data, penalties)  # compile both precisions
         row["compile_s"] = time.perf_counter() - t0
-        fns = {
-            "jax_f64": jax64,
+        fns: dict[str, Callable[[], object]] = {
+            "jax_f64": lambda data=data: _jax_f64(key, data, penalties),
             "jax_f32": lambda data=data: [f.coef for f in jax_grid(key, data, penalties)],
         }
-        if with_sk:
-            fns["sklearn"] = lambda data=data, folds=folds: sklearn_grid(data, folds, penalties)
-        t = interleaved(
-            fns, repeats, first={"sklearn": row["sklearn_check_s"]} if with_sk else None
-        )
+        fns["numpy"] = lambda data=data: _numpy_fits(key, data, penalties)
+        for name in alts[1:]:
+            fns[name] = lambda alt=ALTERNATIVES[name], data=data, folds=folds: alt(
+                data, folds, penalties
+            )
+        t = interleaved(fns, repeats, first={k: row[f"{k}_check_s"] for k in alts})
         row.update({f"{k}_s": v for k, v in t.items()})
-        if with_sk:
-            row["speedup_f64"] = t["sklearn"] / t["jax_f64"]
-            row["speedup_f32"] = t["sklearn"] / t["jax_f32"]
+        for name in alts:
+            row[f"speedup_f64_vs_{name}"] = t[name] / t["jax_f64"]
+            row[f"speedup_f32_vs_{name}"] = t[name] / t["jax_f32"]
+        if "sklearn_ridge" in t:
+            row["numpy_vs_sklearn_ridge"] = t["sklearn_ridge"] / t["numpy"]
         row["gflops_f64"] = grid_flops(n, len(penalties)) / t["jax_f64"] / 1e9
         if limits is not None:
             row["fraction_of_f64_matmul"] = row["gflops_f64"] / limits.gflops_f64

@@ -56,7 +56,7 @@ def check_agreement(seed: int, scenario, n: int = N_CHECK) -> dict:
     draws, out = K.query_outcomes(key, idx, jnp.asarray(b), pr, st=st, method="frontier")
     _, old = K.query_outcomes(key, idx, jnp.asarray(b), pr, st=st, method="per-budget")
     _, npr = S.params_of(sc)
-    d = S.NpDraw(*(np.asarray(x) for x in draws))
+    d = S.NpDraw(**{f: np.asarray(getattr(draws, f)) for f in S.NpDraw._fields})
     ref = S.NpOutcome(np.asarray(out.m), np.asarray(out.raw_grounded), np.asarray(out.affected))
     others = [
         S.NpOutcome(np.asarray(old.m), np.asarray(old.raw_grounded), np.asarray(old.affected)),

@@ -51,9 +51,20 @@ class NpDraw(NamedTuple):
 
 
 def params_of(scenario):
-    """``(structure, NpParams)`` of a scenario, from the kernel's own split (same numbers)."""
+    """``(structure, NpParams)`` of a scenario, from the kernel's own split (same numbers).
+
+    Raises:
+      InputError: the scenario's ``retriever.recall`` is below 1 (this benchmark kernel draws
+        every evidence record; the retriever's misses live in ``sim`` only).
+    """
+    from retcon.errors import InputError
     from sim import kernel as K
 
+    if scenario.retriever.recall < 1.0:
+        raise InputError(
+            "retcon.bench's numpy kernel does not model retriever misses: retriever.recall must "
+            f"be 1 for it; got {scenario.retriever.recall:g} (scenario {scenario.name!r})."
+        )
     st, pr = K.split(scenario)
     lw = np.asarray(pr.log_weights, np.float64)
     w = np.exp(lw - lw[np.isfinite(lw)].max())

@@ -2,8 +2,8 @@
 
 ``retcon bench [--quick] [--full] [--only LIST] [--sizes N ...] [--json] [--out DIR] [--seed S]``
 prints Markdown tables (machine and its limits, simulation kernel JAX vs numpy with peak memory,
-cost against budgets and devices, the kernel's stage profile, OAS ridge grid JAX vs scikit-learn,
-grouped bootstrap vectorized vs loop) and the targets; ``--out DIR`` writes ``bench.json`` (with the
+cost against budgets and devices, the kernel's stage profile, OAS ridge grid JAX vs numpy and
+scikit-learn, grouped bootstrap JAX vs numpy and a loop) and the targets; ``--out DIR`` writes ``bench.json`` (with the
 sidecar) and ``bench.md``.
 """
 
@@ -44,7 +44,8 @@ def register(subparsers) -> None:
         help="benchmarks: JAX vs numpy / scikit-learn / loops, machine limits, scale-out",
         description="Run the performance benchmarks (docs/performance.md): simulation kernel JAX vs "
         "numpy with peak memory, its cost against budgets and forced host devices, OAS ridge "
-        "grid JAX vs scikit-learn, grouped bootstrap vectorized vs loop, and the machine's "
+        "grid JAX vs numpy and scikit-learn, grouped bootstrap JAX vs numpy and a loop, and the "
+        "machine's "
         "memory bandwidth and matmul throughput, all in one run. Outputs are checked equal "
         "before anything is timed. The full default run takes tens of minutes on 2 cores.",
     )
