@@ -1,9 +1,12 @@
-"""Grouped (cluster) bootstrap confidence intervals for means, vectorized in JAX.
+"""Grouped (cluster) bootstrap confidence intervals for means, vectorized.
 
 Resampling whole groups (conversations, users) keeps dependent rows together: the unit of
 independence is the group, never the row (MODEL §8, metrics). Every mean is a ratio of group sums,
 so one resample is a vector of group multiplicities ``w`` and the resampled mean is
-``(w @ sums) / (w @ counts)``: all resamples together are two matrix products.
+``(w @ sums) / (w @ counts)``: all resamples together are two matrix products. The
+multiplicities come from a JAX key (same key, same resamples); the products and percentiles run
+in numpy float64 by default, which is faster on CPU than the same algorithm under ``jit``
+(docs/performance.md), or in JAX (``backend="jax"``).
 """
 
 from __future__ import annotations
@@ -15,15 +18,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from retcon.errors import InputError
+from retcon.errors import InputError, check_choice
+
+#: Where the resampled means and percentiles run (``grouped_bootstrap_mean``).
+BACKENDS = ("numpy", "jax")
 
 
 class BootstrapCI(NamedTuple):
     """Point estimate and percentile interval; each of shape ``(m,)``."""
 
-    point: jax.Array
-    lower: jax.Array
-    upper: jax.Array
+    point: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
 
 
 def group_index(groups) -> tuple[np.ndarray, int]:
@@ -66,7 +72,14 @@ def _draw_groups(key, n_groups, n_resamples):
 
 
 def grouped_bootstrap_mean(
-    key: jax.Array, values, groups=None, mask=None, *, n_resamples: int = 2000, level: float = 0.95
+    key: jax.Array,
+    values,
+    groups=None,
+    mask=None,
+    *,
+    n_resamples: int = 2000,
+    level: float = 0.95,
+    backend: str = "numpy",
 ) -> BootstrapCI:
     """Mean of each column of ``values`` over the rows where ``mask`` is set, with a grouped CI.
 
@@ -78,6 +91,9 @@ def grouped_bootstrap_mean(
       mask: optional, shape like ``values``: which rows count for each column (e.g. one budget).
       n_resamples: bootstrap replicates R.
       level: two-sided coverage of the percentile interval.
+      backend: where the resampled means and percentiles run, on the same group multiplicities:
+        ``"numpy"`` (float64, the default: the faster on CPU, docs/performance.md) or ``"jax"``
+        (one ``jit`` call, float32; for accelerators). The two agree to float32 rounding.
 
     Returns:
       ``BootstrapCI`` of shape ``(m,)`` (a scalar per field for 1-D ``values``). A column whose
@@ -91,16 +107,23 @@ def grouped_bootstrap_mean(
     squeeze = values.ndim == 1
     if not 0 < level < 1:
         raise InputError(f"grouped_bootstrap_mean: level must be in (0, 1); got {level}.")
+    check_choice("grouped_bootstrap_mean: backend", backend, BACKENDS)
     sums, counts = _group_sums(values, groups, mask, "grouped_bootstrap_mean")
-    n_groups = sums.shape[0]
-    ci = _percentiles(
-        jnp.asarray(group_resample_weights(key, n_groups, int(n_resamples)), jnp.float32),
-        jnp.asarray(sums, jnp.float32),
-        jnp.asarray(counts, jnp.float32),
-        level=float(level),
-    )
+    w = group_resample_weights(key, sums.shape[0], int(n_resamples))
+    if backend == "jax":
+        lo, hi = (
+            np.asarray(x, dtype=np.float64)
+            for x in _percentiles(
+                jnp.asarray(w, jnp.float32),
+                jnp.asarray(sums, jnp.float32),
+                jnp.asarray(counts, jnp.float32),
+                level=float(level),
+            )
+        )
+    else:
+        lo, hi = numpy_percentiles(w, sums, counts, level=float(level))
     point = np.where(counts.sum(0) > 0, sums.sum(0) / np.maximum(counts.sum(0), 1e-300), np.nan)
-    out = BootstrapCI(jnp.asarray(point), ci[0], ci[1])
+    out = BootstrapCI(point, lo, hi)
     return BootstrapCI(*(x[0] for x in out)) if squeeze else out
 
 
@@ -119,11 +142,7 @@ def grouped_bootstrap_replicates(
     values = np.asarray(values, dtype=np.float64)
     squeeze = values.ndim == 1
     sums, counts = _group_sums(values, groups, mask, "grouped_bootstrap_replicates")
-    w = jnp.asarray(group_resample_weights(key, sums.shape[0], int(n_resamples)), jnp.float32)
-    stat = np.asarray(
-        _means(w, jnp.asarray(sums, jnp.float32), jnp.asarray(counts, jnp.float32)),
-        dtype=np.float64,
-    )
+    stat = numpy_means(group_resample_weights(key, sums.shape[0], int(n_resamples)), sums, counts)
     return stat[:, 0] if squeeze else stat
 
 
@@ -193,6 +212,25 @@ def _group_sums(values, groups, mask, who: str) -> tuple[np.ndarray, np.ndarray]
     sums = np.stack([np.bincount(ids, masked[:, j], n_groups) for j in range(values.shape[1])], 1)
     counts = np.stack([np.bincount(ids, mask[:, j], n_groups) for j in range(values.shape[1])], 1)
     return sums.reshape(n_groups, -1), counts.reshape(n_groups, -1)
+
+
+def numpy_means(w, sums, counts) -> np.ndarray:
+    """The resampled ratio means ``(w @ sums) / (w @ counts)``, float64; NaN where a resample
+    draws no masked row. Shapes: ``w (R, G)``, ``sums`` and ``counts (G, m)`` -> ``(R, m)``."""
+    num = np.asarray(w, np.float64) @ sums
+    den = np.asarray(w, np.float64) @ counts
+    return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def numpy_percentiles(w, sums, counts, *, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval (linear interpolation, NaN resamples left out) of ``numpy_means``."""
+    import warnings
+
+    stat = numpy_means(w, sums, counts)
+    alpha = (1.0 - level) / 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a column no resample covers: NaN
+        return np.nanquantile(stat, alpha, axis=0), np.nanquantile(stat, 1.0 - alpha, axis=0)
 
 
 @jax.jit

@@ -38,3 +38,21 @@ def test_grouped_mean_resamples_with_the_shared_weights():
     assert float(ci.lower) == pytest.approx(lo, abs=1e-5)
     assert float(ci.upper) == pytest.approx(hi, abs=1e-5)
     assert float(ci.point) == pytest.approx(values.mean(), rel=1e-6)
+
+
+def test_the_two_backends_give_the_same_interval():
+    """MODEL §8: the numpy (float64) and JAX (float32) backends resample with the same group
+    multiplicities from the key, so their percentile bounds agree to float32 rounding."""
+    rng = np.random.default_rng(1)
+    values = rng.random((400, 3))
+    groups = rng.integers(0, 25, 400)
+    mask = rng.random((400, 3)) < 0.7
+    key = jax.random.PRNGKey(4)
+    a = grouped_bootstrap_mean(key, values, groups, mask, n_resamples=300)
+    b = grouped_bootstrap_mean(key, values, groups, mask, n_resamples=300, backend="jax")
+    np.testing.assert_array_equal(a.point, b.point)
+    np.testing.assert_allclose(a.lower, b.lower, atol=1e-6)
+    np.testing.assert_allclose(a.upper, b.upper, atol=1e-6)
+    assert not np.allclose(a.lower, a.upper)
+    with pytest.raises(InputError, match="backend must be one of"):
+        grouped_bootstrap_mean(key, values, groups, mask, backend="cuda")

@@ -1,10 +1,12 @@
 """Grouped bootstrap CIs: ``retcon.bootstrap.grouped_bootstrap_mean`` against numpy and a loop.
 
-``grouped_bootstrap_mean`` aggregates the rows to group sums once, draws the ``(R, G)`` group
-multiplicities from its JAX key, and takes the resampled means as two ``(R, G) @ (G, m)`` matmuls
-and their percentiles in one ``jit`` call (float32). The competent alternative, ``numpy_bootstrap``,
-runs the same algorithm in numpy float64: the same group sums and the same multiplicities from the
-same key, ``@`` and ``np.nanquantile`` (linear interpolation, as ``jnp.nanquantile``). The loop
+``grouped_bootstrap_mean(..., backend="jax")`` aggregates the rows to group sums once, draws the
+``(R, G)`` group multiplicities from its JAX key, and takes the resampled means as two
+``(R, G) @ (G, m)`` matmuls and their percentiles in one ``jit`` call (float32). The competent
+alternative, ``numpy_bootstrap``, runs the same algorithm in numpy float64: the same group sums and
+the same multiplicities from the same key, ``@`` and ``np.nanquantile`` (linear interpolation, as
+``jnp.nanquantile``); it is ``retcon.bootstrap``'s default backend, since it measured faster on
+CPU. The loop
 (the former baseline, kept as an extra row) is what one writes without vectorizing: for each of
 the R resamples, gather the rows of the drawn groups and take the masked column means; then the
 percentiles. Both are fed the very group draws the JAX version makes (the same key), so all three
@@ -77,18 +79,11 @@ def numpy_bootstrap(
     Returns:
       ``(lower, upper)`` of shape ``(m,)``.
     """
-    from retcon.bootstrap import _group_sums, group_resample_weights
+    from retcon.bootstrap import _group_sums, group_resample_weights, numpy_percentiles
 
     sums, counts = _group_sums(data.values, data.groups, data.mask, "numpy_bootstrap")
     w = group_resample_weights(key, sums.shape[0], n_resamples)
-    return _resampled_percentiles(w, sums, counts, level)
-
-
-def _resampled_percentiles(w, sums, counts, level):
-    num, den = w @ sums, w @ counts
-    stat = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-    alpha = (1.0 - level) / 2.0
-    return np.nanquantile(stat, alpha, axis=0), np.nanquantile(stat, 1.0 - alpha, axis=0)
+    return numpy_percentiles(w, sums, counts, level=level)
 
 
 def bench_bootstrap(
@@ -115,6 +110,7 @@ def bench_bootstrap(
         _percentiles,
         group_resample_weights,
         grouped_bootstrap_mean,
+        numpy_percentiles,
     )
 
     rows = []
@@ -125,7 +121,7 @@ def bench_bootstrap(
 
         def vec(data=data):
             return grouped_bootstrap_mean(
-                key, data.values, data.groups, data.mask, n_resamples=n_resamples
+                key, data.values, data.groups, data.mask, n_resamples=n_resamples, backend="jax"
             )
 
         ci = jax.block_until_ready(vec())
@@ -170,7 +166,9 @@ def bench_bootstrap(
             {
                 "draws": lambda g=n_groups: group_resample_weights(key, g, n_resamples),
                 "jax_resample": lambda w=w32, s=s32, c=c32: _percentiles(w, s, c, level=0.95),
-                "numpy_resample": lambda w=w, s=sums, c=cnts: _resampled_percentiles(w, s, c, 0.95),
+                "numpy_resample": lambda w=w, s=sums, c=cnts: numpy_percentiles(
+                    w, s, c, level=0.95
+                ),
             },
             max(repeats, 3),
         )
