@@ -15,7 +15,6 @@ References: MODEL §6 (crossover), §8 (OAS, best fixed policy), §9 (LoCoMo).
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 from retcon.vocab import OPERATORS
 
@@ -213,14 +212,10 @@ def end_to_end_markdown(section: dict) -> str:
 
 def append_end_to_end(out_dir, ws, **kwargs) -> dict:
     """Write ``end_to_end.json`` and append the section to ``REPORT.md`` under ``out_dir``."""
-    from retcon.output import to_jsonable, write_json_atomic, write_text_atomic
+    from paper_checks._report import append_section
 
-    out = Path(out_dir)
     section = end_to_end_section(ws, **kwargs)
-    write_json_atomic(out / "end_to_end.json", to_jsonable(section))
-    report = out / "REPORT.md"
-    text = report.read_text(encoding="utf-8") if report.is_file() else ""
-    write_text_atomic(report, text.rstrip("\n") + "\n\n" + end_to_end_markdown(section))
+    append_section(out_dir, "end_to_end.json", section, end_to_end_markdown(section))
     return section
 
 

@@ -11,9 +11,6 @@ References: MODEL §2, §6, §8.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from retcon.output import write_json_atomic
 from retcon.vocab import OPERATORS
 
 SOURCES = (
@@ -88,14 +85,10 @@ def _fmt(x: dict) -> str:
 
 def append_magnitude(out_dir, ws, **kwargs) -> dict:
     """Write ``magnitude.json`` and append the section to ``REPORT.md`` under ``out_dir``."""
-    from retcon.output import to_jsonable, write_text_atomic
+    from paper_checks._report import append_section
 
-    out = Path(out_dir)
     section = magnitude_section(ws, **kwargs)
-    write_json_atomic(out / "magnitude.json", to_jsonable(section))
-    report = out / "REPORT.md"
-    text = report.read_text(encoding="utf-8") if report.is_file() else ""
-    write_text_atomic(report, text.rstrip("\n") + "\n\n" + magnitude_markdown(section))
+    append_section(out_dir, "magnitude.json", section, magnitude_markdown(section))
     return section
 
 

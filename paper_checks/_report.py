@@ -129,3 +129,15 @@ def write_report(
         out / "REPORT.md", render_markdown(results, config=config, seed=seed, figures=figures)
     )
     return obj
+
+
+def append_section(out_dir, json_name: str, section: dict, markdown: str) -> None:
+    """Write ``section`` as ``out_dir/json_name`` and append ``markdown`` to ``out_dir/REPORT.md``
+    (both atomically); the ungraded "beyond the paper" sections use it."""
+    from retcon.output import to_jsonable
+
+    out = Path(out_dir)
+    write_json_atomic(out / json_name, to_jsonable(section))
+    report = out / "REPORT.md"
+    text = report.read_text(encoding="utf-8") if report.is_file() else ""
+    write_text_atomic(report, text.rstrip("\n") + "\n\n" + markdown)
