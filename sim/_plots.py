@@ -27,7 +27,10 @@ def plot_delta(result, cx, title: str, path: Path) -> Path:
         if np.isfinite(cx.crossover_budget[i]):
             ax.axvline(cx.crossover_budget[i], color=_COLORS[op], linestyle=":", linewidth=1)
             if np.isfinite(cx.ci_lower[i]):
-                ax.axvspan(cx.ci_lower[i], cx.ci_upper[i], color=_COLORS[op], alpha=0.1)
+                # an end beyond the grid (0 or inf, docs/model.md §6.4) is drawn at the grid's edge
+                lo = max(float(cx.ci_lower[i]), float(b[0]))
+                hi = min(float(cx.ci_upper[i]), float(b[-1]))
+                ax.axvspan(lo, hi, color=_COLORS[op], alpha=0.1)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xscale("log")
     ax.set_xlabel("budget B (tokens)")

@@ -1,6 +1,7 @@
 """``retcon simulate``: tables, ``--json`` keys, ``--out`` figures and sidecar."""
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -37,8 +38,8 @@ def test_json_only_one_object_on_stdout(capsys, outdir):
         d, c, r = map(np.asarray, (op["delta"], op["coverage"], op["replacement"]))
         assert np.array_equal(c + r, d)
         if op["crossover_budget"] is not None:
-            lo, hi = op["crossover_ci"]
-            assert lo <= op["crossover_budget"] <= hi
+            lo, hi = op["crossover_ci"]  # an upper end beyond the grid is null (inf)
+            assert lo <= op["crossover_budget"] <= (math.inf if hi is None else hi)
     assert json.loads((outdir / "simulate.json").read_text()) == report
 
 
@@ -80,3 +81,26 @@ def test_bad_options_exit_2(capsys, argv, needle):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and needle in err[0]
+
+
+@pytest.mark.filterwarnings("error")  # drawn unclipped, inf makes matplotlib warn
+def test_delta_figure_draws_an_interval_that_reaches_beyond_the_grid(tmp_path):
+    """docs/model.md §6.4: an interval end below (0) or above (inf) the grid is drawn at its edge."""
+    from types import SimpleNamespace
+
+    from sim._crossover import Crossover
+    from sim._plots import plot_delta
+
+    b = np.array([32.0, 64.0, 128.0, 256.0])
+    d = np.array([[0.1, 0.05, -0.01, -0.02]] * 3)
+    result = SimpleNamespace(budgets=b, delta=d, delta_se=np.full_like(d, 0.01))
+    cx = Crossover(
+        np.array([120.0, 120.0, 120.0]),
+        np.array([0.0, 90.0, 0.0]),
+        np.array([math.inf, 150.0, 200.0]),
+        np.ones(3, int),
+        np.ones(3),
+        ("unique",) * 3,
+    )
+    path = plot_delta(result, cx, "t", tmp_path / "delta.png")
+    assert path.stat().st_size > 0
