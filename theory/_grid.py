@@ -185,9 +185,13 @@ def crossover_replicates(budgets, replicates) -> np.ndarray:
     References: docs/model.md §6.4.
     """
     reps = np.asarray(replicates, dtype=np.float64)
-    r = grid_crossover(budgets, reps).crossover_budget
+    return _place_rootless(reps, grid_crossover(budgets, reps).crossover_budget)
+
+
+def _place_rootless(reps: np.ndarray, roots: np.ndarray) -> np.ndarray:
+    """``roots`` with each NaN (a curve without a ``+ -> -`` root) put at 0 or inf."""
     never_pos = ~np.any(np.nan_to_num(reps, nan=-1.0) > 0, axis=-1)
-    return np.where(np.isfinite(r), r, np.where(never_pos, 0.0, np.inf))
+    return np.where(np.isfinite(roots), roots, np.where(never_pos, 0.0, np.inf))
 
 
 def crossover_interval(budgets, point, replicates, *, level: float = 0.95) -> CrossoverInterval:
@@ -222,14 +226,15 @@ def crossover_interval(budgets, point, replicates, *, level: float = 0.95) -> Cr
     nan = np.full(b_star.shape, np.nan)
     if reps.shape[0] == 0:
         return CrossoverInterval(b_star, p.status, nan, nan.copy(), nan.copy())
-    r = crossover_replicates(budgets, reps)  # (R, ...)
+    roots = grid_crossover(budgets, reps).crossover_budget  # (R, ...), NaN without a root
+    r = _place_rootless(reps, roots)
     alpha = (1.0 - level) / 2.0
     lo = np.quantile(r, alpha, axis=0, method="lower")
     hi = np.quantile(r, 1.0 - alpha, axis=0, method="higher")
     defined = np.isfinite(b_star)
     lower = np.where(defined, np.minimum(lo, np.where(defined, b_star, 0.0)), np.nan)
     upper = np.where(defined, np.maximum(hi, np.where(defined, b_star, 0.0)), np.nan)
-    found = np.isfinite(grid_crossover(budgets, reps).crossover_budget).mean(axis=0)
+    found = np.isfinite(roots).mean(axis=0)
     return CrossoverInterval(b_star, p.status, lower, upper, np.asarray(found, dtype=np.float64))
 
 

@@ -98,26 +98,20 @@ def sim_jax(spec: dict) -> dict:
         if wall < best:
             best, cpu = wall, time.process_time() - c0
     assert res is not None, "repeats must be >= 1"
-    if not isinstance(res, SimResult):  # the per-budget kernel's (block sums, counts)
-        return {
-            "seconds": best,
-            "cpu_per_wall": cpu / best,
-            "compile_s": compile_s,
-            "rss_base_mib": base,
-            "rss_peak_mib": rss_peak_mib(),
-            "devices": 1,
-            "n_budgets": int(b.size),
-            **_summary(res[0], res[1], n),
-        }
-    return {
+    common = {
         "seconds": best,
         "cpu_per_wall": cpu / best,
         "compile_s": compile_s,
         "rss_base_mib": base,
         "rss_peak_mib": rss_peak_mib(),
+        "n_budgets": int(b.size),
+    }
+    if not isinstance(res, SimResult):  # the per-budget kernel's (block sums, counts)
+        return {**common, "devices": 1, **_summary(res[0], res[1], n)}
+    return {
+        **common,
         "rss_end_mib": rss_now_mib(),
         "devices": len(jax.devices()),
-        "n_budgets": int(b.size),
         "delta": res.delta.tolist(),
         "delta_se": res.delta_se.tolist(),
         "delta_total": int(res.block_delta.sum()),
