@@ -11,7 +11,7 @@ ties). Parameters: ``g``, four ``a_t``, twelve ``phi_{o,t}`` (those the data ide
 twelve compression ratios read off the data.
 
 Stored in the router JSON as an optional ``theory`` block (``theory_version: 1``): numpy-only to
-load; predicting packs the contexts with ``sim.pack`` (through ``theory.support_fractions``).
+load; predicting packs the contexts with ``theory.pack`` (through ``theory.support_fractions``).
 
 References: MODEL §2 (reader, packing), §8 (policy, ties to ret).
 """

@@ -35,6 +35,9 @@ Python API:
     (g, a_t, phi_{o,t}) fitted to paired data by maximum likelihood, grouped-bootstrap CIs;
     out_of_fold / compare_crossovers / single_cluster_crossover: the fitted model's dU(B) and
     crossover budget on held-out groups vs the data's
+  PACKINGS, check_packing(name, mode), pack_reference(lengths, budget, mode) (numpy, the one
+    reference), pack(lengths, budget, mode) (its JAX kernel; pack_one for one list inside a
+    caller's jit/vmap), cumsum_in_order(x): the packing of MODEL §2, used by sim, oas and real data
   grid_crossover(budgets, delta) -> GridCrossover: the crossover of a curve sampled on a budget
     grid (simulated or measured); the one estimator sim, oas.real and paper_checks use
   kappa(fidelity, acc_raw, acc_guess); loose_budget_limit(*, ...); tight_budget_condition(dist, *, ...)
@@ -73,6 +76,12 @@ if TYPE_CHECKING:
     from theory._dists import empirical_lengths as empirical_lengths
     from theory._dists import make_length_dist as make_length_dist
     from theory._formulas import closed_form_crossover as closed_form_crossover
+    from theory._pack import cumsum_in_order as cumsum_in_order
+    from theory._pack import pack as pack
+    from theory._pack import pack_one as pack_one
+    from theory._packing import PACKINGS as PACKINGS
+    from theory._packing import check_packing as check_packing
+    from theory._packing import pack_reference as pack_reference
     from theory._grid import CrossoverInterval as CrossoverInterval
     from theory._grid import GridCrossover as GridCrossover
     from theory._grid import crossover_interval as crossover_interval
@@ -107,6 +116,12 @@ _EXPORTS = {
     "check_dist_params": "theory._checks",
     "sample_lengths": "theory._sampling",
     "closed_form_crossover": "theory._formulas",
+    "cumsum_in_order": "theory._pack",
+    "pack": "theory._pack",
+    "pack_one": "theory._pack",
+    "PACKINGS": "theory._packing",
+    "check_packing": "theory._packing",
+    "pack_reference": "theory._packing",
     "REASON_NO_LOSS": "theory._crossover",
     "REASON_USELESS": "theory._crossover",
     "REASON_WEAK": "theory._crossover",
@@ -155,6 +170,7 @@ __getattr__, __dir__ = lazy_exports("theory", _EXPORTS, _MODULES)
 __all__ = [
     "DIST_PARAMS",
     "DIST_SCALE_PARAM",
+    "PACKINGS",
     "REASON_NO_LOSS",
     "REASON_USELESS",
     "REASON_WEAK",
@@ -170,6 +186,7 @@ __all__ = [
     "Structure",
     "TightBudget",
     "check_dist_params",
+    "check_packing",
     "closed_form_crossover",
     "closed_forms",
     "compare_crossovers",
@@ -177,6 +194,7 @@ __all__ = [
     "crossover_interval",
     "crossover_replicates",
     "crossover_status",
+    "cumsum_in_order",
     "decompose_jax",
     "decompose_numpy",
     "delta_curve",
@@ -191,6 +209,9 @@ __all__ = [
     "loose_budget_limit",
     "make_length_dist",
     "out_of_fold",
+    "pack",
+    "pack_one",
+    "pack_reference",
     "predict_success",
     "sample_lengths",
     "scan_budgets",
