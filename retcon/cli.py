@@ -130,6 +130,20 @@ def add_common(
     _add_verbosity(parser)
 
 
+def add_moved_out(parser: argparse.ArgumentParser, new: str) -> None:
+    """A hidden ``--out`` that says which option replaced it (``--out`` is always a folder).
+
+    For the commands that write one file (``new``, e.g. ``"--output FILE"``): ``--out`` there is
+    refused while parsing, with one line naming the option to use.
+    """
+
+    class Moved(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            parser.error(f"this command writes one file: use {new} (--out always names a folder)")
+
+    parser.add_argument("--out", action=Moved, help=argparse.SUPPRESS)
+
+
 def print_json(obj) -> None:
     """Print ``obj`` as one line of strict JSON on stdout (NaN and infinities as ``null``)."""
     from retcon.output import dumps
