@@ -25,7 +25,7 @@ import logging
 import os
 import sys
 
-from retcon.errors import InputError
+from retcon.errors import InputError, seed_type
 
 # Modules whose `register(subparsers)` adds subcommands, in the order `--help` lists them.
 _COMMAND_MODULES = (
@@ -72,23 +72,6 @@ def build_parser() -> ArgumentParser:
     for name in _COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser
-
-
-# Largest seed: JAX keys (without x64) keep 32 bits of the seed, so larger ones would collide.
-SEED_LIMIT = 2**32
-
-
-def seed_type(text: str) -> int:
-    """argparse type of ``--seed``: an integer in [0, 2**32)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"must be an integer in [0, 2**32); got {text!r}"
-        ) from None
-    if not 0 <= value < SEED_LIMIT:
-        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**32); got {text}")
-    return value
 
 
 def _add_verbosity(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
