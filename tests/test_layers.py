@@ -198,3 +198,43 @@ def test_the_checker_fails_on_a_planted_upward_import(module, source, target):
 )
 def test_the_checker_passes_downward_imports(module, source):
     assert upward_imports(source, module) == []
+
+
+def _string_imports_of_our_packages(path: Path) -> list[str]:
+    """``import_module("oas")``-style calls (not the lazy tables) that name an in-tree module."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        arg = node.args[0]
+        if (
+            name in _IMPORTERS
+            and isinstance(arg, ast.Constant)
+            and isinstance(arg.value, str)
+            and layer_of(arg.value) is not None
+        ):
+            found.append(f"{path.relative_to(REPO)}:{node.lineno}: {name}({arg.value!r})")
+    return found
+
+
+def test_no_string_imports_of_our_own_packages():
+    """Issue 22: `paper_checks` and everything else import our packages by name, not by string."""
+    found = [f for p in _files() for f in _string_imports_of_our_packages(p)]
+    assert not found, "string imports of in-tree packages:\n" + "\n".join(found)
+
+
+def test_a_renamed_function_fails_paper_checks_at_import(monkeypatch):
+    """A function paper_checks uses that is renamed away is an ImportError when its sources load
+    (it used to become a silently skipped claim)."""
+    import importlib
+    import sys
+
+    import sim._simulate
+
+    importlib.import_module("paper_checks._sources")  # loads as it is
+    monkeypatch.delattr(sim._simulate, "simulate_queries")
+    monkeypatch.delitem(sys.modules, "paper_checks._sources")
+    with pytest.raises(ImportError, match="simulate_queries"):
+        importlib.import_module("paper_checks._sources")
