@@ -26,10 +26,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from retcon.bootstrap import delta_curve_replicates
-from retcon.errors import InputError
-from retcon.vocab import OPERATORS
-from theory import crossover_interval
 from oas._identify import (
     Identified,
     Structure,
@@ -38,6 +34,10 @@ from oas._identify import (
     support_fractions,
     unpack_theta,
 )
+from retcon.bootstrap import delta_curve_replicates
+from retcon.errors import InputError
+from retcon.vocab import OPERATORS
+from theory import crossover_interval
 
 
 class OutOfFold(NamedTuple):

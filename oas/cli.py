@@ -9,7 +9,6 @@ References: MODEL §8; docs/oas.md; docs/paired-data.md.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from retcon.cli import add_common, add_moved_out

@@ -13,7 +13,7 @@ References: MODEL §8 (OAS, calibrated variants, MLP control, best fixed policy,
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -146,9 +146,7 @@ def loco_evaluate(
         seen_rows = np.flatnonzero(groups_all != label)
         seen, test = paired.take(seen_rows), paired.take(test_rows)
         part = np.asarray(
-            group_split(
-                k_split, seen.group_id, (1 - calibration_fraction, calibration_fraction)
-            )
+            group_split(k_split, seen.group_id, (1 - calibration_fraction, calibration_fraction))
         )
         train, calib = seen.take(part == 0), seen.take(part == 1)
         fit = fit_ridge_on(k_fit, train)
@@ -167,9 +165,7 @@ def loco_evaluate(
             th = calibrate_crc(mu_cal, calib.outcomes, calib.budget, float(a))
             picks[calibrated_name("oas-crc", a)] = calibrated_policy(mu, test.budget, th)
         if mlp:
-            m = fit_mlp(
-                k_mlp, seen.features, seen.outcomes, seen.group_id, validation=(part == 1)
-            )
+            m = fit_mlp(k_mlp, seen.features, seen.outcomes, seen.group_id, validation=(part == 1))
             picks["mlp"] = argmax_policy(predict_mlp(m, test.features))
         for name, c in picks.items():
             chosen.setdefault(name, np.zeros(n, int))[test_rows] = np.asarray(c, int)

@@ -21,13 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from paper_checks._config import CheckConfig
-from paper_checks._curves import (
-    chance_outcomes,
-    curves_from_paired,
-    evidence_length,
-    raw_accuracy_check,
-)
 from oas import paired_from_rows, simulate_paired
 from oas.real import (
     ConversationContext,
@@ -41,6 +34,13 @@ from oas.real import (
     normalize,
     predict_conversation_types,
     query_rows,
+)
+from paper_checks._config import CheckConfig
+from paper_checks._curves import (
+    chance_outcomes,
+    curves_from_paired,
+    evidence_length,
+    raw_accuracy_check,
 )
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
 from retcon.errors import InputError, check_choice

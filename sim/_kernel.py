@@ -37,9 +37,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from retcon.vocab import OPERATORS
-from theory import cumsum_in_order, pack_one
 from sim._scenario import Scenario
-from theory import DIST_PARAMS, sample_lengths
+from theory import DIST_PARAMS, cumsum_in_order, pack_one, sample_lengths
 
 GRID_BITS = 24  # success probabilities live on the grid 2**-24
 GRID = float(2**GRID_BITS)

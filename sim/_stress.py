@@ -39,9 +39,9 @@ import numpy as np
 
 from retcon.errors import InputError
 from sim import _kernel as K
-from theory import pack_one
 from sim._scenario import Scenario, as_scenario
 from sim._simulate import block_se, exact_mean, run_chunks
+from theory import pack_one
 
 MAX_MEMORY_SIZE = 64
 STRESS_BLOCKS = 128

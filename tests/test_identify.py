@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 import oas
 import sim
-import theory
 from oas._structure import check_structure, paired_structure
 from retcon.errors import InputError
 from retcon.vocab import ACTIONS, OPERATORS
@@ -250,9 +249,7 @@ def test_presets_predicted_crossover_covers_the_simulated_one(preset):
     d = oas.simulate_paired(jax.random.key(0), preset, 30000)
     s = paired_structure(d)
     key = jax.random.key(1)
-    fit = oas.identify(
-        key, s, d.budget, d.query_type_slot, d.outcomes, d.group_id, n_resamples=100
-    )
+    fit = oas.identify(key, s, d.budget, d.query_type_slot, d.outcomes, d.group_id, n_resamples=100)
     g, a, phi = _true_params(sc)
     # up to 17 95% intervals per preset: 0.02 absolute slack so one expected miss does not fail
     assert _covers(fit.lower.acc_guess, fit.upper.acc_guess, g, tol=0.02)

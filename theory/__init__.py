@@ -72,12 +72,6 @@ if TYPE_CHECKING:
     from theory._dists import empirical_lengths as empirical_lengths
     from theory._dists import make_length_dist as make_length_dist
     from theory._formulas import closed_form_crossover as closed_form_crossover
-    from theory._pack import cumsum_in_order as cumsum_in_order
-    from theory._pack import pack as pack
-    from theory._pack import pack_one as pack_one
-    from theory._packing import PACKINGS as PACKINGS
-    from theory._packing import check_packing as check_packing
-    from theory._packing import pack_reference as pack_reference
     from theory._grid import CrossoverInterval as CrossoverInterval
     from theory._grid import GridCrossover as GridCrossover
     from theory._grid import crossover_interval as crossover_interval
@@ -86,6 +80,12 @@ if TYPE_CHECKING:
     from theory._grid import format_crossover as format_crossover
     from theory._grid import grid_crossover as grid_crossover
     from theory._grid import sign_changes as sign_changes
+    from theory._pack import cumsum_in_order as cumsum_in_order
+    from theory._pack import pack as pack
+    from theory._pack import pack_one as pack_one
+    from theory._packing import PACKINGS as PACKINGS
+    from theory._packing import check_packing as check_packing
+    from theory._packing import pack_reference as pack_reference
     from theory._sampling import sample_lengths as sample_lengths
     from theory._twins import Decomposition as Decomposition
     from theory._twins import decompose_jax as decompose_jax
