@@ -436,13 +436,19 @@ def _locomo_paired(
         ctx = ConversationContext(conv, pc.granularity, make_embedder())
         queries = list(conv.queries if per_conv is None else conv.queries[:per_conv])
         for i, q in enumerate(queries):
-            kw = dict(operators=operators, reader=rdr, config=pc, tokenizer=tok)
-            mine = query_rows(q, ctx, **kw)
+            mine = query_rows(q, ctx, operators=operators, reader=rdr, config=pc, tokenizer=tok)
             if chance:
                 decoy = _decoy_answer(queries, i)
                 if decoy is None:
                     continue  # no other answer in the conversation: no chance rate, row left out
-                other = query_rows(dataclasses.replace(q, answer=decoy), ctx, **kw)
+                other = query_rows(
+                    dataclasses.replace(q, answer=decoy),
+                    ctx,
+                    operators=operators,
+                    reader=rdr,
+                    config=pc,
+                    tokenizer=tok,
+                )
                 for row, o in zip(mine, other):
                     for a in ("ret", *OPERATORS):
                         row[f"meta_chance_{a}"] = o[f"y_{a}"]
