@@ -25,7 +25,7 @@ import logging
 import os
 import sys
 
-from retcon.errors import InputError, seed_type
+from retcon.errors import InputError, cli_spelling, seed_type
 
 # Modules whose `register(subparsers)` adds subcommands, in the order `--help` lists them.
 _COMMAND_MODULES = (
@@ -169,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = getattr(args, "pair_command", None) or getattr(args, "data_command", None)
     name = f"{parser.prog} {args.command}" + (f" {sub}" if sub else "")
     try:
-        status = int(args.func(args) or 0)
+        with cli_spelling():  # messages name options (--compress-ratio), not arguments
+            status = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return status
     except InputError as e:

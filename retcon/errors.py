@@ -8,10 +8,78 @@ with status 2; anything else is a bug and keeps its traceback.
 
 import argparse
 import math
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 
 class InputError(ValueError):
     """Bad input from a user: a one-line message naming where, what was expected, and what came."""
+
+
+#: True while a command line runs (`cli_spelling`): messages then name options, not arguments.
+_CLI_SPELLING: ContextVar[bool] = ContextVar("retcon_cli_spelling", default=False)
+
+
+@contextmanager
+def cli_spelling() -> Iterator[None]:
+    """Within this block every `Spell` names CLI options (``--compress-ratio``).
+
+    ``retcon.cli.main`` runs each command inside it; Python callers never need it.
+    """
+    token = _CLI_SPELLING.set(True)
+    try:
+        yield
+    finally:
+        _CLI_SPELLING.reset(token)
+
+
+class Spell:
+    """How the error messages of one function name its arguments: the way the caller wrote them.
+
+    Called from Python, a message starts with the function and names the argument as Python does,
+    as oas's messages do: ``crossover: compress_ratio must be in (0, 1); got 1.3.`` (a class's
+    field as an attribute: ``PairJob.reader must be one of ...``). While a
+    command line runs (`cli_spelling`), the same check names the option instead:
+    ``--compress-ratio must be in (0, 1); got 1.3.``
+
+    Args:
+      func: the public function or class whose arguments are checked (``"make_length_dist"``,
+        ``"PairJob"``).
+      py: arguments whose Python name differs from the key the check uses (``{"dist": "name"}``).
+      cli: arguments whose option is not ``--`` plus the name with dashes (``{"out": "--output"}``).
+    """
+
+    def __init__(
+        self,
+        func: str,
+        *,
+        py: Mapping[str, str] | None = None,
+        cli: Mapping[str, str] | None = None,
+    ) -> None:
+        self.func = func
+        self.py = dict(py or {})
+        self.cli = dict(cli or {})
+
+    def __call__(self, arg: str) -> str:
+        """The argument inside a message: ``compress_ratio``, or ``--compress-ratio`` in the CLI."""
+        if _CLI_SPELLING.get():
+            return self.cli.get(arg) or "--" + arg.replace("_", "-")
+        return self.py.get(arg, arg)
+
+    def lead(self, arg: str) -> str:
+        """The argument opening a message: ``crossover: compress_ratio``, or ``--compress-ratio``."""
+        if _CLI_SPELLING.get():
+            return self(arg)
+        # A class's field reads as an attribute (``PairJob.reader``), as sim's configs write it.
+        return f"{self.func}{'.' if self.func[:1].isupper() else ': '}{self(arg)}"
+
+    def given(self, arg: str, value: object) -> str:
+        """An argument with its value inside a message: ``name='gamma'``, or ``--dist gamma``."""
+        return f"{self(arg)} {value}" if _CLI_SPELLING.get() else f"{self(arg)}={value!r}"
+
+    def __repr__(self) -> str:
+        return f"Spell({self.func!r})"
 
 
 def check_range(

@@ -280,7 +280,7 @@ def test_cluster_granularity(tiny):
         and sessions[1].date == "9:30 am on 20 June, 2023"
     )
     assert render(sessions[1]).startswith("[9:30 am on 20 June, 2023] Bo: I finished")
-    with pytest.raises(InputError, match="--granularity"):
+    with pytest.raises(InputError, match="^cluster_of: granularity must be one of"):
         cluster_of(q, tiny, "word")
 
 
@@ -369,9 +369,9 @@ def test_make_operators_and_reader_registry():
         make_reader("lexical").name == "lexical"
         and make_reader("sentence", threshold=1.0).threshold == 1.0
     )
-    with pytest.raises(InputError, match="--operators must be one of"):
+    with pytest.raises(InputError, match="^make_operators: name must be one of"):
         make_operators("gpt")
-    with pytest.raises(InputError, match="--reader must be one of"):
+    with pytest.raises(InputError, match="^make_reader: name must be one of"):
         make_reader("oracle")
     assert isinstance(make_operators("dataset"), real.OperatorBackend)
     assert isinstance(make_reader("sentence"), real.Reader)
@@ -475,8 +475,32 @@ def test_query_rows_on_fixture(tiny):
     )
 
 
+@pytest.mark.parametrize(
+    "kw,python,cli",
+    [
+        ({"out": "p.txt"}, "PairJob.out must end in .jsonl", "--output must end in .jsonl"),
+        ({"reader": "oracle"}, "PairJob.reader must be one of", "--reader must be one of"),
+        ({"budgets": (0,)}, "PairJob.budgets must be positive", "--budgets must be positive"),
+        ({"top_k": 0}, "PairJob.top_k must be a positive", "--top-k must be a positive"),
+        ({"pair_protocol": "x"}, "PairJob.pair_protocol must be", "--protocol must be"),
+    ],
+)
+def test_pair_job_errors_speak_python_from_python_and_cli_in_the_cli(kw, python, cli):
+    """One check, two spellings: a Python caller reads its field names, the CLI its options."""
+    from oas.real import PairJob
+    from retcon.errors import cli_spelling
+
+    job = {"dataset": "locomo", "out": "p.jsonl", **kw}
+    with pytest.raises(InputError) as err:
+        PairJob(**job)
+    assert str(err.value).startswith(python) and "--" not in str(err.value)
+    with cli_spelling(), pytest.raises(InputError) as err:
+        PairJob(**job)
+    assert str(err.value).startswith(cli)
+
+
 def test_pair_config_validates():
-    with pytest.raises(InputError, match="--budgets must be positive integers"):
+    with pytest.raises(InputError, match=r"^PairConfig\.budgets must be positive integers"):
         PairConfig(budgets=(0, 32))
     with pytest.raises(InputError, match="PairConfig.packing must be one of"):
         PairConfig(packing="greedy")
@@ -488,7 +512,7 @@ def test_bm25_order_ranks_the_matching_session_first(tiny):
     texts = [render(r) for r in cluster_of(q, tiny, "session")]
     assert real.order_records(texts, "Who finished the marathon in four hours?", "bm25") == [1, 0]
     assert real.order_records(texts, q.text, "chronological") == [0, 1]
-    with pytest.raises(InputError, match="--order"):
+    with pytest.raises(InputError, match="^order_records: order must be one of"):
         real.order_records(texts, q.text, "random")
 
 

@@ -555,37 +555,32 @@ KW = dict(compress_ratio=0.3, fidelity=0.85, acc_raw=0.9, acc_guess=0.1)
 @pytest.mark.parametrize(
     "override,message",
     [
-        ({"compress_ratio": 1.3}, "--compress-ratio must be in (0, 1); got 1.3."),
-        ({"compress_ratio": 0.0}, "--compress-ratio must be in (0, 1); got 0."),
+        ({"compress_ratio": 1.3}, "{f}: compress_ratio must be in (0, 1); got 1.3."),
+        ({"compress_ratio": 0.0}, "{f}: compress_ratio must be in (0, 1); got 0."),
         (
             {"acc_raw": 0.1, "acc_guess": 0.1},
-            "--acc-raw must be greater than --acc-guess (0.1), in (0.1, 1]; got 0.1.",
+            "{f}: acc_raw must be greater than acc_guess (0.1), in (0.1, 1]; got 0.1.",
         ),
         (
             {"acc_raw": 0.05},
-            "--acc-raw must be greater than --acc-guess (0.1), in (0.1, 1]; got 0.05.",
+            "{f}: acc_raw must be greater than acc_guess (0.1), in (0.1, 1]; got 0.05.",
         ),
-        ({"fidelity": -0.2}, "--fidelity must be in [0, inf); got -0.2."),
-        ({"acc_guess": -0.1}, "--acc-guess must be in [0, 1); got -0.1."),
+        ({"fidelity": -0.2}, "{f}: fidelity must be in [0, inf); got -0.2."),
+        ({"acc_guess": -0.1}, "{f}: acc_guess must be in [0, 1); got -0.1."),
     ],
 )
 def test_api_rejects_bad_model_input(override, message):
-    """docs/model.md §6 domain: each bad scalar raises InputError (a ValueError) naming the option."""
+    """docs/model.md §6 domain: each bad scalar raises InputError (a ValueError) naming the
+    function and the argument as Python spells them (the CLI's spelling is in test_cli_crossover)."""
     dist = theory.make_length_dist("exponential", mean=300.0)
     with pytest.raises(ValueError) as err:
         theory.crossover(dist, **{**KW, **override})
     assert isinstance(err.value, InputError)
-    assert str(err.value) == message
-    with pytest.raises(
-        InputError,
-        match="^"
-        + message.replace("(", r"\(")
-        .replace(")", r"\)")
-        .replace("[", r"\[")
-        .replace("]", r"\]")
-        .replace(".", r"\."),
-    ):
+    assert str(err.value) == message.replace("{f}", "crossover")
+    with pytest.raises(InputError) as err:
         theory.delta_curve(dist, [100.0], **{**KW, **override})
+    assert str(err.value) == message.replace("{f}", "delta_curve")
+    assert "--" not in str(err.value)
 
 
 @pytest.mark.parametrize(
@@ -595,27 +590,28 @@ def test_api_rejects_bad_model_input(override, message):
             lambda: theory.delta_curve(
                 theory.make_length_dist("point", length=5.0), [100.0, -5.0], **KW
             ),
-            "--budgets must be in (0, inf) tokens; got -5.",
+            "delta_curve: budgets must be in (0, inf) tokens; got -5.",
         ),
         (
             lambda: theory.delta_curve(theory.make_length_dist("point", length=5.0), [0.0], **KW),
-            "--budgets must be in (0, inf) tokens; got 0.",
+            "delta_curve: budgets must be in (0, inf) tokens; got 0.",
         ),
         (
             lambda: theory.make_length_dist("cauchy", scale=1.0),
-            "--dist must be one of point, uniform, exponential, gamma, lognormal, weibull; got 'cauchy'.",
+            "make_length_dist: name must be one of point, uniform, exponential, gamma, lognormal, "
+            "weibull; got 'cauchy'.",
         ),
         (
             lambda: theory.make_length_dist("gamma", shape=2.0),
-            "--scale is required for --dist gamma: a number in (0, inf); got nothing.",
+            "make_length_dist: scale is required for name='gamma': a number in (0, inf); got nothing.",
         ),
         (
             lambda: theory.make_length_dist("exponential", mean=-3.0),
-            "--mean must be in (0, inf); got -3.",
+            "make_length_dist: mean must be in (0, inf); got -3.",
         ),
         (
             lambda: theory.make_length_dist("uniform", max=100.0, mean=3.0),
-            "--mean does not apply to --dist uniform (it takes --max); got 3.0.",
+            "make_length_dist: mean does not apply to name='uniform' (it takes max); got 3.0.",
         ),
         (
             lambda: theory.empirical_lengths([]),
@@ -628,8 +624,31 @@ def test_api_rejects_bad_model_input(override, message):
     ],
 )
 def test_api_rejects_bad_dist_and_budget(call, message):
-    """docs/model.md §6 domain: bad distributions and budgets raise InputError with one line."""
+    """docs/model.md §6 domain: bad distributions and budgets raise InputError with one line,
+    naming the function and the argument as Python spells them, never a CLI option."""
     with pytest.raises(InputError) as err:
         call()
     assert str(err.value) == message
     assert "\n" not in str(err.value)
+    assert "--" not in str(err.value)
+
+
+def test_one_check_speaks_python_and_cli():
+    """The same check spells the argument for its caller: ``make_length_dist("lognormal", mean=5)``
+    names the function and ``mean`` from Python, and ``--mean``/``--dist`` inside the CLI."""
+    from retcon.errors import cli_spelling
+
+    with pytest.raises(InputError) as err:
+        theory.make_length_dist("lognormal", mean=5)
+    assert str(err.value) == (
+        "make_length_dist: mean does not apply to name='lognormal' (it takes sigma and scale); "
+        "got 5."
+    )
+    with cli_spelling(), pytest.raises(InputError) as err:
+        theory.make_length_dist("lognormal", mean=5)
+    assert str(err.value) == (
+        "--mean does not apply to --dist lognormal (it takes --sigma and --scale); got 5."
+    )
+    with pytest.raises(InputError) as err:  # the CLI spelling ends with the block
+        theory.kappa(0.5, 0.1, 0.1)
+    assert str(err.value).startswith("kappa: acc_raw must be greater than acc_guess")

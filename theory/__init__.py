@@ -42,7 +42,9 @@ Python API:
   theory.symbolic: sympy `dU`, `C`, `R` in an undefined F and the checks of §4-6 (`identity_residual`, ...);
   theory.closed_forms: the §6.6 derivations (`point_mass_crossover`, `uniform_crossover`, ...)
 
-Bad input raises `retcon.errors.InputError` (a ValueError) naming the option as the CLI spells it.
+Bad input raises `retcon.errors.InputError` (a ValueError) naming the function and the argument
+(`crossover: compress_ratio must be in (0, 1); got 1.3.`); inside `retcon` the same check names
+the option (`--compress-ratio`), through `retcon.errors.Spell`.
 References: docs/model.md §4-6.
 """
 

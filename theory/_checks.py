@@ -1,18 +1,20 @@
-"""Input checks for theory/: one line naming the option (CLI spelling), the valid range and the value.
+"""Input checks for theory/: one line naming the argument, the valid range and the value.
 
-The same messages serve the CLI and the Python API, so a user who sees one in either place knows
-which option to fix: ``--compress-ratio must be in (0, 1); got 1.3.``
+Each check takes the `retcon.errors.Spell` of the public function it guards, so one message serves
+both callers in their own words: ``crossover: compress_ratio must be in (0, 1); got 1.3.`` from
+Python, ``--compress-ratio must be in (0, 1); got 1.3.`` from ``retcon crossover``.
 References: docs/model.md §6 (the valid domain of the single-cluster model).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 
-from retcon.errors import InputError, check_range
+from retcon.errors import InputError, Spell, check_range
 
 #: The one table of length families: name -> its parameters, in the order samplers read them
 #: (API keyword = CLI option without the dashes = TOML key of a sim scenario). Every parameter is
@@ -37,11 +39,6 @@ DIST_SCALE_PARAM: dict[str, str] = {
 }
 
 
-def option(name: str) -> str:
-    """The CLI spelling of an API argument: ``compress_ratio`` -> ``--compress-ratio``."""
-    return "--" + name.replace("_", "-")
-
-
 class ModelParams(NamedTuple):
     """Validated scalars of the single-cluster model (docs/model.md §6)."""
 
@@ -51,56 +48,65 @@ class ModelParams(NamedTuple):
     acc_guess: float
 
 
-def check_reader(fidelity, acc_raw, acc_guess) -> tuple[float, float, float]:
-    """Check ``phi >= 0``, ``0 <= g < a <= 1``; return them as floats."""
-    phi = check_range(option("fidelity"), fidelity, 0.0, None, low_open=False)
+def check_reader(fidelity, acc_raw, acc_guess, spell: Spell) -> tuple[float, float, float]:
+    """Check ``phi >= 0``, ``0 <= g < a <= 1``; return them as floats.
+
+    ``spell``: the `Spell` of the public function checked (names its arguments in messages).
+    """
+    phi = check_range(spell.lead("fidelity"), fidelity, 0.0, None, low_open=False)
     if math.isinf(phi):
-        raise InputError(f"{option('fidelity')} must be finite, in [0, inf); got {phi:g}.")
-    g = check_range(option("acc_guess"), acc_guess, 0.0, 1.0, low_open=False)
-    a = check_range(option("acc_raw"), acc_raw, 0.0, 1.0, high_open=False)
+        raise InputError(f"{spell.lead('fidelity')} must be finite, in [0, inf); got {phi:g}.")
+    g = check_range(spell.lead("acc_guess"), acc_guess, 0.0, 1.0, low_open=False)
+    a = check_range(spell.lead("acc_raw"), acc_raw, 0.0, 1.0, high_open=False)
     if not a > g:
         raise InputError(
-            f"{option('acc_raw')} must be greater than {option('acc_guess')} "
+            f"{spell.lead('acc_raw')} must be greater than {spell('acc_guess')} "
             f"({g:g}), in ({g:g}, 1]; got {a:g}."
         )
     return phi, a, g
 
 
-def check_model(compress_ratio, fidelity, acc_raw, acc_guess) -> ModelParams:
+def check_model(compress_ratio, fidelity, acc_raw, acc_guess, spell: Spell) -> ModelParams:
     """Check every scalar of the model; raise `InputError` with one line on the first bad one."""
-    rho = check_range(option("compress_ratio"), compress_ratio, 0.0, 1.0)
-    phi, a, g = check_reader(fidelity, acc_raw, acc_guess)
+    rho = check_range(spell.lead("compress_ratio"), compress_ratio, 0.0, 1.0)
+    phi, a, g = check_reader(fidelity, acc_raw, acc_guess, spell)
     return ModelParams(rho, phi, a, g)
 
 
-def check_budgets(budgets) -> np.ndarray:
+def check_budgets(budgets, spell: Spell) -> np.ndarray:
     """Budgets as a float64 array of finite positive token counts (any shape, at least one)."""
     try:
         arr = np.asarray(budgets, dtype=np.float64)
     except (TypeError, ValueError):
         raise InputError(
-            f"{option('budgets')} must be positive numbers (tokens); got {budgets!r}."
+            f"{spell.lead('budgets')} must be positive numbers (tokens); got {budgets!r}."
         ) from None
     if arr.size == 0:
         raise InputError(
-            f"{option('budgets')} must hold at least one positive budget (tokens); got none."
+            f"{spell.lead('budgets')} must hold at least one positive budget (tokens); got none."
         )
     bad = ~np.isfinite(arr) | (arr <= 0)
     if bad.any():
         raise InputError(
-            f"{option('budgets')} must be in (0, inf) tokens; got {arr[bad].flat[0]:g}."
+            f"{spell.lead('budgets')} must be in (0, inf) tokens; got {arr[bad].flat[0]:g}."
         )
     return arr
 
 
-def check_dist_params(name, params: dict, *, spell=option) -> tuple[str, dict[str, float]]:
+_CHECK_DIST_SPELL = Spell("check_dist_params")
+
+
+def check_dist_params(
+    name, params: dict, *, spell: Spell | Callable[[str], str] = _CHECK_DIST_SPELL
+) -> tuple[str, dict[str, float]]:
     """Check a length family's name and parameters against ``DIST_PARAMS``.
 
     Args:
       name: the family.
       params: ``{parameter: value}``; a value of ``None`` counts as not given.
-      spell: how the caller names a key (``"dist"`` or a parameter) in messages: the CLI option by
-        default (``--shape``), a TOML key for a scenario (``types.x.length.shape``).
+      spell: how the caller names a key (``"dist"`` or a parameter) in messages: a
+        `retcon.errors.Spell` (``make_length_dist: shape`` from Python, ``--shape`` in the CLI),
+        or a function of the key (a TOML key for a scenario: ``types.x.length.shape``).
 
     Returns:
       ``(name, {parameter: float})`` in ``DIST_PARAMS`` order.
@@ -109,26 +115,34 @@ def check_dist_params(name, params: dict, *, spell=option) -> tuple[str, dict[st
       InputError: unknown family, a parameter the family does not take, a missing one, or one
         outside (0, inf).
     """
+    if isinstance(spell, Spell):
+        lead, inner, with_value = spell.lead, spell, spell.given
+    else:
+        lead = inner = spell
+
+        def with_value(arg: str, value: object) -> str:
+            return f"{spell(arg)} {value}"
+
     if not isinstance(name, str) or name not in DIST_PARAMS:
-        raise InputError(f"{spell('dist')} must be one of {', '.join(DIST_PARAMS)}; got {name!r}.")
+        raise InputError(f"{lead('dist')} must be one of {', '.join(DIST_PARAMS)}; got {name!r}.")
     needed = DIST_PARAMS[name]
     given = {k: v for k, v in params.items() if v is not None}
     for extra, value in given.items():
         if extra not in needed:
-            takes = " and ".join(spell(p) for p in needed)
+            takes = " and ".join(inner(p) for p in needed)
             raise InputError(
-                f"{spell(extra)} does not apply to {spell('dist')} {name} "
+                f"{lead(extra)} does not apply to {with_value('dist', name)} "
                 f"(it takes {takes}); got {value!r}."
             )
     out = {}
     for p in needed:
         if p not in given:
             raise InputError(
-                f"{spell(p)} is required for {spell('dist')} {name}: a number in (0, inf); got nothing."
+                f"{lead(p)} is required for {with_value('dist', name)}: a number in (0, inf); got nothing."
             )
-        val = check_range(spell(p), given[p], 0.0, None)
+        val = check_range(lead(p), given[p], 0.0, None)
         if math.isinf(val):
-            raise InputError(f"{spell(p)} must be finite, in (0, inf); got {val:g}.")
+            raise InputError(f"{lead(p)} must be finite, in (0, inf); got {val:g}.")
         out[p] = val
     return name, out
 

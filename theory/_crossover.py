@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from retcon.errors import Spell
 from theory import _formulas
 from theory._checks import check_budgets, check_model, check_reader
 from theory._dists import LengthDist
@@ -87,7 +88,7 @@ def kappa(fidelity, acc_raw, acc_guess) -> float:
 
     References: docs/model.md §6.
     """
-    phi, a, g = check_reader(fidelity, acc_raw, acc_guess)
+    phi, a, g = check_reader(fidelity, acc_raw, acc_guess, Spell("kappa"))
     phi_e = _phi_eff(phi, a)
     return math.inf if a * phi_e - g <= 0 else float(_formulas.kappa(phi_e, a, g))
 
@@ -103,7 +104,7 @@ def loose_budget_limit(*, fidelity, acc_raw, acc_guess) -> float:
 
     References: docs/model.md §6.2.
     """
-    phi, a, g = check_reader(fidelity, acc_raw, acc_guess)
+    phi, a, g = check_reader(fidelity, acc_raw, acc_guess, Spell("loose_budget_limit"))
     return float(_formulas.loose_limit(_phi_eff(phi, a), a, g))
 
 
@@ -121,7 +122,9 @@ def tight_budget_condition(
 
     References: docs/model.md §6.3.
     """
-    rho, phi, a, g = check_model(compress_ratio, fidelity, acc_raw, acc_guess)
+    rho, phi, a, g = check_model(
+        compress_ratio, fidelity, acc_raw, acc_guess, Spell("tight_budget_condition")
+    )
     k = dist.tail_exponent if isinstance(dist, LengthDist) else float(dist)
     kap = kappa(phi, a, g)
     value = math.inf if math.isinf(k) else rho ** (-k)
@@ -158,8 +161,8 @@ def delta_curve(
 
     References: docs/model.md §4, §6.1.
     """
-    rho, phi, a, g = check_model(compress_ratio, fidelity, acc_raw, acc_guess)
-    b = check_budgets(budgets)
+    rho, phi, a, g = check_model(compress_ratio, fidelity, acc_raw, acc_guess, Spell("delta_curve"))
+    b = check_budgets(budgets, Spell("delta_curve"))
     return decompose_numpy(dist.cdf(b), dist.cdf(b / rho), fidelity=phi, acc_raw=a, acc_guess=g)
 
 
@@ -250,7 +253,7 @@ def crossover(dist: LengthDist, *, compress_ratio, fidelity, acc_raw, acc_guess)
 
     References: docs/model.md §6.3 (when a crossover exists), §6.4 (uniqueness), §6.6 (closed forms).
     """
-    rho, phi, a, g = check_model(compress_ratio, fidelity, acc_raw, acc_guess)
+    rho, phi, a, g = check_model(compress_ratio, fidelity, acc_raw, acc_guess, Spell("crossover"))
     kap = kappa(phi, a, g)
     phi_e = _phi_eff(phi, a)
     if a * phi_e <= g:  # dU = (a phi - g) F(B/rho) - (a - g) F(B) <= 0 everywhere

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
+from retcon.errors import Spell
 from theory._checks import (
     DIST_PARAMS,
     DIST_SCALE_PARAM,
@@ -260,6 +261,9 @@ class LengthDist:
         return f"{self.name}(" + ", ".join(f"{k}={v:g}" for k, v in self.params.items()) + ")"
 
 
+_MAKE_SPELL = Spell("make_length_dist", py={"dist": "name"})
+
+
 def make_length_dist(name: str, **params) -> LengthDist:
     """Build a raw-length distribution by name with its CLI parameters.
 
@@ -277,7 +281,7 @@ def make_length_dist(name: str, **params) -> LengthDist:
 
     References: docs/model.md §6.
     """
-    name, checked = check_dist_params(name, params)
+    name, checked = check_dist_params(name, params, spell=_MAKE_SPELL)
     return LengthDist(name, checked)
 
 

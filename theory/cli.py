@@ -118,6 +118,7 @@ def compute(args) -> dict:
     import numpy as np
 
     import theory
+    from retcon.errors import Spell
     from theory._checks import check_model
 
     params = {k: getattr(args, k) for k in DIST_OPTIONS}
@@ -125,7 +126,9 @@ def compute(args) -> dict:
         name, params = DEFAULT_DIST
     else:
         name = "exponential" if args.dist is None else args.dist
-    rho, phi, a, g = check_model(args.compress_ratio, args.fidelity, args.acc_raw, args.acc_guess)
+    rho, phi, a, g = check_model(
+        args.compress_ratio, args.fidelity, args.acc_raw, args.acc_guess, Spell("crossover")
+    )
     dist = theory.make_length_dist(name, **params)
     budgets = _parse_budgets(args.budgets)
     given = " ".join(f"--{k} {v:g}" for k, v in params.items() if v is not None)

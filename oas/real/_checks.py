@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from retcon.errors import InputError
+from retcon.errors import InputError, Spell
 
 
 def read_json(path: str | Path, what: str) -> Any:
@@ -54,19 +54,23 @@ def expect_list(obj: Any, where: str) -> list:
     return obj
 
 
-def check_budgets(budgets) -> tuple[int, ...]:
-    """Budgets as sorted distinct positive ints, or ``InputError`` naming ``--budgets``."""
+def check_budgets(budgets, spell: Spell) -> tuple[int, ...]:
+    """Budgets as sorted distinct positive ints, or ``InputError`` naming ``spell``'s budgets."""
     out = []
     for b in budgets:
         try:
             v = int(b)
         except (TypeError, ValueError):
-            raise InputError(f"--budgets must be positive integers (tokens); got {b!r}.") from None
+            raise InputError(
+                f"{spell.lead('budgets')} must be positive integers (tokens); got {b!r}."
+            ) from None
         if v <= 0 or v != float(b):
-            raise InputError(f"--budgets must be positive integers (tokens); got {b!r}.")
+            raise InputError(
+                f"{spell.lead('budgets')} must be positive integers (tokens); got {b!r}."
+            )
         out.append(v)
     if not out:
-        raise InputError("--budgets must name at least one budget; got none.")
+        raise InputError(f"{spell.lead('budgets')} must name at least one budget; got none.")
     return tuple(sorted(set(out)))
 
 

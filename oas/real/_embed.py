@@ -20,7 +20,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from oas.real._text import content_tokens
-from retcon.errors import InputError
+from retcon.errors import InputError, Spell
 
 
 @runtime_checkable
@@ -115,9 +115,10 @@ def make_embedder(name: str = "hashed-tfidf") -> Embedder:
         from oas.real._embed_http import OpenAIEmbedder
 
         return OpenAIEmbedder(name.partition(":")[2])
+    spell = Spell("make_embedder", py={"embedder": "name"})
     raise InputError(
-        f"--embedder must be 'hashed-tfidf', 'sentence-transformers[:MODEL]' or 'openai:MODEL'; "
-        f"got {name!r}."
+        f"{spell.lead('embedder')} must be 'hashed-tfidf', 'sentence-transformers[:MODEL]' or "
+        f"'openai:MODEL'; got {name!r}."
     )
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from retcon.cache import user_cache_dir
-from retcon.errors import InputError
+from retcon.errors import InputError, Spell
 from retcon.output import atomic_write
 
 # Pinned release: commit 3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376 of snap-research/locomo.
@@ -142,7 +142,7 @@ def resolve_data(name: str, data: str | None) -> Path:
     if data:
         p = Path(data).expanduser()
         if not p.is_file():
-            raise InputError(f"--data {data!r}: no such file.")
+            raise InputError(f"{Spell('resolve_data').lead('data')} {data!r}: no such file.")
         return p
     if name == "locomo":
         p = cached_path("locomo")

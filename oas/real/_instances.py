@@ -27,7 +27,7 @@ import numpy as np
 from oas.real._bm25 import bm25_order
 from oas.real._text import Tokenizer
 from oas.real._types import Conversation, Query, Record
-from retcon.errors import InputError
+from retcon.errors import InputError, Spell
 from theory import check_packing, pack_reference
 
 GRANULARITIES = ("session", "turn")
@@ -83,7 +83,10 @@ def cluster_of(
     if granularity == "session":
         sessions = {where[e] for e in ev}
         return [r for r in session_records(conversation) if r.session_id in sessions]
-    raise InputError(f"--granularity must be one of {list(GRANULARITIES)}; got {granularity!r}.")
+    raise InputError(
+        f"{Spell('cluster_of').lead('granularity')} must be one of {list(GRANULARITIES)}; "
+        f"got {granularity!r}."
+    )
 
 
 def render(record: Record) -> str:
@@ -113,7 +116,9 @@ def order_records(texts: Sequence[str], question: str, order: str = "chronologic
         return list(range(len(texts)))
     if order == "bm25":
         return bm25_order(question, texts)
-    raise InputError(f"--order must be one of {list(ORDERS)}; got {order!r}.")
+    raise InputError(
+        f"{Spell('order_records').lead('order')} must be one of {list(ORDERS)}; got {order!r}."
+    )
 
 
 def pack(
@@ -133,7 +138,7 @@ def pack(
 
     References: MODEL §2 (packing).
     """
-    check_packing("--packing", packing)
+    check_packing(Spell("pack").lead("packing"), packing)
     kept = pack_reference(np.asarray(lengths, dtype=np.float64).reshape(-1), budget, packing)
     parts: list[str] = []
     used = n_full = n_cut = 0

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 
 from oas.real._text import STOPWORDS, content_tokens, normalize, split_sentences
 from oas.real._types import Conversation, Record, Session
-from retcon.errors import InputError
+from retcon.errors import InputError, Spell
 
 BACKENDS = ("dataset", "extractive", "llm")
 
@@ -280,4 +280,5 @@ def make_operators(name: str, **opts):
         from oas.real._llm import LLMOperators
 
         return LLMOperators(**opts)
-    raise InputError(f"--operators must be one of {list(BACKENDS)}; got {name!r}.")
+    spell = Spell("make_operators", py={"operators": "name"})
+    raise InputError(f"{spell.lead('operators')} must be one of {list(BACKENDS)}; got {name!r}.")

@@ -32,7 +32,7 @@ from oas.real._instances import (
 )
 from oas.real._text import Tokenizer
 from oas.real._types import Conversation, Query, Record
-from retcon.errors import InputError, check_choice
+from retcon.errors import InputError, Spell, check_choice
 from retcon.vocab import ACTIONS, OPERATORS, VOCABULARIES
 from sim import PACKINGS
 
@@ -68,7 +68,7 @@ class PairConfig:
     def __post_init__(self):
         from oas.real._retrieval import PROTOCOLS, RETRIEVERS
 
-        object.__setattr__(self, "budgets", check_budgets(self.budgets))
+        object.__setattr__(self, "budgets", check_budgets(self.budgets, Spell("PairConfig")))
         check_choice("PairConfig.granularity", self.granularity, GRANULARITIES)
         check_choice("PairConfig.order", self.order, ORDERS)
         check_choice("PairConfig.packing", self.packing, PACKINGS)

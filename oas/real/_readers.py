@@ -26,7 +26,7 @@ import numpy as np
 from oas.real._bm25 import bm25_scores
 from oas.real._text import content_tokens, normalize, split_sentences
 from oas.real._types import Query
-from retcon.errors import InputError
+from retcon.errors import InputError, Spell
 
 READERS = ("lexical", "sentence", "topk", "llm")
 
@@ -141,4 +141,5 @@ def make_reader(name: str, **opts):
         from oas.real._llm import LLMReader
 
         return LLMReader(**opts)
-    raise InputError(f"--reader must be one of {list(READERS)}; got {name!r}.")
+    spell = Spell("make_reader", py={"reader": "name"})
+    raise InputError(f"{spell.lead('reader')} must be one of {list(READERS)}; got {name!r}.")

@@ -27,7 +27,7 @@ import numpy as np
 from oas.real._bm25 import bm25_scores
 from oas.real._instances import render, session_records, turn_records
 from oas.real._types import Conversation, Query, Record
-from retcon.errors import InputError
+from retcon.errors import InputError, Spell, check_choice
 
 PROTOCOLS = ("oracle", "end-to-end")
 RETRIEVERS = ("bm25", "embedding")
@@ -41,7 +41,10 @@ def memory_units(conversation: Conversation, granularity: str) -> list[Record]:
         return session_records(conversation)
     if granularity == "turn":
         return turn_records(conversation)
-    raise InputError(f"--granularity must be 'session' or 'turn'; got {granularity!r}.")
+    raise InputError(
+        f"{Spell('memory_units').lead('granularity')} must be 'session' or 'turn'; "
+        f"got {granularity!r}."
+    )
 
 
 def rank_units(
@@ -68,7 +71,10 @@ def rank_units(
         q = np.asarray(embedder.embed([question]), dtype=np.float64)[0]
         scores = e @ q
     else:
-        raise InputError(f"--retriever must be one of {list(RETRIEVERS)}; got {retriever!r}.")
+        raise InputError(
+            f"{Spell('rank_units').lead('retriever')} must be one of {list(RETRIEVERS)}; "
+            f"got {retriever!r}."
+        )
     return sorted(range(len(units)), key=lambda i: (-float(scores[i]), i))
 
 
@@ -96,9 +102,12 @@ def retrieve(
 
     References: MODEL §1 (cluster), §2 (retriever order).
     """
+    check_choice(Spell("retrieve").lead("retriever"), retriever, RETRIEVERS)
     k = DEFAULT_TOP_K.get(granularity, 4) if top_k is None else int(top_k)
     if k < 1:
-        raise InputError(f"--top-k must be a positive integer; got {top_k!r}.")
+        raise InputError(
+            f"{Spell('retrieve').lead('top_k')} must be a positive integer; got {top_k!r}."
+        )
     units = memory_units(conversation, granularity)
     if not units:
         raise InputError(

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from oas.real._checks import check_budgets
-from retcon.errors import InputError, check_choice
+from retcon.errors import InputError, Spell, check_choice
 
 # Options that change the rows; a resumed file must have been written with the same ones.
 _PROTOCOL_FIELDS = (
@@ -35,6 +35,12 @@ _PROTOCOL_FIELDS = (
     "strict",
     "include_abstention",
     "llm_judge",
+)
+
+
+#: PairJob's fields in error messages: ``PairJob: reader`` from Python, ``--reader`` in the CLI.
+_SPELL = Spell(
+    "PairJob", cli={"out": "--output", "pair_protocol": "--protocol", "dataset": "dataset"}
 )
 
 
@@ -68,30 +74,34 @@ class PairJob:
     def __post_init__(self):
         from oas.real._pair import DEFAULT_BUDGETS
 
-        check_choice("dataset", self.dataset, ("locomo", "longmemeval"))
-        check_choice("--operators", self.operators, ("dataset", "extractive", "llm"))
-        check_choice("--reader", self.reader, ("lexical", "sentence", "llm"))
-        check_choice("--llm-judge", self.llm_judge, ("lexical", "llm"))
+        spell = _SPELL
+        check_choice(spell.lead("dataset"), self.dataset, ("locomo", "longmemeval"))
+        check_choice(spell.lead("operators"), self.operators, ("dataset", "extractive", "llm"))
+        check_choice(spell.lead("reader"), self.reader, ("lexical", "sentence", "llm"))
+        check_choice(spell.lead("llm_judge"), self.llm_judge, ("lexical", "llm"))
         _check_end_to_end(self)
-        object.__setattr__(self, "budgets", check_budgets(self.budgets or DEFAULT_BUDGETS))
+        object.__setattr__(self, "budgets", check_budgets(self.budgets or DEFAULT_BUDGETS, spell))
         conc = self.llm.get("concurrency")
         if conc is not None and (isinstance(conc, bool) or not isinstance(conc, int) or conc < 1):
-            raise InputError(f"--concurrency must be an integer >= 1; got {conc!r}.")
+            raise InputError(f"{spell.lead('concurrency')} must be an integer >= 1; got {conc!r}.")
         if self.limit is not None and self.limit <= 0:
-            raise InputError(f"--limit must be a positive integer; got {self.limit}.")
+            raise InputError(f"{spell.lead('limit')} must be a positive integer; got {self.limit}.")
         if not 0.0 < self.sentence_threshold <= 1.0:
             raise InputError(
-                f"--sentence-threshold must be in (0, 1]; got {self.sentence_threshold:g}."
+                f"{spell.lead('sentence_threshold')} must be in (0, 1]; "
+                f"got {self.sentence_threshold:g}."
             )
         if self.dataset == "longmemeval" and self.operators == "dataset":
             raise InputError(
-                "--operators dataset needs LoCoMo's own observations and session summaries; "
-                "LongMemEval has none. Use --operators extractive or llm."
+                f"{spell.lead('operators')} dataset needs LoCoMo's own observations and session "
+                f"summaries; LongMemEval has none. Use {spell.given('operators', 'extractive')} "
+                f"or {spell.given('operators', 'llm')}."
             )
         suffix = Path(self.out).suffix.lower()
         if suffix not in (".jsonl", ".ndjson", ".csv"):
             raise InputError(
-                f"--output must end in .jsonl or .csv (resumable formats); got {self.out!r}."
+                f"{spell.lead('out')} must end in .jsonl or .csv (resumable formats); "
+                f"got {self.out!r}."
             )
 
     def protocol(self) -> dict:
@@ -115,11 +125,12 @@ class PairJob:
 def _check_end_to_end(job: PairJob) -> None:
     from oas.real._retrieval import PROTOCOLS, RETRIEVERS, TYPE_SOURCES
 
-    check_choice("--protocol", job.pair_protocol, PROTOCOLS)
-    check_choice("--retriever", job.retriever, RETRIEVERS)
-    check_choice("--type-source", job.type_source, TYPE_SOURCES)
+    spell = _SPELL
+    check_choice(spell.lead("pair_protocol"), job.pair_protocol, PROTOCOLS)
+    check_choice(spell.lead("retriever"), job.retriever, RETRIEVERS)
+    check_choice(spell.lead("type_source"), job.type_source, TYPE_SOURCES)
     if job.top_k is not None and (isinstance(job.top_k, bool) or job.top_k < 1):
-        raise InputError(f"--top-k must be a positive integer; got {job.top_k!r}.")
+        raise InputError(f"{spell.lead('top_k')} must be a positive integer; got {job.top_k!r}.")
 
 
 def _load(job: PairJob):
@@ -221,8 +232,8 @@ def _check_resume(job: PairJob, meta_path: Path, out: Path) -> None:
         else:
             detail = f"was written with other options (protocol {stamp}; this run's is {digest})"
         raise InputError(
-            f"--output {str(out)!r} {detail}. Rerun with the same options to resume, or choose "
-            f"a new --output."
+            f"{_SPELL.lead('out')} {str(out)!r} {detail}. Rerun with the same options to resume, "
+            f"or choose a new {_SPELL('out')}."
         )
 
 
@@ -246,7 +257,7 @@ class _Lock:
             holder = f.read().strip() or "?"
             f.close()
             raise InputError(
-                f"--output {str(self.path)[: -len('.lock')]!r}: another retcon pair run (pid "
+                f"{_SPELL.lead('out')} {str(self.path)[: -len('.lock')]!r}: another retcon pair run (pid "
                 f"{holder}) is writing it; wait for it to finish, or choose another --output."
             ) from None
         f.seek(0)

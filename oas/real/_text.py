@@ -22,7 +22,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from retcon.errors import InputError
+from retcon.errors import InputError, Spell
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -287,7 +287,10 @@ def make_tokenizer(name: str = "regex") -> Tokenizer:
         return RegexTokenizer()
     if name == "tiktoken" or name.startswith("tiktoken:"):
         return TiktokenTokenizer(name.partition(":")[2] or "cl100k_base")
-    raise InputError(f"--tokenizer must be 'regex' or 'tiktoken[:ENCODING]'; got {name!r}.")
+    spell = Spell("make_tokenizer", py={"tokenizer": "name"})
+    raise InputError(
+        f"{spell.lead('tokenizer')} must be 'regex' or 'tiktoken[:ENCODING]'; got {name!r}."
+    )
 
 
 def split_sentences(text: str) -> list[str]:
