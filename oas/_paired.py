@@ -38,7 +38,7 @@ from oas._features import compute_features_batch
 from retcon.errors import InputError, check_choice, decode_utf8
 from retcon.output import atomic_write
 from retcon.vocab import ACTIONS, VOCABULARIES
-from sim import PACKINGS
+from theory import PACKINGS
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet"}
 Embedder = Callable[[list[str]], Any]

@@ -24,7 +24,7 @@ import numpy as np
 
 from retcon.errors import InputError
 from retcon.vocab import ACTIONS
-from sim import PACKINGS
+from theory import PACKINGS
 
 STRUCTURE_COLUMN = "evidence_structure"
 

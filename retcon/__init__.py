@@ -6,17 +6,7 @@ the top-level packages ``theory`` (sympy, MODEL §4-6), ``sim`` (JAX Monte Carlo
 ``oas`` (the router, §8, and real paired data, §9), ``experiments`` and ``paper_checks``.
 """
 
-from typing import TYPE_CHECKING
+from retcon.lazy import attach_stub
 
-from retcon.errors import InputError
-from retcon.lazy import lazy_exports
-
-if TYPE_CHECKING:
-    from retcon._version import __version__ as __version__
-
-# `__version__` reads the package metadata (importlib.metadata) only when asked for.
-_EXPORTS = {"__version__": "retcon._version"}
-
-__getattr__, _ = lazy_exports("retcon", _EXPORTS)
-
-__all__ = ["InputError", "__version__"]
+# Every public name is declared once, in __init__.pyi, and loads on first use.
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)

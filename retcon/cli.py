@@ -12,9 +12,11 @@ Conventions every subcommand follows:
   * help goes to stdout; bad input exits with status 2 and one line on stderr naming the option,
     file, row or field, what was expected and what came; never a traceback.
 
-Each owning package has a ``_cli.py`` with ``register(subparsers)``; it adds its parsers and sets
-``func`` to a ``run(args) -> int`` that imports the heavy modules lazily, so ``retcon --help``
-stays fast.
+Each package's command line is a module of ``retcon.commands`` (``retcon.commands.theory`` for
+``crossover``, ``retcon.commands.sim`` for ``simulate`` and ``stress``, ...) with
+``register(subparsers)``; it adds its parsers and sets ``func`` to a ``run(args) -> int`` that
+imports the package it drives inside the function, so ``retcon --help`` stays fast. No package
+imports these modules: the command lines sit on top of every layer (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -29,13 +31,13 @@ from retcon.errors import InputError, cli_spelling, seed_type
 
 # Modules whose `register(subparsers)` adds subcommands, in the order `--help` lists them.
 _COMMAND_MODULES = (
-    "theory.cli",
-    "sim.cli",
-    "oas.cli",
-    "oas.real.cli",
-    "oas.identify_cli",
-    "paper_checks.cli",
-    "retcon.bench.cli",
+    "retcon.commands.theory",
+    "retcon.commands.sim",
+    "retcon.commands.oas",
+    "retcon.commands.real",
+    "retcon.commands.identify",
+    "retcon.commands.paper_checks",
+    "retcon.commands.bench",
 )
 
 

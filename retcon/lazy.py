@@ -1,13 +1,62 @@
-"""Lazy public names for package ``__init__`` files (PEP 562).
+"""Lazy public names for package ``__init__`` files, declared once in the package's ``__init__.pyi``.
 
-``retcon --help`` imports every package's ``cli`` module, and with it the package; a package
-whose public names load on first use keeps that import free of sympy, scipy and JAX.
+A package lists each public name once, as an explicit re-export in its stub
+(``from ._crossover import crossover as crossover``; a public submodule as
+``from . import symbolic as symbolic``). Type checkers and editors read the stub; at run time
+`attach_stub` reads the same stub and serves the names on first use (PEP 562), the way
+``lazy_loader.attach_stub`` does, plus the ``as`` aliases. Laziness keeps ``retcon crossover``
+free of JAX and sympy and lets a deployed agent load an ``oas`` router without JAX
+(docs/architecture.md gives the measured start-up times).
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from pathlib import Path
+
+
+def attach_stub(
+    package: str, filename: str
+) -> tuple[Callable[[str], object], Callable[[], list[str]], list[str]]:
+    """Return ``(__getattr__, __dir__, __all__)`` for ``package`` from its ``__init__.pyi``.
+
+    Usage, the only code of a package ``__init__.py``:
+    ``__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)``.
+
+    Args:
+      package: the package's name (``__name__``).
+      filename: its ``__init__.py`` (``__file__``); the stub sits beside it.
+
+    Returns:
+      ``__getattr__`` importing a name's module on first use, ``__dir__``, and ``__all__``: the
+      names in the stub's order.
+
+    Raises:
+      ValueError: the stub holds anything but relative ``from`` imports written in the explicit
+        re-export form ``import name as public`` (a bug of the package, not of a user's input).
+    """
+    import ast
+
+    stub = Path(filename).with_suffix(".pyi")
+    attributes: dict[str, str] = {}
+    modules: dict[str, str] = {}
+    names: list[str] = []
+    for node in ast.parse(stub.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # the docstring
+        if not isinstance(node, ast.ImportFrom) or node.level != 1:
+            raise ValueError(f"{stub}:{node.lineno}: only `from .module import name as name`")
+        for alias in node.names:
+            if alias.asname is None:
+                raise ValueError(f"{stub}:{node.lineno}: write `{alias.name} as {alias.name}`")
+            names.append(alias.asname)
+            if node.module:
+                attributes[alias.asname] = f"{package}.{node.module}:{alias.name}"
+            else:
+                modules[alias.asname] = f"{package}.{alias.name}"
+    getattr_, dir_ = lazy_exports(package, attributes, modules)
+    return getattr_, dir_, names
 
 
 def lazy_exports(
@@ -17,8 +66,7 @@ def lazy_exports(
 
     Args:
       package: the package's name, for the error message.
-      attributes: public name -> private module that defines it, or ``"module:name"`` when the
-        module calls it by another name.
+      attributes: public name -> ``"module:name"``, the module that defines it and its name there.
       modules: public name -> a submodule exposed as a whole (``theory.symbolic``).
     """
     modules = modules or {}

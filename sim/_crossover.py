@@ -21,7 +21,7 @@ from retcon.bootstrap import group_resample_weights
 from retcon.errors import InputError
 
 
-class Crossover(NamedTuple):
+class SimulatedCrossover(NamedTuple):
     """Crossover per operator (axis 0: ``merge``, ``abstract``, ``rewrite``).
 
     Attributes:
@@ -50,7 +50,7 @@ def bootstrap_crossover(
     *,
     n_resamples: int = 2000,
     level: float = 0.95,
-) -> Crossover:
+) -> SimulatedCrossover:
     """Crossover per operator with a percentile CI from resampling query blocks.
 
     Args:
@@ -62,7 +62,7 @@ def bootstrap_crossover(
       level: two-sided coverage of the interval.
 
     Returns:
-      ``Crossover`` over the ``n_ops`` operators.
+      ``SimulatedCrossover`` over the ``n_ops`` operators.
 
     References:
       MODEL §6.4; Efron & Tibshirani (1993), ch. 13 (percentile interval).
@@ -80,7 +80,7 @@ def bootstrap_crossover(
     curves = np.einsum("rg,gob->rob", w, S) / (w @ n_b)[:, None, None]
     mean = S.sum(0) / n_b.sum()
     ci = crossover_interval(budgets, mean, curves, level=level)
-    return Crossover(
+    return SimulatedCrossover(
         ci.crossover_budget,
         ci.lower,
         ci.upper,
@@ -92,7 +92,7 @@ def bootstrap_crossover(
 
 def simulated_crossover(
     key: jax.Array, result, *, n_resamples: int = 2000, level: float = 0.95
-) -> Crossover:
+) -> SimulatedCrossover:
     """Crossover per operator of a ``SimResult`` (see ``bootstrap_crossover``)."""
     return bootstrap_crossover(
         key,

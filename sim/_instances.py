@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from retcon.errors import InputError
-from sim import _kernel as K
+from sim import kernel as K
 from sim._scenario import Scenario, as_scenario
 from sim._simulate import _check_budgets, _queries_jit
 

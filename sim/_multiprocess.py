@@ -179,7 +179,7 @@ def launch(command: str, options: dict, processes: int, *, timeout_s: float | No
         quiet = subprocess.DEVNULL if i else None
         procs.append(
             subprocess.Popen(
-                [sys.executable, "-m", "sim._worker_cli", spec],
+                [sys.executable, "-m", "retcon.commands.sim_worker", spec],
                 env={**env, ENV_PROCESS_ID: str(i)},
                 stdout=quiet,
             )

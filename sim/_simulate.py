@@ -21,7 +21,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from retcon.errors import InputError
-from sim import _kernel as K
+from sim import kernel as K
 from sim._scenario import Scenario, as_scenario
 
 MAX_BLOCKS = 1024  # bootstrap / standard-error blocks (query i is in block i % n_blocks)

@@ -38,7 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from retcon.errors import InputError
-from sim import _kernel as K
+from sim import kernel as K
 from sim._scenario import Scenario, as_scenario
 from sim._simulate import block_se, exact_mean, run_chunks
 from theory import pack_one

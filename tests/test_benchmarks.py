@@ -16,11 +16,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import sim
+import theory
 from retcon import bench as benchmarks
 from retcon.bench import _sim_numpy as S
 from retcon.bench._bootstrap_bench import bootstrap_loop, make_data
-from retcon.bench._report import render, targets
+from retcon.bench._report import render_report, targets
 from retcon.bench._sim_bench import check_agreement
 from tests._sim_helpers import make_scenario
 
@@ -155,7 +155,7 @@ def test_numpy_packing_matches_the_rule(lengths, budget, mode):
     ranked = np.asarray(lengths, np.float32)[None, None, :]
     kept = S._pack(ranked, np.asarray([budget], np.float32), mode)[0, 0, 0]
     np.testing.assert_array_equal(
-        kept, np.asarray(sim.pack_reference(lengths, budget, mode), np.float32)
+        kept, np.asarray(theory.pack_reference(lengths, budget, mode), np.float32)
     )
 
 
@@ -254,7 +254,7 @@ def test_targets_verdicts():
     result["sim"][1]["jax_rss_peak_mib"] = 820.0
     result["sim_budgets"][1]["jax_s"] = 1.4
     assert targets(result)[7]["met"] is True and targets(result)[1]["met"] is True
-    text = render({**result, "targets": targets(result)})
+    text = render_report({**result, "targets": targets(result)})
     assert "| 1,000,000 |" in text and "Targets" in text
 
 

@@ -49,9 +49,8 @@ def layer_of(module: str) -> int | None:
     parts = module.split(".")
     if parts[0] not in TOP_LEVEL:
         return None
-    last = parts[-1]
-    if last in ("cli", "__main__") or last.endswith("_cli"):
-        return CLI  # every package's command line sits on top, wherever it lives
+    if parts[0] == "retcon" and len(parts) > 1 and parts[1] in ("cli", "__main__", "commands"):
+        return CLI  # retcon.cli, retcon.__main__ and every command line in retcon.commands
     if parts[0] == "retcon":
         return TOP if len(parts) > 1 and parts[1] == "bench" else BASE
     if parts[0] == "oas":
@@ -137,7 +136,10 @@ def upward_imports(source: str | ast.Module, module: str, is_package: bool = Fal
 
 
 def _files() -> list[Path]:
-    return sorted(p for top in TOP_LEVEL for p in (REPO / top).rglob("*.py"))
+    # the `__init__.pyi` stubs too: their relative imports are what `attach_stub` loads
+    return sorted(
+        p for top in TOP_LEVEL for ext in ("py", "pyi") for p in (REPO / top).rglob(f"*.{ext}")
+    )
 
 
 def test_every_module_has_a_layer():
@@ -151,7 +153,7 @@ def test_no_module_imports_a_layer_above_its_own():
     """docs/architecture.md: no upward import, not even inside a function or as a string."""
     found = []
     for path in _files():
-        for hit in upward_imports(_tree(path), module_name(path), path.name == "__init__.py"):
+        for hit in upward_imports(_tree(path), module_name(path), path.stem == "__init__"):
             found.append(f"{path.relative_to(REPO)}:{hit}")
     assert not found, "upward imports:\n" + "\n".join(found)
 
@@ -162,6 +164,20 @@ def test_known_exceptions_are_still_needed():
         path = REPO / (module.replace(".", "/") + ".py")
         imports = [m for _, m in imported_modules(_tree(path), module, False)]
         assert any(m == target or m.startswith(target + ".") for m in imports), (module, target)
+
+
+def test_command_lines_live_in_retcon_commands():
+    """The command lines are off the packages' import path: no package holds a ``cli.py`` or a
+    ``*_cli.py`` (they are modules of ``retcon.commands``), and no package ``__init__`` below the
+    CLI layer imports ``retcon.commands`` or ``retcon.cli``."""
+    stray = [
+        str(p.relative_to(REPO))
+        for p in _files()
+        if (p.stem == "cli" or p.stem.endswith("_cli")) and p != REPO / "retcon" / "cli.py"
+    ]
+    assert not stray, stray
+    assert layer_of("retcon.commands.sim_worker") == CLI
+    assert layer_of("sim.cli") == SIM  # a module named cli inside a package is no exemption
 
 
 def test_theory_imports_nothing_above_it():
@@ -182,7 +198,9 @@ def test_theory_imports_nothing_above_it():
         ("oas._made_up", "import importlib\nimportlib.import_module('oas.real')\n", "oas.real"),
         ("oas._made_up", "from .real import embed_texts\n", "oas.real"),
         ("oas._made_up", "run = need('paper_checks', 'run_checks')\n", "paper_checks"),
-        ("oas", "_EXPORTS = {'run': 'oas.cli'}\n", "oas.cli"),
+        ("oas", "_EXPORTS = {'run': 'retcon.commands.oas'}\n", "retcon.commands.oas"),
+        ("sim._made_up", "from retcon.commands import sim\n", "retcon.commands.sim"),
+        ("paper_checks._made_up", "import retcon.commands\n", "retcon.commands"),
         ("retcon", "def f():\n    import retcon.bench\n", "retcon.bench"),
         ("retcon.errors", "from retcon.cli import add_common\n", "retcon.cli"),
         ("oas.real._made_up", "from paper_checks import run_all\n", "paper_checks"),
@@ -199,7 +217,7 @@ def test_the_checker_fails_on_a_planted_upward_import(module, source, target):
     [
         ("sim._made_up", "from theory import pack\nimport retcon.errors\n"),
         ("oas.real._made_up", "from oas import identify\nfrom sim import simulate\n"),
-        ("oas.cli", "from oas.real import cli\nfrom retcon.cli import add_common\n"),
+        ("retcon.commands.oas", "from retcon.commands import real\nimport paper_checks\n"),
         ("retcon.bench._made_up", "import sim\nimport oas.real\n"),
         ("oas._made_up", "import numpy\nimport importlib\nimportlib.import_module('sklearn')\n"),
     ],

@@ -553,7 +553,7 @@ def _pair_cli(tmp_path, *extra):
 
 def test_cli_endpoint_down_is_one_line_exit_2(monkeypatch, tmp_path, capsys):
     """An endpoint that is down -> bounded retries, then one line naming it; no cache entry."""
-    pytest.importorskip("oas.real.cli")
+    pytest.importorskip("retcon.commands.real")
     _clean_llm_env(monkeypatch)
     waits = []
     monkeypatch.setattr("oas.real._llm_client.time.sleep", waits.append)
@@ -569,7 +569,7 @@ def test_cli_endpoint_down_is_one_line_exit_2(monkeypatch, tmp_path, capsys):
 
 
 def test_cli_without_endpoint_settings_says_how_to_set_them(monkeypatch, tmp_path, capsys):
-    pytest.importorskip("oas.real.cli")
+    pytest.importorskip("retcon.commands.real")
     _clean_llm_env(monkeypatch)
     assert _pair_cli(tmp_path, "--llm-model", "m") == 2
     assert "--llm-base-url" in capsys.readouterr().err

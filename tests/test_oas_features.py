@@ -7,14 +7,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import sim
+import theory
 from oas import FEATURE_NAMES, budget_fit_fraction, compute_features, compute_features_batch
 from retcon.errors import InputError
 
 
 def fit_loop(budget, lengths, packing):
     """MODEL §2 packing by the one reference, as a share of the cluster's tokens."""
-    return float(np.sum(sim.pack_reference(lengths, budget, packing)) / sum(lengths))
+    return float(np.sum(theory.pack_reference(lengths, budget, packing)) / sum(lengths))
 
 
 clusters = st.lists(st.integers(1, 400), min_size=1, max_size=7)
@@ -23,7 +23,7 @@ budgets = st.floats(1.0, 2000.0, allow_nan=False)
 
 @given(clusters, budgets, st.sampled_from(["prefix", "skip", "cut"]))
 def test_budget_fit_matches_loop(lengths, budget, packing):
-    """MODEL §2: f_B is the share of C's tokens sim.pack_reference keeps, for each packing."""
+    """MODEL §2: f_B is the share of C's tokens theory.pack_reference keeps, for each packing."""
     got = budget_fit_fraction(np.array([budget]), np.array([lengths], float), packing=packing)[0]
     assert got == pytest.approx(fit_loop(budget, lengths, packing), abs=1e-12)
 

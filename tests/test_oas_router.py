@@ -66,7 +66,7 @@ def test_prediction_path_imports_no_jax(router, toy, tmp_path):
     code = (
         f"import sys, oas; r = oas.load_router({str(path)!r}); d = oas.read_paired({str(data)!r}); "
         f"print(r.choose(d.features, d.budget, 'crc').tolist()); assert 'jax' not in sys.modules, 'jax'; "
-        f"import retcon.cli as c, oas.cli as o; p = c.ArgumentParser(); o.register(p.add_subparsers()); "
+        f"import retcon.cli as c, retcon.commands.oas as o; p = c.ArgumentParser(); o.register(p.add_subparsers()); "
         f"a = p.parse_args(['predict', '--router', {str(path)!r}, '--data', {str(data)!r}, "
         f"'--decisions', {str(tmp_path / 'p.jsonl')!r}]); a.func(a); assert 'jax' not in sys.modules, 'jax via cli'"
     )

@@ -1,10 +1,10 @@
 """Every public name of every package resolves, and the command line lists every command.
 
-Thin public ``__init__`` files with ``__all__``; one test imports every public name.
-Each ``__init__`` declares its names three times, and they must agree: a literal ``__all__`` (what
-``from pkg import *`` and readers see), an ``if TYPE_CHECKING:`` block of explicit imports (what
-type checkers and editors see) and the lazy table that ``retcon.lazy`` serves at run time (so that
-``retcon --help`` imports no JAX or sympy).
+Thin public ``__init__`` files; one test imports every public name. Each package declares each
+public name once, in its ``__init__.pyi`` (``from ._crossover import crossover as crossover``):
+type checkers and editors read it, and ``retcon.lazy.attach_stub`` serves the same names at run
+time on first use (so that ``retcon crossover`` imports no JAX or sympy, and ``oas`` predicts
+without JAX).
 """
 
 import ast
@@ -48,43 +48,25 @@ def _init_tree(name: str) -> ast.Module:
     return ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
 
 
-def _literal_all(tree: ast.Module) -> list[str]:
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
-        ):
-            assert isinstance(node.value, ast.List), "__all__ must be a literal list"
-            value = ast.literal_eval(node.value)
-            assert all(isinstance(n, str) for n in value)
-            return value
-    raise AssertionError("no __all__")
-
-
-def _type_checking_imports(tree: ast.Module) -> dict[str, str]:
-    """Public name -> ``module:attribute`` from the ``if TYPE_CHECKING:`` block."""
+def _stub_names(name: str) -> dict[str, str]:
+    """Public name -> ``module:attribute`` (or ``module`` for a submodule) from the package's
+    ``__init__.pyi``: the one declaration of its public names."""
+    spec = importlib.util.find_spec(name)
+    assert spec is not None and spec.origin is not None
+    stub = Path(spec.origin).with_suffix(".pyi")
     names: dict[str, str] = {}
-    for node in tree.body:
-        if not (isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"):
-            continue
-        for stmt in node.body:
-            assert isinstance(stmt, ast.ImportFrom), ast.unparse(stmt)
-            for alias in stmt.names:
-                # `import x as x` is the explicit re-export form type checkers honour.
-                assert alias.asname is not None, f"{ast.unparse(stmt)}: write `as {alias.name}`"
-                names[alias.asname] = f"{stmt.module}:{alias.name}"
+    for node in ast.parse(stub.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Expr):
+            continue  # docstring
+        assert isinstance(node, ast.ImportFrom) and node.level == 1, ast.unparse(node)
+        for alias in node.names:
+            # `import x as x` is the explicit re-export form type checkers honour.
+            assert alias.asname is not None, f"{ast.unparse(node)}: write `as {alias.name}`"
+            assert alias.asname not in names, f"{name}: {alias.asname} declared twice"
+            names[alias.asname] = (
+                f"{name}.{node.module}:{alias.name}" if node.module else f"{name}.{alias.name}"
+            )
     return names
-
-
-def _lazy_table(module) -> dict[str, str]:
-    """Public name -> ``module:attribute`` as ``retcon.lazy`` resolves it at run time."""
-    table = {}
-    for name, target in getattr(module, "_EXPORTS", {}).items():
-        mod, _, attr = target.partition(":")
-        table[name] = f"{mod}:{attr or name}"
-    for name, target in getattr(module, "_MODULES", {}).items():
-        parent, _, sub = target.rpartition(".")
-        table[name] = f"{parent}:{sub}"
-    return table
 
 
 @pytest.mark.parametrize("name", PACKAGES)
@@ -95,26 +77,47 @@ def test_every_public_name_resolves(name):
     assert not missing, f"{name}.__all__ names that do not resolve: {missing}"
 
 
-@pytest.mark.parametrize("name", PACKAGES)
-def test_all_type_checking_and_lazy_table_agree(name):
-    """A name added in one of the three places and forgotten in another fails here."""
+LAZY = [p for p in PACKAGES if p != "experiments"]
+
+
+@pytest.mark.parametrize("name", LAZY)
+def test_one_declaration_per_public_name(name):
+    """Each package lists its public names once, in ``__init__.pyi``; ``__init__.py`` holds only
+    the docstring and ``attach_stub``, so there is no second list to forget a name in."""
     module = importlib.import_module(name)
     tree = _init_tree(name)
-    declared = _literal_all(tree)
-    assert declared == module.__all__
-    assert len(set(declared)) == len(declared), f"{name}.__all__ repeats a name"
-    checking = _type_checking_imports(tree)
-    lazy = _lazy_table(module)
-    assert checking == lazy, f"{name}: TYPE_CHECKING imports and the lazy table differ"
-    eager = {n for n in declared if n in vars(module)}
-    assert set(declared) == eager | set(lazy), (
-        f"{name}.__all__ vs the names the package defines: "
-        f"undeclared {sorted(eager | set(lazy) - set(declared))}, "
-        f"unresolved {sorted(set(declared) - eager - set(lazy))}"
-    )
-    for public, target in lazy.items():
+    code = [n for n in tree.body if not isinstance(n, ast.Expr)]
+    assert [ast.unparse(n) for n in code] == [
+        "from retcon.lazy import attach_stub",
+        "__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)",
+    ], f"{name}/__init__.py declares names outside its stub"
+    declared = _stub_names(name)
+    assert module.__all__ == list(declared)
+    for public, target in declared.items():
         mod, _, attr = target.partition(":")
-        assert getattr(module, public) is getattr(importlib.import_module(mod), attr)
+        want = importlib.import_module(mod)
+        assert getattr(module, public) is (getattr(want, attr) if attr else want), public
+
+
+def test_experiments_lists_its_names_once():
+    """``experiments`` defines its one public name itself: a literal ``__all__``, no stub."""
+    import experiments
+
+    assert experiments.__all__ == ["NAMES"]
+    assert importlib.util.find_spec("experiments").origin.endswith("__init__.py")
+    assert not (REPO / "experiments" / "__init__.pyi").exists()
+
+
+def test_a_public_name_lives_in_one_package():
+    """One declaration per public name across packages too: no package re-exports another
+    package's name (``sim.pack`` was ``theory.pack``), and two packages never declare one name."""
+    owners: dict[str, list[str]] = {}
+    for name in LAZY:
+        for public, target in _stub_names(name).items():
+            assert target.startswith(name + "."), f"{name}.{public} re-exports {target}"
+            owners.setdefault(public, []).append(name)
+    shared = {n: p for n, p in owners.items() if len(p) > 1}
+    assert not shared, f"one name, two packages: {shared}"
 
 
 def test_input_error_is_public_and_import_is_light():
@@ -129,11 +132,29 @@ def test_input_error_is_public_and_import_is_light():
     assert out.strip() == "[]", f"`import retcon` loaded {out.strip()}"
 
 
-def _private_imports(path: Path) -> list[str]:
-    """Imports in ``path`` of another top-level package's private module."""
-    own = path.relative_to(REPO).parts[0]
+# The command lines moved to retcon.commands (off the packages' import path) stay their package's
+# own code: each may use the private modules of the one package it drives, and only those.
+COMMAND_OWNER = {
+    "theory": "theory",
+    "sim": "sim",
+    "sim_worker": "sim",
+    "oas": "oas",
+    "real": "oas",
+    "identify": "oas",
+    "paper_checks": "paper_checks",
+    "bench": "retcon",
+    "__init__": "retcon",
+}
+
+
+def _private_imports(path: Path, source: str | None = None) -> list[str]:
+    """Imports in ``path`` (or in ``source``, read as that file) of another top-level package's
+    private module."""
+    parts = path.relative_to(REPO).parts
+    own = COMMAND_OWNER[path.stem] if parts[:2] == ("retcon", "commands") else parts[0]
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    text = path.read_text(encoding="utf-8") if source is None else source
+    for node in ast.walk(ast.parse(text)):
         modules: list[str] = []
         if isinstance(node, ast.Import):
             modules = [a.name for a in node.names]
@@ -157,6 +178,12 @@ def test_no_package_imports_another_packages_private_modules():
     assert files
     found = [f for p in files for f in _private_imports(p)]
     assert not found, "private imports across packages:\n" + "\n".join(found)
+    commands = {p.stem for p in (REPO / "retcon" / "commands").glob("*.py")}
+    assert commands == set(COMMAND_OWNER), "give each command-line module its one package"
+    # the exemption is for the owning package only: theory's command line may not reach into sim
+    theory_cli = REPO / "retcon" / "commands" / "theory.py"
+    assert _private_imports(theory_cli, "from theory._checks import check_model\n") == []
+    assert _private_imports(theory_cli, "from sim._simulate import simulate_queries\n") != []
 
 
 def test_every_package_ships_py_typed():

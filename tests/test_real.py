@@ -29,7 +29,7 @@ from oas.real import (
     make_operators,
     make_reader,
     normalize,
-    pack,
+    pack_texts,
     parse_ids,
     render,
 )
@@ -293,7 +293,7 @@ def test_pack_agrees_with_the_feature_budget_fit_fraction(lengths, budget, packi
     from oas._features import budget_fit_fraction
 
     texts = [" ".join(f"w{i}" for i in range(n)) for n in lengths]
-    p = pack(texts, lengths, budget, packing, TOK)
+    p = pack_texts(texts, lengths, budget, packing, TOK)
     assert p.tokens <= budget
     assert p.tokens == TOK.count(p.context)
     f = budget_fit_fraction(np.array([budget]), np.array([lengths]), packing=packing)[0]
@@ -304,8 +304,8 @@ def test_pack_agrees_with_the_feature_budget_fit_fraction(lengths, budget, packi
 def test_cut_extends_prefix(lengths, budget):
     """MODEL §2: cut = prefix plus a truncated next record."""
     texts = [" ".join(f"w{i}" for i in range(n)) for n in lengths]
-    prefix = pack(texts, lengths, budget, "prefix", TOK).context
-    cut = pack(texts, lengths, budget, "cut", TOK).context
+    prefix = pack_texts(texts, lengths, budget, "prefix", TOK).context
+    cut = pack_texts(texts, lengths, budget, "cut", TOK).context
     assert cut.startswith(prefix)
 
 

@@ -88,13 +88,13 @@ def test_delta_figure_draws_an_interval_that_reaches_beyond_the_grid(tmp_path):
     """docs/model.md §6.4: an interval end below (0) or above (inf) the grid is drawn at its edge."""
     from types import SimpleNamespace
 
-    from sim._crossover import Crossover
+    from sim._crossover import SimulatedCrossover
     from sim._plots import plot_delta
 
     b = np.array([32.0, 64.0, 128.0, 256.0])
     d = np.array([[0.1, 0.05, -0.01, -0.02]] * 3)
     result = SimpleNamespace(budgets=b, delta=d, delta_se=np.full_like(d, 0.01))
-    cx = Crossover(
+    cx = SimulatedCrossover(
         np.array([120.0, 120.0, 120.0]),
         np.array([0.0, 90.0, 0.0]),
         np.array([math.inf, 150.0, 200.0]),

@@ -7,6 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import sim
+import theory
 from tests._sim_helpers import make_scenario, two_type
 
 N = 4096  # queries per run: one chunk shape, so one compilation per structure
@@ -20,23 +21,23 @@ NB = 24  # budgets per run
 )
 def test_pack_matches_python_loop(lengths, budget, mode):
     """MODEL §2: prefix stops at the first misfit, skip skips it, cut truncates it."""
-    got = np.asarray(sim.pack(np.asarray(lengths, float), budget, mode))
+    got = np.asarray(theory.pack(np.asarray(lengths, float), budget, mode))
     np.testing.assert_array_equal(
-        got, sim.pack_reference([float(x) for x in lengths], budget, mode)
+        got, theory.pack_reference([float(x) for x in lengths], budget, mode)
     )
 
 
 def test_pack_reference_by_hand():
     """MODEL §2 on one list: lengths 3, 5, 2 under B = 6 (prefix stops at 5, skip takes 2, cut
-    keeps 3 tokens of 5); padding (0) is kept as 0; modes come from sim.PACKINGS."""
+    keeps 3 tokens of 5); padding (0) is kept as 0; modes come from theory.PACKINGS."""
     want = {"prefix": [3, 0, 0, 0], "skip": [3, 0, 2, 0], "cut": [3, 3, 0, 0]}
-    assert tuple(want) == sim.PACKINGS
+    assert tuple(want) == theory.PACKINGS
     for mode, kept in want.items():
-        assert sim.pack_reference([3, 5, 2, 0], 6, mode).tolist() == kept
-    batch = sim.pack_reference([[3, 5, 2, 0], [1, 1, 1, 1]], [6, 2], "cut")
+        assert theory.pack_reference([3, 5, 2, 0], 6, mode).tolist() == kept
+    batch = theory.pack_reference([[3, 5, 2, 0], [1, 1, 1, 1]], [6, 2], "cut")
     assert batch.tolist() == [[3, 3, 0, 0], [1, 1, 0, 0]]
     with pytest.raises(ValueError, match="pack_reference: mode must be one of"):
-        sim.pack_reference([1], 1, "greedy")
+        theory.pack_reference([1], 1, "greedy")
 
 
 def test_skip_packing_counterexample_by_hand():
@@ -44,12 +45,12 @@ def test_skip_packing_counterexample_by_hand():
     the evidence, so the raw-grounded region is not nested in B."""
     order = np.array([10.0, 5.0])  # a distractor ranked first, then the evidence
     small, large = (
-        np.asarray(sim.pack(order, 5.0, "skip")),
-        np.asarray(sim.pack(order, 12.0, "skip")),
+        np.asarray(theory.pack(order, 5.0, "skip")),
+        np.asarray(theory.pack(order, 12.0, "skip")),
     )
     assert small[1] == 5.0 and large[1] == 0.0
     for mode in ("prefix", "cut"):  # nested: the evidence is not whole at either budget
-        assert np.asarray(sim.pack(order, 5.0, mode))[1] < 5.0
+        assert np.asarray(theory.pack(order, 5.0, mode))[1] < 5.0
 
 
 @pytest.fixture(scope="module")

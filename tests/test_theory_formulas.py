@@ -1,6 +1,6 @@
 """The run-time formulas of theory/ against their sources: sympy's derivations and scipy's laws.
 
-`theory._formulas` writes the results of theory._symbolic and theory._closed_forms out as plain
+`theory._formulas` writes the results of theory.symbolic and theory.closed_forms out as plain
 arithmetic, so `retcon crossover` neither imports sympy nor derives anything per process; the
 length families' CDF, quantiles, densities and means are numpy closed forms instead of
 scipy.stats. Each is checked here against what it replaces: the formulas called with sympy

@@ -1,6 +1,6 @@
 """The run-time formulas of the single-cluster model: sympy's results written out once.
 
-`theory._symbolic` and `theory._closed_forms` derive every quantity here from the reader's three
+`theory.symbolic` and `theory.closed_forms` derive every quantity here from the reader's three
 outcomes (docs/model.md §6); sympy stays the source of truth. Deriving them again in every
 process (a ``limit`` and two ``simplify`` calls, ``lambdify``) and importing sympy cost about a
 second per ``retcon crossover``, so the run-time path evaluates these plain functions instead.
@@ -23,7 +23,7 @@ import numpy as np
 
 
 def kappa(phi, a, g):
-    """``kappa_o = (a - g) / (a phi - g)`` (``theory._symbolic.KAPPA``). References: MODEL §6."""
+    """``kappa_o = (a - g) / (a phi - g)`` (``theory.symbolic.KAPPA``). References: MODEL §6."""
     return (a - g) / (a * phi - g)
 
 
@@ -31,7 +31,7 @@ def decompose(f_b, f_b_over_rho, phi, a, g):
     """``(dU, C, R)`` from the CDF values ``F(B)`` and ``F(B/rho)``.
 
     ``dU = (a phi - g) F(B/rho) - (a - g) F(B)``, ``C = (a phi - g)(F(B/rho) - F(B))``,
-    ``R = -a (1 - phi) F(B)``: `theory._symbolic.decomposition` with the two CDF values as
+    ``R = -a (1 - phi) F(B)``: `theory.symbolic.decomposition` with the two CDF values as
     arguments. References: docs/model.md §4, §6.1.
     """
     gain = a * phi - g
@@ -42,7 +42,7 @@ def decompose(f_b, f_b_over_rho, phi, a, g):
 
 
 def loose_limit(phi, a, g):
-    """``lim_{B -> inf} dU = -a (1 - phi)`` (`theory._symbolic.loose_budget_limit_expr`).
+    """``lim_{B -> inf} dU = -a (1 - phi)`` (`theory.symbolic.loose_budget_limit_expr`).
 
     ``g`` does not enter; it is an argument so that the signature matches the derivation's
     symbols. References: docs/model.md §6.2.
@@ -54,20 +54,20 @@ def loose_limit(phi, a, g):
 def tight_ratio(rho, k, phi, a, g):
     """``lim_{B -> 0} dU / F(B) = (a phi - g) rho^(-k) - (a - g)`` for ``F(x) ~ c x^k``.
 
-    `theory._symbolic.tight_budget_ratio_expr`. References: docs/model.md §6.3.
+    `theory.symbolic.tight_budget_ratio_expr`. References: docs/model.md §6.3.
     """
     return (a * phi - g) * rho ** (-k) - (a - g)
 
 
 def point_mass_budget(length):
-    """``B* = l`` for ``L = l`` (`theory._closed_forms.point_mass_crossover`). MODEL §6.6."""
+    """``B* = l`` for ``L = l`` (`theory.closed_forms.point_mass_crossover`). MODEL §6.6."""
     return length
 
 
 def uniform_budget(l_max, phi, a, g):
     """``B* = l_max / kappa`` for ``L ~ U(0, l_max)``, ``rho < 1/kappa``.
 
-    `theory._closed_forms.uniform_crossover`. References: docs/model.md §6.6.
+    `theory.closed_forms.uniform_crossover`. References: docs/model.md §6.6.
     """
     return l_max * (a * phi - g) / (a - g)
 
@@ -76,7 +76,7 @@ def exponential_coefficients(order: int, phi, a, g) -> list:
     """Coefficients, highest power first, of ``1 + u + ... + u^(n-1) - kappa`` with ``n = order``.
 
     The polynomial in ``u = exp(-B/mu)`` whose root in ``(0, 1)`` is the crossover of an
-    exponential length when ``rho = 1/n`` (`theory._closed_forms.exponential_polynomial`).
+    exponential length when ``rho = 1/n`` (`theory.closed_forms.exponential_polynomial`).
     References: docs/model.md §6.6.
     """
     return [1] * (order - 1) + [1 - kappa(phi, a, g)]

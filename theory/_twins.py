@@ -1,6 +1,6 @@
 """numpy and JAX ``dU``, ``C``, ``R`` from CDF values, for sim/ and the CLI.
 
-The sympy expressions of `theory._symbolic.decomposition` are affine in the two CDF values
+The sympy expressions of `theory.symbolic.decomposition` are affine in the two CDF values
 ``F(B)`` and ``F(B/rho)``; `theory._formulas.decompose` writes them out once as arithmetic, which
 runs elementwise on numpy and jax arrays alike (tests check it against the derivation). The
 reader's accuracy with the generated record is ``min(a phi, 1)`` (docs/model.md §2 clips the

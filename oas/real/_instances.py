@@ -121,7 +121,7 @@ def order_records(texts: Sequence[str], question: str, order: str = "chronologic
     )
 
 
-def pack(
+def pack_texts(
     texts: Sequence[str], lengths: Sequence[int], budget: int, packing: str, tokenizer: Tokenizer
 ) -> Packed:
     """Pack rendered records, already in retriever order, under ``budget`` tokens.
@@ -138,7 +138,7 @@ def pack(
 
     References: MODEL §2 (packing).
     """
-    check_packing(Spell("pack").lead("packing"), packing)
+    check_packing(Spell("pack_texts").lead("packing"), packing)
     kept = pack_reference(np.asarray(lengths, dtype=np.float64).reshape(-1), budget, packing)
     parts: list[str] = []
     used = n_full = n_cut = 0

@@ -25,7 +25,7 @@ from oas.real._instances import (
     ORDERS,
     cluster_of,
     order_records,
-    pack,
+    pack_texts,
     render,
     session_records,
     turn_records,
@@ -34,7 +34,7 @@ from oas.real._text import Tokenizer
 from oas.real._types import Conversation, Query, Record
 from retcon.errors import InputError, Spell, check_choice
 from retcon.vocab import ACTIONS, OPERATORS, VOCABULARIES
-from sim import PACKINGS
+from theory import PACKINGS
 
 DEFAULT_BUDGETS = (32, 64, 128, 256, 512, 1024, 2048)
 
@@ -191,7 +191,7 @@ def query_rows(
         }
         for action in ACTIONS:
             p = prepared[action]
-            context = pack(p.texts, p.lengths, budget, config.packing, tokenizer).context
+            context = pack_texts(p.texts, p.lengths, budget, config.packing, tokenizer).context
             if context not in scores:  # loose budgets repeat the same context
                 y = float(reader.score(query, context)) if context else 0.0
                 if not 0.0 <= y <= 1.0 or math.isnan(y):
@@ -228,7 +228,7 @@ def query_rows(
 def _end_to_end_meta(query: Query, raw: _Prepared, budget: int, packing: str) -> dict:
     """Retrieval recall of the gold evidence in the units packed under ``budget`` and in ``C``."""
     from oas.real._retrieval import evidence_recall
-    from sim import pack_reference
+    from theory import pack_reference
 
     kept = pack_reference(np.asarray(raw.lengths, dtype=np.float64).reshape(-1), budget, packing)
     packed = [r for r, k in zip(raw.records, kept) if k > 0]

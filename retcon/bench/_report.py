@@ -229,7 +229,7 @@ def targets(result: dict) -> list[dict]:
     return out
 
 
-def render(result: dict) -> str:
+def render_report(result: dict) -> str:
     """All tables of a benchmark run, in Markdown, machine first and targets last."""
     parts = []
     m = result.get("machine") or {}

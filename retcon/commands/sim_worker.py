@@ -1,8 +1,9 @@
 """One worker process of ``retcon simulate/stress --processes N`` (``sim._multiprocess.launch``).
 
-Run as ``python -m sim._worker_cli SPEC``: it joins the run and runs the command with the parsed
-options. It calls the command line's own functions (``sim.cli``), so it sits at the CLI layer
-(docs/architecture.md), apart from the library module ``sim._multiprocess`` that starts it.
+Run as ``python -m retcon.commands.sim_worker SPEC``: it joins the run and runs the command with
+the parsed options. It calls the command line's own functions (``retcon.commands.sim``), so it
+sits at the CLI layer (docs/architecture.md), apart from the library module ``sim._multiprocess``
+that starts it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 
 import jax
 
-from retcon.errors import InputError
+from retcon.errors import InputError, cli_spelling
 from sim._multiprocess import ENV_PROCESS_ID
 
 
@@ -22,12 +23,14 @@ def _worker(spec: str) -> int:
     import argparse
 
     d = json.loads(spec)
-    from sim import cli  # the command joins the run (initialize_from_env) before any JAX work
+    # the command joins the run (initialize_from_env) before any JAX work
+    from retcon.commands import sim as cli
 
     func = {"simulate": cli.run_simulate, "stress": cli.run_stress}[d["command"]]
     args = argparse.Namespace(**d["options"], processes=1)
     try:
-        rc = int(func(args) or 0)
+        with cli_spelling():  # messages name options, as in the parent process
+            rc = int(func(args) or 0)
     except InputError as e:
         if os.environ.get(ENV_PROCESS_ID) == "0":
             sys.stderr.write(f"retcon {d['command']}: error: {e}\n")

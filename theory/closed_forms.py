@@ -1,7 +1,7 @@
 """Closed-form crossover budgets of MODEL §6.6, derived by sympy from ``dU`` (not typed in).
 
 Each derivation substitutes the distribution's CDF into the symbolic ``dU`` of
-`theory._symbolic.decomposition` and solves:
+`theory.symbolic.decomposition` and solves:
 
 * point mass and uniform: ``F`` is piecewise in ``x``, so ``dU`` is piecewise in ``B`` with
   breakpoints where ``B/rho`` or ``B`` meets a piece boundary; sympy solves ``dU = 0`` on each
@@ -22,7 +22,7 @@ from typing import NamedTuple, cast
 
 import sympy as sp
 
-from theory._symbolic import B, F, a, decomposition, g, phi, rho, x
+from theory.symbolic import B, F, a, decomposition, g, phi, rho, x
 
 l = sp.Symbol("l", positive=True)  # point-mass length / uniform maximum, tokens
 mu = sp.Symbol("mu", positive=True)  # exponential mean, tokens

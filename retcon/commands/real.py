@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 
-from sim import PACKINGS
+from theory import PACKINGS
 
 _LLM_HELP = "OpenAI-compatible endpoint for --operators/--reader llm"
 

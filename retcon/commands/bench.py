@@ -83,7 +83,7 @@ def run(args) -> int:
     import dataclasses
     import logging
 
-    from retcon.bench._report import render
+    from retcon.bench._report import render_report
     from retcon.bench._run import BENCHMARKS, BenchConfig, quick_config, run_bench
     from retcon.cli import print_json
     from retcon.errors import InputError, check_memory, memory_limit
@@ -147,7 +147,7 @@ def run(args) -> int:
         log.info(f"retcon bench: {msg}")
 
     result = run_bench(args.seed, config, progress=say)
-    text = render(result)
+    text = render_report(result)
     command = (
         "retcon bench " + " ".join(sys.argv[2:])
         if len(sys.argv) > 1 and sys.argv[1] == "bench"

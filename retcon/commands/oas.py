@@ -1,6 +1,6 @@
 """Subcommands of the OAS router: ``pair`` (paired data), ``fit``, ``evaluate``, ``predict``.
 
-``retcon pair simulate`` is defined here; ``oas.real.cli.register_pair`` adds ``pair locomo``
+``retcon pair simulate`` is defined here; ``retcon.commands.real.register_pair`` adds ``pair locomo``
 and ``pair longmemeval`` under the same ``pair`` parser when it exists. Heavy imports (JAX, sim,
 matplotlib) happen inside each ``run``; ``retcon predict`` never imports JAX.
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 
 from retcon.cli import add_common, add_moved_out
-from sim import PACKINGS
+from theory import PACKINGS
 
 
 def register(subparsers) -> None:
@@ -64,7 +64,7 @@ def register(subparsers) -> None:
     add_common(p, out=False)
     p.set_defaults(func=_run_pair_simulate)
 
-    from oas.real import cli as real_cli
+    from retcon.commands import real as real_cli
 
     real_cli.register_pair(pair_sub)
 

@@ -1,0 +1,43 @@
+"""The public names of ``theory``, each declared once (read by type checkers and by
+``retcon.lazy.attach_stub`` at run time; the package docstring is in ``__init__.py``)."""
+
+from . import closed_forms as closed_forms
+from . import symbolic as symbolic
+from ._checks import DIST_PARAMS as DIST_PARAMS
+from ._checks import DIST_SCALE_PARAM as DIST_SCALE_PARAM
+from ._checks import check_dist_params as check_dist_params
+from ._crossover import REASON_NO_LOSS as REASON_NO_LOSS
+from ._crossover import REASON_USELESS as REASON_USELESS
+from ._crossover import REASON_WEAK as REASON_WEAK
+from ._crossover import Crossover as Crossover
+from ._crossover import TightBudget as TightBudget
+from ._crossover import crossover as crossover
+from ._crossover import delta_curve as delta_curve
+from ._crossover import elasticity_nonincreasing as elasticity_nonincreasing
+from ._crossover import kappa as kappa
+from ._crossover import loose_budget_limit as loose_budget_limit
+from ._crossover import scan_budgets as scan_budgets
+from ._crossover import tight_budget_condition as tight_budget_condition
+from ._dists import LengthDist as LengthDist
+from ._dists import empirical_lengths as empirical_lengths
+from ._dists import make_length_dist as make_length_dist
+from ._formulas import closed_form_crossover as closed_form_crossover
+from ._grid import CrossoverInterval as CrossoverInterval
+from ._grid import GridCrossover as GridCrossover
+from ._grid import crossover_interval as crossover_interval
+from ._grid import crossover_replicates as crossover_replicates
+from ._grid import crossover_status as crossover_status
+from ._grid import format_crossover as format_crossover
+from ._grid import grid_crossover as grid_crossover
+from ._grid import sign_changes as sign_changes
+from ._pack import cumsum_in_order as cumsum_in_order
+from ._pack import pack as pack
+from ._pack import pack_one as pack_one
+from ._packing import PACKINGS as PACKINGS
+from ._packing import check_packing as check_packing
+from ._packing import pack_reference as pack_reference
+from ._sampling import sample_lengths as sample_lengths
+from ._twins import Decomposition as Decomposition
+from ._twins import decompose_jax as decompose_jax
+from ._twins import decompose_numpy as decompose_numpy
+from ._twins import delta_curve_jax as delta_curve_jax
