@@ -105,7 +105,126 @@ def run_timeline(args) -> int:
 
 
 def run_locomo(args) -> int:
-    raise InputError("retcon timeline locomo: not built yet (docs/over-time.md, 'left undone').")
+    from retcon.cli import print_json
+    from retcon.output import (
+        OutputSet,
+        check_out_dir,
+        sidecar,
+        to_jsonable,
+        write_json_atomic,
+        write_text_atomic,
+    )
+
+    if args.data is None:
+        raise InputError("retcon timeline locomo needs --data F (the locomo10.json file).")
+    for opt, val in (("--scenario", args.scenario), ("--queries", args.queries)):
+        if val is not None:
+            raise InputError(f"{opt} is for the simulation; `retcon timeline locomo` reads --data.")
+    from oas.real._timeline import MAX_PASSES
+
+    if not 1 <= args.passes <= MAX_PASSES:
+        raise InputError(f"--passes must be an integer in [1, {MAX_PASSES}]; got {args.passes}.")
+    if not 0 <= args.resamples <= 100_000:
+        raise InputError(f"--resamples must be an integer in [0, 100000]; got {args.resamples}.")
+    from sim import POLICIES
+
+    policies = tuple(args.policy) if args.policy else POLICIES
+    from retcon.errors import check_choice
+
+    for pol in policies:
+        check_choice("--policy", pol, POLICIES)
+    budgets = tuple(args.budgets) if args.budgets else (256.0, 1024.0, 4096.0)
+    if any(y <= x for x, y in zip(budgets, budgets[1:])):
+        raise InputError(f"--budgets must be strictly increasing; got {list(budgets)}.")
+    if args.out is not None:
+        check_out_dir("--out", args.out, inputs=[("--data", args.data)])
+    from pathlib import Path
+
+    if not Path(args.data).is_file():
+        raise InputError(f"--data {args.data!r}: no such file (expected locomo10.json).")
+    from oas.real import load_locomo
+    from oas.real._timeline import timeline_report
+
+    loaded = load_locomo(args.data)
+    report = timeline_report(
+        loaded.conversations,
+        passes=args.passes,
+        budgets=budgets,
+        policies=policies,
+        resamples=args.resamples,
+        seed=args.seed,
+    )
+    report["seed"] = args.seed
+    report = to_jsonable(report)
+    text = locomo_table(report)
+    if args.out:
+        from oas.real._timeline_plots import plot_survival, plot_utility
+
+        with OutputSet(args.out, last=("sidecar.json",)) as out:
+            plot_survival(report, out / "survival.png")
+            plot_utility(dict(report, scenario="locomo"), out / "utility.png")
+            write_json_atomic(out / "timeline_locomo.json", report)
+            write_text_atomic(out / "timeline_locomo.txt", text + "\n")
+            write_json_atomic(
+                out / "sidecar.json",
+                sidecar({"data": Path(args.data).name}, seed=args.seed, command="timeline locomo"),
+            )
+    if args.json:
+        print_json(report)
+    else:
+        print(text)
+    return 0
+
+
+def _num(x) -> str:
+    """A number for tables; ``None`` (JSON's non-finite: an end beyond the last session) is inf."""
+    return "inf" if x is None else f"{x:.2f}"
+
+
+def locomo_table(report: dict) -> str:
+    """Survival against passes, the geometric-or-not answer, crossover times, as text."""
+    lines = [
+        f"timeline locomo: {report['conversations']} conversations, {report['passes']} passes, "
+        f"lexical reader; intervals: Student-t over conversations",
+        "",
+        "Answer survival against passes (share of raw-answerable questions still answerable):",
+    ]
+    for key, s in report["survival"].items():
+        cells = "  ".join(
+            f"k={c['passes']}: {c['mean']:.3f} [{c['lower']:.3f}, {c['upper']:.3f}]"
+            for c in s["survival"][1:]
+        )
+        lines.append(f"  {key:<22} {cells}")
+        fits = "; ".join(
+            f"{m}: phi={v['phi']:.3f}" + ("" if m == "geometric" else f", c={v['c']:.3f}")
+            for m, v in s["fits"].items()
+        )
+        gains = "; ".join(
+            f"{m} {v['mean']:+.2f} [{_num(v['lower'])}, {_num(v['upper'])}]"
+            for m, v in s["loco_gain_over_geometric"].items()
+        )
+        lines.append(f"  {'':<22} fits: {fits}")
+        lines.append(f"  {'':<22} held-out gain over geometric: {gains} -> {s['verdict']}")
+    lines += ["", "Crossover time (periodic, every session passed once, vs retain-all):"]
+    for c in report["crossover"]:
+        t = c["crossover_time"]
+        cell = (
+            f"{t:.2f} [{_num(c['lower'])}, {_num(c['upper'])}]"
+            if t is not None
+            else f"none ({c['status']})"
+        )
+        fw = c["first_win"]
+        first = "never" if fw is None else f"session {fw:.0f}"
+        lines.append(f"  {c['operator']:<10}{c['budget']:>8g}  {cell:<28} first win: {first}")
+    lines += ["", "Utility (lexical accuracy), mean over the sessions, per policy and budget:"]
+    for u in report["utility"]:
+        vals = [x for x in u["utility"] if x is not None]
+        name = u["policy"] + ("" if u["operator"] is None else "/" + u["operator"])
+        if vals:
+            lines.append(
+                f"  {name:<24}{u['budget']:>8g}  mean over time {sum(vals) / len(vals):.3f}"
+            )
+    return "\n".join(lines)
 
 
 def run_simulated(args) -> int:
