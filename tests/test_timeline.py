@@ -145,7 +145,9 @@ def _run(argv, capsys):
         (["locomo", "--data", "{missing}"], ["--data"]),
         (["locomo", "--data", "{file}", "--passes", "0"], ["--passes"]),
         (["locomo", "--data", "{file}", "--passes", "x"], ["--passes"]),
-        (["locomo", "--data", "{file}", "--policy", "overflow"], ["--policy", "locomo"]),
+        (["locomo", "--data", "{file}", "--scenario", "x"], ["--scenario", "simulation"]),
+        (["locomo", "--data", "{file}", "--policy", "hoard"], ["--policy", "hoard"]),
+        (["locomo", "--data", "{file}"], ["a_file.json", "JSON list"]),
     ],
 )
 def test_timeline_bad_input(argv, words, tmp_path, capsys):

@@ -222,7 +222,7 @@ def locomo_table(report: dict) -> str:
         name = u["policy"] + ("" if u["operator"] is None else "/" + u["operator"])
         if vals:
             lines.append(
-                f"  {name:<24}{u['budget']:>8g}  mean over time {sum(vals) / len(vals):.3f}"
+                f"  {name:<24}{u['budget']:>8g}  {sum(vals) / len(vals):.3f}"
             )
     return "\n".join(lines)
 
