@@ -43,9 +43,8 @@ import numpy as np
 from retcon.errors import InputError, check_choice
 from retcon.vocab import OPERATORS
 from sim._kernel import GRID, kept_fraction, quantized_success
-from sim._pack import pack
 from sim._stream import StreamScenario
-from theory import sample_lengths
+from theory import pack, sample_lengths
 
 #: Policies of MODEL §10, in table order.
 POLICIES = ("retain-all", "overflow", "periodic", "budget-aware", "tiered")
@@ -321,7 +320,7 @@ def simulate_timeline(
 
 def _theory_applies(ss: StreamScenario) -> str | None:
     """``None`` when theory's ``t*_o(B)`` covers the scenario, else the reason it does not."""
-    from theory._overtime import SUM_FAMILIES
+    from theory import SUM_FAMILIES
 
     sc, st = ss.scenario, ss.stream
     if len([t for t in sc.types if t.weight > 0]) != 1:

@@ -66,9 +66,7 @@ def test_overflow_generations_match_one_pass_at_a_time():
         lengths = rng.exponential(200.0, 12).astype(np.float32)
         rho = np.float32(rng.uniform(0.2, 0.9))
         cap = np.float32(rng.uniform(100.0, 2500.0))
-        got = np.asarray(
-            overflow(jnp.asarray(lengths), jnp.float32(rho), jnp.float32(cap), 6)
-        )
+        got = np.asarray(overflow(jnp.asarray(lengths), jnp.float32(rho), jnp.float32(cap), 6))
         ref = _overflow_reference(lengths.astype(np.float64), float(rho), float(cap), 6)
         np.testing.assert_array_equal(got, ref)
 

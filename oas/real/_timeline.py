@@ -17,7 +17,7 @@ utility per policy against time, crossover times.
   fitted by binomial maximum likelihood and compared by leave-one-conversation-out log
   likelihood, with a t-interval over conversations of each alternative's gain.
 * Utility against time. Contexts are packed most recent unit first (prefix packing, the one
-  packing rule ``sim.pack_reference``); a question's outcome is the lexical reader on the context;
+  packing rule ``theory.pack_reference``); a question's outcome is the lexical reader on the context;
   policies are sim's (``retain-all``, ``periodic`` with every unit passed once, ``overflow``,
   ``budget-aware``, ``tiered``), their generations computed by sim's functions.
 
@@ -186,18 +186,12 @@ def survival(
 
 
 def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
-    """Mean of per-group values with a Student-t interval (``G - 1`` df); NaNs dropped."""
-    import scipy.stats as sst
+    """``(mean, lower, upper)`` of per-conversation values: `retcon.inference.group_t_interval`
+    (Student-t on ``G - 1`` df; NaN groups left out; NaN interval below two groups)."""
+    from retcon.inference import group_t_interval
 
-    v = np.asarray(values, float)
-    v = v[np.isfinite(v)]
-    if v.size == 0:
-        return math.nan, math.nan, math.nan
-    m = float(v.mean())
-    if v.size < 2:
-        return m, math.nan, math.nan
-    h = float(sst.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
-    return m, m - h, m + h
+    r = group_t_interval(np.asarray(values, float), level=level)
+    return float(r.estimate[0]), float(r.lower[0]), float(r.upper[0])
 
 
 #: Survival models: name -> curve ``S_k`` (``k >= 1``) from two numbers in (0, 1).
@@ -339,7 +333,7 @@ def utility_over_time(
 
     ``tiered`` takes the raw context where the raw evidence fits, else the ``overflow`` one.
     """
-    import sim
+    import theory
 
     tok = make_tokenizer("regex")
     steps = stream_steps(conversation)
@@ -373,7 +367,7 @@ def utility_over_time(
                     newest = list(range(t - 1, -1, -1))  # unit indices, most recent first
                     g = gens[t - 1]
                     lens = np.array([length[i, g[i]] for i in newest])
-                    kept = sim.pack_reference(lens[None], b, "prefix")[0]
+                    kept = theory.pack_reference(lens[None], b, "prefix")[0]
                     present = {
                         order[newest[j]] for j in range(t) if kept[j] >= lens[j] and lens[j] > 0
                     }

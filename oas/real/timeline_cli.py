@@ -221,9 +221,7 @@ def locomo_table(report: dict) -> str:
         vals = [x for x in u["utility"] if x is not None]
         name = u["policy"] + ("" if u["operator"] is None else "/" + u["operator"])
         if vals:
-            lines.append(
-                f"  {name:<24}{u['budget']:>8g}  {sum(vals) / len(vals):.3f}"
-            )
+            lines.append(f"  {name:<24}{u['budget']:>8g}  {sum(vals) / len(vals):.3f}")
     return "\n".join(lines)
 
 
