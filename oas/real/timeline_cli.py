@@ -211,6 +211,8 @@ def locomo_table(report: dict) -> str:
         cell = (
             f"{t:.2f} [{_num(c['lower'])}, {_num(c['upper'])}]"
             if t is not None
+            else "from session 1"
+            if c["first_win"] == 1
             else f"none ({c['status']})"
         )
         fw = c["first_win"]
@@ -328,6 +330,8 @@ def timeline_table(report: dict) -> str:
         cell = (
             f"{t:.2f} [{c['lower']:.2f}, {c['upper']:.2f}]"
             if t is not None and math.isfinite(t)
+            else "from session 1"
+            if c["first_win"] == 1
             else f"none ({c['status']})"
         )
         fw = c["first_win"]
