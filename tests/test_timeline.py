@@ -191,7 +191,7 @@ def test_single_cluster_stream_contains_theory(capsys):
 def test_timeline_default_scenario_json(capsys):
     """`retcon timeline --json` on the default scenario: utility per policy against time with CIs
     and every operator's crossover time with its interval."""
-    rc, out, err = _run(["timeline", "--json", "--queries", "1024", "--resamples", "200"], capsys)
+    rc, out, err = _run(["timeline", "--json", "--queries", "256", "--resamples", "100"], capsys)
     assert rc == 0, err
     report = json.loads(out)
     assert report["scenario"] == "locomo-stream"

@@ -105,7 +105,8 @@ def test_timeline_locomo_json(capsys):
     per-conversation intervals, and the geometric-or-not answer."""
     from retcon.cli import main
 
-    rc = main(["timeline", "locomo", "--data", str(LOCOMO_PATH), "--json", "--resamples", "100"])
+    argv = ["timeline", "locomo", "--data", str(LOCOMO_PATH), "--json", "--resamples", "100"]
+    rc = main([*argv, "--budgets", "1024", "--policy", "periodic"])
     out, err = capsys.readouterr()
     assert rc == 0, err
     report = json.loads(out)
