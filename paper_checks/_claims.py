@@ -898,7 +898,7 @@ def _loco_data(ws, reader, ev, skipped) -> str:
     return "; ".join(parts + [f"{k}: skipped" for k in skipped]) or "-"
 
 
-@needs("7", Needs(columns=("cluster_tokens",), min_groups=3))
+@needs("7", Needs(columns=("cluster_tokens",), min_groups=4))
 def check_router_gain(ws: Workspace) -> ClaimResult:
     """Claim 7: "OAS improves the when-which decision under budget-stressed conditions over the best
     fixed policy; report too where it does not".
@@ -940,7 +940,7 @@ def check_router_gain(ws: Workspace) -> ClaimResult:
     )
 
 
-@needs("8", Needs(min_groups=3))
+@needs("8", Needs(min_groups=4))
 def check_mlp_control(ws: Workspace) -> ClaimResult:
     """Claim 8: "an MLP does not reliably improve over ridge", as an equivalence test.
 
@@ -1014,7 +1014,7 @@ def crc_bound_check(ev, alpha: float) -> dict:
     }
 
 
-@needs("9", Needs(min_groups=3))
+@needs("9", Needs(min_groups=4))
 def check_harm_calibration(ws: Workspace) -> ClaimResult:
     """Claim 9: "harm calibration lowers the harm rate at a bounded cost in accuracy".
 
