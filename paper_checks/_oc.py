@@ -66,7 +66,8 @@ def rule_operating_characteristics(claim_id: str, n_groups: int | None) -> dict:
             "power": pw,
             "method": f"interpolated (linear in G between G={lo} and G={hi})",
         }
-    near = lo if hi is None else hi
+    near = hi if lo is None else lo
+    assert near is not None  # the table is not empty and G is not in it
     fp, pw = table[near]
     return {
         **out,

@@ -111,33 +111,34 @@ def fill_cluster_tokens(data) -> tuple[Any, dict]:
 
 def provenance(path: Path, data) -> dict:
     """What produced the file, from its sidecar ``<file>.meta.json`` and its ``meta_*`` columns."""
-    sidecar = None
     side = Path(f"{path}.meta.json")
+    sidecar: dict | None = None
     if side.is_file():
         try:
-            sidecar = json.loads(side.read_text(encoding="utf-8"))
+            loaded = json.loads(side.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            sidecar = {"unreadable": str(side)}
-    command = str((sidecar or {}).get("command", "")) if isinstance(sidecar, dict) else ""
-    simulated_cols = all(f"meta_p_{a}" in data.meta for a in ACTIONS)
-    if command == "retcon pair simulate" or simulated_cols:
-        cfg = (sidecar or {}).get("config", {}) if isinstance(sidecar, dict) else {}
-        scen = cfg.get("scenario") if isinstance(cfg, dict) else None
-        why = (
-            f"sidecar {side.name}: {command}"
-            + (f", scenario {scen}" if scen else "")
-            + (f", seed {sidecar.get('seed')}" if isinstance(sidecar, dict) else "")
-            if command
-            else "the rows carry meta_p_<action> (true success probabilities), as "
-            "`retcon pair simulate` writes"
-        )
+            loaded = None
+        sidecar = loaded if isinstance(loaded, dict) else {"unreadable": str(side)}
+    info = sidecar or {}
+    command = str(info.get("command", ""))
+    raw_cfg = info.get("config")
+    cfg: dict = raw_cfg if isinstance(raw_cfg, dict) else {}
+    if command == "retcon pair simulate" or all(f"meta_p_{a}" in data.meta for a in ACTIONS):
+        if command:
+            why = f"sidecar {side.name}: {command}" + "".join(
+                f", {k} {cfg[k]}" for k in ("scenario",) if k in cfg
+            )
+        else:
+            why = (
+                "the rows carry meta_p_<action> (true success probabilities), as "
+                "`retcon pair simulate` writes"
+            )
         return {
             "kind": "simulated",
             "statement": f"SIMULATED data ({why}): the verdicts grade the simulator, not a model",
             "sidecar": sidecar,
         }
     if command:
-        cfg = sidecar.get("config", {}) if isinstance(sidecar, dict) else {}
         bits = [f"{k} {cfg[k]}" for k in ("dataset", "reader", "operators") if k in cfg]
         return {
             "kind": "paired",

@@ -186,3 +186,41 @@ def test_bad_paired_options_exit_2_with_one_line(files, tmp_path, capsys):
         assert main(["paper-checks", *args, "--json"]) == 2
         err = capsys.readouterr().err.strip()
         assert "\n" not in err and expect in err, err
+
+
+@pytest.mark.slow
+def test_simulated_paired_data_through_the_cli(tmp_path, capsys):
+    """`retcon pair simulate` then `retcon paper-checks --paired`: graded verdicts, the file
+    reported as simulated; the same file with every operator's outcome a copy of y_ret never
+    grades claim 1 PASS."""
+    sim = tmp_path / "p.jsonl"
+    args = ["pair", "simulate", "--scenario", "locomo-like", "--instances", "1600"]
+    args += ["--budgets", "8,16,32,64,128,256,512,1024", "--output", str(sim), "--json"]
+    assert main(args) == 0
+    capsys.readouterr()
+    obj = _cli(capsys, "--paired", str(sim), "--claims", "1,2,3,5,6")
+    assert set(obj["verdicts"].values()) <= set(pc.VERDICTS) - {"SKIPPED"}
+    (src,) = obj["data"]
+    assert src["provenance"]["kind"] == "simulated" and src["n_groups"] == 25
+    data = oas.read_paired(sim)
+    y = data.outcomes.copy()
+    y[:, 1:] = y[:, :1]
+    null = tmp_path / "null.jsonl"
+    oas.write_paired(null, data._replace(outcomes=y))
+    assert _cli(capsys, "--paired", str(null), "--claims", "1")["verdicts"]["1"] != "PASS"
+
+
+def test_operating_characteristics_hook_says_how_it_got_each_figure(monkeypatch):
+    """Tabled at this G, interpolated between two tabled G, the nearest tabled G (labelled as not
+    recomputed), or not measured: the report always states which."""
+    from paper_checks import _oc
+
+    assert pc.rule_operating_characteristics("1", 10)["method"].startswith("not measured")
+    monkeypatch.setitem(_oc.OC_TABLE, "1", {10: (0.04, 0.6), 20: (0.02, 0.9)})
+    oc = pc.rule_operating_characteristics
+    assert (oc("1", 10)["false_pass_rate"], oc("1", 10)["method"]) == (0.04, "tabled")
+    mid = oc("1", 15)
+    assert mid["power"] == pytest.approx(0.75) and mid["method"].startswith("interpolated")
+    far = oc("1", 26)
+    assert far["power"] == 0.9 and far["method"] == "nearest tabled (G=20), not recomputed for G=26"
+    assert oc("1", None)["false_pass_rate"] is None and oc("2", 10)["power"] is None
