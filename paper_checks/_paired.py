@@ -27,7 +27,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from oas import read_paired
 from retcon.errors import InputError
+from retcon.output import file_sha256
 from retcon.vocab import ACTIONS
 
 STRUCTURE = "evidence_structure"
@@ -161,9 +163,6 @@ def load_paired_source(path, name: str | None = None) -> PairedSource:
     Raises:
       InputError: no such file, or the paired reader's one-line error (file, line, field).
     """
-    from oas import read_paired
-    from retcon.output import file_sha256
-
     p = Path(path)
     if not p.is_file():
         raise InputError(f"--paired: no such file {str(path)!r}; expected a paired-data file.")

@@ -1,5 +1,10 @@
 """Where the checks get their numbers: theory, sim, OAS and LoCoMo, behind one memoizing workspace.
 
+Real data are either LoCoMo paired here (``locomo_paired``) or the user's ``--paired`` files
+(``paired_source``, ``paper_checks._paired``); both give ``oas.PairedData`` and every claim reads
+them through ``real_paired`` / ``real_curves`` / ``admissibility`` / ``loco``, so the two paths
+share every grading step.
+
 Each source is computed once per run and shared by every claim that needs it. The packages it
 reads (theory, sim, oas, oas.real) are ordinary imports: a renamed function is an ``ImportError``
 when this module is imported, never a skipped claim. Only what a run may lack skips: LoCoMo absent
@@ -8,7 +13,7 @@ chance rates) raises ``DependencyMissing``; the claim turns either into SKIPPED 
 (never into a pass). Randomness: one root key per
 run and ``fold_in(root, id)`` per source, so adding a source never shifts the others.
 
-References: MODEL §6 (theory), §3-5 (sim), §8 (OAS), §9 (LoCoMo).
+References: MODEL §6 (theory), §3-5 (sim), §8 (OAS, paired data), §9 (LoCoMo).
 """
 
 from __future__ import annotations
@@ -42,8 +47,10 @@ from paper_checks._curves import (
     evidence_length,
     raw_accuracy_check,
 )
+from paper_checks._paired import load_paired_source
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
 from retcon.errors import InputError, check_choice
+from retcon.output import file_sha256
 from retcon.vocab import OPERATORS
 from sim import load_scenario, simulate, simulate_queries, simulated_crossover
 from theory import crossover, delta_curve, grid_crossover, make_length_dist
@@ -113,7 +120,8 @@ class Workspace:
 
     def provide(self, name: str, value: Any) -> None:
         """Set a source by its memo name (``sim:<preset>``, ``sim-paired:<preset>``, ``locomo:<reader>``,
-        ``eval:<source>``, ``theory:<scale>``): for tests and for callers with their own data."""
+        ``paired:<reader>`` (a ``PairedSource``), ``loco:<reader>``, ``theory:<scale>``): for tests
+        and for callers with their own data."""
         self._memo[name] = ("ok", value)
 
     def key(self, name: str):
@@ -178,8 +186,6 @@ class Workspace:
 
     def paired_source(self, reader: str):
         """``PairedSource`` of ``reader``'s ``--paired`` file (read, validated, described once)."""
-        from paper_checks._paired import load_paired_source
-
         if reader not in self.config.readers or not self.config.paired:
             raise DataMissing(f"no paired file for reader {reader!r}")
         path = self.config.paired[list(self.config.readers).index(reader)]
@@ -203,8 +209,6 @@ class Workspace:
                 out.append(v.describe())
             elif name.startswith("locomo:"):
                 path = locomo_path(self.config.data)
-                from retcon.output import file_sha256
-
                 out.append(
                     {
                         "name": name.split(":", 1)[1],
