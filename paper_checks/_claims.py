@@ -775,7 +775,8 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
             "sim_crossover_over_length": sim_ratio,
             "theory_scale_ratio": theory_ratio,
         },
-        headline="slope of log B* on log L for merge on LoCoMo (1 = relative pressure governs)",
+        headline=f"slope of log B* on log L for merge on {ws.unit(reader)} (1 = relative pressure "
+        "governs)",
         summary="; ".join(parts) or "-",
         skipped=skipped,
     )
@@ -855,8 +856,8 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
     n_a = sum(e.upper < 0 for e in conds.values())
     if conds:
         parts.append(
-            f"merge-abstract by query type on LoCoMo: merge ahead in {n_m}, abstract ahead in "
-            f"{n_a} of {len(conds)} (CI clear)"
+            f"merge-abstract by query type on {ws.unit(reader)}: merge ahead in {n_m}, abstract "
+            f"ahead in {n_a} of {len(conds)} (CI clear)"
         )
     for src, d in shown.items():
         parts.append(

@@ -54,12 +54,13 @@ def _cell(text: str) -> str:
 
 
 def format_oc(oc: dict | None) -> str:
-    """``false PASS 0.04, power 0.85 at G=10 (tabled)`` or ``not measured (G=26)``."""
+    """``false PASS 0.040, power 0.850 at G=10 (tabled)``, or the hook's ``not measured: ...``
+    with G."""
     if not oc:
         return "-"
     g = "no graded data" if oc.get("n_groups") is None else f"G={oc['n_groups']}"
     if oc.get("false_pass_rate") is None:
-        return f"not measured ({g}): {oc.get('method', '-')}"
+        return f"{oc.get('method', 'not measured')} ({g})"
     return (
         f"false PASS {oc['false_pass_rate']:.3f}, power {oc['power']:.3f} at {g} "
         f"({oc.get('method', '-')})"
