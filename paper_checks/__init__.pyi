@@ -37,8 +37,14 @@ from ._experiments import EXPERIMENTS as EXPERIMENTS
 from ._loco import LocoEval as LocoEval
 from ._loco import loco_evaluate as loco_evaluate
 from ._loco import t_interval as t_interval
+from ._oc import OC_TABLE as OC_TABLE
+from ._oc import rule_operating_characteristics as rule_operating_characteristics
+from ._paired import PairedSource as PairedSource
+from ._paired import load_paired_source as load_paired_source
 from ._report import render_markdown as render_markdown
+from ._report import report_json as report_json
 from ._report import write_report as write_report
+from ._requirements import Needs as Needs
 from ._run import run_checks as run_checks
 from ._run import write_run as write_run
 from ._sources import DataMissing as DataMissing

@@ -35,6 +35,7 @@ _COMMAND_MODULES = (
     "retcon.commands.sim",
     "retcon.commands.oas",
     "retcon.commands.real",
+    "retcon.commands.timeline",
     "retcon.commands.identify",
     "retcon.commands.paper_checks",
     "retcon.commands.bench",

@@ -9,7 +9,9 @@ paired data for the OAS router. Packing (``PACKINGS``, ``check_packing``, ``pack
 ``pack``, MODEL §2) is part of the model: import it from ``theory``.
 
 References: MODEL §2 (reader, packing), §3-§4 (regions, Proposition 1), §5 (Assumption 1),
-§6 (single-cluster model), §7 (operator ranking), §8 (paired instances). See docs/simulation.md.
+§6 (single-cluster model), §7 (operator ranking), §8 (paired instances), §10 (memory over time:
+``load_stream``, ``simulate_timeline``, ``summarize_timeline``; docs/over-time.md). See
+docs/simulation.md.
 """
 
 from retcon.lazy import attach_stub

@@ -140,6 +140,7 @@ COMMAND_OWNER = {
     "sim_worker": "sim",
     "oas": "oas",
     "real": "oas",
+    "timeline": "oas",
     "identify": "oas",
     "paper_checks": "paper_checks",
     "bench": "retcon",

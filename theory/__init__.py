@@ -41,11 +41,16 @@ Python API:
   decompose_numpy / decompose_jax (from CDF values), delta_curve_jax (from a jax CDF)
   theory.symbolic: sympy `dU`, `C`, `R` in an undefined F and the checks of §4-6 (`identity_residual`, ...);
   theory.closed_forms: the §6.6 derivations (`point_mass_crossover`, `uniform_crossover`, ...)
+  Memory over time (§10): generation_utility(dist, budgets, generations, *, ...) -> U(B, k);
+    best_generation / closed_form_best_generation -> BestGeneration (k*); stream_curve(dist,
+    budgets, horizon, *, age_law, ...) -> StreamCurve; crossover_time -> CrossoverTime (t*_o(B));
+    point_mass_crossover_time; sum_cdf (law of n session lengths); first_positive_time;
+    theory.overtime_symbolic: the sympy derivations of §10
 
 Bad input raises `retcon.errors.InputError` (a ValueError) naming the function and the argument
 (`crossover: compress_ratio must be in (0, 1); got 1.3.`); inside `retcon` the same check names
 the option (`--compress-ratio`), through `retcon.errors.Spell`.
-References: docs/model.md §4-6.
+References: docs/model.md §4-6, §10.
 """
 
 from retcon.lazy import attach_stub

@@ -2,6 +2,7 @@
 ``retcon.lazy.attach_stub`` at run time; the package docstring is in ``__init__.py``)."""
 
 from . import closed_forms as closed_forms
+from . import overtime_symbolic as overtime_symbolic
 from . import symbolic as symbolic
 from ._checks import DIST_PARAMS as DIST_PARAMS
 from ._checks import DIST_SCALE_PARAM as DIST_SCALE_PARAM
@@ -30,6 +31,19 @@ from ._grid import crossover_status as crossover_status
 from ._grid import format_crossover as format_crossover
 from ._grid import grid_crossover as grid_crossover
 from ._grid import sign_changes as sign_changes
+from ._overtime import AGE_LAWS as AGE_LAWS
+from ._overtime import SUM_FAMILIES as SUM_FAMILIES
+from ._overtime import BestGeneration as BestGeneration
+from ._overtime import CrossoverTime as CrossoverTime
+from ._overtime import StreamCurve as StreamCurve
+from ._overtime import best_generation as best_generation
+from ._overtime import closed_form_best_generation as closed_form_best_generation
+from ._overtime import crossover_time as crossover_time
+from ._overtime import first_positive_time as first_positive_time
+from ._overtime import generation_utility as generation_utility
+from ._overtime import point_mass_crossover_time as point_mass_crossover_time
+from ._overtime import stream_curve as stream_curve
+from ._overtime import sum_cdf as sum_cdf
 from ._pack import cumsum_in_order as cumsum_in_order
 from ._pack import pack as pack
 from ._pack import pack_one as pack_one
