@@ -4,7 +4,7 @@ A package lists each public name once, as an explicit re-export in its stub
 (``from ._crossover import crossover as crossover``; a public submodule as
 ``from . import symbolic as symbolic``). Type checkers and editors read the stub; at run time
 `attach_stub` reads the same stub and serves the names on first use (PEP 562), the way
-``lazy_loader.attach_stub`` does, plus the ``as`` aliases. Laziness keeps ``retcon crossover``
+``lazy_loader.attach_stub`` does. Laziness keeps ``retcon crossover``
 free of JAX and sympy and lets a deployed agent load an ``oas`` router without JAX
 (docs/architecture.md gives the measured start-up times).
 """
@@ -34,7 +34,7 @@ def attach_stub(
 
     Raises:
       ValueError: the stub holds anything but relative ``from`` imports written in the explicit
-        re-export form ``import name as public`` (a bug of the package, not of a user's input).
+        re-export form ``import name as name`` (a bug of the package, not of a user's input).
     """
     import ast
 
@@ -48,13 +48,13 @@ def attach_stub(
         if not isinstance(node, ast.ImportFrom) or node.level != 1:
             raise ValueError(f"{stub}:{node.lineno}: only `from .module import name as name`")
         for alias in node.names:
-            if alias.asname is None:
+            if alias.asname != alias.name:  # type checkers re-export only `name as name`
                 raise ValueError(f"{stub}:{node.lineno}: write `{alias.name} as {alias.name}`")
-            names.append(alias.asname)
+            names.append(alias.name)
             if node.module:
-                attributes[alias.asname] = f"{package}.{node.module}:{alias.name}"
+                attributes[alias.name] = f"{package}.{node.module}:{alias.name}"
             else:
-                modules[alias.asname] = f"{package}.{alias.name}"
+                modules[alias.name] = f"{package}.{alias.name}"
     getattr_, dir_ = lazy_exports(package, attributes, modules)
     return getattr_, dir_, names
 

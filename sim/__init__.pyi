@@ -32,7 +32,7 @@ from ._stress import SpilloverSummary as SpilloverSummary
 from ._stress import StressResult as StressResult
 from ._stress import spillover_summary as spillover_summary
 from ._stress import stress as stress
-from ._timeline import POLICIES as POLICIES
+from ._timeline import TIMELINE_POLICIES as TIMELINE_POLICIES
 from ._timeline import TimelineResult as TimelineResult
 from ._timeline import overflow_generations as overflow_generations
 from ._timeline import periodic_generations as periodic_generations

@@ -40,15 +40,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from retcon.errors import InputError, check_choice
+from retcon.errors import InputError, Spell, check_choice
 from retcon.vocab import OPERATORS
 from sim._stream import StreamScenario
 from sim.kernel import GRID, kept_fraction, quantized_success
 from theory import pack, sample_lengths
 
 #: Policies of MODEL §10, in table order.
-POLICIES = ("retain-all", "overflow", "periodic", "budget-aware", "tiered")
-CONSOLIDATING = POLICIES[1:]
+TIMELINE_POLICIES = ("retain-all", "overflow", "periodic", "budget-aware", "tiered")
+CONSOLIDATING = TIMELINE_POLICIES[1:]
 MAX_BY_GENERATION = 6  # utility against k for k = 0 .. this
 CHUNK = 256  # queries per compiled call
 
@@ -275,21 +275,27 @@ class TimelineResult(NamedTuple):
 
 
 def simulate_timeline(
-    ss: StreamScenario, *, policies=POLICIES, budgets=None, queries=None, seed: int = 0
+    ss: StreamScenario, *, policies=TIMELINE_POLICIES, budgets=None, queries=None, seed: int = 0
 ) -> TimelineResult:
     """Simulate every policy and operator of ``ss`` (module docstring). MODEL §10.
 
     Args:
       ss: stream scenario (``sim.load_stream``).
-      policies: subset of ``POLICIES``; ``retain-all`` (the baseline) and ``periodic`` (which
+      policies: subset of ``TIMELINE_POLICIES``; ``retain-all`` (the baseline) and ``periodic`` (which
         defines the crossover time) are always simulated.
       budgets: budgets in tokens (default: the scenario's grid). queries: default the scenario's.
       seed: JAX seed; the same seed gives the same bytes.
     """
     for p in policies:
-        check_choice("--policy", p, POLICIES)
+        check_choice(
+            Spell("simulate_timeline", cli={"policies": "--policy"}).lead("policies"),
+            p,
+            TIMELINE_POLICIES,
+        )
     # retain-all is the baseline and periodic defines each operator's crossover time: always run
-    pol = tuple(p for p in POLICIES if p in set(policies) or p in ("retain-all", "periodic"))
+    pol = tuple(
+        p for p in TIMELINE_POLICIES if p in set(policies) or p in ("retain-all", "periodic")
+    )
     b = np.asarray(ss.scenario.budgets if budgets is None else budgets, np.float64)
     if b.ndim != 1 or b.size == 0 or not np.all(np.isfinite(b)) or not np.all(b > 0):
         raise InputError(f"--budgets must be positive numbers (tokens); got {b.tolist()}.")

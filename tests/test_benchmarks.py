@@ -21,7 +21,7 @@ from retcon import bench as benchmarks
 from retcon.bench import _sim_numpy as S
 from retcon.bench._bootstrap_bench import bootstrap_loop, make_data
 from retcon.bench._report import render_report, targets
-from retcon.bench._sim_bench import check_agreement
+from retcon.bench._sim_bench import check_sim_agreement
 from tests._sim_helpers import make_scenario
 
 
@@ -100,7 +100,7 @@ def test_sklearn_ridge_anchor_is_caught_when_it_differs():
     data = O.make_data(1, 140)
     key = jax.random.key(0)
     pens = (0.1, 10.0, 1000.0)
-    good = O.check_agreement(key, data, penalties=pens, alternatives=("sklearn_ridge",))
+    good = O.check_oas_agreement(key, data, penalties=pens, alternatives=("sklearn_ridge",))
     assert good["same_penalties"] and good["max_coef_diff_sklearn_ridge"] < 1e-9
     real = O.ALTERNATIVES["sklearn_ridge"]
 
@@ -110,7 +110,7 @@ def test_sklearn_ridge_anchor_is_caught_when_it_differs():
     try:
         O.ALTERNATIVES["sklearn_ridge"] = shifted
         with pytest.raises(AssertionError, match="sklearn_ridge disagree"):
-            O.check_agreement(key, data, penalties=pens, alternatives=("sklearn_ridge",))
+            O.check_oas_agreement(key, data, penalties=pens, alternatives=("sklearn_ridge",))
     finally:
         O.ALTERNATIVES["sklearn_ridge"] = real
 
@@ -139,7 +139,7 @@ def test_numpy_kernel_equals_jax_kernel_on_shared_draws(packing):
         budgets=(8.0, 2048.0, 12),
     )
     for n in (512, 2048):  # the kernel fixes its reduction order, so any batch size agrees
-        row = check_agreement(1, sc, n=n)
+        row = check_sim_agreement(1, sc, n=n)
         assert row["m_mismatch"] == row["raw_grounded_mismatch"] == row["affected_mismatch"] == 0
         assert row["sums_equal"]
 

@@ -61,7 +61,7 @@ def _stub_names(name: str) -> dict[str, str]:
         assert isinstance(node, ast.ImportFrom) and node.level == 1, ast.unparse(node)
         for alias in node.names:
             # `import x as x` is the explicit re-export form type checkers honour.
-            assert alias.asname is not None, f"{ast.unparse(node)}: write `as {alias.name}`"
+            assert alias.asname == alias.name, f"{ast.unparse(node)}: write `as {alias.name}`"
             assert alias.asname not in names, f"{name}: {alias.asname} declared twice"
             names[alias.asname] = (
                 f"{name}.{node.module}:{alias.name}" if node.module else f"{name}.{alias.name}"

@@ -223,7 +223,7 @@ def test_exponential_stationary_point_solves_its_equation():
             lambda d: O.generation_utility(
                 d, [1.0], [0], compress_ratio=0.5, fidelity=1.0, **READER
             ),
-            "generation_utility: fidelity must be in (0, 1)",
+            "generation_utility: fidelity must be in",
         ),
         (
             lambda d: O.generation_utility(

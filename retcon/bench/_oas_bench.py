@@ -212,7 +212,7 @@ def _numpy_fits(key: jax.Array, data: OasData, penalties=PENALTIES) -> list[dict
     return [{"penalty": f.penalty, "coef": f.coef, "intercept": f.intercept} for f in fits]
 
 
-def check_agreement(
+def check_oas_agreement(
     key: jax.Array,
     data: OasData,
     tol: float = 1e-6,
@@ -312,7 +312,7 @@ def bench_oas(
         }
         if not have_sk:
             row["note"] = "scikit-learn not installed: pip install 'retcon[bench]'"
-        row.update(check_agreement(key, data, penalties=penalties, alternatives=alts))
+        row.update(check_oas_agreement(key, data, penalties=penalties, alternatives=alts))
         folds = _folds(key, data)
 
         t0 = time.perf_counter()

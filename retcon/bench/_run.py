@@ -146,10 +146,10 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
             limits=limits,
         )
     if {"sim", "budgets", "scaleout", "profile"} & set(config.only):
-        from retcon.bench._sim_bench import check_agreement
+        from retcon.bench._sim_bench import check_sim_agreement
 
         say("simulation: agreement check")
-        result["sim_check"] = [check_agreement(seed, config.scenario)]
+        result["sim_check"] = [check_sim_agreement(seed, config.scenario)]
     if "sim" in config.only:
         from retcon.bench._sim_bench import bench_sim
 

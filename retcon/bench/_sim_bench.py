@@ -26,7 +26,7 @@ N_CHECK = 4096
 BLAS_OVERRIDES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 
-def check_agreement(seed: int, scenario, n: int = N_CHECK) -> dict:
+def check_sim_agreement(seed: int, scenario, n: int = N_CHECK) -> dict:
     """Feed the JAX kernel's draws to both numpy kernels; raise unless the outcomes agree exactly.
 
     The JAX kernel runs both ways (the evidence frontier and the per-budget packing), and its draws

@@ -126,13 +126,13 @@ def run_locomo(args) -> int:
         raise InputError(f"--passes must be an integer in [1, {MAX_PASSES}]; got {args.passes}.")
     if not 0 <= args.resamples <= 100_000:
         raise InputError(f"--resamples must be an integer in [0, 100000]; got {args.resamples}.")
-    from sim import POLICIES
+    from sim import TIMELINE_POLICIES
 
-    policies = tuple(args.policy) if args.policy else POLICIES
+    policies = tuple(args.policy) if args.policy else TIMELINE_POLICIES
     from retcon.errors import check_choice
 
     for pol in policies:
-        check_choice("--policy", pol, POLICIES)
+        check_choice("--policy", pol, TIMELINE_POLICIES)
     budgets = tuple(args.budgets) if args.budgets else (256.0, 1024.0, 4096.0)
     if any(y <= x for x, y in zip(budgets, budgets[1:])):
         raise InputError(f"--budgets must be strictly increasing; got {list(budgets)}.")
@@ -239,13 +239,13 @@ def run_simulated(args) -> int:
     )
 
     policies = args.policy if args.policy else None
-    from sim import POLICIES
+    from sim import TIMELINE_POLICIES
 
     if policies is not None:
         from retcon.errors import check_choice
 
         for pol in policies:
-            check_choice("--policy", pol, POLICIES)
+            check_choice("--policy", pol, TIMELINE_POLICIES)
     if args.budgets is not None:
         b = args.budgets
         if any(y <= x for x, y in zip(b, b[1:])):
@@ -264,7 +264,7 @@ def run_simulated(args) -> int:
     enable_compile_cache()
     from sim import simulate_timeline, summarize_timeline
 
-    chosen = tuple(policies) if policies else POLICIES
+    chosen = tuple(policies) if policies else TIMELINE_POLICIES
     result = simulate_timeline(
         ss, policies=chosen, budgets=args.budgets, queries=args.queries, seed=args.seed
     )
