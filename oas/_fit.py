@@ -10,7 +10,9 @@ References: MODEL §8.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 import jax
 import numpy as np
@@ -104,9 +106,9 @@ def fit_router(
     alpha: float = 0.1,
     n_folds: int = 5,
     calibration_fraction: float = 0.3,
-    penalties=DEFAULT_PENALTIES,
+    penalties: Sequence[float] = DEFAULT_PENALTIES,
     packing: str = "prefix",
-    provenance: dict | None = None,
+    provenance: dict[str, Any] | None = None,
 ) -> Router:
     """Fit the ridge OAS router and its per-budget thresholds on disjoint groups.
 

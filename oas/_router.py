@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -153,7 +154,7 @@ class Router:
         }
 
 
-def save_router(path, router: Router) -> Path:
+def save_router(path: str | os.PathLike[str], router: Router) -> Path:
     """Write ``router`` as JSON atomically (no pickle)."""
     return write_json_atomic(path, router.to_json())
 

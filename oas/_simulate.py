@@ -30,6 +30,8 @@ from retcon.vocab import VOCABULARIES
 from theory import check_packing
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
     import sim
 
 COUPLINGS = ("shared", "independent")
@@ -133,7 +135,7 @@ def simulate_paired(
     key: jax.Array,
     scenario: str | sim.Scenario,
     n_instances: int,
-    budgets=None,
+    budgets: ArrayLike | None = None,
     *,
     packing: str | None = None,
     coupling: str = "shared",

@@ -12,13 +12,16 @@ References: MODEL §6.4 (uniqueness of the crossover), §6.7 (what makes it non-
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import jax
 import numpy as np
 
 from retcon.bootstrap import group_resample_weights
 from retcon.errors import InputError
+
+if TYPE_CHECKING:
+    from sim._simulate import SimResult
 
 
 class SimulatedCrossover(NamedTuple):
@@ -91,7 +94,7 @@ def bootstrap_crossover(
 
 
 def simulated_crossover(
-    key: jax.Array, result, *, n_resamples: int = 2000, level: float = 0.95
+    key: jax.Array, result: SimResult, *, n_resamples: int = 2000, level: float = 0.95
 ) -> SimulatedCrossover:
     """Crossover per operator of a ``SimResult`` (see ``bootstrap_crossover``)."""
     return bootstrap_crossover(

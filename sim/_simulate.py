@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import sys
 from functools import partial
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -23,6 +23,9 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from retcon.errors import InputError
 from sim import kernel as K
 from sim._scenario import Scenario, as_scenario
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 MAX_BLOCKS = 1024  # bootstrap / standard-error blocks (query i is in block i % n_blocks)
 CHUNK_QUERIES = (
@@ -199,7 +202,7 @@ def simulate(
     key: jax.Array,
     scenario: Scenario | str,
     n_queries: int | None = None,
-    budgets=None,
+    budgets: ArrayLike | None = None,
     *,
     progress: bool | None = None,
 ) -> SimResult:

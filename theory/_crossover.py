@@ -240,7 +240,9 @@ def _bisect(f: Callable[[float], float], lo: float, hi: float) -> float:
     return lo if abs(f_lo) <= abs(f_hi) else hi
 
 
-def crossover(dist: LengthDist, *, compress_ratio, fidelity, acc_raw, acc_guess) -> Crossover:
+def crossover(
+    dist: LengthDist, *, compress_ratio: float, fidelity: float, acc_raw: float, acc_guess: float
+) -> Crossover:
     """The crossover budget ``B*_o``: consolidation wins below it, retention above.
 
     Args:

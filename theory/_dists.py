@@ -264,7 +264,7 @@ class LengthDist:
 _MAKE_SPELL = Spell("make_length_dist", py={"dist": "name"})
 
 
-def make_length_dist(name: str, **params) -> LengthDist:
+def make_length_dist(name: str, **params: float | None) -> LengthDist:
     """Build a raw-length distribution by name with its CLI parameters.
 
     Args:
