@@ -41,7 +41,7 @@ from retcon.vocab import ACTIONS, VOCABULARIES
 from theory import PACKINGS
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet"}
-Embedder = Callable[[list[str]], Any]
+EmbedFn = Callable[[list[str]], Any]
 
 
 class PairedData(NamedTuple):
@@ -179,7 +179,7 @@ def iter_raw_rows(path, *, outcomes: bool = True) -> Iterator[tuple[int, dict, b
             yield i, row, False
 
 
-def _default_embedder() -> Embedder:
+def _default_embedder() -> EmbedFn:
     from oas.real import embed_texts  # on first use: rows with features never need oas.real
 
     return embed_texts
@@ -189,7 +189,7 @@ def read_paired(
     path,
     *,
     packing: str = "prefix",
-    embed: Embedder | None = None,
+    embed: EmbedFn | None = None,
     vocabulary: str | None = None,
     outcomes: bool = True,
 ) -> PairedData:
@@ -253,7 +253,7 @@ def _validated_rows(path, raw_rows, vocabulary=None, *, outcomes: bool = True) -
 
 
 def assemble(
-    rows: list[Row], path, *, packing: str = "prefix", embed: Embedder | None = None
+    rows: list[Row], path, *, packing: str = "prefix", embed: EmbedFn | None = None
 ) -> PairedData:
     """Stack validated rows into ``PairedData``; raw-field rows get their features computed."""
     n = len(rows)
@@ -581,7 +581,7 @@ class PairedWriter:
             os.fsync(self._file.fileno())
             self._file.close()
 
-    def finalize(self, *, embed: Embedder | None = None) -> Path:
+    def finalize(self, *, embed: EmbedFn | None = None) -> Path:
         """Close, validate the whole partial file with ``read_paired``, rename it to ``path``."""
         self.close()
         if not self.ids:

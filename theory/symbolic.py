@@ -36,7 +36,7 @@ F = sp.Function("F")  # CDF of the cluster's raw length L
 KAPPA = (a - g) / (a * phi - g)
 
 
-class Decomposition(NamedTuple):
+class SymbolicDecomposition(NamedTuple):
     """``dU = C + R`` as sympy expressions in ``F``, ``B``, ``rho``, ``phi``, ``a``, ``g``."""
 
     delta: sp.Expr
@@ -45,7 +45,7 @@ class Decomposition(NamedTuple):
 
 
 @functools.cache
-def decomposition() -> Decomposition:
+def decomposition() -> SymbolicDecomposition:
     """Derive ``dU_o(B)``, ``C_o(B)``, ``R_o(B)`` of the single-cluster model from the reader.
 
     ``dU`` is ``E[p_o] - E[p_ret]``; ``C`` sums ``p_o - p_ret`` over the queries that are not
@@ -53,7 +53,7 @@ def decomposition() -> Decomposition:
     in this construction except the algebra, which `identity_residual` checks.
 
     Returns:
-      Decomposition(delta, coverage, replacement), sympy expressions.
+      SymbolicDecomposition(delta, coverage, replacement), sympy expressions.
 
     References: docs/model.md §4 (the split by raw-grounded region), §6.1 (the formulas).
     """
@@ -72,7 +72,7 @@ def decomposition() -> Decomposition:
         sum(prob[e] * (outcome[e][1] - outcome[e][0]) for e in ("only_gen_fits", "nothing_fits"))
     )
     replacement = sp.factor(prob["raw_fits"] * (outcome["raw_fits"][1] - outcome["raw_fits"][0]))
-    return Decomposition(delta=delta, coverage=coverage, replacement=replacement)
+    return SymbolicDecomposition(delta=delta, coverage=coverage, replacement=replacement)
 
 
 def identity_residual() -> sp.Expr:
