@@ -253,9 +253,10 @@ def validate_row(
         cluster_tokens = _number(raw["meta_cluster_tokens"], path, line, "meta_cluster_tokens")
     else:
         cluster_tokens = math.nan
-    if not cluster_tokens > 0 and not math.isnan(cluster_tokens):
+    # 0: the retriever returned no record of the query's cluster (docs/paired-data.md)
+    if not cluster_tokens >= 0 and not math.isnan(cluster_tokens):
         raise InputError(
-            f"{where(path, line)}: field {LENGTH_COLUMN!r} must be > 0 tokens; got {cluster_tokens:g}."
+            f"{where(path, line)}: field {LENGTH_COLUMN!r} must be >= 0 tokens; got {cluster_tokens:g}."
         )
     return Row(
         instance_id=ids[0],

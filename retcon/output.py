@@ -323,6 +323,52 @@ def check_out_file(
     return p
 
 
+def refuse_symlink(option: str, path: str | os.PathLike, what: str = "file") -> Path:
+    """Refuse a symbolic link (dangling or not) at a path the run opens for writing in place.
+
+    Files that are replaced (``atomic_write``: ``mkstemp`` + ``os.replace``) are safe whatever
+    sits at their name; files opened in place (a lock, a partial file that is appended to) would
+    follow a planted link and write through it. Those paths are checked here and opened with
+    ``open_nofollow``.
+
+    Raises:
+      InputError: naming ``option``, the path and where the link points.
+    """
+    p = Path(path)
+    if p.is_symlink():
+        try:
+            target = os.readlink(p)
+        except OSError:
+            target = "?"
+        raise InputError(
+            f"{option}: {str(p)!r} is a symbolic link (to {target!r}); the run writes its {what} "
+            f"there in place and will not follow a link. Remove the link, or choose another "
+            f"{option}."
+        )
+    return p
+
+
+def open_nofollow(option: str, path: str | os.PathLike, flags: int, what: str = "file") -> int:
+    """``os.open(path, flags | O_CREAT | O_NOFOLLOW, 0o666)`` for a regular file, or ``InputError``.
+
+    A symbolic link at ``path`` (planted after ``refuse_symlink`` looked) makes the open fail
+    instead of writing through it; anything but a regular file there is refused too.
+    """
+    import errno
+    import stat
+
+    try:
+        fd = os.open(path, flags | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            refuse_symlink(option, path, what)
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InputError(f"{option}: {str(path)!r} is not a regular file; remove it.")
+    return fd
+
+
 def file_sha256(path: str | os.PathLike) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:

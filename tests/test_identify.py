@@ -100,7 +100,7 @@ def test_structure_roundtrips_through_the_paired_file(tmp_path, locomo_small):
             {
                 "packing": "cut",
                 "lengths": {a: [3.0] for a in ACTIONS},
-                "evidence": {a: [0] for a in ACTIONS},
+                "evidence": {a: [int(a != "ret")] for a in ACTIONS},
             },
             "flags no record",
         ),

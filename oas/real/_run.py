@@ -237,8 +237,13 @@ class _Lock:
         import fcntl
         import os
 
+        from retcon.output import open_nofollow, refuse_symlink
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        f = open(self.path, "a+", encoding="utf-8")
+        refuse_symlink("--output", self.path, "lock")
+        # No truncation on open: the lock may be another run's, whose pid we read below.
+        fd = open_nofollow("--output", self.path, os.O_RDWR, "lock")
+        f = open(fd, "r+", encoding="utf-8")
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -288,7 +293,10 @@ def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
 
     References: MODEL §6, §8, §9.
     """
+    from retcon.output import refuse_symlink
+
     out = Path(job.out)
+    refuse_symlink("--output", f"{out}.partial", "partial rows")
     with _Lock(out):
         return _run_locked(job, out, progress=progress)
 
