@@ -561,29 +561,39 @@ class PairedWriter:
                 f"{self.partial}:{line}: field 'query_type': {r.query_type!r} is a {name} type; "
                 f"this file holds vocabulary {self.vocabulary!r}."
             )
-        if self.format == "jsonl":
-            self._file.write(json.dumps(row, allow_nan=False) + "\n")
-        else:
-            w = csv.writer(self._file, lineterminator="\n")
-            if self.columns is None:
-                self.columns = list(row)
-                w.writerow(self.columns)
-            elif sorted(row) != sorted(self.columns):
-                raise InputError(
-                    f"{self.partial}:{line}: the row has columns {sorted(row)}; this CSV file has "
-                    f"{sorted(self.columns)}."
-                )
-            w.writerow([_csv_cell(row[c]) for c in self.columns])
-        self._file.flush()
+        try:
+            if self.format == "jsonl":
+                self._file.write(json.dumps(row, allow_nan=False) + "\n")
+            else:
+                w = csv.writer(self._file, lineterminator="\n")
+                if self.columns is None:
+                    self.columns = list(row)
+                    w.writerow(self.columns)
+                elif sorted(row) != sorted(self.columns):
+                    raise InputError(
+                        f"{self.partial}:{line}: the row has columns {sorted(row)}; this CSV file "
+                        f"has {sorted(self.columns)}."
+                    )
+                w.writerow([_csv_cell(row[c]) for c in self.columns])
+            self._file.flush()
+        except OSError as e:  # disk full...: name the file; a rerun drops the cut-off line
+            raise OSError(e.errno, e.strerror or str(e), str(self.partial)) from e
         self.vocabulary = name
         self.ids[r.instance_id] = line
         self._line = line
 
     def close(self) -> None:
         if not self._file.closed:
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._file.close()
+            try:
+                self._file.flush()
+                os.fsync(self._file.fileno())
+            except OSError as e:
+                raise OSError(e.errno, e.strerror or str(e), str(self.partial)) from e
+            finally:
+                try:
+                    self._file.close()
+                except OSError:  # the flush above already failed and said why
+                    pass
 
     def finalize(self, *, embed: Embedder | None = None) -> Path:
         """Close, validate the whole partial file with ``read_paired``, rename it to ``path``."""

@@ -53,11 +53,13 @@ def atomic_write(
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(e, OSError):  # name the target, not the hidden temporary file
+            raise OSError(e.errno, e.strerror or str(e), str(path)) from e
         raise
     return path
 
@@ -256,6 +258,7 @@ def check_out_dir(
     path: str | os.PathLike,
     *,
     inputs: Iterable[tuple[str, str | os.PathLike | None]] = (),
+    what: str = "the figures, tables and sidecar",
 ) -> Path:
     """Check an output folder before any work; remove stale temporary files of dead runs in it.
 
@@ -263,6 +266,7 @@ def check_out_dir(
       option: how the user named it (``--out``).
       path: the folder; created later if absent.
       inputs: ``(option, path)`` of the run's input files; none may be the output.
+      what: what the folder holds, for the message.
 
     Raises:
       InputError: ``path`` is a file, lies under a file, or cannot be written; or is an input.
@@ -272,8 +276,7 @@ def check_out_dir(
         raise InputError(f"{option} must be a folder path; got ''.")
     if p.exists() and not p.is_dir():
         raise InputError(
-            f"{option} {str(p)!r} is a file; expected a folder (created if absent) for the "
-            f"figures, tables and sidecar."
+            f"{option} {str(p)!r} is a file; expected a folder (created if absent) for {what}."
         )
     _check_not_input(option, p, inputs)
     if p.is_dir():

@@ -175,6 +175,9 @@ CASES = [
     ("simulate", ["simulate", "--scenario", "bogus"], ["bogus", "locomo-like"]),
     ("simulate", ["simulate", "--config", "{paired}"], ["paired.jsonl", "TOML"]),
     ("simulate", ["simulate", "--queries", "3000000000"], ["--queries", "2**31"]),
+    # issue 23 item 1: no process starts beyond the cores (refused before any process starts)
+    ("simulate", ["simulate", "--processes", "100000"], ["--processes 100000", "core"]),
+    ("simulate", ["simulate", "--processes", "0"], ["--processes", ">= 1"]),
     ("stress", ["stress", "--budget-spillover", "x"], ["--budget-spillover"]),
     ("stress", ["stress", "--memory-size", "0"], ["--memory-size", "[1, 64]"]),
     ("stress", ["stress", "--memories", "0"], ["--memories"]),
@@ -464,6 +467,8 @@ CASES = [
             (["--budgets", "32,abc"], ["--budgets", "abc"]),
             (["--tokenizer", "bogus"], ["--tokenizer", "bogus"]),
             (["--embedder", "bogus"], ["--embedder", "bogus"]),
+            # issue 23 item 5: a file where the cache folder goes, refused before the work
+            (["--llm-cache", "{file}"], ["--llm-cache", "is a file", "cached LLM responses"]),
         )
     ],
     (
@@ -719,3 +724,180 @@ def test_pair_simulate_defaults_to_the_simulate_scenario(tmp_path, capsys):
     assert main(["pair", "simulate", "--instances", "40", "--output", str(out), "--json"]) == 0
     obj = json.loads(capsys.readouterr().out)
     assert obj["scenario"] == sim.DEFAULT_PRESET and obj["output"] == str(out) and out.is_file()
+
+
+# ------------------------------------------------------- issue 23: symlinks, write-time OS errors
+
+
+@pytest.mark.parametrize("planted", ["lock", "partial"])
+def test_planted_symlink_at_lock_or_partial_is_refused(tmp_path, capsys, planted):
+    """`<output>.lock` or `<output>.partial` planted as a symbolic link (to a file, or dangling):
+    refused with one line; the link's target is neither written nor created (item 3)."""
+    out = tmp_path / "out.jsonl"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    dangling = tmp_path / "elsewhere.jsonl"
+    for target in (victim, dangling):
+        link = Path(f"{out}.{planted}")
+        link.symlink_to(target)
+        rc, stdout, err = _run(_pair_args(out), capsys)
+        assert rc == 2 and stdout == "" and "Traceback" not in err, err
+        assert len(err.strip().splitlines()) == 1 and "symbolic link" in err, err
+        assert victim.read_text() == "precious\n" and not dangling.exists()
+        assert not out.exists() and link.is_symlink()
+        link.unlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["victim.txt"]
+
+
+def test_open_nofollow_refuses_a_link_planted_after_the_check(tmp_path):
+    """The in-place opens use O_NOFOLLOW, so a link planted between check and open is refused."""
+    from retcon.errors import InputError
+    from retcon.output import open_nofollow
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (tmp_path / "x.lock").symlink_to(victim)
+    with pytest.raises(InputError, match="symbolic link"):
+        open_nofollow("--output", tmp_path / "x.lock", os.O_RDWR)
+    assert victim.read_text() == "precious\n"
+
+
+def _enospc(*_a, **_k):
+    import errno
+
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def _eperm(src, dst, *_a, **_k):
+    import errno
+
+    raise PermissionError(errno.EPERM, "Operation not permitted", src, dst)
+
+
+@pytest.mark.parametrize("fault", ["ENOSPC", "EPERM"])
+@pytest.mark.parametrize("command", ["crossover --out", "predict", "pair locomo"])
+def test_os_error_at_write_time_is_one_line(tmp_path, env, capsys, monkeypatch, fault, command):
+    """Disk full at the final flush, or a rename the OS refuses after os.access allowed it: exit 2,
+    one line naming the path and the OS error, no traceback, no file under a final name (item 5).
+    The faults are injected (os.fsync / os.replace raise), so no root and no real full disk."""
+    target = {
+        "crossover --out": (["crossover", "--budgets", "100,200", "--out", "{tmp}/o"], "{tmp}/o"),
+        "predict": (
+            [
+                "predict",
+                "--router",
+                "{router}",
+                "--data",
+                "{paired}",
+                "--decisions",
+                "{tmp}/d.jsonl",
+            ],
+            "{tmp}/d.jsonl",
+        ),
+        "pair locomo": (_pair_args("{tmp}/p.jsonl"), "{tmp}/p.jsonl"),
+    }[command]
+    argv, final = _fill(target[0], env), _fill([target[1]], env)[0]
+    before = {p.name for p in tmp_path.rglob("*")}
+    monkeypatch.setattr(
+        os, "fsync" if fault == "ENOSPC" else "replace", _enospc if fault == "ENOSPC" else _eperm
+    )
+    rc, out, err = _run(argv, capsys)
+    monkeypatch.undo()
+    assert rc == 2 and out == "" and "Traceback" not in err, err
+    line = err.strip()
+    assert len(line.splitlines()) == 1 and f"[{fault}]" in line, line
+    assert Path(final).name in line, line
+    assert not Path(final).exists() or Path(final).is_dir() and not any(Path(final).iterdir())
+    left = {p.name for p in tmp_path.rglob("*")} - before
+    assert not [n for n in left if n.endswith(".tmp") or "retcon-staging" in n], left
+
+
+# ------------------------------------------------ issue 23 item 8: a retrieval miss in paired data
+
+
+def _miss_instances():
+    """Three queries of two evidence records: found whole, one record missed, both missed."""
+    from sim import Instances
+
+    found = np.array([[1, 1], [1, 0], [0, 0]], bool)
+    lengths = np.where(found, 30.0, 0.0)
+    ctx_len = np.zeros((3, 4, 3))
+    ctx_len[:, 0, :2] = lengths  # ret: the found raw units, then one distractor
+    ctx_len[:, 1:, 0] = np.where(found.any(1), 12.0, 0.0)[:, None]  # one generated record
+    ctx_len[:, :, 2] = 20.0
+    ctx_ev = np.zeros((3, 4, 3), bool)
+    ctx_ev[:, 0, :2] = found
+    ctx_ev[:, 1:, 0] = found.any(1)[:, None]
+    p = np.array([[0.8, 0.7, 0.6, 0.7], [0.1] * 4, [0.1] * 4])  # a miss scores g = 0.1
+    return Instances(
+        budget=np.full(3, 64.0),
+        query_type=np.array([0, 1, 2]),
+        group=np.array([0, 1, 2]),
+        query_id=np.arange(3),
+        record_lengths=lengths,
+        record_mask=found,
+        session_ids=np.where(found, 0, -1),
+        embeddings=np.where(found[..., None], 1.0, 0.0) * np.ones((3, 2, 4)),
+        success_prob=p,
+        context_lengths=ctx_len,
+        context_evidence=ctx_ev,
+        evidence_mask=np.ones((3, 2), bool),
+    )
+
+
+def test_retrieval_miss_rows_round_trip_with_support_zero(tmp_path):
+    """A row whose retriever missed evidence (recall < 1) is written with no evidence flag under
+    any action and len(C) = 0 when nothing was found; it reads back, grounds nothing and has
+    support 0 under every action, as MODEL §2's reader scored it (docs/paired-data.md)."""
+    import jax
+
+    import theory
+    from oas import paired_structure, read_paired, write_paired
+    from oas._simulate import paired_from_instances
+
+    data = paired_from_instances(jax.random.key(0), _miss_instances())
+    path = write_paired(tmp_path / "p.jsonl", data)
+    back = read_paired(path)
+    cells = back.meta["evidence_structure"]
+    assert cells[0]["evidence"]["ret"] == [1, 1, 0]
+    for i in (1, 2):
+        assert not any(f for a in cells[i]["evidence"] for f in cells[i]["evidence"][a])
+    assert back.cluster_tokens.tolist() == [60.0, 30.0, 0.0]
+    assert back.raw_grounded.tolist() == [1.0, 1.0, 0.0]
+    s = theory.support_fractions(paired_structure(back), back.budget)
+    assert np.all(s[1:] == 0.0) and np.all(s[0] > 0.0)
+
+
+def test_retrieval_miss_cannot_flag_an_operator():
+    from oas._structure import check_structure
+    from retcon.errors import InputError
+
+    cell = {
+        "packing": "prefix",
+        "lengths": {a: [3.0] for a in ("ret", "merge", "abstract", "rewrite")},
+        "evidence": {"ret": [0], "merge": [1], "abstract": [0], "rewrite": [0]},
+    }
+    with pytest.raises(InputError, match=r"p.jsonl:3: .*retrieval miss.*'merge'"):
+        check_structure(cell, "p.jsonl", 3)
+
+
+@pytest.mark.slow
+def test_pair_simulate_with_recall_below_one_feeds_fit(tmp_path, capsys):
+    """`retcon pair simulate` on a recall = 0.8 scenario writes paired data that `retcon fit`
+    reads (issue 23 item 8's repro, at a smaller size)."""
+    import sim
+
+    toml = Path(sim.__file__).parent / "presets" / "locomo-like.toml"
+    text = toml.read_text().replace("[retriever]\n", "[retriever]\nrecall = 0.8\n", 1)
+    assert "recall = 0.8" in text
+    (tmp_path / "s.toml").write_text(text)
+    p = tmp_path / "p.jsonl"
+    argv = ["pair", "simulate", "--scenario", str(tmp_path / "s.toml"), "--instances", "1200"]
+    assert main([*argv, "--output", str(p)]) == 0
+    rows = [json.loads(line) for line in p.read_text().splitlines()]
+    misses = [r for r in rows if not any(r["evidence_structure"]["evidence"]["ret"])]
+    assert misses and all(r["meta_p_ret"] == r["meta_p_merge"] for r in misses)
+    r_out = tmp_path / "r.json"
+    assert main(["fit", "--data", str(p), "--router-out", str(r_out), "--folds", "2"]) == 0
+    assert json.loads(r_out.read_text())["format"] == "retcon-oas-router"
+    capsys.readouterr()

@@ -104,3 +104,25 @@ def test_delta_figure_draws_an_interval_that_reaches_beyond_the_grid(tmp_path):
     )
     path = plot_delta(result, cx, "t", tmp_path / "delta.png")
     assert path.stat().st_size > 0
+
+
+def test_same_seed_prints_and_writes_the_same_bytes(capsys, outdir, tmp_path):
+    """A second identical run (the first is test_json_only_one_object_on_stdout's) writes the same
+    bytes: wall-clock seconds appear only with --timing (issue 23 item 4)."""
+    assert main(ARGS + ["--json", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "timing" not in json.loads(out)
+    assert json.loads(out) == json.loads((outdir / "simulate.json").read_text())
+    for name in ("simulate.json", "sidecar.json", "simulate.txt"):
+        assert (tmp_path / name).read_bytes() == (outdir / name).read_bytes(), name
+
+
+@pytest.mark.slow
+def test_timing_only_on_request(capsys):
+    assert main(ARGS + ["--json"]) == 0
+    plain = capsys.readouterr().out
+    assert main(ARGS + ["--json"]) == 0
+    assert capsys.readouterr().out == plain  # the same bytes on stdout
+    assert main(ARGS + ["--json", "--timing"]) == 0
+    timing = json.loads(capsys.readouterr().out)["timing"]
+    assert set(timing) == {"compile_s", "kernel_s", "bootstrap_ci_s", "plot_s", "total_s"}

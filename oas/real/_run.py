@@ -374,7 +374,10 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
         n_resumed = len(done)
         writer.finalize()
     except BaseException:
-        writer.close()
+        try:
+            writer.close()
+        except OSError:  # e.g. the disk that failed the write fails the flush too
+            pass
         if not writer.ids:  # nothing of this run's protocol was kept: leave no files behind
             _discard_new(partial, meta_path, had_partial, had_meta)
         raise

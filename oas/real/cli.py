@@ -283,6 +283,10 @@ def run_pair(args) -> int:
         args.output,
         inputs=[("--data", args.data)],
     )
+    if args.llm_cache is not None:
+        from retcon.output import check_out_dir
+
+        check_out_dir("--llm-cache", args.llm_cache, what="the cached LLM responses")
     llm = llm_options(args)
     job = PairJob(
         dataset=args.dataset,
