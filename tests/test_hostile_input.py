@@ -48,6 +48,14 @@ _ROUTER = {
 }
 
 
+_THEORY = {
+    "theory_version": 1,
+    "theta": [0.0] * 17,
+    "compress_ratio": [[0.5] * 4] * 3,
+    "n_params": 17,
+}
+
+
 def _router(**change) -> dict:
     import copy
 
@@ -143,6 +151,15 @@ ROUTER_BREAKS = {
     "packing": _router(packing=3),
     "budgets_neg": _router(thresholds__calibrated__budgets=[-64.0, 256.0]),
     "not_object": [1, 2, 3],
+    # issue 23 item 2: an edited file that the field checks alone let through
+    "budgets_reversed": _router(thresholds__calibrated__budgets=[256.0, 64.0]),
+    "crc_budgets_reversed": _router(thresholds__crc__budgets=[256.0, 64.0]),
+    "theory_ratio": _router(theory=_THEORY | {"compress_ratio": [[5.0] * 4] * 3}),
+    "theory_ratio_zero": _router(theory=_THEORY | {"compress_ratio": [[0.0] * 4] * 3}),
+    "theory_theta_big": _router(theory=_THEORY | {"theta": [1e6] + [0.0] * 16}),
+    "theory_theta_str": _router(theory=_THEORY | {"theta": ["1"] + [0.0] * 16}),
+    "theory_theta_short": _router(theory=_THEORY | {"theta": [0.0] * 3}),
+    "theory_n_params": _router(theory=_THEORY | {"n_params": 99}),
 }
 
 BIG_SEED = str(2**63)
@@ -331,6 +348,14 @@ CASES = [
             ("mean_inf", "standardization.mean"),
             ("packing", "'packing'"),
             ("budgets_neg", "thresholds.calibrated.budgets"),
+            ("budgets_reversed", "'thresholds.calibrated.budgets' must be increasing"),
+            ("crc_budgets_reversed", "'thresholds.crc.budgets' must be increasing"),
+            ("theory_ratio", "'theory.compress_ratio' must hold ratios in (0, 1]"),
+            ("theory_ratio_zero", "'theory.compress_ratio'"),
+            ("theory_theta_big", "'theory.theta' must hold numbers in"),
+            ("theory_theta_str", "'theory.theta' must be a list of numbers"),
+            ("theory_theta_short", "'theory.theta'"),
+            ("theory_n_params", "'theory.n_params'"),
             ("not_object", "JSON object"),
             ("nested", "nested"),
         )
@@ -386,6 +411,25 @@ CASES = [
         ],
         ["--router", "tau", ">= 0"],
     ),
+    *[
+        (
+            "predict",
+            [
+                "predict",
+                "--router",
+                f"{{router_{name}}}",
+                "--data",
+                "{paired}",
+                "--decisions",
+                "{tmp}/d.jsonl",
+            ],
+            ["--router", f"router_{name}.json", field],
+        )
+        for name, field in (
+            ("budgets_reversed", "thresholds.calibrated.budgets"),
+            ("theory_ratio", "theory.compress_ratio"),
+        )
+    ],
     (
         "predict",
         [
