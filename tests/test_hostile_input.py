@@ -851,7 +851,7 @@ def test_os_error_at_write_time_is_one_line(tmp_path, env, capsys, monkeypatch, 
     line = err.strip()
     assert len(line.splitlines()) == 1 and f"[{fault}]" in line, line
     assert Path(final).name in line, line
-    assert not Path(final).exists() or Path(final).is_dir() and not any(Path(final).iterdir())
+    assert not Path(final).exists() or (Path(final).is_dir() and not any(Path(final).iterdir()))
     left = {p.name for p in tmp_path.rglob("*")} - before
     assert not [n for n in left if n.endswith(".tmp") or "retcon-staging" in n], left
 
@@ -936,7 +936,7 @@ def test_pair_simulate_with_recall_below_one_feeds_fit(tmp_path, capsys):
     assert "recall = 0.8" in text
     (tmp_path / "s.toml").write_text(text)
     p = tmp_path / "p.jsonl"
-    argv = ["pair", "simulate", "--scenario", str(tmp_path / "s.toml"), "--instances", "1200"]
+    argv = ["pair", "simulate", "--scenario", str(tmp_path / "s.toml"), "--instances", "600"]
     assert main([*argv, "--output", str(p)]) == 0
     rows = [json.loads(line) for line in p.read_text().splitlines()]
     misses = [r for r in rows if not any(r["evidence_structure"]["evidence"]["ret"])]

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from oas.real._checks import check_budgets
-from retcon.errors import InputError, check_choice
+from retcon.errors import InputError, check_choice, check_range
 
 # Options that change the rows; a resumed file must have been written with the same ones.
 _PROTOCOL_FIELDS = (
@@ -74,9 +74,19 @@ class PairJob:
         check_choice("--llm-judge", self.llm_judge, ("lexical", "llm"))
         _check_end_to_end(self)
         object.__setattr__(self, "budgets", check_budgets(self.budgets or DEFAULT_BUDGETS))
+        from oas.real._llm_config import MAX_CONCURRENCY
+
         conc = self.llm.get("concurrency")
-        if conc is not None and (isinstance(conc, bool) or not isinstance(conc, int) or conc < 1):
-            raise InputError(f"--concurrency must be an integer >= 1; got {conc!r}.")
+        if conc is not None and (
+            isinstance(conc, bool) or not isinstance(conc, int) or not 1 <= conc <= MAX_CONCURRENCY
+        ):
+            raise InputError(
+                f"--concurrency must be an integer in [1, {MAX_CONCURRENCY}] (requests in flight "
+                f"at once); got {conc!r}."
+            )
+        timeout = self.llm.get("timeout")
+        if timeout is not None:
+            check_range("--llm-timeout", timeout, 0.0, 86400.0, high_open=False)
         if self.limit is not None and self.limit <= 0:
             raise InputError(f"--limit must be a positive integer; got {self.limit}.")
         if not 0.0 < self.sentence_threshold <= 1.0:
@@ -146,7 +156,7 @@ def _backends(job: PairJob):
         from oas.real._llm_client import EndpointPool, resolve_endpoint
 
         # One pool for both roles: --concurrency bounds operators and reader together.
-        keys = ("base_url", "model", "api_key", "cache_dir", "concurrency")
+        keys = ("base_url", "model", "api_key", "cache_dir", "concurrency", "timeout")
         pool = llm["pool"] = EndpointPool(resolve_endpoint(**{k: llm.get(k) for k in keys}))
     else:
         pool = None

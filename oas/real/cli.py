@@ -172,7 +172,18 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
     )
     g.add_argument("--llm-model", default=None, help="default $RETCON_LLM_MODEL")
     g.add_argument(
-        "--llm-api-key", default=None, help="default $RETCON_LLM_API_KEY, else $OPENAI_API_KEY"
+        "--llm-api-key",
+        default=None,
+        help="default $RETCON_LLM_API_KEY (sent only to the hosts of $RETCON_LLM_BASE_URL), else "
+        "$OPENAI_API_KEY (only to api.openai.com and $OPENAI_BASE_URL's host); docs/llm.md",
+    )
+    g.add_argument(
+        "--llm-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds to wait for one response before retrying (default $RETCON_LLM_TIMEOUT, "
+        "else 300)",
     )
     g.add_argument("--llm-cache", metavar="DIR", default=None, help="response cache folder")
     g.add_argument(
@@ -229,9 +240,11 @@ def llm_options(args) -> dict:
         or env.get("RETCON_LLM_BASE_URL")
         or env.get("OPENAI_BASE_URL"),
         "model": args.llm_model or env.get("RETCON_LLM_MODEL"),
-        "api_key": args.llm_api_key or env.get("RETCON_LLM_API_KEY") or env.get("OPENAI_API_KEY"),
+        # an environment key is bound to its hosts: resolve_endpoint picks it (docs/llm.md)
+        "api_key": args.llm_api_key,
         "cache_dir": args.llm_cache,
         "concurrency": args.concurrency,
+        "timeout": args.llm_timeout,
     }
 
 
