@@ -513,6 +513,10 @@ CASES = [
             (["--embedder", "bogus"], ["--embedder", "bogus"]),
             # issue 23 item 5: a file where the cache folder goes, refused before the work
             (["--llm-cache", "{file}"], ["--llm-cache", "is a file", "cached LLM responses"]),
+            # issue 23 items 6 and 10: sizes and the per-request timeout
+            (["--concurrency", "100000000"], ["--concurrency", "[1, 4096]"]),
+            (["--llm-timeout", "0"], ["--llm-timeout", "(0, 86400]"]),
+            (["--llm-timeout", "nan"], ["--llm-timeout"]),
         )
     ],
     (
@@ -945,3 +949,63 @@ def test_pair_simulate_with_recall_below_one_feeds_fit(tmp_path, capsys):
     assert main(["fit", "--data", str(p), "--router-out", str(r_out), "--folds", "2"]) == 0
     assert json.loads(r_out.read_text())["format"] == "retcon-oas-router"
     capsys.readouterr()
+
+
+# ------------------------------------------------------------ issue 23 item 9: keys and endpoints
+
+
+def test_environment_keys_go_only_to_their_hosts(monkeypatch, tmp_path, caplog):
+    """$OPENAI_API_KEY goes to api.openai.com and $OPENAI_BASE_URL's host only; $RETCON_LLM_API_KEY
+    to $RETCON_LLM_BASE_URL's hosts only; a key given as an argument goes where it is told."""
+    from oas.real._llm_config import resolve_endpoint
+
+    for var in ("RETCON_LLM_BASE_URL", "OPENAI_BASE_URL", "RETCON_LLM_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    cfg = resolve_endpoint("http://evil.example:8080/v1", "m", None, tmp_path)
+    assert cfg.api_key == ""
+    assert "OPENAI_API_KEY is set but not sent to http://evil.example:8080" in caplog.text
+    assert "sk-secret" not in caplog.text
+    assert resolve_endpoint("https://api.openai.com/v1", "m", None, tmp_path).api_key == "sk-secret"
+    assert resolve_endpoint("http://api.openai.com/v1", "m", None, tmp_path).api_key == ""  # http
+    monkeypatch.setenv("RETCON_LLM_API_KEY", "rk")
+    monkeypatch.setenv("RETCON_LLM_BASE_URL", "http://mine:1/v1,http://mine:2/v1")
+    assert resolve_endpoint(None, "m", None, tmp_path).api_key == "rk"
+    assert resolve_endpoint("http://mine:2/v1", "m", None, tmp_path).api_key == "rk"
+    assert resolve_endpoint("http://other:1/v1", "m", None, tmp_path).api_key == ""
+    assert resolve_endpoint("http://other:1/v1", "m", "typed", tmp_path).api_key == "typed"
+
+
+def test_embeddings_keys_and_scheme_are_checked_when_made(monkeypatch, tmp_path):
+    from oas.real import make_embedder
+    from retcon.errors import InputError
+
+    monkeypatch.setenv("RETCON_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    monkeypatch.setenv("RETCON_EMBED_BASE_URL", "file:///etc/passwd")
+    with pytest.raises(InputError, match=r"--embedder openai:e.*http:// or https://"):
+        make_embedder("openai:e")
+    monkeypatch.setenv("RETCON_EMBED_BASE_URL", "http://evil.example/v1")
+    assert make_embedder("openai:e").api_key == ""
+    monkeypatch.setenv("RETCON_EMBED_API_KEY", "ek")
+    monkeypatch.setenv("RETCON_EMBED_BASE_URL", "http://emb.example/v1")
+    assert make_embedder("openai:e").api_key == "ek"
+
+
+def test_credentials_in_a_base_url_are_redacted_in_error_lines(tmp_path):
+    """A base URL with user:password or ?key= is never echoed whole (failure, refusal, sidecar)."""
+    from oas.real._http import EndpointPool, LLMEndpointError
+    from oas.real._llm_config import EndpointConfig, redact_url
+    from retcon.errors import InputError
+
+    assert redact_url("http://u:pw@h:1/v1?api_key=zz&x=1") == "http://***@h:1/v1?api_key=***&x=***"
+    url = "http://user:hunter2@127.0.0.1:9/v1"  # port 9 (discard): nothing answers
+    cfg = EndpointConfig(url, "m", cache_dir=tmp_path, max_retries=0, timeout=2)
+    pool = EndpointPool(cfg, sleep=lambda s: None)
+    with pytest.raises(LLMEndpointError) as e:
+        pool.send(b"{}")
+    assert "hunter2" not in str(e.value) and "***@127.0.0.1:9" in str(e.value)
+    assert "hunter2" not in json.dumps(pool.endpoints)
+    with pytest.raises(InputError) as e2:
+        EndpointConfig("ftp://user:hunter2@h/v1", "m", cache_dir=tmp_path)
+    assert "hunter2" not in str(e2.value)

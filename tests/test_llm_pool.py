@@ -387,4 +387,7 @@ def test_progress_line_and_bad_concurrency(fleet, tmp_path, capsys):
     for word in ("calls", "hits", "in flight", "errors", "6/6"):
         assert word in err, err[-500:]
     assert _pair(data, a.base_url, tmp_path / "c", tmp_path / "q.jsonl", "--concurrency", "0") == 2
-    assert "--concurrency must be an integer in [1, 4096] (requests in flight at once); got 0" in capsys.readouterr().err
+    assert (
+        "--concurrency must be an integer in [1, 4096] (requests in flight at once); got 0"
+        in capsys.readouterr().err
+    )
