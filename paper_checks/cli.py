@@ -76,8 +76,9 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(
                 f"--claims: unknown claim {unknown[0]!r}; expected ids among {list(CHECKS)}."
             )
-    if args.end_to_end and args.out is None:
-        raise InputError("--end-to-end needs --out DIR (it appends a section to DIR/REPORT.md).")
+    for flag, given in (("--magnitude", args.magnitude), ("--end-to-end", args.end_to_end)):
+        if given and args.out is None:
+            raise InputError(f"{flag} needs --out DIR (it appends a section to DIR/REPORT.md).")
     if args.out is not None:
         check_out_dir("--out", args.out, inputs=[("--data", args.data)])
     overrides = {"data": args.data}

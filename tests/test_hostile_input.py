@@ -118,6 +118,11 @@ def env(tmp_path, monkeypatch):
     toml = tmp_path / "bad.toml"
     toml.write_bytes(b'name = "x\xff"\n')
     files["nonutf8_toml"] = toml
+    import sim
+
+    preset = (Path(sim.__file__).parent / "presets" / "locomo-like.toml").read_text()
+    files["recall_toml"] = tmp_path / "recall.toml"
+    files["recall_toml"].write_text(preset.replace("[retriever]\n", "[retriever]\nrecall = 0.8\n"))
     files["router"] = tmp_path / "router.json"
     files["router"].write_text(json.dumps(_router()))
     for name, obj in ROUTER_BREAKS.items():
@@ -517,6 +522,12 @@ CASES = [
             (["--concurrency", "100000000"], ["--concurrency", "[1, 4096]"]),
             (["--llm-timeout", "0"], ["--llm-timeout", "(0, 86400]"]),
             (["--llm-timeout", "nan"], ["--llm-timeout"]),
+            # issue 23 item 6: options the protocol or reader would ignore are refused
+            (["--top-k", "5"], ["--top-k", "--protocol end-to-end"]),
+            (["--retriever", "bm25"], ["--retriever", "--protocol end-to-end"]),
+            (["--type-source", "gold"], ["--type-source", "--protocol end-to-end"]),
+            (["--llm-judge", "llm"], ["--llm-judge", "--reader llm"]),
+            (["--protocol", "end-to-end", "--top-k", "1000000000"], ["--top-k", "[1, 100000]"]),
         )
     ],
     (
@@ -541,6 +552,13 @@ CASES = [
         ["--data", "locomo_malformed.json"],
     ),
     ("paper-checks", ["paper-checks", "--seed", BIG_SEED], ["--seed"]),
+    ("paper-checks", ["paper-checks", "--magnitude"], ["--magnitude", "--out DIR"]),
+    # retcon identify (issue 23 item 7: a size that cannot fit is refused with its estimate)
+    (
+        "identify",
+        ["identify", "--data", "{paired}", "--resamples", "1000000000"],
+        ["--resamples 1000000000", "memory", "limit"],
+    ),
     # retcon bench
     ("bench", ["bench", "--sizes", "1e12"], ["--sizes", "2**31"]),
     ("bench", ["bench", "--sizes", "inf"], ["--sizes", "inf"]),
@@ -551,6 +569,8 @@ CASES = [
     ("bench", ["bench", "--only", "bootstrap", "--sizes", "5"], ["--sizes", ">= 10"]),
     ("bench", ["bench", "--out", "{file}"], ["--out", "is a file"]),
     ("bench", ["bench", "--seed", BIG_SEED], ["--seed"]),
+    ("bench", ["bench", "--quick", "--full"], ["--full", "--quick"]),
+    ("bench", ["bench", "--scenario", "{recall_toml}"], ["--scenario", "retriever.recall"]),
 ]
 
 

@@ -124,7 +124,9 @@ class EndpointPool:
       clock: monotonic seconds (default ``time.monotonic``).
     """
 
-    def __init__(self, config: EndpointConfig, *, route: Route | None = None, sleep=None, clock=None):
+    def __init__(
+        self, config: EndpointConfig, *, route: Route | None = None, sleep=None, clock=None
+    ):
         self.config = config
         self.route = route if route is not None else CHAT
         # late-bound, so a patched time.sleep is seen
@@ -142,7 +144,13 @@ class EndpointPool:
         """Per endpoint: ``url``, ``sent``, ``ok``, ``errors``, ``removed``."""
         with self._lock:
             return [
-                {"url": e.name, "sent": e.sent, "ok": e.ok, "errors": e.errors, "removed": e.removed}
+                {
+                    "url": e.name,
+                    "sent": e.sent,
+                    "ok": e.ok,
+                    "errors": e.errors,
+                    "removed": e.removed,
+                }
                 for e in self._eps
             ]
 

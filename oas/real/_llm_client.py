@@ -115,7 +115,12 @@ class ChatClient:
             write_entry(
                 self.config.cache_dir,
                 key,
-                {"model": self.config.model, "messages": messages, "params": params, "response": text},
+                {
+                    "model": self.config.model,
+                    "messages": messages,
+                    "params": params,
+                    "response": text,
+                },
             )
             fut.set_result(text)
             return text

@@ -52,8 +52,7 @@ def redact_url(url: str) -> str:
     query = parts.query
     if query:
         query = "&".join(
-            f"{k}=***" if v else k
-            for k, v in urllib.parse.parse_qsl(query, keep_blank_values=True)
+            f"{k}=***" if v else k for k, v in urllib.parse.parse_qsl(query, keep_blank_values=True)
         )
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
@@ -155,7 +154,9 @@ class EndpointConfig:
         for url in urls:
             check_base_url("LLM base URL", url)
         if len(set(urls)) != len(urls):
-            raise InputError(f"LLM base URLs must be distinct; got {[redact_url(u) for u in urls]}.")
+            raise InputError(
+                f"LLM base URLs must be distinct; got {[redact_url(u) for u in urls]}."
+            )
         if (
             isinstance(self.concurrency, bool)
             or not isinstance(self.concurrency, int)

@@ -122,14 +122,24 @@ class PairJob:
         return p
 
 
+# More units than any conversation holds: a larger --top-k is a typo (all units are retrieved).
+MAX_TOP_K = 100_000
+
+
 def _check_end_to_end(job: PairJob) -> None:
     from oas.real._retrieval import PROTOCOLS, RETRIEVERS, TYPE_SOURCES
 
     check_choice("--protocol", job.pair_protocol, PROTOCOLS)
     check_choice("--retriever", job.retriever, RETRIEVERS)
     check_choice("--type-source", job.type_source, TYPE_SOURCES)
-    if job.top_k is not None and (isinstance(job.top_k, bool) or job.top_k < 1):
-        raise InputError(f"--top-k must be a positive integer; got {job.top_k!r}.")
+    if job.top_k is not None and (
+        isinstance(job.top_k, bool)
+        or not isinstance(job.top_k, int)
+        or not 1 <= job.top_k <= MAX_TOP_K
+    ):
+        raise InputError(
+            f"--top-k must be an integer in [1, {MAX_TOP_K}] (units retrieved); got {job.top_k!r}."
+        )
 
 
 def _load(job: PairJob):
