@@ -89,19 +89,22 @@ def run(args: argparse.Namespace) -> int:
             "resamples": args.resamples,
             "strata": args.strata,
         }
-        with OutputSet(args.out, last=("identify.json",)) as out:
+        with OutputSet(args.out, last=("sidecar.json",)) as out:
             plot_report(rep, out / "identify_curves.png")
+            write_json_atomic(out / "identify.json", to_jsonable(rep))
             write_json_atomic(
-                out / "identify.json",
-                {
-                    **to_jsonable(rep),
-                    "sidecar": sidecar(config, seed=args.seed, command="identify"),
-                },
+                out / "sidecar.json",
+                sidecar(
+                    config,
+                    seed=args.seed,
+                    command="retcon identify",
+                    outputs=["identify.json", "identify_curves.png"],
+                ),
             )
     if args.json:
         print_json(to_jsonable(rep))
     else:
         print(format_report(rep))
         if args.out:
-            print(f"\nwrote identify.json, identify_curves.png to {Path(args.out)}")
+            print(f"\nwrote identify.json, identify_curves.png, sidecar.json to {Path(args.out)}")
     return 0

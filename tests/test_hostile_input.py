@@ -115,6 +115,17 @@ def env(tmp_path, monkeypatch):
     nested = tmp_path / "nested.jsonl"
     nested.write_text("[" * 100000 + "]" * 100000 + "\n")
     files["nested"] = nested
+    from oas import FEATURE_NAMES
+
+    huge = {c: float(c == "query_type_0") for c in FEATURE_NAMES} | {"token_pressure": 1e308}
+    big = tmp_path / "huge_feature.jsonl"
+    row = {
+        k: v
+        for k, v in _paired_row(0, 3).items()
+        if k not in ("cluster_lengths", "session_ids", "embeddings")
+    }
+    big.write_text(json.dumps(row | huge) + "\n")
+    files["huge_feature"] = big
     toml = tmp_path / "bad.toml"
     toml.write_bytes(b'name = "x\xff"\n')
     files["nonutf8_toml"] = toml
@@ -312,6 +323,12 @@ CASES = [
         "fit",
         ["fit", "--data", "{paired}", "--router-out", "{tmp}/r.json", "--seed", BIG_SEED],
         ["--seed"],
+    ),
+    # issue 23 item 10: a value the fit cannot standardize names file, row and field
+    (
+        "fit",
+        ["fit", "--data", "{huge_feature}", "--router-out", "{tmp}/r.json"],
+        ["huge_feature.jsonl:1", "'token_pressure'", "1e+308"],
     ),
     ("evaluate", ["evaluate", "--data", "{paired}", "--split", "inf,1,1"], ["--split", "finite"]),
     ("evaluate", ["evaluate", "--data", "{paired}", "--split", "1,1"], ["--split"]),
@@ -1029,3 +1046,16 @@ def test_credentials_in_a_base_url_are_redacted_in_error_lines(tmp_path):
     with pytest.raises(InputError) as e2:
         EndpointConfig("ftp://user:hunter2@h/v1", "m", cache_dir=tmp_path)
     assert "hunter2" not in str(e2.value)
+
+
+def test_library_messages_are_reworded_for_the_user():
+    """An error spelled for Python callers (a class or function name first) reaches the CLI with
+    the file it is about instead (issue 23 item 10); other errors pass unchanged."""
+    from retcon.errors import InputError, worded_for
+
+    words = {"Router.": "the router fitted on it: "}
+    with pytest.raises(InputError) as e, worded_for("--data p.jsonl", words):
+        raise InputError("Router.mean must be finite.")
+    assert str(e.value) == "--data p.jsonl: the router fitted on it: mean must be finite."
+    with pytest.raises(InputError, match="^p.jsonl:3: field"), worded_for("--data p.jsonl", words):
+        raise InputError("p.jsonl:3: field 'x' is bad.")

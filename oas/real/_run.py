@@ -338,8 +338,11 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
     typing = None
     if job.pair_protocol == "end-to-end" and job.type_source == "predicted":
         from oas.real._classifier import predict_conversation_types
+        from retcon.errors import worded_for
 
-        types, fit = predict_conversation_types(loaded.conversations)
+        words = {"cross_fit_types: ": "the type classifier of --type-source predicted: "}
+        with worded_for(f"--data {data_path}", words):
+            types, fit = predict_conversation_types(loaded.conversations)
         typing = (types, fit.as_json())
     config = PairConfig(
         job.budgets,
