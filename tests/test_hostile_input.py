@@ -1059,3 +1059,15 @@ def test_library_messages_are_reworded_for_the_user():
     assert str(e.value) == "--data p.jsonl: the router fitted on it: mean must be finite."
     with pytest.raises(InputError, match="^p.jsonl:3: field"), worded_for("--data p.jsonl", words):
         raise InputError("p.jsonl:3: field 'x' is bad.")
+
+
+@pytest.mark.slow
+def test_disk_full_after_pair_simulate_is_one_line(tmp_path, capsys, monkeypatch):
+    """ENOSPC when `retcon pair simulate` writes its file, after the whole simulation (item 5)."""
+    out = tmp_path / "p.jsonl"
+    monkeypatch.setattr(os, "fsync", _enospc)
+    rc, stdout, err = _run(["pair", "simulate", "--instances", "40", "--output", str(out)], capsys)
+    monkeypatch.undo()
+    assert rc == 2 and stdout == "" and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and "p.jsonl" in err and "[ENOSPC]" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -137,11 +137,6 @@ def _tries_of(e: LLMEndpointError) -> int:
     return int(m.group(1)) if m else 1
 
 
-def _tries_of(e: LLMEndpointError) -> int:
-    m = re.search(r"failed after (\d+) tries", str(e))
-    return int(m.group(1)) if m else 1
-
-
 __all__ = [
     "CACHE_FORMAT",
     "DEFAULT_CONCURRENCY",
