@@ -936,8 +936,7 @@ def test_retrieval_miss_rows_round_trip_with_support_zero(tmp_path):
     support 0 under every action, as MODEL §2's reader scored it (docs/paired-data.md)."""
     import jax
 
-    import theory
-    from oas import paired_structure, read_paired, write_paired
+    from oas import paired_structure, read_paired, support_fractions, write_paired
     from oas._simulate import paired_from_instances
 
     data = paired_from_instances(jax.random.key(0), _miss_instances())
@@ -949,7 +948,7 @@ def test_retrieval_miss_rows_round_trip_with_support_zero(tmp_path):
         assert not any(f for a in cells[i]["evidence"] for f in cells[i]["evidence"][a])
     assert back.cluster_tokens.tolist() == [60.0, 30.0, 0.0]
     assert back.raw_grounded.tolist() == [1.0, 1.0, 0.0]
-    s = theory.support_fractions(paired_structure(back), back.budget)
+    s = support_fractions(paired_structure(back), back.budget)
     assert np.all(s[1:] == 0.0) and np.all(s[0] > 0.0)
 
 
