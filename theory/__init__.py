@@ -37,6 +37,8 @@ Python API:
     crossover budget on held-out groups vs the data's
   grid_crossover(budgets, delta) -> GridCrossover: the crossover of a curve sampled on a budget
     grid (simulated or measured); the one estimator sim, oas.real and paper_checks use
+  octave_grid(low, high, per_octave): a geometric budget grid in whole tokens;
+    grid_bias(dist, budgets, *, ...) -> GridBias: the grid estimator's crossover against the exact one
   kappa(fidelity, acc_raw, acc_guess); loose_budget_limit(*, ...); tight_budget_condition(dist, *, ...)
   closed_form_crossover(dist, *, ...); elasticity_nonincreasing(dist)
   decompose_numpy / decompose_jax (from CDF values), delta_curve_jax (from a jax CDF)
@@ -58,6 +60,9 @@ if TYPE_CHECKING:
     from theory._checks import DIST_SCALE_PARAM as DIST_SCALE_PARAM
     from theory._checks import check_dist_params as check_dist_params
     from theory._crossover import REASON_NO_LOSS as REASON_NO_LOSS
+    from theory._crossover import GridBias as GridBias
+    from theory._crossover import grid_bias as grid_bias
+    from theory._grid import octave_grid as octave_grid
     from theory._crossover import REASON_USELESS as REASON_USELESS
     from theory._crossover import REASON_WEAK as REASON_WEAK
     from theory._crossover import Crossover as Crossover
@@ -108,6 +113,9 @@ _EXPORTS = {
     "sample_lengths": "theory._sampling",
     "closed_form_crossover": "theory._formulas",
     "REASON_NO_LOSS": "theory._crossover",
+    "GridBias": "theory._crossover",
+    "grid_bias": "theory._crossover",
+    "octave_grid": "theory._grid",
     "REASON_USELESS": "theory._crossover",
     "REASON_WEAK": "theory._crossover",
     "Crossover": "theory._crossover",
@@ -156,6 +164,9 @@ __all__ = [
     "DIST_PARAMS",
     "DIST_SCALE_PARAM",
     "REASON_NO_LOSS",
+    "GridBias",
+    "grid_bias",
+    "octave_grid",
     "REASON_USELESS",
     "REASON_WEAK",
     "Crossover",
