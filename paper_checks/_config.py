@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from oas.real import DEFAULT_BUDGETS as DEFAULT_BUDGETS
+from oas.real import DEFAULT_BUDGETS
 from retcon.errors import InputError, check_range
 
 

@@ -34,8 +34,9 @@ def worst_bias(grid, scales) -> dict:
     for o, (rho, phi) in OPS.items():
         rel = []
         for make in FAMILIES.values():
-            unit = theory.grid_bias(make(1.0), b / scales[0], compress_ratio=rho, fidelity=phi,
-                                    **READER)
+            unit = theory.grid_bias(
+                make(1.0), b / scales[0], compress_ratio=rho, fidelity=phi, **READER
+            )
             for m in scales:
                 exact = m * unit.exact_budget
                 if 1.2 * b[0] < exact < b[-1] / 1.2:
@@ -50,7 +51,7 @@ def test_octave_grid():
     g = np.asarray(theory.octave_grid(32, 2048, 4))
     assert g[0] == 32 and g[-1] == 2048 and g.size == 25
     assert np.all(np.diff(np.log2(g)) < 0.25 + 0.03)  # 4 per octave up to rounding
-    assert DEFAULT_BUDGETS == tuple(g.tolist())
+    assert tuple(g.tolist()) == DEFAULT_BUDGETS
     with pytest.raises(ValueError, match="per_octave"):
         theory.octave_grid(32, 2048, 0)
 

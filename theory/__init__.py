@@ -60,16 +60,15 @@ if TYPE_CHECKING:
     from theory._checks import DIST_SCALE_PARAM as DIST_SCALE_PARAM
     from theory._checks import check_dist_params as check_dist_params
     from theory._crossover import REASON_NO_LOSS as REASON_NO_LOSS
-    from theory._crossover import GridBias as GridBias
-    from theory._crossover import grid_bias as grid_bias
-    from theory._grid import octave_grid as octave_grid
     from theory._crossover import REASON_USELESS as REASON_USELESS
     from theory._crossover import REASON_WEAK as REASON_WEAK
     from theory._crossover import Crossover as Crossover
+    from theory._crossover import GridBias as GridBias
     from theory._crossover import TightBudget as TightBudget
     from theory._crossover import crossover as crossover
     from theory._crossover import delta_curve as delta_curve
     from theory._crossover import elasticity_nonincreasing as elasticity_nonincreasing
+    from theory._crossover import grid_bias as grid_bias
     from theory._crossover import kappa as kappa
     from theory._crossover import loose_budget_limit as loose_budget_limit
     from theory._crossover import scan_budgets as scan_budgets
@@ -85,6 +84,7 @@ if TYPE_CHECKING:
     from theory._grid import crossover_status as crossover_status
     from theory._grid import format_crossover as format_crossover
     from theory._grid import grid_crossover as grid_crossover
+    from theory._grid import octave_grid as octave_grid
     from theory._grid import sign_changes as sign_changes
     from theory._identify import Identified as Identified
     from theory._identify import ReaderParams as ReaderParams
@@ -164,15 +164,13 @@ __all__ = [
     "DIST_PARAMS",
     "DIST_SCALE_PARAM",
     "REASON_NO_LOSS",
-    "GridBias",
-    "grid_bias",
-    "octave_grid",
     "REASON_USELESS",
     "REASON_WEAK",
     "Crossover",
     "CrossoverInterval",
     "CurveComparison",
     "Decomposition",
+    "GridBias",
     "GridCrossover",
     "Identified",
     "LengthDist",
@@ -196,11 +194,13 @@ __all__ = [
     "empirical_lengths",
     "fold_of_groups",
     "format_crossover",
+    "grid_bias",
     "grid_crossover",
     "identify",
     "kappa",
     "loose_budget_limit",
     "make_length_dist",
+    "octave_grid",
     "out_of_fold",
     "predict_success",
     "sample_lengths",
