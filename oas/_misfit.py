@@ -29,9 +29,9 @@ import math
 import jax
 import numpy as np
 
+from oas._identify import N_OPS, N_TYPES, P_EPS, support_fractions
 from retcon.inference import sign_flip_quadratic_test
 from retcon.vocab import OPERATORS
-from theory._identify import N_OPS, N_TYPES, P_EPS, support_fractions
 
 #: Default family-wise level of the misfit verdict.
 MISFIT_ALPHA = 0.05
@@ -103,7 +103,7 @@ def misfit_tests(
     Args:
       key: JAX key (random sign patterns, only with more than 16 groups).
       structure, budget, slot, outcomes, groups: the rows the reader was fitted on.
-      theta: ``(P,)`` the pooled maximum-likelihood reader (``theory.identify(...).theta``).
+      theta: ``(P,)`` the pooled maximum-likelihood reader (``oas.identify(...).theta``).
       strata: ``(n,)`` int stratum of each row (``0..S-1``); one stratum skips that test.
       stratum_names: optional ``S`` labels for the report.
       alpha: family-wise level of the verdict (Holm over every test).

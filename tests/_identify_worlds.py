@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+import oas
 import theory
 
 RECORDS = np.array([1, 3, 2, 2])  # evidence records per type slot
@@ -31,7 +32,7 @@ class Reader(NamedTuple):
 
 
 class World(NamedTuple):
-    structure: theory.Structure
+    structure: oas.Structure
     budget: np.ndarray
     slot: np.ndarray
     outcomes: np.ndarray
@@ -99,8 +100,8 @@ def make_world(
     m = budgets.size
     q = np.repeat(np.arange(n_queries), m)
     budget = np.tile(budgets, n_queries)
-    structure = theory.Structure(lengths[q], evidence[q], np.full(q.size, packing))
-    frac = theory.support_fractions(structure, budget)
+    structure = oas.Structure(lengths[q], evidence[q], np.full(q.size, packing))
+    frac = oas.support_fractions(structure, budget)
     s = slot[q]
     a, g = reader.acc_raw[s], reader.acc_guess
     if drift is None:

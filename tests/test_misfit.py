@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 from _identify_worlds import make_world, random_reader, strata_of
 
-import theory
+import oas
+from oas._identify import N_PARAMS, success_prob
 from oas._misfit import _holm, _row_scores, format_misfit, misfit_tests
 from retcon.inference import sign_flip_quadratic_test, sign_flip_test
-from theory._identify import N_PARAMS, success_prob
 
 
 def _misfit(w, seed=0):
-    fit = theory.identify(
+    fit = oas.identify(
         jax.random.key(seed), w.structure, w.budget, w.slot, w.outcomes, w.groups, n_resamples=0
     )
     return misfit_tests(
@@ -65,7 +65,7 @@ def test_closed_form_scores_match_jax():
     w = make_world(rng, random_reader(rng), n_queries=20, packing="cut")
     th = rng.normal(0.0, 0.3, N_PARAMS)
     jac, *_ = _row_scores(th, w.structure, w.budget, w.slot, w.outcomes)
-    fr = jnp.asarray(theory.support_fractions(w.structure, w.budget))
+    fr = jnp.asarray(oas.support_fractions(w.structure, w.budget))
     ref = jax.jacfwd(lambda t: success_prob(t, fr, jnp.asarray(w.slot)))(jnp.asarray(th))
     np.testing.assert_allclose(jac, np.asarray(ref), atol=1e-5)
 
@@ -129,13 +129,13 @@ def test_predictive_interval_covers_the_held_out_crossover():
     for i in range(8):
         w = make_world(rng, random_reader(rng))
         key = jax.random.key(i)
-        oof = theory.out_of_fold(
+        oof = oas.out_of_fold(
             key, w.structure, w.budget, w.slot, w.outcomes, w.groups, folds=5, n_resamples=40
         )
         st = strata_of(w)
         for s in (-1, 0, 1, 2):
             m = np.ones(w.budget.size, bool) if s < 0 else st == s
-            c = theory.compare_crossovers(
+            c = oas.compare_crossovers(
                 key,
                 oof.p[m],
                 oof.p_boot[:, m],
