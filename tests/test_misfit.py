@@ -66,7 +66,8 @@ def test_closed_form_scores_match_jax():
     th = rng.normal(0.0, 0.3, N_PARAMS)
     jac, *_ = _row_scores(th, w.structure, w.budget, w.slot, w.outcomes)
     fr = jnp.asarray(oas.support_fractions(w.structure, w.budget))
-    ref = jax.jacfwd(lambda t: success_prob(t, fr, jnp.asarray(w.slot)))(jnp.asarray(th))
+    sl = jnp.asarray(w.slot)
+    ref = jax.jit(jax.jacfwd(lambda t: success_prob(t, fr, sl)))(jnp.asarray(th))
     np.testing.assert_allclose(jac, np.asarray(ref), atol=1e-5)
 
 
