@@ -33,6 +33,7 @@ _COMMAND_MODULES = (
     "sim.cli",
     "oas.cli",
     "oas.real.cli",
+    "oas.real.timeline_cli",
     "oas.identify_cli",
     "paper_checks.cli",
     "retcon.bench.cli",
