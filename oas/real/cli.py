@@ -110,7 +110,7 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
     p.add_argument(
         "--budgets",
         default=None,
-        help="budgets in tokens, comma or space separated (default 32,64,128,256,512,1024,2048)",
+        help="budgets in tokens, comma or space separated (default: 4 per octave from 32 to 2048)",
     )
     p.add_argument(
         "--limit", type=int, default=None, metavar="N", help="only the first N questions"
