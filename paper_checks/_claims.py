@@ -13,20 +13,37 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import jax
 import numpy as np
 
 from paper_checks import _verdicts as V
+from paper_checks import operating as O
 from paper_checks._curves import (
     bounded,
     chance_outcomes,
-    crossover_estimate,
-    evidence_length,
-    mean_difference,
+    group_means,
     raw_grounded,
+    t_estimate,
 )
 from paper_checks._loco import calibrated_name, t_interval
+from paper_checks._scaling import (
+    identical_operators,
+    length_strata,
+    slope_test,
+    stratified_group_curves,
+)
 from paper_checks._sources import DataMissing, DependencyMissing, Workspace
-from paper_checks._types import SKIPPED, ClaimResult, Estimate, SourceCurves
+from paper_checks._types import (
+    FAIL,
+    INCONCLUSIVE,
+    PARTIAL,
+    PASS,
+    SKIPPED,
+    ClaimResult,
+    Estimate,
+    SourceCurves,
+    Verdict,
+)
 from retcon.vocab import ACTIONS, OPERATORS
 
 CLAIMS = {
@@ -82,7 +99,10 @@ def _result(
     headline: str,
     summary: str,
     skipped: dict,
+    oc: O.OperatingCharacteristics | None = None,
 ) -> ClaimResult:
+    verdict, oc_info = _with_oc(verdict, oc)
+    details = {**details, **oc_info}
     if isinstance(measured, Estimate):
         est = measured
         measured = est.point if est.defined else None
@@ -101,6 +121,29 @@ def _result(
     return ClaimResult(
         cid, CLAIMS[cid], measured, ci, PAPER_FIGURES[cid], data, verdict.verdict, details
     )
+
+
+def _with_oc(verdict: Verdict, oc: O.OperatingCharacteristics | None) -> tuple[Verdict, dict]:
+    """The verdict with its rule's measured error rates; INCONCLUSIVE when they miss the targets
+    (``operating.TARGETS``), naming what the rule would have read."""
+    if oc is None:
+        return verdict, {}
+    info = {
+        "false_pass_rate": oc.false_pass_rate,
+        "power": oc.power,
+        "false_fail_rate": oc.false_fail_rate,
+        "operating_characteristics": oc._asdict(),
+    }
+    if verdict.verdict in (PASS, PARTIAL, FAIL) and not oc.meets_targets:
+        return (
+            Verdict(
+                INCONCLUSIVE,
+                f"the rule cannot decide at G = {oc.n_groups}: {oc.reason()} (it reads "
+                f"{verdict.verdict}: {verdict.reason})",
+            ),
+            {**info, "rule_verdict": verdict.verdict},
+        )
+    return Verdict(verdict.verdict, f"{verdict.reason}; rule's {oc.fmt()}"), info
 
 
 def _skipped_result(cid: str, reason: str, skipped: dict) -> ClaimResult:
@@ -149,9 +192,74 @@ def _curve_details(s: SourceCurves) -> dict:
 
 
 def _reversal_grades(s: SourceCurves) -> dict:
-    return {
-        op: V.grade_reversal(c.budgets, c.delta, c.lower, c.upper) for op, c in s.operators.items()
-    }
+    """Per operator: ``reversal_test`` on the per-group curves (real sources; identical operators
+    are tested once, under the first name), the band rule for sources without groups (shown)."""
+    if s.group_delta is None:
+        return {
+            op: V.grade_reversal(c.budgets, c.delta, c.lower, c.upper)
+            for op, c in s.operators.items()
+        }
+    ops, d = _distinct(s)
+    budgets = next(iter(s.operators.values())).budgets
+    g = V.reversal_test(budgets, d).grades
+    return {op: int(x) for op, x in zip(ops, g)}
+
+
+def _distinct(s: SourceCurves) -> tuple[list[str], np.ndarray]:
+    """Operators whose per-group curves differ from every earlier one's, and their curves."""
+    names = list(s.operators)
+    d = np.asarray(s.group_delta, float)
+    keep = [
+        k for k in range(len(names)) if not any(np.array_equal(d[:, k], d[:, j]) for j in range(k))
+    ]
+    return [names[k] for k in keep], d[:, keep]
+
+
+#: The true world for the reversal rule when the data show none: a gain of 10 points at the
+#: tightest budget falling linearly in log B to the paper's 9.5-point loss at the loosest.
+PAPER_REVERSAL = (0.10, -0.095)
+
+
+def _reversal_oc(ws: Workspace, sources: list[SourceCurves], cid: str):
+    """Operating characteristics of claims 1 and 4 (``combine`` over readers of
+    ``reversal_test``) with the readers' own spread, at their group count."""
+    if not sources:
+        return None
+    budgets = next(iter(sources[0].operators.values())).budgets
+    data = {s.name: _distinct(s)[1] for s in sources}
+
+    def rule(d):
+        grades = {k: int(V.reversal_test(budgets, v).grades.max()) for k, v in d.items()}
+        return V.combine(grades).verdict
+
+    mu = {k: np.nanmean(v, axis=0) for k, v in data.items()}
+    paper = np.broadcast_to(
+        np.linspace(*PAPER_REVERSAL, len(budgets)), next(iter(mu.values())).shape
+    )
+    true = {}
+    tags = []
+    for k, v in data.items():
+        if int(V.reversal_test(budgets, v).grades.max()) >= V.POINT:
+            true[k] = mu[k]
+            tags.append(f"{k}: its measured curves")
+        else:
+            true[k] = paper
+            tags.append(f"{k}: the paper's effect (no reversal measured)")
+    nulls = {}
+    for k in data:
+        nulls[f"{k} equal to ret"] = {**true, k: np.zeros_like(mu[k])}
+        nulls[f"{k} gain only"] = {**true, k: np.maximum(true[k], 0.0)}
+        nulls[f"{k} loss only"] = {**true, k: np.minimum(true[k], 0.0)}
+    G = next(iter(data.values())).shape[0]
+    return O.operating_characteristics(
+        rule,
+        G,
+        group_values=data,
+        true_means=true,
+        null_means=nulls,
+        key=ws.key(f"oc:{cid}"),
+        true_world="; ".join(tags),
+    )
 
 
 def _admission(ws: Workspace, reader: str, skipped: dict) -> tuple[dict | None, str | None]:
@@ -209,7 +317,7 @@ def check_sign_reversal(ws: Workspace) -> ClaimResult:
     measured, op_h, head = Estimate.missing(), "-", real
     if head is not None:
         g = _reversal_grades(head)
-        op_h = max(head.operators, key=lambda o: (g[o], head.operators[o].crossover.defined))
+        op_h = max(g, key=lambda o: (g[o], head.operators[o].crossover.defined))
         measured = head.operators[op_h].crossover
 
     def line(s, g, tag):
@@ -243,6 +351,7 @@ def check_sign_reversal(ws: Workspace) -> ClaimResult:
         headline=f"crossover budget (tokens) of {op_h} on {getattr(head, 'name', '-')}",
         summary="; ".join(parts) or "-",
         skipped=skipped,
+        oc=_reversal_oc(ws, [real], "1") if real is not None and grades else None,
     )
 
 
@@ -296,6 +405,41 @@ def _ret_accuracy(ws: Workspace, corrected: bool) -> dict:
     return {float(bb): float(y[b == bb].mean()) for bb in np.unique(b)}
 
 
+def _tight_gain_verdict(tight: dict, missing=()) -> Verdict:
+    """Claim 2 on per-group curves ``{source: (G, K, m)}``: direction by ``tight_gain_test``
+    (Holm over operators and budgets), magnitude of the largest mean gain's t-interval against
+    the paper's figure (``grade_magnitude``)."""
+    grades = {}
+    for src, d in tight.items():
+        g, (k, j) = V.tight_gain_test(d)
+        grades[f"direction:{src}"] = g
+        grades[f"magnitude:{src}"] = V.grade_magnitude(t_estimate(d[:, k, j]), V.PAPER_TIGHT_GAIN)
+    return V.combine(grades, missing)
+
+
+def _tight_gain_oc(ws: Workspace, tight: dict):
+    """Claim 2's rule in a true world whose largest gain is the paper's 48 points and null worlds
+    with none (direction false) or half of it (magnitude false), the curves' shape and spread
+    LoCoMo's."""
+    mu = {k: np.nanmean(v, axis=0) for k, v in tight.items()}
+
+    def shifted(to):
+        return {k: m - np.nanmax(m) + to for k, m in mu.items()}
+
+    return O.operating_characteristics(
+        lambda d: _tight_gain_verdict(d).verdict,
+        next(iter(tight.values())).shape[0],
+        group_values=tight,
+        true_means=shifted(V.PAPER_TIGHT_GAIN[0]),
+        null_means={
+            "no gain": shifted(0.0),
+            "half the paper's gain": shifted(V.PAPER_TIGHT_GAIN[0] / 2),
+        },
+        key=ws.key("oc:2"),
+        true_world="the paper's largest gain (48 points), LoCoMo's curve shape and spread",
+    )
+
+
 def check_tight_gain(ws: Workspace) -> ClaimResult:
     """Claim 2: "under tight budgets consolidation improves absolute accuracy (paper: up to 48% on
     LongMemEval)", read as up to 48 absolute accuracy points.
@@ -322,9 +466,8 @@ def check_tight_gain(ws: Workspace) -> ClaimResult:
             for op in s.operators:
                 base = u_ret.get(where[s.name][op], float("nan"))
                 rel[s.name][op] = gains[s.name][op].point / base if base > 0 else float("nan")
-    verdict = V.verdict_tight_gain(
-        {s.name: gains[s.name] for s in reals}, missing=_real_missing(skipped)
-    )
+    tight = {s.name: s.group_delta for s in reals if s.group_delta is not None}
+    verdict = _tight_gain_verdict(tight, missing=_real_missing(skipped))
     measured, op_h, head = Estimate.missing(), "-", (reals or [None])[0]
     if head is not None:
         op_h = max(gains[head.name], key=lambda o: gains[head.name][o].point)
@@ -358,6 +501,35 @@ def check_tight_gain(ws: Workspace) -> ClaimResult:
         headline=f"largest dU (fraction of questions) of {op_h} on {getattr(head, 'name', '-')}",
         summary=summary or "-",
         skipped=skipped,
+        oc=_tight_gain_oc(ws, tight) if tight else None,
+    )
+
+
+def _loose_verdict(loose: dict, ops: list, missing=()) -> Verdict:
+    """Claim 3 on per-group margins ``{source: (G, K)}`` (``U(ret) - U(o)`` at the loosest
+    budget): ``verdict_loose_retention`` of their t-intervals."""
+    return V.verdict_loose_retention(
+        {src: {op: t_estimate(m[:, k]) for k, op in enumerate(ops)} for src, m in loose.items()},
+        missing=missing,
+    )
+
+
+def _loose_oc(ws: Workspace, loose: dict, ops: list):
+    """Claim 3's rule in a true world where every margin is the paper's 9.5 points, and null
+    worlds where one operator ties retention (direction false) or every margin is 4 points
+    (magnitude false), with LoCoMo's spread."""
+    mid = float(np.mean(V.PAPER_LOOSE_MARGIN))
+    true = {k: np.full(v.shape[1:], mid) for k, v in loose.items()}
+    tie = {k: np.where(np.arange(v.shape[1]) == 0, 0.0, mid) for k, v in loose.items()}
+    low = {k: np.full(v.shape[1:], V.PAPER_LOOSE_MARGIN[0] / 2) for k, v in loose.items()}
+    return O.operating_characteristics(
+        lambda d: _loose_verdict(d, ops).verdict,
+        next(iter(loose.values())).shape[0],
+        group_values=loose,
+        true_means=true,
+        null_means={"an operator ties retention": tie, "margins of 4 points": low},
+        key=ws.key("oc:3"),
+        true_world="every margin at the paper's 9.5 points, LoCoMo's spread",
     )
 
 
@@ -381,9 +553,8 @@ def check_loose_retention(ws: Workspace) -> ClaimResult:
         for op, c in s.operators.items():
             e = _at(c, len(c.budgets) - 1)
             margins[s.name][op] = Estimate(-e.point, -e.upper, -e.lower)
-    verdict = V.verdict_loose_retention(
-        {s.name: margins[s.name] for s in reals}, missing=_real_missing(skipped)
-    )
+    loose_g = {s.name: -s.group_delta[:, :, -1] for s in reals if s.group_delta is not None}
+    verdict = _loose_verdict(loose_g, list(OPERATORS), missing=_real_missing(skipped))
     measured, op_h, head = Estimate.missing(), "-", (reals or [None])[0]
     if head is not None:
         op_h = min(margins[head.name], key=lambda o: margins[head.name][o].point)
@@ -413,6 +584,7 @@ def check_loose_retention(ws: Workspace) -> ClaimResult:
         headline=f"smallest U(ret) - U(o) at the loosest budget ({op_h}, {getattr(head, 'name', '-')})",
         summary=summary or "-",
         skipped=skipped,
+        oc=_loose_oc(ws, loose_g, list(OPERATORS)) if loose_g else None,
     )
 
 
@@ -460,7 +632,7 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
     pick = next((r for r in second if sources[r].name in grades), second[0])
     s2 = sources[pick]
     g2 = _reversal_grades(s2)
-    best = max(s2.operators, key=lambda o: (g2[o], s2.operators[o].crossover.defined))
+    best = max(g2, key=lambda o: (g2[o], s2.operators[o].crossover.defined))
     c = s2.operators[best]
     if c.crossover.defined:
         measured, headline = c.crossover, f"crossover budget of {best} under the {s2.name} reader"
@@ -502,89 +674,96 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
         headline=headline,
         summary="; ".join(parts),
         skipped=skipped,
+        oc=_reversal_oc(ws, [sources[r] for r in second if sources[r].name in grades], "4"),
     )
 
 
 # ---- claim 5 ---------------------------------------------------------------------------------------
 
 
-def length_strata(paired, n_strata: int = 4) -> tuple[np.ndarray, np.ndarray]:
-    """Evidence-length strata of a paired data set: ``(stratum per row, median length per stratum)``.
-
-    Questions (not rows) are split at the quantiles of their ``len(C)``; every budget row of a
-    question goes to its question's stratum. Strata left empty by ties are dropped (renumbered).
-    """
-    L = evidence_length(paired)
-    qid = np.asarray(paired.query_id).astype(str)
-    _, first = np.unique(qid, return_index=True)
-    per_q = L[first]
-    edges = np.quantile(per_q, np.linspace(0, 1, n_strata + 1))
-    cls = np.clip(np.searchsorted(edges, L, side="right") - 1, 0, n_strata - 1)
-    used = np.unique(cls)
-    cls = np.searchsorted(used, cls)
-    med = np.array([np.median(L[cls == k]) for k in range(len(used))])
-    return cls, med
+#: Data sets per world for claim 5's operating characteristics and wild resamples in each (each
+#: data set is a full stratified crossover bootstrap).
+OC5_DATASETS, OC5_RESAMPLES = 100, 200
 
 
-def identical_operators(paired) -> dict[str, str]:
-    """``{operator: earlier action}`` for operators whose outcome equals an earlier action's on every
-    row (on LoCoMo the dataset's merge and rewrite are the same text)."""
-    y = np.asarray(paired.outcomes, float)
-    out = {}
-    for k, op in enumerate(ACTIONS[1:], 1):
-        for j in range(1, k):
-            if np.array_equal(y[:, k], y[:, j]):
-                out[op] = ACTIONS[j]
-                break
-    return out
+def _slope_verdict(
+    key, curves, budgets, lengths, units, *, n_resamples, missing=(), inconclusive=None
+):
+    """Claim 5 on per-group stratified curves ``(G, S, K, m)``: ``slope_test`` per operator
+    (``units[k]`` its name, None to skip), graded by ``verdict_crossover_scaling``."""
+    slopes, est = slope_test(key, curves, budgets, lengths, n_resamples=n_resamples)
+    graded, undecided = {}, dict(inconclusive or {})
+    for k, unit in enumerate(units):
+        if unit is None:
+            continue
+        if slopes[k] is None:
+            n = sum(e[k].defined for e in est)
+            undecided[unit] = f"{n} of {len(est)} strata have a crossover; the slope needs 3"
+        else:
+            graded[unit] = slopes[k]
+    return V.verdict_crossover_scaling(graded, missing=missing, inconclusive=undecided), graded, est
 
 
-def stratified_crossovers(key, paired, strata, budgets, *, n_resamples: int):
-    """Per stratum and operator the crossover (Estimate) and its resampled values ``(R, S, 3)``;
-    one group resample shared by all strata, operators and budgets."""
-    from retcon.bootstrap import grouped_bootstrap_replicates
-
-    y = np.asarray(paired.outcomes, float)
-    b = np.asarray(paired.budget, float)
-    S, nb, no = int(strata.max()) + 1, len(budgets), len(OPERATORS)
-    diff = y[:, 1:] - y[:, :1]  # (n, 3)
-    at = (b[:, None] == budgets[None, :]).astype(float)  # (n, nB)
-    st = (strata[:, None] == np.arange(S)[None, :]).astype(float)  # (n, S)
-    mask = st[:, :, None, None] * np.ones((1, 1, no, 1)) * at[:, None, None, :]  # (n, S, 3, nB)
-    values = np.broadcast_to(diff[:, None, :, None], mask.shape)
-    flat_v, flat_m = values.reshape(len(y), -1), mask.reshape(len(y), -1)
-    point = (flat_v * flat_m).sum(0) / np.maximum(flat_m.sum(0), 1)
-    point = np.where(flat_m.sum(0) > 0, point, np.nan).reshape(S, no, nb)
-    reps = grouped_bootstrap_replicates(
-        key, flat_v, np.asarray(paired.group_id), flat_m, n_resamples=n_resamples
-    ).reshape(-1, S, no, nb)
-    est = [
-        [crossover_estimate(budgets, point[s, k], reps[:, s, k])[0] for k in range(no)]
-        for s in range(S)
-    ]
-    import theory
-
-    return est, theory.crossover_replicates(budgets, reps)
+def _steepness(mu, logb) -> np.ndarray:
+    """Per operator, the median over strata of the fall of ``dU`` per doubling of B across its
+    point crossover (``(S, K, m)`` curves); a linear fit over the grid where no stratum crosses.
+    Negative, at least 0.005 per doubling in size."""
+    S, K, _ = mu.shape
+    out = np.empty(K)
+    xc = logb - logb.mean()
+    for k in range(K):
+        falls = []
+        for s in range(S):
+            d = mu[s, k]
+            j = np.flatnonzero((d[:-1] > 0) & (d[1:] < 0))
+            if j.size:
+                i = j[-1]
+                falls.append((d[i + 1] - d[i]) / (logb[i + 1] - logb[i]))
+        fit = np.nanmean((mu[:, k] - np.nanmean(mu[:, k], -1, keepdims=True)) @ xc / (xc @ xc))
+        out[k] = np.median(falls) if falls else fit
+    return -np.maximum(np.abs(np.nan_to_num(out)), 0.005)
 
 
-def slope_estimate(lengths, point, replicates, *, min_valid: float = 0.9) -> Estimate:
-    """Least-squares slope of ``log B*`` on ``log L`` over strata, with a percentile interval from
-    resampled crossovers ``(R, S)``; unbounded when fewer than ``min_valid`` of the resamples give
-    a finite positive crossover in every stratum (MODEL §6.5: slope 1 when relative pressure
-    governs)."""
-    x = np.log(np.asarray(lengths, float))
-    xc = x - x.mean()
+def _slope_oc(ws: Workspace, curves, budgets, lengths, units):
+    """Claim 5's rule in synthetic stratified worlds with LoCoMo's per-group spread: per operator
+    and stratum a ``dU`` curve linear in ``log B`` with the operator's measured steepness,
+    crossing at ``B*_s`` proportional to ``L_s ** slope`` around the grid's middle (slope 1: true;
+    0 and 2: null), its steepness the measured fall per doubling across the crossover
+    (``_steepness``)."""
+    keep = [k for k, u in enumerate(units) if u is not None]
+    if not keep:
+        return None
+    c = np.asarray(curves, float)[:, :, keep]
+    mu = np.nanmean(c, axis=0)  # (S, K, m)
+    logb = np.log2(np.asarray(budgets, float))
+    steep = _steepness(mu, logb)
+    L = np.log2(np.asarray(lengths, float))
+    mid = (logb[0] + logb[-1]) / 2
 
-    def slope(logb):
-        return (logb - logb.mean(-1, keepdims=True)) @ xc / (xc @ xc)
+    def world(slope):
+        log_bstar = mid + slope * (L - L.mean())  # (S,)
+        return {"c": steep[None, :, None] * (logb[None, None, :] - log_bstar[:, None, None])}
 
-    p = float(slope(np.log(np.asarray(point, float))))
-    r = np.asarray(replicates, float)
-    ok = np.all(np.isfinite(r) & (r > 0), axis=1)
-    if ok.mean() < min_valid:
-        return Estimate(p, -np.inf, np.inf)
-    s = slope(np.log(r[ok]))
-    return Estimate(p, float(np.quantile(s, 0.025)), float(np.quantile(s, 0.975)))
+    def rule(d):
+        return _slope_verdict(
+            jax.random.key(0),
+            d["c"],
+            budgets,
+            lengths,
+            [f"u{k}" for k in keep],
+            n_resamples=OC5_RESAMPLES,
+        )[0].verdict
+
+    return O.operating_characteristics(
+        rule,
+        c.shape[0],
+        group_values={"c": c},
+        true_means=world(1.0),
+        null_means={"slope 0": world(0.0), "slope 2": world(2.0)},
+        key=ws.key("oc:5"),
+        n_datasets=OC5_DATASETS,
+        true_world="slope 1 (B*/L constant), curves of LoCoMo's steepness and spread",
+    )
 
 
 def check_crossover_scaling(ws: Workspace) -> ClaimResult:
@@ -611,14 +790,29 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
     ]
     paired = _try(lambda: ws.locomo_paired(reader), f"locomo:{reader}", skipped)
     chk, bad = _admission(ws, reader, skipped) if paired is not None else (None, None)
-    slopes, inconclusive, strata_rows = {}, {}, {}
+    slopes, inconclusive, strata_rows, oc = {}, {}, {}, None
     if paired is not None:
         strata, med = length_strata(paired, cfg.length_strata)
         budgets = np.unique(np.asarray(paired.budget, float))
-        est, reps = stratified_crossovers(
-            ws.key("c5:strata"), paired, strata, budgets, n_resamples=cfg.n_resamples
+        curves = stratified_group_curves(
+            paired.outcomes, paired.group_id, paired.budget, strata, budgets
         )
         same = identical_operators(paired)
+        units = [None if (op in same or bad) else f"locomo:{reader}:{op}" for op in OPERATORS]
+        if bad:
+            inconclusive.update(
+                {f"locomo:{reader}:{op}": bad for op in OPERATORS if op not in same}
+            )
+        verdict, slopes, est = _slope_verdict(
+            ws.key("c5:strata"),
+            curves,
+            budgets,
+            med,
+            units,
+            n_resamples=cfg.n_resamples,
+            missing=_real_missing(skipped),
+            inconclusive=inconclusive,
+        )
         for k, op in enumerate(OPERATORS):
             strata_rows[op] = [
                 {
@@ -634,25 +828,10 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
                 }
                 for s in range(len(med))
             ]
-            unit = f"locomo:{reader}:{op}"
-            if op in same:
-                continue  # the same outcomes as an earlier operator: one unit
-            if bad:
-                inconclusive[unit] = bad
-                continue
-            keep = [s for s in range(len(med)) if bounded(est[s][k])]
-            if len(keep) < 3:
-                inconclusive[unit] = (
-                    f"{len(keep)} of {len(med)} strata have a bounded B* interval; the slope "
-                    "needs 3"
-                )
-                continue
-            slopes[unit] = slope_estimate(
-                med[keep], [est[s][k].point for s in keep], reps[:, keep, k]
-            )
-    verdict = V.verdict_crossover_scaling(
-        slopes, missing=_real_missing(skipped), inconclusive=inconclusive
-    )
+        if slopes:
+            oc = _slope_oc(ws, curves, budgets, med, units)
+    else:
+        verdict = V.verdict_crossover_scaling({}, missing=_real_missing(skipped))
     sim_ratio = {
         s.name: {o: c.crossover.point / s.evidence_length for o, c in s.operators.items()}
         for s in sims
@@ -675,7 +854,8 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
                 for r in rows
             )
             + (
-                f"; slope {slopes[f'locomo:{reader}:{op}'].fmt()}"
+                f"; slope {slopes[f'locomo:{reader}:{op}'][1].fmt()} (90%: "
+                f"{slopes[f'locomo:{reader}:{op}'][0].fmt()})"
                 if f"locomo:{reader}:{op}" in slopes
                 else ""
             )
@@ -689,7 +869,7 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
             "theory [shown] B*(lengths x2) / B*(x1): "
             + ", ".join(f"{o} {v:.4f}" for o, v in theory_ratio.items())
         )
-    head = slopes.get(f"locomo:{reader}:merge", Estimate.missing())
+    head = slopes.get(f"locomo:{reader}:merge", (None, Estimate.missing()))[1]
     data = "; ".join(
         (
             [ws.locomo_label(reader) + f", {cfg.length_strata} evidence-length strata"]
@@ -715,10 +895,56 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
         headline="slope of log B* on log L for merge on LoCoMo (1 = relative pressure governs)",
         summary="; ".join(parts) or "-",
         skipped=skipped,
+        oc=oc,
     )
 
 
 # ---- claim 6 ---------------------------------------------------------------------------------------
+
+
+def _conditions(conds: dict) -> dict:
+    """``{condition: Estimate}`` of per-group ``U(merge) - U(abstract)`` with Bonferroni t-intervals
+    (level ``1 - 0.05 / n_conditions``): "some condition favours merge" and "some favours
+    abstract" each hold a family-wise 2.5% over the conditions."""
+    level = 1 - 0.05 / max(len(conds), 1)
+    return {k: t_estimate(v, level) for k, v in conds.items()}
+
+
+def _cross_note_oc(ws: Workspace, beats: dict, conds: dict):
+    """Claim 6's rule (``verdict_cross_note`` of t-intervals) in a true world with each unit's
+    measured effect turned to the claim's side (beats: ``|mean|``; conditions: the measured
+    means, with the smallest turned negative when none is), and null worlds where one operator
+    ties rewrite or every condition favours merge (one dominates), with LoCoMo's spread."""
+    data = {f"b:{k}": v for k, v in beats.items()} | {f"c:{k}": v for k, v in conds.items()}
+    mu = {k: np.nanmean(v) for k, v in data.items()}
+    true = {k: abs(m) if k.startswith("b:") else m for k, m in mu.items()}
+    ck = [k for k in data if k.startswith("c:")]
+    if ck and not (any(true[k] > 0 for k in ck) and any(true[k] < 0 for k in ck)):
+        lo_k, hi_k = min(ck, key=lambda k: true[k]), max(ck, key=lambda k: true[k])
+        true[lo_k], true[hi_k] = -abs(true[lo_k]), abs(true[hi_k])
+    nulls = {}
+    bk = [k for k in data if k.startswith("b:")]
+    if bk:
+        nulls["an operator ties rewrite"] = {**true, bk[0]: 0.0}
+    if ck:
+        nulls["merge never behind"] = {**true, **{k: max(true[k], 0.0) for k in ck}}
+
+    def rule(d):
+        return V.verdict_cross_note(
+            {k[2:]: t_estimate(v) for k, v in d.items() if k.startswith("b:")},
+            _conditions({k[2:]: v for k, v in d.items() if k.startswith("c:")}),
+        ).verdict
+
+    G = next(iter(data.values())).shape[0]
+    return O.operating_characteristics(
+        rule,
+        G,
+        group_values=data,
+        true_means=true,
+        null_means=nulls,
+        key=ws.key("oc:6"),
+        true_world="LoCoMo's effects turned to the claim's side, LoCoMo's spread",
+    )
 
 
 def check_cross_note(ws: Workspace) -> ClaimResult:
@@ -735,7 +961,6 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
     References: MODEL §7.
     """
     skipped: dict = {}
-    n_r = ws.config.n_resamples
     i_m, i_a, i_r = ACTIONS.index("merge"), ACTIONS.index("abstract"), ACTIONS.index("rewrite")
     tables = {}
     for scen in ws.config.scenarios:
@@ -747,6 +972,7 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
     if real is not None:
         tables[f"locomo:{reader}"] = real
     beats, conds, inconclusive, shown = {}, {}, {}, {}
+    arrays_b, arrays_c = {}, {}
     for src, p in tables.items():
         y = np.asarray(p.outcomes, float)
         tight = raw_grounded(p) == 0
@@ -760,26 +986,24 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
                         "not measurable"
                     )
                 continue
-            out[op] = mean_difference(
-                ws.key(f"c6:{src}:{op}"), y[:, i] - y[:, i_r], p.group_id, tight, n_resamples=n_r
-            )
+            out[op] = group_means(y[:, i] - y[:, i_r], p.group_id, tight)
         c = {}
         qt = np.asarray(p.query_type).astype(str)
         for t in np.unique(qt):
             rows = tight & (qt == t)
             if rows.sum() >= 10:
-                c[f"{src}:{t}"] = mean_difference(
-                    ws.key(f"c6:{src}:{t}"),
-                    y[:, i_m] - y[:, i_a],
-                    p.group_id,
-                    rows,
-                    n_resamples=n_r,
-                )
+                c[f"{src}:{t}"] = group_means(y[:, i_m] - y[:, i_a], p.group_id, rows)
         if is_real:
-            beats.update({f"{src}:{op}": e for op, e in out.items()})
+            arrays_b.update({f"{src}:{op}": v for op, v in out.items()})
+            arrays_c.update(c)
+            beats.update({f"{src}:{op}": t_estimate(v) for op, v in out.items()})
             conds.update(c)
         else:
-            shown[src] = {"beats_rewrite": out, "merge_minus_abstract": c}
+            shown[src] = {
+                "beats_rewrite": {k: t_estimate(v) for k, v in out.items()},
+                "merge_minus_abstract": {k: t_estimate(v) for k, v in c.items()},
+            }
+    conds = _conditions(conds)
     verdict = V.verdict_cross_note(
         beats, conds, missing=_real_missing(skipped), inconclusive=inconclusive
     )
@@ -816,6 +1040,7 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
         headline=f"U(abstract) - U(rewrite) where compression is necessary ({head})",
         summary="; ".join(parts) or "-",
         skipped=skipped,
+        oc=_cross_note_oc(ws, arrays_b, arrays_c) if arrays_b or arrays_c else None,
     )
 
 
@@ -837,6 +1062,32 @@ def _loco_data(ws, reader, ev, skipped) -> str:
     return "; ".join(parts + [f"{k}: skipped" for k in skipped]) or "-"
 
 
+#: The smallest effect of interest where a claim states none (one accuracy point: claim 7's own
+#: gain on LoCoMo): the true world of a direction-only rule is never weaker than this.
+MIN_EFFECT = 0.01
+
+
+def _positive_oc(ws: Workspace, cid: str, units: dict):
+    """A "positive in every unit" rule (``verdict_router_gain`` of t-intervals) in a true world
+    with each unit's measured mean turned positive (``|mean|``, at least ``MIN_EFFECT``) and null
+    worlds with one unit at 0, with the measured spread."""
+    mu = {k: max(abs(float(np.nanmean(v))), MIN_EFFECT) for k, v in units.items()}
+    return O.operating_characteristics(
+        lambda d: V.verdict_router_gain({k: t_estimate(v) for k, v in d.items()}).verdict,
+        next(iter(units.values())).shape[0],
+        group_values=units,
+        true_means=mu,
+        null_means={f"{k} at 0": {**mu, k: 0.0} for k in units},
+        key=ws.key(f"oc:{cid}"),
+        true_world=f"the measured effect as |mean| (at least {MIN_EFFECT:g}), its spread",
+    )
+
+
+def _router_gain_groups(ev) -> np.ndarray:
+    """Per held-out conversation ``acc(oas) - acc(best-fixed)`` on budget-stressed rows."""
+    return ev.per_group(ev.outcome("oas") - ev.outcome("best-fixed"), ev.grounded == 0)
+
+
 def check_router_gain(ws: Workspace) -> ClaimResult:
     """Claim 7: "OAS improves the when-which decision under budget-stressed conditions over the best
     fixed policy; report too where it does not".
@@ -850,12 +1101,13 @@ def check_router_gain(ws: Workspace) -> ClaimResult:
     """
     skipped: dict = {}
     reader, ev = _loco(ws, skipped)
-    gains, per_budget, not_ahead = {}, {}, []
+    gains, per_budget, not_ahead, oc = {}, {}, [], None
     src = f"locomo:{reader}"
     if ev is not None:
         d = ev.outcome("oas") - ev.outcome("best-fixed")
-        stressed = ev.grounded == 0
-        gains[src] = t_interval(ev.per_group(d, stressed))
+        gain_groups = _router_gain_groups(ev)
+        gains[src] = t_interval(gain_groups)
+        oc = _positive_oc(ws, "7", {src: gain_groups})
         for b in np.unique(ev.budget):
             per_budget[float(b)] = t_interval(ev.per_group(d, ev.budget == b))
         not_ahead = [b for b, e in per_budget.items() if not e.point > 0]
@@ -875,6 +1127,25 @@ def check_router_gain(ws: Workspace) -> ClaimResult:
         headline=f"acc(oas) - acc(best-fixed) on budget-stressed instances ({src})",
         summary=summary or "-",
         skipped=skipped,
+        oc=oc,
+    )
+
+
+def _equivalence_oc(ws: Workspace, diff, margin: float):
+    """Claim 8's rule in a true world with no difference and null worlds at the margin (MLP
+    better or worse by ``margin``), with the measured spread."""
+    return O.operating_characteristics(
+        lambda d: (
+            V.verdict_no_reliable_improvement(
+                {"u": (t_interval(d["d"], 0.90), t_interval(d["d"], 0.95))}, margin=margin
+            ).verdict
+        ),
+        np.asarray(diff).shape[0],
+        group_values={"d": np.asarray(diff, float)},
+        true_means={"d": 0.0},
+        null_means={"MLP better by the margin": {"d": margin}, "MLP worse by it": {"d": -margin}},
+        key=ws.key("oc:8"),
+        true_world="no difference, the measured spread",
     )
 
 
@@ -882,26 +1153,37 @@ def check_mlp_control(ws: Workspace) -> ClaimResult:
     """Claim 8: "an MLP does not reliably improve over ridge", as an equivalence test.
 
     Real unit: LoCoMo, leave-one-conversation-out; per conversation ``acc(mlp) - acc(oas)``,
-    combined with 90% and 95% t-intervals; two one-sided tests with ``config.equivalence_margin``
-    (``grade_equivalence``). Headline: the difference with its 95% interval.
+    combined with 90% and 95% t-intervals; two one-sided tests (``grade_equivalence``) with the
+    margin ``config.equivalence_share`` times claim 7's measured OAS gain (INCONCLUSIVE when that
+    gain is not positive). Headline: the difference with its 95% interval.
 
     References: MODEL §8 (capacity control).
     """
     skipped: dict = {}
     reader, ev = _loco(ws, skipped)
     src = f"locomo:{reader}"
-    tests = {}
+    tests, oc, m, diff = {}, None, float("nan"), None
     if ev is not None:
+        gain = t_interval(_router_gain_groups(ev))
+        m = ws.config.equivalence_share * gain.point if gain.defined else float("nan")
         if "mlp" not in ev.chosen:
             skipped[f"{src}:mlp"] = "dependency not available: oas MLP policy"
         else:
-            v = ev.per_group(ev.outcome("mlp") - ev.outcome("oas"))
-            tests[src] = (t_interval(v, 0.90), t_interval(v, 0.95))
-    m = ws.config.equivalence_margin
-    verdict = V.verdict_no_reliable_improvement(tests, margin=m, missing=_real_missing(skipped))
+            diff = ev.per_group(ev.outcome("mlp") - ev.outcome("oas"))
+            tests[src] = (t_interval(diff, 0.90), t_interval(diff, 0.95))
+    if tests and not m > 0:
+        verdict = Verdict(
+            INCONCLUSIVE,
+            "claim 7 measures no positive OAS gain, so no margin can tie 'no reliable improvement' "
+            "to it",
+        )
+    else:
+        verdict = V.verdict_no_reliable_improvement(tests, margin=m, missing=_real_missing(skipped))
+        if diff is not None:
+            oc = _equivalence_oc(ws, diff, m)
     summary = "; ".join(
         f"{s}: {e95.fmt(100, 1)} pts (90% interval {e90.fmt(100, 1)}); equivalence margin "
-        f"+-{100 * m:g} pts"
+        f"+-{100 * m:.2g} pts ({ws.config.equivalence_share:g} x claim 7's OAS gain)"
         for s, (e90, e95) in tests.items()
     )
     return _result(
@@ -913,10 +1195,12 @@ def check_mlp_control(ws: Workspace) -> ClaimResult:
             "difference_90": {k: v[0] for k, v in tests.items()},
             "difference_95": {k: v[1] for k, v in tests.items()},
             "margin": m,
+            "margin_rule": f"{ws.config.equivalence_share:g} x claim 7's measured OAS gain",
         },
         headline=f"acc(mlp) - acc(oas) ({src})",
         summary=summary or "-",
         skipped=skipped,
+        oc=oc,
     )
 
 
@@ -951,6 +1235,42 @@ def crc_bound_check(ev, alpha: float) -> dict:
     }
 
 
+def _harm_verdict(harm, cost, max_cost, missing=(), inconclusive=None) -> Verdict:
+    return V.verdict_harm_calibration(
+        harm, cost, max_cost=max_cost, missing=missing, inconclusive=inconclusive
+    )
+
+
+def _harm_oc(ws: Workspace, harm_g: dict, cost_g: dict):
+    """Claim 9's rule in a true world with each unit's measured harm change turned negative
+    (``-|mean|``) at its measured cost (capped at half the bound), and null worlds where one
+    unit's harm is unchanged or its cost sits at twice the bound, with the measured spread."""
+    bound = ws.config.max_accuracy_cost
+    data = {f"h:{k}": v for k, v in harm_g.items()} | {f"c:{k}": v for k, v in cost_g.items()}
+    true = {f"h:{k}": -abs(float(np.nanmean(v))) for k, v in harm_g.items()}
+    true |= {f"c:{k}": min(float(np.nanmean(v)), bound / 2) for k, v in cost_g.items()}
+    first = next(iter(harm_g))
+    nulls = {
+        "harm unchanged": {**true, f"h:{first}": 0.0},
+        "cost at twice the bound": {**true, f"c:{first}": 2 * bound},
+    }
+
+    def rule(d):
+        h = {k[2:]: t_interval(v) for k, v in d.items() if k.startswith("h:")}
+        c = {k[2:]: t_interval(v) for k, v in d.items() if k.startswith("c:")}
+        return _harm_verdict(h, c, bound).verdict
+
+    return O.operating_characteristics(
+        rule,
+        np.asarray(harm_g[first]).shape[0],
+        group_values=data,
+        true_means=true,
+        null_means=nulls,
+        key=ws.key("oc:9"),
+        true_world="the measured harm changes (as -|mean|) at their costs, the measured spread",
+    )
+
+
 def check_harm_calibration(ws: Workspace) -> ClaimResult:
     """Claim 9: "harm calibration lowers the harm rate at a bounded cost in accuracy".
 
@@ -969,6 +1289,7 @@ def check_harm_calibration(ws: Workspace) -> ClaimResult:
     reader, ev = _loco(ws, skipped)
     src = f"locomo:{reader}"
     harm, cost, inconclusive, sweep, crc = {}, {}, {}, {}, {}
+    harm_g, cost_g = {}, {}
     if ev is not None:
         h_oas, a_oas = ev.harm("oas"), ev.outcome("oas")
         sweep["oas"] = {"harm": float(h_oas.mean()), "accuracy": float(a_oas.mean())}
@@ -983,15 +1304,12 @@ def check_harm_calibration(ws: Workspace) -> ClaimResult:
                 if np.array_equal(ev.chosen[name], ev.chosen["oas"]):
                     inconclusive[unit] = "does not bind: the same choices as oas in every fold"
                     continue
-                harm[unit] = t_interval(ev.per_group(ev.harm(name) - h_oas))
-                cost[unit] = t_interval(ev.per_group(a_oas - ev.outcome(name)))
+                harm_g[unit] = ev.per_group(ev.harm(name) - h_oas)
+                cost_g[unit] = ev.per_group(a_oas - ev.outcome(name))
+                harm[unit], cost[unit] = t_interval(harm_g[unit]), t_interval(cost_g[unit])
         crc = {f"{a:g}": crc_bound_check(ev, a) for a in ev.alphas}
-    verdict = V.verdict_harm_calibration(
-        harm,
-        cost,
-        max_cost=ws.config.max_accuracy_cost,
-        missing=_real_missing(skipped),
-        inconclusive=inconclusive,
+    verdict = _harm_verdict(
+        harm, cost, ws.config.max_accuracy_cost, _real_missing(skipped), inconclusive
     )
     cal = [u for u in harm if "oas-calibrated@" in u]
     head = max(cal, key=lambda u: float(u.rsplit("@", 1)[1]), default=next(iter(harm), None))
@@ -1038,6 +1356,7 @@ def check_harm_calibration(ws: Workspace) -> ClaimResult:
             "max_accuracy_cost": ws.config.max_accuracy_cost,
             "alphas": list(ev.alphas) if ev is not None else list(ws.config.alphas),
         },
+        oc=_harm_oc(ws, harm_g, cost_g) if harm_g else None,
         headline=f"harm(calibrated) - harm(oas) ({head})",
         summary="; ".join(parts) or "-",
         skipped=skipped,

@@ -214,11 +214,7 @@ class Workspace:
         """``raw_accuracy_check`` of LoCoMo under ``reader`` (the model's premise, MODEL §2)."""
         return self._get(
             f"admissibility:{reader}",
-            lambda: raw_accuracy_check(
-                self.key(f"admissibility:{reader}"),
-                self.locomo_paired(reader),
-                n_resamples=self.config.n_resamples,
-            ),
+            lambda: raw_accuracy_check(self.locomo_paired(reader)),
         )
 
     def loco(self, reader: str):
