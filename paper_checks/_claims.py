@@ -21,7 +21,6 @@ from paper_checks import operating as O
 from paper_checks._curves import (
     bounded,
     chance_outcomes,
-    group_means,
     raw_grounded,
     t_estimate,
 )
@@ -44,6 +43,7 @@ from paper_checks._types import (
     SourceCurves,
     Verdict,
 )
+from retcon.inference import group_means
 from retcon.vocab import ACTIONS, OPERATORS
 
 CLAIMS = {

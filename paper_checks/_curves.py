@@ -14,9 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
-from retcon.bootstrap import group_index
 from retcon.errors import InputError
-from retcon.inference import group_t_interval, wild_cluster_replicates
+from retcon.inference import (
+    group_delta_curves,
+    group_means,
+    group_t_interval,
+    wild_cluster_replicates,
+)
 from retcon.vocab import ACTIONS, OPERATORS
 
 LEVEL = 0.95
@@ -41,49 +45,6 @@ def raw_grounded(paired) -> np.ndarray:
     """1.0 where retention packs all of ``C`` under the budget (``q in G_B``, MODEL §3): the one
     definition, ``oas.PairedData.raw_grounded`` (NaN where ``len(C)`` is unknown)."""
     return np.asarray(paired.raw_grounded, float)
-
-
-def group_means(values, group, mask=None) -> np.ndarray:
-    """Per-group means of each column: ``(G, m)`` (``(G,)`` for 1-D ``values``), NaN where a group
-    has no masked row; groups in ``np.unique`` order of their labels.
-
-    Args:
-      values: ``(n,)`` or ``(n, m)``; group: ``(n,)`` labels; mask: like ``values``, which rows
-        count for each column (default all).
-    """
-    v = np.asarray(values, float)
-    squeeze = v.ndim == 1
-    v = v.reshape(v.shape[0], -1)
-    m = np.ones_like(v) if mask is None else np.asarray(mask, float).reshape(v.shape)
-    if len(group) != v.shape[0]:
-        raise InputError(f"group_means: group has {len(group)} rows; values has {v.shape[0]}.")
-    ids, G = group_index(group)
-    masked = np.where(m > 0, v, 0.0)
-    sums = np.stack([np.bincount(ids, masked[:, j], G) for j in range(v.shape[1])], 1)
-    counts = np.stack([np.bincount(ids, m[:, j], G) for j in range(v.shape[1])], 1)
-    out = np.where(counts > 0, sums / np.maximum(counts, 1e-300), np.nan)
-    return out[:, 0] if squeeze else out
-
-
-def group_curves(outcomes, group, budget, budgets) -> np.ndarray:
-    """Per-group ``dU_o(B)``: the mean of ``y_o - y_ret`` over each group's rows at each budget.
-
-    Args:
-      outcomes: ``(n, A)`` outcomes, ``ret`` first (``ACTIONS`` order); group, budget: ``(n,)``;
-        budgets: ``(m,)`` the grid.
-
-    Returns:
-      ``(G, A - 1, m)``; NaN where a group has no row at a budget.
-
-    References: MODEL §3 (``dU``); docs/statistics.md (one value per group).
-    """
-    y = np.asarray(outcomes, float)
-    b = np.asarray(budget, float)
-    grid = np.asarray(budgets, float).reshape(-1)
-    no, nb = y.shape[1] - 1, grid.size
-    values = np.repeat(y[:, 1:] - y[:, :1], nb, axis=1)  # (n, no * nb), operator-major
-    mask = np.tile((b[:, None] == grid[None, :]).astype(float), (1, no))
-    return group_means(values, group, mask).reshape(-1, no, nb)
 
 
 def t_estimate(values, level: float = LEVEL) -> Estimate:
@@ -154,7 +115,7 @@ def curves_from_outcomes(
     budget = np.asarray(budget, float)
     budgets = np.unique(budget)
     y = np.asarray(outcomes, float)
-    per_group = group_curves(y, group, budget, budgets)  # (G, 3, nB)
+    per_group = group_delta_curves(y, group, budget, budgets)  # (G, 3, nB)
     point, reps = wild_cluster_replicates(key, per_group, n_resamples=n_resamples)
     band = group_t_interval(per_group.reshape(per_group.shape[0], -1))
     lo, hi = band.lower.reshape(point.shape), band.upper.reshape(point.shape)

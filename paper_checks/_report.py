@@ -49,6 +49,23 @@ def format_measured(r: ClaimResult) -> str:
     return Estimate(float(r.measured), float(lo), float(hi)).fmt()
 
 
+def format_oc(r: ClaimResult) -> str:
+    """``2.0% / 96.5%``: the rule's measured false-PASS rate and power; ``-`` when not graded."""
+    fp, pw = r.details.get("false_pass_rate"), r.details.get("power")
+    if fp is None or pw is None:
+        return "-"
+    return f"{100 * fp:.1f}% / {100 * pw:.1f}%"
+
+
+def operating_summary(results: Sequence[ClaimResult]) -> dict:
+    """``{claim id: {false_pass_rate, power, false_fail_rate, ...}}`` of every graded claim."""
+    return {
+        r.claim_id: plain(r.details["operating_characteristics"])
+        for r in results
+        if "operating_characteristics" in r.details
+    }
+
+
 def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -72,20 +89,22 @@ def render_markdown(
         f"Scale: {scale}; seed {seed}. Verdicts: "
         + ", ".join(f"{v} {n}" for v, n in counts.items())
         + ".",
-        "Intervals are 95% grouped bootstrap intervals (groups = conversations or simulated "
-        "groups) unless a rule below says otherwise.",
+        "Intervals follow the few-groups protocol of docs/statistics.md: statistics per group "
+        "(conversation), Student-t intervals on G - 1 df for means, a wild cluster bootstrap "
+        "(Webb's weights) for crossovers. Beside each verdict: its rule's measured false-PASS "
+        "rate and power at the data's group count (paper_checks.operating).",
         "",
         "Verdict rules:",
         "",
         *(f"{i}. {rule}" for i, rule in enumerate(RULES, 1)),
         "",
-        "| # | claim | paper's figure | ours (95% CI) | verdict | data |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| # | claim | paper's figure | ours (95% CI) | verdict | false PASS / power | data |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in results:
         lines.append(
             f"| {r.claim_id} | {_cell(r.claim)} | {_cell(r.paper_figure)} | {_cell(format_measured(r))} "
-            f"| **{r.verdict}** | {_cell(r.data)} |"
+            f"| **{r.verdict}** | {format_oc(r)} | {_cell(r.data)} |"
         )
     lines.append("")
     for r in results:
@@ -99,6 +118,15 @@ def render_markdown(
             f"- Measured: {d.get('summary', '-')}",
             f"- Verdict reason: {d.get('reason', '-')}",
         ]
+        if "operating_characteristics" in d:
+            oc = d["operating_characteristics"]
+            lines.append(
+                f"- Rule's operating characteristics (G = {oc['n_groups']}, "
+                f"{oc['n_datasets']} synthetic data sets per world): false PASS "
+                f"{100 * oc['false_pass_rate']:.1f}% (worst null: {oc['worst_null']}), power "
+                f"{100 * oc['power']:.1f}%, false FAIL {100 * oc['false_fail_rate']:.1f}% (true "
+                f"world: {oc['true_world']})"
+            )
         for k, v in (d.get("skipped") or {}).items():
             lines.append(f"- Not measured: `{k}`: {v}")
         lines.append("")
@@ -121,6 +149,7 @@ def write_report(
     obj = {
         "claims": [plain(r._asdict()) for r in results],
         "verdicts": {r.claim_id: r.verdict for r in results},
+        "operating_characteristics": operating_summary(results),
         "figures": [Path(f).name for f in figures],
         "sidecar": plain(sidecar(plain(config), seed=seed, command=command)),
     }

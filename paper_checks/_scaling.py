@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from paper_checks._curves import crossover_estimate, evidence_length, group_means
+from paper_checks._curves import crossover_estimate, evidence_length
 from paper_checks._types import Estimate
-from retcon.inference import wild_cluster_replicates
+from retcon.inference import group_means, wild_cluster_replicates
 from retcon.vocab import ACTIONS
 
 

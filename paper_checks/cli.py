@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     import logging
 
     from paper_checks._config import CheckConfig
-    from paper_checks._report import format_measured, plain
+    from paper_checks._report import format_measured, format_oc, operating_summary, plain
     from paper_checks._run import run_checks, write_run
     from retcon.errors import InputError
     from retcon.output import OutputSet, check_out_dir
@@ -128,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
         obj = report or {
             "claims": [plain(r._asdict()) for r in results],
             "verdicts": {r.claim_id: r.verdict for r in results},
+            "operating_characteristics": operating_summary(results),
         }
         if end_to_end is not None:
             obj = {**obj, "end_to_end": _end_to_end_json(end_to_end)}
@@ -136,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
         width = max(len(r.verdict) for r in results)
         for r in results:
             print(
-                f"claim {r.claim_id}: {r.verdict:<{width}}  {format_measured(r):<28} {r.details.get('headline', '')}"
+                f"claim {r.claim_id}: {r.verdict:<{width}}  {format_measured(r):<28} "
+                f"{r.details.get('headline', '')}  [false PASS / power: {format_oc(r)}]"
             )
         if end_to_end is not None:
             if "skipped" in end_to_end:

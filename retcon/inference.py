@@ -276,3 +276,77 @@ def wild_cluster_replicates(
     reps = mean + scale * (w @ resid) / np.maximum(n, 1)
     reps = np.where(n > 0, reps, np.nan)
     return mean.reshape(v.shape[1:]), reps.reshape((-1,) + v.shape[1:])
+
+
+def group_means(values, groups, mask=None) -> np.ndarray:
+    """Per-group means of each column over its masked rows: the one value per group of step 1.
+
+    Args:
+      values: ``(n,)`` or ``(n, m)``; groups: ``(n,)`` labels (any type numpy can sort);
+      mask: like ``values``, which rows count for each column (default all).
+
+    Returns:
+      ``(G, m)`` (``(G,)`` for 1-D ``values``), groups in ``np.unique`` order of their labels;
+      NaN where a group has no masked row.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    squeeze = v.ndim == 1
+    v = v.reshape(v.shape[0], -1)
+    m = np.ones_like(v) if mask is None else np.asarray(mask, dtype=np.float64).reshape(v.shape)
+    if len(groups) != v.shape[0]:
+        raise InputError(f"group_means: groups has {len(groups)} rows; values has {v.shape[0]}.")
+    _, ids = np.unique(np.asarray(groups), return_inverse=True)
+    ids = ids.reshape(-1)
+    G = int(ids.max()) + 1 if ids.size else 0
+    masked = np.where(m > 0, v, 0.0)
+    sums = np.stack([np.bincount(ids, masked[:, j], G) for j in range(v.shape[1])], 1)
+    counts = np.stack([np.bincount(ids, m[:, j], G) for j in range(v.shape[1])], 1)
+    out = np.where(counts > 0, sums / np.maximum(counts, 1e-300), np.nan)
+    return out[:, 0] if squeeze else out
+
+
+def group_delta_curves(outcomes, groups, budget, budgets) -> np.ndarray:
+    """Per-group ``dU_o(B)``: the mean of ``y_o - y_ret`` over each group's rows at each budget.
+
+    Args:
+      outcomes: ``(n, A)`` outcomes, ``ret`` first (``ACTIONS`` order); groups, budget: ``(n,)``;
+        budgets: ``(m,)`` the grid.
+
+    Returns:
+      ``(G, A - 1, m)``; NaN where a group has no row at a budget.
+
+    References: MODEL §3 (``dU``).
+    """
+    y = np.asarray(outcomes, dtype=np.float64)
+    b = np.asarray(budget, dtype=np.float64).reshape(-1)
+    grid = np.asarray(budgets, dtype=np.float64).reshape(-1)
+    if y.ndim != 2 or y.shape[1] < 2 or b.shape[0] != y.shape[0]:
+        raise InputError(
+            "group_delta_curves: outcomes must have shape (n, actions >= 2) and budget (n,); "
+            f"got {y.shape} and {b.shape}."
+        )
+    no, nb = y.shape[1] - 1, grid.size
+    values = np.repeat(y[:, 1:] - y[:, :1], nb, axis=1)  # (n, no * nb), operator-major
+    mask = np.tile((b[:, None] == grid[None, :]).astype(np.float64), (1, no))
+    return group_means(values, groups, mask).reshape(-1, no, nb)
+
+
+def wild_delta_curve_replicates(
+    key: jax.Array, outcomes, groups, budget, budgets, *, n_resamples: int, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """``dU_o(B)`` as the mean of per-group curves, with wild-cluster-bootstrap resampled curves.
+
+    The few-groups replacement of ``retcon.bootstrap.delta_curve_replicates`` (same arguments and
+    shapes): pass the result to ``theory.crossover_interval`` for a crossover's interval.
+
+    Returns:
+      ``(point (A - 1, m), replicates (R, A - 1, m))``.
+    """
+    curves = group_delta_curves(outcomes, groups, budget, budgets)
+    return wild_cluster_replicates(key, curves, n_resamples=n_resamples, level=level)
+
+
+def group_mean_interval(values, groups, mask=None, *, level: float = 0.95) -> GroupInterval:
+    """Step 1 then step 2: per-group means of each column (``group_means``), then the Student-t
+    interval of their mean on ``G - 1`` df (``group_t_interval``). ``(m,)`` fields."""
+    return group_t_interval(group_means(values, groups, mask), level=level)
