@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import jax
 import numpy as np
 
 from paper_checks import _verdicts as V
 from paper_checks import operating as O
+from paper_checks import rules as R
 from paper_checks._curves import (
     bounded,
     chance_outcomes,
@@ -28,7 +28,6 @@ from paper_checks._loco import calibrated_name, t_interval
 from paper_checks._scaling import (
     identical_operators,
     length_strata,
-    slope_test,
     stratified_group_curves,
 )
 from paper_checks._sources import DataMissing, DependencyMissing, Workspace
@@ -205,6 +204,10 @@ def _reversal_grades(s: SourceCurves) -> dict:
     return {op: int(x) for op, x in zip(ops, g)}
 
 
+def _budgets(s: SourceCurves) -> np.ndarray:
+    return next(iter(s.operators.values())).budgets
+
+
 def _distinct(s: SourceCurves) -> tuple[list[str], np.ndarray]:
     """Operators whose per-group curves differ from every earlier one's, and their curves."""
     names = list(s.operators)
@@ -213,53 +216,6 @@ def _distinct(s: SourceCurves) -> tuple[list[str], np.ndarray]:
         k for k in range(len(names)) if not any(np.array_equal(d[:, k], d[:, j]) for j in range(k))
     ]
     return [names[k] for k in keep], d[:, keep]
-
-
-#: The true world for the reversal rule when the data show none: a gain of 10 points at the
-#: tightest budget falling linearly in log B to the paper's 9.5-point loss at the loosest.
-PAPER_REVERSAL = (0.10, -0.095)
-
-
-def _reversal_oc(ws: Workspace, sources: list[SourceCurves], cid: str):
-    """Operating characteristics of claims 1 and 4 (``combine`` over readers of
-    ``reversal_test``) with the readers' own spread, at their group count."""
-    if not sources:
-        return None
-    budgets = next(iter(sources[0].operators.values())).budgets
-    data = {s.name: _distinct(s)[1] for s in sources}
-
-    def rule(d):
-        grades = {k: int(V.reversal_test(budgets, v).grades.max()) for k, v in d.items()}
-        return V.combine(grades).verdict
-
-    mu = {k: np.nanmean(v, axis=0) for k, v in data.items()}
-    paper = np.broadcast_to(
-        np.linspace(*PAPER_REVERSAL, len(budgets)), next(iter(mu.values())).shape
-    )
-    true = {}
-    tags = []
-    for k, v in data.items():
-        if int(V.reversal_test(budgets, v).grades.max()) >= V.POINT:
-            true[k] = mu[k]
-            tags.append(f"{k}: its measured curves")
-        else:
-            true[k] = paper
-            tags.append(f"{k}: the paper's effect (no reversal measured)")
-    nulls = {}
-    for k in data:
-        nulls[f"{k} equal to ret"] = {**true, k: np.zeros_like(mu[k])}
-        nulls[f"{k} gain only"] = {**true, k: np.maximum(true[k], 0.0)}
-        nulls[f"{k} loss only"] = {**true, k: np.minimum(true[k], 0.0)}
-    G = next(iter(data.values())).shape[0]
-    return O.operating_characteristics(
-        rule,
-        G,
-        group_values=data,
-        true_means=true,
-        null_means=nulls,
-        key=ws.key(f"oc:{cid}"),
-        true_world="; ".join(tags),
-    )
 
 
 def _admission(ws: Workspace, reader: str, skipped: dict) -> tuple[dict | None, str | None]:
@@ -351,7 +307,14 @@ def check_sign_reversal(ws: Workspace) -> ClaimResult:
         headline=f"crossover budget (tokens) of {op_h} on {getattr(head, 'name', '-')}",
         summary="; ".join(parts) or "-",
         skipped=skipped,
-        oc=_reversal_oc(ws, [real], "1") if real is not None and grades else None,
+        oc=R.reversal_oc(
+            ws.key("oc:1"),
+            _budgets(real),
+            {real.name: _distinct(real)[1]},
+            n_datasets=ws.config.oc_datasets,
+        )
+        if real is not None and grades
+        else None,
     )
 
 
@@ -405,41 +368,6 @@ def _ret_accuracy(ws: Workspace, corrected: bool) -> dict:
     return {float(bb): float(y[b == bb].mean()) for bb in np.unique(b)}
 
 
-def _tight_gain_verdict(tight: dict, missing=()) -> Verdict:
-    """Claim 2 on per-group curves ``{source: (G, K, m)}``: direction by ``tight_gain_test``
-    (Holm over operators and budgets), magnitude of the largest mean gain's t-interval against
-    the paper's figure (``grade_magnitude``)."""
-    grades = {}
-    for src, d in tight.items():
-        g, (k, j) = V.tight_gain_test(d)
-        grades[f"direction:{src}"] = g
-        grades[f"magnitude:{src}"] = V.grade_magnitude(t_estimate(d[:, k, j]), V.PAPER_TIGHT_GAIN)
-    return V.combine(grades, missing)
-
-
-def _tight_gain_oc(ws: Workspace, tight: dict):
-    """Claim 2's rule in a true world whose largest gain is the paper's 48 points and null worlds
-    with none (direction false) or half of it (magnitude false), the curves' shape and spread
-    LoCoMo's."""
-    mu = {k: np.nanmean(v, axis=0) for k, v in tight.items()}
-
-    def shifted(to):
-        return {k: m - np.nanmax(m) + to for k, m in mu.items()}
-
-    return O.operating_characteristics(
-        lambda d: _tight_gain_verdict(d).verdict,
-        next(iter(tight.values())).shape[0],
-        group_values=tight,
-        true_means=shifted(V.PAPER_TIGHT_GAIN[0]),
-        null_means={
-            "no gain": shifted(0.0),
-            "half the paper's gain": shifted(V.PAPER_TIGHT_GAIN[0] / 2),
-        },
-        key=ws.key("oc:2"),
-        true_world="the paper's largest gain (48 points), LoCoMo's curve shape and spread",
-    )
-
-
 def check_tight_gain(ws: Workspace) -> ClaimResult:
     """Claim 2: "under tight budgets consolidation improves absolute accuracy (paper: up to 48% on
     LongMemEval)", read as up to 48 absolute accuracy points.
@@ -467,7 +395,7 @@ def check_tight_gain(ws: Workspace) -> ClaimResult:
                 base = u_ret.get(where[s.name][op], float("nan"))
                 rel[s.name][op] = gains[s.name][op].point / base if base > 0 else float("nan")
     tight = {s.name: s.group_delta for s in reals if s.group_delta is not None}
-    verdict = _tight_gain_verdict(tight, missing=_real_missing(skipped))
+    verdict = R.tight_gain_verdict(tight, missing=_real_missing(skipped))
     measured, op_h, head = Estimate.missing(), "-", (reals or [None])[0]
     if head is not None:
         op_h = max(gains[head.name], key=lambda o: gains[head.name][o].point)
@@ -501,35 +429,9 @@ def check_tight_gain(ws: Workspace) -> ClaimResult:
         headline=f"largest dU (fraction of questions) of {op_h} on {getattr(head, 'name', '-')}",
         summary=summary or "-",
         skipped=skipped,
-        oc=_tight_gain_oc(ws, tight) if tight else None,
-    )
-
-
-def _loose_verdict(loose: dict, ops: list, missing=()) -> Verdict:
-    """Claim 3 on per-group margins ``{source: (G, K)}`` (``U(ret) - U(o)`` at the loosest
-    budget): ``verdict_loose_retention`` of their t-intervals."""
-    return V.verdict_loose_retention(
-        {src: {op: t_estimate(m[:, k]) for k, op in enumerate(ops)} for src, m in loose.items()},
-        missing=missing,
-    )
-
-
-def _loose_oc(ws: Workspace, loose: dict, ops: list):
-    """Claim 3's rule in a true world where every margin is the paper's 9.5 points, and null
-    worlds where one operator ties retention (direction false) or every margin is 4 points
-    (magnitude false), with LoCoMo's spread."""
-    mid = float(np.mean(V.PAPER_LOOSE_MARGIN))
-    true = {k: np.full(v.shape[1:], mid) for k, v in loose.items()}
-    tie = {k: np.where(np.arange(v.shape[1]) == 0, 0.0, mid) for k, v in loose.items()}
-    low = {k: np.full(v.shape[1:], V.PAPER_LOOSE_MARGIN[0] / 2) for k, v in loose.items()}
-    return O.operating_characteristics(
-        lambda d: _loose_verdict(d, ops).verdict,
-        next(iter(loose.values())).shape[0],
-        group_values=loose,
-        true_means=true,
-        null_means={"an operator ties retention": tie, "margins of 4 points": low},
-        key=ws.key("oc:3"),
-        true_world="every margin at the paper's 9.5 points, LoCoMo's spread",
+        oc=R.tight_gain_oc(ws.key("oc:2"), tight, n_datasets=ws.config.oc_datasets)
+        if tight
+        else None,
     )
 
 
@@ -554,7 +456,7 @@ def check_loose_retention(ws: Workspace) -> ClaimResult:
             e = _at(c, len(c.budgets) - 1)
             margins[s.name][op] = Estimate(-e.point, -e.upper, -e.lower)
     loose_g = {s.name: -s.group_delta[:, :, -1] for s in reals if s.group_delta is not None}
-    verdict = _loose_verdict(loose_g, list(OPERATORS), missing=_real_missing(skipped))
+    verdict = R.loose_verdict(loose_g, list(OPERATORS), missing=_real_missing(skipped))
     measured, op_h, head = Estimate.missing(), "-", (reals or [None])[0]
     if head is not None:
         op_h = min(margins[head.name], key=lambda o: margins[head.name][o].point)
@@ -584,7 +486,9 @@ def check_loose_retention(ws: Workspace) -> ClaimResult:
         headline=f"smallest U(ret) - U(o) at the loosest budget ({op_h}, {getattr(head, 'name', '-')})",
         summary=summary or "-",
         skipped=skipped,
-        oc=_loose_oc(ws, loose_g, list(OPERATORS)) if loose_g else None,
+        oc=R.loose_oc(ws.key("oc:3"), loose_g, list(OPERATORS), n_datasets=ws.config.oc_datasets)
+        if loose_g
+        else None,
     )
 
 
@@ -674,96 +578,20 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
         headline=headline,
         summary="; ".join(parts),
         skipped=skipped,
-        oc=_reversal_oc(ws, [sources[r] for r in second if sources[r].name in grades], "4"),
+        oc=R.reversal_oc(
+            ws.key("oc:4"),
+            _budgets(sources[second[0]]),
+            {
+                sources[r].name: _distinct(sources[r])[1]
+                for r in second
+                if sources[r].name in grades
+            },
+            n_datasets=ws.config.oc_datasets,
+        ),
     )
 
 
 # ---- claim 5 ---------------------------------------------------------------------------------------
-
-
-#: Data sets per world for claim 5's operating characteristics and wild resamples in each (each
-#: data set is a full stratified crossover bootstrap).
-OC5_DATASETS, OC5_RESAMPLES = 100, 200
-
-
-def _slope_verdict(
-    key, curves, budgets, lengths, units, *, n_resamples, missing=(), inconclusive=None
-):
-    """Claim 5 on per-group stratified curves ``(G, S, K, m)``: ``slope_test`` per operator
-    (``units[k]`` its name, None to skip), graded by ``verdict_crossover_scaling``."""
-    slopes, est = slope_test(key, curves, budgets, lengths, n_resamples=n_resamples)
-    graded, undecided = {}, dict(inconclusive or {})
-    for k, unit in enumerate(units):
-        if unit is None:
-            continue
-        if slopes[k] is None:
-            n = sum(e[k].defined for e in est)
-            undecided[unit] = f"{n} of {len(est)} strata have a crossover; the slope needs 3"
-        else:
-            graded[unit] = slopes[k]
-    return V.verdict_crossover_scaling(graded, missing=missing, inconclusive=undecided), graded, est
-
-
-def _steepness(mu, logb) -> np.ndarray:
-    """Per operator, the median over strata of the fall of ``dU`` per doubling of B across its
-    point crossover (``(S, K, m)`` curves); a linear fit over the grid where no stratum crosses.
-    Negative, at least 0.005 per doubling in size."""
-    S, K, _ = mu.shape
-    out = np.empty(K)
-    xc = logb - logb.mean()
-    for k in range(K):
-        falls = []
-        for s in range(S):
-            d = mu[s, k]
-            j = np.flatnonzero((d[:-1] > 0) & (d[1:] < 0))
-            if j.size:
-                i = j[-1]
-                falls.append((d[i + 1] - d[i]) / (logb[i + 1] - logb[i]))
-        fit = np.nanmean((mu[:, k] - np.nanmean(mu[:, k], -1, keepdims=True)) @ xc / (xc @ xc))
-        out[k] = np.median(falls) if falls else fit
-    return -np.maximum(np.abs(np.nan_to_num(out)), 0.005)
-
-
-def _slope_oc(ws: Workspace, curves, budgets, lengths, units):
-    """Claim 5's rule in synthetic stratified worlds with LoCoMo's per-group spread: per operator
-    and stratum a ``dU`` curve linear in ``log B`` with the operator's measured steepness,
-    crossing at ``B*_s`` proportional to ``L_s ** slope`` around the grid's middle (slope 1: true;
-    0 and 2: null), its steepness the measured fall per doubling across the crossover
-    (``_steepness``)."""
-    keep = [k for k, u in enumerate(units) if u is not None]
-    if not keep:
-        return None
-    c = np.asarray(curves, float)[:, :, keep]
-    mu = np.nanmean(c, axis=0)  # (S, K, m)
-    logb = np.log2(np.asarray(budgets, float))
-    steep = _steepness(mu, logb)
-    L = np.log2(np.asarray(lengths, float))
-    mid = (logb[0] + logb[-1]) / 2
-
-    def world(slope):
-        log_bstar = mid + slope * (L - L.mean())  # (S,)
-        return {"c": steep[None, :, None] * (logb[None, None, :] - log_bstar[:, None, None])}
-
-    def rule(d):
-        return _slope_verdict(
-            jax.random.key(0),
-            d["c"],
-            budgets,
-            lengths,
-            [f"u{k}" for k in keep],
-            n_resamples=OC5_RESAMPLES,
-        )[0].verdict
-
-    return O.operating_characteristics(
-        rule,
-        c.shape[0],
-        group_values={"c": c},
-        true_means=world(1.0),
-        null_means={"slope 0": world(0.0), "slope 2": world(2.0)},
-        key=ws.key("oc:5"),
-        n_datasets=OC5_DATASETS,
-        true_world="slope 1 (B*/L constant), curves of LoCoMo's steepness and spread",
-    )
 
 
 def check_crossover_scaling(ws: Workspace) -> ClaimResult:
@@ -803,7 +631,7 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
             inconclusive.update(
                 {f"locomo:{reader}:{op}": bad for op in OPERATORS if op not in same}
             )
-        verdict, slopes, est = _slope_verdict(
+        verdict, slopes, est = R.slope_verdict(
             ws.key("c5:strata"),
             curves,
             budgets,
@@ -829,7 +657,14 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
                 for s in range(len(med))
             ]
         if slopes:
-            oc = _slope_oc(ws, curves, budgets, med, units)
+            oc = R.slope_oc(
+                ws.key("oc:5"),
+                curves,
+                budgets,
+                med,
+                units,
+                n_datasets=max(ws.config.oc_datasets // 2, 10),
+            )
     else:
         verdict = V.verdict_crossover_scaling({}, missing=_real_missing(skipped))
     sim_ratio = {
@@ -902,51 +737,6 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
 # ---- claim 6 ---------------------------------------------------------------------------------------
 
 
-def _conditions(conds: dict) -> dict:
-    """``{condition: Estimate}`` of per-group ``U(merge) - U(abstract)`` with Bonferroni t-intervals
-    (level ``1 - 0.05 / n_conditions``): "some condition favours merge" and "some favours
-    abstract" each hold a family-wise 2.5% over the conditions."""
-    level = 1 - 0.05 / max(len(conds), 1)
-    return {k: t_estimate(v, level) for k, v in conds.items()}
-
-
-def _cross_note_oc(ws: Workspace, beats: dict, conds: dict):
-    """Claim 6's rule (``verdict_cross_note`` of t-intervals) in a true world with each unit's
-    measured effect turned to the claim's side (beats: ``|mean|``; conditions: the measured
-    means, with the smallest turned negative when none is), and null worlds where one operator
-    ties rewrite or every condition favours merge (one dominates), with LoCoMo's spread."""
-    data = {f"b:{k}": v for k, v in beats.items()} | {f"c:{k}": v for k, v in conds.items()}
-    mu = {k: np.nanmean(v) for k, v in data.items()}
-    true = {k: abs(m) if k.startswith("b:") else m for k, m in mu.items()}
-    ck = [k for k in data if k.startswith("c:")]
-    if ck and not (any(true[k] > 0 for k in ck) and any(true[k] < 0 for k in ck)):
-        lo_k, hi_k = min(ck, key=lambda k: true[k]), max(ck, key=lambda k: true[k])
-        true[lo_k], true[hi_k] = -abs(true[lo_k]), abs(true[hi_k])
-    nulls = {}
-    bk = [k for k in data if k.startswith("b:")]
-    if bk:
-        nulls["an operator ties rewrite"] = {**true, bk[0]: 0.0}
-    if ck:
-        nulls["merge never behind"] = {**true, **{k: max(true[k], 0.0) for k in ck}}
-
-    def rule(d):
-        return V.verdict_cross_note(
-            {k[2:]: t_estimate(v) for k, v in d.items() if k.startswith("b:")},
-            _conditions({k[2:]: v for k, v in d.items() if k.startswith("c:")}),
-        ).verdict
-
-    G = next(iter(data.values())).shape[0]
-    return O.operating_characteristics(
-        rule,
-        G,
-        group_values=data,
-        true_means=true,
-        null_means=nulls,
-        key=ws.key("oc:6"),
-        true_world="LoCoMo's effects turned to the claim's side, LoCoMo's spread",
-    )
-
-
 def check_cross_note(ws: Workspace) -> ClaimResult:
     """Claim 6: "cross-note abstract and merge beat local rewrite when compression is necessary, and
     neither dominates the other".
@@ -1003,7 +793,7 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
                 "beats_rewrite": {k: t_estimate(v) for k, v in out.items()},
                 "merge_minus_abstract": {k: t_estimate(v) for k, v in c.items()},
             }
-    conds = _conditions(conds)
+    conds = R.conditions(conds)
     verdict = V.verdict_cross_note(
         beats, conds, missing=_real_missing(skipped), inconclusive=inconclusive
     )
@@ -1040,7 +830,9 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
         headline=f"U(abstract) - U(rewrite) where compression is necessary ({head})",
         summary="; ".join(parts) or "-",
         skipped=skipped,
-        oc=_cross_note_oc(ws, arrays_b, arrays_c) if arrays_b or arrays_c else None,
+        oc=R.cross_note_oc(ws.key("oc:6"), arrays_b, arrays_c, n_datasets=ws.config.oc_datasets)
+        if arrays_b or arrays_c
+        else None,
     )
 
 
@@ -1060,27 +852,6 @@ def _loco_data(ws, reader, ev, skipped) -> str:
             "conversations, t-interval over per-conversation estimates"
         )
     return "; ".join(parts + [f"{k}: skipped" for k in skipped]) or "-"
-
-
-#: The smallest effect of interest where a claim states none (one accuracy point: claim 7's own
-#: gain on LoCoMo): the true world of a direction-only rule is never weaker than this.
-MIN_EFFECT = 0.01
-
-
-def _positive_oc(ws: Workspace, cid: str, units: dict):
-    """A "positive in every unit" rule (``verdict_router_gain`` of t-intervals) in a true world
-    with each unit's measured mean turned positive (``|mean|``, at least ``MIN_EFFECT``) and null
-    worlds with one unit at 0, with the measured spread."""
-    mu = {k: max(abs(float(np.nanmean(v))), MIN_EFFECT) for k, v in units.items()}
-    return O.operating_characteristics(
-        lambda d: V.verdict_router_gain({k: t_estimate(v) for k, v in d.items()}).verdict,
-        next(iter(units.values())).shape[0],
-        group_values=units,
-        true_means=mu,
-        null_means={f"{k} at 0": {**mu, k: 0.0} for k in units},
-        key=ws.key(f"oc:{cid}"),
-        true_world=f"the measured effect as |mean| (at least {MIN_EFFECT:g}), its spread",
-    )
 
 
 def _router_gain_groups(ev) -> np.ndarray:
@@ -1107,7 +878,7 @@ def check_router_gain(ws: Workspace) -> ClaimResult:
         d = ev.outcome("oas") - ev.outcome("best-fixed")
         gain_groups = _router_gain_groups(ev)
         gains[src] = t_interval(gain_groups)
-        oc = _positive_oc(ws, "7", {src: gain_groups})
+        oc = R.positive_oc(ws.key("oc:7"), {src: gain_groups}, n_datasets=ws.config.oc_datasets)
         for b in np.unique(ev.budget):
             per_budget[float(b)] = t_interval(ev.per_group(d, ev.budget == b))
         not_ahead = [b for b, e in per_budget.items() if not e.point > 0]
@@ -1128,24 +899,6 @@ def check_router_gain(ws: Workspace) -> ClaimResult:
         summary=summary or "-",
         skipped=skipped,
         oc=oc,
-    )
-
-
-def _equivalence_oc(ws: Workspace, diff, margin: float):
-    """Claim 8's rule in a true world with no difference and null worlds at the margin (MLP
-    better or worse by ``margin``), with the measured spread."""
-    return O.operating_characteristics(
-        lambda d: (
-            V.verdict_no_reliable_improvement(
-                {"u": (t_interval(d["d"], 0.90), t_interval(d["d"], 0.95))}, margin=margin
-            ).verdict
-        ),
-        np.asarray(diff).shape[0],
-        group_values={"d": np.asarray(diff, float)},
-        true_means={"d": 0.0},
-        null_means={"MLP better by the margin": {"d": margin}, "MLP worse by it": {"d": -margin}},
-        key=ws.key("oc:8"),
-        true_world="no difference, the measured spread",
     )
 
 
@@ -1180,7 +933,7 @@ def check_mlp_control(ws: Workspace) -> ClaimResult:
     else:
         verdict = V.verdict_no_reliable_improvement(tests, margin=m, missing=_real_missing(skipped))
         if diff is not None:
-            oc = _equivalence_oc(ws, diff, m)
+            oc = R.equivalence_oc(ws.key("oc:8"), diff, m, n_datasets=ws.config.oc_datasets)
     summary = "; ".join(
         f"{s}: {e95.fmt(100, 1)} pts (90% interval {e90.fmt(100, 1)}); equivalence margin "
         f"+-{100 * m:.2g} pts ({ws.config.equivalence_share:g} x claim 7's OAS gain)"
@@ -1235,42 +988,6 @@ def crc_bound_check(ev, alpha: float) -> dict:
     }
 
 
-def _harm_verdict(harm, cost, max_cost, missing=(), inconclusive=None) -> Verdict:
-    return V.verdict_harm_calibration(
-        harm, cost, max_cost=max_cost, missing=missing, inconclusive=inconclusive
-    )
-
-
-def _harm_oc(ws: Workspace, harm_g: dict, cost_g: dict):
-    """Claim 9's rule in a true world with each unit's measured harm change turned negative
-    (``-|mean|``) at its measured cost (capped at half the bound), and null worlds where one
-    unit's harm is unchanged or its cost sits at twice the bound, with the measured spread."""
-    bound = ws.config.max_accuracy_cost
-    data = {f"h:{k}": v for k, v in harm_g.items()} | {f"c:{k}": v for k, v in cost_g.items()}
-    true = {f"h:{k}": -abs(float(np.nanmean(v))) for k, v in harm_g.items()}
-    true |= {f"c:{k}": min(float(np.nanmean(v)), bound / 2) for k, v in cost_g.items()}
-    first = next(iter(harm_g))
-    nulls = {
-        "harm unchanged": {**true, f"h:{first}": 0.0},
-        "cost at twice the bound": {**true, f"c:{first}": 2 * bound},
-    }
-
-    def rule(d):
-        h = {k[2:]: t_interval(v) for k, v in d.items() if k.startswith("h:")}
-        c = {k[2:]: t_interval(v) for k, v in d.items() if k.startswith("c:")}
-        return _harm_verdict(h, c, bound).verdict
-
-    return O.operating_characteristics(
-        rule,
-        np.asarray(harm_g[first]).shape[0],
-        group_values=data,
-        true_means=true,
-        null_means=nulls,
-        key=ws.key("oc:9"),
-        true_world="the measured harm changes (as -|mean|) at their costs, the measured spread",
-    )
-
-
 def check_harm_calibration(ws: Workspace) -> ClaimResult:
     """Claim 9: "harm calibration lowers the harm rate at a bounded cost in accuracy".
 
@@ -1308,7 +1025,7 @@ def check_harm_calibration(ws: Workspace) -> ClaimResult:
                 cost_g[unit] = ev.per_group(a_oas - ev.outcome(name))
                 harm[unit], cost[unit] = t_interval(harm_g[unit]), t_interval(cost_g[unit])
         crc = {f"{a:g}": crc_bound_check(ev, a) for a in ev.alphas}
-    verdict = _harm_verdict(
+    verdict = R.harm_verdict(
         harm, cost, ws.config.max_accuracy_cost, _real_missing(skipped), inconclusive
     )
     cal = [u for u in harm if "oas-calibrated@" in u]
@@ -1356,7 +1073,15 @@ def check_harm_calibration(ws: Workspace) -> ClaimResult:
             "max_accuracy_cost": ws.config.max_accuracy_cost,
             "alphas": list(ev.alphas) if ev is not None else list(ws.config.alphas),
         },
-        oc=_harm_oc(ws, harm_g, cost_g) if harm_g else None,
+        oc=R.harm_oc(
+            ws.key("oc:9"),
+            harm_g,
+            cost_g,
+            ws.config.max_accuracy_cost,
+            n_datasets=ws.config.oc_datasets,
+        )
+        if harm_g
+        else None,
         headline=f"harm(calibrated) - harm(oas) ({head})",
         summary="; ".join(parts) or "-",
         skipped=skipped,

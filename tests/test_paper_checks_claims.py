@@ -130,7 +130,7 @@ def make_workspace(
 ):
     """Sim presets (scales 1 and 4) and, with ``locomo``, LoCoMo stand-ins per reader; readers in
     ``drop`` lose raw accuracy as B grows (inadmissible)."""
-    cfg = pc.CheckConfig(n_resamples=200, readers=readers, alphas=(0.05, 0.1))
+    cfg = pc.CheckConfig(n_resamples=200, readers=readers, alphas=(0.05, 0.1), oc_datasets=60)
     ws = Workspace(cfg, seed=0)
     holds = world is HOLDS
     for i, (scen, scale) in enumerate(zip(cfg.scenarios, (1.0, 4.0))):
@@ -358,13 +358,19 @@ def test_report_files(tmp_path, holds):
     results = [pc.CHECKS[c](holds) for c in ("1", "2", "9")]
     pc.write_run(tmp_path, results, holds)
     md = (tmp_path / "REPORT.md").read_text()
-    assert "| # | claim | paper's figure | ours (95% CI) | verdict | data |" in md
+    assert (
+        "| # | claim | paper's figure | ours (95% CI) | verdict | false PASS / power | data |" in md
+    )
+    assert "Rule's operating characteristics (G = 12" in md
     for rule in pc.RULES:
         assert md.count(rule) == 1
     for r in results:
         assert f"**{r.verdict}**" in md
     obj = json.loads((tmp_path / "report.json").read_text())
     assert [c["verdict"] for c in obj["claims"]] == [r.verdict for r in results]
+    for r in results:  # every graded claim carries its rule's error rates
+        oc = obj["operating_characteristics"][r.claim_id]
+        assert 0 <= oc["false_pass_rate"] <= 1 and 0 <= oc["power"] <= 1
     assert obj["sidecar"]["seed"] == 0 and "retcon_version" in obj["sidecar"]
     assert (tmp_path / "fig_delta_curves.png").stat().st_size > 0
     assert (tmp_path / "fig_harm_tradeoff.png").stat().st_size > 0
