@@ -11,6 +11,7 @@ References: MODEL §3-9.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -25,6 +26,7 @@ from paper_checks._curves import (
     t_estimate,
 )
 from paper_checks._loco import calibrated_name, t_interval
+from paper_checks._requirements import Needs, unmet
 from paper_checks._scaling import (
     identical_operators,
     length_strata,
@@ -75,6 +77,9 @@ PAPER_FIGURES = {
 
 
 def _try(get: Callable, label: str, skipped: dict):
+    """``get()``, or ``None`` with the reason in ``skipped[label]`` when data (LoCoMo) or an optional
+    dependency (an endpoint) is missing. Nothing else is caught: our own packages are ordinary
+    imports of ``paper_checks._sources``, so a renamed function fails at import, not here."""
     try:
         return get()
     except (DataMissing, DependencyMissing) as e:
@@ -83,8 +88,12 @@ def _try(get: Callable, label: str, skipped: dict):
 
 
 def _real_missing(skipped: dict) -> list[str]:
-    """The skipped units that are real data (the verdict's missing units)."""
-    return [k for k in skipped if k.startswith("locomo")]
+    """The skipped units that are real data (the verdict's missing units). The chance-corrected
+    unit of claims 2-3 is optional: it needs the ``meta_chance_<action>`` columns, which LoCoMo
+    paired here always has and a ``--paired`` file may lack (named, not counted as missing)."""
+    return [
+        k for k in skipped if not k.startswith(("sim:", "theory")) and not k.endswith(":chance")
+    ]
 
 
 def _result(
@@ -131,7 +140,10 @@ def _with_oc(verdict: Verdict, oc: O.OperatingCharacteristics | None) -> tuple[V
         "false_pass_rate": oc.false_pass_rate,
         "power": oc.power,
         "false_fail_rate": oc.false_fail_rate,
-        "operating_characteristics": oc._asdict(),
+        "operating_characteristics": {
+            **oc._asdict(),
+            "method": f"simulated at G={oc.n_groups}, {oc.n_datasets} data sets per world",
+        },
     }
     if verdict.verdict in (PASS, PARTIAL, FAIL) and not oc.meets_targets:
         return (
@@ -156,6 +168,51 @@ def _skipped_result(cid: str, reason: str, skipped: dict) -> ClaimResult:
         SKIPPED,
         {"reason": reason, "skipped": skipped, "summary": reason, "headline": "-"},
     )
+
+
+def needs(cid: str, spec: Needs) -> Callable:
+    """Decorator: claim ``cid`` needs ``spec`` of its real data (``paper_checks._requirements``).
+
+    Before the claim is measured, each real unit it grades is checked; any unmet need gives
+    INCONCLUSIVE naming the missing column (or groups, budgets), never a crash or a silent skip.
+    Real data that are absent are left to the claim (SKIPPED with the reason).
+    """
+
+    def wrap(check: Callable[[Workspace], ClaimResult]) -> Callable[[Workspace], ClaimResult]:
+        @functools.wraps(check)
+        def checked(ws: Workspace) -> ClaimResult:
+            readers = list(ws.config.readers)
+            gaps = []
+            for r in readers[:1] if spec.readers == "main" else readers[1:]:
+                try:
+                    paired = ws.real_paired(r)
+                except (DataMissing, DependencyMissing):
+                    continue
+                gaps += unmet(paired, spec, ws.unit(r))
+            if not gaps:
+                return check(ws)
+            reason = "; ".join(gaps)
+            return ClaimResult(
+                cid,
+                CLAIMS[cid],
+                None,
+                None,
+                PAPER_FIGURES[cid],
+                ws.real_label(readers[0]),
+                INCONCLUSIVE,
+                {
+                    "reason": reason,
+                    "unmet": gaps,
+                    "summary": reason,
+                    "headline": "-",
+                    "skipped": {},
+                },
+            )
+
+        checked.needs = spec  # type: ignore[attr-defined]
+        return checked
+
+    return wrap
 
 
 def _main_reader(ws: Workspace) -> str:
@@ -220,7 +277,7 @@ def _distinct(s: SourceCurves) -> tuple[list[str], np.ndarray]:
 
 def _admission(ws: Workspace, reader: str, skipped: dict) -> tuple[dict | None, str | None]:
     """``(check, reason)``: the raw-accuracy check of ``reader`` and, when it is inadmissible, why."""
-    chk = _try(lambda: ws.admissibility(reader), f"locomo:{reader}", skipped)
+    chk = _try(lambda: ws.admissibility(reader), ws.unit(reader), skipped)
     if chk is None:
         return None, None
     if V.admissible(chk["max_drop"]):
@@ -245,6 +302,7 @@ def _admission_text(reader: str, chk: dict | None) -> str:
 # ---- claim 1 ---------------------------------------------------------------------------------------
 
 
+@needs("1", Needs(min_budgets=2))
 def check_sign_reversal(ws: Workspace) -> ClaimResult:
     """Claim 1: "consolidation gains under tight budgets, loses under loose ones".
 
@@ -258,7 +316,7 @@ def check_sign_reversal(ws: Workspace) -> ClaimResult:
     reader = _main_reader(ws)
     theory = _try(ws.theory_curves, "theory", skipped)
     sims = _sim_sources(ws, skipped)
-    real = _try(lambda: ws.locomo_curves(reader), f"locomo:{reader}", skipped)
+    real = _try(lambda: ws.real_curves(reader), ws.unit(reader), skipped)
     chk, bad = _admission(ws, reader, skipped) if real is not None else (None, None)
     grades, inconclusive = {}, {}
     if real is not None:
@@ -329,11 +387,11 @@ def _real_pair(ws: Workspace, skipped: dict) -> list[SourceCurves]:
     """The main reader's LoCoMo curves, raw and chance-corrected (the units of claims 2-3)."""
     reader = _main_reader(ws)
     out = []
-    raw = _try(lambda: ws.locomo_curves(reader), f"locomo:{reader}", skipped)
+    raw = _try(lambda: ws.real_curves(reader), ws.unit(reader), skipped)
     if raw is not None:
         out.append(raw)
         corr = _try(
-            lambda: ws.locomo_curves(reader, corrected=True), f"locomo:{reader}:chance", skipped
+            lambda: ws.real_curves(reader, corrected=True), ws.unit(reader) + ":chance", skipped
         )
         if corr is not None:
             out.append(corr)
@@ -343,7 +401,7 @@ def _real_pair(ws: Workspace, skipped: dict) -> list[SourceCurves]:
 def _chance_table(ws: Workspace) -> dict | None:
     """``{action: {budget: chance rate}}`` and the raw accuracy beside it, main reader."""
     try:
-        paired = ws.locomo_paired(_main_reader(ws))
+        paired = ws.real_paired(_main_reader(ws))
     except (DataMissing, DependencyMissing):
         return None
     chance = chance_outcomes(paired)
@@ -359,7 +417,7 @@ def _chance_table(ws: Workspace) -> dict | None:
 
 
 def _ret_accuracy(ws: Workspace, corrected: bool) -> dict:
-    paired = ws.locomo_paired(_main_reader(ws))
+    paired = ws.real_paired(_main_reader(ws))
     y = np.asarray(paired.outcomes, float)[:, 0]
     chance = chance_outcomes(paired) if corrected else None
     if chance is not None:
@@ -368,6 +426,7 @@ def _ret_accuracy(ws: Workspace, corrected: bool) -> dict:
     return {float(bb): float(y[b == bb].mean()) for bb in np.unique(b)}
 
 
+@needs("2", Needs())
 def check_tight_gain(ws: Workspace) -> ClaimResult:
     """Claim 2: "under tight budgets consolidation improves absolute accuracy (paper: up to 48% on
     LongMemEval)", read as up to 48 absolute accuracy points.
@@ -435,6 +494,7 @@ def check_tight_gain(ws: Workspace) -> ClaimResult:
     )
 
 
+@needs("3", Needs())
 def check_loose_retention(ws: Workspace) -> ClaimResult:
     """Claim 3: "under loose budgets retention beats every consolidation operator (paper: by 8-11%)",
     read as 8-11 absolute accuracy points.
@@ -495,6 +555,7 @@ def check_loose_retention(ws: Workspace) -> ClaimResult:
 # ---- claim 4 ---------------------------------------------------------------------------------------
 
 
+@needs("4", Needs(min_budgets=2, readers="second"))
 def check_second_reader(ws: Workspace) -> ClaimResult:
     """Claim 4: "a second answer model reproduces the reversal".
 
@@ -511,7 +572,7 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
     readers = list(ws.config.readers)
     checks, grades, inconclusive, sources = {}, {}, {}, {}
     for r in readers:
-        s = _try(lambda r=r: ws.locomo_curves(r), f"locomo:{r}", skipped)
+        s = _try(lambda r=r: ws.real_curves(r), ws.unit(r), skipped)
         if s is None:
             continue
         sources[r] = s
@@ -525,12 +586,16 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
             grades[s.name] = _reversal_grades(s)
     second = [r for r in readers[1:] if r in sources]
     if not second:
-        return _skipped_result(
-            "4", "needs LoCoMo under a second reader: " + "; ".join(skipped.values()), skipped
+        need = (
+            "a second --paired FILE (a second reader)"
+            if ws.config.paired
+            else "LoCoMo under a second reader"
         )
+        why = "; ".join(skipped.values()) or "none given"
+        return _skipped_result("4", f"needs {need}: {why}", skipped)
     verdict = V.verdict_sign_reversal(
         grades,
-        missing=[k for k in _real_missing(skipped) if k != f"locomo:{readers[0]}"],
+        missing=[k for k in _real_missing(skipped) if k != ws.unit(readers[0])],
         inconclusive=inconclusive,
     )
     pick = next((r for r in second if sources[r].name in grades), second[0])
@@ -594,15 +659,17 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
 # ---- claim 5 ---------------------------------------------------------------------------------------
 
 
+@needs("5", Needs(columns=("cluster_tokens",), min_budgets=2))
 def check_crossover_scaling(ws: Workspace) -> ClaimResult:
     """Claim 5: "the crossover comes at a smaller absolute budget for shorter evidence ... and B*
     divided by the evidence length is roughly constant (relative pressure governs)".
 
     Real units: LoCoMo under the main reader (when admissible), questions split into
     ``config.length_strata`` evidence-length strata; per stratum and operator ``B*`` with a
-    bootstrap interval; per operator the slope of ``log B*`` on ``log L`` over the strata whose
-    interval is bounded (at least 3), graded by ``grade_slope``. An operator identical to another
-    on every row is one unit. Shown: ``B*/L`` per stratum, the sim presets' ``B*/L`` and the exact
+    wild-cluster-bootstrap interval; per operator the slope of ``log B*`` on ``log L`` over the
+    strata with a point crossover (at least 3), graded by ``grade_slope`` (``rules.slope_verdict``)
+    and its operating characteristics (``rules.slope_oc``). An operator identical to another on
+    every row is one unit. Shown: ``B*/L`` per stratum, the sim presets' ``B*/L`` and the exact
     model at lengths x1 and x2 (scale equivariance: ratio 2). Headline: merge's slope.
 
     References: MODEL §6.5.
@@ -616,7 +683,7 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
         for t in (_try(lambda s=s: ws.theory_curves(s), "theory", skipped) for s in (1.0, 2.0))
         if t is not None
     ]
-    paired = _try(lambda: ws.locomo_paired(reader), f"locomo:{reader}", skipped)
+    paired = _try(lambda: ws.real_paired(reader), ws.unit(reader), skipped)
     chk, bad = _admission(ws, reader, skipped) if paired is not None else (None, None)
     slopes, inconclusive, strata_rows, oc = {}, {}, {}, None
     if paired is not None:
@@ -626,10 +693,10 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
             paired.outcomes, paired.group_id, paired.budget, strata, budgets
         )
         same = identical_operators(paired)
-        units = [None if (op in same or bad) else f"locomo:{reader}:{op}" for op in OPERATORS]
+        units = [None if (op in same or bad) else f"{ws.unit(reader)}:{op}" for op in OPERATORS]
         if bad:
             inconclusive.update(
-                {f"locomo:{reader}:{op}": bad for op in OPERATORS if op not in same}
+                {f"{ws.unit(reader)}:{op}": bad for op in OPERATORS if op not in same}
             )
         verdict, slopes, est = R.slope_verdict(
             ws.key("c5:strata"),
@@ -682,16 +749,16 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
     parts = []
     for op, rows in strata_rows.items():
         parts.append(
-            f"locomo {op}: "
+            f"{ws.real_tag} {op}: "
             + ", ".join(
                 f"S{r['stratum']} L={r['median_length']:.0f} B*={r['crossover'].fmt()}"
                 f" B*/L={r['crossover_over_length'].fmt()}{'' if r['bounded'] else ' (unbounded)'}"
                 for r in rows
             )
             + (
-                f"; slope {slopes[f'locomo:{reader}:{op}'][1].fmt()} (90%: "
-                f"{slopes[f'locomo:{reader}:{op}'][0].fmt()})"
-                if f"locomo:{reader}:{op}" in slopes
+                f"; slope {slopes[f'{ws.unit(reader)}:{op}'][1].fmt()} (90%: "
+                f"{slopes[f'{ws.unit(reader)}:{op}'][0].fmt()})"
+                if f"{ws.unit(reader)}:{op}" in slopes
                 else ""
             )
         )
@@ -704,10 +771,10 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
             "theory [shown] B*(lengths x2) / B*(x1): "
             + ", ".join(f"{o} {v:.4f}" for o, v in theory_ratio.items())
         )
-    head = slopes.get(f"locomo:{reader}:merge", (None, Estimate.missing()))[1]
+    head = slopes.get(ws.unit(reader) + ":merge", (None, Estimate.missing()))[1]
     data = "; ".join(
         (
-            [ws.locomo_label(reader) + f", {cfg.length_strata} evidence-length strata"]
+            [ws.real_label(reader) + f", {cfg.length_strata} evidence-length strata"]
             if paired is not None
             else []
         )
@@ -727,7 +794,8 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
             "sim_crossover_over_length": sim_ratio,
             "theory_scale_ratio": theory_ratio,
         },
-        headline="slope of log B* on log L for merge on LoCoMo (1 = relative pressure governs)",
+        headline=f"slope of log B* on log L for merge on {ws.unit(reader)} (1 = relative pressure "
+        "governs)",
         summary="; ".join(parts) or "-",
         skipped=skipped,
         oc=oc,
@@ -737,6 +805,7 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
 # ---- claim 6 ---------------------------------------------------------------------------------------
 
 
+@needs("6", Needs(columns=("cluster_tokens",)))
 def check_cross_note(ws: Workspace) -> ClaimResult:
     """Claim 6: "cross-note abstract and merge beat local rewrite when compression is necessary, and
     neither dominates the other".
@@ -758,15 +827,15 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
         if p is not None:
             tables[f"sim:{scen}"] = p
     reader = _main_reader(ws)
-    real = _try(lambda: ws.locomo_paired(reader), f"locomo:{reader}", skipped)
+    real = _try(lambda: ws.real_paired(reader), ws.unit(reader), skipped)
     if real is not None:
-        tables[f"locomo:{reader}"] = real
+        tables[ws.unit(reader)] = real
     beats, conds, inconclusive, shown = {}, {}, {}, {}
     arrays_b, arrays_c = {}, {}
     for src, p in tables.items():
         y = np.asarray(p.outcomes, float)
         tight = raw_grounded(p) == 0
-        is_real = src.startswith("locomo")
+        is_real = not src.startswith("sim:")
         out = {}
         for op, i in (("merge", i_m), ("abstract", i_a)):
             if np.array_equal(y[:, i], y[:, i_r]):
@@ -797,7 +866,7 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
     verdict = V.verdict_cross_note(
         beats, conds, missing=_real_missing(skipped), inconclusive=inconclusive
     )
-    head = f"locomo:{reader}:abstract"
+    head = ws.unit(reader) + ":abstract"
     measured = beats.get(head, Estimate.missing())
     parts = [f"{u} - rewrite {e.fmt(100, 1)} pts [graded]" for u, e in beats.items()]
     parts += [f"{u}: not measurable" for u in inconclusive]
@@ -805,8 +874,8 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
     n_a = sum(e.upper < 0 for e in conds.values())
     if conds:
         parts.append(
-            f"merge-abstract by query type on LoCoMo: merge ahead in {n_m}, abstract ahead in "
-            f"{n_a} of {len(conds)} (CI clear)"
+            f"merge-abstract by query type on {ws.unit(reader)}: merge ahead in {n_m}, abstract "
+            f"ahead in {n_a} of {len(conds)} (CI clear)"
         )
     for src, d in shown.items():
         parts.append(
@@ -841,14 +910,14 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
 
 def _loco(ws: Workspace, skipped: dict):
     reader = _main_reader(ws)
-    return reader, _try(lambda: ws.loco(reader), f"locomo:{reader}", skipped)
+    return reader, _try(lambda: ws.loco(reader), ws.unit(reader), skipped)
 
 
 def _loco_data(ws, reader, ev, skipped) -> str:
     parts = []
     if ev is not None:
         parts.append(
-            f"{ws.locomo_label(reader)}; leave-one-conversation-out over {len(ev.groups)} "
+            f"{ws.real_label(reader)}; leave-one-conversation-out over {len(ev.groups)} "
             "conversations, t-interval over per-conversation estimates"
         )
     return "; ".join(parts + [f"{k}: skipped" for k in skipped]) or "-"
@@ -859,6 +928,7 @@ def _router_gain_groups(ev) -> np.ndarray:
     return ev.per_group(ev.outcome("oas") - ev.outcome("best-fixed"), ev.grounded == 0)
 
 
+@needs("7", Needs(columns=("cluster_tokens",), min_groups=4))
 def check_router_gain(ws: Workspace) -> ClaimResult:
     """Claim 7: "OAS improves the when-which decision under budget-stressed conditions over the best
     fixed policy; report too where it does not".
@@ -873,7 +943,7 @@ def check_router_gain(ws: Workspace) -> ClaimResult:
     skipped: dict = {}
     reader, ev = _loco(ws, skipped)
     gains, per_budget, not_ahead, oc = {}, {}, [], None
-    src = f"locomo:{reader}"
+    src = ws.unit(reader)
     if ev is not None:
         d = ev.outcome("oas") - ev.outcome("best-fixed")
         gain_groups = _router_gain_groups(ev)
@@ -902,6 +972,7 @@ def check_router_gain(ws: Workspace) -> ClaimResult:
     )
 
 
+@needs("8", Needs(min_groups=4))
 def check_mlp_control(ws: Workspace) -> ClaimResult:
     """Claim 8: "an MLP does not reliably improve over ridge", as an equivalence test.
 
@@ -914,7 +985,7 @@ def check_mlp_control(ws: Workspace) -> ClaimResult:
     """
     skipped: dict = {}
     reader, ev = _loco(ws, skipped)
-    src = f"locomo:{reader}"
+    src = ws.unit(reader)
     tests, oc, m, diff = {}, None, float("nan"), None
     if ev is not None:
         gain = t_interval(_router_gain_groups(ev))
@@ -988,6 +1059,7 @@ def crc_bound_check(ev, alpha: float) -> dict:
     }
 
 
+@needs("9", Needs(min_groups=4))
 def check_harm_calibration(ws: Workspace) -> ClaimResult:
     """Claim 9: "harm calibration lowers the harm rate at a bounded cost in accuracy".
 
@@ -1004,7 +1076,7 @@ def check_harm_calibration(ws: Workspace) -> ClaimResult:
     """
     skipped: dict = {}
     reader, ev = _loco(ws, skipped)
-    src = f"locomo:{reader}"
+    src = ws.unit(reader)
     harm, cost, inconclusive, sweep, crc = {}, {}, {}, {}, {}
     harm_g, cost_g = {}, {}
     if ev is not None:

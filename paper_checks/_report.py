@@ -49,31 +49,70 @@ def format_measured(r: ClaimResult) -> str:
     return Estimate(float(r.measured), float(lo), float(hi)).fmt()
 
 
-def format_oc(r: ClaimResult) -> str:
-    """``2.0% / 96.5%``: the rule's measured false-PASS rate and power; ``-`` when not graded."""
-    fp, pw = r.details.get("false_pass_rate"), r.details.get("power")
+def format_oc_cell(r: ClaimResult) -> str:
+    """``1.0% / 86.0%``: the rule's false-PASS rate and power, for the claim table; ``-`` when
+    they were not measured."""
+    oc = r.details.get("operating_characteristics") or {}
+    fp, pw = oc.get("false_pass_rate"), oc.get("power")
     if fp is None or pw is None:
         return "-"
     return f"{100 * fp:.1f}% / {100 * pw:.1f}%"
-
-
-def operating_summary(results: Sequence[ClaimResult]) -> dict:
-    """``{claim id: {false_pass_rate, power, false_fail_rate, ...}}`` of every graded claim."""
-    return {
-        r.claim_id: plain(r.details["operating_characteristics"])
-        for r in results
-        if "operating_characteristics" in r.details
-    }
 
 
 def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def format_oc(oc: dict | None) -> str:
+    """``false PASS 0.040, power 0.850 at G=10 (tabled)``, or the hook's ``not measured: ...``
+    with G."""
+    if not oc:
+        return "-"
+    g = "no graded data" if oc.get("n_groups") is None else f"G={oc['n_groups']}"
+    if oc.get("false_pass_rate") is None:
+        return f"{oc.get('method', 'not measured')} ({g})"
+    out = (
+        f"false PASS {oc['false_pass_rate']:.3f}, power {oc['power']:.3f} at {g} "
+        f"({oc.get('method', '-')})"
+    )
+    if oc.get("false_fail_rate") is not None:
+        out += (
+            f"; false FAIL {oc['false_fail_rate']:.3f}; worst null: {oc.get('worst_null', '-')}; "
+            f"true world: {oc.get('true_world', '-')}"
+        )
+    return out
+
+
+def data_lines(data: Sequence[dict]) -> list[str]:
+    """REPORT.md's data section: per real-data file its path, sha256, size, G and provenance."""
+    if not data:
+        return []
+    lines = ["Data graded:", ""]
+    for d in data:
+        lines.append(
+            f"- `{d['name']}`: `{d['path']}` (sha256 `{d['sha256']}`): {d['n_rows']} rows, "
+            f"{d['n_queries']} questions, **G = {d['n_groups']} groups**, {len(d['budgets'])} "
+            f"budgets. Provenance: {d['provenance']['statement']}."
+        )
+        src = d.get("length_source")
+        if src and (src.get("evidence_structure") or src.get("missing")):
+            lines.append(
+                f"  len(C): from cluster_tokens in {src['cluster_tokens']} rows, from "
+                f"evidence_structure in {src['evidence_structure']}, missing in {src['missing']}."
+            )
+    return [*lines, ""]
+
+
 def render_markdown(
-    results: Sequence[ClaimResult], *, config: Any, seed: int, figures: Sequence[str] = ()
+    results: Sequence[ClaimResult],
+    *,
+    config: Any,
+    seed: int,
+    figures: Sequence[str] = (),
+    data: Sequence[dict] = (),
 ) -> str:
-    """REPORT.md: the claim table, then per claim its headline, numbers, reason and skipped parts."""
+    """REPORT.md: the data graded, the claim table, then per claim its headline, numbers, reason,
+    its rule's operating characteristics and skipped parts."""
     from paper_checks._types import VERDICTS
     from paper_checks._verdicts import RULES
 
@@ -94,6 +133,7 @@ def render_markdown(
         "(Webb's weights) for crossovers. Beside each verdict: its rule's measured false-PASS "
         "rate and power at the data's group count (paper_checks.operating).",
         "",
+        *data_lines(data),
         "Verdict rules:",
         "",
         *(f"{i}. {rule}" for i, rule in enumerate(RULES, 1)),
@@ -104,7 +144,7 @@ def render_markdown(
     for r in results:
         lines.append(
             f"| {r.claim_id} | {_cell(r.claim)} | {_cell(r.paper_figure)} | {_cell(format_measured(r))} "
-            f"| **{r.verdict}** | {format_oc(r)} | {_cell(r.data)} |"
+            f"| **{r.verdict}** | {format_oc_cell(r)} | {_cell(r.data)} |"
         )
     lines.append("")
     for r in results:
@@ -117,16 +157,8 @@ def render_markdown(
             f"- Headline ({d.get('headline', '-')}): {format_measured(r)}",
             f"- Measured: {d.get('summary', '-')}",
             f"- Verdict reason: {d.get('reason', '-')}",
+            f"- Rule's operating characteristics: {format_oc(d.get('operating_characteristics'))}",
         ]
-        if "operating_characteristics" in d:
-            oc = d["operating_characteristics"]
-            lines.append(
-                f"- Rule's operating characteristics (G = {oc['n_groups']}, "
-                f"{oc['n_datasets']} synthetic data sets per world): false PASS "
-                f"{100 * oc['false_pass_rate']:.1f}% (worst null: {oc['worst_null']}), power "
-                f"{100 * oc['power']:.1f}%, false FAIL {100 * oc['false_fail_rate']:.1f}% (true "
-                f"world: {oc['true_world']})"
-            )
         for k, v in (d.get("skipped") or {}).items():
             lines.append(f"- Not measured: `{k}`: {v}")
         lines.append("")
@@ -143,21 +175,36 @@ def write_report(
     seed: int,
     figures: Sequence[str] = (),
     command: str = "retcon paper-checks",
+    data: Sequence[dict] = (),
 ) -> dict:
-    """Write ``REPORT.md`` and ``report.json`` under ``out_dir``; return the JSON object."""
+    """Write ``REPORT.md`` and ``report.json`` under ``out_dir``; return the JSON object.
+
+    ``data``: the real data graded (``Workspace.data_sources``: file, sha256, G, provenance)."""
     out = Path(out_dir)
     obj = {
-        "claims": [plain(r._asdict()) for r in results],
-        "verdicts": {r.claim_id: r.verdict for r in results},
-        "operating_characteristics": operating_summary(results),
+        **report_json(results, data),
         "figures": [Path(f).name for f in figures],
         "sidecar": plain(sidecar(plain(config), seed=seed, command=command)),
     }
     write_json_atomic(out / "report.json", obj)
     write_text_atomic(
-        out / "REPORT.md", render_markdown(results, config=config, seed=seed, figures=figures)
+        out / "REPORT.md",
+        render_markdown(results, config=config, seed=seed, figures=figures, data=data),
     )
     return obj
+
+
+def report_json(results: Sequence[ClaimResult], data: Sequence[dict] = ()) -> dict:
+    """The claims, verdicts, data graded and every rule's operating characteristics, as JSON
+    (``report.json`` and ``retcon paper-checks --json`` share it)."""
+    return {
+        "claims": [plain(r._asdict()) for r in results],
+        "verdicts": {r.claim_id: r.verdict for r in results},
+        "data": plain(list(data)),
+        "operating_characteristics": {
+            r.claim_id: plain(r.details.get("operating_characteristics")) for r in results
+        },
+    }
 
 
 def append_section(out_dir, json_name: str, section: dict, markdown: str) -> None:
