@@ -115,15 +115,15 @@ def test_wild_cluster_replicates_reproduce_the_t_interval_for_a_mean():
     df (docs/statistics.md); every resample moves a group's whole row together."""
     rng = np.random.default_rng(3)
     v = rng.normal(0.3, 1.0, size=(10, 2))
-    point, reps = wild_cluster_replicates(jax.random.PRNGKey(0), v, n_resamples=4000)
+    point, reps = wild_cluster_replicates(jax.random.PRNGKey(0), v, n_resamples=2000)
     np.testing.assert_allclose(point, v.mean(0))
     ci = group_t_interval(v)
     lo, hi = np.quantile(reps, [0.025, 0.975], axis=0)
-    np.testing.assert_allclose(lo, ci.lower, atol=0.12 * (ci.upper - ci.lower).max())
-    np.testing.assert_allclose(hi, ci.upper, atol=0.12 * (ci.upper - ci.lower).max())
+    np.testing.assert_allclose(lo, ci.lower, atol=0.15 * (ci.upper - ci.lower).max())
+    np.testing.assert_allclose(hi, ci.upper, atol=0.15 * (ci.upper - ci.lower).max())
     # a column that is the other times 2 stays so in every resample (one weight per group)
     point, reps = wild_cluster_replicates(
-        jax.random.PRNGKey(1), np.stack([v[:, 0], 2 * v[:, 0]], 1), n_resamples=50
+        jax.random.PRNGKey(1), np.stack([v[:, 0], 2 * v[:, 0]], 1), n_resamples=2000
     )
     np.testing.assert_allclose(reps[:, 1] - point[1], 2 * (reps[:, 0] - point[0]))
     with pytest.raises(InputError, match="G >= 2"):

@@ -361,7 +361,7 @@ def test_report_files(tmp_path, holds):
     assert (
         "| # | claim | paper's figure | ours (95% CI) | verdict | false PASS / power | data |" in md
     )
-    assert "Rule's operating characteristics (G = 12" in md
+    assert "at G=12 (simulated at G=12, 60 data sets per world)" in md
     for rule in pc.RULES:
         assert md.count(rule) == 1
     for r in results:

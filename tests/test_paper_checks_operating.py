@@ -24,7 +24,7 @@ def test_gaussian_datasets_keep_the_data_covariance():
     rng = np.random.default_rng(0)
     data = {"a": rng.normal(0, 1, (10, 3)), "b": rng.normal(0, 1, (10,))}
     data["b"] = data["a"][:, 0] + 0.1 * data["b"]  # correlated with a's first column
-    sets = O.gaussian_datasets(jax.random.PRNGKey(0), data, {"a": np.zeros(3)}, 10, 400)
+    sets = O.gaussian_datasets(jax.random.PRNGKey(0), data, {"a": np.zeros(3)}, 10, 200)
     a = np.stack([d["a"] for d in sets]).reshape(-1, 3)
     b = np.stack([d["b"] for d in sets]).reshape(-1)
     np.testing.assert_allclose(a.mean(0), 0.0, atol=0.1)  # the world's mean, not the data's
@@ -51,16 +51,16 @@ def test_operating_characteristics_of_a_one_sided_t_rule():
         true_means={"g": 0.2},
         null_means={"zero": {"g": 0.0}},
         key=jax.random.PRNGKey(0),
-        n_datasets=400,
+        n_datasets=200,
     )
     assert oc.false_pass_rate <= 0.06 and oc.power == 1.0 and oc.false_fail_rate == 0.0
     assert oc.meets_targets and oc.reason() == "" and "G = 10" in oc.fmt()
-    # the same rule at G = 3 against a small effect misses the power target and says so
+    # the same rule against a small effect misses the power target and says so
     weak = O.operating_characteristics(
         rule,
-        3,
+        10,
         group_values=values,
-        true_means={"g": 0.02},
+        true_means={"g": 0.01},
         null_means={"zero": {"g": 0.0}},
         key=jax.random.PRNGKey(0),
         n_datasets=200,
@@ -75,10 +75,10 @@ def _t(v):
 
 
 def test_locomo_shaped_data_has_the_requested_curve():
-    y, g, b = O.locomo_shaped_data(jax.random.PRNGKey(0), np.array(O.LOCOMO_DELTA), n_questions=200)
-    assert y.shape == (10 * 200 * 7, 4) and set(np.unique(y)) <= {0.0, 1.0}
+    y, g, b = O.locomo_shaped_data(jax.random.PRNGKey(0), np.array(O.LOCOMO_DELTA))
+    assert y.shape == (10 * 50 * 7, 4) and set(np.unique(y)) <= {0.0, 1.0}
     d = group_curves(y, g, b, B).mean(0)
-    np.testing.assert_allclose(d, np.array(O.LOCOMO_DELTA), atol=0.04)
+    np.testing.assert_allclose(d, np.array(O.LOCOMO_DELTA), atol=0.05)
 
 
 @pytest.mark.slow
