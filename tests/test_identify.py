@@ -99,7 +99,7 @@ def test_structure_roundtrips_through_the_paired_file(tmp_path, locomo_small):
             {
                 "packing": "cut",
                 "lengths": {a: [3.0] for a in ACTIONS},
-                "evidence": {a: [0] for a in ACTIONS},
+                "evidence": {a: [int(a != "ret")] for a in ACTIONS},
             },
             "flags no record",
         ),
@@ -236,6 +236,8 @@ def test_cli_identify_json_and_files(tmp_path, capsys, locomo_small):
     assert len(rep["strata"]) == 2
     assert (tmp_path / "o" / "identify.json").is_file()
     assert (tmp_path / "o" / "identify_curves.png").is_file()
+    side = json.loads((tmp_path / "o" / "sidecar.json").read_text())  # as every --out set
+    assert side["command"] == "retcon identify" and "identify.json" in side["files_sha256"]
     assert main(["identify", "--data", str(path), "--folds", "1"]) == 2
     assert "--folds must be" in capsys.readouterr().err
 
