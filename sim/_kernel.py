@@ -192,10 +192,7 @@ def draw_query(key: jax.Array, st: Structure, pr: Params) -> Draw:
     ev_score = 1.0 + pr.noise * jax.random.normal(k_ev_noise, (K,))
     dis_score = pr.noise * jax.random.normal(k_dis_noise, (D,))
     ev_score = jnp.where(mask, ev_score, -jnp.inf)
-    r = pr.redundancy[t]
-    c = REDUNDANCY_CONCENTRATION
-    r_c = jax.random.beta(k_red, jnp.maximum(r * c, 1e-3), jnp.maximum((1.0 - r) * c, 1e-3))
-    r_c = jnp.where((r > 0) & (pr.records[t] > 1), r_c, 0.0)
+    r_c = cluster_redundancy(k_red, pr.redundancy[t], pr.records[t])
     retrieved, intact = mask, None
     if st.misses:
         u = jax.random.uniform(jax.random.fold_in(key, MISS_STREAM), (K,))
@@ -213,6 +210,26 @@ def draw_query(key: jax.Array, st: Structure, pr: Params) -> Draw:
         retrieved,
         intact,
     )
+
+
+UNUSED_BETA = 10.0  # Beta(10, 10): the parameter of a draw the kernel discards (high acceptance)
+
+
+def cluster_redundancy(key: jax.Array, r: jax.Array, records: jax.Array) -> jax.Array:
+    """The cluster's own redundancy ``r_c ~ Beta(r c, (1 - r) c)`` (``c`` the concentration), 0 for
+    a single record or ``r = 0`` (MODEL §1).
+
+    The draw is discarded where ``r_c`` is 0; there it is drawn with ``Beta(10, 10)`` instead of
+    the used parameters. Each element of a batched beta depends only on its own key and
+    parameters, so every used value is unchanged, but a batched gamma draw rejects until its last
+    element accepts, and ``r = 0`` (parameters clipped to ``1e-3``) is the worst acceptance there
+    is: every query paid for the single-hop queries' discarded draws.
+    """
+    c = REDUNDANCY_CONCENTRATION
+    used = (r > 0) & (records > 1)
+    a = jnp.where(used, jnp.maximum(r * c, 1e-3), UNUSED_BETA)
+    b = jnp.where(used, jnp.maximum((1.0 - r) * c, 1e-3), UNUSED_BETA)
+    return jnp.where(used, jax.random.beta(key, a, b), 0.0)
 
 
 def sum_in_order(x: jax.Array) -> jax.Array:
