@@ -64,13 +64,13 @@ def test_numpy_bootstrap_is_the_percentile_of_the_shared_resamples():
     multiplicities group_resample_weights draws from the key, and equal the loop fed those draws
     (float64 both: to 1e-12)."""
     from retcon.bench._bootstrap_bench import numpy_bootstrap
-    from retcon.bootstrap import group_resample_weights
+    from retcon.bootstrap import group_resample_weights, resample_draws
 
     # the shapes of test_bootstrap_bench_smoke (10 groups, 200 resamples): no new compilation
     data = make_data(4, 120, 10, n_stats=3)
     key = jax.random.key(7)
     lo, hi = numpy_bootstrap(key, data, 200)
-    draws = np.asarray(jax.random.randint(key, (200, 10), 0, 10))
+    draws = resample_draws(key, 10, 200)
     w = group_resample_weights(key, 10, 200)
     assert np.array_equal(np.stack([np.bincount(d, minlength=10) for d in draws]), w)
     llo, lhi = bootstrap_loop(draws, data)
