@@ -380,7 +380,7 @@ def test_frontier_network_equals_rank_comparison(packing, noise, monkeypatch):
         )
 
     a = frontier()
-    monkeypatch.setattr(K, "NETWORK_MAX", 0)
+    monkeypatch.setattr(K._ranking, "NETWORK_MAX", 0)
     b = frontier()
     used = K.Frontier._fields if packing == "cut" else ("last_total", "last_len", "first_total")
     for name in used:
