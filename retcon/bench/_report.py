@@ -141,6 +141,18 @@ CHECK_COLS = [
 ]
 
 
+INTERLEAVED_COLS = [
+    ("queries", "queries"),
+    ("budgets", "budgets"),
+    ("rounds", "rounds"),
+    ("jax_us_per_query", "JAX us/query"),
+    ("numpy_best_us_per_query", "best numpy us/query"),
+    ("numpy_frontier_us_per_query", "numpy frontier us/query"),
+    ("speedup_vs_best_numpy", "JAX / best numpy"),
+    ("speedup_vs_numpy_frontier", "JAX / numpy frontier"),
+]
+
+
 def _row_at(rows, key, value):
     for r in rows or []:
         if r.get(key) == value:
@@ -276,6 +288,14 @@ def render(result: dict) -> str:
     if result.get("sim"):
         parts.append(
             table(result["sim"], SIM_COLS, "Simulation kernel: JAX vs numpy, end to end (queries)")
+        )
+    if result.get("sim_interleaved"):
+        parts.append(
+            table(
+                result["sim_interleaved"],
+                INTERLEAVED_COLS,
+                "Simulation kernel: JAX vs the best numpy, interleaved in one process (medians)",
+            )
         )
     if result.get("sim_budgets"):
         parts.append(

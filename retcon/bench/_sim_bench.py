@@ -289,3 +289,49 @@ def bench_scaleout(
             }
         )
     return rows
+
+
+def interleaved_sim(
+    seed: int, n: int, *, scenario: str = "locomo-like", rounds: int = 5, progress=None
+) -> dict:
+    """JAX ``sim.simulate`` against the best numpy and the numpy frontier, in this one process,
+    alternated (A, B, C, A, B, C, ...) ``rounds`` times after one warm-up each: the medians, and
+    their ratios. On a shared machine a load change then hits all three alike (the subprocess rows
+    of ``bench_sim`` run one after the other)."""
+    import statistics
+    import time
+
+    import jax
+
+    from retcon.bench import _sim_numpy as S
+    from sim import load_scenario, simulate
+
+    sc = load_scenario(scenario)
+    b = np.asarray(sc.budgets, np.float64)
+    key = jax.random.key(seed)
+    fns = {
+        "jax": lambda: simulate(key, sc, n, b, progress=False),
+        "numpy_best": lambda: S.simulate_numpy_best(seed, sc, n, b),
+        "numpy_frontier": lambda: S.simulate_numpy(seed, sc, n, b),
+    }
+    for f in fns.values():
+        f()
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for r in range(rounds):
+        if progress:
+            progress(f"sim interleaved: round {r + 1} of {rounds}")
+        for k, f in fns.items():
+            t0 = time.perf_counter()
+            f()
+            times[k].append(time.perf_counter() - t0)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    return {
+        "queries": int(n),
+        "budgets": int(b.size),
+        "rounds": rounds,
+        **{f"{k}_median_s": v for k, v in med.items()},
+        **{f"{k}_us_per_query": v / n * 1e6 for k, v in med.items()},
+        "speedup_vs_best_numpy": med["numpy_best"] / med["jax"],
+        "speedup_vs_numpy_frontier": med["numpy_frontier"] / med["jax"],
+        "best_numpy_vs_numpy_frontier": med["numpy_frontier"] / med["numpy_best"],
+    }
