@@ -36,7 +36,7 @@ from oas._theory_router import theory_router_from_json
 from retcon.errors import InputError
 from retcon.output import write_json_atomic
 from retcon.vocab import ACTIONS, VOCABULARIES
-from sim import PACKINGS, check_packing
+from theory import PACKINGS, check_packing
 
 FORMAT = "retcon-oas-router"
 FORMAT_VERSION = 1

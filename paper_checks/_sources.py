@@ -1,16 +1,23 @@
 """Where the checks get their numbers: theory, sim, OAS and LoCoMo, behind one memoizing workspace.
 
-Each source is computed once per run and shared by every claim that needs it. A source whose
-package is not importable raises ``DependencyMissing``; LoCoMo absent raises ``DataMissing``; the
-claim turns either into SKIPPED with the reason (never into a pass). Randomness: one root key per
+Real data are either LoCoMo paired here (``locomo_paired``) or the user's ``--paired`` files
+(``paired_source``, ``paper_checks._paired``); both give ``oas.PairedData`` and every claim reads
+them through ``real_paired`` / ``real_curves`` / ``admissibility`` / ``loco``, so the two paths
+share every grading step.
+
+Each source is computed once per run and shared by every claim that needs it. The packages it
+reads (theory, sim, oas, oas.real) are ordinary imports: a renamed function is an ``ImportError``
+when this module is imported, never a skipped claim. Only what a run may lack skips: LoCoMo absent
+raises ``DataMissing``, an optional endpoint or measurement that is unavailable (the LLM reader,
+chance rates) raises ``DependencyMissing``; the claim turns either into SKIPPED with the reason
+(never into a pass). Randomness: one root key per
 run and ``fold_in(root, id)`` per source, so adding a source never shifts the others.
 
-References: MODEL §6 (theory), §3-5 (sim), §8 (OAS), §9 (LoCoMo).
+References: MODEL §6 (theory), §3-5 (sim), §8 (OAS, paired data), §9 (LoCoMo).
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import zlib
 from collections.abc import Callable
@@ -19,6 +26,20 @@ from typing import Any
 
 import numpy as np
 
+from oas import paired_from_rows, simulate_paired
+from oas.real import (
+    ConversationContext,
+    PairConfig,
+    cached_path,
+    load_locomo,
+    make_embedder,
+    make_operators,
+    make_reader,
+    make_tokenizer,
+    normalize,
+    predict_conversation_types,
+    query_rows,
+)
 from paper_checks._config import CheckConfig
 from paper_checks._curves import (
     chance_outcomes,
@@ -26,33 +47,27 @@ from paper_checks._curves import (
     evidence_length,
     raw_accuracy_check,
 )
+from paper_checks._paired import load_paired_source
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
 from retcon.errors import InputError, check_choice
+from retcon.output import file_sha256
 from retcon.vocab import OPERATORS
+from sim import load_scenario, simulate, simulate_queries, simulated_crossover
+from theory import crossover, delta_curve, grid_crossover, make_length_dist
 
 LOCOMO_FILE = "locomo10.json"
 
 
 class DependencyMissing(Exception):
-    """A package (or a function of it) the check needs is not available in this tree."""
+    """An optional dependency a check needs is unavailable (an endpoint, a stored measurement).
+
+    Never raised for our own packages: those are ordinary imports, so a renamed function fails
+    at import time instead of skipping a claim.
+    """
 
 
 class DataMissing(Exception):
     """The data file a check needs (LoCoMo) is absent."""
-
-
-def need(module: str, attr: str | None = None) -> Any:
-    """Import ``module`` (and get ``attr``) or raise ``DependencyMissing`` naming it."""
-    try:
-        mod = importlib.import_module(module)
-    except ImportError as e:
-        raise DependencyMissing(f"dependency not available: {module} ({e})") from None
-    if attr is None:
-        return mod
-    try:
-        return getattr(mod, attr)
-    except AttributeError:
-        raise DependencyMissing(f"dependency not available: {module}.{attr}") from None
 
 
 def stable_id(name: str) -> int:
@@ -78,10 +93,7 @@ def locomo_path(data: str | os.PathLike | None) -> Path:
         return p
     env = os.environ.get("RETCON_DATA_DIR")
     candidates = [Path(env) / LOCOMO_FILE] if env else []
-    try:  # the cache of `retcon data fetch locomo`
-        candidates.append(Path(need("oas.real", "cached_path")("locomo")))
-    except DependencyMissing:
-        pass
+    candidates.append(Path(cached_path("locomo")))  # the cache of `retcon data fetch locomo`
     for p in candidates:
         if p.is_file():
             return p
@@ -108,7 +120,8 @@ class Workspace:
 
     def provide(self, name: str, value: Any) -> None:
         """Set a source by its memo name (``sim:<preset>``, ``sim-paired:<preset>``, ``locomo:<reader>``,
-        ``eval:<source>``, ``theory:<scale>``): for tests and for callers with their own data."""
+        ``paired:<reader>`` (a ``PairedSource``), ``loco:<reader>``, ``theory:<scale>``): for tests
+        and for callers with their own data."""
         self._memo[name] = ("ok", value)
 
     def key(self, name: str):
@@ -142,7 +155,7 @@ class Workspace:
         def make():
             try:  # E[len(C)] from the paired draws claim 6 needs anyway; else from sim's queries
                 length = float(np.mean(evidence_length(self.sim_paired(scenario))))
-            except (DependencyMissing, InputError):
+            except InputError:
                 length = None
             return _sim_curves(self.key(f"sim:{scenario}"), scenario, self.config, length)
 
@@ -154,7 +167,66 @@ class Workspace:
             lambda: _sim_paired(self.key(f"sim-paired:{scenario}"), scenario, self.config),
         )
 
-    # ---- LoCoMo (MODEL §9) -------------------------------------------------------------------
+    # ---- real data: LoCoMo paired here, or the user's paired files (MODEL §8-9) ------------------
+    @property
+    def real_tag(self) -> str:
+        """``"paired"`` when the run grades ``config.paired`` files, else ``"locomo"``."""
+        return "paired" if self.config.paired else "locomo"
+
+    def unit(self, reader: str) -> str:
+        """The name of ``reader``'s real-data unit: ``locomo:<reader>`` or ``paired:<reader>``."""
+        return f"{self.real_tag}:{reader}"
+
+    def real_paired(self, reader: str):
+        """``oas.PairedData`` of ``reader``: its ``--paired`` file, or LoCoMo paired here. Every
+        claim reads real data through this one method, so both paths share every grading step."""
+        if not self.config.paired:
+            return self.locomo_paired(reader)
+        return self.paired_source(reader).data
+
+    def paired_source(self, reader: str):
+        """``PairedSource`` of ``reader``'s ``--paired`` file (read, validated, described once)."""
+        if reader not in self.config.readers or not self.config.paired:
+            raise DataMissing(f"no paired file for reader {reader!r}")
+        path = self.config.paired[list(self.config.readers).index(reader)]
+        return self._get(f"paired:{reader}", lambda: load_paired_source(path, reader))
+
+    def n_groups(self, reader: str) -> int | None:
+        """G: the number of groups of ``reader``'s real data; None when it is absent."""
+        try:
+            return len(np.unique(np.asarray(self.real_paired(reader).group_id).astype(str)))
+        except (DataMissing, DependencyMissing):
+            return None
+
+    def data_sources(self) -> list[dict]:
+        """What the report states about the real data read so far: per ``--paired`` file its path,
+        sha256, size, group count and provenance; for LoCoMo the file and its sha256."""
+        out = []
+        for name, (status, v) in self._memo.items():
+            if status != "ok":
+                continue
+            if name.startswith("paired:"):
+                out.append(v.describe())
+            elif name.startswith("locomo:"):
+                path = locomo_path(self.config.data)
+                out.append(
+                    {
+                        "name": name.split(":", 1)[1],
+                        "path": str(path),
+                        "sha256": file_sha256(path),
+                        "n_rows": int(v.n),
+                        "n_queries": len(np.unique(np.asarray(v.query_id).astype(str))),
+                        "n_groups": len(np.unique(np.asarray(v.group_id).astype(str))),
+                        "budgets": [float(b) for b in np.unique(v.budget)],
+                        "provenance": {
+                            "kind": "locomo",
+                            "statement": f"LoCoMo paired by this run ({name.split(':', 1)[1]} "
+                            "reader, dataset operators, oracle evidence)",
+                        },
+                    }
+                )
+        return out
+
     def locomo_paired(self, reader: str):
         def make():
             if reader != "llm":  # the main reader's chance rate corrects claims 2-3
@@ -176,9 +248,8 @@ class Workspace:
             reader = self.config.readers[0]
             if type_source == "gold":
                 return _locomo_paired(self.config, reader, protocol="end-to-end"), None
-            predict = need("oas.real", "predict_conversation_types")
-            load = need("oas.real", "load_locomo")
-            types, fit = predict(load(locomo_path(self.config.data)).conversations)
+            conversations = load_locomo(locomo_path(self.config.data)).conversations
+            types, fit = predict_conversation_types(conversations)
             paired = _locomo_paired(
                 self.config, reader, protocol="end-to-end", predicted_types=types
             )
@@ -186,59 +257,64 @@ class Workspace:
 
         return self._get(f"locomo-e2e:{type_source}", make)
 
-    def locomo_curves(self, reader: str, *, corrected: bool = False) -> SourceCurves:
-        """``dU`` curves of LoCoMo under ``reader``; ``corrected``: outcomes minus the chance rate
+    def real_curves(self, reader: str, *, corrected: bool = False) -> SourceCurves:
+        """``dU`` curves of ``reader``'s real data; ``corrected``: outcomes minus the chance rate
         (the same context scored against another question's gold answer)."""
 
         def make():
-            paired = self.locomo_paired(reader)
+            paired = self.real_paired(reader)
             outcomes = None
             if corrected:
                 chance = chance_outcomes(paired)
                 if chance is None:
-                    raise DependencyMissing(f"no chance rates stored for the {reader} reader")
+                    raise DependencyMissing(
+                        f"no chance rates stored for the {reader} reader (columns "
+                        "meta_chance_<action>)"
+                    )
                 outcomes = np.asarray(paired.outcomes, float) - chance
             return curves_from_paired(
                 self.key(f"locomo-curves:{reader}"),
                 paired,
-                name=f"locomo:{reader}" + (" (chance-corrected)" if corrected else ""),
-                data=self.locomo_label(reader) + (", chance-corrected" if corrected else ""),
+                name=self.unit(reader) + (" (chance-corrected)" if corrected else ""),
+                data=self.real_label(reader) + (", chance-corrected" if corrected else ""),
                 n_resamples=self.config.n_resamples,
                 outcomes=outcomes,
             )
 
         suffix = ":corrected" if corrected else ""
-        return self._get(f"locomo-curves:{reader}{suffix}", make)
+        return self._get(f"{self.real_tag}-curves:{reader}{suffix}", make)
 
     def admissibility(self, reader: str) -> dict:
-        """``raw_accuracy_check`` of LoCoMo under ``reader`` (the model's premise, MODEL §2)."""
+        """``raw_accuracy_check`` of ``reader``'s real data (the model's premise, MODEL §2)."""
         return self._get(
             f"admissibility:{reader}",
             lambda: raw_accuracy_check(
                 self.key(f"admissibility:{reader}"),
-                self.locomo_paired(reader),
+                self.real_paired(reader),
                 n_resamples=self.config.n_resamples,
             ),
         )
 
     def loco(self, reader: str):
-        """Leave-one-conversation-out choices of every policy on LoCoMo under ``reader``."""
+        """Leave-one-group-out choices of every policy on ``reader``'s real data."""
 
         def make():
             from paper_checks._loco import loco_evaluate
 
-            need("oas", "fit_ridge")
             return loco_evaluate(
                 self.key(f"loco:{reader}"),
-                self.locomo_paired(reader),
+                self.real_paired(reader),
                 alphas=tuple(sorted({*self.config.alphas, self.config.alpha})),
                 progress=self._progress,
             )
 
         return self._get(f"loco:{reader}", make)
 
-    def locomo_label(self, reader: str) -> str:
-        """``LoCoMo cat. 1-4, 500 questions in 10 conversations, dataset operators, lexical reader``."""
+    def real_label(self, reader: str) -> str:
+        """``LoCoMo cat. 1-4, 500 questions in 10 conversations, dataset operators, lexical reader``,
+        or the ``--paired`` file's one line (``PairedSource.label``)."""
+        if self.config.paired:
+            return self.paired_source(reader).label()
         paired = self.locomo_paired(reader)
         n_q = len(np.unique(np.asarray(paired.query_id).astype(str)))
         n_c = len(np.unique(np.asarray(paired.group_id).astype(str)))
@@ -255,12 +331,9 @@ class Workspace:
 def _theory_curves(config: CheckConfig, scale: float) -> SourceCurves:
     """The exact single-cluster model (MODEL §6) with every length parameter multiplied by ``scale``
     (§6.5: ``B*`` scales with it), on 61 budgets from ``E[L]/64`` to ``16 E[L]``."""
-    make_dist = need("theory", "make_length_dist")
-    delta_curve = need("theory", "delta_curve")
-    crossover = need("theory", "crossover")
     tm = config.theory
     params = {k: (v * scale if k in _LENGTH_PARAMS else v) for k, v in tm.params.items()}
-    dist = make_dist(tm.dist, **params)
+    dist = make_length_dist(tm.dist, **params)
     mean = float(dist.mean)  # property of theory.LengthDist
     budgets = np.geomspace(mean / 64, mean * 16, 61)
     ops = {}
@@ -303,9 +376,7 @@ _LENGTH_PARAMS = ("mean", "length", "max", "scale")
 def _sim_curves(
     key, scenario: str, config: CheckConfig, length: float | None = None
 ) -> SourceCurves:
-    load = need("sim", "load_scenario")
-    simulate = need("sim", "simulate")
-    scen = load(scenario)
+    scen = load_scenario(scenario)
     res = simulate(key, scen, n_queries=config.sim_queries, progress=False)
     import jax
 
@@ -321,8 +392,7 @@ def _sim_curves(
 
 def _sim_crossovers(key, res, n_resamples: int) -> dict:
     """``{operator: (Estimate, status)}`` from sim's bootstrap crossover over query blocks."""
-    fn = need("sim", "simulated_crossover")
-    c = fn(key, res, n_resamples=n_resamples)
+    c = simulated_crossover(key, res, n_resamples=n_resamples)
     out = {}
     for k, op in enumerate(OPERATORS):
         b = float(c.crossover_budget[k])
@@ -350,7 +420,7 @@ def sim_result_to_curves(
         if op in crossovers:
             cross, status = crossovers[op]
         else:
-            gc = need("theory", "grid_crossover")(budgets, delta)
+            gc = grid_crossover(budgets, delta)
             b_star = float(gc.crossover_budget)
             cross = Estimate(b_star, np.nan, np.nan) if np.isfinite(b_star) else Estimate.missing()
             status = str(gc.status)
@@ -369,13 +439,9 @@ def sim_result_to_curves(
 
 def sim_mean_length(key, scenario, n: int = 4000) -> float:
     """Mean raw cluster length ``E[len(C)]`` of a scenario's queries (tokens), from drawn queries."""
-    try:
-        fn = need("sim", "simulate_queries")
-    except DependencyMissing:
-        return float("nan")
     import jax
 
-    q = fn(jax.random.fold_in(key, 7), scenario, n)
+    q = simulate_queries(jax.random.fold_in(key, 7), scenario, n)
     lengths = np.asarray(q.record_lengths, float) * np.asarray(q.record_mask, float)
     return float(lengths.sum(axis=-1).mean())
 
@@ -383,10 +449,7 @@ def sim_mean_length(key, scenario, n: int = 4000) -> float:
 def _sim_paired(key, scenario: str, config: CheckConfig):
     """Simulated paired data (``oas.simulate_paired``) on ``config.sim_paired_budgets`` budgets spread
     evenly (in log) over the preset's grid, so the instances make many queries and groups."""
-    simulate_paired = need("oas", "simulate_paired")
-    load = need("sim", "load_scenario")  # what simulate_paired calls: fail here, named, if absent
-    need("sim", "simulate_instances")
-    grid = np.asarray(load(scenario).budgets, float)
+    grid = np.asarray(load_scenario(scenario).budgets, float)
     idx = np.unique(
         np.round(np.linspace(0, grid.size - 1, min(config.sim_paired_budgets, grid.size))).astype(
             int
@@ -428,44 +491,46 @@ def _locomo_paired(
     import dataclasses
 
     path = locomo_path(config.data)
-    real = need("oas.real")
-    context = need("oas.real", "ConversationContext")
-    from_rows = need("oas", "paired_from_rows")
-    conversations = real.load_locomo(path).conversations
-    pc = real.PairConfig(
+    conversations = load_locomo(path).conversations
+    pc = PairConfig(
         budgets=tuple(int(b) for b in config.budgets),
         protocol=protocol,
         predicted_types=predicted_types,
     )
     operators, rdr, tok = (
-        real.make_operators("dataset"),
-        real.make_reader(reader),
-        real.make_tokenizer("regex"),
+        make_operators("dataset"),
+        make_reader(reader),
+        make_tokenizer("regex"),
     )
     limit = config.llm_limit if reader == "llm" else config.locomo_limit
     per_conv = None if limit is None else -(-limit // max(len(conversations), 1))
     rows = []
     for conv in conversations:
-        ctx = context(conv, pc.granularity, real.make_embedder())
+        ctx = ConversationContext(conv, pc.granularity, make_embedder())
         queries = list(conv.queries if per_conv is None else conv.queries[:per_conv])
         for i, q in enumerate(queries):
-            kw = dict(operators=operators, reader=rdr, config=pc, tokenizer=tok)
-            mine = real.query_rows(q, ctx, **kw)
+            mine = query_rows(q, ctx, operators=operators, reader=rdr, config=pc, tokenizer=tok)
             if chance:
                 decoy = _decoy_answer(queries, i)
                 if decoy is None:
                     continue  # no other answer in the conversation: no chance rate, row left out
-                other = real.query_rows(dataclasses.replace(q, answer=decoy), ctx, **kw)
+                other = query_rows(
+                    dataclasses.replace(q, answer=decoy),
+                    ctx,
+                    operators=operators,
+                    reader=rdr,
+                    config=pc,
+                    tokenizer=tok,
+                )
                 for row, o in zip(mine, other):
                     for a in ("ret", *OPERATORS):
                         row[f"meta_chance_{a}"] = o[f"y_{a}"]
             rows.extend(mine)
-    return from_rows(rows, source=f"{path.name} ({reader} reader)")
+    return paired_from_rows(rows, source=f"{path.name} ({reader} reader)")
 
 
 def _decoy_answer(queries, i: int):
     """The gold answer of the next query after ``i`` (cyclically) whose normalized answer differs."""
-    normalize = need("oas.real", "normalize")
     mine = normalize(str(queries[i].answer))
     for step in range(1, len(queries)):
         other = queries[(i + step) % len(queries)].answer

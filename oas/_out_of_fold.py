@@ -1,7 +1,7 @@
 """Predict ``dU(B)`` and the crossover budget from the identified reader; compare with the data.
 
 Out-of-fold prediction: the groups (conversations) are split into folds; the reader of
-docs/model.md §2 is identified on the other folds (``theory.identify``) and evaluated on the
+docs/model.md §2 is identified on the other folds (``oas.identify``) and evaluated on the
 held-out fold's rows, each through its own evidence structure and budget. The predicted curve at a
 budget is the mean over the held-out rows at that budget of ``p_o - p_ret``; the observed curve is
 the mean of ``y_o - y_ret``. Both crossovers and their intervals come from
@@ -26,11 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from retcon.bootstrap import delta_curve_replicates
-from retcon.errors import InputError
-from retcon.vocab import OPERATORS
-from theory._grid import crossover_interval
-from theory._identify import (
+from oas._identify import (
     Identified,
     Structure,
     identify,
@@ -38,6 +34,10 @@ from theory._identify import (
     support_fractions,
     unpack_theta,
 )
+from retcon.bootstrap import delta_curve_replicates
+from retcon.errors import InputError
+from retcon.vocab import OPERATORS
+from theory import crossover_interval
 
 
 class OutOfFold(NamedTuple):
@@ -122,7 +122,7 @@ def out_of_fold(
 
     Args:
       key: JAX key (fold assignment and each fold's bootstrap).
-      structure, budget, slot, outcomes, groups: the rows (``theory.identify``).
+      structure, budget, slot, outcomes, groups: the rows (``oas.identify``).
       folds: number of group folds (the number of groups: leave one group out).
       n_resamples: bootstrap refits per fold.
       level: CI level of each fit.
@@ -274,8 +274,7 @@ def single_cluster_crossover(fit: Identified, raw_lengths, *, slot: int = 0) -> 
 
     References: docs/model.md §6 (parametrization note, Proposition 2).
     """
-    from theory._crossover import crossover
-    from theory._dists import empirical_lengths
+    from theory import crossover, empirical_lengths
 
     dist = empirical_lengths(np.asarray(raw_lengths, np.float64))
     out = {}
