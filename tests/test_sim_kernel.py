@@ -388,6 +388,7 @@ def test_frontier_network_equals_rank_comparison(packing, noise, monkeypatch):
     assert np.isfinite(np.asarray(a.last_total)).any()
 
 
+@pytest.mark.slow  # two batched-gamma compilations
 def test_cluster_redundancy_keeps_every_used_draw():
     """MODEL §1 (cluster redundancy ``r_c ~ Beta(r c, (1 - r) c)``, 0 for one record or r = 0):
     drawing the discarded elements with Beta(10, 10) instead of the clipped ``1e-3`` parameters
