@@ -7,7 +7,7 @@ end (its own draws, chunked, reduced to the 17 block sums) in a fresh subprocess
 reports the best wall time and the peak resident memory; the two are alternated size by size so a
 load change hits both. Throughput counts query x budget x action evaluations per second.
 
-References: MODEL §2-§4; ``sim/_kernel.py``, ``sim/_simulate.py``.
+References: MODEL §2-§4; ``sim/_kernel/``, ``sim/_simulate.py``.
 """
 
 from __future__ import annotations

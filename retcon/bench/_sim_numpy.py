@@ -8,7 +8,7 @@ kernel). ``evaluate`` takes draws as arrays, so it can be fed the very draws the
 ``draw`` makes its own with ``numpy.random.Generator`` for the timed end-to-end run.
 
 References: MODEL §2 (packing, reader), §3 (``G_B``, ``H_B``), §4 (coverage / replacement);
-``sim/_kernel.py`` (the kernel this mirrors).
+``sim/_kernel/`` (the kernel this mirrors).
 """
 
 from __future__ import annotations
