@@ -343,12 +343,14 @@ def test_cli_quick_json_end_to_end(tmp_path):
         "oas",
         "sim_check",
         "sim",
+        "sim_interleaved",
         "sim_budgets",
         "scaleout",
         "profile",
         "targets",
     ):
         assert k in obj
+    assert obj["sim_interleaved"][0]["speedup_vs_best_numpy"] > 0
     assert [row["devices"] for row in obj["scaleout"]] == [1, 2]
     assert all(row["same_totals"] for row in obj["scaleout"])
     assert (tmp_path / "bench.json").is_file() and (tmp_path / "bench.md").is_file()
