@@ -4,7 +4,9 @@
 ``REPORT.md``, ``report.json`` and the figures; ``retcon paper-checks`` does both. Each claim's
 verdict comes from a pure verdict function (``verdict_*``) of the measured real-data numbers
 (``RULES``: simulation shows the mechanism, real data decides), so the logic is tested on
-constructed numbers where the claim holds, fails, holds in part, or cannot be decided.
+constructed numbers where the claim holds, fails, holds in part, or cannot be decided. Each rule's
+error rates at the data's group count (false PASS, power, false FAIL) come from the public module
+``paper_checks.operating``.
 
 References: MODEL §3-9; docs/paper-checks.md.
 """

@@ -14,10 +14,6 @@ from ._claims import check_second_reader as check_second_reader
 from ._claims import check_sign_reversal as check_sign_reversal
 from ._claims import check_tight_gain as check_tight_gain
 from ._claims import crc_bound_check as crc_bound_check
-from ._claims import identical_operators as identical_operators
-from ._claims import length_strata as length_strata
-from ._claims import slope_estimate as slope_estimate
-from ._claims import stratified_crossovers as stratified_crossovers
 from ._config import CheckConfig as CheckConfig
 from ._config import TheoryModel as TheoryModel
 from ._curves import bounded as bounded
@@ -47,6 +43,10 @@ from ._report import write_report as write_report
 from ._requirements import Needs as Needs
 from ._run import run_checks as run_checks
 from ._run import write_run as write_run
+from ._scaling import identical_operators as identical_operators
+from ._scaling import length_strata as length_strata
+from ._scaling import slope_estimate as slope_estimate
+from ._scaling import stratified_crossovers as stratified_crossovers
 from ._sources import DataMissing as DataMissing
 from ._sources import DependencyMissing as DependencyMissing
 from ._sources import Workspace as Workspace
@@ -71,6 +71,7 @@ from ._verdicts import grade_magnitude as grade_magnitude
 from ._verdicts import grade_positive as grade_positive
 from ._verdicts import grade_reversal as grade_reversal
 from ._verdicts import grade_slope as grade_slope
+from ._verdicts import reversal_test as reversal_test
 from ._verdicts import verdict_cross_note as verdict_cross_note
 from ._verdicts import verdict_crossover_scaling as verdict_crossover_scaling
 from ._verdicts import verdict_harm_calibration as verdict_harm_calibration

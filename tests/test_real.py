@@ -481,7 +481,7 @@ def test_query_rows_on_fixture(tiny):
         ({"out": "p.txt"}, "PairJob.out must end in .jsonl", "--output must end in .jsonl"),
         ({"reader": "oracle"}, "PairJob.reader must be one of", "--reader must be one of"),
         ({"budgets": (0,)}, "PairJob.budgets must be positive", "--budgets must be positive"),
-        ({"top_k": 0}, "PairJob.top_k must be a positive", "--top-k must be a positive"),
+        ({"top_k": 0}, "PairJob.top_k must be an integer in", "--top-k must be an integer in"),
         ({"pair_protocol": "x"}, "PairJob.pair_protocol must be", "--protocol must be"),
     ],
 )

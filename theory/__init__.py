@@ -36,6 +36,8 @@ Python API:
     caller's jit/vmap), cumsum_in_order(x): the packing of MODEL §2, used by sim, oas and real data
   grid_crossover(budgets, delta) -> GridCrossover: the crossover of a curve sampled on a budget
     grid (simulated or measured); the one estimator sim, oas.real and paper_checks use
+  octave_grid(low, high, per_octave): a geometric budget grid in whole tokens;
+    grid_bias(dist, budgets, *, ...) -> GridBias: the grid estimator's crossover against the exact one
   kappa(fidelity, acc_raw, acc_guess); loose_budget_limit(*, ...); tight_budget_condition(dist, *, ...)
   closed_form_crossover(dist, *, ...); elasticity_nonincreasing(dist)
   decompose_numpy / decompose_jax (from CDF values), delta_curve_jax (from a jax CDF)

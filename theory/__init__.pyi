@@ -11,10 +11,12 @@ from ._crossover import REASON_NO_LOSS as REASON_NO_LOSS
 from ._crossover import REASON_USELESS as REASON_USELESS
 from ._crossover import REASON_WEAK as REASON_WEAK
 from ._crossover import Crossover as Crossover
+from ._crossover import GridBias as GridBias
 from ._crossover import TightBudget as TightBudget
 from ._crossover import crossover as crossover
 from ._crossover import delta_curve as delta_curve
 from ._crossover import elasticity_nonincreasing as elasticity_nonincreasing
+from ._crossover import grid_bias as grid_bias
 from ._crossover import kappa as kappa
 from ._crossover import loose_budget_limit as loose_budget_limit
 from ._crossover import scan_budgets as scan_budgets
@@ -30,6 +32,7 @@ from ._grid import crossover_replicates as crossover_replicates
 from ._grid import crossover_status as crossover_status
 from ._grid import format_crossover as format_crossover
 from ._grid import grid_crossover as grid_crossover
+from ._grid import octave_grid as octave_grid
 from ._grid import sign_changes as sign_changes
 from ._overtime import AGE_LAWS as AGE_LAWS
 from ._overtime import SUM_FAMILIES as SUM_FAMILIES
