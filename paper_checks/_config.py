@@ -10,6 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from retcon.errors import InputError, check_range
+from retcon.vocab import OFFLINE_READERS
 
 DEFAULT_BUDGETS = (32, 64, 128, 256, 512, 1024, 2048)
 
@@ -83,7 +84,7 @@ class CheckConfig:
     locomo_limit: int | None = 500
     llm_limit: int | None = 50
     budgets: tuple = DEFAULT_BUDGETS
-    readers: tuple = ("lexical", "sentence", "topk")
+    readers: tuple = OFFLINE_READERS
     n_resamples: int = 500
     length_strata: int = 4
     max_accuracy_cost: float = 0.03

@@ -26,6 +26,7 @@ from oas.real._llm_client import (
 )
 from oas.real._types import Conversation, Query, Record
 from retcon.errors import InputError, check_range
+from retcon.vocab import LLM_JUDGES
 
 __all__ = [
     "CAP_SHARE",
@@ -293,8 +294,8 @@ class LLMReader(_LLMClient):
         *args,
         **kwargs,
     ):
-        if judge not in ("lexical", "llm"):
-            raise InputError(f"LLMReader judge must be 'lexical' or 'llm'; got {judge!r}.")
+        if judge not in LLM_JUDGES:
+            raise InputError(f"LLMReader judge must be one of {list(LLM_JUDGES)}; got {judge!r}.")
         super().__init__(base_url, model, api_key, cache_dir, *args, **kwargs)
         self.judge = judge
         self.unparsed_verdicts = 0

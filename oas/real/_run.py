@@ -19,6 +19,7 @@ from pathlib import Path
 
 from oas.real._checks import check_budgets
 from retcon.errors import InputError, check_choice
+from retcon.vocab import LLM_JUDGES, READERS
 
 # Options that change the rows; a resumed file must have been written with the same ones.
 _PROTOCOL_FIELDS = (
@@ -70,8 +71,8 @@ class PairJob:
 
         check_choice("dataset", self.dataset, ("locomo", "longmemeval"))
         check_choice("--operators", self.operators, ("dataset", "extractive", "llm"))
-        check_choice("--reader", self.reader, ("lexical", "sentence", "llm"))
-        check_choice("--llm-judge", self.llm_judge, ("lexical", "llm"))
+        check_choice("--reader", self.reader, READERS)
+        check_choice("--llm-judge", self.llm_judge, LLM_JUDGES)
         _check_end_to_end(self)
         object.__setattr__(self, "budgets", check_budgets(self.budgets or DEFAULT_BUDGETS))
         conc = self.llm.get("concurrency")
