@@ -30,7 +30,7 @@ from oas._mlp import fit_mlp, predict_mlp
 from oas._paired import PairedData
 from oas._policy import argmax_policy, calibrated_policy
 from oas._ridge import DEFAULT_PENALTIES, fit_ridge
-from oas._router import Router
+from oas._router import Router, check_router_overlap
 from oas._structure import STRUCTURE_COLUMN, paired_structure
 from oas._theory_router import fit_theory_router
 from retcon.bootstrap import grouped_bootstrap_mean
@@ -106,6 +106,7 @@ def evaluate(
     penalties=DEFAULT_PENALTIES,
     n_resamples: int = 2000,
     mlp_options: dict | None = None,
+    allow_overlap: bool = False,
 ) -> Evaluation:
     """Fit on train/calibration groups, score every policy on the test groups, with grouped CIs.
 
@@ -120,6 +121,8 @@ def evaluate(
       penalties: ridge grid.
       n_resamples: bootstrap replicates.
       mlp_options: keyword arguments for ``fit_mlp``.
+      allow_overlap: with a ``router``, score test groups it was fitted or calibrated on (a
+        warning) instead of refusing (``InputError``); see ``oas._router.check_router_overlap``.
 
     Returns:
       ``Evaluation``.
@@ -140,6 +143,11 @@ def evaluate(
     k_split, k_fit, k_mlp, k_boot = jax.random.split(key, 4)
     part = group_split(k_split, data.group_id, fractions)
     train, calib, test = data.take(part == 0), data.take(part == 1), data.take(part == 2)
+    overlap = None
+    if router is not None:
+        overlap = check_router_overlap(
+            router, test.group_id, allow_overlap=allow_overlap, where="the test groups"
+        )
     if router is None:
         fit = fit_ridge(
             k_fit,
@@ -235,6 +243,7 @@ def evaluate(
         "mlp_epochs": mlp.epochs,
         "test_index": np.flatnonzero(part == 2),  # rows of ``data`` scored, in order (not in JSON)
         "differences": differences,
+        "router_overlap": overlap,  # None: the router was fitted here, on train groups
     }
     if "theory" in policies:
         info["theory_params"] = int(theory_router.n_params)

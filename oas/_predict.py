@@ -18,7 +18,11 @@ from retcon.vocab import ACTIONS
 
 
 def predict_rows(router: Router, data: PairedData) -> list[dict]:
-    """One dict per row: ids, budget, mu_<action> for the four actions, action_<variant>."""
+    """One dict per row: ids, budget, mu_<action> for the four actions, action_<variant>.
+
+    A deployed agent predicts whatever it is given; ``retcon predict`` first refuses rows of
+    groups the router was fitted on (``oas._router.check_router_overlap``).
+    """
     mu = router.utility(data.features)
     chosen = {v: router.choose(data.features, data.budget, v) for v in VARIANTS}
     rows = []

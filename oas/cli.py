@@ -135,6 +135,7 @@ def register(subparsers) -> None:
         choices=PACKINGS,
         help="packing for feature 3 of raw-field rows",
     )
+    p.add_argument("--allow-overlap", action="store_true", help=_ALLOW_OVERLAP_HELP)
     add_common(p)
     p.set_defaults(func=_run_evaluate)
 
@@ -158,8 +159,15 @@ def register(subparsers) -> None:
         help="per-row utilities and actions to write (.jsonl or .csv)",
     )
     _moved_out(p, "--decisions FILE")
+    p.add_argument("--allow-overlap", action="store_true", help=_ALLOW_OVERLAP_HELP)
     add_common(p, out=False, seed=False)
     p.set_defaults(func=_run_predict)
+
+
+_ALLOW_OVERLAP_HELP = (
+    "score groups the --router was fitted or calibrated on, with a warning (refused by default: "
+    "such scores are in-sample)"
+)
 
 
 def _moved_out(p, new: str) -> None:
@@ -380,9 +388,45 @@ def _run_fit(args) -> int:
         "penalties": router.penalty.tolist(),
         "tau_calibrated": router.to_json()["thresholds"]["calibrated"],
         "tau_crc": router.to_json()["thresholds"]["crc"],
+        "calibration_harm": router.provenance["calibration_harm"],
     }
-    _emit(args, summary, f"wrote router ({data.n} instances) to {args.router_out}")
+    _emit(args, summary, fit_summary(router, args.router_out))
     return 0
+
+
+def fit_summary(router, path) -> str:
+    """What ``retcon fit`` prints: the split, the ridge penalty per action, the tau_B range of
+    each calibration and the calibration harm against alpha."""
+    import numpy as np
+
+    from retcon.vocab import ACTIONS
+
+    prov = router.provenance
+    lines = [
+        f"wrote router to {path}: {prov['n_train']} training rows ({prov['groups_train']} groups), "
+        f"{prov['n_calibration']} calibration rows ({prov['groups_calibration']} groups)",
+        "ridge penalty per action: "
+        + ", ".join(f"{a} {p:g}" for a, p in zip(ACTIONS, router.penalty)),
+    ]
+    for name in ("calibrated", "crc"):
+        tau = getattr(router, name).tau
+        finite = tau[np.isfinite(tau)]
+        span = (
+            f"{finite.min():.3g} to {finite.max():.3g} on {finite.size} of {tau.size} budgets"
+            if finite.size
+            else f"none finite on {tau.size} budgets"
+        )
+        retain = tau.size - finite.size
+        lines.append(
+            f"tau_B ({name}): {span}" + (f"; {retain} budgets always retain" if retain else "")
+        )
+    harm = prov["calibration_harm"]
+    lines.append(
+        f"calibration harm (worst budget) vs alpha {router.alpha:g}: "
+        + ", ".join(f"{v} {harm[v]['max_per_budget']:.3f}" for v in ("calibrated", "crc"))
+        + f" (overall {harm['calibrated']['overall']:.3f}, {harm['crc']['overall']:.3f})"
+    )
+    return "\n".join(lines)
 
 
 def evaluation_summary(ev) -> str:
@@ -455,6 +499,7 @@ def _run_evaluate(args) -> int:
         n_folds=args.folds,
         fractions=fractions,
         n_resamples=args.resamples,
+        allow_overlap=args.allow_overlap,
     )
     obj = evaluation_json(ev)
     table = evaluation_table(ev)
@@ -472,6 +517,7 @@ def _run_evaluate(args) -> int:
                 "split": fractions,
                 "resamples": args.resamples,
                 "packing": args.packing,
+                "allow_overlap": args.allow_overlap,
             }
             write_json_atomic(
                 out / "evaluation.json",
@@ -502,7 +548,7 @@ def _run_predict(args) -> int:
 
     from oas._paired import read_paired
     from oas._predict import predict_rows, write_predictions
-    from oas._router import load_router
+    from oas._router import check_router_overlap, load_router
     from retcon.output import check_out_file
 
     _refuse_moved_out(args)
@@ -516,6 +562,7 @@ def _run_predict(args) -> int:
     data = read_paired(
         args.data, packing=router.packing, vocabulary=router.vocabulary, outcomes=False
     )
+    check_router_overlap(router, data.group_id, allow_overlap=args.allow_overlap, where="--data")
     rows = predict_rows(router, data)
     write_predictions(args.decisions, rows)
     rate = {
