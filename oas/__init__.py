@@ -27,11 +27,11 @@ if TYPE_CHECKING:
     from oas._mlp import fit_mlp as fit_mlp
     from oas._mlp import predict_mlp as predict_mlp
     from oas._paired import PairedData as PairedData
-    from oas._paired import PairedWriter as PairedWriter
-    from oas._paired import existing_ids as existing_ids
     from oas._paired import paired_from_rows as paired_from_rows
     from oas._paired import read_paired as read_paired
     from oas._paired import write_paired as write_paired
+    from oas._paired_writer import PairedWriter as PairedWriter
+    from oas._paired_writer import existing_ids as existing_ids
     from oas._policy import argmax_policy as argmax_policy
     from oas._policy import calibrate_accuracy as calibrate_accuracy
     from oas._policy import calibrate_crc as calibrate_crc
@@ -57,8 +57,8 @@ _EXPORTS = {
     "compute_features": "oas._features",
     "compute_features_batch": "oas._features",
     "PairedData": "oas._paired",
-    "PairedWriter": "oas._paired",
-    "existing_ids": "oas._paired",
+    "PairedWriter": "oas._paired_writer",
+    "existing_ids": "oas._paired_writer",
     "paired_from_rows": "oas._paired",
     "read_paired": "oas._paired",
     "write_paired": "oas._paired",

@@ -293,7 +293,8 @@ def _run_pair_simulate(args) -> int:
             "sim.simulate_instances), which is not available."
         ) from None
     scenario = args.scenario if args.scenario is not None else sim.DEFAULT_PRESET
-    from oas._paired import format_of, write_paired
+    from oas._paired import write_paired
+    from oas._paired_format import format_of
     from oas._simulate import simulate_paired
 
     check_out_file("--output", args.output, inputs=[("--scenario", scenario)])

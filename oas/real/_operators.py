@@ -37,7 +37,8 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from oas.real._text import STOPWORDS, content_tokens, normalize, split_sentences
+from oas._text import STOPWORDS, content_tokens, normalize
+from oas.real._text import split_sentences
 from oas.real._types import Conversation, Record, Session
 from retcon.errors import InputError
 

@@ -1,6 +1,6 @@
 """A ``retcon pair`` run: load, build instances, write paired data resumably, summarize.
 
-Output: ``--output`` (``.jsonl`` or ``.csv``) through ``oas._paired.PairedWriter`` (rows appended to
+Output: ``--output`` (``.jsonl`` or ``.csv``) through ``oas._paired_writer.PairedWriter`` (rows appended to
 ``<out>.partial``, renamed on completion), and a sidecar ``<out>.meta.json`` (options, versions,
 load report, summary). A rerun with the same options skips the rows already written; a rerun with
 different options is refused, so one file never mixes two protocols.
@@ -298,7 +298,8 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
     import jax
     import numpy as np
 
-    from oas._paired import PairedWriter, read_paired
+    from oas._paired import read_paired
+    from oas._paired_writer import PairedWriter
     from oas.real._pair import PairConfig, iter_queries, summarize
     from retcon.output import sidecar, write_json_atomic
     from retcon.vocab import OPERATORS
