@@ -46,6 +46,8 @@ if TYPE_CHECKING:
     from oas._router import load_router as load_router
     from oas._router import save_router as save_router
     from oas._simulate import simulate_paired as simulate_paired
+    from oas._strata import LengthStrata as LengthStrata
+    from oas._strata import length_strata as length_strata
     from oas._structure import STRUCTURE_COLUMN as STRUCTURE_COLUMN
     from oas._structure import paired_structure as paired_structure
     from oas._theory_router import TheoryRouter as TheoryRouter
@@ -85,6 +87,8 @@ _EXPORTS = {
     "best_fixed_actions": "oas._evaluate",
     "POLICIES": "oas._evaluate",
     "simulate_paired": "oas._simulate",
+    "LengthStrata": "oas._strata",
+    "length_strata": "oas._strata",
     "STRUCTURE_COLUMN": "oas._structure",
     "paired_structure": "oas._structure",
     "TheoryRouter": "oas._theory_router",
@@ -100,6 +104,7 @@ __all__ = [
     "POLICIES",
     "STRUCTURE_COLUMN",
     "Evaluation",
+    "LengthStrata",
     "MLPFit",
     "PairedData",
     "PairedWriter",
@@ -124,6 +129,7 @@ __all__ = [
     "grouped_folds",
     "harm",
     "identify_report",
+    "length_strata",
     "load_router",
     "margin",
     "paired_from_rows",

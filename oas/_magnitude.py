@@ -24,6 +24,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
+from oas._strata import length_strata
 from oas._structure import paired_structure
 from retcon.errors import InputError
 from retcon.vocab import ACTIONS, OPERATORS, VOCABULARIES
@@ -110,7 +111,8 @@ def identify_report(
       folds: group folds of the out-of-fold prediction (clipped to the number of groups; the
         number of groups is leave-one-group-out).
       n_resamples: bootstrap refits per fit and group resamples of the observed curves.
-      n_strata: strata of raw evidence length (quantiles over queries); 1 for none.
+      n_strata: strata of raw evidence length (``oas.length_strata``: quantiles over queries,
+        closed below, the last open above, empty strata dropped); 1 for none.
       diagnostics: run the assumption diagnostics.
       level: CI level.
 
@@ -167,21 +169,16 @@ def identify_report(
     raw_len = raw_evidence_tokens(structure)
     strata = []
     if n_strata > 1:
-        # quantiles over queries (one length per query), so each stratum holds ~equal queries
-        _, first = np.unique(data.query_id.astype(str), return_index=True)
-        edges = np.quantile(raw_len[first], np.linspace(0, 1, n_strata + 1))
-        edges[-1] = np.inf
-        for s in range(n_strata):
-            m = (raw_len >= edges[s]) & (raw_len < edges[s + 1])
-            if s == 0:
-                m |= raw_len < edges[0]
+        st = length_strata(raw_len, data.query_id, n_strata)  # the one rule (oas._strata)
+        for s in range(len(st.median)):
+            m = st.stratum == s
             if np.unique(groups[m]).size < 2:
                 continue
             c = compare(m, jax.random.fold_in(k_cmp, 1 + s))
             strata.append(
                 {
-                    "lower_tokens": float(edges[s]),
-                    "upper_tokens": _finite(edges[s + 1]),
+                    "lower_tokens": float(st.lower[s]),
+                    "upper_tokens": _finite(st.upper[s]),
                     **_comparison_dict(c),
                 }
             )

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from paper_checks._claims import check_tight_gain as check_tight_gain
     from paper_checks._claims import crc_bound_check as crc_bound_check
     from paper_checks._claims import identical_operators as identical_operators
-    from paper_checks._claims import length_strata as length_strata
     from paper_checks._claims import slope_estimate as slope_estimate
     from paper_checks._claims import stratified_crossovers as stratified_crossovers
     from paper_checks._config import CheckConfig as CheckConfig
@@ -105,7 +104,6 @@ _EXPORTS = {
     "check_tight_gain": "paper_checks._claims",
     "crc_bound_check": "paper_checks._claims",
     "identical_operators": "paper_checks._claims",
-    "length_strata": "paper_checks._claims",
     "slope_estimate": "paper_checks._claims",
     "stratified_crossovers": "paper_checks._claims",
     "CheckConfig": "paper_checks._config",
@@ -218,7 +216,6 @@ __all__ = [
     "grade_reversal",
     "grade_slope",
     "identical_operators",
-    "length_strata",
     "loco_evaluate",
     "locomo_path",
     "mean_difference",

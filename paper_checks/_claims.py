@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from oas import length_strata
 from paper_checks import _verdicts as V
 from paper_checks._curves import (
     bounded,
@@ -508,24 +509,6 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
 # ---- claim 5 ---------------------------------------------------------------------------------------
 
 
-def length_strata(paired, n_strata: int = 4) -> tuple[np.ndarray, np.ndarray]:
-    """Evidence-length strata of a paired data set: ``(stratum per row, median length per stratum)``.
-
-    Questions (not rows) are split at the quantiles of their ``len(C)``; every budget row of a
-    question goes to its question's stratum. Strata left empty by ties are dropped (renumbered).
-    """
-    L = evidence_length(paired)
-    qid = np.asarray(paired.query_id).astype(str)
-    _, first = np.unique(qid, return_index=True)
-    per_q = L[first]
-    edges = np.quantile(per_q, np.linspace(0, 1, n_strata + 1))
-    cls = np.clip(np.searchsorted(edges, L, side="right") - 1, 0, n_strata - 1)
-    used = np.unique(cls)
-    cls = np.searchsorted(used, cls)
-    med = np.array([np.median(L[cls == k]) for k in range(len(used))])
-    return cls, med
-
-
 def identical_operators(paired) -> dict[str, str]:
     """``{operator: earlier action}`` for operators whose outcome equals an earlier action's on every
     row (on LoCoMo the dataset's merge and rewrite are the same text)."""
@@ -613,7 +596,9 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
     chk, bad = _admission(ws, reader, skipped) if paired is not None else (None, None)
     slopes, inconclusive, strata_rows = {}, {}, {}
     if paired is not None:
-        strata, med = length_strata(paired, cfg.length_strata)
+        strata, _, _, med = length_strata(
+            evidence_length(paired), paired.query_id, cfg.length_strata
+        )
         budgets = np.unique(np.asarray(paired.budget, float))
         est, reps = stratified_crossovers(
             ws.key("c5:strata"), paired, strata, budgets, n_resamples=cfg.n_resamples

@@ -117,12 +117,13 @@ def coverage_replacement_figure(data: dict):
 
 def crossover_length_data(config: dict, seed: int) -> dict:
     """Points ``(operator, L, B*)`` from theory at several length scales, sim presets, LoCoMo
-    evidence-length strata (``length_strata``, 4 of them).
+    evidence-length strata (``oas.length_strata``, 4 of them).
 
     Config keys: ``theory_scales`` (list), ``sources`` (``sim:<preset>``), ``locomo_tertiles``
     (bool: add the LoCoMo strata).
     """
-    from paper_checks._claims import length_strata
+    from oas import length_strata
+    from paper_checks._curves import evidence_length
 
     ws = _workspace(config, seed)
     points = []
@@ -144,7 +145,9 @@ def crossover_length_data(config: dict, seed: int) -> dict:
         add(name, _source(ws, name))
     if config.get("locomo_tertiles", False):
         paired = ws.locomo_paired(ws.config.readers[0])
-        strata, med = length_strata(paired, ws.config.length_strata)
+        strata, _, _, med = length_strata(
+            evidence_length(paired), paired.query_id, ws.config.length_strata
+        )
         for k in range(len(med)):
             s = curves_from_paired(
                 ws.key(f"stratum:{k}"),
