@@ -129,10 +129,10 @@ def run_experiment(name: str, doc: str | None, argv=None) -> int:
     from retcon.output import (
         OutputSet,
         check_out_dir,
-        save_figure_atomic,
         sidecar,
         write_json_atomic,
     )
+    from retcon.plots import save
 
     args = parser(name, doc).parse_args(argv)
     try:
@@ -142,7 +142,7 @@ def run_experiment(name: str, doc: str | None, argv=None) -> int:
         data = make_data(config, seed)
         fig = make_figure(data)
         with OutputSet(args.out, last=(f"{name}.json",)) as out:
-            png = save_figure_atomic(fig, out / f"{name}.png", dpi=int(config.get("dpi", 120)))
+            png = save(fig, out / f"{name}.png", dpi=int(config.get("dpi", 120)))
             side = sidecar(
                 config,
                 seed=seed,

@@ -319,46 +319,39 @@ def _fmt(x: dict) -> str:
 
 def plot_report(rep: dict, path) -> Path:
     """Predicted (band: parameter CI) vs observed (band: group CI) ``dU(B)`` per operator."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from retcon.output import save_figure_atomic
+    from retcon.plots import OPERATOR_COLORS, budget_axis, new_figure, save
 
     c = rep["overall"]
     b = np.asarray(c["budgets"])
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharey=True)
+    fig, axes = new_figure(3, width=13 / 3, height=3.8, sharey=True)
     for ax, o in zip(axes, OPERATORS):
+        color = OPERATOR_COLORS[o]
         ax.plot(b, c["observed"][o], "o-", color="black", label="observed", markersize=3)
         ax.fill_between(
             b, c["observed_lower"][o], c["observed_upper"][o], color="gray", alpha=0.3, linewidth=0
         )
-        ax.plot(b, c["predicted"][o], "-", color="tab:blue", label="predicted (out of fold)")
+        ax.plot(b, c["predicted"][o], "-", color=color, label="predicted (out of fold)")
         ax.fill_between(
             b,
             c["predicted_lower"][o],
             c["predicted_upper"][o],
-            color="tab:blue",
+            color=color,
             alpha=0.25,
             linewidth=0,
         )
         if c["truth"] is not None:
             ax.plot(b, c["truth"][o], ":", color="tab:red", label="truth")
-        for kind, color in (("predicted", "tab:blue"), ("observed", "black")):
+        for kind, line in (("predicted", color), ("observed", "black")):
             x = c["crossover"][o][kind]["budget"]
             if x is not None:
-                ax.axvline(x, color=color, linestyle="--", linewidth=0.8)
+                ax.axvline(x, color=line, linestyle="--", linewidth=0.8)
         ax.axhline(0, color="black", linewidth=0.6)
-        ax.set_xscale("log")
+        budget_axis(ax)
         ax.set_title(o)
-        ax.set_xlabel("budget B (tokens)")
     axes[0].set_ylabel("dU = U(o) - U(ret)")
     axes[0].legend(fontsize=8)
     fig.tight_layout()
-    out = save_figure_atomic(fig, path, dpi=120)
-    plt.close(fig)
-    return out
+    return save(fig, path, dpi=120)
 
 
 __all__ = ["format_report", "identify_report", "plot_report", "raw_evidence_tokens"]

@@ -465,11 +465,11 @@ def _run_evaluate(args) -> int:
     from retcon.output import (
         OutputSet,
         check_out_dir,
-        save_figure_atomic,
         sidecar,
         write_json_atomic,
         write_text_atomic,
     )
+    from retcon.plots import save
 
     fractions = _check_split_option(args.split)
     _check_alpha(args.alpha)
@@ -508,8 +508,8 @@ def _run_evaluate(args) -> int:
         with OutputSet(args.out, last=("evaluation.json",)) as out:
             write_text_atomic(out / "evaluation.md", table)
             fig = accuracy_figure(ev)
-            save_figure_atomic(fig, out / "accuracy_by_budget.png", dpi=150)
-            save_figure_atomic(fig, out / "accuracy_by_budget.pdf")
+            save(fig, out / "accuracy_by_budget.png", dpi=150)
+            save(fig, out / "accuracy_by_budget.pdf")
             config = {
                 "data": args.data,
                 "router": args.router,

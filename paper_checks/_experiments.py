@@ -14,8 +14,6 @@ import numpy as np
 from paper_checks._config import CheckConfig
 from paper_checks._curves import curves_from_paired
 from paper_checks._figures import (
-    grid,
-    new_figure,
     plot_coverage_replacement,
     plot_crossover_vs_length,
     plot_delta_curves,
@@ -29,6 +27,7 @@ from paper_checks._sources import Workspace, need
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
 from retcon.bootstrap import grouped_bootstrap_mean
 from retcon.errors import InputError
+from retcon.plots import grid, new_figure, policy_style
 from retcon.vocab import OPERATORS
 
 
@@ -370,11 +369,9 @@ def harm_tradeoff_data(config: dict, seed: int) -> dict:
 def harm_tradeoff_figure(data: dict):
     fig, axes = new_figure(1, width=5.0, height=4.0)
     ax = axes[0]
-    styles = (
-        ("oas-calibrated", "tab:purple", "-", "o", (3, 3), "left"),
-        ("oas-crc", "tab:pink", "--", "x", (-3, -9), "right"),
-    )
-    for name, col, ls, marker, offset, ha in styles:
+    for name, offset, ha in (("oas-calibrated", (3, 3), "left"), ("oas-crc", (-3, -9), "right")):
+        style = policy_style(name)
+        col, ls, marker = style["color"], style["ls"], style["marker"]
         h = [e["harm"][0] for e in data[name]]
         a = [e["accuracy"][0] for e in data[name]]
         ax.plot(h, a, marker=marker, ls=ls, color=col, label=name, zorder=4)
