@@ -24,7 +24,7 @@ from oas.real._llm_client import (
     LLMEndpointError,
     resolve_endpoint,
 )
-from oas.real._types import Conversation, Query, Record
+from oas.real._types import Conversation, Query, Record, generated_record
 from retcon.errors import InputError, check_range
 from retcon.vocab import LLM_JUDGES
 
@@ -231,7 +231,7 @@ class LLMOperators(_LLMClient):
                 date=rec.date or "date unknown", text=_cut(rec.text, self.max_input_chars)
             )
             text = self._generate("rewrite", prompt, rec.text)
-            out.append(_generated("rewrite", [rec], text))
+            out.append(generated_record("rewrite", [rec], text))
         return out
 
     def merge(self, cluster: Sequence[Record], conversation: Conversation) -> list[Record]:
@@ -239,7 +239,7 @@ class LLMOperators(_LLMClient):
         recs = _check_cluster(cluster, "merge")
         prompt = PROMPTS["merge"].format(notes=_notes(recs, self.max_input_chars))
         return [
-            _generated(
+            generated_record(
                 "merge", recs, self._generate("merge", prompt, " ".join(r.text for r in recs))
             )
         ]
@@ -249,7 +249,7 @@ class LLMOperators(_LLMClient):
         recs = _check_cluster(cluster, "abstract")
         prompt = PROMPTS["abstract"].format(notes=_notes(recs, self.max_input_chars))
         return [
-            _generated(
+            generated_record(
                 "abstract", recs, self._generate("abstract", prompt, " ".join(r.text for r in recs))
             )
         ]
@@ -378,25 +378,6 @@ def _notes(recs: Sequence[Record], max_chars: int | None) -> str:
 def _cut(text: str, max_chars: int | None) -> str:
     return (
         text if max_chars is None or len(text) <= max_chars else text[:max_chars].rstrip() + " ..."
-    )
-
-
-def _generated(action: str, sources: Sequence[Record], text: str) -> Record:
-    """A generated record: id ``action(id1,id2,...)``, first source's session and date (MODEL §1)."""
-    ids = tuple(r.record_id for r in sources)
-    raw_ids: list[str] = []
-    for r in sources:
-        for s in r.source_ids or (r.record_id,):
-            if s not in raw_ids:
-                raw_ids.append(s)
-    first = sources[0]
-    return Record(
-        record_id=f"{action}({','.join(ids)})",
-        session_id=first.session_id,
-        date=first.date,
-        text=text,
-        source_ids=tuple(raw_ids),
-        generated_by=action,
     )
 
 
