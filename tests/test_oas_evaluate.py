@@ -11,8 +11,9 @@ import pytest
 import oas
 from oas._evaluate import METRICS, POLICIES, evaluate, evaluation_json
 from oas._mlp import fit_mlp, predict_mlp
-from oas._simulate import paired_from_instances, toy_instances
+from oas._simulate import paired_from_instances
 from retcon.cli import main
+from tests._toy import toy_instances
 
 BUDGETS = [64, 128, 256, 512]
 

@@ -10,8 +10,9 @@ import pytest
 
 import oas
 from oas._fit import fit_router, group_split
-from oas._simulate import paired_from_instances, toy_instances
+from oas._simulate import paired_from_instances
 from retcon.errors import InputError
+from tests._toy import toy_instances
 
 BUDGETS = [64, 128, 256, 512]
 

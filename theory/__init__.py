@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from theory._dists import empirical_lengths as empirical_lengths
     from theory._dists import make_length_dist as make_length_dist
     from theory._formulas import closed_form_crossover as closed_form_crossover
+    from theory._formulas import reader_success as reader_success
     from theory._grid import CrossoverInterval as CrossoverInterval
     from theory._grid import GridCrossover as GridCrossover
     from theory._grid import crossover_interval as crossover_interval
@@ -107,6 +108,7 @@ _EXPORTS = {
     "check_dist_params": "theory._checks",
     "sample_lengths": "theory._sampling",
     "closed_form_crossover": "theory._formulas",
+    "reader_success": "theory._formulas",
     "REASON_NO_LOSS": "theory._crossover",
     "REASON_USELESS": "theory._crossover",
     "REASON_WEAK": "theory._crossover",
@@ -192,6 +194,7 @@ __all__ = [
     "make_length_dist",
     "out_of_fold",
     "predict_success",
+    "reader_success",
     "sample_lengths",
     "scan_budgets",
     "sign_changes",
