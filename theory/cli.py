@@ -138,7 +138,9 @@ def compute(args) -> dict:
         "crossover_budget": _num(cross.crossover_budget),
         "status": cross.status,
         "reason": cross.reason,
-        "bracket": None if cross.bracket is None else [_num(b) for b in cross.bracket],
+        # the two scan budgets between which dU changes sign (where the root finder looked;
+        # a numerical location, not a confidence interval: the model here is exact)
+        "sign_change_between": None if cross.bracket is None else [_num(b) for b in cross.bracket],
         "kappa": _num(cross.kappa),
         "tight_budget": {
             "holds": tight.holds,
@@ -194,11 +196,11 @@ def format_text(res: dict) -> str:
     if res["status"] == "none":
         lines.append(f"crossover budget: none ({res['reason']})")
     else:
-        lo, hi = res["bracket"]
+        lo, hi = res["sign_change_between"]
         lines.append(
             f"crossover budget B* = {_fmt(res['crossover_budget'])} tokens  "
-            f"[status {res['status']}; bracket {_fmt(lo)} .. {_fmt(hi)}]"
-            + (f"  ({res['reason']})" if res["reason"] else "")
+            f"[status {res['status']}; root found where dU changes sign between scan budgets "
+            f"{_fmt(lo)} and {_fmt(hi)}]" + (f"  ({res['reason']})" if res["reason"] else "")
         )
     if res["closed_form_crossover"] is not None:
         cf, num = res["closed_form_crossover"], res["crossover_budget"]
