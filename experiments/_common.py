@@ -85,7 +85,7 @@ def parser(name: str, doc: str | None) -> argparse.ArgumentParser:
     p.add_argument(
         "--out", metavar="DIR", required=True, help="directory for the figure and its JSON sidecar"
     )
-    from retcon.cli import seed_type
+    from retcon.errors import seed_type
 
     p.add_argument(
         "--seed", type=seed_type, default=None, help="override the config's seed, in [0, 2**32)"

@@ -4,7 +4,13 @@ Reading paired data, computing features, loading a fitted router and choosing ac
 numpy (a deployed agent needs no JAX); fitting (``fit_ridge``, ``fit_mlp``, ``fit_router``) and
 evaluation import JAX when first used.
 
-References: MODEL §8.
+Identification (``identify``, ``support_fractions``, ``Structure``) fits the reader of MODEL §2 to
+paired data by maximum likelihood with grouped-bootstrap CIs; ``out_of_fold``,
+``compare_crossovers``, ``single_cluster_crossover`` and ``predict_success``
+give the fitted model's ``dU(B)`` and crossover budget on held-out groups against the data's
+(docs/identify.md). Packing comes from ``theory`` (MODEL §2).
+
+References: MODEL §2 (reader, identification), §8.
 """
 
 from typing import TYPE_CHECKING
@@ -22,10 +28,21 @@ if TYPE_CHECKING:
     from oas._features import compute_features_batch as compute_features_batch
     from oas._fit import fit_router as fit_router
     from oas._fit import group_split as group_split
+    from oas._identify import Identified as Identified
+    from oas._identify import ReaderParams as ReaderParams
+    from oas._identify import Structure as Structure
+    from oas._identify import identify as identify
+    from oas._identify import support_fractions as support_fractions
     from oas._magnitude import identify_report as identify_report
     from oas._mlp import MLPFit as MLPFit
     from oas._mlp import fit_mlp as fit_mlp
     from oas._mlp import predict_mlp as predict_mlp
+    from oas._out_of_fold import CurveComparison as CurveComparison
+    from oas._out_of_fold import OutOfFold as OutOfFold
+    from oas._out_of_fold import compare_crossovers as compare_crossovers
+    from oas._out_of_fold import out_of_fold as out_of_fold
+    from oas._out_of_fold import predict_success as predict_success
+    from oas._out_of_fold import single_cluster_crossover as single_cluster_crossover
     from oas._paired import PairedData as PairedData
     from oas._paired import paired_from_rows as paired_from_rows
     from oas._paired import read_paired as read_paired
@@ -94,6 +111,17 @@ _EXPORTS = {
     "TheoryRouter": "oas._theory_router",
     "fit_theory_router": "oas._theory_router",
     "identify_report": "oas._magnitude",
+    "Identified": "oas._identify",
+    "ReaderParams": "oas._identify",
+    "Structure": "oas._identify",
+    "identify": "oas._identify",
+    "support_fractions": "oas._identify",
+    "CurveComparison": "oas._out_of_fold",
+    "OutOfFold": "oas._out_of_fold",
+    "compare_crossovers": "oas._out_of_fold",
+    "out_of_fold": "oas._out_of_fold",
+    "predict_success": "oas._out_of_fold",
+    "single_cluster_crossover": "oas._out_of_fold",
 }
 
 __getattr__, _ = lazy_exports("oas", _EXPORTS)
@@ -103,13 +131,18 @@ __all__ = [
     "FEATURE_NAMES",
     "POLICIES",
     "STRUCTURE_COLUMN",
+    "CurveComparison",
     "Evaluation",
+    "Identified",
     "LengthStrata",
     "MLPFit",
+    "OutOfFold",
     "PairedData",
     "PairedWriter",
+    "ReaderParams",
     "RidgeFit",
     "Router",
+    "Structure",
     "TheoryRouter",
     "argmax_policy",
     "best_fixed_actions",
@@ -117,6 +150,7 @@ __all__ = [
     "calibrate_accuracy",
     "calibrate_crc",
     "calibrated_policy",
+    "compare_crossovers",
     "compute_features",
     "compute_features_batch",
     "evaluate",
@@ -128,16 +162,21 @@ __all__ = [
     "group_split",
     "grouped_folds",
     "harm",
+    "identify",
     "identify_report",
     "length_strata",
     "load_router",
     "margin",
+    "out_of_fold",
     "paired_from_rows",
     "paired_structure",
     "predict_mlp",
     "predict_ridge",
+    "predict_success",
     "read_paired",
     "save_router",
     "simulate_paired",
+    "single_cluster_crossover",
+    "support_fractions",
     "write_paired",
 ]

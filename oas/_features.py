@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from retcon.errors import InputError
-from sim import check_packing, pack_reference
+from theory import check_packing, pack_reference
 
 FEATURE_NAMES = (
     "budget_over_512",
@@ -47,7 +47,7 @@ N_QUERY_TYPES = 4
 def budget_fit_fraction(budget, lengths, mask=None, packing: str = "prefix") -> np.ndarray:
     """Share f_B of the cluster's raw tokens that retention packs under ``budget``.
 
-    Records are taken in the given (retriever) order and packed by ``sim.pack_reference``, the
+    Records are taken in the given (retriever) order and packed by ``theory.pack_reference``, the
     one packing rule (MODEL §2); under ``cut`` this is ``min(B, len(C)) / len(C)``.
 
     Args:

@@ -1,9 +1,9 @@
 """Magnitude, not only direction: identify the reader from paired data, predict the crossover.
 
-``identify_report`` fits the reader of MODEL §2 (``theory.identify``) to paired data that carry
+``identify_report`` fits the reader of MODEL §2 (``oas.identify``) to paired data that carry
 the ``evidence_structure`` column, predicts every operator's ``dU(B)`` on held-out groups (out of
-fold, ``theory.out_of_fold``) and compares predicted with observed crossovers
-(``theory.compare_crossovers``), overall and per stratum of raw evidence length; then it runs the
+fold, ``oas.out_of_fold``) and compares predicted with observed crossovers
+(``oas.compare_crossovers``), overall and per stratum of raw evidence length; then it runs the
 diagnostics that say which assumption breaks where they disagree:
 
 - ``cut_partial``: under ``cut`` packing the model credits a truncated unit with the kept share of
@@ -122,7 +122,8 @@ def identify_report(
 
     References: MODEL §2, §6, §8.
     """
-    import theory
+    from oas._identify import identify
+    from oas._out_of_fold import compare_crossovers, out_of_fold, single_cluster_crossover
 
     structure = paired_structure(data)
     slot = data.query_type_slot
@@ -135,10 +136,10 @@ def identify_report(
         raise InputError(f"identify: the data has {n_groups} group; out-of-fold needs >= 2.")
     folds = int(min(max(2, folds), n_groups))
     k_fit, k_oof, k_cmp, k_diag = jax.random.split(key, 4)
-    fit = theory.identify(
+    fit = identify(
         k_fit, structure, data.budget, slot, y, groups, n_resamples=n_resamples, level=level
     )
-    oof = theory.out_of_fold(
+    oof = out_of_fold(
         k_oof,
         structure,
         data.budget,
@@ -152,7 +153,7 @@ def identify_report(
     truth = _truth(data)
 
     def compare(mask, k):
-        return theory.compare_crossovers(
+        return compare_crossovers(
             k,
             oof.p[mask],
             oof.p_boot[:, mask],
@@ -186,7 +187,7 @@ def identify_report(
     types_present = np.flatnonzero(fit.n_rows)
     if types_present.size == 1:
         _, first = np.unique(data.query_id.astype(str), return_index=True)
-        single = theory.single_cluster_crossover(fit, raw_len[first], slot=int(types_present[0]))
+        single = single_cluster_crossover(fit, raw_len[first], slot=int(types_present[0]))
     out = {
         "n_rows": int(data.n),
         "n_queries": int(np.unique(data.query_id.astype(str)).size),
@@ -221,11 +222,12 @@ def _finite(x):
 
 
 def _diagnostics(data, structure, oof, key, level, n_resamples) -> dict:
-    import theory
+    from oas._identify import identify, support_fractions
+    from oas._out_of_fold import compare_crossovers
 
     y = data.outcomes
     groups = data.group_id.astype(str)
-    frac = theory.support_fractions(structure, data.budget)
+    frac = support_fractions(structure, data.budget)
     diag: dict = {}
     # partial support: rows where an action's evidence is cut (0 < s < 1)
     cut = {}
@@ -244,7 +246,7 @@ def _diagnostics(data, structure, oof, key, level, n_resamples) -> dict:
     multi = {}
     for name, m in (("single_unit", n_units == 1), ("multi_unit", n_units > 1)):
         if np.unique(groups[m]).size >= 2:
-            c = theory.compare_crossovers(
+            c = compare_crossovers(
                 jax.random.fold_in(key, len(multi)),
                 oof.p[m],
                 oof.p_boot[:, m],
@@ -260,7 +262,7 @@ def _diagnostics(data, structure, oof, key, level, n_resamples) -> dict:
     per_budget = []
     for i, b in enumerate(np.unique(data.budget)):
         m = data.budget == b
-        fit = theory.identify(
+        fit = identify(
             jax.random.fold_in(key, 100 + i),
             structure.take(m),
             data.budget[m],

@@ -44,7 +44,7 @@ from oas._theory_router import theory_router_from_json
 from retcon.errors import InputError
 from retcon.output import write_json_atomic
 from retcon.vocab import ACTIONS, VOCABULARIES
-from sim import PACKINGS, check_packing
+from theory import PACKINGS, check_packing
 
 _log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from oas._paired import PairedData
 from oas._structure import STRUCTURE_COLUMN, structures_from_arrays
 from retcon.errors import InputError
 from retcon.vocab import VOCABULARIES
-from sim import check_packing
+from theory import check_packing
 
 if TYPE_CHECKING:
     import sim

@@ -10,7 +10,7 @@ One JSON object per row::
 (retriever) order, distractors included; ``evidence[a]`` flags (0/1) the records that carry the
 query's evidence: the raw evidence units for ``ret``, the generated record(s) for an operator. With
 the row's budget and the packing mode this fixes which evidence units fit, whole or cut, under
-each action: what ``theory.identify`` needs to fit the reader of MODEL §2 and to predict
+each action: what ``oas.identify`` needs to fit the reader of MODEL §2 and to predict
 ``dU(B)`` at other budgets. ``retcon pair simulate`` and ``retcon pair locomo`` write it.
 
 References: MODEL §2 (packing, support), docs/paired-data.md.
@@ -141,8 +141,8 @@ def structure_arrays(cells) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def paired_structure(data):
-    """``theory.Structure`` of every row of ``PairedData`` (its ``evidence_structure`` column)."""
-    import theory
+    """``oas.Structure`` of every row of ``PairedData`` (its ``evidence_structure`` column)."""
+    from oas._identify import Structure
 
     cells = data.meta.get(STRUCTURE_COLUMN)
     if cells is None:
@@ -150,4 +150,4 @@ def paired_structure(data):
             f"the paired data has no {STRUCTURE_COLUMN!r} column; write it with "
             f"`retcon pair simulate` or `retcon pair locomo` (docs/paired-data.md)."
         )
-    return theory.Structure(*structure_arrays(cells))
+    return Structure(*structure_arrays(cells))

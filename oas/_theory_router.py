@@ -3,7 +3,7 @@
 For a query ``q`` at budget ``B`` the router knows only what exists before any generation: the
 raw context (record lengths in retriever order, which records are evidence), the packing mode, the
 query type and the budget. Each operator's context is predicted from it with the data's expected
-compression ratio ``rho_{o,t}`` (``theory.identify``'s token counts): ``merge`` and ``abstract``
+compression ratio ``rho_{o,t}`` (``oas.identify``'s token counts): ``merge`` and ``abstract``
 replace the evidence records by one record of ``rho * (raw evidence tokens)`` at the first
 evidence record's rank, ``rewrite`` scales every evidence record by ``rho``. The reader's fitted
 ``g``, ``a_t``, ``phi_{o,t}`` then give ``p_a(q, B)``; the policy takes the argmax (``ret`` on
@@ -11,7 +11,7 @@ ties). Parameters: ``g``, four ``a_t``, twelve ``phi_{o,t}`` (those the data ide
 twelve compression ratios read off the data.
 
 Stored in the router JSON as an optional ``theory`` block (``theory_version: 1``): numpy-only to
-load; predicting packs the contexts with ``sim.pack`` (through ``theory.support_fractions``).
+load; predicting packs the contexts with ``theory.pack`` (through ``oas.support_fractions``).
 
 References: MODEL §2 (reader, packing), §8 (policy, ties to ret).
 """
@@ -32,7 +32,7 @@ N_TYPES = 4
 
 @dataclass(frozen=True)
 class TheoryRouter:
-    """Fitted reader (unconstrained ``theta``, ``theory.identify``'s parametrization) and ratios.
+    """Fitted reader (unconstrained ``theta``, ``oas.identify``'s parametrization) and ratios.
 
     Attributes:
       theta: ``(17,)`` ``[logit g, 4 x a-scale, 12 x log phi (operator-major)]``.
@@ -59,7 +59,7 @@ class TheoryRouter:
 
     def predicted_structure(self, structure, slot):
         """Each operator's context predicted from the raw (``ret``) context and ``rho_{o,t}``."""
-        import theory
+        from oas._identify import Structure
 
         ln = np.asarray(structure.lengths, np.float64)[:, 0]  # (n, K) raw context
         ev = np.asarray(structure.evidence, bool)[:, 0]
@@ -83,14 +83,14 @@ class TheoryRouter:
         order = np.argsort(lengths <= 0, axis=-1, kind="stable")
         lengths = np.take_along_axis(lengths, order, -1)
         evidence = np.take_along_axis(evidence, order, -1)
-        return theory.Structure(lengths, evidence, np.asarray(structure.packing))
+        return Structure(lengths, evidence, np.asarray(structure.packing))
 
     def success(self, structure, budget, slot) -> np.ndarray:
         """``(n, 4)`` predicted ``p_a(q, B)`` from pre-generation structure."""
-        import theory
+        from oas._out_of_fold import predict_success
 
         st = self.predicted_structure(structure, slot)
-        return theory.predict_success(self.theta, st, budget, slot)
+        return predict_success(self.theta, st, budget, slot)
 
     def choose(self, structure, budget, slot) -> np.ndarray:
         """``(n,)`` action index: argmax of the predicted ``p_a``, ``ret`` on ties."""
@@ -128,11 +128,11 @@ def theory_router_from_json(obj, source: str = "router") -> TheoryRouter:
 
 def fit_theory_router(key, data, *, n_resamples: int = 0) -> TheoryRouter:
     """Identify the reader on ``data`` (``evidence_structure`` needed) and build the router."""
-    import theory
+    from oas._identify import identify
     from oas._structure import paired_structure
 
     st = paired_structure(data)
-    fit = theory.identify(
+    fit = identify(
         key,
         st,
         data.budget,

@@ -9,10 +9,9 @@ References: MODEL §8; docs/oas.md; docs/paired-data.md.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from retcon.cli import add_common
+from retcon.cli import add_common, add_moved_out
 from sim import PACKINGS
 
 
@@ -44,7 +43,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--output", required=True, metavar="FILE", help="paired-data file: .jsonl, .csv or .parquet"
     )
-    _moved_out(p, "--output FILE")
+    add_moved_out(p, "--output FILE")
     p.add_argument(
         "--budgets",
         default=None,
@@ -80,7 +79,7 @@ def register(subparsers) -> None:
         "--data", required=True, metavar="FILE", help="paired data (.jsonl/.csv/.parquet)"
     )
     p.add_argument("--router-out", required=True, metavar="FILE", help="router JSON to write")
-    _moved_out(p, "--router-out FILE")
+    add_moved_out(p, "--router-out FILE")
     p.add_argument("--alpha", type=float, default=0.1, help="harm bound for tau_B (default 0.1)")
     p.add_argument(
         "--folds", type=int, default=5, help="grouped K-fold for the ridge penalty (default 5)"
@@ -158,7 +157,7 @@ def register(subparsers) -> None:
         metavar="FILE",
         help="per-row utilities and actions to write (.jsonl or .csv)",
     )
-    _moved_out(p, "--decisions FILE")
+    add_moved_out(p, "--decisions FILE")
     p.add_argument("--allow-overlap", action="store_true", help=_ALLOW_OVERLAP_HELP)
     add_common(p, out=False, seed=False)
     p.set_defaults(func=_run_predict)
@@ -168,20 +167,6 @@ _ALLOW_OVERLAP_HELP = (
     "score groups the --router was fitted or calibrated on, with a warning (refused by default: "
     "such scores are in-sample)"
 )
-
-
-def _moved_out(p, new: str) -> None:
-    """A hidden ``--out`` that says which option replaced it (``--out`` is always a folder)."""
-
-    class Moved(argparse.Action):
-        def __call__(self, parser, namespace, values, option_string=None):
-            parser.error(f"this command writes one file: use {new} (--out always names a folder)")
-
-    p.add_argument("--out", action=Moved, help=argparse.SUPPRESS)
-
-
-def _refuse_moved_out(args) -> None:
-    """Kept for callers; ``--out`` is refused while parsing."""
 
 
 def _help(parser) -> int:
@@ -268,7 +253,6 @@ def _run_pair_simulate(args) -> int:
     from retcon.errors import InputError, check_memory, memory_limit
     from retcon.output import check_out_file
 
-    _refuse_moved_out(args)
     if args.instances < 1:
         raise InputError(f"--instances must be an integer >= 1; got {args.instances}.")
     check_memory(
@@ -344,7 +328,6 @@ def _run_fit(args) -> int:
     from retcon.errors import check_range
     from retcon.output import check_out_file, sidecar
 
-    _refuse_moved_out(args)
     _check_alpha(args.alpha)
     check_range("--calibration-fraction", args.calibration_fraction, 0.0, 1.0)
     if args.folds < 2:
@@ -552,7 +535,6 @@ def _run_predict(args) -> int:
     from oas._router import check_router_overlap, load_router
     from retcon.output import check_out_file
 
-    _refuse_moved_out(args)
     check_out_file(
         "--decisions",
         args.decisions,

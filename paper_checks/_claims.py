@@ -60,6 +60,9 @@ PAPER_FIGURES = {
 
 
 def _try(get: Callable, label: str, skipped: dict):
+    """``get()``, or ``None`` with the reason in ``skipped[label]`` when data (LoCoMo) or an optional
+    dependency (an endpoint) is missing. Nothing else is caught: our own packages are ordinary
+    imports of ``paper_checks._sources``, so a renamed function fails at import, not here."""
     try:
         return get()
     except (DataMissing, DependencyMissing) as e:

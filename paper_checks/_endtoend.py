@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 
+from oas.real import gap_split, paired_report, side_by_side
 from retcon.vocab import OPERATORS
 
 YES, NO, UNDECIDED = "YES", "NO", "UNDECIDED"
@@ -138,13 +139,10 @@ def end_to_end_section(ws, *, n_resamples: int | None = None) -> dict:
       ``{"data", "runs" (name -> report), "table", "gap", "verdicts"}``, or ``{"skipped": reason}``
       when LoCoMo or a package it needs is absent.
     """
-    from paper_checks._sources import DataMissing, DependencyMissing, need
+    from paper_checks._sources import DataMissing, DependencyMissing
 
     n_resamples = int(n_resamples or ws.config.n_resamples)
     try:
-        paired_report = need("oas.real", "paired_report")
-        side_by_side = need("oas.real", "side_by_side")
-        gap_split = need("oas.real", "gap_split")
         data = {
             "oracle": (ws.locomo_paired(ws.config.readers[0]), None),
             "e2e-gold-type": ws.locomo_end_to_end("gold"),

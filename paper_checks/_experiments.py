@@ -11,6 +11,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from oas import (
+    argmax_policy,
+    calibrate_accuracy,
+    calibrate_crc,
+    calibrated_policy,
+    evaluate,
+    group_split,
+    predict_ridge,
+)
 from paper_checks._config import CheckConfig
 from paper_checks._curves import curves_from_paired
 from paper_checks._figures import (
@@ -23,12 +32,13 @@ from paper_checks._figures import (
 )
 from paper_checks._policies import fit_ridge_on, n_folds_for
 from paper_checks._report import plain
-from paper_checks._sources import Workspace, need
+from paper_checks._sources import Workspace
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
 from retcon.bootstrap import grouped_bootstrap_mean
 from retcon.errors import InputError
 from retcon.plots import grid, new_figure, policy_style
 from retcon.vocab import OPERATORS
+from sim import load_scenario, stress
 
 
 def _workspace(config: dict, key_seed: int) -> Workspace:
@@ -191,9 +201,7 @@ def phase_diagram_data(config: dict, seed: int) -> dict:
     """
     import jax
 
-    stress = need("sim", "stress")
-    load = need("sim", "load_scenario")
-    scen = load(config.get("scenario", "locomo-like"))
+    scen = load_scenario(config.get("scenario", "locomo-like"))
     knob = config.get("knob", "budget_spillover")
     if knob not in ("budget_spillover", "rank_spillover"):
         raise InputError(f"knob must be 'budget_spillover' or 'rank_spillover'; got {knob!r}.")
@@ -266,7 +274,6 @@ def policies_data(config: dict, seed: int) -> dict:
     import jax
 
     ws = _workspace(config, seed)
-    evaluate = need("oas", "evaluate")
     out = {}
     for source in config.get("sources", ["sim:locomo-like"]):
         paired = _paired(ws, source)
@@ -322,16 +329,14 @@ def harm_tradeoff_data(config: dict, seed: int) -> dict:
     """
     import jax
 
-    oas = need("oas")
     ws = _workspace(config, seed)
     paired = _paired(ws, config.get("source", "sim:locomo-like"))
     root = jax.random.PRNGKey(seed)
     k_split, k_fit, k_boot = jax.random.split(root, 3)
-    part = np.asarray(oas.group_split(k_split, paired.group_id, (0.5, 0.2, 0.3)))
+    part = np.asarray(group_split(k_split, paired.group_id, (0.5, 0.2, 0.3)))
     train, calib, test = paired.take(part == 0), paired.take(part == 1), paired.take(part == 2)
-    fit = fit_ridge_on(oas, k_fit, train)
-    predict = need("oas", "predict_ridge")
-    mu_cal, mu_test = predict(fit, calib.features), predict(fit, test.features)
+    fit = fit_ridge_on(k_fit, train)
+    mu_cal, mu_test = predict_ridge(fit, calib.features), predict_ridge(fit, test.features)
     y = test.outcomes
     rows = np.arange(test.n)
 
@@ -340,11 +345,11 @@ def harm_tradeoff_data(config: dict, seed: int) -> dict:
         return np.stack([chosen, (chosen < y[:, 0]).astype(float)], 1)
 
     alphas = [float(a) for a in config.get("alphas", [0.02, 0.05, 0.1, 0.2, 0.3])]
-    cols = [scores(oas.argmax_policy(mu_test))]
+    cols = [scores(argmax_policy(mu_test))]
     for a in alphas:
-        for rule in (oas.calibrate_accuracy, oas.calibrate_crc):
+        for rule in (calibrate_accuracy, calibrate_crc):
             th = rule(mu_cal, calib.outcomes, calib.budget, a)
-            cols.append(scores(oas.calibrated_policy(mu_test, test.budget, th)))
+            cols.append(scores(calibrated_policy(mu_test, test.budget, th)))
     values = np.concatenate(cols, axis=1)  # (n, 2 * (1 + 2 * len(alphas)))
     ci = grouped_bootstrap_mean(k_boot, values, test.group_id, n_resamples=ws.config.n_resamples)
     p, lo, hi = (np.asarray(x, float).reshape(-1, 2) for x in ci)

@@ -13,10 +13,21 @@ References: MODEL §8 (OAS, calibrated variants, MLP control, best fixed policy,
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
+from oas import (
+    argmax_policy,
+    best_fixed_actions,
+    calibrate_accuracy,
+    calibrate_crc,
+    calibrated_policy,
+    fit_mlp,
+    group_split,
+    predict_mlp,
+    predict_ridge,
+)
 from paper_checks._types import Estimate
 from retcon.errors import InputError
 
@@ -113,14 +124,10 @@ def loco_evaluate(
     Raises:
       InputError: fewer than 3 groups.
     """
-    import importlib
-
     import jax
 
     from paper_checks._curves import raw_grounded
     from paper_checks._policies import fit_ridge_on
-
-    oas: Any = importlib.import_module("oas")  # public API, lazily exported
 
     groups_all = np.asarray(paired.group_id).astype(str)
     labels = np.unique(groups_all)
@@ -139,31 +146,27 @@ def loco_evaluate(
         seen_rows = np.flatnonzero(groups_all != label)
         seen, test = paired.take(seen_rows), paired.take(test_rows)
         part = np.asarray(
-            oas.group_split(
-                k_split, seen.group_id, (1 - calibration_fraction, calibration_fraction)
-            )
+            group_split(k_split, seen.group_id, (1 - calibration_fraction, calibration_fraction))
         )
         train, calib = seen.take(part == 0), seen.take(part == 1)
-        fit = fit_ridge_on(oas, k_fit, train)
-        mu_cal = oas.predict_ridge(fit, calib.features)
-        mu = oas.predict_ridge(fit, test.features)
+        fit = fit_ridge_on(k_fit, train)
+        mu_cal = predict_ridge(fit, calib.features)
+        mu = predict_ridge(fit, test.features)
         budgets = np.unique(test.budget)
-        fixed = oas.best_fixed_actions(seen.outcomes, seen.budget, budgets)
+        fixed = best_fixed_actions(seen.outcomes, seen.budget, budgets)
         picks = {
             "always-ret": np.zeros(test.n, int),
             "best-fixed": fixed[np.searchsorted(budgets, test.budget)],
-            "oas": oas.argmax_policy(mu),
+            "oas": argmax_policy(mu),
         }
         for a in alphas:
-            th = oas.calibrate_accuracy(mu_cal, calib.outcomes, calib.budget, float(a))
-            picks[calibrated_name("oas-calibrated", a)] = oas.calibrated_policy(mu, test.budget, th)
-            th = oas.calibrate_crc(mu_cal, calib.outcomes, calib.budget, float(a))
-            picks[calibrated_name("oas-crc", a)] = oas.calibrated_policy(mu, test.budget, th)
+            th = calibrate_accuracy(mu_cal, calib.outcomes, calib.budget, float(a))
+            picks[calibrated_name("oas-calibrated", a)] = calibrated_policy(mu, test.budget, th)
+            th = calibrate_crc(mu_cal, calib.outcomes, calib.budget, float(a))
+            picks[calibrated_name("oas-crc", a)] = calibrated_policy(mu, test.budget, th)
         if mlp:
-            m = oas.fit_mlp(
-                k_mlp, seen.features, seen.outcomes, seen.group_id, validation=(part == 1)
-            )
-            picks["mlp"] = oas.argmax_policy(oas.predict_mlp(m, test.features))
+            m = fit_mlp(k_mlp, seen.features, seen.outcomes, seen.group_id, validation=(part == 1))
+            picks["mlp"] = argmax_policy(predict_mlp(m, test.features))
         for name, c in picks.items():
             chosen.setdefault(name, np.zeros(n, int))[test_rows] = np.asarray(c, int)
         fold[test_rows] = g

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from oas import fit_ridge
 
-def fit_ridge_on(oas, key, train):
+
+def fit_ridge_on(key, train):
     """The ridge router fitted on ``train`` (``oas.PairedData``), its penalty chosen by grouped
     K-fold inside the training groups: as many folds as groups, at least 2, at most 5.
 
     Args:
-      oas: the ``oas`` package (passed in: paper_checks loads it lazily).
       key: JAX key of the fit.
       train: the training rows.
     """
     n_groups = len(np.unique(np.asarray(train.group_id).astype(str)))
-    return oas.fit_ridge(
+    return fit_ridge(
         key, train.features, train.outcomes, train.group_id, n_folds=int(max(2, min(5, n_groups)))
     )
 

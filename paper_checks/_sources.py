@@ -1,8 +1,11 @@
 """Where the checks get their numbers: theory, sim, OAS and LoCoMo, behind one memoizing workspace.
 
-Each source is computed once per run and shared by every claim that needs it. A source whose
-package is not importable raises ``DependencyMissing``; LoCoMo absent raises ``DataMissing``; the
-claim turns either into SKIPPED with the reason (never into a pass). Randomness: one root key per
+Each source is computed once per run and shared by every claim that needs it. The packages it
+reads (theory, sim, oas, oas.real) are ordinary imports: a renamed function is an ``ImportError``
+when this module is imported, never a skipped claim. Only what a run may lack skips: LoCoMo absent
+raises ``DataMissing``, an optional endpoint or measurement that is unavailable (the LLM reader,
+chance rates) raises ``DependencyMissing``; the claim turns either into SKIPPED with the reason
+(never into a pass). Randomness: one root key per
 run and ``fold_in(root, id)`` per source, so adding a source never shifts the others.
 
 References: MODEL §6 (theory), §3-5 (sim), §8 (OAS), §9 (LoCoMo).
@@ -10,7 +13,6 @@ References: MODEL §6 (theory), §3-5 (sim), §8 (OAS), §9 (LoCoMo).
 
 from __future__ import annotations
 
-import importlib
 import os
 import zlib
 from collections.abc import Callable
@@ -19,6 +21,20 @@ from typing import Any
 
 import numpy as np
 
+from oas import paired_from_rows, simulate_paired
+from oas.real import (
+    ConversationContext,
+    PairConfig,
+    cached_path,
+    load_locomo,
+    make_embedder,
+    make_operators,
+    make_reader,
+    make_tokenizer,
+    normalize,
+    predict_conversation_types,
+    query_rows,
+)
 from paper_checks._config import CheckConfig
 from paper_checks._curves import (
     chance_outcomes,
@@ -29,30 +45,22 @@ from paper_checks._curves import (
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
 from retcon.errors import InputError, check_choice
 from retcon.vocab import OPERATORS
+from sim import load_scenario, simulate, simulate_queries, simulated_crossover
+from theory import crossover, delta_curve, grid_crossover, make_length_dist
 
 LOCOMO_FILE = "locomo10.json"
 
 
 class DependencyMissing(Exception):
-    """A package (or a function of it) the check needs is not available in this tree."""
+    """An optional dependency a check needs is unavailable (an endpoint, a stored measurement).
+
+    Never raised for our own packages: those are ordinary imports, so a renamed function fails
+    at import time instead of skipping a claim.
+    """
 
 
 class DataMissing(Exception):
     """The data file a check needs (LoCoMo) is absent."""
-
-
-def need(module: str, attr: str | None = None) -> Any:
-    """Import ``module`` (and get ``attr``) or raise ``DependencyMissing`` naming it."""
-    try:
-        mod = importlib.import_module(module)
-    except ImportError as e:
-        raise DependencyMissing(f"dependency not available: {module} ({e})") from None
-    if attr is None:
-        return mod
-    try:
-        return getattr(mod, attr)
-    except AttributeError:
-        raise DependencyMissing(f"dependency not available: {module}.{attr}") from None
 
 
 def stable_id(name: str) -> int:
@@ -78,10 +86,7 @@ def locomo_path(data: str | os.PathLike | None) -> Path:
         return p
     env = os.environ.get("RETCON_DATA_DIR")
     candidates = [Path(env) / LOCOMO_FILE] if env else []
-    try:  # the cache of `retcon data fetch locomo`
-        candidates.append(Path(need("oas.real", "cached_path")("locomo")))
-    except DependencyMissing:
-        pass
+    candidates.append(Path(cached_path("locomo")))  # the cache of `retcon data fetch locomo`
     for p in candidates:
         if p.is_file():
             return p
@@ -142,7 +147,7 @@ class Workspace:
         def make():
             try:  # E[len(C)] from the paired draws claim 6 needs anyway; else from sim's queries
                 length = float(np.mean(evidence_length(self.sim_paired(scenario))))
-            except (DependencyMissing, InputError):
+            except InputError:
                 length = None
             return _sim_curves(self.key(f"sim:{scenario}"), scenario, self.config, length)
 
@@ -176,9 +181,8 @@ class Workspace:
             reader = self.config.readers[0]
             if type_source == "gold":
                 return _locomo_paired(self.config, reader, protocol="end-to-end"), None
-            predict = need("oas.real", "predict_conversation_types")
-            load = need("oas.real", "load_locomo")
-            types, fit = predict(load(locomo_path(self.config.data)).conversations)
+            conversations = load_locomo(locomo_path(self.config.data)).conversations
+            types, fit = predict_conversation_types(conversations)
             paired = _locomo_paired(
                 self.config, reader, protocol="end-to-end", predicted_types=types
             )
@@ -227,7 +231,6 @@ class Workspace:
         def make():
             from paper_checks._loco import loco_evaluate
 
-            need("oas", "fit_ridge")
             return loco_evaluate(
                 self.key(f"loco:{reader}"),
                 self.locomo_paired(reader),
@@ -255,12 +258,9 @@ class Workspace:
 def _theory_curves(config: CheckConfig, scale: float) -> SourceCurves:
     """The exact single-cluster model (MODEL §6) with every length parameter multiplied by ``scale``
     (§6.5: ``B*`` scales with it), on 61 budgets from ``E[L]/64`` to ``16 E[L]``."""
-    make_dist = need("theory", "make_length_dist")
-    delta_curve = need("theory", "delta_curve")
-    crossover = need("theory", "crossover")
     tm = config.theory
     params = {k: (v * scale if k in _LENGTH_PARAMS else v) for k, v in tm.params.items()}
-    dist = make_dist(tm.dist, **params)
+    dist = make_length_dist(tm.dist, **params)
     mean = float(dist.mean)  # property of theory.LengthDist
     budgets = np.geomspace(mean / 64, mean * 16, 61)
     ops = {}
@@ -303,9 +303,7 @@ _LENGTH_PARAMS = ("mean", "length", "max", "scale")
 def _sim_curves(
     key, scenario: str, config: CheckConfig, length: float | None = None
 ) -> SourceCurves:
-    load = need("sim", "load_scenario")
-    simulate = need("sim", "simulate")
-    scen = load(scenario)
+    scen = load_scenario(scenario)
     res = simulate(key, scen, n_queries=config.sim_queries, progress=False)
     import jax
 
@@ -321,8 +319,7 @@ def _sim_curves(
 
 def _sim_crossovers(key, res, n_resamples: int) -> dict:
     """``{operator: (Estimate, status)}`` from sim's bootstrap crossover over query blocks."""
-    fn = need("sim", "simulated_crossover")
-    c = fn(key, res, n_resamples=n_resamples)
+    c = simulated_crossover(key, res, n_resamples=n_resamples)
     out = {}
     for k, op in enumerate(OPERATORS):
         b = float(c.crossover_budget[k])
@@ -350,7 +347,7 @@ def sim_result_to_curves(
         if op in crossovers:
             cross, status = crossovers[op]
         else:
-            gc = need("theory", "grid_crossover")(budgets, delta)
+            gc = grid_crossover(budgets, delta)
             b_star = float(gc.crossover_budget)
             cross = Estimate(b_star, np.nan, np.nan) if np.isfinite(b_star) else Estimate.missing()
             status = str(gc.status)
@@ -369,13 +366,9 @@ def sim_result_to_curves(
 
 def sim_mean_length(key, scenario, n: int = 4000) -> float:
     """Mean raw cluster length ``E[len(C)]`` of a scenario's queries (tokens), from drawn queries."""
-    try:
-        fn = need("sim", "simulate_queries")
-    except DependencyMissing:
-        return float("nan")
     import jax
 
-    q = fn(jax.random.fold_in(key, 7), scenario, n)
+    q = simulate_queries(jax.random.fold_in(key, 7), scenario, n)
     lengths = np.asarray(q.record_lengths, float) * np.asarray(q.record_mask, float)
     return float(lengths.sum(axis=-1).mean())
 
@@ -383,10 +376,7 @@ def sim_mean_length(key, scenario, n: int = 4000) -> float:
 def _sim_paired(key, scenario: str, config: CheckConfig):
     """Simulated paired data (``oas.simulate_paired``) on ``config.sim_paired_budgets`` budgets spread
     evenly (in log) over the preset's grid, so the instances make many queries and groups."""
-    simulate_paired = need("oas", "simulate_paired")
-    load = need("sim", "load_scenario")  # what simulate_paired calls: fail here, named, if absent
-    need("sim", "simulate_instances")
-    grid = np.asarray(load(scenario).budgets, float)
+    grid = np.asarray(load_scenario(scenario).budgets, float)
     idx = np.unique(
         np.round(np.linspace(0, grid.size - 1, min(config.sim_paired_budgets, grid.size))).astype(
             int
@@ -428,44 +418,46 @@ def _locomo_paired(
     import dataclasses
 
     path = locomo_path(config.data)
-    real = need("oas.real")
-    context = need("oas.real", "ConversationContext")
-    from_rows = need("oas", "paired_from_rows")
-    conversations = real.load_locomo(path).conversations
-    pc = real.PairConfig(
+    conversations = load_locomo(path).conversations
+    pc = PairConfig(
         budgets=tuple(int(b) for b in config.budgets),
         protocol=protocol,
         predicted_types=predicted_types,
     )
     operators, rdr, tok = (
-        real.make_operators("dataset"),
-        real.make_reader(reader),
-        real.make_tokenizer("regex"),
+        make_operators("dataset"),
+        make_reader(reader),
+        make_tokenizer("regex"),
     )
     limit = config.llm_limit if reader == "llm" else config.locomo_limit
     per_conv = None if limit is None else -(-limit // max(len(conversations), 1))
     rows = []
     for conv in conversations:
-        ctx = context(conv, pc.granularity, real.make_embedder())
+        ctx = ConversationContext(conv, pc.granularity, make_embedder())
         queries = list(conv.queries if per_conv is None else conv.queries[:per_conv])
         for i, q in enumerate(queries):
-            kw = dict(operators=operators, reader=rdr, config=pc, tokenizer=tok)
-            mine = real.query_rows(q, ctx, **kw)
+            mine = query_rows(q, ctx, operators=operators, reader=rdr, config=pc, tokenizer=tok)
             if chance:
                 decoy = _decoy_answer(queries, i)
                 if decoy is None:
                     continue  # no other answer in the conversation: no chance rate, row left out
-                other = real.query_rows(dataclasses.replace(q, answer=decoy), ctx, **kw)
+                other = query_rows(
+                    dataclasses.replace(q, answer=decoy),
+                    ctx,
+                    operators=operators,
+                    reader=rdr,
+                    config=pc,
+                    tokenizer=tok,
+                )
                 for row, o in zip(mine, other):
                     for a in ("ret", *OPERATORS):
                         row[f"meta_chance_{a}"] = o[f"y_{a}"]
             rows.extend(mine)
-    return from_rows(rows, source=f"{path.name} ({reader} reader)")
+    return paired_from_rows(rows, source=f"{path.name} ({reader} reader)")
 
 
 def _decoy_answer(queries, i: int):
     """The gold answer of the next query after ``i`` (cyclically) whose normalized answer differs."""
-    normalize = need("oas.real", "normalize")
     mine = normalize(str(queries[i].answer))
     for step in range(1, len(queries)):
         other = queries[(i + step) % len(queries)].answer

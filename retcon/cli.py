@@ -25,7 +25,7 @@ import logging
 import os
 import sys
 
-from retcon.errors import InputError
+from retcon.errors import InputError, seed_type
 
 # Modules whose `register(subparsers)` adds subcommands, in the order `--help` lists them.
 _COMMAND_MODULES = (
@@ -74,23 +74,6 @@ def build_parser() -> ArgumentParser:
     return parser
 
 
-# Largest seed: JAX keys (without x64) keep 32 bits of the seed, so larger ones would collide.
-SEED_LIMIT = 2**32
-
-
-def seed_type(text: str) -> int:
-    """argparse type of ``--seed``: an integer in [0, 2**32)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"must be an integer in [0, 2**32); got {text!r}"
-        ) from None
-    if not 0 <= value < SEED_LIMIT:
-        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**32); got {text}")
-    return value
-
-
 def _add_verbosity(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
     # On subcommands the default is SUPPRESS, so `retcon -v simulate` is not reset by the subparser.
     default = 0 if top else argparse.SUPPRESS
@@ -128,6 +111,20 @@ def add_common(
             help="root JAX key of the run, an integer in [0, 2**32) (default 0)",
         )
     _add_verbosity(parser)
+
+
+def add_moved_out(parser: argparse.ArgumentParser, new: str) -> None:
+    """A hidden ``--out`` that says which option replaced it (``--out`` is always a folder).
+
+    For the commands that write one file (``new``, e.g. ``"--output FILE"``): ``--out`` there is
+    refused while parsing, with one line naming the option to use.
+    """
+
+    class Moved(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            parser.error(f"this command writes one file: use {new} (--out always names a folder)")
+
+    parser.add_argument("--out", action=Moved, help=argparse.SUPPRESS)
 
 
 def print_json(obj) -> None:

@@ -6,6 +6,7 @@ the function, option, file, row or field, what was expected and what came, e.g.
 with status 2; anything else is a bug and keeps its traceback.
 """
 
+import argparse
 import math
 
 
@@ -147,3 +148,20 @@ def read_text(path, what: str = "file") -> str:
     except OSError as e:
         raise InputError(f"{p}: cannot read the {what} ({e.strerror}).") from None
     return decode_utf8(data, str(p))
+
+
+# Largest seed: JAX keys (without x64) keep 32 bits of the seed, so larger ones would collide.
+SEED_LIMIT = 2**32
+
+
+def seed_type(text: str) -> int:
+    """argparse type of ``--seed``: an integer in [0, 2**32) (shared by every command line)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be an integer in [0, 2**32); got {text!r}"
+        ) from None
+    if not 0 <= value < SEED_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**32); got {text}")
+    return value

@@ -5,8 +5,8 @@
 stays bounded) and returns ``U``, ``dU``, coverage and replacement per operator and budget with
 standard errors, ``dU = C + R`` exact; ``simulated_crossover`` finds the crossover budget with a
 bootstrap CI; ``stress`` breaks Assumption 1 in shared memories; ``simulate_instances`` makes
-paired data for the OAS router; ``PACKINGS`` names the packing modes, ``pack_reference`` (numpy,
-the one reference, also used by ``oas`` and real data) and ``pack`` (its JAX kernel) pack records.
+paired data for the OAS router. ``PACKINGS``, ``check_packing``, ``pack_reference`` and ``pack``
+are the packing of MODEL §2, which lives in ``theory`` (re-exported here for existing users).
 
 References: MODEL §2 (reader, packing), §3-§4 (regions, Proposition 1), §5 (Assumption 1),
 §6 (single-cluster model), §7 (operator ranking), §8 (paired instances). See docs/simulation.md.
@@ -23,10 +23,6 @@ if TYPE_CHECKING:
     from sim._crossover import simulated_crossover as simulated_crossover
     from sim._instances import Instances as Instances
     from sim._instances import simulate_instances as simulate_instances
-    from sim._pack import pack as pack
-    from sim._packing import PACKINGS as PACKINGS
-    from sim._packing import check_packing as check_packing
-    from sim._packing import pack_reference as pack_reference
     from sim._scenario import DEFAULT_PRESET as DEFAULT_PRESET
     from sim._scenario import PRESETS as PRESETS
     from sim._scenario import ClassifierConfig as ClassifierConfig
@@ -47,6 +43,10 @@ if TYPE_CHECKING:
     from sim._stress import StressResult as StressResult
     from sim._stress import spillover_summary as spillover_summary
     from sim._stress import stress as stress
+    from theory import PACKINGS as PACKINGS
+    from theory import check_packing as check_packing
+    from theory import pack as pack
+    from theory import pack_reference as pack_reference
 
 # Public name -> private module, loaded on first use so `retcon --help` does not import JAX.
 _EXPORTS = {
@@ -55,10 +55,6 @@ _EXPORTS = {
     "simulated_crossover": "sim._crossover",
     "Instances": "sim._instances",
     "simulate_instances": "sim._instances",
-    "pack": "sim._pack",
-    "PACKINGS": "sim._packing",
-    "check_packing": "sim._packing",
-    "pack_reference": "sim._packing",
     "DEFAULT_PRESET": "sim._scenario",
     "ClassifierConfig": "sim._scenario",
     "LengthConfig": "sim._scenario",
@@ -79,6 +75,11 @@ _EXPORTS = {
     "SpilloverSummary": "sim._stress",
     "spillover_summary": "sim._stress",
     "stress": "sim._stress",
+    # MODEL §2 packing lives in theory; re-exported here for existing users of sim.pack & co.
+    "PACKINGS": "theory",
+    "check_packing": "theory",
+    "pack": "theory",
+    "pack_reference": "theory",
 }
 
 # The kernel's stages (draws, packing, reader), for white-box benchmarks and checks.

@@ -37,9 +37,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from retcon.vocab import OPERATORS
-from sim._pack import _pack_one, cumsum_in_order
 from sim._scenario import Scenario
-from theory import DIST_PARAMS, sample_lengths
+from theory import DIST_PARAMS, cumsum_in_order, pack_one, sample_lengths
 
 GRID_BITS = 24  # success probabilities live on the grid 2**-24
 GRID = float(2**GRID_BITS)
@@ -272,7 +271,7 @@ def _rank_totals(lengths: jax.Array, scores: jax.Array, with_before: bool = True
     A record's rank is the number of records ranked before it (higher score, or an equal score in
     an earlier slot: the stable order), a comparison of the ``N`` scores with each other; the
     running sums of the lengths in rank order are taken once per action (strictly left to right,
-    as ``sim.pack`` does), and read back per record by a one-hot selection, which is exact.
+    as ``theory.pack`` does), and read back per record by a one-hot selection, which is exact.
 
     Returns ``(rank, total, before)``, each ``(A, N)``: ``total`` is the running sum through the
     record, ``before`` the running sum of the records ranked before it (the record is whole under
@@ -311,7 +310,7 @@ def pack_in_rank_order(
     The per-budget reference path: every record is packed again under every budget. ``prefix``
     and ``cut`` need no sort (ranks and running totals from ``_rank_totals``); only the comparison
     with each budget is done per budget, in the records' own order. The result is bit for bit the
-    one of sorting, packing the sorted list with ``sim.pack`` and unsorting. ``skip`` carries the
+    one of sorting, packing the sorted list with ``theory.pack`` and unsorting. ``skip`` carries the
     budget left from record to record, so it sorts, scans and unsorts.
 
     Args:
@@ -327,7 +326,7 @@ def pack_in_rank_order(
         order = jnp.argsort(-scores, axis=-1, stable=True)
         inverse = jnp.argsort(order, axis=-1)
         ranked = jnp.take_along_axis(lengths, order, axis=-1)
-        kept = jax.vmap(lambda b: jax.vmap(lambda l: _pack_one(l, b, mode))(ranked))(budgets)
+        kept = jax.vmap(lambda b: jax.vmap(lambda l: pack_one(l, b, mode))(ranked))(budgets)
         return jnp.take_along_axis(kept, jnp.broadcast_to(inverse, kept.shape), axis=-1)
     _, total, before = _rank_totals(lengths, scores, with_before=mode == "cut")
     fits = total[None] <= budgets[:, None, None]  # (nB, A, N)

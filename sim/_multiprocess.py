@@ -179,7 +179,7 @@ def launch(command: str, options: dict, processes: int, *, timeout_s: float | No
         quiet = subprocess.DEVNULL if i else None
         procs.append(
             subprocess.Popen(
-                [sys.executable, "-m", "sim._multiprocess", spec],
+                [sys.executable, "-m", "sim._worker_cli", spec],
                 env={**env, ENV_PROCESS_ID: str(i)},
                 stdout=quiet,
             )
@@ -206,29 +206,3 @@ def launch(command: str, options: dict, processes: int, *, timeout_s: float | No
                 p.kill()
                 p.wait()
     return failed[0] if failed else 0
-
-
-def _worker(spec: str) -> int:
-    """One process of ``launch``: join the run, then run the command with the parsed options."""
-    import argparse
-
-    d = json.loads(spec)
-    from sim import cli  # the command joins the run (initialize_from_env) before any JAX work
-
-    func = {"simulate": cli.run_simulate, "stress": cli.run_stress}[d["command"]]
-    args = argparse.Namespace(**d["options"], processes=1)
-    try:
-        rc = int(func(args) or 0)
-    except InputError as e:
-        if os.environ.get(ENV_PROCESS_ID) == "0":
-            sys.stderr.write(f"retcon {d['command']}: error: {e}\n")
-        rc = 2
-    try:
-        jax.distributed.shutdown()
-    except Exception:  # never initialized (the options were refused first)
-        pass
-    return rc
-
-
-if __name__ == "__main__":
-    raise SystemExit(_worker(sys.argv[1]))

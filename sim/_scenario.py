@@ -25,8 +25,7 @@ import numpy as np
 from retcon.errors import InputError
 from retcon.vocab import OPERATORS, VOCABULARIES
 from sim import _checks as ck
-from sim._packing import PACKINGS
-from theory import DIST_PARAMS, DIST_SCALE_PARAM, check_dist_params
+from theory import DIST_PARAMS, DIST_SCALE_PARAM, PACKINGS, check_dist_params
 
 RETRIEVER_ORDERS = ("oracle", "noisy")
 MAX_RECORDS = 16

@@ -39,9 +39,9 @@ import numpy as np
 
 from retcon.errors import InputError
 from sim import _kernel as K
-from sim._pack import _pack_one
 from sim._scenario import Scenario, as_scenario
 from sim._simulate import block_se, exact_mean, run_chunks
+from theory import pack_one
 
 MAX_MEMORY_SIZE = 64
 STRESS_BLOCKS = 128
@@ -144,7 +144,7 @@ def _memory_outcome(key, knobs, budgets, st: K.Structure, pr: K.Params, M: int):
         order = jnp.argsort(-flat_s, axis=-1, stable=True)
         ranked = jnp.take_along_axis(flat_len, order, -1)
         kept_r = jax.vmap(
-            lambda b: jax.vmap(jax.vmap(lambda l: _pack_one(l, b, st.packing)))(ranked)
+            lambda b: jax.vmap(jax.vmap(lambda l: pack_one(l, b, st.packing)))(ranked)
         )(budgets)
         inv = jnp.argsort(order, -1)
         kept = jnp.take_along_axis(

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 import oas
 import sim
-import theory
 from oas._structure import check_structure, paired_structure
 from retcon.errors import InputError
 from retcon.vocab import ACTIONS, OPERATORS
@@ -51,7 +50,7 @@ def test_support_of_stored_structure_reproduces_the_kernel(locomo_small):
     d = locomo_small
     sc = sim.load_scenario("locomo-like")
     g, a, phi = _true_params(sc)
-    frac = theory.support_fractions(paired_structure(d), d.budget)
+    frac = oas.support_fractions(paired_structure(d), d.budget)
     slot = d.query_type_slot
     s = np.concatenate([frac[:, :1], phi[:, slot].T * frac[:, 1:]], axis=1)
     p = np.clip(g + (a[slot] - g)[:, None] * s, 0, 1)
@@ -161,7 +160,7 @@ def test_recovered_reader_and_crossover_cover_the_truth(a, g, phi, rho, scale, s
     d = oas.simulate_paired(jax.random.key(seed), sc, 8000)
     s = paired_structure(d)
     key = jax.random.key(seed + 1)
-    fit = theory.identify(
+    fit = oas.identify(
         key, s, d.budget, d.query_type_slot, d.outcomes, d.group_id, n_resamples=40, level=0.99
     )
     # 40 refits make a narrow percentile interval; 0.02 absolute is the slack for it
@@ -170,10 +169,10 @@ def test_recovered_reader_and_crossover_cover_the_truth(a, g, phi, rho, scale, s
     for j in range(3):
         assert _covers(fit.lower.fidelity[j, 0], fit.upper.fidelity[j, 0], phi[j], tol=0.02)
     np.testing.assert_allclose(fit.compress_ratio[:, 0], rho, rtol=1e-5)
-    oof = theory.out_of_fold(
+    oof = oas.out_of_fold(
         key, s, d.budget, d.query_type_slot, d.outcomes, d.group_id, folds=2, n_resamples=40
     )
-    c = theory.compare_crossovers(
+    c = oas.compare_crossovers(
         key,
         oof.p,
         oof.p_boot,
@@ -197,15 +196,15 @@ def test_identify_input_errors(locomo_small):
     d = locomo_small.take(np.arange(20))
     s = paired_structure(d)
     with pytest.raises(InputError, match="outcomes must have shape"):
-        theory.identify(
+        oas.identify(
             jax.random.key(0), s, d.budget, d.query_type_slot, d.outcomes[:, :3], d.group_id
         )
     with pytest.raises(InputError, match="level must be in"):
-        theory.identify(
+        oas.identify(
             jax.random.key(0), s, d.budget, d.query_type_slot, d.outcomes, d.group_id, level=1.5
         )
-    with pytest.raises(InputError, match="folds must be in"):
-        theory.fold_of_groups(jax.random.key(0), d.group_id, 99)
+    with pytest.raises(InputError, match="n_folds must be at most the number of groups"):
+        oas.grouped_folds(jax.random.key(0), d.group_id, 99)
 
 
 def test_cli_identify_json_and_files(tmp_path, capsys, locomo_small):
@@ -250,9 +249,7 @@ def test_presets_predicted_crossover_covers_the_simulated_one(preset):
     d = oas.simulate_paired(jax.random.key(0), preset, 30000)
     s = paired_structure(d)
     key = jax.random.key(1)
-    fit = theory.identify(
-        key, s, d.budget, d.query_type_slot, d.outcomes, d.group_id, n_resamples=100
-    )
+    fit = oas.identify(key, s, d.budget, d.query_type_slot, d.outcomes, d.group_id, n_resamples=100)
     g, a, phi = _true_params(sc)
     # up to 17 95% intervals per preset: 0.02 absolute slack so one expected miss does not fail
     assert _covers(fit.lower.acc_guess, fit.upper.acc_guess, g, tol=0.02)
@@ -262,10 +259,10 @@ def test_presets_predicted_crossover_covers_the_simulated_one(preset):
             assert _covers(
                 fit.lower.fidelity[j, t], fit.upper.fidelity[j, t], phi[j, t], tol=0.02
             ), (j, t)
-    oof = theory.out_of_fold(
+    oof = oas.out_of_fold(
         key, s, d.budget, d.query_type_slot, d.outcomes, d.group_id, folds=3, n_resamples=100
     )
-    c = theory.compare_crossovers(
+    c = oas.compare_crossovers(
         key, oof.p, oof.p_boot, d.budget, d.outcomes, d.group_id, truth=_truth(d), n_resamples=300
     )
     for o in OPERATORS:
@@ -354,7 +351,7 @@ def test_real_pairing_writes_the_structure(tmp_path):
     s = paired_structure(d)
     assert set(s.packing.tolist()) == {"cut"}
     assert (s.lengths[:, 0][s.evidence[:, 0]] > 0).all()
-    frac = theory.support_fractions(s, d.budget)
+    frac = oas.support_fractions(s, d.budget)
     assert ((frac >= 0) & (frac <= 1)).all()
     for q in np.unique(d.query_id):
         rows = np.flatnonzero(d.query_id == q)
@@ -386,7 +383,7 @@ def test_predicted_band_is_over_resamples():
     p = rng.uniform(size=(n, 4))
     y = (rng.uniform(size=(n, 4)) < p).astype(float)
     groups = np.arange(n) % 5
-    c = theory.compare_crossovers(
+    c = oas.compare_crossovers(
         jax.random.key(0), p, np.stack([p] * 7), budget, y, groups, n_resamples=50
     )
     np.testing.assert_allclose(c.predicted_lower, c.predicted)

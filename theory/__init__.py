@@ -31,10 +31,9 @@ Python API:
     table of length families, its validation and its JAX sampler (sim's scenarios use them)
   delta_curve(dist, budgets, *, compress_ratio, fidelity, acc_raw, acc_guess) -> Decomposition
   crossover(dist, *, compress_ratio, fidelity, acc_raw, acc_guess) -> Crossover
-  identify(key, structure, budget, slot, outcomes, groups) -> Identified: the §2 reader
-    (g, a_t, phi_{o,t}) fitted to paired data by maximum likelihood, grouped-bootstrap CIs;
-    out_of_fold / compare_crossovers / single_cluster_crossover: the fitted model's dU(B) and
-    crossover budget on held-out groups vs the data's
+  PACKINGS, check_packing(name, mode), pack_reference(lengths, budget, mode) (numpy, the one
+    reference), pack(lengths, budget, mode) (its JAX kernel; pack_one for one list inside a
+    caller's jit/vmap), cumsum_in_order(x): the packing of MODEL §2, used by sim, oas and real data
   grid_crossover(budgets, delta) -> GridCrossover: the crossover of a curve sampled on a budget
     grid (simulated or measured); the one estimator sim, oas.real and paper_checks use
   kappa(fidelity, acc_raw, acc_guess); loose_budget_limit(*, ...); tight_budget_condition(dist, *, ...)
@@ -82,18 +81,12 @@ if TYPE_CHECKING:
     from theory._grid import format_crossover as format_crossover
     from theory._grid import grid_crossover as grid_crossover
     from theory._grid import sign_changes as sign_changes
-    from theory._identify import Identified as Identified
-    from theory._identify import ReaderParams as ReaderParams
-    from theory._identify import Structure as Structure
-    from theory._identify import identify as identify
-    from theory._identify import support_fractions as support_fractions
-    from theory._predict import CurveComparison as CurveComparison
-    from theory._predict import OutOfFold as OutOfFold
-    from theory._predict import compare_crossovers as compare_crossovers
-    from theory._predict import fold_of_groups as fold_of_groups
-    from theory._predict import out_of_fold as out_of_fold
-    from theory._predict import predict_success as predict_success
-    from theory._predict import single_cluster_crossover as single_cluster_crossover
+    from theory._pack import cumsum_in_order as cumsum_in_order
+    from theory._pack import pack as pack
+    from theory._pack import pack_one as pack_one
+    from theory._packing import PACKINGS as PACKINGS
+    from theory._packing import check_packing as check_packing
+    from theory._packing import pack_reference as pack_reference
     from theory._sampling import sample_lengths as sample_lengths
     from theory._twins import Decomposition as Decomposition
     from theory._twins import decompose_jax as decompose_jax
@@ -109,6 +102,12 @@ _EXPORTS = {
     "sample_lengths": "theory._sampling",
     "closed_form_crossover": "theory._formulas",
     "reader_success": "theory._formulas",
+    "cumsum_in_order": "theory._pack",
+    "pack": "theory._pack",
+    "pack_one": "theory._pack",
+    "PACKINGS": "theory._packing",
+    "check_packing": "theory._packing",
+    "pack_reference": "theory._packing",
     "REASON_NO_LOSS": "theory._crossover",
     "REASON_USELESS": "theory._crossover",
     "REASON_WEAK": "theory._crossover",
@@ -122,18 +121,6 @@ _EXPORTS = {
     "scan_budgets": "theory._crossover",
     "tight_budget_condition": "theory._crossover",
     "LengthDist": "theory._dists",
-    "Identified": "theory._identify",
-    "ReaderParams": "theory._identify",
-    "Structure": "theory._identify",
-    "identify": "theory._identify",
-    "support_fractions": "theory._identify",
-    "CurveComparison": "theory._predict",
-    "OutOfFold": "theory._predict",
-    "compare_crossovers": "theory._predict",
-    "fold_of_groups": "theory._predict",
-    "out_of_fold": "theory._predict",
-    "predict_success": "theory._predict",
-    "single_cluster_crossover": "theory._predict",
     "CrossoverInterval": "theory._grid",
     "GridCrossover": "theory._grid",
     "crossover_interval": "theory._grid",
@@ -157,49 +144,43 @@ __getattr__, __dir__ = lazy_exports("theory", _EXPORTS, _MODULES)
 __all__ = [
     "DIST_PARAMS",
     "DIST_SCALE_PARAM",
+    "PACKINGS",
     "REASON_NO_LOSS",
     "REASON_USELESS",
     "REASON_WEAK",
     "Crossover",
     "CrossoverInterval",
-    "CurveComparison",
     "Decomposition",
     "GridCrossover",
-    "Identified",
     "LengthDist",
-    "OutOfFold",
-    "ReaderParams",
-    "Structure",
     "TightBudget",
     "check_dist_params",
+    "check_packing",
     "closed_form_crossover",
     "closed_forms",
-    "compare_crossovers",
     "crossover",
     "crossover_interval",
     "crossover_replicates",
     "crossover_status",
+    "cumsum_in_order",
     "decompose_jax",
     "decompose_numpy",
     "delta_curve",
     "delta_curve_jax",
     "elasticity_nonincreasing",
     "empirical_lengths",
-    "fold_of_groups",
     "format_crossover",
     "grid_crossover",
-    "identify",
     "kappa",
     "loose_budget_limit",
     "make_length_dist",
-    "out_of_fold",
-    "predict_success",
+    "pack",
+    "pack_one",
+    "pack_reference",
     "reader_success",
     "sample_lengths",
     "scan_budgets",
     "sign_changes",
-    "single_cluster_crossover",
-    "support_fractions",
     "symbolic",
     "tight_budget_condition",
 ]

@@ -4,8 +4,8 @@ Protocol (MODEL §1-2, oracle evidence): the candidate cluster ``C`` is the quer
 the evidence turns (``granularity="turn"``) or the whole sessions that hold them
 (``granularity="session"``, default). The memory the reader sees under action ``a`` and budget
 ``B`` is ``C`` itself (``ret``) or the operator's records ``g_a(C)``, ordered chronologically
-(default) or by BM25 against the question, packed under ``B`` by ``sim.pack_reference``, the
-same rule (and mode names, ``sim.PACKINGS``) as the simulation: ``prefix`` stops at the first record that does not fit, ``skip`` passes over it,
+(default) or by BM25 against the question, packed under ``B`` by ``theory.pack_reference``, the
+same rule (and mode names, ``theory.PACKINGS``) as the simulation: ``prefix`` stops at the first record that does not fit, ``skip`` passes over it,
 ``cut`` (default) truncates it to the remaining budget (its first ``B - used`` tokens) and stops:
 "prefix packing with the last record cut to the budget", the setting closest to the paper's
 oracle protocol. A record of zero tokens adds nothing the budget counts and is left out.
@@ -28,7 +28,7 @@ from oas.real._bm25 import bm25_order
 from oas.real._text import Tokenizer
 from oas.real._types import Conversation, Query, Record
 from retcon.errors import InputError
-from sim import check_packing, pack_reference
+from theory import check_packing, pack_reference
 
 GRANULARITIES = ("session", "turn")
 ORDERS = ("chronological", "bm25")

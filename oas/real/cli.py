@@ -93,9 +93,9 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
         required=True,
         help="paired-data file (.jsonl or .csv); resumable, written atomically",
     )
-    from oas.cli import _moved_out
+    from retcon.cli import add_moved_out
 
-    _moved_out(p, "--output FILE")
+    add_moved_out(p, "--output FILE")
     p.add_argument(
         "--operators",
         choices=["dataset", "extractive", "llm"],
@@ -274,11 +274,9 @@ def run_path(args) -> int:
 
 
 def run_pair(args) -> int:
-    from oas.cli import _refuse_moved_out
     from oas.real._run import PairJob, run_pair_job
     from retcon.output import check_out_file
 
-    _refuse_moved_out(args)
     check_out_file(
         "--output",
         args.output,

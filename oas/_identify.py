@@ -11,7 +11,7 @@ whole, 0 when absent, ``kept / len`` for a unit that ``cut`` truncates). The fid
 (§6's parametrization note: the *support* of a generated record, the §2 parametrization) is what
 the data identify beyond ``s``. ``s`` needs no parameter: it is computed from each row's stored
 structure (the record lengths of every action's context in packing order, which of them carry the
-evidence, the packing mode) with the one packing rule ``sim.pack``.
+evidence, the packing mode) with the one packing rule ``theory.pack``.
 
 The fit is maximum likelihood over every row and action (Bernoulli log-likelihood; a graded
 outcome in [0, 1] enters as its quasi-likelihood), one jitted Fisher-scoring fit over cells
@@ -119,11 +119,11 @@ def support_fractions(structure: Structure, budgets) -> np.ndarray:
 
     Returns:
       ``(n, 4)`` (or ``(n, m, 4)``): product over each action's evidence records of the share of
-      the record's tokens the packing keeps (``sim.pack``, the one packing rule).
+      the record's tokens the packing keeps (``theory.pack``, the one packing rule).
 
     References: docs/model.md §2 (packing, support).
     """
-    import sim
+    from theory import PACKINGS, pack
 
     lengths = np.asarray(structure.lengths, np.float32)
     evidence = np.asarray(structure.evidence, bool)
@@ -139,13 +139,13 @@ def support_fractions(structure: Structure, budgets) -> np.ndarray:
     out = np.ones((n, m, A))
     bb = b.reshape(n, m)
     for mode in np.unique(packing):
-        if mode not in sim.PACKINGS:
-            raise InputError(f"packing must be one of {list(sim.PACKINGS)}; got {mode!r}.")
+        if mode not in PACKINGS:
+            raise InputError(f"packing must be one of {list(PACKINGS)}; got {mode!r}.")
         rows = np.flatnonzero(packing == mode)
         ln = lengths[rows][:, None, :, :]  # (r, 1, A, K)
         ln = np.broadcast_to(ln, (rows.size, m, A, ln.shape[-1]))
         bud = np.broadcast_to(bb[rows][:, :, None], (rows.size, m, A))
-        kept = np.asarray(sim.pack(ln, bud, str(mode)), np.float64)
+        kept = np.asarray(pack(ln, bud, str(mode)), np.float64)
         lf = ln.astype(np.float64)
         frac = np.where(kept >= lf, 1.0, kept / np.where(lf > 0, lf, 1.0))
         frac = np.where(evidence[rows][:, None], frac, 1.0)
@@ -232,7 +232,7 @@ def _cell_prob(theta, action, slot, frac):
     g, a, phi = unpack_theta(theta)
     a_t = a[slot]
     phi_c = jnp.concatenate([jnp.ones((1, N_TYPES)), phi])[action, slot]
-    return jnp.clip(g + (a_t - g) * phi_c * frac, 0.0, 1.0)
+    return reader_success(phi_c * frac, a_t, g)
 
 
 def _cells_nll(theta, action, slot, frac, n_w, s_w):

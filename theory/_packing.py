@@ -8,7 +8,7 @@ Records arrive in retriever order and are taken while they fit under the budget:
 
 ``PACKINGS`` is the one list of mode names (scenarios, ``oas`` features, real data and every CLI
 ``--packing`` take it from here). ``pack_reference`` is plain numpy, so the router's features and
-the real-data pipeline pack without JAX; ``sim.pack`` is the JAX kernel of the same rule, tested
+the real-data pipeline pack without JAX; ``theory.pack`` is the JAX kernel of the same rule, tested
 against it.
 
 References: MODEL §2 (packing), §6.7 (``skip`` makes the raw-grounded region non-nested).

@@ -1,7 +1,8 @@
-"""Context packing under a token budget in JAX: the kernel of the rule in ``sim._packing``.
+"""Context packing under a token budget in JAX: the kernel of the rule in ``theory._packing``.
 
-The rule and the mode names (``PACKINGS``) live in ``sim._packing`` with its numpy reference
-``pack_reference``; this is the jit-compiled form the simulation runs. The result is the number of
+The rule and the mode names (``PACKINGS``) live in ``theory._packing`` with its numpy reference
+``pack_reference``; this is the jit-compiled form the simulation runs (``pack_one`` is the kernel
+of one ordered list, for callers that ``vmap`` it themselves inside their own ``jit``). The result is the number of
 tokens kept of each record, so a record is present in full exactly when ``kept == length``.
 """
 
@@ -13,7 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from retcon.errors import InputError
-from sim._packing import check_packing
+from theory._packing import check_packing
 
 UNROLL_MAX = 32  # running sums over at most this many records are unrolled
 
@@ -36,8 +37,12 @@ def cumsum_in_order(x: jax.Array) -> jax.Array:
     return jnp.stack(parts, axis=-1)
 
 
-def _pack_one(lengths: jax.Array, budget: jax.Array, mode: str) -> jax.Array:
-    """Tokens kept per record for one ordered list of records ``(K,)`` and one budget ``()``."""
+def pack_one(lengths: jax.Array, budget: jax.Array, mode: str) -> jax.Array:
+    """Tokens kept per record for one ordered list of records ``(K,)`` and one budget ``()``.
+
+    The traceable kernel of ``pack`` (no validation, no dtype cast): ``mode`` must be one of
+    ``PACKINGS``. References: MODEL §2 (packing modes).
+    """
     if mode == "skip":
 
         def step(remaining, length):
@@ -56,7 +61,7 @@ def _pack_one(lengths: jax.Array, budget: jax.Array, mode: str) -> jax.Array:
 
 @partial(jax.jit, static_argnames=("mode",))
 def _pack_jit(lengths, budget, mode):
-    return jnp.vectorize(partial(_pack_one, mode=mode), signature="(k),()->(k)")(lengths, budget)
+    return jnp.vectorize(partial(pack_one, mode=mode), signature="(k),()->(k)")(lengths, budget)
 
 
 def pack(lengths, budget, mode: str = "prefix") -> jax.Array:

@@ -1,7 +1,7 @@
 """Predict ``dU(B)`` and the crossover budget from the identified reader; compare with the data.
 
 Out-of-fold prediction: the groups (conversations) are split into folds; the reader of
-docs/model.md §2 is identified on the other folds (``theory.identify``) and evaluated on the
+docs/model.md §2 is identified on the other folds (``oas.identify``) and evaluated on the
 held-out fold's rows, each through its own evidence structure and budget. The predicted curve at a
 budget is the mean over the held-out rows at that budget of ``p_o - p_ret``; the observed curve is
 the mean of ``y_o - y_ret``. Both crossovers and their intervals come from
@@ -26,11 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from retcon.bootstrap import delta_curve_replicates
-from retcon.errors import InputError
-from retcon.vocab import OPERATORS
-from theory._grid import crossover_interval
-from theory._identify import (
+from oas._identify import (
     Identified,
     Structure,
     identify,
@@ -38,6 +34,10 @@ from theory._identify import (
     support_fractions,
     unpack_theta,
 )
+from oas._ridge import grouped_folds
+from retcon.bootstrap import delta_curve_replicates
+from retcon.vocab import OPERATORS
+from theory import crossover_interval
 
 
 class OutOfFold(NamedTuple):
@@ -95,17 +95,6 @@ def predict_success(theta, structure: Structure, budget, slot) -> np.ndarray:
     )
 
 
-def fold_of_groups(key: jax.Array, groups, folds: int) -> np.ndarray:
-    """``(n,)`` fold of each row: groups shuffled with ``key`` and dealt into ``folds`` folds."""
-    labels, ids = np.unique(np.asarray(groups).astype(str), return_inverse=True)
-    if not 2 <= folds <= labels.size:
-        raise InputError(f"folds must be in [2, number of groups = {labels.size}]; got {folds}.")
-    perm = np.asarray(jax.random.permutation(key, labels.size))
-    fold_of_label = np.empty(labels.size, np.int64)
-    fold_of_label[perm] = np.arange(labels.size) % folds
-    return fold_of_label[ids.reshape(-1)]
-
-
 def out_of_fold(
     key: jax.Array,
     structure: Structure,
@@ -122,7 +111,7 @@ def out_of_fold(
 
     Args:
       key: JAX key (fold assignment and each fold's bootstrap).
-      structure, budget, slot, outcomes, groups: the rows (``theory.identify``).
+      structure, budget, slot, outcomes, groups: the rows (``oas.identify``).
       folds: number of group folds (the number of groups: leave one group out).
       n_resamples: bootstrap refits per fold.
       level: CI level of each fit.
@@ -133,7 +122,7 @@ def out_of_fold(
     References: docs/model.md §2, §8.
     """
     k_fold, k_fit = jax.random.split(key)
-    fold = fold_of_groups(k_fold, groups, int(folds))
+    fold = grouped_folds(k_fold, groups, int(folds))  # the one grouped fold assignment
     n = np.asarray(budget).shape[0]
     p = np.full((n, 4), np.nan)
     p_boot = np.full((int(n_resamples), n, 4), np.nan)
@@ -274,8 +263,7 @@ def single_cluster_crossover(fit: Identified, raw_lengths, *, slot: int = 0) -> 
 
     References: docs/model.md §6 (parametrization note, Proposition 2).
     """
-    from theory._crossover import crossover
-    from theory._dists import empirical_lengths
+    from theory import crossover, empirical_lengths
 
     dist = empirical_lengths(np.asarray(raw_lengths, np.float64))
     out = {}
@@ -307,7 +295,6 @@ __all__ = [
     "CurveComparison",
     "OutOfFold",
     "compare_crossovers",
-    "fold_of_groups",
     "out_of_fold",
     "predict_success",
     "single_cluster_crossover",

@@ -1,0 +1,43 @@
+"""One worker process of ``retcon simulate/stress --processes N`` (``sim._multiprocess.launch``).
+
+Run as ``python -m sim._worker_cli SPEC``: it joins the run and runs the command with the parsed
+options. It calls the command line's own functions (``sim.cli``), so it sits at the CLI layer
+(docs/architecture.md), apart from the library module ``sim._multiprocess`` that starts it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import jax
+
+from retcon.errors import InputError
+from sim._multiprocess import ENV_PROCESS_ID
+
+
+def _worker(spec: str) -> int:
+    """One process of ``launch``: join the run, then run the command with the parsed options."""
+    import argparse
+
+    d = json.loads(spec)
+    from sim import cli  # the command joins the run (initialize_from_env) before any JAX work
+
+    func = {"simulate": cli.run_simulate, "stress": cli.run_stress}[d["command"]]
+    args = argparse.Namespace(**d["options"], processes=1)
+    try:
+        rc = int(func(args) or 0)
+    except InputError as e:
+        if os.environ.get(ENV_PROCESS_ID) == "0":
+            sys.stderr.write(f"retcon {d['command']}: error: {e}\n")
+        rc = 2
+    try:
+        jax.distributed.shutdown()
+    except Exception:  # never initialized (the options were refused first)
+        pass
+    return rc
+
+
+if __name__ == "__main__":
+    raise SystemExit(_worker(sys.argv[1]))
