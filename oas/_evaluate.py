@@ -146,7 +146,7 @@ def evaluate(
     overlap = None
     if router is not None:
         overlap = check_router_overlap(
-            router, test.group_id, allow_overlap=allow_overlap, where="the test groups"
+            router, test.group_id, allow_overlap=allow_overlap, where="test groups"
         )
     if router is None:
         fit = fit_ridge(

@@ -402,7 +402,7 @@ def router_overlap(router: Router, groups) -> dict:
 
 
 def check_router_overlap(
-    router: Router, groups, *, allow_overlap: bool = False, where: str = "the data"
+    router: Router, groups, *, allow_overlap: bool = False, where: str = "groups of the data"
 ) -> dict:
     """Refuse to score ``groups`` the router was fitted or calibrated on (MODEL §8: held-out
     groups only); warn instead with ``allow_overlap``. A router without ``fitted_groups`` (a
@@ -412,7 +412,7 @@ def check_router_overlap(
       router: the fitted router.
       groups: shape ``(n,)`` group labels of the rows about to be scored.
       allow_overlap: log a warning instead of raising.
-      where: how messages name the rows (``"the test groups"``).
+      where: how messages name the groups (``"test groups"``).
 
     Returns:
       ``router_overlap(router, groups)``.
@@ -424,16 +424,17 @@ def check_router_overlap(
     if not ov["checked"]:
         _log.warning(
             "warning: the router file records no fitted_groups (written by an older retcon); "
-            f"whether {where} were used to fit it cannot be checked."
+            f"whether the {where} were used to fit it cannot be checked."
         )
         return ov
     seen = ov["train"] + ov["calibration"]
     if seen:
         msg = (
-            f"{seen} of the {ov['groups']} groups of {where} were used to fit the router "
+            f"{seen} of the {ov['groups']} {where} were used to fit the router "
             f"({ov['train']} for training, {ov['calibration']} for calibration): its predictions "
-            "and scores on them are in-sample and optimistic. Fit the router on other groups, evaluate "
-            "without a router, or allow the overlap (--allow-overlap; allow_overlap=True)."
+            "and scores on them are in-sample and optimistic. Use a router fitted on other groups "
+            "(evaluate without one fits its own on the train groups), or allow the overlap "
+            "(--allow-overlap; allow_overlap=True)."
         )
         if not allow_overlap:
             raise InputError(msg)

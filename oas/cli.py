@@ -395,11 +395,14 @@ def fit_summary(router, path) -> str:
     for name in ("calibrated", "crc"):
         tau = getattr(router, name).tau
         finite = tau[np.isfinite(tau)]
-        span = (
-            f"{finite.min():.3g} to {finite.max():.3g} on {finite.size} of {tau.size} budgets"
-            if finite.size
-            else f"none finite on {tau.size} budgets"
-        )
+        if not finite.size:
+            span = f"none finite on {tau.size} budgets"
+        elif finite.min() == finite.max():
+            span = f"{finite.min():.3g} on {finite.size} of {tau.size} budgets"
+        else:
+            span = (
+                f"{finite.min():.3g} to {finite.max():.3g} on {finite.size} of {tau.size} budgets"
+            )
         retain = tau.size - finite.size
         lines.append(
             f"tau_B ({name}): {span}" + (f"; {retain} budgets always retain" if retain else "")
@@ -545,7 +548,9 @@ def _run_predict(args) -> int:
     data = read_paired(
         args.data, packing=router.packing, vocabulary=router.vocabulary, outcomes=False
     )
-    check_router_overlap(router, data.group_id, allow_overlap=args.allow_overlap, where="--data")
+    check_router_overlap(
+        router, data.group_id, allow_overlap=args.allow_overlap, where="groups of --data"
+    )
     rows = predict_rows(router, data)
     write_predictions(args.decisions, rows)
     rate = {
