@@ -9,7 +9,6 @@ with the config and seed recorded there, so every figure is reproducible from it
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tomllib
 from pathlib import Path
@@ -96,18 +95,12 @@ def parser(name: str, doc: str | None) -> argparse.ArgumentParser:
 def resolve(args) -> tuple[dict, int]:
     """The config and seed of this run, from ``--config`` or ``--from-sidecar``."""
     if args.from_sidecar:
-        from retcon.errors import read_text
+        from retcon.errors import parse_json, read_text
 
         try:
-            side = json.loads(read_text(args.from_sidecar, "sidecar file"))
+            side = parse_json(read_text(args.from_sidecar, "sidecar file"), args.from_sidecar)
         except InputError as e:
             raise InputError(f"--from-sidecar: {e}") from None
-        except RecursionError:
-            raise InputError(f"--from-sidecar: {args.from_sidecar} is nested too deeply.") from None
-        except json.JSONDecodeError as e:
-            raise InputError(
-                f"--from-sidecar: {args.from_sidecar} is not valid JSON ({e.msg})."
-            ) from None
         if "config" not in side or "seed" not in side:
             raise InputError(
                 f"--from-sidecar: {args.from_sidecar} has no 'config' and 'seed'; is it a sidecar?"

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from oas._checks import KNOWN_COLUMNS, Row, check_columns, validate_row, vocabulary_name
-from retcon.errors import InputError, decode_utf8
+from retcon.errors import InputError, decode_utf8, parse_json
 from retcon.vocab import VOCABULARIES
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet"}
@@ -54,16 +54,9 @@ def iter_raw_rows(path, *, outcomes: bool = True) -> Iterator[tuple[int, dict, b
                 text = decode_utf8(raw, str(path), line).removesuffix("\n")
                 if not text.strip():
                     continue
-                try:
-                    row = json.loads(text)
-                except json.JSONDecodeError as e:
-                    raise InputError(
-                        f"{path}:{line}: not valid JSON ({e.msg} at column {e.colno})."
-                    ) from None
-                except RecursionError:
-                    raise InputError(
-                        f"{path}:{line}: JSON nested too deeply; a row is one flat object."
-                    ) from None
+                row = parse_json(
+                    text, f"{path}:{line}", lines=False, hint="; a row is one flat object"
+                )
                 yield line, row, False
     elif fmt == "csv":
         decode_utf8(path.read_bytes(), str(path))  # name the line of a non-UTF-8 byte

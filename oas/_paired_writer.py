@@ -23,7 +23,7 @@ from oas._paired_format import (
     ordered_row,
     validated_rows,
 )
-from retcon.errors import InputError, check_choice, decode_utf8
+from retcon.errors import InputError, check_choice, decode_utf8, parse_json
 from sim import PACKINGS
 
 
@@ -52,12 +52,9 @@ def _partial_rows(partial: Path) -> Iterator[tuple[int, dict, bool]]:
     if fmt == "jsonl":
         for line, t in enumerate(complete.splitlines(), 1):
             if t.strip():
-                try:
-                    row = json.loads(t)
-                except json.JSONDecodeError as e:
-                    raise InputError(f"{partial}:{line}: not valid JSON ({e.msg}).") from None
-                except RecursionError:
-                    raise InputError(f"{partial}:{line}: JSON nested too deeply.") from None
+                row = parse_json(
+                    t, f"{partial}:{line}", lines=False, hint="; a row is one flat object"
+                )
                 yield line, row, False
     else:
         reader = csv.DictReader(io.StringIO(complete))

@@ -28,7 +28,6 @@ References: MODEL §8.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import math
 import re
@@ -368,20 +367,14 @@ def load_router(path, *, option: str | None = None) -> Router:
     Raises:
       InputError: a missing file, bad JSON or text, or a field of the wrong type, shape or value.
     """
-    from retcon.errors import read_text
+    from retcon.errors import parse_json, read_text
 
     path = Path(path)
     label = f"{option} {path}" if option else str(path)
     if not path.is_file():
         raise InputError(f"{label}: no such router file.")
     text = read_text(path, "router file")
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{label}: not valid JSON ({e.msg} at line {e.lineno}).") from None
-    except RecursionError:
-        raise InputError(f"{label}: JSON nested too deeply; not a router file.") from None
-    return router_from_json(obj, label)
+    return router_from_json(parse_json(text, label, hint="; not a router file"), label)
 
 
 def router_overlap(router: Router, groups) -> dict:
