@@ -80,6 +80,16 @@ def read_paired(
     return assemble(rows, path, packing=packing, embed=embed)
 
 
+def row_ids(data: PairedData, i: int) -> dict:
+    """The id columns of row ``i`` as plain strings: ``instance_id``, ``query_id``, ``group_id``
+    (the first columns of a paired-data row and of a ``retcon predict`` decision)."""
+    return {
+        "instance_id": str(data.instance_id[i]),
+        "query_id": str(data.query_id[i]),
+        "group_id": str(data.group_id[i]),
+    }
+
+
 def paired_rows(data: PairedData) -> list[dict]:
     """``PairedData`` as row dicts with the 11 features by name (the canonical column order);
     ``cluster_tokens`` is written when every row has it."""
@@ -88,13 +98,8 @@ def paired_rows(data: PairedData) -> list[dict]:
         lengths = None
     rows = []
     for i in range(data.n):
-        row = {
-            "instance_id": str(data.instance_id[i]),
-            "query_id": str(data.query_id[i]),
-            "group_id": str(data.group_id[i]),
-            "query_type": str(data.query_type[i]),
-            "budget": float(data.budget[i]),
-        }
+        row = {**row_ids(data, i), "query_type": str(data.query_type[i])}
+        row["budget"] = float(data.budget[i])
         row.update({c: float(data.outcomes[i, a]) for a, c in enumerate(OUTCOME_COLUMNS)})
         row.update({c: float(data.features[i, j]) for j, c in enumerate(FEATURE_NAMES)})
         if lengths is not None:
