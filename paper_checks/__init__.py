@@ -49,8 +49,16 @@ if TYPE_CHECKING:
     from paper_checks._loco import LocoEval as LocoEval
     from paper_checks._loco import loco_evaluate as loco_evaluate
     from paper_checks._loco import t_interval as t_interval
+    from paper_checks._oc import OC_TABLE as OC_TABLE
+    from paper_checks._oc import (
+        rule_operating_characteristics as rule_operating_characteristics,
+    )
+    from paper_checks._paired import PairedSource as PairedSource
+    from paper_checks._paired import load_paired_source as load_paired_source
     from paper_checks._report import render_markdown as render_markdown
+    from paper_checks._report import report_json as report_json
     from paper_checks._report import write_report as write_report
+    from paper_checks._requirements import Needs as Needs
     from paper_checks._run import run_checks as run_checks
     from paper_checks._run import write_run as write_run
     from paper_checks._sources import DataMissing as DataMissing
@@ -125,6 +133,12 @@ _EXPORTS = {
     "LocoEval": "paper_checks._loco",
     "loco_evaluate": "paper_checks._loco",
     "t_interval": "paper_checks._loco",
+    "OC_TABLE": "paper_checks._oc",
+    "rule_operating_characteristics": "paper_checks._oc",
+    "PairedSource": "paper_checks._paired",
+    "load_paired_source": "paper_checks._paired",
+    "report_json": "paper_checks._report",
+    "Needs": "paper_checks._requirements",
     "render_markdown": "paper_checks._report",
     "write_report": "paper_checks._report",
     "run_checks": "paper_checks._run",
@@ -171,6 +185,7 @@ __all__ = [
     "EXPERIMENTS",
     "FAIL",
     "INCONCLUSIVE",
+    "OC_TABLE",
     "PAPER_FIGURES",
     "PARTIAL",
     "PASS",
@@ -183,7 +198,9 @@ __all__ = [
     "DependencyMissing",
     "Estimate",
     "LocoEval",
+    "Needs",
     "OperatorCurve",
+    "PairedSource",
     "SourceCurves",
     "TheoryModel",
     "Verdict",
@@ -216,12 +233,15 @@ __all__ = [
     "grade_reversal",
     "grade_slope",
     "identical_operators",
+    "load_paired_source",
     "loco_evaluate",
     "locomo_path",
     "mean_difference",
     "raw_accuracy_check",
     "raw_grounded",
     "render_markdown",
+    "report_json",
+    "rule_operating_characteristics",
     "run_checks",
     "slope_estimate",
     "stable_id",

@@ -11,6 +11,7 @@ References: MODEL §3-9.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -26,8 +27,9 @@ from paper_checks._curves import (
     raw_grounded,
 )
 from paper_checks._loco import calibrated_name, t_interval
+from paper_checks._requirements import Needs, unmet
 from paper_checks._sources import DataMissing, DependencyMissing, Workspace
-from paper_checks._types import SKIPPED, ClaimResult, Estimate, SourceCurves
+from paper_checks._types import INCONCLUSIVE, SKIPPED, ClaimResult, Estimate, SourceCurves
 from retcon.vocab import ACTIONS, OPERATORS
 
 CLAIMS = {
@@ -71,8 +73,12 @@ def _try(get: Callable, label: str, skipped: dict):
 
 
 def _real_missing(skipped: dict) -> list[str]:
-    """The skipped units that are real data (the verdict's missing units)."""
-    return [k for k in skipped if k.startswith("locomo")]
+    """The skipped units that are real data (the verdict's missing units). The chance-corrected
+    unit of claims 2-3 is optional: it needs the ``meta_chance_<action>`` columns, which LoCoMo
+    paired here always has and a ``--paired`` file may lack (named, not counted as missing)."""
+    return [
+        k for k in skipped if not k.startswith(("sim:", "theory")) and not k.endswith(":chance")
+    ]
 
 
 def _result(
@@ -120,6 +126,51 @@ def _skipped_result(cid: str, reason: str, skipped: dict) -> ClaimResult:
     )
 
 
+def needs(cid: str, spec: Needs) -> Callable:
+    """Decorator: claim ``cid`` needs ``spec`` of its real data (``paper_checks._requirements``).
+
+    Before the claim is measured, each real unit it grades is checked; any unmet need gives
+    INCONCLUSIVE naming the missing column (or groups, budgets), never a crash or a silent skip.
+    Real data that are absent are left to the claim (SKIPPED with the reason).
+    """
+
+    def wrap(check: Callable[[Workspace], ClaimResult]) -> Callable[[Workspace], ClaimResult]:
+        @functools.wraps(check)
+        def checked(ws: Workspace) -> ClaimResult:
+            readers = list(ws.config.readers)
+            gaps = []
+            for r in readers[:1] if spec.readers == "main" else readers[1:]:
+                try:
+                    paired = ws.real_paired(r)
+                except (DataMissing, DependencyMissing):
+                    continue
+                gaps += unmet(paired, spec, ws.unit(r))
+            if not gaps:
+                return check(ws)
+            reason = "; ".join(gaps)
+            return ClaimResult(
+                cid,
+                CLAIMS[cid],
+                None,
+                None,
+                PAPER_FIGURES[cid],
+                ws.real_label(readers[0]),
+                INCONCLUSIVE,
+                {
+                    "reason": reason,
+                    "unmet": gaps,
+                    "summary": reason,
+                    "headline": "-",
+                    "skipped": {},
+                },
+            )
+
+        checked.needs = spec  # type: ignore[attr-defined]
+        return checked
+
+    return wrap
+
+
 def _main_reader(ws: Workspace) -> str:
     return ws.config.readers[0]
 
@@ -160,7 +211,7 @@ def _reversal_grades(s: SourceCurves) -> dict:
 
 def _admission(ws: Workspace, reader: str, skipped: dict) -> tuple[dict | None, str | None]:
     """``(check, reason)``: the raw-accuracy check of ``reader`` and, when it is inadmissible, why."""
-    chk = _try(lambda: ws.admissibility(reader), f"locomo:{reader}", skipped)
+    chk = _try(lambda: ws.admissibility(reader), ws.unit(reader), skipped)
     if chk is None:
         return None, None
     if V.admissible(chk["max_drop"]):
@@ -185,6 +236,7 @@ def _admission_text(reader: str, chk: dict | None) -> str:
 # ---- claim 1 ---------------------------------------------------------------------------------------
 
 
+@needs("1", Needs(min_budgets=2))
 def check_sign_reversal(ws: Workspace) -> ClaimResult:
     """Claim 1: "consolidation gains under tight budgets, loses under loose ones".
 
@@ -198,7 +250,7 @@ def check_sign_reversal(ws: Workspace) -> ClaimResult:
     reader = _main_reader(ws)
     theory = _try(ws.theory_curves, "theory", skipped)
     sims = _sim_sources(ws, skipped)
-    real = _try(lambda: ws.locomo_curves(reader), f"locomo:{reader}", skipped)
+    real = _try(lambda: ws.real_curves(reader), ws.unit(reader), skipped)
     chk, bad = _admission(ws, reader, skipped) if real is not None else (None, None)
     grades, inconclusive = {}, {}
     if real is not None:
@@ -261,11 +313,11 @@ def _real_pair(ws: Workspace, skipped: dict) -> list[SourceCurves]:
     """The main reader's LoCoMo curves, raw and chance-corrected (the units of claims 2-3)."""
     reader = _main_reader(ws)
     out = []
-    raw = _try(lambda: ws.locomo_curves(reader), f"locomo:{reader}", skipped)
+    raw = _try(lambda: ws.real_curves(reader), ws.unit(reader), skipped)
     if raw is not None:
         out.append(raw)
         corr = _try(
-            lambda: ws.locomo_curves(reader, corrected=True), f"locomo:{reader}:chance", skipped
+            lambda: ws.real_curves(reader, corrected=True), ws.unit(reader) + ":chance", skipped
         )
         if corr is not None:
             out.append(corr)
@@ -275,7 +327,7 @@ def _real_pair(ws: Workspace, skipped: dict) -> list[SourceCurves]:
 def _chance_table(ws: Workspace) -> dict | None:
     """``{action: {budget: chance rate}}`` and the raw accuracy beside it, main reader."""
     try:
-        paired = ws.locomo_paired(_main_reader(ws))
+        paired = ws.real_paired(_main_reader(ws))
     except (DataMissing, DependencyMissing):
         return None
     chance = chance_outcomes(paired)
@@ -291,7 +343,7 @@ def _chance_table(ws: Workspace) -> dict | None:
 
 
 def _ret_accuracy(ws: Workspace, corrected: bool) -> dict:
-    paired = ws.locomo_paired(_main_reader(ws))
+    paired = ws.real_paired(_main_reader(ws))
     y = np.asarray(paired.outcomes, float)[:, 0]
     chance = chance_outcomes(paired) if corrected else None
     if chance is not None:
@@ -300,6 +352,7 @@ def _ret_accuracy(ws: Workspace, corrected: bool) -> dict:
     return {float(bb): float(y[b == bb].mean()) for bb in np.unique(b)}
 
 
+@needs("2", Needs())
 def check_tight_gain(ws: Workspace) -> ClaimResult:
     """Claim 2: "under tight budgets consolidation improves absolute accuracy (paper: up to 48% on
     LongMemEval)", read as up to 48 absolute accuracy points.
@@ -365,6 +418,7 @@ def check_tight_gain(ws: Workspace) -> ClaimResult:
     )
 
 
+@needs("3", Needs())
 def check_loose_retention(ws: Workspace) -> ClaimResult:
     """Claim 3: "under loose budgets retention beats every consolidation operator (paper: by 8-11%)",
     read as 8-11 absolute accuracy points.
@@ -423,6 +477,7 @@ def check_loose_retention(ws: Workspace) -> ClaimResult:
 # ---- claim 4 ---------------------------------------------------------------------------------------
 
 
+@needs("4", Needs(min_budgets=2, readers="second"))
 def check_second_reader(ws: Workspace) -> ClaimResult:
     """Claim 4: "a second answer model reproduces the reversal".
 
@@ -439,7 +494,7 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
     readers = list(ws.config.readers)
     checks, grades, inconclusive, sources = {}, {}, {}, {}
     for r in readers:
-        s = _try(lambda r=r: ws.locomo_curves(r), f"locomo:{r}", skipped)
+        s = _try(lambda r=r: ws.real_curves(r), ws.unit(r), skipped)
         if s is None:
             continue
         sources[r] = s
@@ -453,12 +508,16 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
             grades[s.name] = _reversal_grades(s)
     second = [r for r in readers[1:] if r in sources]
     if not second:
-        return _skipped_result(
-            "4", "needs LoCoMo under a second reader: " + "; ".join(skipped.values()), skipped
+        need = (
+            "a second --paired FILE (a second reader)"
+            if ws.config.paired
+            else "LoCoMo under a second reader"
         )
+        why = "; ".join(skipped.values()) or "none given"
+        return _skipped_result("4", f"needs {need}: {why}", skipped)
     verdict = V.verdict_sign_reversal(
         grades,
-        missing=[k for k in _real_missing(skipped) if k != f"locomo:{readers[0]}"],
+        missing=[k for k in _real_missing(skipped) if k != ws.unit(readers[0])],
         inconclusive=inconclusive,
     )
     pick = next((r for r in second if sources[r].name in grades), second[0])
@@ -573,6 +632,7 @@ def slope_estimate(lengths, point, replicates, *, min_valid: float = 0.9) -> Est
     return Estimate(p, float(np.quantile(s, 0.025)), float(np.quantile(s, 0.975)))
 
 
+@needs("5", Needs(columns=("cluster_tokens",), min_budgets=2))
 def check_crossover_scaling(ws: Workspace) -> ClaimResult:
     """Claim 5: "the crossover comes at a smaller absolute budget for shorter evidence ... and B*
     divided by the evidence length is roughly constant (relative pressure governs)".
@@ -595,7 +655,7 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
         for t in (_try(lambda s=s: ws.theory_curves(s), "theory", skipped) for s in (1.0, 2.0))
         if t is not None
     ]
-    paired = _try(lambda: ws.locomo_paired(reader), f"locomo:{reader}", skipped)
+    paired = _try(lambda: ws.real_paired(reader), ws.unit(reader), skipped)
     chk, bad = _admission(ws, reader, skipped) if paired is not None else (None, None)
     slopes, inconclusive, strata_rows = {}, {}, {}
     if paired is not None:
@@ -622,7 +682,7 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
                 }
                 for s in range(len(med))
             ]
-            unit = f"locomo:{reader}:{op}"
+            unit = f"{ws.unit(reader)}:{op}"
             if op in same:
                 continue  # the same outcomes as an earlier operator: one unit
             if bad:
@@ -656,15 +716,15 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
     parts = []
     for op, rows in strata_rows.items():
         parts.append(
-            f"locomo {op}: "
+            f"{ws.real_tag} {op}: "
             + ", ".join(
                 f"S{r['stratum']} L={r['median_length']:.0f} B*={r['crossover'].fmt()}"
                 f" B*/L={r['crossover_over_length'].fmt()}{'' if r['bounded'] else ' (unbounded)'}"
                 for r in rows
             )
             + (
-                f"; slope {slopes[f'locomo:{reader}:{op}'].fmt()}"
-                if f"locomo:{reader}:{op}" in slopes
+                f"; slope {slopes[f'{ws.unit(reader)}:{op}'].fmt()}"
+                if f"{ws.unit(reader)}:{op}" in slopes
                 else ""
             )
         )
@@ -677,10 +737,10 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
             "theory [shown] B*(lengths x2) / B*(x1): "
             + ", ".join(f"{o} {v:.4f}" for o, v in theory_ratio.items())
         )
-    head = slopes.get(f"locomo:{reader}:merge", Estimate.missing())
+    head = slopes.get(ws.unit(reader) + ":merge", Estimate.missing())
     data = "; ".join(
         (
-            [ws.locomo_label(reader) + f", {cfg.length_strata} evidence-length strata"]
+            [ws.real_label(reader) + f", {cfg.length_strata} evidence-length strata"]
             if paired is not None
             else []
         )
@@ -700,7 +760,8 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
             "sim_crossover_over_length": sim_ratio,
             "theory_scale_ratio": theory_ratio,
         },
-        headline="slope of log B* on log L for merge on LoCoMo (1 = relative pressure governs)",
+        headline=f"slope of log B* on log L for merge on {ws.unit(reader)} (1 = relative pressure "
+        "governs)",
         summary="; ".join(parts) or "-",
         skipped=skipped,
     )
@@ -709,6 +770,7 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
 # ---- claim 6 ---------------------------------------------------------------------------------------
 
 
+@needs("6", Needs(columns=("cluster_tokens",)))
 def check_cross_note(ws: Workspace) -> ClaimResult:
     """Claim 6: "cross-note abstract and merge beat local rewrite when compression is necessary, and
     neither dominates the other".
@@ -731,14 +793,14 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
         if p is not None:
             tables[f"sim:{scen}"] = p
     reader = _main_reader(ws)
-    real = _try(lambda: ws.locomo_paired(reader), f"locomo:{reader}", skipped)
+    real = _try(lambda: ws.real_paired(reader), ws.unit(reader), skipped)
     if real is not None:
-        tables[f"locomo:{reader}"] = real
+        tables[ws.unit(reader)] = real
     beats, conds, inconclusive, shown = {}, {}, {}, {}
     for src, p in tables.items():
         y = np.asarray(p.outcomes, float)
         tight = raw_grounded(p) == 0
-        is_real = src.startswith("locomo")
+        is_real = not src.startswith("sim:")
         out = {}
         for op, i in (("merge", i_m), ("abstract", i_a)):
             if np.array_equal(y[:, i], y[:, i_r]):
@@ -771,7 +833,7 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
     verdict = V.verdict_cross_note(
         beats, conds, missing=_real_missing(skipped), inconclusive=inconclusive
     )
-    head = f"locomo:{reader}:abstract"
+    head = ws.unit(reader) + ":abstract"
     measured = beats.get(head, Estimate.missing())
     parts = [f"{u} - rewrite {e.fmt(100, 1)} pts [graded]" for u, e in beats.items()]
     parts += [f"{u}: not measurable" for u in inconclusive]
@@ -779,8 +841,8 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
     n_a = sum(e.upper < 0 for e in conds.values())
     if conds:
         parts.append(
-            f"merge-abstract by query type on LoCoMo: merge ahead in {n_m}, abstract ahead in "
-            f"{n_a} of {len(conds)} (CI clear)"
+            f"merge-abstract by query type on {ws.unit(reader)}: merge ahead in {n_m}, abstract "
+            f"ahead in {n_a} of {len(conds)} (CI clear)"
         )
     for src, d in shown.items():
         parts.append(
@@ -812,19 +874,20 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
 
 def _loco(ws: Workspace, skipped: dict):
     reader = _main_reader(ws)
-    return reader, _try(lambda: ws.loco(reader), f"locomo:{reader}", skipped)
+    return reader, _try(lambda: ws.loco(reader), ws.unit(reader), skipped)
 
 
 def _loco_data(ws, reader, ev, skipped) -> str:
     parts = []
     if ev is not None:
         parts.append(
-            f"{ws.locomo_label(reader)}; leave-one-conversation-out over {len(ev.groups)} "
+            f"{ws.real_label(reader)}; leave-one-conversation-out over {len(ev.groups)} "
             "conversations, t-interval over per-conversation estimates"
         )
     return "; ".join(parts + [f"{k}: skipped" for k in skipped]) or "-"
 
 
+@needs("7", Needs(columns=("cluster_tokens",), min_groups=4))
 def check_router_gain(ws: Workspace) -> ClaimResult:
     """Claim 7: "OAS improves the when-which decision under budget-stressed conditions over the best
     fixed policy; report too where it does not".
@@ -839,7 +902,7 @@ def check_router_gain(ws: Workspace) -> ClaimResult:
     skipped: dict = {}
     reader, ev = _loco(ws, skipped)
     gains, per_budget, not_ahead = {}, {}, []
-    src = f"locomo:{reader}"
+    src = ws.unit(reader)
     if ev is not None:
         d = ev.outcome("oas") - ev.outcome("best-fixed")
         stressed = ev.grounded == 0
@@ -866,6 +929,7 @@ def check_router_gain(ws: Workspace) -> ClaimResult:
     )
 
 
+@needs("8", Needs(min_groups=4))
 def check_mlp_control(ws: Workspace) -> ClaimResult:
     """Claim 8: "an MLP does not reliably improve over ridge", as an equivalence test.
 
@@ -877,7 +941,7 @@ def check_mlp_control(ws: Workspace) -> ClaimResult:
     """
     skipped: dict = {}
     reader, ev = _loco(ws, skipped)
-    src = f"locomo:{reader}"
+    src = ws.unit(reader)
     tests = {}
     if ev is not None:
         if "mlp" not in ev.chosen:
@@ -939,6 +1003,7 @@ def crc_bound_check(ev, alpha: float) -> dict:
     }
 
 
+@needs("9", Needs(min_groups=4))
 def check_harm_calibration(ws: Workspace) -> ClaimResult:
     """Claim 9: "harm calibration lowers the harm rate at a bounded cost in accuracy".
 
@@ -955,7 +1020,7 @@ def check_harm_calibration(ws: Workspace) -> ClaimResult:
     """
     skipped: dict = {}
     reader, ev = _loco(ws, skipped)
-    src = f"locomo:{reader}"
+    src = ws.unit(reader)
     harm, cost, inconclusive, sweep, crc = {}, {}, {}, {}, {}
     if ev is not None:
         h_oas, a_oas = ev.harm("oas"), ev.outcome("oas")

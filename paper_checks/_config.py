@@ -57,7 +57,8 @@ class CheckConfig:
     Attributes:
       full: paper scale (recorded in the report).
       data: LoCoMo ``locomo10.json`` path; None means the cache (``RETCON_DATA_DIR``).
-      scenarios: sim presets, shortest evidence first (claim 5 compares them in this order).
+      scenarios: sim presets, shortest evidence first (claim 5 compares them in this order);
+        empty: no simulation shown (the default with ``paired``).
       sim_queries: queries per simulated curve.
       sim_instances: simulated paired instances (query x budget rows) per scenario (claims 6-9).
       sim_paired_budgets: budgets of the simulated paired data, spread over the preset's grid.
@@ -65,7 +66,10 @@ class CheckConfig:
         the conversations.
       llm_limit: questions for the ``llm`` reader (each costs 4 x budgets endpoint calls).
       budgets: budget grid for real paired data (tokens).
-      readers: LoCoMo readers for claim 4; the first is the main one.
+      readers: LoCoMo readers for claim 4; the first is the main one. With ``paired``: the
+        readers' names, one per file.
+      paired: paired-data files graded instead of LoCoMo (``retcon paper-checks --paired``), one
+        reader each, the first the main one (docs/paper-checks.md, "Your own model").
       n_resamples: bootstrap replicates.
       length_strata: evidence-length strata of claim 5 (quantiles of ``len(C)``; at least 4).
       max_accuracy_cost: accuracy cost of calibration still called bounded (claim 9).
@@ -85,6 +89,7 @@ class CheckConfig:
     llm_limit: int | None = 50
     budgets: tuple = DEFAULT_BUDGETS
     readers: tuple = OFFLINE_READERS
+    paired: tuple = ()
     n_resamples: int = 500
     length_strata: int = 4
     max_accuracy_cost: float = 0.03
@@ -108,14 +113,22 @@ class CheckConfig:
                 raise InputError(
                     f"CheckConfig.{name} must be a positive integer or None; got {v!r}."
                 )
-        if len(self.scenarios) < 2:
+        if len(self.scenarios) == 1:
             raise InputError(
-                f"CheckConfig.scenarios needs two presets (short, long evidence); got {self.scenarios!r}."
+                "CheckConfig.scenarios needs two presets (short, long evidence), or none (no "
+                f"simulation shown); got {self.scenarios!r}."
             )
         if not self.budgets or any(not b > 0 for b in self.budgets):
             raise InputError(f"CheckConfig.budgets must be positive tokens; got {self.budgets!r}.")
         if not self.readers:
             raise InputError("CheckConfig.readers must name at least one reader; got none.")
+        if self.paired and len(self.paired) != len(self.readers):
+            raise InputError(
+                f"CheckConfig: {len(self.paired)} paired files need as many reader names; got "
+                f"{list(self.readers)}."
+            )
+        if len(set(self.readers)) != len(self.readers):
+            raise InputError(f"CheckConfig.readers must be distinct; got {list(self.readers)}.")
         if (
             not isinstance(self.length_strata, int)
             or isinstance(self.length_strata, bool)

@@ -148,7 +148,7 @@ def end_to_end_section(ws, *, n_resamples: int | None = None) -> dict:
             "e2e-gold-type": ws.locomo_end_to_end("gold"),
             "e2e": ws.locomo_end_to_end("predicted"),
         }
-        label = ws.locomo_label(ws.config.readers[0])
+        label = ws.real_label(ws.config.readers[0])
     except (DataMissing, DependencyMissing) as e:
         return {"skipped": str(e)}
     results = {

@@ -60,7 +60,7 @@ def _source(ws: Workspace, name: str) -> SourceCurves:
     if name.startswith("sim:"):
         return ws.sim_curves(name[4:])
     if name.startswith("locomo:"):
-        return ws.locomo_curves(name[7:])
+        return ws.real_curves(name[7:])
     raise InputError(f"source must be 'theory', 'sim:<preset>' or 'locomo:<reader>'; got {name!r}.")
 
 

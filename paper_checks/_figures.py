@@ -196,7 +196,7 @@ def report_figures(out_dir, ws) -> list[str]:
         v
         for k, v in done.items()
         if isinstance(v, SourceCurves)
-        and (k.startswith("sim:") or k.startswith("locomo-curves:") or k == "theory:1")
+        and (k.startswith(("sim:", "locomo-curves:", "paired-curves:")) or k == "theory:1")
     ]
     if curves:
         fig, axes = grid(len(curves))
@@ -226,7 +226,8 @@ def report_figures(out_dir, ws) -> list[str]:
                 ref_harm=float(ev.harm("oas").mean()),
                 ref_accuracy=float(ev.outcome("oas").mean()),
             )
-            ax.set_title(f"LoCoMo {reader}, leave-one-conversation-out", fontsize=9)
+            data = "paired file" if ws.config.paired else "LoCoMo"
+            ax.set_title(f"{data} {reader}, leave-one-group-out", fontsize=9)
         fig.tight_layout()
         paths.append(str(save(fig, out / "fig_harm_tradeoff.png", dpi=120)))
     return paths

@@ -53,10 +53,50 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def format_oc(oc: dict | None) -> str:
+    """``false PASS 0.040, power 0.850 at G=10 (tabled)``, or the hook's ``not measured: ...``
+    with G."""
+    if not oc:
+        return "-"
+    g = "no graded data" if oc.get("n_groups") is None else f"G={oc['n_groups']}"
+    if oc.get("false_pass_rate") is None:
+        return f"{oc.get('method', 'not measured')} ({g})"
+    return (
+        f"false PASS {oc['false_pass_rate']:.3f}, power {oc['power']:.3f} at {g} "
+        f"({oc.get('method', '-')})"
+    )
+
+
+def data_lines(data: Sequence[dict]) -> list[str]:
+    """REPORT.md's data section: per real-data file its path, sha256, size, G and provenance."""
+    if not data:
+        return []
+    lines = ["Data graded:", ""]
+    for d in data:
+        lines.append(
+            f"- `{d['name']}`: `{d['path']}` (sha256 `{d['sha256']}`): {d['n_rows']} rows, "
+            f"{d['n_queries']} questions, **G = {d['n_groups']} groups**, {len(d['budgets'])} "
+            f"budgets. Provenance: {d['provenance']['statement']}."
+        )
+        src = d.get("length_source")
+        if src and (src.get("evidence_structure") or src.get("missing")):
+            lines.append(
+                f"  len(C): from cluster_tokens in {src['cluster_tokens']} rows, from "
+                f"evidence_structure in {src['evidence_structure']}, missing in {src['missing']}."
+            )
+    return [*lines, ""]
+
+
 def render_markdown(
-    results: Sequence[ClaimResult], *, config: Any, seed: int, figures: Sequence[str] = ()
+    results: Sequence[ClaimResult],
+    *,
+    config: Any,
+    seed: int,
+    figures: Sequence[str] = (),
+    data: Sequence[dict] = (),
 ) -> str:
-    """REPORT.md: the claim table, then per claim its headline, numbers, reason and skipped parts."""
+    """REPORT.md: the data graded, the claim table, then per claim its headline, numbers, reason,
+    its rule's operating characteristics and skipped parts."""
     from paper_checks._types import VERDICTS
     from paper_checks._verdicts import RULES
 
@@ -75,6 +115,7 @@ def render_markdown(
         "Intervals are 95% grouped bootstrap intervals (groups = conversations or simulated "
         "groups) unless a rule below says otherwise.",
         "",
+        *data_lines(data),
         "Verdict rules:",
         "",
         *(f"{i}. {rule}" for i, rule in enumerate(RULES, 1)),
@@ -98,6 +139,7 @@ def render_markdown(
             f"- Headline ({d.get('headline', '-')}): {format_measured(r)}",
             f"- Measured: {d.get('summary', '-')}",
             f"- Verdict reason: {d.get('reason', '-')}",
+            f"- Rule's operating characteristics: {format_oc(d.get('operating_characteristics'))}",
         ]
         for k, v in (d.get("skipped") or {}).items():
             lines.append(f"- Not measured: `{k}`: {v}")
@@ -115,20 +157,36 @@ def write_report(
     seed: int,
     figures: Sequence[str] = (),
     command: str = "retcon paper-checks",
+    data: Sequence[dict] = (),
 ) -> dict:
-    """Write ``REPORT.md`` and ``report.json`` under ``out_dir``; return the JSON object."""
+    """Write ``REPORT.md`` and ``report.json`` under ``out_dir``; return the JSON object.
+
+    ``data``: the real data graded (``Workspace.data_sources``: file, sha256, G, provenance)."""
     out = Path(out_dir)
     obj = {
-        "claims": [plain(r._asdict()) for r in results],
-        "verdicts": {r.claim_id: r.verdict for r in results},
+        **report_json(results, data),
         "figures": [Path(f).name for f in figures],
         "sidecar": plain(sidecar(plain(config), seed=seed, command=command)),
     }
     write_json_atomic(out / "report.json", obj)
     write_text_atomic(
-        out / "REPORT.md", render_markdown(results, config=config, seed=seed, figures=figures)
+        out / "REPORT.md",
+        render_markdown(results, config=config, seed=seed, figures=figures, data=data),
     )
     return obj
+
+
+def report_json(results: Sequence[ClaimResult], data: Sequence[dict] = ()) -> dict:
+    """The claims, verdicts, data graded and every rule's operating characteristics, as JSON
+    (``report.json`` and ``retcon paper-checks --json`` share it)."""
+    return {
+        "claims": [plain(r._asdict()) for r in results],
+        "verdicts": {r.claim_id: r.verdict for r in results},
+        "data": plain(list(data)),
+        "operating_characteristics": {
+            r.claim_id: plain(r.details.get("operating_characteristics")) for r in results
+        },
+    }
 
 
 def append_section(out_dir, json_name: str, section: dict, markdown: str) -> None:

@@ -7,9 +7,10 @@ from pathlib import Path
 
 from paper_checks._claims import CHECKS
 from paper_checks._config import CheckConfig
+from paper_checks._oc import rule_operating_characteristics
 from paper_checks._report import write_report
 from paper_checks._sources import Workspace
-from paper_checks._types import ClaimResult
+from paper_checks._types import SKIPPED, ClaimResult
 from retcon.errors import InputError
 
 
@@ -45,8 +46,19 @@ def run_checks(
     for cid in ids:
         if progress:
             progress(f"claim {cid}")
-        results.append(CHECKS[cid](ws))
+        results.append(with_operating_characteristics(CHECKS[cid](ws), ws))
     return results, ws
+
+
+def with_operating_characteristics(result: ClaimResult, ws: Workspace) -> ClaimResult:
+    """``result`` with ``details["operating_characteristics"]``: its rule's false-PASS rate and
+    power at the graded data's group count G (claim 4: the second reader's; SKIPPED: no G), from
+    ``paper_checks._oc.rule_operating_characteristics``."""
+    readers = list(ws.config.readers)
+    reader = readers[1] if result.claim_id == "4" and len(readers) > 1 else readers[0]
+    g = None if result.verdict == SKIPPED else ws.n_groups(reader)
+    oc = rule_operating_characteristics(result.claim_id, g)
+    return result._replace(details={**result.details, "operating_characteristics": oc})
 
 
 def write_run(
@@ -63,5 +75,11 @@ def write_run(
     out = Path(out_dir)
     paths = report_figures(out, ws) if figures else []
     return write_report(
-        out, results, config=ws.config, seed=ws.seed, figures=paths, command=command
+        out,
+        results,
+        config=ws.config,
+        seed=ws.seed,
+        figures=paths,
+        command=command,
+        data=ws.data_sources(),
     )

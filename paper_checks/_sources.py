@@ -1,5 +1,10 @@
 """Where the checks get their numbers: theory, sim, OAS and LoCoMo, behind one memoizing workspace.
 
+Real data are either LoCoMo paired here (``locomo_paired``) or the user's ``--paired`` files
+(``paired_source``, ``paper_checks._paired``); both give ``oas.PairedData`` and every claim reads
+them through ``real_paired`` / ``real_curves`` / ``admissibility`` / ``loco``, so the two paths
+share every grading step.
+
 Each source is computed once per run and shared by every claim that needs it. The packages it
 reads (theory, sim, oas, oas.real) are ordinary imports: a renamed function is an ``ImportError``
 when this module is imported, never a skipped claim. Only what a run may lack skips: LoCoMo absent
@@ -8,7 +13,7 @@ chance rates) raises ``DependencyMissing``; the claim turns either into SKIPPED 
 (never into a pass). Randomness: one root key per
 run and ``fold_in(root, id)`` per source, so adding a source never shifts the others.
 
-References: MODEL §6 (theory), §3-5 (sim), §8 (OAS), §9 (LoCoMo).
+References: MODEL §6 (theory), §3-5 (sim), §8 (OAS, paired data), §9 (LoCoMo).
 """
 
 from __future__ import annotations
@@ -42,8 +47,10 @@ from paper_checks._curves import (
     evidence_length,
     raw_accuracy_check,
 )
+from paper_checks._paired import load_paired_source
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
 from retcon.errors import InputError, check_choice
+from retcon.output import file_sha256
 from retcon.vocab import OPERATORS
 from sim import load_scenario, simulate, simulate_queries, simulated_crossover
 from theory import crossover, delta_curve, grid_crossover, make_length_dist
@@ -113,7 +120,8 @@ class Workspace:
 
     def provide(self, name: str, value: Any) -> None:
         """Set a source by its memo name (``sim:<preset>``, ``sim-paired:<preset>``, ``locomo:<reader>``,
-        ``eval:<source>``, ``theory:<scale>``): for tests and for callers with their own data."""
+        ``paired:<reader>`` (a ``PairedSource``), ``loco:<reader>``, ``theory:<scale>``): for tests
+        and for callers with their own data."""
         self._memo[name] = ("ok", value)
 
     def key(self, name: str):
@@ -159,7 +167,66 @@ class Workspace:
             lambda: _sim_paired(self.key(f"sim-paired:{scenario}"), scenario, self.config),
         )
 
-    # ---- LoCoMo (MODEL §9) -------------------------------------------------------------------
+    # ---- real data: LoCoMo paired here, or the user's paired files (MODEL §8-9) ------------------
+    @property
+    def real_tag(self) -> str:
+        """``"paired"`` when the run grades ``config.paired`` files, else ``"locomo"``."""
+        return "paired" if self.config.paired else "locomo"
+
+    def unit(self, reader: str) -> str:
+        """The name of ``reader``'s real-data unit: ``locomo:<reader>`` or ``paired:<reader>``."""
+        return f"{self.real_tag}:{reader}"
+
+    def real_paired(self, reader: str):
+        """``oas.PairedData`` of ``reader``: its ``--paired`` file, or LoCoMo paired here. Every
+        claim reads real data through this one method, so both paths share every grading step."""
+        if not self.config.paired:
+            return self.locomo_paired(reader)
+        return self.paired_source(reader).data
+
+    def paired_source(self, reader: str):
+        """``PairedSource`` of ``reader``'s ``--paired`` file (read, validated, described once)."""
+        if reader not in self.config.readers or not self.config.paired:
+            raise DataMissing(f"no paired file for reader {reader!r}")
+        path = self.config.paired[list(self.config.readers).index(reader)]
+        return self._get(f"paired:{reader}", lambda: load_paired_source(path, reader))
+
+    def n_groups(self, reader: str) -> int | None:
+        """G: the number of groups of ``reader``'s real data; None when it is absent."""
+        try:
+            return len(np.unique(np.asarray(self.real_paired(reader).group_id).astype(str)))
+        except (DataMissing, DependencyMissing):
+            return None
+
+    def data_sources(self) -> list[dict]:
+        """What the report states about the real data read so far: per ``--paired`` file its path,
+        sha256, size, group count and provenance; for LoCoMo the file and its sha256."""
+        out = []
+        for name, (status, v) in self._memo.items():
+            if status != "ok":
+                continue
+            if name.startswith("paired:"):
+                out.append(v.describe())
+            elif name.startswith("locomo:"):
+                path = locomo_path(self.config.data)
+                out.append(
+                    {
+                        "name": name.split(":", 1)[1],
+                        "path": str(path),
+                        "sha256": file_sha256(path),
+                        "n_rows": int(v.n),
+                        "n_queries": len(np.unique(np.asarray(v.query_id).astype(str))),
+                        "n_groups": len(np.unique(np.asarray(v.group_id).astype(str))),
+                        "budgets": [float(b) for b in np.unique(v.budget)],
+                        "provenance": {
+                            "kind": "locomo",
+                            "statement": f"LoCoMo paired by this run ({name.split(':', 1)[1]} "
+                            "reader, dataset operators, oracle evidence)",
+                        },
+                    }
+                )
+        return out
+
     def locomo_paired(self, reader: str):
         def make():
             if reader != "llm":  # the main reader's chance rate corrects claims 2-3
@@ -190,58 +257,64 @@ class Workspace:
 
         return self._get(f"locomo-e2e:{type_source}", make)
 
-    def locomo_curves(self, reader: str, *, corrected: bool = False) -> SourceCurves:
-        """``dU`` curves of LoCoMo under ``reader``; ``corrected``: outcomes minus the chance rate
+    def real_curves(self, reader: str, *, corrected: bool = False) -> SourceCurves:
+        """``dU`` curves of ``reader``'s real data; ``corrected``: outcomes minus the chance rate
         (the same context scored against another question's gold answer)."""
 
         def make():
-            paired = self.locomo_paired(reader)
+            paired = self.real_paired(reader)
             outcomes = None
             if corrected:
                 chance = chance_outcomes(paired)
                 if chance is None:
-                    raise DependencyMissing(f"no chance rates stored for the {reader} reader")
+                    raise DependencyMissing(
+                        f"no chance rates stored for the {reader} reader (columns "
+                        "meta_chance_<action>)"
+                    )
                 outcomes = np.asarray(paired.outcomes, float) - chance
             return curves_from_paired(
                 self.key(f"locomo-curves:{reader}"),
                 paired,
-                name=f"locomo:{reader}" + (" (chance-corrected)" if corrected else ""),
-                data=self.locomo_label(reader) + (", chance-corrected" if corrected else ""),
+                name=self.unit(reader) + (" (chance-corrected)" if corrected else ""),
+                data=self.real_label(reader) + (", chance-corrected" if corrected else ""),
                 n_resamples=self.config.n_resamples,
                 outcomes=outcomes,
             )
 
         suffix = ":corrected" if corrected else ""
-        return self._get(f"locomo-curves:{reader}{suffix}", make)
+        return self._get(f"{self.real_tag}-curves:{reader}{suffix}", make)
 
     def admissibility(self, reader: str) -> dict:
-        """``raw_accuracy_check`` of LoCoMo under ``reader`` (the model's premise, MODEL §2)."""
+        """``raw_accuracy_check`` of ``reader``'s real data (the model's premise, MODEL §2)."""
         return self._get(
             f"admissibility:{reader}",
             lambda: raw_accuracy_check(
                 self.key(f"admissibility:{reader}"),
-                self.locomo_paired(reader),
+                self.real_paired(reader),
                 n_resamples=self.config.n_resamples,
             ),
         )
 
     def loco(self, reader: str):
-        """Leave-one-conversation-out choices of every policy on LoCoMo under ``reader``."""
+        """Leave-one-group-out choices of every policy on ``reader``'s real data."""
 
         def make():
             from paper_checks._loco import loco_evaluate
 
             return loco_evaluate(
                 self.key(f"loco:{reader}"),
-                self.locomo_paired(reader),
+                self.real_paired(reader),
                 alphas=tuple(sorted({*self.config.alphas, self.config.alpha})),
                 progress=self._progress,
             )
 
         return self._get(f"loco:{reader}", make)
 
-    def locomo_label(self, reader: str) -> str:
-        """``LoCoMo cat. 1-4, 500 questions in 10 conversations, dataset operators, lexical reader``."""
+    def real_label(self, reader: str) -> str:
+        """``LoCoMo cat. 1-4, 500 questions in 10 conversations, dataset operators, lexical reader``,
+        or the ``--paired`` file's one line (``PairedSource.label``)."""
+        if self.config.paired:
+            return self.paired_source(reader).label()
         paired = self.locomo_paired(reader)
         n_q = len(np.unique(np.asarray(paired.query_id).astype(str)))
         n_c = len(np.unique(np.asarray(paired.group_id).astype(str)))

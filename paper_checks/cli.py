@@ -51,18 +51,66 @@ def register(subparsers) -> None:
         "the gold evidence, with BM25-retrieved evidence, and with retrieved evidence and a "
         "predicted type, side by side; does OAS's gain over best-fixed survive? (minutes)",
     )
+    p.add_argument(
+        "--paired",
+        metavar="FILE",
+        action="append",
+        default=None,
+        help="grade this paired-data file (docs/paired-data.md) instead of LoCoMo: claims 1-3 and "
+        "5-9 on the first file, claim 4 on the others (a second file is a second reader); "
+        "repeatable",
+    )
+    p.add_argument(
+        "--reader-name",
+        metavar="NAME",
+        action="append",
+        default=None,
+        help="the reader's name for each --paired file, in order (default: the file's stem)",
+    )
     add_common(p)
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    import logging
+def paired_config(args: argparse.Namespace):
+    """The ``CheckConfig`` of a ``--paired`` run: the files, one reader name each, no LoCoMo and no
+    simulation shown (the report is about the files)."""
+    from pathlib import Path
 
     from paper_checks._config import CheckConfig
-    from paper_checks._report import format_measured, plain
-    from paper_checks._run import run_checks, write_run
     from retcon.errors import InputError
-    from retcon.output import OutputSet, check_out_dir
+
+    for opt, bad in (
+        ("--data", args.data is not None),
+        ("--limit", args.limit is not None),
+        ("--magnitude", args.magnitude),
+        ("--end-to-end", args.end_to_end),
+    ):
+        if bad:
+            raise InputError(
+                f"{opt} applies to LoCoMo paired by paper-checks itself; with --paired the "
+                "files are the data. Drop one of them."
+            )
+    files = list(args.paired)
+    names = list(args.reader_name) if args.reader_name else [Path(f).stem for f in files]
+    if len(names) != len(files):
+        raise InputError(
+            f"--reader-name: {len(names)} names for {len(files)} --paired files; give one per "
+            "file, in order."
+        )
+    if len(set(names)) != len(names):
+        raise InputError(
+            f"--reader-name: the readers' names must differ; got {names} (files with the same "
+            "stem need --reader-name)."
+        )
+    overrides = dict(paired=tuple(files), readers=tuple(names), scenarios=())
+    return CheckConfig.full_scale(**overrides) if args.full else CheckConfig.fast(**overrides)
+
+
+def run(args: argparse.Namespace) -> int:
+
+    from paper_checks._config import CheckConfig
+    from retcon.errors import InputError
+    from retcon.output import check_out_dir
 
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be a positive integer; got {args.limit}.")
@@ -78,10 +126,15 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(
                 f"--claims: unknown claim {unknown[0]!r}; expected ids among {list(CHECKS)}."
             )
+    if args.reader_name and not args.paired:
+        raise InputError("--reader-name names --paired files; give --paired FILE too.")
     if args.end_to_end and args.out is None:
         raise InputError("--end-to-end needs --out DIR (it appends a section to DIR/REPORT.md).")
     if args.out is not None:
-        check_out_dir("--out", args.out, inputs=[("--data", args.data)])
+        inputs = [("--data", args.data)] + [("--paired", f) for f in args.paired or ()]
+        check_out_dir("--out", args.out, inputs=inputs)
+    if args.paired:
+        return _run(args, claims, paired_config(args))
     overrides = {"data": args.data}
     if args.limit is not None:
         overrides["locomo_limit"] = args.limit
@@ -103,13 +156,23 @@ def run(args: argparse.Namespace) -> int:
                 load_locomo(path)
             except InputError as e:
                 raise InputError(f"--data: {e}") from None
+    return _run(args, claims, config)
+
+
+def _run(args: argparse.Namespace, claims, config) -> int:
+    """Measure the claims on ``config``'s data, write the report, print the verdicts."""
+    import logging
+
+    from paper_checks._report import format_measured, report_json
+    from paper_checks._run import run_checks, write_run
+    from paper_checks._sources import Workspace
+    from retcon.output import OutputSet
+
     log = logging.getLogger("paper_checks")
-    results, ws = run_checks(
-        config,
-        seed=args.seed,
-        claims=claims,
-        progress=lambda msg: log.info(f"paper-checks: {msg}"),
-    )
+    ws = Workspace(config, args.seed, progress=lambda msg: log.info(f"paper-checks: {msg}"))
+    for reader in config.readers if config.paired else ():
+        ws.paired_source(reader)  # every file read and validated before any claim is measured
+    results, ws = run_checks(config, seed=args.seed, claims=claims, workspace=ws)
     report = None
     end_to_end = None
     if args.out:
@@ -127,10 +190,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         from retcon.cli import print_json
 
-        obj = report or {
-            "claims": [plain(r._asdict()) for r in results],
-            "verdicts": {r.claim_id: r.verdict for r in results},
-        }
+        obj = report or report_json(results, ws.data_sources())
         if end_to_end is not None:
             obj = {**obj, "end_to_end": _end_to_end_json(end_to_end)}
         print_json(obj)

@@ -299,6 +299,64 @@ def test_judge_and_operators_against_the_real_server(llama_server, tmp_path):
     )
 
 
+def _locomo_subset(src: Path, out: Path, conversations: int = 3, questions: int = 2) -> Path:
+    """The first ``conversations`` of LoCoMo with their first ``questions`` answerable questions
+    (categories 1-4, with evidence) each: every conversation stays a group."""
+    full = json.loads(src.read_text(encoding="utf-8"))
+    keep = []
+    for sample in full[:conversations]:
+        qa = [q for q in sample["qa"] if q.get("category") in (1, 2, 3, 4) and q.get("evidence")]
+        keep.append({**sample, "qa": qa[:questions]})
+    out.write_text(json.dumps(keep), encoding="utf-8")
+    return out
+
+
+def test_paper_checks_on_a_real_models_paired_file(llama_server, tmp_path):
+    """docs/paper-checks.md, "Your own model": pair with the model as operators and reader, then
+    grade the file with `retcon paper-checks --paired`. 3 conversations x 2 questions: every claim
+    gets a verdict or names what the data lack (claims 7-9 need 4 groups), the report names the
+    file's sha256, its 3 groups and its provenance (the pairing's sidecar)."""
+    import hashlib
+
+    base_url, _ = llama_server
+    data = _locomo_subset(_locomo(), tmp_path / "locomo3.json")
+    paired = tmp_path / "mine.jsonl"
+    args = ["pair", "locomo", "--data", str(data), "--operators", "llm", "--reader", "llm"]
+    args += ["--granularity", "turn", "--limit", "6", "--budgets", ",".join(map(str, BUDGETS))]
+    args += ["--no-progress", "--json", "--output", str(paired)]
+    args += ["--llm-base-url", base_url, "--llm-model", MODEL_ALIAS]
+    args += ["--llm-cache", str(tmp_path / "cache")]
+    t0 = time.monotonic()
+    r = _retcon(args)
+    pair_s = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr[-2000:]
+    t0 = time.monotonic()
+    out = tmp_path / "report"
+    r = _retcon(
+        ["paper-checks", "--paired", str(paired), "--reader-name", "smollm2"]
+        + ["--json", "--no-figures", "--out", str(out)]
+    )
+    check_s = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr[-2000:]
+    obj = json.loads(r.stdout)
+    assert set(obj["verdicts"]) == {str(i) for i in range(1, 10)}
+    assert set(obj["verdicts"].values()) <= {"PASS", "PARTIAL", "FAIL", "INCONCLUSIVE", "SKIPPED"}
+    (src,) = obj["data"]
+    assert src["sha256"] == hashlib.sha256(paired.read_bytes()).hexdigest()
+    assert src["n_groups"] == 3 and src["n_queries"] == 6
+    assert src["provenance"]["kind"] == "paired"
+    assert "retcon pair locomo" in src["provenance"]["statement"]
+    reasons = {c["claim_id"]: c["details"]["reason"] for c in obj["claims"]}
+    for cid in ("7", "8", "9"):
+        assert obj["verdicts"][cid] == "INCONCLUSIVE" and "at least 4 groups" in reasons[cid]
+    assert obj["verdicts"]["4"] == "SKIPPED"  # one file: no second reader
+    assert (out / "REPORT.md").is_file() and src["sha256"] in (out / "REPORT.md").read_text()
+    print(
+        f"[llm] pair 6 questions: {pair_s:.1f} s; paper-checks --paired: {check_s:.1f} s; "
+        f"verdicts {obj['verdicts']}"
+    )
+
+
 # ------------------------------------------------------------------ a fleet of two real servers
 FLEET_ARGS = ("--granularity", "turn", "--limit", "3", "--budgets", "16,256")
 
