@@ -24,7 +24,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from oas._strata import length_strata
+from oas._strata import length_strata, stratum_label
 from oas._structure import paired_structure
 from retcon.errors import InputError
 from retcon.vocab import ACTIONS, OPERATORS, VOCABULARIES
@@ -178,6 +178,7 @@ def identify_report(
             c = compare(m, jax.random.fold_in(k_cmp, 1 + s))
             strata.append(
                 {
+                    "label": stratum_label(st.lower[s], st.upper[s]),
                     "lower_tokens": float(st.lower[s]),
                     "upper_tokens": _finite(st.upper[s]),
                     **_comparison_dict(c),
@@ -293,10 +294,7 @@ def format_report(rep: dict) -> str:
         f"crossover B* (tokens), predicted out of fold ({rep['folds']} group folds) vs observed"
     )
     lines.append(f"{'set':<22}{'operator':<10}{'predicted':>28}{'observed':>28}{'truth':>10}")
-    sets = [("all", rep["overall"])] + [
-        (f"L in [{s['lower_tokens']:.0f}, {s['upper_tokens'] or float('inf'):.0f})", s)
-        for s in rep["strata"]
-    ]
+    sets = [("all", rep["overall"])] + [(s["label"], s) for s in rep["strata"]]
     for name, c in sets:
         for o in OPERATORS:
             x = c["crossover"][o]

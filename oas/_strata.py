@@ -84,3 +84,9 @@ def length_strata(lengths, query_id, n_strata: int) -> LengthStrata:
     stratum = np.searchsorted(kept, raw)
     median = np.array([np.median(L[stratum == k]) for k in range(kept.size)])
     return LengthStrata(stratum, edges[kept], edges[kept + 1], median)
+
+
+def stratum_label(lower, upper) -> str:
+    """``"L in [lo, hi)"`` in whole tokens; an open upper edge (``None`` or ``inf``) reads ``inf``."""
+    hi = float("inf") if upper is None else float(upper)
+    return f"L in [{float(lower):.0f}, {hi:.0f})"
