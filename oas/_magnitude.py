@@ -24,6 +24,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
+from oas._misfit import format_misfit, misfit_tests
 from oas._strata import length_strata, stratum_label
 from oas._structure import paired_structure
 from retcon.errors import InputError
@@ -169,8 +170,12 @@ def identify_report(
     overall = compare(everything, jax.random.fold_in(k_cmp, 0))
     raw_len = raw_evidence_tokens(structure)
     strata = []
+    stratum_of_row = np.zeros(data.n, np.int64)
+    stratum_names = ["all"]
     if n_strata > 1:
         st = length_strata(raw_len, data.query_id, n_strata)  # the one rule (oas._strata)
+        stratum_of_row = st.stratum
+        stratum_names = [stratum_label(lo, hi) for lo, hi in zip(st.lower, st.upper)]
         for s in range(len(st.median)):
             m = st.stratum == s
             if np.unique(groups[m]).size < 2:
@@ -211,6 +216,17 @@ def identify_report(
         "overall": _comparison_dict(overall),
         "strata": strata,
         "single_cluster": single,
+        "misfit": misfit_tests(
+            jax.random.fold_in(k_diag, 999),
+            structure,
+            data.budget,
+            slot,
+            y,
+            groups,
+            fit.theta,
+            stratum_of_row,
+            stratum_names=stratum_names,
+        ),
     }
     if diagnostics:
         out["diagnostics"] = _diagnostics(data, structure, oof, k_diag, level, n_resamples)
@@ -291,7 +307,8 @@ def format_report(rep: dict) -> str:
         lines.append(f"{r['parameter']:<14}{r['type']:<20}{r['estimate']:>10.3f}{ci:>22}")
     lines.append("")
     lines.append(
-        f"crossover B* (tokens), predicted out of fold ({rep['folds']} group folds) vs observed"
+        f"crossover B* (tokens), predicted out of fold ({rep['folds']} group folds; interval: "
+        "parameters + the held-out groups' sampling) vs observed"
     )
     lines.append(f"{'set':<22}{'operator':<10}{'predicted':>28}{'observed':>28}{'truth':>10}")
     sets = [("all", rep["overall"])] + [(s["label"], s) for s in rep["strata"]]
@@ -300,9 +317,13 @@ def format_report(rep: dict) -> str:
             x = c["crossover"][o]
             tr = x["truth"]["budget"] if x["truth"] else None
             lines.append(
-                f"{name:<22}{o:<10}{_fmt(x['predicted']):>28}{_fmt(x['observed']):>28}"
+                f"{name:<22}{o:<10}{_fmt(x.get('predictive', x['predicted'])):>28}"
+                f"{_fmt(x['observed']):>28}"
                 f"{'' if tr is None else f'{tr:.0f}':>10}"
             )
+    if rep.get("misfit"):
+        lines.append("")
+        lines.append(format_misfit(rep["misfit"]))
     if rep.get("single_cluster"):
         lines.append("")
         lines.append("single-cluster closed route (MODEL §6, theory.crossover):")

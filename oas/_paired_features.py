@@ -62,7 +62,9 @@ class PairedData(NamedTuple):
         if self.cluster_tokens is None:
             return np.full(self.n, np.nan)
         c = np.asarray(self.cluster_tokens, dtype=np.float64)
-        return np.where(np.isfinite(c), (c <= self.budget).astype(np.float64), np.nan)
+        # an empty retrieved cluster (len(C) = 0, a retrieval miss) grounds nothing
+        grounded = (c > 0) & (c <= self.budget)
+        return np.where(np.isfinite(c), grounded.astype(np.float64), np.nan)
 
     @property
     def query_type_slot(self) -> np.ndarray:

@@ -87,6 +87,8 @@ def length_strata(lengths, query_id, n_strata: int) -> LengthStrata:
 
 
 def stratum_label(lower, upper) -> str:
-    """``"L in [lo, hi)"`` in whole tokens; an open upper edge (``None`` or ``inf``) reads ``inf``."""
-    hi = float("inf") if upper is None else float(upper)
-    return f"L in [{float(lower):.0f}, {hi:.0f})"
+    """``"L in [lo, hi)"`` in whole tokens; ``"L >= lo"`` when the upper edge is open (``None``
+    or ``inf``, the last stratum)."""
+    if upper is None or not np.isfinite(upper):
+        return f"L >= {float(lower):.0f}"
+    return f"L in [{float(lower):.0f}, {float(upper):.0f})"

@@ -9,10 +9,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from oas.real import DEFAULT_BUDGETS
 from retcon.errors import InputError, check_range
 from retcon.vocab import OFFLINE_READERS
-
-DEFAULT_BUDGETS = (32, 64, 128, 256, 512, 1024, 2048)
 
 
 @dataclass(frozen=True)

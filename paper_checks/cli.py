@@ -128,8 +128,9 @@ def run(args: argparse.Namespace) -> int:
             )
     if args.reader_name and not args.paired:
         raise InputError("--reader-name names --paired files; give --paired FILE too.")
-    if args.end_to_end and args.out is None:
-        raise InputError("--end-to-end needs --out DIR (it appends a section to DIR/REPORT.md).")
+    for flag, given in (("--magnitude", args.magnitude), ("--end-to-end", args.end_to_end)):
+        if given and args.out is None:
+            raise InputError(f"{flag} needs --out DIR (it appends a section to DIR/REPORT.md).")
     if args.out is not None:
         inputs = [("--data", args.data)] + [("--paired", f) for f in args.paired or ()]
         check_out_dir("--out", args.out, inputs=inputs)

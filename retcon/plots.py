@@ -1,7 +1,7 @@
 """The one plotting module: the palette, the budget axis, new figures and ``save``.
 
 Every figure of the package (``retcon simulate``/``stress``/``crossover``/``evaluate``/
-``identify``, the paper checks and ``experiments/``) takes its colours, its budget axis and its
+``identify``/``timeline``, the paper checks and ``experiments/``) takes its colours, its budget axis and its
 writer from here, so one quantity looks the same in every figure. It sits in the base layer and
 imports only matplotlib and numpy (inside the functions: importing it costs nothing).
 
@@ -53,6 +53,14 @@ POLICY_STYLES = {
     "oas-crc": ("tab:pink", "--", "X"),
     "mlp": ("tab:brown", "-.", "P"),
     "theory": ("tab:cyan", "-", "h"),
+}
+# The memory-over-time policies of ``retcon timeline`` (MODEL §10): (colour, line style).
+TIMELINE_STYLES = {
+    "retain-all": ("black", "-"),
+    "overflow": ("tab:red", "-"),
+    "periodic": ("tab:blue", "-"),
+    "budget-aware": ("tab:green", "-"),
+    "tiered": ("tab:purple", "--"),
 }
 FIXED_POLICIES = ("always-ret", "always-merge", "always-abstract", "always-rewrite")
 LEARNED_POLICIES = ("oas", "oas-calibrated", "oas-crc", "mlp", "theory")

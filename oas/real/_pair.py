@@ -35,8 +35,13 @@ from oas.real._types import Conversation, Query, Record
 from retcon.errors import InputError, check_choice
 from retcon.vocab import ACTIONS, OPERATORS, VOCABULARIES
 from sim import PACKINGS
+from theory import octave_grid
 
-DEFAULT_BUDGETS = (32, 64, 128, 256, 512, 1024, 2048)
+#: Four budgets per octave from 32 to 2048 tokens (25 budgets). LoCoMo's crossovers lie between
+#: about 150 and 1900 tokens; on the old factor-2 grid (32, 64, ..., 2048) the crossover
+#: interpolated in log B sat up to +18% above the continuous B* of a single-cluster model, on
+#: this one under +1.5% (``theory.grid_bias``; docs/real-data.md, tests/test_grid_bias.py).
+DEFAULT_BUDGETS = octave_grid(32, 2048, 4)
 
 
 @dataclass(frozen=True)
