@@ -45,6 +45,8 @@ _ROUTER = {
     },
     "alpha": 0.1,
     "provenance": {},
+    # fitted on groups other than the fixture's (so predict neither refuses nor warns)
+    "fitted_groups": {"digest": "sha256-16", "train": ["0" * 16], "calibration": ["1" * 16]},
 }
 
 
