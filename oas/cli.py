@@ -503,6 +503,7 @@ def _run_evaluate(args) -> int:
             n_folds=args.folds,
             fractions=fractions,
             n_resamples=args.resamples,
+            allow_overlap=args.allow_overlap,
         )
     obj = evaluation_json(ev)
     table = evaluation_table(ev)
