@@ -70,6 +70,8 @@ if TYPE_CHECKING:
     from oas.real._retrieval import evidence_recall as evidence_recall
     from oas.real._retrieval import rank_units as rank_units
     from oas.real._retrieval import retrieve as retrieve
+    from oas.real._retrieval_features import locomo_retrieval_features as locomo_retrieval_features
+    from oas.real._retrieval_features import unit_retrieval_features as unit_retrieval_features
     from oas.real._run import PairJob as PairJob
     from oas.real._run import run_pair_job as run_pair_job
     from oas.real._text import RegexTokenizer as RegexTokenizer
@@ -105,6 +107,8 @@ _EXPORTS = {
     "embed_texts": "oas.real._embed",
     "make_embedder": "oas.real._embed",
     "crossover_ci": "oas.real._endtoend",
+    "locomo_retrieval_features": "oas.real._retrieval_features",
+    "unit_retrieval_features": "oas.real._retrieval_features",
     "end_to_end_report": "oas.real._endtoend",
     "gap_split": "oas.real._endtoend",
     "loco_policies": "oas.real._endtoend",
@@ -220,6 +224,7 @@ __all__ = [
     "load_locomo",
     "load_longmemeval",
     "loco_policies",
+    "locomo_retrieval_features",
     "make_embedder",
     "make_operators",
     "make_reader",
@@ -244,4 +249,5 @@ __all__ = [
     "split_sentences",
     "stem",
     "summarize",
+    "unit_retrieval_features",
 ]
