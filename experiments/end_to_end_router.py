@@ -30,6 +30,11 @@ from pathlib import Path
 RECALLS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5)
 
 
+def _log(msg: str) -> None:
+    sys.stderr.write(msg + "\n")
+    sys.stderr.flush()
+
+
 def _fmt(g: dict) -> str:
     return f"{g['point']:+.3f} [{g['lower']:+.3f}, {g['upper']:+.3f}]"
 
@@ -50,7 +55,13 @@ def locomo(key, e2e_path, oracle_path, data_path, *, theory: bool = True) -> dic
     oracle = read_paired(oracle_path) if oracle_path else None
     out = {
         "end_to_end": loco_deployable(
-            jax.random.fold_in(key, 0), e2e, extra, recall, oracle_data=oracle, theory=theory
+            jax.random.fold_in(key, 0),
+            e2e,
+            extra,
+            recall,
+            oracle_data=oracle,
+            theory=theory,
+            progress=_log,
         ),
         "recall_feature_correlation": {
             name: float(np.corrcoef(extra[:, j], recall)[0, 1])
@@ -65,6 +76,7 @@ def locomo(key, e2e_path, oracle_path, data_path, *, theory: bool = True) -> dic
             np.ones(oracle.n),
             feature_groups={"base": ()},
             theory=theory,
+            progress=_log,
         )
     return out
 
@@ -96,7 +108,10 @@ def simulation(key, *, recalls=RECALLS, n_instances: int = 8000, n_budgets: int 
             axis=1,
         )
         rec = np.asarray(m["meta_retrieval_recall_cluster"], dtype=np.float64)
-        res = loco_deployable(jax.random.fold_in(k_score, i), data, extra, rec, theory=True)
+        res = loco_deployable(
+            jax.random.fold_in(k_score, i), data, extra, rec, theory=True, progress=_log
+        )
+        _log(f"recall {r:g} done")
         cells.append({"recall": float(r), **res})
     return {"recalls": list(recalls), "cells": cells}
 
@@ -185,7 +200,9 @@ def main(argv=None) -> int:
         try:
             recalls = tuple(float(x) for x in args.recalls.split(","))
         except ValueError:
-            raise InputError(f"--recalls must be comma-separated numbers; got {args.recalls!r}.")
+            raise InputError(
+                f"--recalls must be comma-separated numbers; got {args.recalls!r}."
+            ) from None
         res["simulation"] = simulation(
             jax.random.fold_in(key, 1), recalls=recalls, n_instances=args.instances
         )

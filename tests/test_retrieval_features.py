@@ -104,3 +104,54 @@ def test_sim_rows_carry_the_features_and_the_recall_target():
     assert np.all(count <= np.asarray(data.features)[:, 3])  # at most |C| units overlap
     mass = np.asarray(m["meta_score_mass"], dtype=np.float64)
     assert np.all((mass >= 0) & (mass <= 1))
+
+
+def _world(seed: int = 0, n_groups: int = 5, per_group: int = 60):
+    """Paired rows whose best action is set by the score margin (feature 12), not by the base
+    features: ``ret`` succeeds when the margin is positive, ``merge`` otherwise."""
+    from oas import PairedData
+
+    rng = np.random.default_rng(seed)
+    n = n_groups * per_group
+    extra = np.stack([rng.uniform(-1, 1, n), rng.uniform(0, 1, n), rng.integers(0, 4, n)], 1)
+    good_ret = extra[:, 0] > 0
+    y = np.zeros((n, 4))
+    y[:, 0] = good_ret
+    y[:, 1] = ~good_ret
+    y[:, 2] = rng.uniform(size=n) < 0.3
+    feats = np.zeros((n, 11))
+    feats[:, 0] = np.tile([0.25, 0.5], n // 2)
+    feats[:, 1:7] = rng.normal(size=(n, 6))
+    feats[np.arange(n), 7 + rng.integers(0, 4, n)] = 1.0
+    data = PairedData(
+        instance_id=np.asarray([f"i{i}" for i in range(n)], dtype=object),
+        query_id=np.asarray([f"q{i}" for i in range(n)], dtype=object),
+        group_id=np.asarray([f"g{i // per_group}" for i in range(n)], dtype=object),
+        query_type=np.asarray(["single-hop"] * n, dtype=object),
+        budget=feats[:, 0] * 512.0,
+        outcomes=y,
+        features=feats,
+        vocabulary="locomo",
+    )
+    return data, extra, good_ret.astype(float)
+
+
+@pytest.mark.slow  # about 40 grouped ridge fits (12 s on a loaded machine)
+def test_loco_deployable_finds_a_signal_only_the_retrieval_features_carry():
+    import jax
+
+    from oas.real._deployable import loco_deployable
+
+    data, extra, recall = _world()
+    res = loco_deployable(
+        jax.random.key(0), data, extra, recall, feature_groups={"base": (), "+scores": (0, 1)}
+    )
+    gain = {p: g["point"] for p, g in res["gain"].items()}
+    assert gain["+scores"] > gain["base"] + 0.2  # the margin tells ret from merge
+    assert all(s["selected"] == "+scores" for s in res["selected_groups"])  # chosen in the folds
+    assert gain["selected"] == pytest.approx(gain["+scores"])
+    for p in gain:  # MODEL §8: the oracle selector bounds every policy, group by group
+        assert np.all(np.asarray(res["per_group"]["oracle"]) >= np.asarray(res["per_group"][p]))
+    assert gain["best-fixed"] == 0.0
+    g = res["gain"]["+scores"]
+    assert g["lower"] < g["point"] < g["upper"]

@@ -5,8 +5,8 @@ For each held-out conversation ``g`` everything is fitted on the other conversat
 recall calibration (feature 15, ``oas.fit_recall_calibration`` on features 12-14 against the rows'
 retrieval recall), one ridge router per feature group (``oas.fit_ridge``, argmax of the predicted
 utilities, ties to ``ret``), the best fixed action per budget, and the choice of feature group
-(``selected``: the group with the best mean gain over best-fixed in an inner leave-one-conversation
--out over the training conversations). Optional policies: the theory router identified on the
+(``selected``: the group with the best mean gain over best-fixed in inner grouped folds of the
+training conversations). Optional policies: the theory router identified on the
 end-to-end training rows (``oas.fit_theory_router``), and the ridge router (``oas.fit_router``,
 argmax and its ``tau_B``-calibrated variant) trained on the oracle-protocol rows of the training
 conversations and deployed on the end-to-end rows (the oracle -> end-to-end shift).
@@ -22,6 +22,9 @@ from __future__ import annotations
 import numpy as np
 
 from retcon.errors import InputError
+
+#: margins tried for the ``anchored`` policy (``inf`` is best-fixed itself)
+ANCHOR_TAUS = (0.0, 0.01, 0.02, 0.05, 0.1, float("inf"))
 
 #: feature groups over MODEL §8's eleven: indices into (margin, mass, overlap, recall estimate)
 FEATURE_GROUPS = {
@@ -46,7 +49,8 @@ def _features(data, extra, recall, train, cols) -> np.ndarray:
 
 
 def _ridge_choice(key, x, y, groups, train, test) -> np.ndarray:
-    from oas import argmax_policy, fit_ridge, predict_ridge
+    """Predicted utilities ``(n_test, 4)`` of a ridge router fitted on ``train``."""
+    from oas import fit_ridge, predict_ridge
 
     n_train_groups = len(set(groups[train].tolist()))
     fit = fit_ridge(
@@ -54,10 +58,17 @@ def _ridge_choice(key, x, y, groups, train, test) -> np.ndarray:
         x[train],
         y[train],
         groups[train],
-        n_folds=min(5, max(2, n_train_groups - 1)),
+        n_folds=min(3, max(2, n_train_groups - 1)),
         backend="numpy",
     )
-    return argmax_policy(predict_ridge(fit, x[test]))
+    return predict_ridge(fit, x[test])
+
+
+def _anchored(mu, bf, tau: float) -> np.ndarray:
+    """Best-fixed's action unless the router's best action beats it by more than ``tau``."""
+    rows = np.arange(mu.shape[0])
+    best = np.argmax(mu, axis=1)
+    return np.where(mu[rows, best] - mu[rows, bf] > tau, best, bf)
 
 
 def _best_fixed(y, b, train, test) -> np.ndarray:
@@ -77,7 +88,9 @@ def loco_deployable(
     feature_groups: dict | None = None,
     oracle_data=None,
     theory: bool = False,
+    inner_folds: int = 3,
     level: float = 0.95,
+    progress=None,
 ) -> dict:
     """Leave-one-conversation-out gains over best-fixed of deployable routers, with t intervals.
 
@@ -92,7 +105,10 @@ def loco_deployable(
       oracle_data: oracle-protocol rows of the same questions (optional): adds ``oracle-trained``
         and ``oracle-trained-calibrated`` (trained there, deployed on ``data``).
       theory: add the theory router identified on the end-to-end training rows.
+      inner_folds: the training conversations are dealt into this many folds (in order) to
+        select the feature group (``selected``) by its mean held-out gain over best-fixed.
       level: interval coverage.
+      progress: optional callable taking a one-line message after each held-out conversation.
 
     Returns:
       JSON-ready dict: ``groups`` (conversation ids), ``per_group[policy]`` (G gains),
@@ -104,6 +120,7 @@ def loco_deployable(
     """
     import jax
 
+    from oas import argmax_policy
     from retcon.inference import group_t_interval
 
     groups_spec = dict(FEATURE_GROUPS if feature_groups is None else feature_groups)
@@ -121,7 +138,8 @@ def loco_deployable(
     y = np.asarray(data.outcomes, dtype=np.float64)
     b = np.asarray(data.budget, dtype=np.float64)
     rows = np.arange(data.n)
-    names = ["best-fixed", *groups_spec, "selected", "oracle"]
+    anchor_group = "all" if "all" in groups_spec else list(groups_spec)[-1]
+    names = ["best-fixed", *groups_spec, "selected", "anchored", "e2e-calibrated", "oracle"]
     if oracle_data is not None:
         names += ["oracle-trained", "oracle-trained-calibrated"]
         o_groups = np.asarray(oracle_data.group_id).astype(str)
@@ -129,6 +147,7 @@ def loco_deployable(
         names.append("theory")
     chosen = {p: np.zeros(data.n, dtype=np.int64) for p in names}
     selected = []
+    anchor_taus: list[float] = []
     for i, g in enumerate(uniq):
         kg = jax.random.fold_in(key, i)
         test = groups == g
@@ -136,33 +155,51 @@ def loco_deployable(
         chosen["best-fixed"][test] = _best_fixed(y, b, train, test)
         chosen["oracle"][test] = np.argmax(y[test], axis=1)
         inner_score = {}
+        anchor_inner = np.zeros(len(ANCHOR_TAUS))
+        bf_test = chosen["best-fixed"][test]
         for j, (name, cols) in enumerate(groups_spec.items()):
             x = _features(data, extra, recall, train, cols)
-            chosen[name][test] = _ridge_choice(jax.random.fold_in(kg, j), x, y, groups, train, test)
+            mu = _ridge_choice(jax.random.fold_in(kg, j), x, y, groups, train, test)
+            chosen[name][test] = argmax_policy(mu)
             # inner leave-one-conversation-out over the training conversations: the selection
             inner = []
-            for h in (u for u in uniq if u != g):
-                itest = groups == h
+            others = [u for u in uniq if u != g]
+            for f in range(inner_folds):
+                itest = np.isin(groups, others[f::inner_folds])
                 itrain = train & ~itest
                 xi = _features(data, extra, recall, itrain, cols)
-                a = _ridge_choice(jax.random.fold_in(kg, 100 + j), xi, y, groups, itrain, itest)
+                mui = _ridge_choice(jax.random.fold_in(kg, 100 + j), xi, y, groups, itrain, itest)
+                a = argmax_policy(mui)
                 bf = _best_fixed(y, b, itrain, itest)
                 yi = y[itest]
-                inner.append(float(np.mean(yi[np.arange(len(a)), a] - yi[np.arange(len(a)), bf])))
+                r = np.arange(len(a))
+                inner.append(float(np.mean(yi[r, a] - yi[r, bf])))
+                if name == anchor_group:
+                    for t, tau in enumerate(ANCHOR_TAUS):
+                        anchor_inner[t] += np.mean(yi[r, _anchored(mui, bf, tau)] - yi[r, bf])
             inner_score[name] = float(np.mean(inner))
+            if name == anchor_group:
+                # ties go to the larger margin (closer to best-fixed)
+                last = len(ANCHOR_TAUS) - 1 - int(np.argmax(anchor_inner[::-1]))
+                tau_best = ANCHOR_TAUS[last]
+                chosen["anchored"][test] = _anchored(mu, bf_test, tau_best)
+                anchor_taus.append(tau_best)
         best = max(groups_spec, key=lambda nm: (inner_score[nm], -list(groups_spec).index(nm)))
         selected.append({"group": g, "selected": best, "inner_gain": inner_score})
         chosen["selected"][test] = chosen[best][test]
-        if oracle_data is not None:
-            from oas.real._endtoend import _fit
+        if progress is not None:
+            progress(f"held out {g} ({i + 1}/{len(uniq)}): selected {best}")
+        from oas.real._endtoend import _fit
 
+        router = _fit(jax.random.fold_in(kg, 999), data.take(train), 0.1, len(uniq) - 1)
+        feats = np.asarray(data.features, dtype=np.float64)[test]
+        chosen["e2e-calibrated"][test] = router.choose(feats, b[test], "calibrated")
+        if oracle_data is not None:
             otrain = oracle_data.take(o_groups != g)
             router = _fit(jax.random.fold_in(kg, 1000), otrain, 0.1, len(uniq) - 1)
             feats = np.asarray(data.features, dtype=np.float64)[test]
             chosen["oracle-trained"][test] = router.choose(feats, b[test], "argmax")
-            chosen["oracle-trained-calibrated"][test] = router.choose(
-                feats, b[test], "calibrated"
-            )
+            chosen["oracle-trained-calibrated"][test] = router.choose(feats, b[test], "calibrated")
         if theory:
             from oas import fit_theory_router, paired_structure
 
@@ -183,6 +220,8 @@ def loco_deployable(
         "gain": {},
         "accuracy": {p: float(score[p].mean()) for p in names},
         "selected_groups": selected,
+        "anchor_group": anchor_group,
+        "anchor_taus": [None if t == float("inf") else t for t in anchor_taus],
         "headroom_share": {},
     }
     for p in names:
