@@ -81,7 +81,9 @@ def locomo(key, e2e_path, oracle_path, data_path, *, theory: bool = True) -> dic
     return out
 
 
-def simulation(key, *, recalls=RECALLS, n_instances: int = 8000, n_budgets: int = 8) -> dict:
+def simulation(
+    key, *, recalls=RECALLS, n_instances: int = 8000, n_budgets: int = 8, theory: bool = True
+) -> dict:
     """Gain over best-fixed against recall in ``locomo-like`` for each router (LOGO, 10 groups)."""
     import dataclasses
 
@@ -109,7 +111,7 @@ def simulation(key, *, recalls=RECALLS, n_instances: int = 8000, n_budgets: int 
         )
         rec = np.asarray(m["meta_retrieval_recall_cluster"], dtype=np.float64)
         res = loco_deployable(
-            jax.random.fold_in(k_score, i), data, extra, rec, theory=True, progress=_log
+            jax.random.fold_in(k_score, i), data, extra, rec, theory=theory, progress=_log
         )
         _log(f"recall {r:g} done")
         cells.append({"recall": float(r), **res})
@@ -204,7 +206,10 @@ def main(argv=None) -> int:
                 f"--recalls must be comma-separated numbers; got {args.recalls!r}."
             ) from None
         res["simulation"] = simulation(
-            jax.random.fold_in(key, 1), recalls=recalls, n_instances=args.instances
+            jax.random.fold_in(key, 1),
+            recalls=recalls,
+            n_instances=args.instances,
+            theory=not args.no_theory,
         )
     meta = sidecar(vars(args), seed=args.seed, command="python -m experiments.end_to_end_router")
     meta["data"] = res

@@ -99,7 +99,7 @@ def test_sim_rows_carry_the_features_and_the_recall_target():
     data = simulate_paired(jax.random.key(0), sc, 64, budgets=np.array([64.0, 256.0]))
     m = data.meta
     recall = np.asarray(m["meta_retrieval_recall_cluster"], dtype=np.float64)
-    assert np.all((recall > 0) & (recall <= 1)) and np.any(recall < 1)
+    assert np.all((recall >= 0) & (recall <= 1)) and np.any(recall < 1)  # 0: all missed
     count = np.asarray(m["meta_overlap_count"], dtype=np.float64)
     assert np.all(count <= np.asarray(data.features)[:, 3])  # at most |C| units overlap
     mass = np.asarray(m["meta_score_mass"], dtype=np.float64)
