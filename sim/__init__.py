@@ -9,7 +9,9 @@ paired data for the OAS router. ``PACKINGS``, ``check_packing``, ``pack_referenc
 are the packing of MODEL §2, which lives in ``theory`` (re-exported here for existing users).
 
 References: MODEL §2 (reader, packing), §3-§4 (regions, Proposition 1), §5 (Assumption 1),
-§6 (single-cluster model), §7 (operator ranking), §8 (paired instances). See docs/simulation.md.
+§6 (single-cluster model), §7 (operator ranking), §8 (paired instances), §10 (memory over time:
+``load_stream``, ``simulate_timeline``, ``summarize_timeline``; docs/over-time.md). See
+docs/simulation.md.
 """
 
 from typing import TYPE_CHECKING
@@ -39,10 +41,21 @@ if TYPE_CHECKING:
     from sim._simulate import exact_mean as exact_mean
     from sim._simulate import simulate as simulate
     from sim._simulate import simulate_queries as simulate_queries
+    from sim._stream import STREAM_PRESETS as STREAM_PRESETS
+    from sim._stream import StreamConfig as StreamConfig
+    from sim._stream import StreamScenario as StreamScenario
+    from sim._stream import load_stream as load_stream
+    from sim._stream import stream_from_dict as stream_from_dict
     from sim._stress import SpilloverSummary as SpilloverSummary
     from sim._stress import StressResult as StressResult
     from sim._stress import spillover_summary as spillover_summary
     from sim._stress import stress as stress
+    from sim._timeline import POLICIES as POLICIES
+    from sim._timeline import TimelineResult as TimelineResult
+    from sim._timeline import overflow_generations as overflow_generations
+    from sim._timeline import periodic_generations as periodic_generations
+    from sim._timeline import simulate_timeline as simulate_timeline
+    from sim._timeline import summarize_timeline as summarize_timeline
     from theory import PACKINGS as PACKINGS
     from theory import check_packing as check_packing
     from theory import pack as pack
@@ -75,6 +88,17 @@ _EXPORTS = {
     "SpilloverSummary": "sim._stress",
     "spillover_summary": "sim._stress",
     "stress": "sim._stress",
+    "STREAM_PRESETS": "sim._stream",
+    "StreamConfig": "sim._stream",
+    "StreamScenario": "sim._stream",
+    "load_stream": "sim._stream",
+    "stream_from_dict": "sim._stream",
+    "POLICIES": "sim._timeline",
+    "TimelineResult": "sim._timeline",
+    "overflow_generations": "sim._timeline",
+    "periodic_generations": "sim._timeline",
+    "simulate_timeline": "sim._timeline",
+    "summarize_timeline": "sim._timeline",
     # MODEL §2 packing lives in theory; re-exported here for existing users of sim.pack & co.
     "PACKINGS": "theory",
     "check_packing": "theory",
@@ -90,7 +114,9 @@ __getattr__, __dir__ = lazy_exports("sim", _EXPORTS, _MODULES)
 __all__ = [
     "DEFAULT_PRESET",
     "PACKINGS",
+    "POLICIES",
     "PRESETS",
+    "STREAM_PRESETS",
     "ClassifierConfig",
     "Crossover",
     "Instances",
@@ -102,20 +128,29 @@ __all__ = [
     "Scenario",
     "SimResult",
     "SpilloverSummary",
+    "StreamConfig",
+    "StreamScenario",
     "StressResult",
+    "TimelineResult",
     "block_se",
     "bootstrap_crossover",
     "check_packing",
     "exact_mean",
     "kernel",
     "load_scenario",
+    "load_stream",
+    "overflow_generations",
     "pack",
     "pack_reference",
+    "periodic_generations",
     "scenario_from_dict",
     "simulate",
     "simulate_instances",
     "simulate_queries",
+    "simulate_timeline",
     "simulated_crossover",
     "spillover_summary",
+    "stream_from_dict",
     "stress",
+    "summarize_timeline",
 ]

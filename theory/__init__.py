@@ -36,14 +36,21 @@ Python API:
     caller's jit/vmap), cumsum_in_order(x): the packing of MODEL §2, used by sim, oas and real data
   grid_crossover(budgets, delta) -> GridCrossover: the crossover of a curve sampled on a budget
     grid (simulated or measured); the one estimator sim, oas.real and paper_checks use
+  octave_grid(low, high, per_octave): a geometric budget grid in whole tokens;
+    grid_bias(dist, budgets, *, ...) -> GridBias: the grid estimator's crossover against the exact one
   kappa(fidelity, acc_raw, acc_guess); loose_budget_limit(*, ...); tight_budget_condition(dist, *, ...)
   closed_form_crossover(dist, *, ...); elasticity_nonincreasing(dist)
   decompose_numpy / decompose_jax (from CDF values), delta_curve_jax (from a jax CDF)
   theory.symbolic: sympy `dU`, `C`, `R` in an undefined F and the checks of §4-6 (`identity_residual`, ...);
   theory.closed_forms: the §6.6 derivations (`point_mass_crossover`, `uniform_crossover`, ...)
+  Memory over time (§10): generation_utility(dist, budgets, generations, *, ...) -> U(B, k);
+    best_generation / closed_form_best_generation -> BestGeneration (k*); stream_curve(dist,
+    budgets, horizon, *, age_law, ...) -> StreamCurve; crossover_time -> CrossoverTime (t*_o(B));
+    point_mass_crossover_time; sum_cdf (law of n session lengths); first_positive_time;
+    theory.overtime_symbolic: the sympy derivations of §10
 
 Bad input raises `retcon.errors.InputError` (a ValueError) naming the option as the CLI spells it.
-References: docs/model.md §4-6.
+References: docs/model.md §4-6, §10.
 """
 
 from typing import TYPE_CHECKING
@@ -52,6 +59,7 @@ from retcon.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from theory import _closed_forms as closed_forms
+    from theory import _overtime_symbolic as overtime_symbolic
     from theory import _symbolic as symbolic
     from theory._checks import DIST_PARAMS as DIST_PARAMS
     from theory._checks import DIST_SCALE_PARAM as DIST_SCALE_PARAM
@@ -60,10 +68,12 @@ if TYPE_CHECKING:
     from theory._crossover import REASON_USELESS as REASON_USELESS
     from theory._crossover import REASON_WEAK as REASON_WEAK
     from theory._crossover import Crossover as Crossover
+    from theory._crossover import GridBias as GridBias
     from theory._crossover import TightBudget as TightBudget
     from theory._crossover import crossover as crossover
     from theory._crossover import delta_curve as delta_curve
     from theory._crossover import elasticity_nonincreasing as elasticity_nonincreasing
+    from theory._crossover import grid_bias as grid_bias
     from theory._crossover import kappa as kappa
     from theory._crossover import loose_budget_limit as loose_budget_limit
     from theory._crossover import scan_budgets as scan_budgets
@@ -79,7 +89,21 @@ if TYPE_CHECKING:
     from theory._grid import crossover_status as crossover_status
     from theory._grid import format_crossover as format_crossover
     from theory._grid import grid_crossover as grid_crossover
+    from theory._grid import octave_grid as octave_grid
     from theory._grid import sign_changes as sign_changes
+    from theory._overtime import AGE_LAWS as AGE_LAWS
+    from theory._overtime import SUM_FAMILIES as SUM_FAMILIES
+    from theory._overtime import BestGeneration as BestGeneration
+    from theory._overtime import CrossoverTime as CrossoverTime
+    from theory._overtime import StreamCurve as StreamCurve
+    from theory._overtime import best_generation as best_generation
+    from theory._overtime import closed_form_best_generation as closed_form_best_generation
+    from theory._overtime import crossover_time as crossover_time
+    from theory._overtime import first_positive_time as first_positive_time
+    from theory._overtime import generation_utility as generation_utility
+    from theory._overtime import point_mass_crossover_time as point_mass_crossover_time
+    from theory._overtime import stream_curve as stream_curve
+    from theory._overtime import sum_cdf as sum_cdf
     from theory._pack import cumsum_in_order as cumsum_in_order
     from theory._pack import pack as pack
     from theory._pack import pack_one as pack_one
@@ -107,6 +131,9 @@ _EXPORTS = {
     "check_packing": "theory._packing",
     "pack_reference": "theory._packing",
     "REASON_NO_LOSS": "theory._crossover",
+    "GridBias": "theory._crossover",
+    "grid_bias": "theory._crossover",
+    "octave_grid": "theory._grid",
     "REASON_USELESS": "theory._crossover",
     "REASON_WEAK": "theory._crossover",
     "Crossover": "theory._crossover",
@@ -129,37 +156,63 @@ _EXPORTS = {
     "sign_changes": "theory._grid",
     "empirical_lengths": "theory._dists",
     "make_length_dist": "theory._dists",
+    "AGE_LAWS": "theory._overtime",
+    "BestGeneration": "theory._overtime",
+    "CrossoverTime": "theory._overtime",
+    "StreamCurve": "theory._overtime",
+    "SUM_FAMILIES": "theory._overtime",
+    "best_generation": "theory._overtime",
+    "closed_form_best_generation": "theory._overtime",
+    "crossover_time": "theory._overtime",
+    "first_positive_time": "theory._overtime",
+    "generation_utility": "theory._overtime",
+    "point_mass_crossover_time": "theory._overtime",
+    "stream_curve": "theory._overtime",
+    "sum_cdf": "theory._overtime",
     "Decomposition": "theory._twins",
     "decompose_jax": "theory._twins",
     "decompose_numpy": "theory._twins",
     "delta_curve_jax": "theory._twins",
 }
-_MODULES = {"symbolic": "theory._symbolic", "closed_forms": "theory._closed_forms"}
+_MODULES = {
+    "symbolic": "theory._symbolic",
+    "closed_forms": "theory._closed_forms",
+    "overtime_symbolic": "theory._overtime_symbolic",
+}
 
 __getattr__, __dir__ = lazy_exports("theory", _EXPORTS, _MODULES)
 
 
 __all__ = [
+    "AGE_LAWS",
     "DIST_PARAMS",
     "DIST_SCALE_PARAM",
     "PACKINGS",
     "REASON_NO_LOSS",
     "REASON_USELESS",
     "REASON_WEAK",
+    "SUM_FAMILIES",
+    "BestGeneration",
     "Crossover",
     "CrossoverInterval",
+    "CrossoverTime",
     "Decomposition",
+    "GridBias",
     "GridCrossover",
     "LengthDist",
+    "StreamCurve",
     "TightBudget",
+    "best_generation",
     "check_dist_params",
     "check_packing",
+    "closed_form_best_generation",
     "closed_form_crossover",
     "closed_forms",
     "crossover",
     "crossover_interval",
     "crossover_replicates",
     "crossover_status",
+    "crossover_time",
     "cumsum_in_order",
     "decompose_jax",
     "decompose_numpy",
@@ -167,17 +220,25 @@ __all__ = [
     "delta_curve_jax",
     "elasticity_nonincreasing",
     "empirical_lengths",
+    "first_positive_time",
     "format_crossover",
+    "generation_utility",
+    "grid_bias",
     "grid_crossover",
     "kappa",
     "loose_budget_limit",
     "make_length_dist",
+    "octave_grid",
+    "overtime_symbolic",
     "pack",
     "pack_one",
     "pack_reference",
+    "point_mass_crossover_time",
     "sample_lengths",
     "scan_budgets",
     "sign_changes",
+    "stream_curve",
+    "sum_cdf",
     "symbolic",
     "tight_budget_condition",
 ]

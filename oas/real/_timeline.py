@@ -1,0 +1,491 @@
+"""LoCoMo as a stream (MODEL §10): repeated consolidation of real text, survival against passes,
+utility per policy against time, crossover times.
+
+* Stream. A conversation's sessions in date order (`stream_steps`): at session ``t`` the memory
+  holds sessions ``<= t`` and the questions asked are those whose evidence lies in sessions
+  ``<= t`` (a question whose evidence the loader could not place in any session is left out).
+* Passes. A unit is one session. Pass 1 applies an operator backend (``extractive``, or
+  ``dataset``: LoCoMo's own observations and summaries) to the session's turns; pass ``k >= 2``
+  applies the ``extractive`` operator to pass ``k - 1``'s records (summaries of summaries). The
+  unit's text is its records rendered with the session date (``"[date] text"``).
+* Survival (H10). For a question answerable from its raw evidence sessions by the lexical reader,
+  ``s_k`` = 1 when it is still answerable from the same sessions after ``k`` passes. Per
+  conversation, the survival ``S_k`` is the share of those questions; intervals are Student-t over
+  conversations (``G - 1`` degrees of freedom). H10 says ``S_k = phi^k`` (geometric); the
+  alternatives are ``front-loaded`` (``S_k = c phi^(k-1)``: the first pass loses most) and
+  ``levels off`` (``S_k = c + (1 - c) phi^k``: details lost early cannot be lost again). All are
+  fitted by binomial maximum likelihood and compared by leave-one-conversation-out log
+  likelihood, with a t-interval over conversations of each alternative's gain.
+* Utility against time. Contexts are packed most recent unit first (prefix packing, the one
+  packing rule ``theory.pack_reference``); a question's outcome is the lexical reader on the context;
+  policies are sim's (``retain-all``, ``periodic`` with every unit passed once, ``overflow``,
+  ``budget-aware``, ``tiered``), their generations computed by sim's functions.
+
+References: MODEL §10, §9 (LoCoMo), §2 (packing, reader); docs/over-time.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+from collections.abc import Sequence
+from datetime import datetime
+from typing import NamedTuple
+
+import numpy as np
+
+from oas.real._operators import make_operators
+from oas.real._readers import lexical_correct
+from oas.real._text import content_tokens, make_tokenizer, normalize
+from oas.real._types import Conversation, Query, Record
+from retcon.errors import InputError
+from retcon.vocab import OPERATORS
+
+FIRST_PASS = ("extractive", "dataset")
+MAX_PASSES = 8
+_DATE = "%I:%M %p on %d %B, %Y"
+
+
+def session_order(conversation: Conversation) -> list[int]:
+    """Indices of the conversation's sessions in date order (ties and unparsable dates keep the
+    dataset's order, after the dated sessions)."""
+
+    def key(i):
+        s = conversation.sessions[i]
+        try:
+            return (0, datetime.strptime(s.date.strip(), _DATE), i)
+        except ValueError:
+            return (1, datetime.min, i)
+
+    return sorted(range(len(conversation.sessions)), key=key)
+
+
+class StreamStep(NamedTuple):
+    """Time ``t`` (1-based) of a conversation's stream: the sessions held, the questions asked."""
+
+    time: int
+    session_ids: tuple[str, ...]
+    queries: tuple[Query, ...]
+
+
+def _evidence_sessions(conversation: Conversation) -> dict[str, str]:
+    return {r.record_id: s.session_id for s in conversation.sessions for r in s.records}
+
+
+def stream_steps(conversation: Conversation) -> list[StreamStep]:
+    """The conversation as a stream (module docstring): one step per session, in date order.
+
+    A question is asked at every time from the one where its last evidence session arrives.
+    """
+    order = [conversation.sessions[i].session_id for i in session_order(conversation)]
+    when = {sid: t for t, sid in enumerate(order, start=1)}
+    where = _evidence_sessions(conversation)
+    first = {}
+    for q in conversation.queries:
+        sids = {where[e] for e in q.evidence_ids if e in where}
+        if sids:
+            first[q.query_id] = max(when[s] for s in sids)
+    return [
+        StreamStep(
+            t,
+            tuple(order[:t]),
+            tuple(q for q in conversation.queries if first.get(q.query_id, math.inf) <= t),
+        )
+        for t in range(1, len(order) + 1)
+    ]
+
+
+def evidence_session_ids(conversation: Conversation, query: Query) -> tuple[str, ...]:
+    where = _evidence_sessions(conversation)
+    return tuple(dict.fromkeys(where[e] for e in query.evidence_ids if e in where))
+
+
+def pass_chain(
+    conversation: Conversation, operator: str, passes: int, first: str = "extractive"
+) -> dict[str, list[str]]:
+    """``{session_id: [text after 0, 1, .., passes passes]}`` for one operator (module docstring).
+
+    A pass that returns nothing (all text dropped) leaves an empty unit from then on.
+    """
+    if operator not in OPERATORS:
+        raise InputError(
+            f"pass_chain: operator must be one of {list(OPERATORS)}; got {operator!r}."
+        )
+    first_backend = make_operators(first)
+    later = make_operators("extractive")
+    out: dict[str, list[str]] = {}
+    for s in conversation.sessions:
+        records: list[Record] = list(s.records)
+        texts = [_render(s.date, records)]
+        for k in range(1, passes + 1):
+            backend = first_backend if k == 1 else later
+            records = list(getattr(backend, operator)(records, conversation)) if records else []
+            texts.append(_render(s.date, records))
+        out[s.session_id] = texts
+    return out
+
+
+def _render(date: str, records: Sequence[Record]) -> str:
+    body = "\n".join(r.text for r in records)
+    if not body:
+        return ""
+    return f"[{date}] {body}" if date else body
+
+
+# --------------------------------------------------------------------------- survival
+
+
+class Survival(NamedTuple):
+    """Answer survival against passes, per conversation.
+
+    Attributes:
+      survived: ``(G, K + 1)`` questions still answerable after ``k`` passes (``k = 0``: all).
+      at_risk: ``(G,)`` questions answerable from the raw evidence.
+      lengths: ``(G, K + 1)`` mean evidence-unit length in tokens after ``k`` passes.
+    """
+
+    survived: np.ndarray
+    at_risk: np.ndarray
+    lengths: np.ndarray
+
+
+def survival(
+    conversations: Sequence[Conversation], operator: str, passes: int, first: str = "extractive"
+) -> Survival:
+    """Per conversation, how many answerable questions survive ``k`` passes (module docstring)."""
+    tok = make_tokenizer("regex")
+    surv, risk, lens = [], [], []
+    for c in conversations:
+        chain = pass_chain(c, operator, passes, first)
+        counts = np.zeros(passes + 1)
+        n_risk = 0
+        for q in c.queries:
+            if not content_tokens(q.answer):
+                continue
+            sids = evidence_session_ids(c, q)
+            if not sids:
+                continue
+            ok = [
+                lexical_correct(q.answer, "\n".join(chain[s][k] for s in sids))
+                for k in range(passes + 1)
+            ]
+            if not ok[0]:
+                continue
+            n_risk += 1
+            counts += np.asarray(ok, float)
+        surv.append(counts)
+        risk.append(n_risk)
+        lens.append(
+            [
+                np.mean([tok.count(chain[s.session_id][k]) for s in c.sessions])
+                for k in range(passes + 1)
+            ]
+        )
+    return Survival(np.asarray(surv), np.asarray(risk, float), np.asarray(lens))
+
+
+def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
+    """``(mean, lower, upper)`` of per-conversation values: `retcon.inference.group_t_interval`
+    (Student-t on ``G - 1`` df; NaN groups left out; NaN interval below two groups)."""
+    from retcon.inference import group_t_interval
+
+    r = group_t_interval(np.asarray(values, float), level=level)
+    return float(r.estimate[0]), float(r.lower[0]), float(r.upper[0])
+
+
+#: Survival models: name -> curve ``S_k`` (``k >= 1``) from two numbers in (0, 1).
+SURVIVAL_MODELS = {
+    "geometric": lambda k, phi, _c: phi**k,  # H10: the same loss every pass
+    "front-loaded": lambda k, phi, c: c * phi ** (k - 1),  # the first pass keeps c, later phi
+    "levels off": lambda k, phi, c: c + (1 - c) * phi**k,  # a floor c that passes cannot lose
+}
+
+
+def _curve(model: str, k, theta) -> np.ndarray:
+    phi = 1 / (1 + math.exp(-theta[0]))
+    c = 1 / (1 + math.exp(-theta[1]))
+    return np.clip(SURVIVAL_MODELS[model](k, phi, c), 1e-12, 1 - 1e-12)
+
+
+def _loglik(model: str, theta, survived, at_risk) -> float:
+    k = np.arange(1, survived.shape[-1])
+    p = _curve(model, k, theta)
+    y = survived[..., 1:]
+    n = np.asarray(at_risk, float)[..., None] * np.ones_like(p)
+    return float(np.sum(y * np.log(p) + (n - y) * np.log(1 - p)))
+
+
+def _fit(model: str, survived, at_risk) -> np.ndarray:
+    """Binomial maximum likelihood of a survival model (logit parameters)."""
+    import scipy.optimize as so
+
+    best = None
+    for x0 in ([1.0, 0.0], [-1.0, 1.0], [2.0, -2.0]):
+        r = so.minimize(
+            lambda th: -_loglik(model, th, survived, at_risk), np.array(x0), method="Nelder-Mead"
+        )
+        if best is None or r.fun < best.fun:
+            best = r
+    assert best is not None
+    return best.x
+
+
+def _params(theta) -> dict:
+    return {"phi": 1 / (1 + math.exp(-theta[0])), "c": 1 / (1 + math.exp(-theta[1]))}
+
+
+def survival_report(s: Survival, level: float = 0.95) -> dict:
+    """Survival against passes with per-conversation intervals, and which loss model fits.
+
+    Each model of ``SURVIVAL_MODELS`` is fitted by binomial maximum likelihood on the pooled
+    counts and scored by leave-one-conversation-out log likelihood. Verdict: an alternative to the
+    geometric law wins when the t-interval over conversations of its held-out gain lies above 0
+    (the larger mean gain when both do); else ``geometric (not rejected)``; ``undecided`` with
+    fewer than 3 conversations at risk.
+    """
+    g = s.survived.shape[0]
+    keep = s.at_risk > 0
+    rate = np.where(keep[:, None], s.survived / np.maximum(s.at_risk, 1)[:, None], np.nan)
+    per_k = [t_interval(rate[:, k], level) for k in range(rate.shape[1])]
+    fits = {m: _params(_fit(m, s.survived[keep], s.at_risk[keep])) for m in SURVIVAL_MODELS}
+    held: dict[str, list[float]] = {m: [] for m in SURVIVAL_MODELS}
+    for i in np.flatnonzero(keep):
+        rest = keep.copy()
+        rest[i] = False
+        if rest.sum() == 0:
+            continue
+        for m in SURVIVAL_MODELS:
+            th = _fit(m, s.survived[rest], s.at_risk[rest])
+            held[m].append(_loglik(m, th, s.survived[i], s.at_risk[i]))
+    gains = {}
+    for m in SURVIVAL_MODELS:
+        if m == "geometric":
+            continue
+        d = np.subtract(held[m], held["geometric"])
+        mean, lo, hi = t_interval(d, level)
+        gains[m] = {"mean": mean, "lower": lo, "upper": hi}
+    if keep.sum() < 3:
+        verdict = "undecided"
+    else:
+        better = [m for m, v in gains.items() if math.isfinite(v["lower"]) and v["lower"] > 0]
+        verdict = (
+            max(better, key=lambda m: gains[m]["mean"]) if better else "geometric (not rejected)"
+        )
+    return {
+        "conversations": int(g),
+        "questions_at_risk": int(s.at_risk.sum()),
+        "survival": [
+            {"passes": k, "mean": m, "lower": lo, "upper": hi}
+            for k, (m, lo, hi) in enumerate(per_k)
+        ],
+        "mean_unit_tokens": s.lengths.mean(0),
+        "fits": fits,
+        "loco_gain_over_geometric": gains,
+        "verdict": verdict,
+    }
+
+
+# --------------------------------------------------------------------------- utility over time
+
+
+PAD_SESSIONS = 64  # conversations are padded to this many sessions: one compiled overflow
+
+
+@functools.cache
+def _overflow():
+    import jax
+
+    import sim
+
+    return jax.jit(sim.overflow_generations, static_argnums=3)
+
+
+def policy_generations(policy: str, lengths: np.ndarray, rho: float, budget: float, *, cap, passes):
+    """``(T, T)`` generations of a policy on one conversation (sim's functions; MODEL §10)."""
+    import jax.numpy as jnp
+
+    import sim
+
+    T = lengths.shape[0]
+    if policy == "retain-all":
+        return np.zeros((T, T), np.int32)
+    if policy == "periodic":
+        return sim.periodic_generations(T, 1, 0)
+    k_cap = budget if policy == "budget-aware" else cap
+    n = max(PAD_SESSIONS, T)
+    padded = np.zeros(n, np.float32)  # sessions after the last never arrive: rows past T unused
+    padded[:T] = lengths
+    gens = _overflow()(jnp.asarray(padded), jnp.float32(rho), jnp.float32(k_cap), passes)
+    return np.asarray(gens)[:T, :T]
+
+
+def utility_over_time(
+    conversation: Conversation,
+    chains: dict[str, dict[str, list[str]]],
+    budgets: Sequence[float],
+    *,
+    policies: Sequence[str],
+    cap: float,
+    passes: int,
+) -> dict:
+    """``{(policy, operator): (nB, T) accuracy}`` of the questions asked at each time (NaN: none).
+
+    ``tiered`` takes the raw context where the raw evidence fits, else the ``overflow`` one.
+    """
+    import theory
+
+    tok = make_tokenizer("regex")
+    steps = stream_steps(conversation)
+    order = list(steps[-1].session_ids)
+    T = len(order)
+    where = {q.query_id: evidence_session_ids(conversation, q) for q in conversation.queries}
+    answers = {q.query_id: set(content_tokens(q.answer)) for q in conversation.queries}
+    out: dict = {}
+    ret_fit = {}
+    for op in OPERATORS:
+        chain = chains[op]
+        tokens = {
+            (s, k): set(normalize(chain[s][k]).split()) for s in order for k in range(passes + 1)
+        }
+        length = np.array(
+            [[tok.count(chain[s][k]) for k in range(passes + 1)] for s in order], float
+        )
+        rho = float(np.mean(length[:, 1] / np.maximum(length[:, 0], 1)))
+        for policy in ("retain-all", *[p for p in policies if p != "retain-all"]):
+            if policy == "retain-all" and ("retain-all", None) in out:
+                continue
+            acc = np.full((len(budgets), T), np.nan)
+            for bi, b in enumerate(budgets):
+                base = "overflow" if policy == "tiered" else policy
+                gens = policy_generations(base, length[:, 0], rho, b, cap=cap, passes=passes)
+                for step in steps:
+                    t = step.time
+                    qs = [q for q in step.queries if answers[q.query_id]]
+                    if not qs:
+                        continue
+                    newest = list(range(t - 1, -1, -1))  # unit indices, most recent first
+                    g = gens[t - 1]
+                    lens = np.array([length[i, g[i]] for i in newest])
+                    kept = theory.pack_reference(lens[None], b, "prefix")[0]
+                    present = {
+                        order[newest[j]] for j in range(t) if kept[j] >= lens[j] and lens[j] > 0
+                    }
+                    ctx = set().union(
+                        *[tokens[(order[i], g[i])] for i in newest if order[i] in present]
+                    )
+                    correct = []
+                    for q in qs:
+                        ok = answers[q.query_id] <= ctx
+                        if policy == "retain-all":
+                            ret_fit[(b, t, q.query_id)] = (
+                                set(where[q.query_id]) <= present,
+                                ok,
+                            )
+                        if policy == "tiered":
+                            fits, ok_raw = ret_fit[(b, t, q.query_id)]
+                            ok = ok_raw if fits else ok
+                        correct.append(ok)
+                    acc[bi, t - 1] = float(np.mean(correct))
+            out[(policy, None if policy == "retain-all" else op)] = acc
+    return out
+
+
+def _pad(curves: list[np.ndarray], T: int) -> np.ndarray:
+    return np.stack(
+        [np.pad(c, ((0, 0), (0, T - c.shape[1])), constant_values=np.nan) for c in curves]
+    )
+
+
+def timeline_report(
+    conversations: Sequence[Conversation],
+    *,
+    passes: int = 4,
+    budgets: Sequence[float] = (256.0, 1024.0, 4096.0),
+    policies: Sequence[str] = ("retain-all", "overflow", "periodic", "budget-aware", "tiered"),
+    cap: float = 4096.0,
+    resamples: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict:
+    """The LoCoMo timeline (module docstring): survival against passes per operator and first-pass
+    backend, the geometric-or-not answer, utility per policy against time at each budget with
+    per-conversation t-intervals, and each operator's crossover time with a conversation-bootstrap
+    interval (`theory.crossover_interval`'s rule). MODEL §10."""
+    import theory
+
+    if isinstance(passes, bool) or not isinstance(passes, int) or not 1 <= passes <= MAX_PASSES:
+        raise InputError(f"--passes must be an integer in [1, {MAX_PASSES}]; got {passes!r}.")
+    surv = {}
+    for first in FIRST_PASS:
+        for op in OPERATORS:
+            surv[f"{first}/{op}"] = survival_report(survival(conversations, op, passes, first))
+    curves: dict = {}
+    for c in conversations:
+        chains = {op: pass_chain(c, op, passes, "extractive") for op in OPERATORS}
+        for key, acc in utility_over_time(
+            c, chains, budgets, policies=policies, cap=cap, passes=passes
+        ).items():
+            curves.setdefault(key, []).append(acc)
+    T = max(len(c.sessions) for c in conversations)
+    times = np.arange(1, T + 1, dtype=float)
+    utility = []
+    stacked = {k: _pad(v, T) for k, v in curves.items()}  # (G, nB, T)
+    for (policy, op), arr in stacked.items():
+        for bi, b in enumerate(budgets):
+            cells = [t_interval(arr[:, bi, t], level) for t in range(T)]
+            utility.append(
+                {
+                    "policy": policy,
+                    "operator": op,
+                    "budget": float(b),
+                    "utility": [m for m, _, _ in cells],
+                    "lower": [lo for _, lo, _ in cells],
+                    "upper": [hi for _, _, hi in cells],
+                }
+            )
+    rng = np.random.default_rng(seed)
+    g = len(conversations)
+    idx = rng.integers(0, g, size=(resamples, g))
+    crossover = []
+    for op in OPERATORS:
+        d = stacked[("periodic", op)] - stacked[("retain-all", None)]  # (G, nB, T)
+        with warnings.catch_warnings():  # a time no conversation reaches: NaN, passed over
+            warnings.simplefilter("ignore", RuntimeWarning)
+            point = np.nanmean(d, axis=0)
+            reps = (
+                np.stack([np.nanmean(d[i], axis=0) for i in idx])
+                if resamples
+                else np.zeros((0,) + point.shape)
+            )
+        ci = theory.crossover_interval(times, -point, -reps, level=level)
+        first = theory.first_positive_time(np.nan_to_num(point))
+        for bi, b in enumerate(budgets):
+            crossover.append(
+                {
+                    "operator": op,
+                    "budget": float(b),
+                    "crossover_time": float(ci.crossover_budget[bi]),
+                    "lower": float(ci.lower[bi]),
+                    "upper": float(ci.upper[bi]),
+                    "status": str(ci.status[bi]),
+                    "found_share": float(ci.found_share[bi]),
+                    "first_win": float(first[bi]),
+                }
+            )
+    verdicts = {k: v["verdict"] for k, v in surv.items()}
+    return {
+        "dataset": "locomo",
+        "conversations": g,
+        "passes": passes,
+        "budgets": [float(b) for b in budgets],
+        "times": times,
+        "cap": cap,
+        "level": level,
+        "reader": "lexical",
+        "survival": surv,
+        "geometric_verdicts": verdicts,
+        "utility": utility,
+        "crossover": crossover,
+        "crossover_policy": "periodic",
+    }

@@ -1,0 +1,357 @@
+"""``retcon timeline``: memory over time (MODEL §10), simulated and on LoCoMo.
+
+``retcon timeline [--scenario S] [--policy P ...] [--budgets B ...] [--queries N] [--resamples R]
+[--json] [--out DIR] [--seed S]`` simulates a stream scenario (``sim.STREAM_PRESETS`` or a TOML
+file with a ``[stream]`` table) and prints, per policy, utility against time with CIs; per
+operator, the crossover time with its interval (and theory's ``t*`` where theory applies); and the
+utility against the number of passes ``k``.
+
+``retcon timeline locomo --data F [--passes K]`` runs LoCoMo as a stream (docs/over-time.md).
+
+The command lives at the ``oas.real`` level because its ``locomo`` form reads real data; its
+simulation form imports only ``sim`` and ``theory``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from retcon.errors import InputError
+
+SOURCES = ("locomo",)
+
+
+def _budget(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of tokens; got {text!r}") from None
+    if not (math.isfinite(v) and v > 0):
+        raise argparse.ArgumentTypeError(f"expected a budget in (0, inf) tokens; got {text!r}")
+    return v
+
+
+def register(subparsers) -> None:
+    from retcon.cli import add_common
+
+    p = subparsers.add_parser(
+        "timeline",
+        help="memory over time: utility per policy against time, crossover times (MODEL §10)",
+        description="Simulate a stream of sessions under the policies of MODEL §10 (retain-all, "
+        "overflow, periodic, budget-aware, tiered) and print utility against time with CIs, each "
+        "operator's crossover time with its interval (beside theory's t* where theory applies) "
+        "and utility against the number of passes. `retcon timeline locomo --data F` runs "
+        "LoCoMo as a stream. Default scenario: locomo-stream.",
+    )
+    p.add_argument(
+        "source",
+        nargs="?",
+        choices=SOURCES,
+        default=None,
+        help="real data instead of a simulation: locomo (needs --data)",
+    )
+    p.add_argument(
+        "--scenario",
+        metavar="S",
+        default=None,
+        help="stream preset (locomo-stream, single-cluster-stream) or a .toml file with a "
+        "[stream] table (docs/over-time.md)",
+    )
+    p.add_argument(
+        "--policy",
+        action="append",
+        default=None,
+        metavar="P",
+        help="policy to report, repeatable: retain-all, overflow, periodic, budget-aware, tiered "
+        "(default: all)",
+    )
+    p.add_argument(
+        "--budgets",
+        nargs="+",
+        type=_budget,
+        default=None,
+        metavar="B",
+        help="budgets in tokens, increasing (default: the scenario's)",
+    )
+    p.add_argument(
+        "--queries", type=int, default=None, metavar="N", help="simulated streams (default 4096)"
+    )
+    p.add_argument(
+        "--resamples",
+        type=int,
+        default=1000,
+        metavar="R",
+        help="bootstrap resamples of the crossover interval (default 1000)",
+    )
+    p.add_argument("--data", metavar="F", default=None, help="locomo: the locomo10.json file")
+    p.add_argument(
+        "--passes",
+        type=int,
+        default=4,
+        metavar="K",
+        help="locomo: consolidation passes, 1..8 (default 4)",
+    )
+    add_common(p)
+    p.set_defaults(func=run_timeline)
+
+
+def run_timeline(args) -> int:
+    if args.source == "locomo":
+        return run_locomo(args)
+    if args.data is not None:
+        raise InputError("--data is read by `retcon timeline locomo` only; drop it or add locomo.")
+    return run_simulated(args)
+
+
+def run_locomo(args) -> int:
+    from retcon.cli import print_json
+    from retcon.output import (
+        OutputSet,
+        check_out_dir,
+        sidecar,
+        to_jsonable,
+        write_json_atomic,
+        write_text_atomic,
+    )
+
+    if args.data is None:
+        raise InputError("retcon timeline locomo needs --data F (the locomo10.json file).")
+    for opt, val in (("--scenario", args.scenario), ("--queries", args.queries)):
+        if val is not None:
+            raise InputError(f"{opt} is for the simulation; `retcon timeline locomo` reads --data.")
+    from oas.real._timeline import MAX_PASSES
+
+    if not 1 <= args.passes <= MAX_PASSES:
+        raise InputError(f"--passes must be an integer in [1, {MAX_PASSES}]; got {args.passes}.")
+    if not 0 <= args.resamples <= 100_000:
+        raise InputError(f"--resamples must be an integer in [0, 100000]; got {args.resamples}.")
+    from sim import POLICIES
+
+    policies = tuple(args.policy) if args.policy else POLICIES
+    from retcon.errors import check_choice
+
+    for pol in policies:
+        check_choice("--policy", pol, POLICIES)
+    budgets = tuple(args.budgets) if args.budgets else (256.0, 1024.0, 4096.0)
+    if any(y <= x for x, y in zip(budgets, budgets[1:])):
+        raise InputError(f"--budgets must be strictly increasing; got {list(budgets)}.")
+    if args.out is not None:
+        check_out_dir("--out", args.out, inputs=[("--data", args.data)])
+    from pathlib import Path
+
+    if not Path(args.data).is_file():
+        raise InputError(f"--data {args.data!r}: no such file (expected locomo10.json).")
+    from oas.real import load_locomo
+    from oas.real._timeline import timeline_report
+
+    loaded = load_locomo(args.data)
+    report = timeline_report(
+        loaded.conversations,
+        passes=args.passes,
+        budgets=budgets,
+        policies=policies,
+        resamples=args.resamples,
+        seed=args.seed,
+    )
+    report["seed"] = args.seed
+    report = to_jsonable(report)
+    text = locomo_table(report)
+    if args.out:
+        from oas.real._timeline_plots import plot_survival, plot_utility
+
+        with OutputSet(args.out, last=("sidecar.json",)) as out:
+            plot_survival(report, out / "survival.png")
+            plot_utility(dict(report, scenario="locomo"), out / "utility.png")
+            write_json_atomic(out / "timeline_locomo.json", report)
+            write_text_atomic(out / "timeline_locomo.txt", text + "\n")
+            write_json_atomic(
+                out / "sidecar.json",
+                sidecar({"data": Path(args.data).name}, seed=args.seed, command="timeline locomo"),
+            )
+    if args.json:
+        print_json(report)
+    else:
+        print(text)
+    return 0
+
+
+def _num(x) -> str:
+    """A number for tables; ``None`` (JSON's non-finite: an end beyond the last session) is inf."""
+    return "inf" if x is None else f"{x:.2f}"
+
+
+def locomo_table(report: dict) -> str:
+    """Survival against passes, the geometric-or-not answer, crossover times, as text."""
+    lines = [
+        f"timeline locomo: {report['conversations']} conversations, {report['passes']} passes, "
+        f"lexical reader; intervals: Student-t over conversations",
+        "",
+        "Answer survival against passes (share of raw-answerable questions still answerable):",
+    ]
+    for key, s in report["survival"].items():
+        cells = "  ".join(
+            f"k={c['passes']}: {c['mean']:.3f} [{c['lower']:.3f}, {c['upper']:.3f}]"
+            for c in s["survival"][1:]
+        )
+        lines.append(f"  {key:<22} {cells}")
+        fits = "; ".join(
+            f"{m}: phi={v['phi']:.3f}" + ("" if m == "geometric" else f", c={v['c']:.3f}")
+            for m, v in s["fits"].items()
+        )
+        gains = "; ".join(
+            f"{m} {v['mean']:+.2f} [{_num(v['lower'])}, {_num(v['upper'])}]"
+            for m, v in s["loco_gain_over_geometric"].items()
+        )
+        lines.append(f"  {'':<22} fits: {fits}")
+        lines.append(f"  {'':<22} held-out gain over geometric: {gains} -> {s['verdict']}")
+    lines += ["", "Crossover time (periodic, every session passed once, vs retain-all):"]
+    for c in report["crossover"]:
+        t = c["crossover_time"]
+        cell = (
+            f"{t:.2f} [{_num(c['lower'])}, {_num(c['upper'])}]"
+            if t is not None
+            else "from session 1"
+            if c["first_win"] == 1
+            else f"none ({c['status']})"
+        )
+        fw = c["first_win"]
+        first = "never" if fw is None else f"session {fw:.0f}"
+        lines.append(f"  {c['operator']:<10}{c['budget']:>8g}  {cell:<28} first win: {first}")
+    lines += ["", "Utility (lexical accuracy), mean over the sessions, per policy and budget:"]
+    for u in report["utility"]:
+        vals = [x for x in u["utility"] if x is not None]
+        name = u["policy"] + ("" if u["operator"] is None else "/" + u["operator"])
+        if vals:
+            lines.append(f"  {name:<24}{u['budget']:>8g}  {sum(vals) / len(vals):.3f}")
+    return "\n".join(lines)
+
+
+def run_simulated(args) -> int:
+    from retcon.cli import print_json, verbosity
+    from retcon.output import (
+        OutputSet,
+        check_out_dir,
+        sidecar,
+        to_jsonable,
+        write_json_atomic,
+        write_text_atomic,
+    )
+
+    policies = args.policy if args.policy else None
+    from sim import POLICIES
+
+    if policies is not None:
+        from retcon.errors import check_choice
+
+        for pol in policies:
+            check_choice("--policy", pol, POLICIES)
+    if args.budgets is not None:
+        b = args.budgets
+        if any(y <= x for x, y in zip(b, b[1:])):
+            raise InputError(f"--budgets must be strictly increasing; got {b}.")
+    if args.queries is not None and not 2 <= args.queries <= 2**20:
+        raise InputError(f"--queries must be an integer in [2, 2**20]; got {args.queries}.")
+    if not 0 <= args.resamples <= 100_000:
+        raise InputError(f"--resamples must be an integer in [0, 100000]; got {args.resamples}.")
+    if args.out is not None:
+        check_out_dir("--out", args.out, inputs=[("--scenario", args.scenario)])
+    from sim import load_stream
+
+    ss = load_stream(args.scenario)
+    from sim.cli import enable_compile_cache
+
+    enable_compile_cache()
+    from sim import simulate_timeline, summarize_timeline
+
+    chosen = tuple(policies) if policies else POLICIES
+    result = simulate_timeline(
+        ss, policies=chosen, budgets=args.budgets, queries=args.queries, seed=args.seed
+    )
+    report = summarize_timeline(
+        ss, result, policies=chosen, resamples=args.resamples, seed=args.seed
+    )
+    report["seed"] = args.seed
+    report = to_jsonable(report)  # plain lists; NaN -> None (the status says why)
+    text = timeline_table(report)
+    if args.out:
+        from oas.real._timeline_plots import plot_by_generation, plot_utility
+
+        with OutputSet(args.out, last=("sidecar.json",)) as out:
+            plot_utility(report, out / "utility.png")
+            plot_by_generation(report, out / "by_generation.png")
+            write_json_atomic(out / "timeline.json", report)
+            write_text_atomic(out / "timeline.txt", text + "\n")
+            write_json_atomic(
+                out / "sidecar.json",
+                sidecar({"scenario": ss.name}, seed=args.seed, command="timeline"),
+            )
+        if verbosity(args) >= 0 and not args.json:
+            print(f"wrote {', '.join(sorted(out.names)) or 'outputs'} to {out.dir}")
+    if args.json:
+        print_json(report)
+    else:
+        print(text)
+    return 0
+
+
+def timeline_table(report: dict) -> str:
+    """The report as text: utility against time per budget and policy, crossover times, ``U(k)``."""
+    times = report["times"]
+    t_show = sorted({1, *range(4, len(times) + 1, max(1, len(times) // 8)), len(times)})
+    lines = [
+        f"timeline: {report['scenario']}, {report['sessions']} sessions, {report['queries']} "
+        f"streams, ages {report['age']}; theory {report['theory']}",
+        "",
+        "Utility against time (session t), 95% CI half-width in brackets:",
+    ]
+    for b in report["budgets"]:
+        rows = [u for u in report["utility"] if u["budget"] == b]
+        lines.append(f"  budget {b:g}:")
+        head = "    " + f"{'policy/operator':<24}" + "".join(f"{'t=' + str(t):>14}" for t in t_show)
+        lines.append(head)
+        for u in rows:
+            name = u["policy"] + ("" if u["operator"] is None else "/" + u["operator"])
+            cells = "".join(
+                f"{u['utility'][t - 1]:>8.3f} [{(u['upper'][t - 1] - u['lower'][t - 1]) / 2:.3f}]"
+                for t in t_show
+            )
+            lines.append(f"    {name:<24}{cells}")
+    lines += ["", "Crossover time (first session from which periodic beats retain-all):"]
+    has_theory = any("theory_crossover_time" in c for c in report["crossover"])
+    head = (
+        f"  {'operator':<10}{'budget':>8}  {'t* [95% interval]':<26}{'status':<10}{'first win':>10}"
+    )
+    if has_theory:
+        head += f"{'theory t*':>12}{'contains':>10}"
+    lines.append(head)
+    for c in report["crossover"]:
+        t = c["crossover_time"]
+        cell = (
+            f"{t:.2f} [{c['lower']:.2f}, {c['upper']:.2f}]"
+            if t is not None and math.isfinite(t)
+            else "from session 1"
+            if c["first_win"] == 1
+            else f"none ({c['status']})"
+        )
+        fw = c["first_win"]
+        line = (
+            f"  {c['operator']:<10}{c['budget']:>8g}  {cell:<26}{c['status']:<10}"
+            f"{(f'{fw:.0f}' if fw is not None and math.isfinite(fw) else '-'):>10}"
+        )
+        if has_theory:
+            ts = c.get("theory_crossover_time")
+            ok = c.get("contains_theory")
+            line += f"{(f'{ts:.2f}' if ts is not None and math.isfinite(ts) else '-'):>12}"
+            line += f"{('-' if ok is None else 'yes' if ok else 'NO'):>10}"
+        lines.append(line)
+    lines += [
+        "",
+        "Utility against the number of passes k (last session; every unit passed k times):",
+    ]
+    for g in report["by_generation"]:
+        us = " ".join(f"{x:.3f}" for x in g["utility"])
+        lines.append(
+            f"  {g['operator']:<10}{g['budget']:>8g}  U(k=0..) = {us}   best k = {g['best_generation']}"
+        )
+    return "\n".join(lines)

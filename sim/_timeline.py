@@ -1,0 +1,479 @@
+"""Memory over time, simulated (MODEL §10): utility per policy against time, crossover times.
+
+The kernel is vectorised over queries x times x budgets (``vmap`` over queries; the time and budget
+axes are array axes); no Python loop over sessions. One simulated query is one stream: ``T``
+session lengths ``L_s`` drawn i.i.d. from the stream's law, a query type from the scenario's mix
+and a uniform ``u`` that fixes the evidence's age at every time (``n_t = floor(u t) + 1`` units must
+fit under the ``uniform`` age law, ``n_t = t`` under ``oldest``), so every time of a query shares
+its draws (common random numbers along time).
+
+At time ``t`` the memory holds one unit per session ``s <= t`` with generation ``k_{t,s}`` set by
+the policy, of length ``rho_o^k L_s`` and support ``phi_o^k`` for the query's type (H10). Units are
+packed most recent first by the one packing kernel (``sim.pack``); the reader is the kernel's
+(``quantized_success`` of the support times the evidence unit's kept fraction). Policies (MODEL
+§10; operator ``o`` for every pass):
+
+* ``retain-all``: ``k = 0``.
+* ``periodic``: at every ``m``-th session the raw units older than ``w`` sessions get one pass
+  (``k_{t,s} = 1`` for ``s <= m floor(t/m) - w``); with ``m = 1, w = 0`` every unit is passed once
+  on arrival, the policy whose crossover against ``retain-all`` theory solves (``t*_o(B)``).
+* ``overflow``: after each session, while the memory exceeds the cap ``K`` tokens, pass the unit
+  with the fewest passes, oldest first (summaries of summaries once every unit is passed), up to
+  ``max_generation`` passes per unit.
+* ``budget-aware``: ``overflow`` with the cap set to the reader's budget ``B``: consolidate only
+  while the memory does not fit the context (§6's rule for a point mass: consolidate iff ``L > B``).
+* ``tiered``: the raw archive stays beside the ``overflow`` memory; per query the packer takes the
+  raw memory when the raw evidence fits, else the consolidated one.
+
+Also: the utility against the generation ``k`` (every unit passed ``k`` times) at the last session.
+
+References: MODEL §10, §2; docs/over-time.md.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from retcon.errors import InputError, check_choice
+from retcon.vocab import OPERATORS
+from sim._kernel import GRID, kept_fraction, quantized_success
+from sim._stream import StreamScenario
+from theory import pack, sample_lengths
+
+#: Policies of MODEL §10, in table order.
+POLICIES = ("retain-all", "overflow", "periodic", "budget-aware", "tiered")
+CONSOLIDATING = POLICIES[1:]
+MAX_BY_GENERATION = 6  # utility against k for k = 0 .. this
+CHUNK = 256  # queries per compiled call
+
+
+class StreamStatic(NamedTuple):
+    """Static (compile-time) structure of a stream run."""
+
+    sessions: int
+    family: str
+    packing: str
+    age: str
+    policies: tuple[str, ...]
+    period: int
+    window: int
+    max_generation: int
+    n_generations: int
+
+
+class StreamParams(NamedTuple):
+    """Numeric parameters (float32 jax arrays)."""
+
+    len_p1: jax.Array
+    len_p2: jax.Array
+    log_weights: jax.Array  # (n_types,)
+    acc_raw: jax.Array  # (n_types,)
+    acc_guess: jax.Array
+    compress: jax.Array  # (3,)
+    fidelity: jax.Array  # (3, n_types)
+    cap: jax.Array
+
+
+def stream_params(ss: StreamScenario, policies) -> tuple[StreamStatic, StreamParams]:
+    """Split a stream scenario into static structure and numeric parameters."""
+    sc, st = ss.scenario, ss.stream
+    f32 = partial(jnp.asarray, dtype=jnp.float32)
+    p1, p2 = st.session_length.pair
+    static = StreamStatic(
+        st.sessions,
+        st.session_length.dist,
+        sc.packing,
+        st.age,
+        tuple(policies),
+        st.period,
+        st.window,
+        st.max_generation,
+        MAX_BY_GENERATION + 1,
+    )
+    weights = [t.weight for t in sc.types]
+    params = StreamParams(
+        len_p1=f32(p1),
+        len_p2=f32(p2),
+        log_weights=f32([math.log(w) if w > 0 else -np.inf for w in weights]),
+        acc_raw=f32([t.acc_raw for t in sc.types]),
+        acc_guess=f32(sc.acc_guess),
+        compress=f32([o.compress_ratio for o in sc.operators]),
+        fidelity=f32(np.asarray([t.fidelity for t in sc.types], np.float32).T),
+        cap=f32(st.cap),
+    )
+    return static, params
+
+
+def periodic_generations(sessions: int, period: int, window: int) -> np.ndarray:
+    """``(T, T)`` generations of ``periodic(m, w)``: ``k[t-1, s-1] = 1`` iff ``s <= m floor(t/m) - w``."""
+    t = np.arange(1, sessions + 1)[:, None]
+    s = np.arange(1, sessions + 1)[None, :]
+    return ((s <= period * (t // period) - window) & (s <= t)).astype(np.int32)
+
+
+def overflow_generations(lengths, rho, cap, max_generation: int) -> jax.Array:
+    """``(T, T)`` generations of ``overflow(K)`` along time (``lax.scan`` over sessions).
+
+    After session ``t`` arrives, while the memory (sessions ``<= t``) exceeds ``cap`` tokens, the
+    unit with the fewest passes, oldest first, gets one more pass (``rho`` per pass), until every
+    unit has ``max_generation`` passes. MODEL §10 (``overflow``).
+
+    Passes are applied a level at a time: among the units with the fewest passes, the oldest ones
+    whose running saving (oldest first) still falls short of the excess are passed together, which
+    is the one-at-a-time rule's result; a level that cannot close the gap is passed whole and the
+    loop goes on with the next. So the loop runs at most ``max_generation + 1`` times a session.
+    """
+    T = lengths.shape[0]
+    pos = jnp.arange(T)
+    zero = jnp.zeros((), jnp.float32)
+
+    def unit(gens):
+        return lengths * jnp.power(rho, gens.astype(jnp.float32))
+
+    def step(gens, t):
+        present = pos <= t
+
+        def lowest(g):
+            return jnp.min(jnp.where(present, g, max_generation))
+
+        def cond(g):
+            size = jnp.sum(jnp.where(present, unit(g), zero))
+            return (size > cap) & (lowest(g) < max_generation)
+
+        def body(g):
+            u = jnp.where(present, unit(g), zero)
+            excess = jnp.sum(u) - cap
+            block = present & (g == lowest(g))
+            saving = jnp.where(block, u * (1.0 - rho), zero)
+            before = jnp.cumsum(saving) - saving  # saving of the older units of the level
+            take = block & (before < excess)
+            return g + take.astype(jnp.int32)
+
+        gens = jax.lax.while_loop(cond, body, gens)
+        return gens, gens
+
+    _, out = jax.lax.scan(step, jnp.zeros((T,), jnp.int32), pos)
+    return out
+
+
+def _newest_first(T: int) -> tuple[np.ndarray, np.ndarray]:
+    """``idx[t, j] = t - j`` (the unit at rank ``j`` at time ``t``, 0-based) and its validity."""
+    t = np.arange(T)[:, None]
+    j = np.arange(T)[None, :]
+    return np.clip(t - j, 0, T - 1), (t - j) >= 0
+
+
+def evidence_outcome(lengths, gens, n_units, qtype, op: int, budgets, st: StreamStatic, pr):
+    """Quantized success ``(nB, Tsel)`` of the query's evidence at each budget and time.
+
+    Args:
+      lengths: ``(T,)`` session lengths. gens: ``(nB or 1, Tsel, T)`` generations per time row.
+      n_units: ``(Tsel,)`` units that must fit (the evidence is the ``n``-th most recent).
+      qtype: the query type. op: operator index (ignored where every ``k`` is 0).
+      budgets: ``(nB,)``.
+
+    Rows of ``gens`` are the times ``T - Tsel + 1 .. T`` (the last ``Tsel`` sessions).
+    """
+    T = st.sessions
+    idx, valid = _newest_first(T)
+    tsel = gens.shape[-2]
+    idx, valid = idx[T - tsel :], valid[T - tsel :]
+    g_ord = jnp.take_along_axis(gens, jnp.broadcast_to(idx, gens.shape), axis=-1)
+    unit = lengths[idx] * jnp.power(pr.compress[op], g_ord.astype(jnp.float32))
+    unit = jnp.where(valid, unit, jnp.zeros((), unit.dtype))
+    unit = jnp.broadcast_to(unit, (budgets.shape[0],) + unit.shape[-2:])
+    kept = pack(unit, budgets[:, None], st.packing)  # (nB, Tsel, T)
+    j = (n_units - 1)[None, :, None]
+    kept_e = jnp.take_along_axis(kept, jnp.broadcast_to(j, kept.shape[:2] + (1,)), -1)[..., 0]
+    len_e = jnp.take_along_axis(unit, jnp.broadcast_to(j, unit.shape[:2] + (1,)), -1)[..., 0]
+    gen_e = jnp.take_along_axis(
+        jnp.broadcast_to(g_ord, unit.shape), jnp.broadcast_to(j, unit.shape[:2] + (1,)), -1
+    )[..., 0]
+    phi = jnp.power(pr.fidelity[op, qtype], gen_e.astype(jnp.float32))
+    support = phi * kept_fraction(kept_e, len_e)
+    return quantized_success(support, pr.acc_raw[qtype], pr.acc_guess), kept_e >= len_e
+
+
+def query_timeline(key, budgets, st: StreamStatic, pr: StreamParams):
+    """One stream: ``(rows, nB, T)`` quantized successes and ``(n_ops, K + 1, nB)`` by generation.
+
+    Rows: ``retain-all``, then for each operator (``OPERATORS`` order) each consolidating policy of
+    ``st.policies``. MODEL §10.
+    """
+    T = st.sessions
+    k_len, k_type, k_age = jax.random.split(key, 3)
+    lengths = sample_lengths(k_len, st.family, pr.len_p1, pr.len_p2, (T,)).astype(jnp.float32)
+    qtype = jax.random.categorical(k_type, pr.log_weights)
+    u = jax.random.uniform(k_age, dtype=jnp.float32)
+    t = jnp.arange(1, T + 1)
+    if st.age == "uniform":
+        n_units = jnp.minimum(jnp.floor(u * t.astype(jnp.float32)).astype(jnp.int32) + 1, t)
+    else:
+        n_units = t
+    zeros = jnp.zeros((1, T, T), jnp.int32)
+    m_ret, fits_raw = evidence_outcome(lengths, zeros, n_units, qtype, 0, budgets, st, pr)
+    rows = [m_ret]
+    by_gen = []
+    periodic = jnp.asarray(periodic_generations(T, st.period, st.window))[None]
+    for op in range(len(OPERATORS)):
+        rho = pr.compress[op]
+        over = None
+        for policy in st.policies:
+            if policy == "retain-all":
+                continue
+            if policy == "periodic":
+                m, _ = evidence_outcome(lengths, periodic, n_units, qtype, op, budgets, st, pr)
+            elif policy in ("overflow", "tiered"):
+                if over is None:
+                    gens = overflow_generations(lengths, rho, pr.cap, st.max_generation)[None]
+                    over, _ = evidence_outcome(lengths, gens, n_units, qtype, op, budgets, st, pr)
+                m = over if policy == "overflow" else jnp.where(fits_raw, m_ret, over)
+            else:  # budget-aware: the cap is the budget
+                gens = jax.vmap(
+                    lambda b, rho=rho: overflow_generations(lengths, rho, b, st.max_generation)
+                )(budgets)
+                m, _ = evidence_outcome(lengths, gens, n_units, qtype, op, budgets, st, pr)
+            rows.append(m)
+        ks = jnp.arange(st.n_generations, dtype=jnp.int32)[:, None, None, None]
+        fixed = jnp.broadcast_to(ks, (st.n_generations, 1, 1, T))
+        m_k = jax.vmap(
+            lambda g, op=op: evidence_outcome(lengths, g, n_units[-1:], qtype, op, budgets, st, pr)[
+                0
+            ][:, 0]
+        )(fixed)
+        by_gen.append(m_k)
+    return jnp.stack(rows), jnp.stack(by_gen)
+
+
+@partial(jax.jit, static_argnames=("st",))
+def _chunk(root, idx, budgets, pr: StreamParams, *, st: StreamStatic):
+    keys = jax.vmap(lambda i: jax.random.fold_in(root, i))(idx)
+    return jax.vmap(lambda k: query_timeline(k, budgets, st, pr))(keys)
+
+
+class TimelineResult(NamedTuple):
+    """Per-query outcomes of a timeline run (probabilities, float64 numpy).
+
+    Attributes:
+      times: ``(T,)`` sessions 1..T. budgets: ``(nB,)``.
+      rows: row labels ``(policy, operator)``; ``retain-all`` has operator ``None``.
+      outcome: ``(Q, rows, nB, T)`` success probability of each query.
+      by_generation: ``(Q, n_ops, K + 1, nB)`` at the last session, every unit passed ``k`` times.
+    """
+
+    times: np.ndarray
+    budgets: np.ndarray
+    rows: tuple[tuple[str, str | None], ...]
+    outcome: np.ndarray
+    by_generation: np.ndarray
+
+
+def simulate_timeline(
+    ss: StreamScenario, *, policies=POLICIES, budgets=None, queries=None, seed: int = 0
+) -> TimelineResult:
+    """Simulate every policy and operator of ``ss`` (module docstring). MODEL §10.
+
+    Args:
+      ss: stream scenario (``sim.load_stream``).
+      policies: subset of ``POLICIES``; ``retain-all`` (the baseline) and ``periodic`` (which
+        defines the crossover time) are always simulated.
+      budgets: budgets in tokens (default: the scenario's grid). queries: default the scenario's.
+      seed: JAX seed; the same seed gives the same bytes.
+    """
+    for p in policies:
+        check_choice("--policy", p, POLICIES)
+    # retain-all is the baseline and periodic defines each operator's crossover time: always run
+    pol = tuple(p for p in POLICIES if p in set(policies) or p in ("retain-all", "periodic"))
+    b = np.asarray(ss.scenario.budgets if budgets is None else budgets, np.float64)
+    if b.ndim != 1 or b.size == 0 or not np.all(np.isfinite(b)) or not np.all(b > 0):
+        raise InputError(f"--budgets must be positive numbers (tokens); got {b.tolist()}.")
+    if np.any(np.diff(b) <= 0):
+        raise InputError(f"--budgets must be strictly increasing; got {b.tolist()}.")
+    q = ss.scenario.queries if queries is None else queries
+    if isinstance(q, bool) or not isinstance(q, int) or q < 2:
+        raise InputError(f"--queries must be an integer >= 2; got {q!r}.")
+    st, pr = stream_params(ss, pol)
+    root = jax.random.key(seed)
+    bj = jnp.asarray(b, jnp.float32)
+    outs, gens = [], []
+    for start in range(0, q, CHUNK):
+        idx = jnp.arange(start, start + CHUNK, dtype=jnp.uint32)
+        o, g = _chunk(root, idx, bj, pr, st=st)
+        n = min(CHUNK, q - start)
+        outs.append(np.asarray(o)[:n])
+        gens.append(np.asarray(g)[:n])
+    rows: list[tuple[str, str | None]] = [("retain-all", None)]
+    for op in OPERATORS:
+        rows += [(p, op) for p in pol if p != "retain-all"]
+    outcome = np.concatenate(outs).astype(np.float64) / GRID
+    by_gen = np.concatenate(gens).astype(np.float64) / GRID
+    return TimelineResult(
+        np.arange(1, st.sessions + 1, dtype=np.float64), b, tuple(rows), outcome, by_gen
+    )
+
+
+def _theory_applies(ss: StreamScenario) -> str | None:
+    """``None`` when theory's ``t*_o(B)`` covers the scenario, else the reason it does not."""
+    from theory import SUM_FAMILIES
+
+    sc, st = ss.scenario, ss.stream
+    if len([t for t in sc.types if t.weight > 0]) != 1:
+        return "more than one query type"
+    if sc.packing != "prefix":
+        return f"packing {sc.packing} (theory: prefix)"
+    if st.session_length.dist not in SUM_FAMILIES:
+        return f"session lengths {st.session_length.dist} (theory: {', '.join(SUM_FAMILIES)})"
+    if (st.period, st.window) != (1, 0):
+        return "periodic policy with period != 1 or window != 0 (theory: every unit passed once)"
+    return None
+
+
+def theory_crossover(ss: StreamScenario, op_index: int, budgets, times) -> dict:
+    """Theory's ``t*_o(B)`` for operator ``op_index`` at each budget, on the simulation's time grid.
+
+    Returns ``{"crossover_time": (nB,) root of -dU_t interpolated as the simulation's (log t),
+    "first_win": (nB,) first session with dU_t > 0}``. MODEL §10.
+    """
+    import theory
+
+    sc, st = ss.scenario, ss.stream
+    (t0,) = [t for t in sc.types if t.weight > 0]
+    dist = theory.make_length_dist(st.session_length.dist, **dict(st.session_length.params))
+    curve = theory.stream_curve(
+        dist,
+        budgets,
+        st.sessions,
+        age_law=st.age,
+        compress_ratio=sc.operators[op_index].compress_ratio,
+        fidelity=t0.fidelity[op_index],
+        acc_raw=t0.acc_raw,
+        acc_guess=sc.acc_guess,
+    )
+    d = curve.delta
+    tol = 1e-12 * (np.abs(curve.u_op) + np.abs(curve.u_ret))
+    d = np.where(np.abs(d) > tol, d, 0.0)
+    return {
+        "crossover_time": theory.grid_crossover(times, -d).crossover_budget,
+        "first_win": theory.first_positive_time(d),
+    }
+
+
+def summarize_timeline(
+    ss: StreamScenario,
+    r: TimelineResult,
+    *,
+    policies,
+    resamples: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict:
+    """The report of `simulate_timeline`: utility per policy against time with CIs, each
+    operator's crossover time with its interval, the utility against the generation ``k``.
+
+    Intervals: utility, ``mean +- z SE`` over queries (i.i.d. streams); crossover time, the
+    percentile interval of `theory.crossover_interval` over query-bootstrap resamples of the
+    ``periodic - retain-all`` curve along time (``dU_t`` negated, so the ``- -> +`` change is the
+    rule's ``+ -> -`` root, interpolated in ``log t``). MODEL §10.
+    """
+    import scipy.stats as sst
+
+    import theory
+
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 0:
+        raise InputError(f"--resamples must be an integer >= 0; got {resamples!r}.")
+    z = float(sst.norm.ppf(0.5 + level / 2))
+    q = r.outcome.shape[0]
+    mean = r.outcome.mean(0)
+    se = r.outcome.std(0, ddof=1) / math.sqrt(q)
+    utility = []
+    for i, (policy, op) in enumerate(r.rows):
+        if policy not in policies and policy != "retain-all":
+            continue
+        for j, b in enumerate(r.budgets):
+            utility.append(
+                {
+                    "policy": policy,
+                    "operator": op,
+                    "budget": float(b),
+                    "utility": mean[i, j],
+                    "lower": mean[i, j] - z * se[i, j],
+                    "upper": mean[i, j] + z * se[i, j],
+                }
+            )
+    rng = np.random.default_rng(seed)
+    weights = rng.multinomial(q, np.full(q, 1.0 / q), size=resamples).astype(np.float64) / q
+    why_not = _theory_applies(ss)
+    crossover = []
+    for oi, op in enumerate(OPERATORS):
+        row = r.rows.index(("periodic", op))
+        d = r.outcome[:, row] - r.outcome[:, 0]  # (Q, nB, T)
+        point = d.mean(0)
+        reps = (weights @ d.reshape(q, -1)).reshape((resamples,) + point.shape)
+        ci = theory.crossover_interval(r.times, -point, -reps, level=level)
+        first = theory.first_positive_time(point)
+        th = None if why_not else theory_crossover(ss, oi, r.budgets, r.times)
+        for j, b in enumerate(r.budgets):
+            entry = {
+                "operator": op,
+                "budget": float(b),
+                "crossover_time": float(ci.crossover_budget[j]),
+                "lower": float(ci.lower[j]),
+                "upper": float(ci.upper[j]),
+                "status": str(ci.status[j]),
+                "found_share": float(ci.found_share[j]),
+                "first_win": float(first[j]),
+            }
+            if th is not None:
+                t_star = float(th["crossover_time"][j])
+                entry["theory_crossover_time"] = t_star
+                entry["theory_first_win"] = float(th["first_win"][j])
+                entry["contains_theory"] = (
+                    bool(ci.lower[j] <= t_star <= ci.upper[j]) if math.isfinite(t_star) else None
+                )
+            crossover.append(entry)
+    g_mean = r.by_generation.mean(0)  # (n_ops, K + 1, nB)
+    g_se = r.by_generation.std(0, ddof=1) / math.sqrt(q)
+    by_generation = []
+    for oi, op in enumerate(OPERATORS):
+        for j, b in enumerate(r.budgets):
+            u = g_mean[oi, :, j]
+            by_generation.append(
+                {
+                    "operator": op,
+                    "budget": float(b),
+                    "generations": list(range(u.size)),
+                    "utility": u,
+                    "lower": u - z * g_se[oi, :, j],
+                    "upper": u + z * g_se[oi, :, j],
+                    "best_generation": int(np.argmax(u)),
+                }
+            )
+    st = ss.stream
+    return {
+        "scenario": ss.name,
+        "sessions": st.sessions,
+        "session_length": st.session_length.to_dict(),
+        "age": st.age,
+        "policy_params": {
+            "cap": st.cap,
+            "period": st.period,
+            "window": st.window,
+            "max_generation": st.max_generation,
+        },
+        "queries": q,
+        "budgets": r.budgets,
+        "times": r.times,
+        "level": level,
+        "resamples": resamples,
+        "crossover_policy": "periodic",
+        "theory": "applies" if why_not is None else f"does not apply: {why_not}",
+        "utility": utility,
+        "crossover": crossover,
+        "by_generation": by_generation,
+    }

@@ -1,0 +1,204 @@
+"""Memory over time, simulated (MODEL §10): the stream scenarios, the policies' generations, the
+timeline kernel against theory, and `retcon timeline`'s bad-input contract."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from retcon.cli import main
+from retcon.errors import InputError
+
+BASE = """
+vocabulary = "locomo"
+budgets = [500.0, 1000.0]
+queries = 64
+[types.single-hop]
+weight = 1.0
+length = {dist = "exponential", mean = 100.0}
+[operators.merge]
+compress_ratio = 0.5
+fidelity = 0.9
+[operators.abstract]
+compress_ratio = 0.25
+fidelity = 0.7
+[operators.rewrite]
+compress_ratio = 0.7
+fidelity = 0.95
+[reader]
+acc_guess = 0.0
+acc_raw = 0.8
+"""
+
+
+def _stream_toml(tmp_path, stream: str) -> str:
+    p = tmp_path / "s.toml"
+    p.write_text(BASE + "[stream]\n" + stream, encoding="utf-8")
+    return str(p)
+
+
+def _overflow_reference(lengths, rho, cap, max_generation):
+    """MODEL §10 overflow, one pass at a time: fewest passes first, oldest first."""
+    T = len(lengths)
+    g = np.zeros(T, int)
+    out = []
+    for t in range(T):
+        present = np.arange(T) <= t
+        while (lengths * rho**g)[present].sum() > cap and g[present].min() < max_generation:
+            rank = np.where(present & (g < max_generation), g * T + np.arange(T), 10**9)
+            g[np.argmin(rank)] += 1
+        out.append(g.copy())
+    return np.array(out)
+
+
+def test_overflow_generations_match_one_pass_at_a_time():
+    """MODEL §10 (overflow, summaries of summaries): the level-at-a-time kernel equals the rule
+    applied one pass at a time."""
+    import jax
+    import jax.numpy as jnp
+
+    import sim
+
+    overflow = jax.jit(sim.overflow_generations, static_argnums=3)
+    rng = np.random.default_rng(1)
+    for _ in range(12):
+        lengths = rng.exponential(200.0, 12).astype(np.float32)
+        rho = np.float32(rng.uniform(0.2, 0.9))
+        cap = np.float32(rng.uniform(100.0, 2500.0))
+        got = np.asarray(overflow(jnp.asarray(lengths), jnp.float32(rho), jnp.float32(cap), 6))
+        ref = _overflow_reference(lengths.astype(np.float64), float(rho), float(cap), 6)
+        np.testing.assert_array_equal(got, ref)
+
+
+def test_periodic_generations():
+    """MODEL §10 (periodic(m, w)): at every m-th session the raw units older than w get one pass."""
+    import sim
+
+    g = sim.periodic_generations(7, 3, 1)
+    # at t = 3..5 sessions 1..2 are passed; at t = 6, 7 sessions 1..5
+    assert g[2].tolist() == [1, 1, 0, 0, 0, 0, 0]
+    assert g[4].tolist() == [1, 1, 0, 0, 0, 0, 0]
+    assert g[6].tolist() == [1, 1, 1, 1, 1, 0, 0]
+    assert g[1].sum() == 0
+    every = sim.periodic_generations(5, 1, 0)
+    assert (every == np.tril(np.ones((5, 5), int))).all()
+
+
+def test_stream_presets_load():
+    import sim
+
+    for name in sim.STREAM_PRESETS:
+        ss = sim.load_stream(name)
+        assert ss.stream.sessions >= 1 and ss.scenario.budgets
+
+
+@pytest.mark.parametrize(
+    ("stream", "words"),
+    [
+        ('sessions = 0\nsession_length = {dist = "exponential", mean = 1.0}', "stream.sessions"),
+        ("sessions = 4", "stream.session_length"),
+        ('sessions = 4\nsession_length = {dist = "nope"}', "stream.session_length.dist"),
+        ('sessions = 4\nsession_length = {dist = "exponential", mean = -1.0}', "mean"),
+        ('sessions = 4\nsession_length = {dist = "exponential", mean = 1.0}\nage = "x"', "age"),
+        ('sessions = 4\nsession_length = {dist = "exponential", mean = 1.0}\ncap = 0', "cap"),
+        ('sessions = 4\nsession_length = {dist = "exponential", mean = 1.0}\nperiod = 0', "period"),
+        ('sessions = 4\nsession_length = {dist = "exponential", mean = 1.0}\nfoo = 1', "foo"),
+    ],
+)
+def test_bad_stream_table(tmp_path, stream, words):
+    """Bad input in [stream]: one InputError naming the file and the key."""
+    import sim
+
+    path = _stream_toml(tmp_path, stream)
+    with pytest.raises(InputError, match=words) as e:
+        sim.load_stream(path)
+    assert "s.toml" in str(e.value) and "\n" not in str(e.value)
+
+
+def _run(argv, capsys):
+    try:
+        rc = main(argv)
+    except SystemExit as e:  # argparse errors
+        rc = e.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--scenario", "nope"], ["--scenario", "nope"]),
+        (["--policy", "hoard"], ["--policy", "hoard"]),
+        (["--budgets", "-5"], ["--budgets"]),
+        (["--budgets", "800", "400"], ["--budgets", "increasing"]),
+        (["--budgets", "x"], ["--budgets"]),
+        (["--queries", "1"], ["--queries"]),
+        (["--queries", "x"], ["--queries"]),
+        (["--resamples", "-1"], ["--resamples"]),
+        (["--seed", "-3"], ["--seed"]),
+        (["--data", "f.json"], ["--data", "locomo"]),
+        (["--out", "{file}"], ["--out"]),
+        (["locomo"], ["--data"]),
+        (["locomo", "--data", "{missing}"], ["--data"]),
+        (["locomo", "--data", "{file}", "--passes", "0"], ["--passes"]),
+        (["locomo", "--data", "{file}", "--passes", "x"], ["--passes"]),
+        (["locomo", "--data", "{file}", "--scenario", "x"], ["--scenario", "simulation"]),
+        (["locomo", "--data", "{file}", "--policy", "hoard"], ["--policy", "hoard"]),
+        (["locomo", "--data", "{file}"], ["a_file.json", "JSON list"]),
+    ],
+)
+def test_timeline_bad_input(argv, words, tmp_path, capsys):
+    """`retcon timeline`: bad input exits 2 with one line naming the option, nothing on stdout."""
+    f = tmp_path / "a_file.json"
+    f.write_text("{}", encoding="utf-8")
+    fill = {"file": str(f), "missing": str(tmp_path / "missing.json")}
+    rc, out, err = _run(["timeline", *[a.format(**fill) for a in argv]], capsys)
+    assert rc == 2, (rc, err)
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    assert out == ""
+
+
+@pytest.mark.slow
+def test_single_cluster_stream_contains_theory(capsys):
+    """MODEL §10: on single-cluster-stream the simulated crossover time's interval holds theory's
+    t* for every operator and budget (as `retcon simulate` does for B*), and the JSON carries it."""
+    rc, out, err = _run(
+        ["timeline", "--scenario", "single-cluster-stream", "--json", "--resamples", "400"], capsys
+    )
+    assert rc == 0, err
+    report = json.loads(out)
+    assert report["theory"] == "applies"
+    assert len(report["crossover"]) == 9
+    for c in report["crossover"]:
+        t = c["theory_crossover_time"]
+        assert t is not None and math.isfinite(t)
+        assert c["status"] == "unique"
+        assert c["lower"] <= t <= c["upper"], c
+        assert c["contains_theory"] is True
+    # utility against k is an inverted U (rises, then falls) wherever the evidence needs a pass
+    for g in report["by_generation"]:
+        u = np.asarray(g["utility"])
+        k = g["best_generation"]
+        assert (np.diff(u[: k + 1]) >= -0.01).all() and (np.diff(u[k:]) <= 0.01).all()
+
+
+@pytest.mark.slow
+def test_timeline_default_scenario_json(capsys):
+    """`retcon timeline --json` on the default scenario: utility per policy against time with CIs
+    and every operator's crossover time with its interval."""
+    rc, out, err = _run(["timeline", "--json", "--queries", "256", "--resamples", "100"], capsys)
+    assert rc == 0, err
+    report = json.loads(out)
+    assert report["scenario"] == "locomo-stream"
+    policies = {u["policy"] for u in report["utility"]}
+    assert policies == {"retain-all", "overflow", "periodic", "budget-aware", "tiered"}
+    for u in report["utility"]:
+        assert len(u["utility"]) == report["sessions"]
+        assert all(lo <= m <= hi for lo, m, hi in zip(u["lower"], u["utility"], u["upper"]))
+    assert {c["operator"] for c in report["crossover"]} == {"merge", "abstract", "rewrite"}
+    assert "theory" in report and report["theory"].startswith("does not apply")

@@ -1,0 +1,58 @@
+"""The run-time formulas of memory over time (MODEL §10): sympy's results written out once.
+
+`theory._overtime_symbolic` derives each of these from the reader's outcomes; sympy stays the
+source of truth, these are what runs (no sympy import, no derivation per process).
+tests/test_theory_overtime.py checks each against the lambdified derivation on a grid of numbers,
+against numeric integration of the length law, and the integer best generation against a brute
+force over ``k``.
+
+Parametrization: §2's (support ``phi`` per pass, reader ``g + (a - g) phi^k`` with the unit in
+context). Inputs are assumed validated (theory._checks).
+References: docs/model.md §10, §6.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def generation_utility(cdf_at_fit, phi, k, a, g):
+    """``U(B, k) = g + (a - g) phi^k F(B / rho^k)`` from the CDF value ``F(B / rho^k)``.
+
+    `theory._overtime_symbolic.generation_utility_expr`. References: docs/model.md §10.
+    """
+    return g + (a - g) * phi**k * cdf_at_fit
+
+
+def fit_generation(length, budget, rho):
+    """Real ``k`` with ``rho^k length = budget``: ``ln(length / budget) / ln(1 / rho)``.
+
+    `theory._overtime_symbolic.fit_generation`. References: docs/model.md §10.
+    """
+    return np.log(np.asarray(length, dtype=np.float64) / budget) / math.log(1.0 / rho)
+
+
+def loss_ratio(phi, rho) -> float:
+    """``r = ln(1/phi) / ln(1/rho)``: fidelity lost per unit of log-compression (``U`` rises iff ``r < 1``)."""
+    return math.log(1.0 / phi) / math.log(1.0 / rho)
+
+
+def exponential_stationary_budget(r: float) -> float:
+    """``y* = -r - W_{-1}(-r e^{-r})``, the root of ``y / (e^y - 1) = r`` for ``0 < r < 1``.
+
+    `theory._overtime_symbolic.exponential_stationary_budget`. References: docs/model.md §10.
+    """
+    import scipy.special as sc
+
+    return float(-r - sc.lambertw(-r * math.exp(-r), -1).real)
+
+
+def exponential_best_generation(mean, budget, phi, rho):
+    """Real ``k_c`` for ``L ~ Exp(mean)``: the unit's mean ``rho^k mean`` equals ``budget / y*``.
+
+    `theory._overtime_symbolic.exponential_best_generation`. References: docs/model.md §10.
+    """
+    y_star = exponential_stationary_budget(loss_ratio(phi, rho))
+    return fit_generation(mean * y_star, budget, rho)
