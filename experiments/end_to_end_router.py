@@ -45,8 +45,7 @@ def locomo(key, e2e_path, oracle_path, data_path, *, theory: bool = True) -> dic
     import numpy as np
 
     from oas import read_paired
-    from oas.real import load_locomo, locomo_retrieval_features
-    from oas.real._deployable import loco_deployable
+    from oas.real import load_locomo, loco_deployable, locomo_retrieval_features
 
     e2e = read_paired(e2e_path)
     conversations = load_locomo(data_path).conversations
@@ -91,7 +90,7 @@ def simulation(
     import numpy as np
 
     from oas import simulate_paired
-    from oas.real._deployable import loco_deployable
+    from oas.real import loco_deployable
     from sim import load_scenario
 
     sc = load_scenario("locomo-like")

@@ -140,7 +140,7 @@ def _world(seed: int = 0, n_groups: int = 5, per_group: int = 60):
 def test_loco_deployable_finds_a_signal_only_the_retrieval_features_carry():
     import jax
 
-    from oas.real._deployable import loco_deployable
+    from oas.real import loco_deployable
 
     data, extra, recall = _world()
     res = loco_deployable(

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from oas.real._classifier import fit_type_classifier as fit_type_classifier
     from oas.real._classifier import hashed_ngrams as hashed_ngrams
     from oas.real._classifier import predict_conversation_types as predict_conversation_types
+    from oas.real._deployable import FEATURE_GROUPS as FEATURE_GROUPS
+    from oas.real._deployable import loco_deployable as loco_deployable
     from oas.real._embed import Embedder as Embedder
     from oas.real._embed import HashedTfidf as HashedTfidf
     from oas.real._embed import SentenceTransformerEmbedder as SentenceTransformerEmbedder
@@ -107,6 +109,8 @@ _EXPORTS = {
     "embed_texts": "oas.real._embed",
     "make_embedder": "oas.real._embed",
     "crossover_ci": "oas.real._endtoend",
+    "loco_deployable": "oas.real._deployable",
+    "FEATURE_GROUPS": "oas.real._deployable",
     "locomo_retrieval_features": "oas.real._retrieval_features",
     "unit_retrieval_features": "oas.real._retrieval_features",
     "end_to_end_report": "oas.real._endtoend",
@@ -176,6 +180,7 @@ __getattr__, __dir__ = lazy_exports("oas.real", _EXPORTS)
 __all__ = [
     "DATASETS",
     "DEFAULT_BUDGETS",
+    "FEATURE_GROUPS",
     "ChatClient",
     "Conversation",
     "ConversationContext",
@@ -223,6 +228,7 @@ __all__ = [
     "lexical_correct",
     "load_locomo",
     "load_longmemeval",
+    "loco_deployable",
     "loco_policies",
     "locomo_retrieval_features",
     "make_embedder",
