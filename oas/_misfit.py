@@ -30,25 +30,11 @@ import jax
 import numpy as np
 
 from oas._identify import N_OPS, N_TYPES, P_EPS, support_fractions
-from retcon.inference import sign_flip_quadratic_test
+from retcon.inference import holm, sign_flip_quadratic_test
 from retcon.vocab import OPERATORS
 
 #: Default family-wise level of the misfit verdict.
 MISFIT_ALPHA = 0.05
-
-
-def _holm(p: np.ndarray) -> np.ndarray:
-    """Holm step-down adjusted p-values (NaN entries left out)."""
-    p = np.asarray(p, np.float64)
-    out = np.full_like(p, np.nan)
-    ok = np.flatnonzero(np.isfinite(p))
-    order = ok[np.argsort(p[ok], kind="stable")]
-    m = order.size
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p[i]))
-        out[i] = running
-    return out
 
 
 def _row_scores(theta, structure, budget, slot, outcomes):
@@ -178,7 +164,7 @@ def misfit_tests(
                     "estimate": estimate,
                 }
             )
-    p_holm = _holm(np.array([t["p_value"] for t in tests]))
+    p_holm = holm(np.array([t["p_value"] for t in tests]))
     for t, ph in zip(tests, p_holm):
         t["p_holm"] = float(ph)
     per_op = {}

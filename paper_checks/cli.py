@@ -164,7 +164,7 @@ def _run(args: argparse.Namespace, claims, config) -> int:
     """Measure the claims on ``config``'s data, write the report, print the verdicts."""
     import logging
 
-    from paper_checks._report import format_measured, report_json
+    from paper_checks._report import format_measured, format_oc_cell, report_json
     from paper_checks._run import run_checks, write_run
     from paper_checks._sources import Workspace
     from retcon.output import OutputSet
@@ -199,7 +199,8 @@ def _run(args: argparse.Namespace, claims, config) -> int:
         width = max(len(r.verdict) for r in results)
         for r in results:
             print(
-                f"claim {r.claim_id}: {r.verdict:<{width}}  {format_measured(r):<28} {r.details.get('headline', '')}"
+                f"claim {r.claim_id}: {r.verdict:<{width}}  {format_measured(r):<28} "
+                f"{r.details.get('headline', '')}  [false PASS / power: {format_oc_cell(r)}]"
             )
         if end_to_end is not None:
             if "skipped" in end_to_end:

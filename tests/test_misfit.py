@@ -15,7 +15,7 @@ from _identify_worlds import make_world, random_reader, strata_of
 
 import oas
 from oas._identify import N_PARAMS, success_prob
-from oas._misfit import _holm, _row_scores, format_misfit, misfit_tests
+from oas._misfit import _row_scores, format_misfit, misfit_tests
 from retcon.inference import sign_flip_quadratic_test, sign_flip_test
 
 
@@ -53,10 +53,6 @@ def test_quadratic_sign_flip_is_the_sign_flip_test_in_one_dimension():
     assert p == pytest.approx(np.mean(np.array(ts) >= ts[0] - 1e-9))
     with pytest.raises(ValueError, match="pass key"):
         sign_flip_quadratic_test(np.ones((20, 1)))
-
-
-def test_holm():
-    np.testing.assert_allclose(_holm(np.array([0.01, 0.04, 0.03])), [0.03, 0.06, 0.06])
 
 
 def test_closed_form_scores_match_jax():

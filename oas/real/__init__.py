@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from oas.real._classifier import fit_type_classifier as fit_type_classifier
     from oas.real._classifier import hashed_ngrams as hashed_ngrams
     from oas.real._classifier import predict_conversation_types as predict_conversation_types
+    from oas.real._deployable import FEATURE_GROUPS as FEATURE_GROUPS
+    from oas.real._deployable import loco_deployable as loco_deployable
     from oas.real._embed import Embedder as Embedder
     from oas.real._embed import SentenceTransformerEmbedder as SentenceTransformerEmbedder
     from oas.real._embed import make_embedder as make_embedder
@@ -72,6 +74,8 @@ if TYPE_CHECKING:
     from oas.real._retrieval import evidence_recall as evidence_recall
     from oas.real._retrieval import rank_units as rank_units
     from oas.real._retrieval import retrieve as retrieve
+    from oas.real._retrieval_features import locomo_retrieval_features as locomo_retrieval_features
+    from oas.real._retrieval_features import unit_retrieval_features as unit_retrieval_features
     from oas.real._run import PairJob as PairJob
     from oas.real._run import run_pair_job as run_pair_job
     from oas.real._text import RegexTokenizer as RegexTokenizer
@@ -105,6 +109,10 @@ _EXPORTS = {
     "embed_texts": "oas._embed",
     "make_embedder": "oas.real._embed",
     "crossover_ci": "oas.real._endtoend",
+    "loco_deployable": "oas.real._deployable",
+    "FEATURE_GROUPS": "oas.real._deployable",
+    "locomo_retrieval_features": "oas.real._retrieval_features",
+    "unit_retrieval_features": "oas.real._retrieval_features",
     "end_to_end_report": "oas.real._endtoend",
     "gap_split": "oas.real._endtoend",
     "loco_policies": "oas.real._endtoend",
@@ -172,6 +180,7 @@ __getattr__, __dir__ = lazy_exports("oas.real", _EXPORTS)
 __all__ = [
     "DATASETS",
     "DEFAULT_BUDGETS",
+    "FEATURE_GROUPS",
     "ChatClient",
     "Conversation",
     "ConversationContext",
@@ -219,7 +228,9 @@ __all__ = [
     "lexical_correct",
     "load_locomo",
     "load_longmemeval",
+    "loco_deployable",
     "loco_policies",
+    "locomo_retrieval_features",
     "make_embedder",
     "make_operators",
     "make_reader",
@@ -244,4 +255,5 @@ __all__ = [
     "split_sentences",
     "stem",
     "summarize",
+    "unit_retrieval_features",
 ]
