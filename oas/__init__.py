@@ -6,7 +6,7 @@ evaluation import JAX when first used.
 
 Identification (``identify``, ``support_fractions``, ``Structure``) fits the reader of MODEL §2 to
 paired data by maximum likelihood with grouped-bootstrap CIs; ``out_of_fold``,
-``compare_crossovers``, ``single_cluster_crossover``, ``predict_success`` and ``fold_of_groups``
+``compare_crossovers``, ``single_cluster_crossover`` and ``predict_success``
 give the fitted model's ``dU(B)`` and crossover budget on held-out groups against the data's
 (docs/identify.md). Packing comes from ``theory`` (MODEL §2).
 

@@ -1,6 +1,8 @@
 """The public names of ``oas``, each declared once (read by type checkers and by
 ``retcon.lazy.attach_stub`` at run time; the package docstring is in ``__init__.py``)."""
 
+from ._embed import HashedTfidf as HashedTfidf
+from ._embed import embed_texts as embed_texts
 from ._evaluate import POLICIES as POLICIES
 from ._evaluate import Evaluation as Evaluation
 from ._evaluate import best_fixed_actions as best_fixed_actions
@@ -23,22 +25,28 @@ from ._mlp import predict_mlp as predict_mlp
 from ._out_of_fold import CurveComparison as CurveComparison
 from ._out_of_fold import OutOfFold as OutOfFold
 from ._out_of_fold import compare_crossovers as compare_crossovers
-from ._out_of_fold import fold_of_groups as fold_of_groups
 from ._out_of_fold import out_of_fold as out_of_fold
 from ._out_of_fold import predict_success as predict_success
 from ._out_of_fold import single_cluster_crossover as single_cluster_crossover
 from ._paired import PairedData as PairedData
-from ._paired import PairedWriter as PairedWriter
-from ._paired import existing_ids as existing_ids
 from ._paired import paired_from_rows as paired_from_rows
 from ._paired import read_paired as read_paired
 from ._paired import write_paired as write_paired
+from ._paired_writer import PairedWriter as PairedWriter
+from ._paired_writer import existing_ids as existing_ids
 from ._policy import argmax_policy as argmax_policy
 from ._policy import calibrate_accuracy as calibrate_accuracy
 from ._policy import calibrate_crc as calibrate_crc
 from ._policy import calibrated_policy as calibrated_policy
 from ._policy import harm as harm
 from ._policy import margin as margin
+from ._retrieval_features import RETRIEVAL_FEATURE_NAMES as RETRIEVAL_FEATURE_NAMES
+from ._retrieval_features import RETRIEVAL_META_COLUMNS as RETRIEVAL_META_COLUMNS
+from ._retrieval_features import RecallCalibration as RecallCalibration
+from ._retrieval_features import fit_recall_calibration as fit_recall_calibration
+from ._retrieval_features import predict_recall as predict_recall
+from ._retrieval_features import retrieval_features_batch as retrieval_features_batch
+from ._retrieval_features import sim_retrieval_features as sim_retrieval_features
 from ._ridge import RidgeFit as RidgeFit
 from ._ridge import fit_ridge as fit_ridge
 from ._ridge import grouped_folds as grouped_folds
@@ -47,7 +55,11 @@ from ._router import Router as Router
 from ._router import load_router as load_router
 from ._router import save_router as save_router
 from ._simulate import simulate_paired as simulate_paired
+from ._strata import LengthStrata as LengthStrata
+from ._strata import length_strata as length_strata
 from ._structure import STRUCTURE_COLUMN as STRUCTURE_COLUMN
 from ._structure import paired_structure as paired_structure
+from ._text import content_tokens as content_tokens
+from ._text import normalize as normalize
 from ._theory_router import TheoryRouter as TheoryRouter
 from ._theory_router import fit_theory_router as fit_theory_router

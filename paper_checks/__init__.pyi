@@ -44,7 +44,6 @@ from ._requirements import Needs as Needs
 from ._run import run_checks as run_checks
 from ._run import write_run as write_run
 from ._scaling import identical_operators as identical_operators
-from ._scaling import length_strata as length_strata
 from ._scaling import slope_estimate as slope_estimate
 from ._scaling import stratified_crossovers as stratified_crossovers
 from ._sources import DataMissing as DataMissing

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from oas import paired_from_rows, simulate_paired
+from oas import normalize, paired_from_rows, simulate_paired
 from oas.real import (
     ConversationContext,
     PairConfig,
@@ -36,7 +36,6 @@ from oas.real import (
     make_operators,
     make_reader,
     make_tokenizer,
-    normalize,
     predict_conversation_types,
     query_rows,
 )

@@ -59,7 +59,7 @@ def test_retrieve_turns_and_recall_counts_turns(conv):
 
 
 def test_embedding_retriever_uses_the_embedder(conv):
-    from oas.real import HashedTfidf
+    from oas import HashedTfidf
     from oas.real._instances import render, session_records
 
     units = session_records(conv)
@@ -170,7 +170,8 @@ def test_loco_policies_oracle_dominates():
 
 def test_query_rows_use_the_predicted_type_and_retrieved_cluster(conv):
     # MODEL §8: features 8-11 are the one-hot of the type the router is given.
-    from oas.real import DatasetOperators, HashedTfidf, PairConfig, make_reader, make_tokenizer
+    from oas import HashedTfidf
+    from oas.real import DatasetOperators, PairConfig, make_reader, make_tokenizer
     from oas.real._pair import ConversationContext, query_rows
 
     q = conv.queries[0]

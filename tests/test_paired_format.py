@@ -246,7 +246,7 @@ def test_bad_json_line_and_suffix(tmp_path, capsys):
 
 
 def test_texts_are_embedded(tmp_path):
-    """Rows with texts get embeddings from the default embedder (oas.real.embed_texts) or embed=."""
+    """Rows with texts get embeddings from the default embedder (oas.embed_texts) or embed=."""
     rows = [
         raw_row(
             i,
@@ -269,7 +269,7 @@ def test_texts_are_embedded(tmp_path):
         64, rows[0]["cluster_lengths"], rows[0]["session_ids"], embed(rows[0]["texts"]), 0
     )
     np.testing.assert_allclose(data.features[0], ref)
-    assert np.all(np.isfinite(oas.read_paired(path).features))  # default: oas.real.embed_texts
+    assert np.all(np.isfinite(oas.read_paired(path).features))  # default: oas.embed_texts
 
 
 def test_cluster_tokens_is_stored_not_rebuilt(tmp_path):
@@ -302,7 +302,8 @@ def test_simulated_paired_data_stores_cluster_tokens():
     """Simulated paired data carries len(C) from the instances' record lengths (MODEL §8)."""
     import jax
 
-    from oas._simulate import paired_from_instances, toy_instances
+    from oas._simulate import paired_from_instances
+    from tests._toy import toy_instances
 
     inst = toy_instances(jax.random.key(0), 3, 4, [32, 256, 2048])
     d = paired_from_instances(jax.random.key(1), inst)

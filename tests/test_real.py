@@ -11,24 +11,22 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oas import real
+import oas
+from oas import HashedTfidf, content_tokens, normalize, real
 from oas.real import (
     DatasetOperators,
     ExtractiveOperators,
-    HashedTfidf,
     LexicalReader,
     PairConfig,
     RegexTokenizer,
     SentenceReader,
     bm25_scores,
     cluster_of,
-    content_tokens,
     lexical_correct,
     load_locomo,
     load_longmemeval,
     make_operators,
     make_reader,
-    normalize,
     pack_texts,
     parse_ids,
     render,
@@ -119,7 +117,7 @@ def test_hashed_tfidf_is_deterministic_unit_norm_and_cosine_one_for_equal_texts(
         .fit(["a cat sat", "a dog ran", "cat food"])
         .embed(["cat sat", "cat sat", "dog ran", ""]),
     )
-    assert real.embed_texts(["a b", "c"]).shape == (2, 2048)
+    assert oas.embed_texts(["a b", "c"]).shape == (2, 2048)
 
 
 # --- LoCoMo loader ----------------------------------------------------------------------------
@@ -527,3 +525,19 @@ def test_dataset_merge_is_never_longer_than_rewrite_on_locomo():
         rw = sum(TOK.count(render(r)) for r in ops.rewrite(c, conv))
         mg = sum(TOK.count(render(r)) for r in ops.merge(c, conv))
         assert mg <= rw, q.query_id
+
+
+def test_generated_record_is_built_one_way():
+    """Every operator backend builds a generated record's provenance with generated_record
+    (MODEL §1): id action(ids), raw source ids once each, the first source's session and date."""
+    from oas.real._types import Record, generated_record
+
+    a = Record("D1:1", "S1", "1 May", "x", ("D1:1",))
+    b = Record("S2", "S2", "2 May", "y", ("D2:1", "D2:2"))
+    m = generated_record("merge", [a, b, a], "xy")
+    assert m.record_id == "merge(D1:1,S2,D1:1)" and m.generated_by == "merge"
+    assert m.source_ids == ("D1:1", "D2:1", "D2:2") and (m.session_id, m.date) == ("S1", "1 May")
+    r = generated_record("rewrite", [Record("t", "S3", "", "z")], "z", date="3 May")
+    assert r.source_ids == ("t",) and r.date == "3 May"
+    with pytest.raises(InputError, match="at least one source"):
+        generated_record("abstract", [], "")

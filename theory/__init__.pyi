@@ -25,6 +25,7 @@ from ._dists import LengthDist as LengthDist
 from ._dists import empirical_lengths as empirical_lengths
 from ._dists import make_length_dist as make_length_dist
 from ._formulas import closed_form_crossover as closed_form_crossover
+from ._formulas import reader_success as reader_success
 from ._grid import CrossoverInterval as CrossoverInterval
 from ._grid import GridCrossover as GridCrossover
 from ._grid import crossover_interval as crossover_interval
