@@ -125,6 +125,10 @@ def _id(value, path, line, field) -> str:
     return str(value)
 
 
+# Largest |feature|: its square must stay finite in float32, where the router standardizes them.
+FEATURE_LIMIT = 1e12
+
+
 def _number(value, path, line, field) -> float:
     if isinstance(value, str):
         try:
@@ -197,6 +201,13 @@ def validate_row(
     features = lengths = sessions = emb = texts = None
     if FEATURE_NAMES[0] in raw:
         features = np.array([_number(raw[c], path, line, c) for c in FEATURE_NAMES])
+        big = np.flatnonzero(np.abs(features) > FEATURE_LIMIT)
+        if big.size:
+            c = FEATURE_NAMES[big[0]]
+            raise InputError(
+                f"{where(path, line)}: field {c!r} must be within +-{FEATURE_LIMIT:g} (features are "
+                f"standardized in float32); got {features[big[0]]:g}."
+            )
         onehot = features[7:]
         slot = _slot(qt)
         if not np.array_equal(onehot, np.eye(4)[slot]):
@@ -253,9 +264,10 @@ def validate_row(
         cluster_tokens = _number(raw["meta_cluster_tokens"], path, line, "meta_cluster_tokens")
     else:
         cluster_tokens = math.nan
-    if not cluster_tokens > 0 and not math.isnan(cluster_tokens):
+    # 0: the retriever returned no record of the query's cluster (docs/paired-data.md)
+    if not cluster_tokens >= 0 and not math.isnan(cluster_tokens):
         raise InputError(
-            f"{where(path, line)}: field {LENGTH_COLUMN!r} must be > 0 tokens; got {cluster_tokens:g}."
+            f"{where(path, line)}: field {LENGTH_COLUMN!r} must be >= 0 tokens; got {cluster_tokens:g}."
         )
     return Row(
         instance_id=ids[0],

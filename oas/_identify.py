@@ -314,16 +314,17 @@ def compress_ratios(structure: Structure, slot) -> np.ndarray:
       slot: ``(n,)`` type slots.
 
     Returns:
-      NaN for a type without rows. The data's token counts, not a fitted quantity.
+      NaN for a type without rows (or whose rows are all retrieval misses, no raw evidence). The
+      data's token counts, not a fitted quantity.
     """
     ev = np.where(structure.evidence, structure.lengths, 0.0).sum(axis=-1)  # (n, 4)
     ratio = ev[:, 1:] / np.where(ev[:, :1] > 0, ev[:, :1], np.nan)
     out = np.full((N_OPS, N_TYPES), np.nan)
     slot = np.asarray(slot)
     for t in range(N_TYPES):
-        sel = slot == t
+        sel = (slot == t) & np.isfinite(ratio[:, 0])  # NaN: no raw evidence (a retrieval miss)
         if sel.any():
-            out[:, t] = np.nanmean(ratio[sel], axis=0)
+            out[:, t] = ratio[sel].mean(axis=0)
     return out
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
+from oas._misfit import format_misfit, misfit_tests
 from oas._structure import paired_structure
 from retcon.errors import InputError
 from retcon.vocab import ACTIONS, OPERATORS, VOCABULARIES
@@ -167,11 +168,22 @@ def identify_report(
     overall = compare(everything, jax.random.fold_in(k_cmp, 0))
     raw_len = raw_evidence_tokens(structure)
     strata = []
+    stratum_of_row = np.zeros(data.n, np.int64)
+    stratum_names = ["all"]
     if n_strata > 1:
         # quantiles over queries (one length per query), so each stratum holds ~equal queries
         _, first = np.unique(data.query_id.astype(str), return_index=True)
         edges = np.quantile(raw_len[first], np.linspace(0, 1, n_strata + 1))
         edges[-1] = np.inf
+        stratum_of_row = np.clip(
+            np.searchsorted(edges[1:-1], raw_len, side="right"), 0, n_strata - 1
+        )
+        stratum_names = [
+            f"L in [{edges[s]:.0f}, {edges[s + 1]:.0f})"
+            if np.isfinite(edges[s + 1])
+            else f"L >= {edges[s]:.0f}"
+            for s in range(n_strata)
+        ]
         for s in range(n_strata):
             m = (raw_len >= edges[s]) & (raw_len < edges[s + 1])
             if s == 0:
@@ -213,6 +225,17 @@ def identify_report(
         "overall": _comparison_dict(overall),
         "strata": strata,
         "single_cluster": single,
+        "misfit": misfit_tests(
+            jax.random.fold_in(k_diag, 999),
+            structure,
+            data.budget,
+            slot,
+            y,
+            groups,
+            fit.theta,
+            stratum_of_row,
+            stratum_names=stratum_names,
+        ),
     }
     if diagnostics:
         out["diagnostics"] = _diagnostics(data, structure, oof, k_diag, level, n_resamples)
@@ -293,7 +316,8 @@ def format_report(rep: dict) -> str:
         lines.append(f"{r['parameter']:<14}{r['type']:<20}{r['estimate']:>10.3f}{ci:>22}")
     lines.append("")
     lines.append(
-        f"crossover B* (tokens), predicted out of fold ({rep['folds']} group folds) vs observed"
+        f"crossover B* (tokens), predicted out of fold ({rep['folds']} group folds; interval: "
+        "parameters + the held-out groups' sampling) vs observed"
     )
     lines.append(f"{'set':<22}{'operator':<10}{'predicted':>28}{'observed':>28}{'truth':>10}")
     sets = [("all", rep["overall"])] + [
@@ -305,9 +329,13 @@ def format_report(rep: dict) -> str:
             x = c["crossover"][o]
             tr = x["truth"]["budget"] if x["truth"] else None
             lines.append(
-                f"{name:<22}{o:<10}{_fmt(x['predicted']):>28}{_fmt(x['observed']):>28}"
+                f"{name:<22}{o:<10}{_fmt(x.get('predictive', x['predicted'])):>28}"
+                f"{_fmt(x['observed']):>28}"
                 f"{'' if tr is None else f'{tr:.0f}':>10}"
             )
+    if rep.get("misfit"):
+        lines.append("")
+        lines.append(format_misfit(rep["misfit"]))
     if rep.get("single_cluster"):
         lines.append("")
         lines.append("single-cluster closed route (MODEL §6, theory.crossover):")

@@ -6,8 +6,10 @@ held-out fold's rows, each through its own evidence structure and budget. The pr
 budget is the mean over the held-out rows at that budget of ``p_o - p_ret``; the observed curve is
 the mean of ``y_o - y_ret``. Both crossovers and their intervals come from
 ``theory.crossover_interval`` (the one estimator). Intervals: the predicted curve's from the
-bootstrap refits of the reader (parameter uncertainty, rows fixed), the observed curve's from
-resampling the held-out groups.
+bootstrap refits of the reader (parameter uncertainty, rows fixed); the predictive one adds the
+held-out groups' sampling (a wild cluster bootstrap with Webb's weights, the few-groups protocol
+of docs/statistics.md): it is the interval for the crossover the held-out groups' data show; the
+observed curve's from resampling the held-out groups.
 
 The single-cluster route (docs/model.md §6) gives the same prediction in closed form when its
 assumptions hold: ``theory.crossover`` on the empirical law of the rows' raw evidence length with
@@ -64,8 +66,11 @@ class CurveComparison(NamedTuple):
       predicted, predicted_lower, predicted_upper: ``(3, m)`` predicted ``dU``.
       observed, observed_lower, observed_upper: ``(3, m)`` observed ``dU``.
       truth: ``(3, m)`` ``dU`` of the true success probabilities (simulation), else None.
-      crossover: dict operator -> {"predicted": {...}, "observed": {...}, "truth": {...} or None}
-        each ``{"budget", "lower", "upper", "status", "share_with_crossover"}``.
+      crossover: dict operator -> {"predicted": {...}, "predictive": {...}, "observed": {...},
+        "truth": {...} or None}, each ``{"budget", "lower", "upper", "status",
+        "share_with_crossover"}``. ``predicted``'s interval is parameter uncertainty only (the
+        refits); ``predictive``'s adds the held-out groups' sampling (``held_out_deviations``):
+        the interval for the crossover these groups' data will show.
       n_rows, n_groups: rows and groups compared.
     """
 
@@ -229,9 +234,16 @@ def compare_crossovers(
     pboot = None
     if predicted_boot is not None and np.asarray(predicted_boot).shape[0]:
         pboot = np.moveaxis(_curve(delta(np.asarray(predicted_boot)), budget, grid), -1, 0)
+    k_wild = jax.random.fold_in(key, 7)
     obs, oboot = delta_curve_replicates(
         key, y, np.asarray(groups), budget, grid, n_resamples=int(n_resamples)
     )  # (3, m), (R, 3, m)
+    # predictive replicates: each refit's curve plus a wild-cluster draw of the held-out groups'
+    # sampling deviation (the curve a new draw of these groups' outcomes would show)
+    n_pred = int(n_resamples) if pboot is None else pboot.shape[1]  # pboot: (3, R, m)
+    dev = held_out_deviations(k_wild, delta(y), budget, grid, groups, n_pred)  # (R, m, 3)
+    pcurves = pred.T[None] if pboot is None else np.moveaxis(pboot, 0, -1)  # (R|1, m, 3)
+    predictive = np.moveaxis(pcurves + dev, -1, 1)  # (R, 3, m)
     tr = None if truth is None else _curve(delta(np.asarray(truth, np.float64)), budget, grid).T
     cross = {}
     for j, o in enumerate(OPERATORS):
@@ -239,6 +251,7 @@ def compare_crossovers(
             "predicted": _crossover_summary(
                 grid, pred[j], None if pboot is None else pboot[j], level
             ),
+            "predictive": _crossover_summary(grid, pred[j], predictive[:, j], level),
             "observed": _crossover_summary(grid, obs[j], oboot[:, j], level),
             "truth": None if tr is None else _crossover_summary(grid, tr[j], None, level),
         }
@@ -259,6 +272,42 @@ def compare_crossovers(
         n_rows=int(budget.size),
         n_groups=int(np.unique(np.asarray(groups).astype(str)).size),
     )
+
+
+def held_out_deviations(key: jax.Array, diffs, budget, grid, groups, n_resamples: int):
+    """Wild cluster bootstrap draws of the sampling deviation of a ``dU`` curve over groups.
+
+    Each row's residual ``e_i = d_i - dbar(B_i)`` (``d``: ``y_o - y_ret``, ``dbar``: the mean at
+    that budget) is summed per group and budget; a draw is ``sqrt(G / (G - 1)) sum_g w_g E_g(B) /
+    N(B)`` with Webb's six-point weights ``w_g`` (``retcon.inference.webb_weights``): mean 0 and
+    the cluster-robust variance of the curve, with ``6**G`` patterns even at ``G = 10``.
+
+    Args:
+      key: JAX key; diffs: ``(n, k)`` per-row differences; budget: ``(n,)``; grid: ``(m,)``;
+      groups: ``(n,)`` labels; n_resamples: ``R``.
+
+    Returns:
+      ``(R, m, k)`` deviations (0 with a single group).
+
+    References: docs/statistics.md (the few-groups protocol); Webb (2014); Cameron & Miller
+    (2015), section VI.C (the small-G correction).
+    """
+    from retcon.inference import webb_weights
+
+    d = np.asarray(diffs, np.float64)
+    onehot = (np.asarray(budget)[:, None] == np.asarray(grid)[None, :]).astype(np.float64)
+    counts = onehot.sum(0)  # (m,)
+    mean = (onehot.T @ d) / np.where(counts > 0, counts, 1.0)[:, None]  # (m, k)
+    resid = d - onehot @ mean  # (n, k)
+    _, gid = np.unique(np.asarray(groups).astype(str), return_inverse=True)
+    gid = gid.reshape(-1)
+    G = int(gid.max()) + 1
+    if G < 2:
+        return np.zeros((int(n_resamples), onehot.shape[1], d.shape[1]))
+    per = np.zeros((G, onehot.shape[1], d.shape[1]))
+    np.add.at(per, gid, onehot[:, :, None] * resid[:, None, :])
+    w = webb_weights(key, G, int(n_resamples)) * math.sqrt(G / (G - 1.0))  # (R, G)
+    return np.einsum("rg,gmk->rmk", w, per) / np.where(counts > 0, counts, np.nan)[None, :, None]
 
 
 def single_cluster_crossover(fit: Identified, raw_lengths, *, slot: int = 0) -> dict:
@@ -307,6 +356,7 @@ __all__ = [
     "OutOfFold",
     "compare_crossovers",
     "fold_of_groups",
+    "held_out_deviations",
     "out_of_fold",
     "predict_success",
     "single_cluster_crossover",

@@ -36,7 +36,7 @@ from oas._checks import (
 )
 from oas._features import compute_features_batch
 from retcon.errors import InputError, check_choice, decode_utf8
-from retcon.output import atomic_write
+from retcon.output import atomic_write, open_nofollow, refuse_symlink
 from retcon.vocab import ACTIONS, VOCABULARIES
 from sim import PACKINGS
 
@@ -84,7 +84,9 @@ class PairedData(NamedTuple):
         if self.cluster_tokens is None:
             return np.full(self.n, np.nan)
         c = np.asarray(self.cluster_tokens, dtype=np.float64)
-        return np.where(np.isfinite(c), (c <= self.budget).astype(np.float64), np.nan)
+        # an empty retrieved cluster (len(C) = 0, a retrieval miss) grounds nothing
+        grounded = (c > 0) & (c <= self.budget)
+        return np.where(np.isfinite(c), grounded.astype(np.float64), np.nan)
 
     @property
     def query_type_slot(self) -> np.ndarray:
@@ -511,6 +513,7 @@ class PairedWriter:
         self.vocabulary: str | None = None
         self.columns: list[str] | None = None
         self._line = 0
+        refuse_symlink(str(self.path), self.partial, "partial rows")
         if self.partial.is_file():
             text = self.partial.read_text(encoding="utf-8")
             if text and not text.endswith("\n"):  # a crash cut the last row: drop it, keep the rest
@@ -528,7 +531,8 @@ class PairedWriter:
                 self._line = max(self._line, 1)
         self.partial.parent.mkdir(parents=True, exist_ok=True)
         # Open for the writer's lifetime; close() and __exit__ close it.
-        self._file = open(self.partial, "a", encoding="utf-8", newline="")  # noqa: SIM115
+        fd = open_nofollow(str(self.path), self.partial, os.O_WRONLY | os.O_APPEND, "partial rows")
+        self._file = open(fd, "a", encoding="utf-8", newline="")  # noqa: SIM115
 
     def __enter__(self) -> PairedWriter:
         return self
@@ -557,29 +561,39 @@ class PairedWriter:
                 f"{self.partial}:{line}: field 'query_type': {r.query_type!r} is a {name} type; "
                 f"this file holds vocabulary {self.vocabulary!r}."
             )
-        if self.format == "jsonl":
-            self._file.write(json.dumps(row, allow_nan=False) + "\n")
-        else:
-            w = csv.writer(self._file, lineterminator="\n")
-            if self.columns is None:
-                self.columns = list(row)
-                w.writerow(self.columns)
-            elif sorted(row) != sorted(self.columns):
-                raise InputError(
-                    f"{self.partial}:{line}: the row has columns {sorted(row)}; this CSV file has "
-                    f"{sorted(self.columns)}."
-                )
-            w.writerow([_csv_cell(row[c]) for c in self.columns])
-        self._file.flush()
+        try:
+            if self.format == "jsonl":
+                self._file.write(json.dumps(row, allow_nan=False) + "\n")
+            else:
+                w = csv.writer(self._file, lineterminator="\n")
+                if self.columns is None:
+                    self.columns = list(row)
+                    w.writerow(self.columns)
+                elif sorted(row) != sorted(self.columns):
+                    raise InputError(
+                        f"{self.partial}:{line}: the row has columns {sorted(row)}; this CSV file "
+                        f"has {sorted(self.columns)}."
+                    )
+                w.writerow([_csv_cell(row[c]) for c in self.columns])
+            self._file.flush()
+        except OSError as e:  # disk full...: name the file; a rerun drops the cut-off line
+            raise OSError(e.errno, e.strerror or str(e), str(self.partial)) from e
         self.vocabulary = name
         self.ids[r.instance_id] = line
         self._line = line
 
     def close(self) -> None:
         if not self._file.closed:
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._file.close()
+            try:
+                self._file.flush()
+                os.fsync(self._file.fileno())
+            except OSError as e:
+                raise OSError(e.errno, e.strerror or str(e), str(self.partial)) from e
+            finally:
+                try:
+                    self._file.close()
+                except OSError:  # the flush above already failed and said why
+                    pass
 
     def finalize(self, *, embed: Embedder | None = None) -> Path:
         """Close, validate the whole partial file with ``read_paired``, rename it to ``path``."""

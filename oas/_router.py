@@ -228,6 +228,11 @@ def router_from_json(obj: dict, source: str = "router") -> Router:
         budgets = arr((m,), "thresholds", name, "budgets", positive=True)
         if len(np.unique(budgets)) != m:
             raise InputError(f"{source}: field '{where}.budgets' must not repeat a budget.")
+        if np.any(np.diff(budgets) <= 0):  # retcon fit writes them increasing, tau beside each
+            raise InputError(
+                f"{source}: field '{where}.budgets' must be increasing, each beside its tau, as "
+                f"retcon fit writes them; got {raw_b!r} (an edited file?)."
+            )
         tau_raw = get("thresholds", name, "tau")
         if not isinstance(tau_raw, list) or len(tau_raw) != m:
             raise InputError(

@@ -99,8 +99,17 @@ def paired_from_instances(
         meta["meta_gold_type"] = np.asarray([vocab[s] for s in gold], dtype=object)
     ctx_len = getattr(instances, "context_lengths", None)
     if ctx_len is not None:
+        ctx_ev = np.asarray(instances.context_evidence, bool)
+        full = getattr(instances, "evidence_mask", None)
+        if full is not None:
+            # retriever recall < 1: a query missing any evidence record has support 0 under every
+            # action (MODEL §2), written as no evidence flag under any action (a retrieval miss,
+            # docs/paired-data.md), so the structure predicts what the outcomes were drawn from
+            found = np.asarray(instances.record_mask, bool)
+            intact = np.all(found == np.asarray(full, bool), axis=-1)
+            ctx_ev = ctx_ev & intact[:, None, None]
         meta[STRUCTURE_COLUMN] = structures_from_arrays(
-            ctx_len, instances.context_evidence, structure_packing or packing
+            ctx_len, ctx_ev, structure_packing or packing
         )
     query = getattr(instances, "query_id", None)
     query_id = np.asarray(

@@ -80,9 +80,18 @@ def check_structure(value, path, line: int) -> dict:
             if x not in (0, 1):
                 raise InputError(f"{at}.evidence[{a!r}] must hold 0/1 flags; got {x!r}.")
             flags.append(int(bool(x)))
-        if a == "ret" and not any(flags):
-            raise InputError(f"{at}.evidence['ret'] flags no record; expected the evidence units.")
         out["lengths"][a], out["evidence"][a] = lens, flags
+    # A retrieval miss: the retriever did not return the query's evidence (all of it, MODEL §2's
+    # reader needs every unit), so no context holds it. Written as no flag under any action; the
+    # support is then 0 under every action and the row scores the guessing accuracy g.
+    if not any(out["evidence"]["ret"]):
+        flagged = [a for a in ACTIONS if any(out["evidence"][a])]
+        if flagged:
+            raise InputError(
+                f"{at}.evidence['ret'] flags no record (a retrieval miss) but "
+                f"evidence[{flagged[0]!r}] flags one; a row whose raw context holds none of the "
+                f"evidence flags none under every action (docs/paired-data.md)."
+            )
     return out
 
 

@@ -114,16 +114,51 @@ def theory_router_from_json(obj, source: str = "router") -> TheoryRouter:
             f"{source}: field 'theory.theory_version' must be {THEORY_VERSION}; "
             f"got {obj.get('theory_version')!r}."
         )
-    try:
-        return TheoryRouter(
-            np.asarray(obj["theta"], np.float64),
-            np.asarray(obj["compress_ratio"], np.float64),
-            int(obj.get("n_params", 17)),
+    n_theta = 1 + N_TYPES + len(OPERATORS) * N_TYPES
+    theta = _numbers(obj, "theta", (n_theta,), source)
+    if np.any(np.abs(theta) > THETA_LIMIT):
+        raise InputError(
+            f"{source}: field 'theory.theta' must hold numbers in [-{THETA_LIMIT:g}, "
+            f"{THETA_LIMIT:g}] (logit g, a-scales, log phi); got {theta.tolist()}."
         )
-    except KeyError as e:
-        raise InputError(f"{source}: field 'theory.{e.args[0]}' is missing.") from None
-    except (TypeError, ValueError) as e:
-        raise InputError(f"{source}: field 'theory' is malformed ({e}).") from None
+    cr = _numbers(obj, "compress_ratio", (len(OPERATORS), N_TYPES), source)
+    if np.any((cr <= 0) | (cr > 1)):
+        raise InputError(
+            f"{source}: field 'theory.compress_ratio' must hold ratios in (0, 1] (generated / "
+            f"raw evidence tokens, MODEL §1); got {cr.tolist()}."
+        )
+    n_params = obj.get("n_params", n_theta)
+    if isinstance(n_params, bool) or not isinstance(n_params, int) or not 0 <= n_params <= n_theta:
+        raise InputError(
+            f"{source}: field 'theory.n_params' must be an integer in [0, {n_theta}]; "
+            f"got {n_params!r}."
+        )
+    return TheoryRouter(theta, cr, n_params)
+
+
+# |theta| beyond this is no fit's output: sigmoid saturates, exp overflows soon after.
+THETA_LIMIT = 100.0
+
+
+def _numbers(obj: dict, name: str, shape: tuple, source: str) -> np.ndarray:
+    """``obj[name]`` as a finite float array of ``shape``, or ``InputError`` naming the field."""
+    if name not in obj:
+        raise InputError(f"{source}: field 'theory.{name}' is missing.")
+    value = obj[name]
+    try:
+        cells = np.asarray(value, dtype=object).ravel()
+        numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in cells)
+        a = np.asarray(value, dtype=np.float64) if numeric else None
+    except (TypeError, ValueError):
+        a = None
+    if a is None or a.shape != shape or isinstance(value, (str, bool)):
+        raise InputError(
+            f"{source}: field 'theory.{name}' must be a list of numbers of shape {shape}; "
+            f"got {value!r:.80}."
+        )
+    if not np.all(np.isfinite(a)):
+        raise InputError(f"{source}: field 'theory.{name}' must hold finite numbers.")
+    return a
 
 
 def fit_theory_router(key, data, *, n_resamples: int = 0) -> TheoryRouter:
@@ -145,7 +180,7 @@ def fit_theory_router(key, data, *, n_resamples: int = 0) -> TheoryRouter:
     for j in range(len(OPERATORS)):
         seen = np.isfinite(cr[j])
         cr[j, ~seen] = cr[j, seen].mean() if seen.any() else 1.0
-    cr = np.clip(cr, 1e-6, None)
+    cr = np.clip(cr, 1e-6, 1.0)  # MODEL §1: rho in (0, 1); a longer "compression" keeps length
     return TheoryRouter(np.asarray(fit.theta, np.float64), cr, fit.n_params)
 
 

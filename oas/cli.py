@@ -161,6 +161,16 @@ def register(subparsers) -> None:
     p.set_defaults(func=_run_predict)
 
 
+# Messages of the fitted models, in the user's terms (they name the data, not a class).
+_FITTED_WORDS = {
+    "Router.": "the router fitted on it: ",
+    "TheoryRouter.": "the theory router identified on it: ",
+    "fit_router: ": "",
+    "evaluate: ": "",
+    "group_split: ": "",
+}
+
+
 def _help(parser) -> int:
     parser.print_help(sys.stdout)
     return 2
@@ -347,15 +357,18 @@ def _run_fit(args) -> int:
         seed=args.seed,
         command="retcon fit",
     )
-    router = fit_router(
-        jax.random.key(args.seed),
-        data,
-        alpha=args.alpha,
-        n_folds=args.folds,
-        calibration_fraction=args.calibration_fraction,
-        packing=args.packing,
-        provenance=prov,
-    )
+    from retcon.errors import worded_for
+
+    with worded_for(f"--data {args.data}", _FITTED_WORDS):
+        router = fit_router(
+            jax.random.key(args.seed),
+            data,
+            alpha=args.alpha,
+            n_folds=args.folds,
+            calibration_fraction=args.calibration_fraction,
+            packing=args.packing,
+            provenance=prov,
+        )
     save_router(args.router_out, router)
     summary = {
         "router_out": args.router_out,
@@ -389,6 +402,7 @@ EVALUATE_FILES = (
     "accuracy_by_budget.png",
     "accuracy_by_budget.pdf",
     "evaluation.json",
+    "sidecar.json",
 )
 
 
@@ -430,19 +444,22 @@ def _run_evaluate(args) -> int:
         _check_folds(args.folds, data, fractions, 0, f"--split {args.split}", args.data)
     elif n_groups < 3:
         _check_folds(2, data, fractions, 0, f"--split {args.split}", args.data)
-    ev = evaluate(
-        jax.random.key(args.seed),
-        data,
-        router=router,
-        alpha=args.alpha,
-        n_folds=args.folds,
-        fractions=fractions,
-        n_resamples=args.resamples,
-    )
+    from retcon.errors import worded_for
+
+    with worded_for(f"--data {args.data}", _FITTED_WORDS):
+        ev = evaluate(
+            jax.random.key(args.seed),
+            data,
+            router=router,
+            alpha=args.alpha,
+            n_folds=args.folds,
+            fractions=fractions,
+            n_resamples=args.resamples,
+        )
     obj = evaluation_json(ev)
     table = evaluation_table(ev)
     if args.out:
-        with OutputSet(args.out, last=("evaluation.json",)) as out:
+        with OutputSet(args.out, last=("sidecar.json",)) as out:
             write_text_atomic(out / "evaluation.md", table)
             fig = accuracy_figure(ev)
             save_figure_atomic(fig, out / "accuracy_by_budget.png", dpi=150)
@@ -456,17 +473,15 @@ def _run_evaluate(args) -> int:
                 "resamples": args.resamples,
                 "packing": args.packing,
             }
+            write_json_atomic(out / "evaluation.json", obj)
             write_json_atomic(
-                out / "evaluation.json",
-                {
-                    **obj,
-                    "sidecar": sidecar(
-                        config,
-                        seed=args.seed,
-                        command="retcon evaluate",
-                        outputs=list(EVALUATE_FILES[:-1]),
-                    ),
-                },
+                out / "sidecar.json",
+                sidecar(
+                    config,
+                    seed=args.seed,
+                    command="retcon evaluate",
+                    outputs=list(EVALUATE_FILES[:-1]),
+                ),
             )
     if args.json:
         _emit(args, obj, "")

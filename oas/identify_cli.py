@@ -39,6 +39,11 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
+# Peak bytes per paired row and bootstrap resample of identification (weights, cell sums, the
+# vmapped Fisher-scoring state), with room to spare.
+_BYTES_PER_ROW_RESAMPLE = 1024
+
+
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -59,6 +64,15 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         check_out_dir("--out", args.out, inputs=[("--data", args.data)])
     data = read_paired(args.data)
+    from retcon.errors import check_memory, memory_limit
+
+    # every resample is one vmapped refit: (R, n) weights, (R, cells, 17) Jacobians, ...
+    per_resample = _BYTES_PER_ROW_RESAMPLE * data.n + 4096
+    check_memory(
+        f"--resamples {args.resamples}",
+        args.resamples * per_resample,
+        fix=f"use at most {memory_limit() // per_resample} resamples for {data.n} rows",
+    )
     folds = args.folds or int(np.unique(data.group_id.astype(str)).size)
     rep = identify_report(
         data,
@@ -75,19 +89,22 @@ def run(args: argparse.Namespace) -> int:
             "resamples": args.resamples,
             "strata": args.strata,
         }
-        with OutputSet(args.out, last=("identify.json",)) as out:
+        with OutputSet(args.out, last=("sidecar.json",)) as out:
             plot_report(rep, out / "identify_curves.png")
+            write_json_atomic(out / "identify.json", to_jsonable(rep))
             write_json_atomic(
-                out / "identify.json",
-                {
-                    **to_jsonable(rep),
-                    "sidecar": sidecar(config, seed=args.seed, command="identify"),
-                },
+                out / "sidecar.json",
+                sidecar(
+                    config,
+                    seed=args.seed,
+                    command="retcon identify",
+                    outputs=["identify.json", "identify_curves.png"],
+                ),
             )
     if args.json:
         print_json(to_jsonable(rep))
     else:
         print(format_report(rep))
         if args.out:
-            print(f"\nwrote identify.json, identify_curves.png to {Path(args.out)}")
+            print(f"\nwrote identify.json, identify_curves.png, sidecar.json to {Path(args.out)}")
     return 0

@@ -4,7 +4,9 @@
 ``REPORT.md``, ``report.json`` and the figures; ``retcon paper-checks`` does both. Each claim's
 verdict comes from a pure verdict function (``verdict_*``) of the measured real-data numbers
 (``RULES``: simulation shows the mechanism, real data decides), so the logic is tested on
-constructed numbers where the claim holds, fails, holds in part, or cannot be decided.
+constructed numbers where the claim holds, fails, holds in part, or cannot be decided. Each rule's
+error rates at the data's group count (false PASS, power, false FAIL) come from the public module
+``paper_checks.operating``.
 
 References: MODEL §3-9; docs/paper-checks.md.
 """
@@ -27,10 +29,6 @@ if TYPE_CHECKING:
     from paper_checks._claims import check_sign_reversal as check_sign_reversal
     from paper_checks._claims import check_tight_gain as check_tight_gain
     from paper_checks._claims import crc_bound_check as crc_bound_check
-    from paper_checks._claims import identical_operators as identical_operators
-    from paper_checks._claims import length_strata as length_strata
-    from paper_checks._claims import slope_estimate as slope_estimate
-    from paper_checks._claims import stratified_crossovers as stratified_crossovers
     from paper_checks._config import CheckConfig as CheckConfig
     from paper_checks._config import TheoryModel as TheoryModel
     from paper_checks._curves import bounded as bounded
@@ -62,6 +60,10 @@ if TYPE_CHECKING:
     from paper_checks._requirements import Needs as Needs
     from paper_checks._run import run_checks as run_checks
     from paper_checks._run import write_run as write_run
+    from paper_checks._scaling import identical_operators as identical_operators
+    from paper_checks._scaling import length_strata as length_strata
+    from paper_checks._scaling import slope_estimate as slope_estimate
+    from paper_checks._scaling import stratified_crossovers as stratified_crossovers
     from paper_checks._sources import DataMissing as DataMissing
     from paper_checks._sources import DependencyMissing as DependencyMissing
     from paper_checks._sources import Workspace as Workspace
@@ -86,6 +88,7 @@ if TYPE_CHECKING:
     from paper_checks._verdicts import grade_positive as grade_positive
     from paper_checks._verdicts import grade_reversal as grade_reversal
     from paper_checks._verdicts import grade_slope as grade_slope
+    from paper_checks._verdicts import reversal_test as reversal_test
     from paper_checks._verdicts import verdict_cross_note as verdict_cross_note
     from paper_checks._verdicts import verdict_crossover_scaling as verdict_crossover_scaling
     from paper_checks._verdicts import verdict_harm_calibration as verdict_harm_calibration
@@ -112,10 +115,10 @@ _EXPORTS = {
     "check_sign_reversal": "paper_checks._claims",
     "check_tight_gain": "paper_checks._claims",
     "crc_bound_check": "paper_checks._claims",
-    "identical_operators": "paper_checks._claims",
-    "length_strata": "paper_checks._claims",
-    "slope_estimate": "paper_checks._claims",
-    "stratified_crossovers": "paper_checks._claims",
+    "identical_operators": "paper_checks._scaling",
+    "length_strata": "paper_checks._scaling",
+    "slope_estimate": "paper_checks._scaling",
+    "stratified_crossovers": "paper_checks._scaling",
     "CheckConfig": "paper_checks._config",
     "append_end_to_end": "paper_checks._endtoend",
     "end_to_end_markdown": "paper_checks._endtoend",
@@ -169,6 +172,7 @@ _EXPORTS = {
     "grade_positive": "paper_checks._verdicts",
     "grade_reversal": "paper_checks._verdicts",
     "grade_slope": "paper_checks._verdicts",
+    "reversal_test": "paper_checks._verdicts",
     "verdict_cross_note": "paper_checks._verdicts",
     "verdict_crossover_scaling": "paper_checks._verdicts",
     "verdict_harm_calibration": "paper_checks._verdicts",
@@ -244,6 +248,7 @@ __all__ = [
     "raw_grounded",
     "render_markdown",
     "report_json",
+    "reversal_test",
     "rule_operating_characteristics",
     "run_checks",
     "slope_estimate",

@@ -17,18 +17,34 @@ from collections.abc import Callable
 import numpy as np
 
 from paper_checks import _verdicts as V
+from paper_checks import operating as O
+from paper_checks import rules as R
 from paper_checks._curves import (
     bounded,
     chance_outcomes,
-    crossover_estimate,
-    evidence_length,
-    mean_difference,
     raw_grounded,
+    t_estimate,
 )
 from paper_checks._loco import calibrated_name, t_interval
 from paper_checks._requirements import Needs, unmet
+from paper_checks._scaling import (
+    identical_operators,
+    length_strata,
+    stratified_group_curves,
+)
 from paper_checks._sources import DataMissing, DependencyMissing, Workspace
-from paper_checks._types import INCONCLUSIVE, SKIPPED, ClaimResult, Estimate, SourceCurves
+from paper_checks._types import (
+    FAIL,
+    INCONCLUSIVE,
+    PARTIAL,
+    PASS,
+    SKIPPED,
+    ClaimResult,
+    Estimate,
+    SourceCurves,
+    Verdict,
+)
+from retcon.inference import group_means
 from retcon.vocab import ACTIONS, OPERATORS
 
 CLAIMS = {
@@ -91,7 +107,10 @@ def _result(
     headline: str,
     summary: str,
     skipped: dict,
+    oc: O.OperatingCharacteristics | None = None,
 ) -> ClaimResult:
+    verdict, oc_info = _with_oc(verdict, oc)
+    details = {**details, **oc_info}
     if isinstance(measured, Estimate):
         est = measured
         measured = est.point if est.defined else None
@@ -110,6 +129,32 @@ def _result(
     return ClaimResult(
         cid, CLAIMS[cid], measured, ci, PAPER_FIGURES[cid], data, verdict.verdict, details
     )
+
+
+def _with_oc(verdict: Verdict, oc: O.OperatingCharacteristics | None) -> tuple[Verdict, dict]:
+    """The verdict with its rule's measured error rates; INCONCLUSIVE when they miss the targets
+    (``operating.TARGETS``), naming what the rule would have read."""
+    if oc is None:
+        return verdict, {}
+    info = {
+        "false_pass_rate": oc.false_pass_rate,
+        "power": oc.power,
+        "false_fail_rate": oc.false_fail_rate,
+        "operating_characteristics": {
+            **oc._asdict(),
+            "method": f"simulated at G={oc.n_groups}, {oc.n_datasets} data sets per world",
+        },
+    }
+    if verdict.verdict in (PASS, PARTIAL, FAIL) and not oc.meets_targets:
+        return (
+            Verdict(
+                INCONCLUSIVE,
+                f"the rule cannot decide at G = {oc.n_groups}: {oc.reason()} (it reads "
+                f"{verdict.verdict}: {verdict.reason})",
+            ),
+            {**info, "rule_verdict": verdict.verdict},
+        )
+    return Verdict(verdict.verdict, f"{verdict.reason}; rule's {oc.fmt()}"), info
 
 
 def _skipped_result(cid: str, reason: str, skipped: dict) -> ClaimResult:
@@ -203,9 +248,31 @@ def _curve_details(s: SourceCurves) -> dict:
 
 
 def _reversal_grades(s: SourceCurves) -> dict:
-    return {
-        op: V.grade_reversal(c.budgets, c.delta, c.lower, c.upper) for op, c in s.operators.items()
-    }
+    """Per operator: ``reversal_test`` on the per-group curves (real sources; identical operators
+    are tested once, under the first name), the band rule for sources without groups (shown)."""
+    if s.group_delta is None:
+        return {
+            op: V.grade_reversal(c.budgets, c.delta, c.lower, c.upper)
+            for op, c in s.operators.items()
+        }
+    ops, d = _distinct(s)
+    budgets = next(iter(s.operators.values())).budgets
+    g = V.reversal_test(budgets, d).grades
+    return {op: int(x) for op, x in zip(ops, g)}
+
+
+def _budgets(s: SourceCurves) -> np.ndarray:
+    return next(iter(s.operators.values())).budgets
+
+
+def _distinct(s: SourceCurves) -> tuple[list[str], np.ndarray]:
+    """Operators whose per-group curves differ from every earlier one's, and their curves."""
+    names = list(s.operators)
+    d = np.asarray(s.group_delta, float)
+    keep = [
+        k for k in range(len(names)) if not any(np.array_equal(d[:, k], d[:, j]) for j in range(k))
+    ]
+    return [names[k] for k in keep], d[:, keep]
 
 
 def _admission(ws: Workspace, reader: str, skipped: dict) -> tuple[dict | None, str | None]:
@@ -264,7 +331,7 @@ def check_sign_reversal(ws: Workspace) -> ClaimResult:
     measured, op_h, head = Estimate.missing(), "-", real
     if head is not None:
         g = _reversal_grades(head)
-        op_h = max(head.operators, key=lambda o: (g[o], head.operators[o].crossover.defined))
+        op_h = max(g, key=lambda o: (g[o], head.operators[o].crossover.defined))
         measured = head.operators[op_h].crossover
 
     def line(s, g, tag):
@@ -298,6 +365,14 @@ def check_sign_reversal(ws: Workspace) -> ClaimResult:
         headline=f"crossover budget (tokens) of {op_h} on {getattr(head, 'name', '-')}",
         summary="; ".join(parts) or "-",
         skipped=skipped,
+        oc=R.reversal_oc(
+            ws.key("oc:1"),
+            _budgets(real),
+            {real.name: _distinct(real)[1]},
+            n_datasets=ws.config.oc_datasets,
+        )
+        if real is not None and grades
+        else None,
     )
 
 
@@ -378,9 +453,8 @@ def check_tight_gain(ws: Workspace) -> ClaimResult:
             for op in s.operators:
                 base = u_ret.get(where[s.name][op], float("nan"))
                 rel[s.name][op] = gains[s.name][op].point / base if base > 0 else float("nan")
-    verdict = V.verdict_tight_gain(
-        {s.name: gains[s.name] for s in reals}, missing=_real_missing(skipped)
-    )
+    tight = {s.name: s.group_delta for s in reals if s.group_delta is not None}
+    verdict = R.tight_gain_verdict(tight, missing=_real_missing(skipped))
     measured, op_h, head = Estimate.missing(), "-", (reals or [None])[0]
     if head is not None:
         op_h = max(gains[head.name], key=lambda o: gains[head.name][o].point)
@@ -414,6 +488,9 @@ def check_tight_gain(ws: Workspace) -> ClaimResult:
         headline=f"largest dU (fraction of questions) of {op_h} on {getattr(head, 'name', '-')}",
         summary=summary or "-",
         skipped=skipped,
+        oc=R.tight_gain_oc(ws.key("oc:2"), tight, n_datasets=ws.config.oc_datasets)
+        if tight
+        else None,
     )
 
 
@@ -438,9 +515,8 @@ def check_loose_retention(ws: Workspace) -> ClaimResult:
         for op, c in s.operators.items():
             e = _at(c, len(c.budgets) - 1)
             margins[s.name][op] = Estimate(-e.point, -e.upper, -e.lower)
-    verdict = V.verdict_loose_retention(
-        {s.name: margins[s.name] for s in reals}, missing=_real_missing(skipped)
-    )
+    loose_g = {s.name: -s.group_delta[:, :, -1] for s in reals if s.group_delta is not None}
+    verdict = R.loose_verdict(loose_g, list(OPERATORS), missing=_real_missing(skipped))
     measured, op_h, head = Estimate.missing(), "-", (reals or [None])[0]
     if head is not None:
         op_h = min(margins[head.name], key=lambda o: margins[head.name][o].point)
@@ -470,6 +546,9 @@ def check_loose_retention(ws: Workspace) -> ClaimResult:
         headline=f"smallest U(ret) - U(o) at the loosest budget ({op_h}, {getattr(head, 'name', '-')})",
         summary=summary or "-",
         skipped=skipped,
+        oc=R.loose_oc(ws.key("oc:3"), loose_g, list(OPERATORS), n_datasets=ws.config.oc_datasets)
+        if loose_g
+        else None,
     )
 
 
@@ -522,7 +601,7 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
     pick = next((r for r in second if sources[r].name in grades), second[0])
     s2 = sources[pick]
     g2 = _reversal_grades(s2)
-    best = max(s2.operators, key=lambda o: (g2[o], s2.operators[o].crossover.defined))
+    best = max(g2, key=lambda o: (g2[o], s2.operators[o].crossover.defined))
     c = s2.operators[best]
     if c.crossover.defined:
         measured, headline = c.crossover, f"crossover budget of {best} under the {s2.name} reader"
@@ -564,89 +643,20 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
         headline=headline,
         summary="; ".join(parts),
         skipped=skipped,
+        oc=R.reversal_oc(
+            ws.key("oc:4"),
+            _budgets(sources[second[0]]),
+            {
+                sources[r].name: _distinct(sources[r])[1]
+                for r in second
+                if sources[r].name in grades
+            },
+            n_datasets=ws.config.oc_datasets,
+        ),
     )
 
 
 # ---- claim 5 ---------------------------------------------------------------------------------------
-
-
-def length_strata(paired, n_strata: int = 4) -> tuple[np.ndarray, np.ndarray]:
-    """Evidence-length strata of a paired data set: ``(stratum per row, median length per stratum)``.
-
-    Questions (not rows) are split at the quantiles of their ``len(C)``; every budget row of a
-    question goes to its question's stratum. Strata left empty by ties are dropped (renumbered).
-    """
-    L = evidence_length(paired)
-    qid = np.asarray(paired.query_id).astype(str)
-    _, first = np.unique(qid, return_index=True)
-    per_q = L[first]
-    edges = np.quantile(per_q, np.linspace(0, 1, n_strata + 1))
-    cls = np.clip(np.searchsorted(edges, L, side="right") - 1, 0, n_strata - 1)
-    used = np.unique(cls)
-    cls = np.searchsorted(used, cls)
-    med = np.array([np.median(L[cls == k]) for k in range(len(used))])
-    return cls, med
-
-
-def identical_operators(paired) -> dict[str, str]:
-    """``{operator: earlier action}`` for operators whose outcome equals an earlier action's on every
-    row (on LoCoMo the dataset's merge and rewrite are the same text)."""
-    y = np.asarray(paired.outcomes, float)
-    out = {}
-    for k, op in enumerate(ACTIONS[1:], 1):
-        for j in range(1, k):
-            if np.array_equal(y[:, k], y[:, j]):
-                out[op] = ACTIONS[j]
-                break
-    return out
-
-
-def stratified_crossovers(key, paired, strata, budgets, *, n_resamples: int):
-    """Per stratum and operator the crossover (Estimate) and its resampled values ``(R, S, 3)``;
-    one group resample shared by all strata, operators and budgets."""
-    from retcon.bootstrap import grouped_bootstrap_replicates
-
-    y = np.asarray(paired.outcomes, float)
-    b = np.asarray(paired.budget, float)
-    S, nb, no = int(strata.max()) + 1, len(budgets), len(OPERATORS)
-    diff = y[:, 1:] - y[:, :1]  # (n, 3)
-    at = (b[:, None] == budgets[None, :]).astype(float)  # (n, nB)
-    st = (strata[:, None] == np.arange(S)[None, :]).astype(float)  # (n, S)
-    mask = st[:, :, None, None] * np.ones((1, 1, no, 1)) * at[:, None, None, :]  # (n, S, 3, nB)
-    values = np.broadcast_to(diff[:, None, :, None], mask.shape)
-    flat_v, flat_m = values.reshape(len(y), -1), mask.reshape(len(y), -1)
-    point = (flat_v * flat_m).sum(0) / np.maximum(flat_m.sum(0), 1)
-    point = np.where(flat_m.sum(0) > 0, point, np.nan).reshape(S, no, nb)
-    reps = grouped_bootstrap_replicates(
-        key, flat_v, np.asarray(paired.group_id), flat_m, n_resamples=n_resamples
-    ).reshape(-1, S, no, nb)
-    est = [
-        [crossover_estimate(budgets, point[s, k], reps[:, s, k])[0] for k in range(no)]
-        for s in range(S)
-    ]
-    import theory
-
-    return est, theory.crossover_replicates(budgets, reps)
-
-
-def slope_estimate(lengths, point, replicates, *, min_valid: float = 0.9) -> Estimate:
-    """Least-squares slope of ``log B*`` on ``log L`` over strata, with a percentile interval from
-    resampled crossovers ``(R, S)``; unbounded when fewer than ``min_valid`` of the resamples give
-    a finite positive crossover in every stratum (MODEL §6.5: slope 1 when relative pressure
-    governs)."""
-    x = np.log(np.asarray(lengths, float))
-    xc = x - x.mean()
-
-    def slope(logb):
-        return (logb - logb.mean(-1, keepdims=True)) @ xc / (xc @ xc)
-
-    p = float(slope(np.log(np.asarray(point, float))))
-    r = np.asarray(replicates, float)
-    ok = np.all(np.isfinite(r) & (r > 0), axis=1)
-    if ok.mean() < min_valid:
-        return Estimate(p, -np.inf, np.inf)
-    s = slope(np.log(r[ok]))
-    return Estimate(p, float(np.quantile(s, 0.025)), float(np.quantile(s, 0.975)))
 
 
 @needs("5", Needs(columns=("cluster_tokens",), min_budgets=2))
@@ -656,9 +666,10 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
 
     Real units: LoCoMo under the main reader (when admissible), questions split into
     ``config.length_strata`` evidence-length strata; per stratum and operator ``B*`` with a
-    bootstrap interval; per operator the slope of ``log B*`` on ``log L`` over the strata whose
-    interval is bounded (at least 3), graded by ``grade_slope``. An operator identical to another
-    on every row is one unit. Shown: ``B*/L`` per stratum, the sim presets' ``B*/L`` and the exact
+    wild-cluster-bootstrap interval; per operator the slope of ``log B*`` on ``log L`` over the
+    strata with a point crossover (at least 3), graded by ``grade_slope`` (``rules.slope_verdict``)
+    and its operating characteristics (``rules.slope_oc``). An operator identical to another on
+    every row is one unit. Shown: ``B*/L`` per stratum, the sim presets' ``B*/L`` and the exact
     model at lengths x1 and x2 (scale equivariance: ratio 2). Headline: merge's slope.
 
     References: MODEL §6.5.
@@ -674,14 +685,29 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
     ]
     paired = _try(lambda: ws.real_paired(reader), ws.unit(reader), skipped)
     chk, bad = _admission(ws, reader, skipped) if paired is not None else (None, None)
-    slopes, inconclusive, strata_rows = {}, {}, {}
+    slopes, inconclusive, strata_rows, oc = {}, {}, {}, None
     if paired is not None:
         strata, med = length_strata(paired, cfg.length_strata)
         budgets = np.unique(np.asarray(paired.budget, float))
-        est, reps = stratified_crossovers(
-            ws.key("c5:strata"), paired, strata, budgets, n_resamples=cfg.n_resamples
+        curves = stratified_group_curves(
+            paired.outcomes, paired.group_id, paired.budget, strata, budgets
         )
         same = identical_operators(paired)
+        units = [None if (op in same or bad) else f"{ws.unit(reader)}:{op}" for op in OPERATORS]
+        if bad:
+            inconclusive.update(
+                {f"{ws.unit(reader)}:{op}": bad for op in OPERATORS if op not in same}
+            )
+        verdict, slopes, est = R.slope_verdict(
+            ws.key("c5:strata"),
+            curves,
+            budgets,
+            med,
+            units,
+            n_resamples=cfg.n_resamples,
+            missing=_real_missing(skipped),
+            inconclusive=inconclusive,
+        )
         for k, op in enumerate(OPERATORS):
             strata_rows[op] = [
                 {
@@ -697,25 +723,17 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
                 }
                 for s in range(len(med))
             ]
-            unit = f"{ws.unit(reader)}:{op}"
-            if op in same:
-                continue  # the same outcomes as an earlier operator: one unit
-            if bad:
-                inconclusive[unit] = bad
-                continue
-            keep = [s for s in range(len(med)) if bounded(est[s][k])]
-            if len(keep) < 3:
-                inconclusive[unit] = (
-                    f"{len(keep)} of {len(med)} strata have a bounded B* interval; the slope "
-                    "needs 3"
-                )
-                continue
-            slopes[unit] = slope_estimate(
-                med[keep], [est[s][k].point for s in keep], reps[:, keep, k]
+        if slopes:
+            oc = R.slope_oc(
+                ws.key("oc:5"),
+                curves,
+                budgets,
+                med,
+                units,
+                n_datasets=max(ws.config.oc_datasets // 2, 10),
             )
-    verdict = V.verdict_crossover_scaling(
-        slopes, missing=_real_missing(skipped), inconclusive=inconclusive
-    )
+    else:
+        verdict = V.verdict_crossover_scaling({}, missing=_real_missing(skipped))
     sim_ratio = {
         s.name: {o: c.crossover.point / s.evidence_length for o, c in s.operators.items()}
         for s in sims
@@ -738,7 +756,8 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
                 for r in rows
             )
             + (
-                f"; slope {slopes[f'{ws.unit(reader)}:{op}'].fmt()}"
+                f"; slope {slopes[f'{ws.unit(reader)}:{op}'][1].fmt()} (90%: "
+                f"{slopes[f'{ws.unit(reader)}:{op}'][0].fmt()})"
                 if f"{ws.unit(reader)}:{op}" in slopes
                 else ""
             )
@@ -752,7 +771,7 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
             "theory [shown] B*(lengths x2) / B*(x1): "
             + ", ".join(f"{o} {v:.4f}" for o, v in theory_ratio.items())
         )
-    head = slopes.get(ws.unit(reader) + ":merge", Estimate.missing())
+    head = slopes.get(ws.unit(reader) + ":merge", (None, Estimate.missing()))[1]
     data = "; ".join(
         (
             [ws.real_label(reader) + f", {cfg.length_strata} evidence-length strata"]
@@ -779,6 +798,7 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
         "governs)",
         summary="; ".join(parts) or "-",
         skipped=skipped,
+        oc=oc,
     )
 
 
@@ -800,7 +820,6 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
     References: MODEL §7.
     """
     skipped: dict = {}
-    n_r = ws.config.n_resamples
     i_m, i_a, i_r = ACTIONS.index("merge"), ACTIONS.index("abstract"), ACTIONS.index("rewrite")
     tables = {}
     for scen in ws.config.scenarios:
@@ -812,6 +831,7 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
     if real is not None:
         tables[ws.unit(reader)] = real
     beats, conds, inconclusive, shown = {}, {}, {}, {}
+    arrays_b, arrays_c = {}, {}
     for src, p in tables.items():
         y = np.asarray(p.outcomes, float)
         tight = raw_grounded(p) == 0
@@ -825,26 +845,24 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
                         "not measurable"
                     )
                 continue
-            out[op] = mean_difference(
-                ws.key(f"c6:{src}:{op}"), y[:, i] - y[:, i_r], p.group_id, tight, n_resamples=n_r
-            )
+            out[op] = group_means(y[:, i] - y[:, i_r], p.group_id, tight)
         c = {}
         qt = np.asarray(p.query_type).astype(str)
         for t in np.unique(qt):
             rows = tight & (qt == t)
             if rows.sum() >= 10:
-                c[f"{src}:{t}"] = mean_difference(
-                    ws.key(f"c6:{src}:{t}"),
-                    y[:, i_m] - y[:, i_a],
-                    p.group_id,
-                    rows,
-                    n_resamples=n_r,
-                )
+                c[f"{src}:{t}"] = group_means(y[:, i_m] - y[:, i_a], p.group_id, rows)
         if is_real:
-            beats.update({f"{src}:{op}": e for op, e in out.items()})
+            arrays_b.update({f"{src}:{op}": v for op, v in out.items()})
+            arrays_c.update(c)
+            beats.update({f"{src}:{op}": t_estimate(v) for op, v in out.items()})
             conds.update(c)
         else:
-            shown[src] = {"beats_rewrite": out, "merge_minus_abstract": c}
+            shown[src] = {
+                "beats_rewrite": {k: t_estimate(v) for k, v in out.items()},
+                "merge_minus_abstract": {k: t_estimate(v) for k, v in c.items()},
+            }
+    conds = R.conditions(conds)
     verdict = V.verdict_cross_note(
         beats, conds, missing=_real_missing(skipped), inconclusive=inconclusive
     )
@@ -881,6 +899,9 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
         headline=f"U(abstract) - U(rewrite) where compression is necessary ({head})",
         summary="; ".join(parts) or "-",
         skipped=skipped,
+        oc=R.cross_note_oc(ws.key("oc:6"), arrays_b, arrays_c, n_datasets=ws.config.oc_datasets)
+        if arrays_b or arrays_c
+        else None,
     )
 
 
@@ -902,6 +923,11 @@ def _loco_data(ws, reader, ev, skipped) -> str:
     return "; ".join(parts + [f"{k}: skipped" for k in skipped]) or "-"
 
 
+def _router_gain_groups(ev) -> np.ndarray:
+    """Per held-out conversation ``acc(oas) - acc(best-fixed)`` on budget-stressed rows."""
+    return ev.per_group(ev.outcome("oas") - ev.outcome("best-fixed"), ev.grounded == 0)
+
+
 @needs("7", Needs(columns=("cluster_tokens",), min_groups=4))
 def check_router_gain(ws: Workspace) -> ClaimResult:
     """Claim 7: "OAS improves the when-which decision under budget-stressed conditions over the best
@@ -916,12 +942,13 @@ def check_router_gain(ws: Workspace) -> ClaimResult:
     """
     skipped: dict = {}
     reader, ev = _loco(ws, skipped)
-    gains, per_budget, not_ahead = {}, {}, []
+    gains, per_budget, not_ahead, oc = {}, {}, [], None
     src = ws.unit(reader)
     if ev is not None:
         d = ev.outcome("oas") - ev.outcome("best-fixed")
-        stressed = ev.grounded == 0
-        gains[src] = t_interval(ev.per_group(d, stressed))
+        gain_groups = _router_gain_groups(ev)
+        gains[src] = t_interval(gain_groups)
+        oc = R.positive_oc(ws.key("oc:7"), {src: gain_groups}, n_datasets=ws.config.oc_datasets)
         for b in np.unique(ev.budget):
             per_budget[float(b)] = t_interval(ev.per_group(d, ev.budget == b))
         not_ahead = [b for b, e in per_budget.items() if not e.point > 0]
@@ -941,6 +968,7 @@ def check_router_gain(ws: Workspace) -> ClaimResult:
         headline=f"acc(oas) - acc(best-fixed) on budget-stressed instances ({src})",
         summary=summary or "-",
         skipped=skipped,
+        oc=oc,
     )
 
 
@@ -949,26 +977,37 @@ def check_mlp_control(ws: Workspace) -> ClaimResult:
     """Claim 8: "an MLP does not reliably improve over ridge", as an equivalence test.
 
     Real unit: LoCoMo, leave-one-conversation-out; per conversation ``acc(mlp) - acc(oas)``,
-    combined with 90% and 95% t-intervals; two one-sided tests with ``config.equivalence_margin``
-    (``grade_equivalence``). Headline: the difference with its 95% interval.
+    combined with 90% and 95% t-intervals; two one-sided tests (``grade_equivalence``) with the
+    margin ``config.equivalence_share`` times claim 7's measured OAS gain (INCONCLUSIVE when that
+    gain is not positive). Headline: the difference with its 95% interval.
 
     References: MODEL §8 (capacity control).
     """
     skipped: dict = {}
     reader, ev = _loco(ws, skipped)
     src = ws.unit(reader)
-    tests = {}
+    tests, oc, m, diff = {}, None, float("nan"), None
     if ev is not None:
+        gain = t_interval(_router_gain_groups(ev))
+        m = ws.config.equivalence_share * gain.point if gain.defined else float("nan")
         if "mlp" not in ev.chosen:
             skipped[f"{src}:mlp"] = "dependency not available: oas MLP policy"
         else:
-            v = ev.per_group(ev.outcome("mlp") - ev.outcome("oas"))
-            tests[src] = (t_interval(v, 0.90), t_interval(v, 0.95))
-    m = ws.config.equivalence_margin
-    verdict = V.verdict_no_reliable_improvement(tests, margin=m, missing=_real_missing(skipped))
+            diff = ev.per_group(ev.outcome("mlp") - ev.outcome("oas"))
+            tests[src] = (t_interval(diff, 0.90), t_interval(diff, 0.95))
+    if tests and not m > 0:
+        verdict = Verdict(
+            INCONCLUSIVE,
+            "claim 7 measures no positive OAS gain, so no margin can tie 'no reliable improvement' "
+            "to it",
+        )
+    else:
+        verdict = V.verdict_no_reliable_improvement(tests, margin=m, missing=_real_missing(skipped))
+        if diff is not None:
+            oc = R.equivalence_oc(ws.key("oc:8"), diff, m, n_datasets=ws.config.oc_datasets)
     summary = "; ".join(
         f"{s}: {e95.fmt(100, 1)} pts (90% interval {e90.fmt(100, 1)}); equivalence margin "
-        f"+-{100 * m:g} pts"
+        f"+-{100 * m:.2g} pts ({ws.config.equivalence_share:g} x claim 7's OAS gain)"
         for s, (e90, e95) in tests.items()
     )
     return _result(
@@ -980,10 +1019,12 @@ def check_mlp_control(ws: Workspace) -> ClaimResult:
             "difference_90": {k: v[0] for k, v in tests.items()},
             "difference_95": {k: v[1] for k, v in tests.items()},
             "margin": m,
+            "margin_rule": f"{ws.config.equivalence_share:g} x claim 7's measured OAS gain",
         },
         headline=f"acc(mlp) - acc(oas) ({src})",
         summary=summary or "-",
         skipped=skipped,
+        oc=oc,
     )
 
 
@@ -1037,6 +1078,7 @@ def check_harm_calibration(ws: Workspace) -> ClaimResult:
     reader, ev = _loco(ws, skipped)
     src = ws.unit(reader)
     harm, cost, inconclusive, sweep, crc = {}, {}, {}, {}, {}
+    harm_g, cost_g = {}, {}
     if ev is not None:
         h_oas, a_oas = ev.harm("oas"), ev.outcome("oas")
         sweep["oas"] = {"harm": float(h_oas.mean()), "accuracy": float(a_oas.mean())}
@@ -1051,15 +1093,12 @@ def check_harm_calibration(ws: Workspace) -> ClaimResult:
                 if np.array_equal(ev.chosen[name], ev.chosen["oas"]):
                     inconclusive[unit] = "does not bind: the same choices as oas in every fold"
                     continue
-                harm[unit] = t_interval(ev.per_group(ev.harm(name) - h_oas))
-                cost[unit] = t_interval(ev.per_group(a_oas - ev.outcome(name)))
+                harm_g[unit] = ev.per_group(ev.harm(name) - h_oas)
+                cost_g[unit] = ev.per_group(a_oas - ev.outcome(name))
+                harm[unit], cost[unit] = t_interval(harm_g[unit]), t_interval(cost_g[unit])
         crc = {f"{a:g}": crc_bound_check(ev, a) for a in ev.alphas}
-    verdict = V.verdict_harm_calibration(
-        harm,
-        cost,
-        max_cost=ws.config.max_accuracy_cost,
-        missing=_real_missing(skipped),
-        inconclusive=inconclusive,
+    verdict = R.harm_verdict(
+        harm, cost, ws.config.max_accuracy_cost, _real_missing(skipped), inconclusive
     )
     cal = [u for u in harm if "oas-calibrated@" in u]
     head = max(cal, key=lambda u: float(u.rsplit("@", 1)[1]), default=next(iter(harm), None))
@@ -1106,6 +1145,15 @@ def check_harm_calibration(ws: Workspace) -> ClaimResult:
             "max_accuracy_cost": ws.config.max_accuracy_cost,
             "alphas": list(ev.alphas) if ev is not None else list(ws.config.alphas),
         },
+        oc=R.harm_oc(
+            ws.key("oc:9"),
+            harm_g,
+            cost_g,
+            ws.config.max_accuracy_cost,
+            n_datasets=ws.config.oc_datasets,
+        )
+        if harm_g
+        else None,
         headline=f"harm(calibrated) - harm(oas) ({head})",
         summary="; ".join(parts) or "-",
         skipped=skipped,

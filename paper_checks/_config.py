@@ -9,9 +9,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from oas.real import DEFAULT_BUDGETS
 from retcon.errors import InputError, check_range
-
-DEFAULT_BUDGETS = (32, 64, 128, 256, 512, 1024, 2048)
 
 
 @dataclass(frozen=True)
@@ -74,7 +73,10 @@ class CheckConfig:
       max_accuracy_cost: accuracy cost of calibration still called bounded (claim 9).
       alpha: harm-rate target of the calibrated routers (claim 7's OAS is uncalibrated).
       alphas: harm targets swept in claim 9, down to where calibration binds.
-      equivalence_margin: claim 8's margin for ``acc(mlp) - acc(oas)`` (fraction of questions).
+      oc_datasets: synthetic data sets per world for each rule's operating characteristics
+        (``paper_checks.operating``; claim 5, a bootstrap per data set, uses half).
+      equivalence_share: claim 8's margin for ``acc(mlp) - acc(oas)`` as a share of claim 7's
+        measured OAS gain (0.5: an MLP adding half of what OAS adds is a reliable improvement).
       theory: the exact single-cluster model.
     """
 
@@ -94,7 +96,8 @@ class CheckConfig:
     max_accuracy_cost: float = 0.03
     alpha: float = 0.1
     alphas: tuple = (0.005, 0.01, 0.02, 0.05, 0.1)
-    equivalence_margin: float = 0.02
+    equivalence_share: float = 0.5
+    oc_datasets: int = 200
     theory: TheoryModel = field(default_factory=TheoryModel)
 
     def __post_init__(self):
@@ -102,7 +105,7 @@ class CheckConfig:
             raise InputError(
                 f"CheckConfig.sim_paired_budgets must be an integer >= 2; got {self.sim_paired_budgets!r}."
             )
-        for name in ("sim_queries", "sim_instances", "n_resamples"):
+        for name in ("sim_queries", "sim_instances", "n_resamples", "oc_datasets"):
             v = getattr(self, name)
             if not isinstance(v, int) or v < 10:
                 raise InputError(f"CheckConfig.{name} must be an integer >= 10; got {v!r}.")
@@ -140,7 +143,7 @@ class CheckConfig:
             raise InputError("CheckConfig.alphas must name at least one harm target; got none.")
         for a in self.alphas:
             check_range("CheckConfig.alphas", a, 0, 1)
-        check_range("CheckConfig.equivalence_margin", self.equivalence_margin, 0, 1)
+        check_range("CheckConfig.equivalence_share", self.equivalence_share, 0, 1)
         check_range("CheckConfig.max_accuracy_cost", self.max_accuracy_cost, 0, 1, low_open=False)
         check_range("CheckConfig.alpha", self.alpha, 0, 1)
 

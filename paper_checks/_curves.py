@@ -1,22 +1,26 @@
-"""Curves of ``dU`` against the budget from paired outcomes, with bootstrap crossovers.
+"""Curves of ``dU`` against the budget from paired outcomes, with few-groups intervals.
 
 Paired data (``oas.PairedData``: one row per question x budget, outcomes of all four actions;
-MODEL §8) give the utility differences of MODEL §3 as means of per-row differences. One call of
-``retcon.bootstrap.delta_curve_replicates`` resamples whole groups once for every budget and
-operator, so each resample is a whole ``dU(B)`` curve; ``theory.crossover_interval`` reads the
-crossover of all resampled curves at once, and the pointwise bands are the percentiles of the same
-resamples.
+MODEL §8) give the utility differences of MODEL §3. Every statistic follows the few-groups
+protocol of docs/statistics.md (``retcon.inference``): it is computed per group (conversation),
+``group_curves``; the curve is the mean of the per-group curves; the pointwise bands are
+Student-t intervals on ``G - 1`` df; the crossover's interval comes from a wild cluster bootstrap
+with Webb's weights (``retcon.inference.wild_cluster_replicates``: every resample is a whole
+``dU(B)`` curve), read by the one crossover rule ``theory.crossover_interval``.
 """
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
-from retcon.bootstrap import delta_curve_replicates, grouped_bootstrap_replicates
 from retcon.errors import InputError
+from retcon.inference import (
+    group_delta_curves,
+    group_means,
+    group_t_interval,
+    wild_cluster_replicates,
+)
 from retcon.vocab import ACTIONS, OPERATORS
 
 LEVEL = 0.95
@@ -43,16 +47,19 @@ def raw_grounded(paired) -> np.ndarray:
     return np.asarray(paired.raw_grounded, float)
 
 
-def _percentiles(reps: np.ndarray, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile interval over the first axis, ignoring NaN resamples (all-NaN columns: NaN)."""
-    a = (1 - level) / 2
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
-        return np.nanquantile(reps, a, axis=0), np.nanquantile(reps, 1 - a, axis=0)
+def t_estimate(values, level: float = LEVEL) -> Estimate:
+    """``Estimate`` of the mean of per-group values ``(G,)`` with its Student-t interval."""
+    ci = group_t_interval(np.asarray(values, float).reshape(-1), level=level)
+    if not np.isfinite(ci.estimate[0]):
+        return Estimate.missing()
+    lo, hi = float(ci.lower[0]), float(ci.upper[0])
+    if not np.isfinite(lo):
+        lo, hi = -np.inf, np.inf
+    return Estimate(float(ci.estimate[0]), lo, hi)
 
 
 def crossover_estimate(budgets, point, replicates, level: float = LEVEL) -> tuple[Estimate, str]:
-    """Crossover of a ``dU`` curve with a percentile interval from resampled curves (MODEL §6.4).
+    """Crossover of a ``dU`` curve with an interval from resampled curves (MODEL §6.4).
 
     ``theory.crossover_interval``, the one rule: a resampled curve without a ``+ -> -`` root
     counts as crossing below the grid (0) when it is never positive and above it (inf) otherwise.
@@ -93,33 +100,35 @@ def curves_from_outcomes(
     kind: str = "real",
     n_resamples: int = 1000,
 ) -> SourceCurves:
-    """``dU``, coverage and replacement per operator and budget with grouped bootstrap bands and
-    crossover intervals (``crossover_estimate``).
+    """``dU``, coverage and replacement per operator and budget with Student-t bands over the
+    groups and wild-cluster-bootstrap crossover intervals (``crossover_estimate``).
 
     Args:
-      key: JAX PRNG key for the bootstrap.
-      outcomes: ``(n, 4)``; group, budget: ``(n,)``.
+      key: JAX PRNG key for the wild cluster bootstrap.
+      outcomes: ``(n, 4)``; group, budget: ``(n,)`` (at least 2 groups).
       grounded: ``(n,)`` 1 where ``q in G_B`` (MODEL §3), for the coverage/replacement split.
       lengths: ``(n,)`` ``len(C)``; its mean is the source's ``evidence_length``.
       name, data, kind: labels carried into the result.
 
-    References: MODEL §3 (dU), §4 (coverage/replacement split by ``G_B``), §8 (grouped CIs).
+    References: MODEL §3 (dU), §4 (coverage/replacement split by ``G_B``); docs/statistics.md.
     """
     budget = np.asarray(budget, float)
     budgets = np.unique(budget)
     y = np.asarray(outcomes, float)
-    point, reps = delta_curve_replicates(key, y, group, budget, budgets, n_resamples=n_resamples)
-    lo, hi = _percentiles(reps)
+    per_group = group_delta_curves(y, group, budget, budgets)  # (G, 3, nB)
+    point, reps = wild_cluster_replicates(key, per_group, n_resamples=n_resamples)
+    band = group_t_interval(per_group.reshape(per_group.shape[0], -1))
+    lo, hi = band.lower.reshape(point.shape), band.upper.reshape(point.shape)
     nb, no = len(budgets), len(OPERATORS)
     cov = np.full((no, nb), np.nan)
     rep = np.full((no, nb), np.nan)
-    if grounded is not None:
-        g = np.asarray(grounded, float)
-        diff = y[:, 1:] - y[:, :1]
-        for j, bb in enumerate(budgets):
-            rows = budget == bb
-            cov[:, j] = (diff[rows] * (1 - g[rows, None])).mean(0)
-            rep[:, j] = (diff[rows] * g[rows, None]).mean(0)
+    if grounded is not None:  # the same mean of group means, split by q in G_B (dU = C + R)
+        g = np.nan_to_num(np.asarray(grounded, float))[:, None, None]
+        at = np.broadcast_to(budget[:, None, None] == budgets, (len(y), no, nb))
+        diff = (y[:, 1:] - y[:, :1])[:, :, None] * at
+        for out, wgt in ((cov, 1 - g), (rep, g)):
+            part = group_means((diff * wgt).reshape(len(y), -1), group, at.reshape(len(y), -1))
+            out[:] = np.nanmean(part, axis=0).reshape(no, nb)
     ops = {}
     for k, op in enumerate(OPERATORS):
         cross, status = crossover_estimate(budgets, point[k], reps[:, k])
@@ -128,7 +137,7 @@ def curves_from_outcomes(
     if lengths is not None:
         L = np.asarray(lengths, float)
         length = float(np.mean(L[np.isfinite(L)])) if np.isfinite(L).any() else float("nan")
-    return SourceCurves(name, data, ops, length, kind)
+    return SourceCurves(name, data, ops, length, kind, per_group)
 
 
 def curves_from_paired(
@@ -167,28 +176,23 @@ def chance_outcomes(paired) -> np.ndarray | None:
     return np.stack([np.asarray(c, float) for c in cols], axis=1)
 
 
-def mean_difference(
-    key, values, group, rows=None, *, n_resamples: int = 1000, level: float = LEVEL
-) -> Estimate:
-    """Grouped-bootstrap percentile Estimate of ``mean(values)`` over ``rows``."""
+def mean_difference(values, group, rows=None, *, level: float = LEVEL) -> Estimate:
+    """Mean of ``values`` over ``rows`` as the mean of per-group means, with a Student-t interval
+    on ``G - 1`` df (docs/statistics.md); groups without a row are left out."""
     v = np.asarray(values, float)
     rows = np.ones(len(v), bool) if rows is None else np.asarray(rows, bool)
     if not rows.any():
         return Estimate.missing()
-    reps = grouped_bootstrap_replicates(
-        key, v[rows], np.asarray(group)[rows], n_resamples=n_resamples
-    )
-    lo, hi = _percentiles(reps[:, None], level)
-    return Estimate(float(v[rows].mean()), float(lo[0]), float(hi[0]))
+    return t_estimate(group_means(v[rows], np.asarray(group)[rows]), level)
 
 
-def raw_accuracy_check(key, paired, *, n_resamples: int = 1000, outcomes=None) -> dict:
+def raw_accuracy_check(paired, *, outcomes=None) -> dict:
     """The model's premise on raw evidence (MODEL §2): ``U_B(ret)`` non-decreasing in B.
 
-    For every pair of grid budgets ``B < B'`` the drop ``U_B(ret) - U_B'(ret)``, with a paired
-    percentile interval (the same group resamples at every budget) at the Bonferroni level
-    ``1 - 0.05 / pairs``, so that all pairs together hold a family-wise 95%. The reader is
-    admissible unless some drop's interval lies above 0 (``_verdicts.admissible``).
+    For every pair of grid budgets ``B < B'`` the drop ``U_B(ret) - U_B'(ret)``: one paired drop
+    per group, with a Student-t interval at the Bonferroni level ``1 - 0.05 / pairs`` so that all
+    pairs together hold a family-wise 95%. The reader is admissible unless some drop's interval
+    lies above 0 (``_verdicts.admissible``).
 
     Returns:
       ``{"budgets", "accuracy", "lower", "upper", "max_drop": Estimate, "at": (B, B')}``.
@@ -198,16 +202,11 @@ def raw_accuracy_check(key, paired, *, n_resamples: int = 1000, outcomes=None) -
     budgets = np.unique(budget)
     at = (budget[:, None] == budgets[None, :]).astype(float)
     values = np.repeat(y[:, None], len(budgets), axis=1)
-    acc = (values * at).sum(0) / np.maximum(at.sum(0), 1)
-    reps = grouped_bootstrap_replicates(
-        key, values, np.asarray(paired.group_id), at, n_resamples=n_resamples
-    )
-    lo, hi = _percentiles(reps)
+    per_group = group_means(values, np.asarray(paired.group_id), at)  # (G, nB)
+    acc_ci = group_t_interval(per_group)
+    acc, lo, hi = acc_ci.estimate, acc_ci.lower, acc_ci.upper
     i, j = np.triu_indices(len(budgets), 1)
-    drops = acc[i] - acc[j]
-    drop_reps = reps[:, i] - reps[:, j]
-    dlo, dhi = _percentiles(drop_reps, 1 - (1 - LEVEL) / max(len(i), 1))
-    if drops.size == 0:
+    if i.size == 0:
         return {
             "budgets": budgets,
             "accuracy": acc,
@@ -216,13 +215,16 @@ def raw_accuracy_check(key, paired, *, n_resamples: int = 1000, outcomes=None) -
             "max_drop": Estimate.missing(),
             "at": None,
         }
+    drops = group_t_interval(per_group[:, i] - per_group[:, j], level=1 - (1 - LEVEL) / len(i))
     # the most significant drop: the pair whose interval reaches highest above 0
-    k = int(np.argmax(dlo))
+    k = int(np.nanargmax(drops.lower))
     return {
         "budgets": budgets,
         "accuracy": acc,
         "lower": lo,
         "upper": hi,
-        "max_drop": Estimate(float(drops[k]), float(dlo[k]), float(dhi[k])),
+        "max_drop": Estimate(
+            float(drops.estimate[k]), float(drops.lower[k]), float(drops.upper[k])
+        ),
         "at": (float(budgets[i[k]]), float(budgets[j[k]])),
     }

@@ -7,12 +7,15 @@ measures them (synthetic worlds at LoCoMo's size and shape) and tables them; the
 them through ``rule_operating_characteristics`` only, so the measurements can replace the table
 without touching the report.
 
-Status: ``OC_TABLE`` is empty here: no rule's operating characteristics have been measured on
-this branch, and the table is meant to hold them at G = 10 (LoCoMo's ten conversations) only.
-Until it is filled every claim reports ``false_pass_rate`` and ``power`` as ``None`` ("not
-measured"), with G stated. At a G between two tabled ones the values are interpolated linearly in
-G; outside the tabled range, or with one tabled G, the nearest tabled values are given and
-labelled as measured at that G, not recomputed for this one.
+Status: every graded claim now measures its rule's operating characteristics at its own data's
+G, by simulation in worlds with that data's spread (``paper_checks.rules``, built on
+``paper_checks.operating``), and carries them in ``details["operating_characteristics"]``;
+``paper_checks._run.with_operating_characteristics`` keeps those. This table is the fallback for a
+result that carries none (nothing graded): ``OC_TABLE`` stays empty, so such a claim reports
+``false_pass_rate`` and ``power`` as ``None`` ("not measured"), with G stated. At a G between two
+tabled ones the values are interpolated linearly in G; outside the tabled range, or with one
+tabled G, the nearest tabled values are given and labelled as measured at that G, not recomputed
+for this one.
 """
 
 from __future__ import annotations

@@ -49,6 +49,16 @@ def format_measured(r: ClaimResult) -> str:
     return Estimate(float(r.measured), float(lo), float(hi)).fmt()
 
 
+def format_oc_cell(r: ClaimResult) -> str:
+    """``1.0% / 86.0%``: the rule's false-PASS rate and power, for the claim table; ``-`` when
+    they were not measured."""
+    oc = r.details.get("operating_characteristics") or {}
+    fp, pw = oc.get("false_pass_rate"), oc.get("power")
+    if fp is None or pw is None:
+        return "-"
+    return f"{100 * fp:.1f}% / {100 * pw:.1f}%"
+
+
 def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -61,10 +71,16 @@ def format_oc(oc: dict | None) -> str:
     g = "no graded data" if oc.get("n_groups") is None else f"G={oc['n_groups']}"
     if oc.get("false_pass_rate") is None:
         return f"{oc.get('method', 'not measured')} ({g})"
-    return (
+    out = (
         f"false PASS {oc['false_pass_rate']:.3f}, power {oc['power']:.3f} at {g} "
         f"({oc.get('method', '-')})"
     )
+    if oc.get("false_fail_rate") is not None:
+        out += (
+            f"; false FAIL {oc['false_fail_rate']:.3f}; worst null: {oc.get('worst_null', '-')}; "
+            f"true world: {oc.get('true_world', '-')}"
+        )
+    return out
 
 
 def data_lines(data: Sequence[dict]) -> list[str]:
@@ -112,21 +128,23 @@ def render_markdown(
         f"Scale: {scale}; seed {seed}. Verdicts: "
         + ", ".join(f"{v} {n}" for v, n in counts.items())
         + ".",
-        "Intervals are 95% grouped bootstrap intervals (groups = conversations or simulated "
-        "groups) unless a rule below says otherwise.",
+        "Intervals follow the few-groups protocol of docs/statistics.md: statistics per group "
+        "(conversation), Student-t intervals on G - 1 df for means, a wild cluster bootstrap "
+        "(Webb's weights) for crossovers. Beside each verdict: its rule's measured false-PASS "
+        "rate and power at the data's group count (paper_checks.operating).",
         "",
         *data_lines(data),
         "Verdict rules:",
         "",
         *(f"{i}. {rule}" for i, rule in enumerate(RULES, 1)),
         "",
-        "| # | claim | paper's figure | ours (95% CI) | verdict | data |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| # | claim | paper's figure | ours (95% CI) | verdict | false PASS / power | data |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in results:
         lines.append(
             f"| {r.claim_id} | {_cell(r.claim)} | {_cell(r.paper_figure)} | {_cell(format_measured(r))} "
-            f"| **{r.verdict}** | {_cell(r.data)} |"
+            f"| **{r.verdict}** | {format_oc_cell(r)} | {_cell(r.data)} |"
         )
     lines.append("")
     for r in results:

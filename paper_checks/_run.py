@@ -52,8 +52,13 @@ def run_checks(
 
 def with_operating_characteristics(result: ClaimResult, ws: Workspace) -> ClaimResult:
     """``result`` with ``details["operating_characteristics"]``: its rule's false-PASS rate and
-    power at the graded data's group count G (claim 4: the second reader's; SKIPPED: no G), from
-    ``paper_checks._oc.rule_operating_characteristics``."""
+    power at the graded data's group count G (claim 4: the second reader's; SKIPPED: no G).
+
+    A graded claim carries them already, simulated at its data's G by ``paper_checks.rules``
+    (``paper_checks.operating``); they are kept. Otherwise (nothing graded) the table hook
+    ``paper_checks._oc.rule_operating_characteristics`` says what is known."""
+    if (result.details.get("operating_characteristics") or {}).get("false_pass_rate") is not None:
+        return result
     readers = list(ws.config.readers)
     reader = readers[1] if result.claim_id == "4" and len(readers) > 1 else readers[0]
     g = None if result.verdict == SKIPPED else ws.n_groups(reader)

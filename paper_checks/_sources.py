@@ -288,11 +288,7 @@ class Workspace:
         """``raw_accuracy_check`` of ``reader``'s real data (the model's premise, MODEL §2)."""
         return self._get(
             f"admissibility:{reader}",
-            lambda: raw_accuracy_check(
-                self.key(f"admissibility:{reader}"),
-                self.real_paired(reader),
-                n_resamples=self.config.n_resamples,
-            ),
+            lambda: raw_accuracy_check(self.real_paired(reader)),
         )
 
     def loco(self, reader: str):

@@ -91,6 +91,9 @@ class SourceCurves(NamedTuple):
       operators: ``{operator: OperatorCurve}`` over the same budgets.
       evidence_length: mean raw evidence length ``E[L]`` in tokens (NaN when unknown).
       kind: ``theory``, ``sim`` or ``real``.
+      group_delta: ``(G, n_operators, n_budgets)`` the per-group ``dU`` curves the intervals rest
+        on (docs/statistics.md), operators in ``operators`` order; None for theory and the sim
+        presets' curves.
     """
 
     name: str
@@ -98,6 +101,7 @@ class SourceCurves(NamedTuple):
     operators: dict
     evidence_length: float
     kind: str
+    group_delta: np.ndarray | None = None
 
 
 class ClaimResult(NamedTuple):

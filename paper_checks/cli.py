@@ -126,8 +126,9 @@ def run(args: argparse.Namespace) -> int:
             )
     if args.reader_name and not args.paired:
         raise InputError("--reader-name names --paired files; give --paired FILE too.")
-    if args.end_to_end and args.out is None:
-        raise InputError("--end-to-end needs --out DIR (it appends a section to DIR/REPORT.md).")
+    for flag, given in (("--magnitude", args.magnitude), ("--end-to-end", args.end_to_end)):
+        if given and args.out is None:
+            raise InputError(f"{flag} needs --out DIR (it appends a section to DIR/REPORT.md).")
     if args.out is not None:
         inputs = [("--data", args.data)] + [("--paired", f) for f in args.paired or ()]
         check_out_dir("--out", args.out, inputs=inputs)
@@ -161,7 +162,7 @@ def _run(args: argparse.Namespace, claims, config) -> int:
     """Measure the claims on ``config``'s data, write the report, print the verdicts."""
     import logging
 
-    from paper_checks._report import format_measured, report_json
+    from paper_checks._report import format_measured, format_oc_cell, report_json
     from paper_checks._run import run_checks, write_run
     from paper_checks._sources import Workspace
     from retcon.output import OutputSet
@@ -196,7 +197,8 @@ def _run(args: argparse.Namespace, claims, config) -> int:
         width = max(len(r.verdict) for r in results)
         for r in results:
             print(
-                f"claim {r.claim_id}: {r.verdict:<{width}}  {format_measured(r):<28} {r.details.get('headline', '')}"
+                f"claim {r.claim_id}: {r.verdict:<{width}}  {format_measured(r):<28} "
+                f"{r.details.get('headline', '')}  [false PASS / power: {format_oc_cell(r)}]"
             )
         if end_to_end is not None:
             if "skipped" in end_to_end:

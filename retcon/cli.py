@@ -188,6 +188,24 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError):
             pass
         return 0
+    except OSError as e:
+        # The machine refused a read or write (disk full, permission, a folder where a file
+        # should be...): one line naming the path and the OS error; -v logs the traceback.
+        logging.getLogger("retcon").debug("OS error", exc_info=True)
+        sys.stderr.write(f"{name}: error: {os_error_line(e)}\n")
+        return 2
+
+
+def os_error_line(e: OSError) -> str:
+    """``'PATH': STRERROR [ENAME]`` for an ``OSError``, the words a user can act on."""
+    import errno
+
+    code = errno.errorcode.get(e.errno or 0, "")
+    what = e.strerror or str(e) or type(e).__name__
+    where = f"{str(e.filename)!r}: " if e.filename is not None else ""
+    if e.filename2 is not None:
+        where = f"{str(e.filename)!r} -> {str(e.filename2)!r}: "
+    return f"{where}{what}" + (f" [{code}]" if code else "") + "."
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@ with status 2; anything else is a bug and keeps its traceback.
 
 import argparse
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 class InputError(ValueError):
@@ -165,3 +167,27 @@ def seed_type(text: str) -> int:
     if not 0 <= value < SEED_LIMIT:
         raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**32); got {text}")
     return value
+
+
+@contextmanager
+def worded_for(where: str, words: dict[str, str]) -> Iterator[None]:
+    """Re-word, for a user, an ``InputError`` that library code spelled for Python callers.
+
+    A message that starts with one of ``words``' keys (a function or class name, e.g.
+    ``"Router."`` or ``"cross_fit_types: "``) is raised again as ``"{where}: {words[key]}{rest}"``:
+    the file or option the user gave, then what went wrong in their terms. Other errors pass
+    unchanged.
+
+    Example::
+
+        with worded_for(f"--data {path}", {"Router.": "the router fitted on it: "}):
+            router = fit_router(key, data)
+    """
+    try:
+        yield
+    except InputError as e:
+        msg = str(e)
+        for prefix, phrase in words.items():
+            if msg.startswith(prefix):
+                raise InputError(f"{where}: {phrase}{msg[len(prefix) :]}") from None
+        raise

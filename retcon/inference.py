@@ -132,6 +132,55 @@ def sign_flip_test(values, *, alternative: str = "two-sided") -> np.ndarray:
     return hits.mean(axis=0)
 
 
+def sign_flip_quadratic_test(scores, *, key: jax.Array | None = None, n_draws: int = 9999):
+    """Sign-flip randomisation test that per-group score vectors have mean 0 (a Hotelling-type
+    statistic, one or several dimensions).
+
+    With ``U_g`` the ``k``-vector of group ``g`` and ``V = sum_g U_g U_g'`` (unchanged by sign
+    flips), the statistic of a sign pattern ``e`` is ``T(e) = S(e)' V^+ S(e)`` with
+    ``S(e) = sum_g e_g U_g``. Under the null each ``U_g`` is symmetric about 0 and independent of
+    the others, so every pattern is equally likely; the p-value is the share of patterns with
+    ``T(e) >= T(1)``. For ``k = 1`` this is ``sign_flip_test`` on ``|mean|``. Exact over all
+    ``2**G`` patterns for ``G <= 16``; beyond that ``n_draws`` random patterns drawn with ``key``
+    (p-value ``(1 + hits) / (1 + n_draws)``).
+
+    Args:
+      scores: ``(G,)`` or ``(G, k)`` per-group values, finite, ``G >= 2``.
+      key: JAX key, needed only when ``G > 16``.
+      n_draws: random patterns when ``G > 16``.
+
+    Returns:
+      ``(statistic, p_value)``: ``T(1)`` and its randomisation p-value (floats).
+
+    References: Fisher (1935), section 21; Canay, Romano & Shaikh (2017), Econometrica 85(3),
+    on randomisation tests with few clusters.
+    """
+    u = np.asarray(scores, dtype=np.float64)
+    u = u[:, None] if u.ndim == 1 else u
+    if u.ndim != 2 or u.shape[0] < 2:
+        raise InputError(
+            f"sign_flip_quadratic_test: scores must have shape (G, k) with G >= 2; got {u.shape}."
+        )
+    if not np.isfinite(u).all():
+        raise InputError("sign_flip_quadratic_test: scores must be finite.")
+    G = u.shape[0]
+    v_inv = np.linalg.pinv(u.T @ u, rcond=1e-10, hermitian=True)
+    if G <= SIGN_FLIP_MAX_GROUPS:
+        patterns = np.arange(2**G, dtype=np.int64)
+        signs = 1.0 - 2.0 * ((patterns[:, None] >> np.arange(G)) & 1)
+    else:
+        if key is None:
+            raise InputError(
+                f"sign_flip_quadratic_test: {G} groups need random sign patterns; pass key."
+            )
+        draws = np.asarray(jax.random.rademacher(key, (int(n_draws), G)), np.float64)
+        signs = np.concatenate([np.ones((1, G)), draws])
+    s = signs @ u  # (P, k)
+    t = np.einsum("pk,kl,pl->p", s, v_inv, s)
+    tol = 1e-10 * max(1.0, abs(t[0]))
+    return float(t[0]), float(np.mean(t >= t[0] - tol))
+
+
 def webb_weights(key: jax.Array, n_groups: int, n_resamples: int) -> np.ndarray:
     """Webb's six-point wild cluster bootstrap weights, one per group and resample.
 
@@ -155,3 +204,198 @@ def webb_weights(key: jax.Array, n_groups: int, n_resamples: int) -> np.ndarray:
         raise InputError(f"webb_weights: n_groups and n_resamples must be >= 1; got {G} and {R}.")
     idx = np.asarray(jax.random.randint(key, (R, G), 0, WEBB_POINTS.size))
     return WEBB_POINTS[idx]
+
+
+def group_t_pvalue(values, *, alternative: str = "greater") -> np.ndarray:
+    """One- or two-sided Student-t p-value on ``G - 1`` df for the mean of per-group values.
+
+    The test that matches ``group_t_interval``: with ``alternative="greater"`` it rejects
+    "mean <= 0" at level ``a`` exactly when the one-sided ``1 - a`` interval lies above 0.
+
+    Args:
+      values: ``(G,)`` or ``(G, m)`` per-group values; NaN leaves a group out of its column.
+      alternative: ``"greater"`` (mean > 0), ``"less"`` (mean < 0) or ``"two-sided"``.
+
+    Returns:
+      ``(m,)`` p-values; NaN for a column with fewer than two finite groups; a column with zero
+      spread gets 0 or 1 by the sign of its mean (0.5 at exactly 0, one-sided).
+
+    References: Cameron & Miller (2015), J. Human Resources 50(2), section VI.
+    """
+    if alternative not in ("two-sided", "greater", "less"):
+        raise InputError(
+            "group_t_pvalue: alternative must be 'two-sided', 'greater' or 'less'; "
+            f"got {alternative!r}."
+        )
+    from scipy.special import stdtr
+
+    ci = group_t_interval(values)
+    v = np.asarray(values, dtype=np.float64)
+    # spread or mean below rounding (a budget where every group's difference is the same) is 0
+    tol = 1e-12 * np.maximum(1.0, np.nanmax(np.abs(v), axis=0) if v.size else 1.0)
+    se = np.where(ci.se > tol, ci.se, 0.0)
+    est = np.where(np.abs(ci.estimate) > tol, ci.estimate, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.where(se > 0, est / np.where(se > 0, se, 1.0), np.sign(est) * np.inf)
+        df = np.maximum(ci.df, 1.0)
+        upper = np.where(np.isnan(t) | ((se == 0) & (est == 0)), 0.5, stdtr(df, -t))
+    if alternative == "greater":
+        p = upper
+    elif alternative == "less":
+        p = 1.0 - upper
+    else:
+        p = np.minimum(1.0, 2.0 * np.minimum(upper, 1.0 - upper))
+    return np.where(ci.df >= 1, p, np.nan)
+
+
+def holm(pvalues) -> np.ndarray:
+    """Holm's step-down adjusted p-values: reject where ``adjusted <= alpha`` for family-wise
+    error ``alpha`` over the whole family, under any dependence between the tests.
+
+    Args:
+      pvalues: any shape; NaN entries are not tests (they stay NaN and do not count in the family).
+
+    Returns:
+      adjusted p-values, same shape, each in ``[p, 1]``.
+
+    References: Holm (1979), Scand. J. Statistics 6(2), 65-70.
+    """
+    p = np.asarray(pvalues, dtype=np.float64)
+    flat = p.ravel()
+    ok = np.flatnonzero(np.isfinite(flat))
+    out = np.full(flat.shape, np.nan)
+    if ok.size:
+        order = ok[np.argsort(flat[ok], kind="stable")]
+        k = ok.size
+        adj = np.maximum.accumulate((k - np.arange(k)) * flat[order])
+        out[order] = np.minimum(adj, 1.0)
+    return out.reshape(p.shape)
+
+
+def wild_cluster_replicates(
+    key: jax.Array, group_values, *, n_resamples: int, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """Wild cluster bootstrap of a mean over groups, for statistics read off it (a crossover).
+
+    Each resample keeps every group and perturbs its deviation from the mean with one Webb weight
+    per group, shared by every column (a group's whole ``dU(B)`` curve moves together):
+    ``mean + c * mean_g(w_g * (v_g - mean))``. The scale ``c = sqrt(G / (G - 1)) * t_{G-1} / z``
+    (quantiles at ``0.5 + level / 2``) makes the percentile interval of a column reproduce the
+    Student-t interval of ``group_t_interval`` for the mean itself; a statistic that is a smooth
+    function of the columns (the root of a curve) inherits that calibration through the delta
+    method. The coverage of crossover intervals built this way is measured in the slow tests.
+
+    Args:
+      key: JAX PRNG key of the weights (``webb_weights``).
+      group_values: ``(G, ...)`` per-group values (NaN: a group without data in that column,
+        left out of that column's mean and perturbation).
+      n_resamples: ``R >= 1``.
+      level: the coverage the scale is calibrated for, in (0, 1).
+
+    Returns:
+      ``(point (...), replicates (R, ...))``: the mean over groups and its resamples (NaN where a
+      column has no finite group).
+
+    References: Cameron, Gelbach & Miller (2008), REStat 90(3); Webb (2014); Cameron & Miller
+    (2015), section VI.C.
+    """
+    if not 0.0 < float(level) < 1.0:
+        raise InputError(f"wild_cluster_replicates: level must be in (0, 1); got {level}.")
+    from scipy.special import ndtri, stdtrit
+
+    v = np.asarray(group_values, dtype=np.float64)
+    if v.ndim < 1 or v.shape[0] < 2:
+        raise InputError(
+            f"wild_cluster_replicates: group_values must have shape (G >= 2, ...); got {v.shape}."
+        )
+    G = v.shape[0]
+    flat = v.reshape(G, -1)
+    finite = np.isfinite(flat)
+    n = finite.sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, np.where(finite, flat, 0.0).sum(0) / np.maximum(n, 1), np.nan)
+        resid = np.where(finite, flat - mean, 0.0)
+        q = 0.5 + float(level) / 2.0
+        scale = np.where(
+            n >= 2,
+            np.sqrt(n / np.maximum(n - 1.0, 1.0)) * stdtrit(np.maximum(n - 1.0, 1.0), q) / ndtri(q),
+            0.0,
+        )
+    w = webb_weights(key, G, int(n_resamples))  # (R, G)
+    reps = mean + scale * (w @ resid) / np.maximum(n, 1)
+    reps = np.where(n > 0, reps, np.nan)
+    return mean.reshape(v.shape[1:]), reps.reshape((-1,) + v.shape[1:])
+
+
+def group_means(values, groups, mask=None) -> np.ndarray:
+    """Per-group means of each column over its masked rows: the one value per group of step 1.
+
+    Args:
+      values: ``(n,)`` or ``(n, m)``; groups: ``(n,)`` labels (any type numpy can sort);
+      mask: like ``values``, which rows count for each column (default all).
+
+    Returns:
+      ``(G, m)`` (``(G,)`` for 1-D ``values``), groups in ``np.unique`` order of their labels;
+      NaN where a group has no masked row.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    squeeze = v.ndim == 1
+    v = v.reshape(v.shape[0], -1)
+    m = np.ones_like(v) if mask is None else np.asarray(mask, dtype=np.float64).reshape(v.shape)
+    if len(groups) != v.shape[0]:
+        raise InputError(f"group_means: groups has {len(groups)} rows; values has {v.shape[0]}.")
+    _, ids = np.unique(np.asarray(groups), return_inverse=True)
+    ids = ids.reshape(-1)
+    G = int(ids.max()) + 1 if ids.size else 0
+    masked = np.where(m > 0, v, 0.0)
+    sums = np.stack([np.bincount(ids, masked[:, j], G) for j in range(v.shape[1])], 1)
+    counts = np.stack([np.bincount(ids, m[:, j], G) for j in range(v.shape[1])], 1)
+    out = np.where(counts > 0, sums / np.maximum(counts, 1e-300), np.nan)
+    return out[:, 0] if squeeze else out
+
+
+def group_delta_curves(outcomes, groups, budget, budgets) -> np.ndarray:
+    """Per-group ``dU_o(B)``: the mean of ``y_o - y_ret`` over each group's rows at each budget.
+
+    Args:
+      outcomes: ``(n, A)`` outcomes, ``ret`` first (``ACTIONS`` order); groups, budget: ``(n,)``;
+        budgets: ``(m,)`` the grid.
+
+    Returns:
+      ``(G, A - 1, m)``; NaN where a group has no row at a budget.
+
+    References: MODEL §3 (``dU``).
+    """
+    y = np.asarray(outcomes, dtype=np.float64)
+    b = np.asarray(budget, dtype=np.float64).reshape(-1)
+    grid = np.asarray(budgets, dtype=np.float64).reshape(-1)
+    if y.ndim != 2 or y.shape[1] < 2 or b.shape[0] != y.shape[0]:
+        raise InputError(
+            "group_delta_curves: outcomes must have shape (n, actions >= 2) and budget (n,); "
+            f"got {y.shape} and {b.shape}."
+        )
+    no, nb = y.shape[1] - 1, grid.size
+    values = np.repeat(y[:, 1:] - y[:, :1], nb, axis=1)  # (n, no * nb), operator-major
+    mask = np.tile((b[:, None] == grid[None, :]).astype(np.float64), (1, no))
+    return group_means(values, groups, mask).reshape(-1, no, nb)
+
+
+def wild_delta_curve_replicates(
+    key: jax.Array, outcomes, groups, budget, budgets, *, n_resamples: int, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """``dU_o(B)`` as the mean of per-group curves, with wild-cluster-bootstrap resampled curves.
+
+    The few-groups replacement of ``retcon.bootstrap.delta_curve_replicates`` (same arguments and
+    shapes): pass the result to ``theory.crossover_interval`` for a crossover's interval.
+
+    Returns:
+      ``(point (A - 1, m), replicates (R, A - 1, m))``.
+    """
+    curves = group_delta_curves(outcomes, groups, budget, budgets)
+    return wild_cluster_replicates(key, curves, n_resamples=n_resamples, level=level)
+
+
+def group_mean_interval(values, groups, mask=None, *, level: float = 0.95) -> GroupInterval:
+    """Step 1 then step 2: per-group means of each column (``group_means``), then the Student-t
+    interval of their mean on ``G - 1`` df (``group_t_interval``). ``(m,)`` fields."""
+    return group_t_interval(group_means(values, groups, mask), level=level)

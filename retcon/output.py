@@ -53,11 +53,13 @@ def atomic_write(
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(e, OSError):  # name the target, not the hidden temporary file
+            raise OSError(e.errno, e.strerror or str(e), str(path)) from e
         raise
     return path
 
@@ -256,6 +258,7 @@ def check_out_dir(
     path: str | os.PathLike,
     *,
     inputs: Iterable[tuple[str, str | os.PathLike | None]] = (),
+    what: str = "the figures, tables and sidecar",
 ) -> Path:
     """Check an output folder before any work; remove stale temporary files of dead runs in it.
 
@@ -263,6 +266,7 @@ def check_out_dir(
       option: how the user named it (``--out``).
       path: the folder; created later if absent.
       inputs: ``(option, path)`` of the run's input files; none may be the output.
+      what: what the folder holds, for the message.
 
     Raises:
       InputError: ``path`` is a file, lies under a file, or cannot be written; or is an input.
@@ -272,8 +276,7 @@ def check_out_dir(
         raise InputError(f"{option} must be a folder path; got ''.")
     if p.exists() and not p.is_dir():
         raise InputError(
-            f"{option} {str(p)!r} is a file; expected a folder (created if absent) for the "
-            f"figures, tables and sidecar."
+            f"{option} {str(p)!r} is a file; expected a folder (created if absent) for {what}."
         )
     _check_not_input(option, p, inputs)
     if p.is_dir():
@@ -321,6 +324,52 @@ def check_out_file(
     if p.parent.is_dir():
         clean_stale(p.parent)
     return p
+
+
+def refuse_symlink(option: str, path: str | os.PathLike, what: str = "file") -> Path:
+    """Refuse a symbolic link (dangling or not) at a path the run opens for writing in place.
+
+    Files that are replaced (``atomic_write``: ``mkstemp`` + ``os.replace``) are safe whatever
+    sits at their name; files opened in place (a lock, a partial file that is appended to) would
+    follow a planted link and write through it. Those paths are checked here and opened with
+    ``open_nofollow``.
+
+    Raises:
+      InputError: naming ``option``, the path and where the link points.
+    """
+    p = Path(path)
+    if p.is_symlink():
+        try:
+            target = os.readlink(p)
+        except OSError:
+            target = "?"
+        raise InputError(
+            f"{option}: {str(p)!r} is a symbolic link (to {target!r}); the run writes its {what} "
+            f"there in place and will not follow a link. Remove the link, or choose another "
+            f"{option}."
+        )
+    return p
+
+
+def open_nofollow(option: str, path: str | os.PathLike, flags: int, what: str = "file") -> int:
+    """``os.open(path, flags | O_CREAT | O_NOFOLLOW, 0o666)`` for a regular file, or ``InputError``.
+
+    A symbolic link at ``path`` (planted after ``refuse_symlink`` looked) makes the open fail
+    instead of writing through it; anything but a regular file there is refused too.
+    """
+    import errno
+    import stat
+
+    try:
+        fd = os.open(path, flags | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            refuse_symlink(option, path, what)
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InputError(f"{option}: {str(path)!r} is not a regular file; remove it.")
+    return fd
 
 
 def file_sha256(path: str | os.PathLike) -> str:

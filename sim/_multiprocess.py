@@ -132,28 +132,69 @@ def run_chunks_multiprocess(fn, n: int, *, n_blocks: int | None, max_chunk: int 
             jax.ShapeDtypeStruct((chunk,), np.bool_),
         )
         total, counts = np.zeros(s.shape, np.int64), np.zeros(c.shape, np.int64)
-    with _stdout_to_stderr():  # gloo announces its connections on stdout; keep stdout for results
+    # gloo announces its connections ("[Gloo] Rank 0 is connected to ...") on stdout: keep stdout
+    # for results and stderr for messages meant for the user; its failures still raise.
+    with _stdout_to_devnull():
         sums, cnt = _gather_int64(total).sum(0), _gather_int64(counts).sum(0)
     return sums, cnt, n_blocks
 
 
 @contextlib.contextmanager
-def _stdout_to_stderr():
+def _stdout_to_devnull():
     sys.stdout.flush()
     saved = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
     try:
-        os.dup2(2, 1)
+        os.dup2(devnull, 1)
         yield
     finally:
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
+        os.close(devnull)
 
 
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def available_cores() -> int:
+    """CPU cores this process may run on (its affinity mask; ``os.cpu_count()`` elsewhere)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def check_processes(option: str, processes) -> int:
+    """``--processes P`` for one host: an integer in [1, cores]; refused before any process starts.
+
+    Each process is a full JAX runtime (hundreds of MiB and its own thread pool), so more
+    processes than cores only adds memory and contention; the numbers do not change with P.
+    ``$RETCON_MAX_PROCESSES`` raises the cap for a user who knows better.
+
+    Raises:
+      InputError: naming ``option``, the value and the cap.
+    """
+    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+        raise InputError(f"{option} must be an integer >= 1; got {processes!r}.")
+    cores = available_cores()
+    cap = cores
+    env = os.environ.get("RETCON_MAX_PROCESSES")
+    if env:
+        try:
+            cap = int(env)
+        except ValueError:
+            raise InputError(f"$RETCON_MAX_PROCESSES must be an integer; got {env!r}.") from None
+    if processes > cap:
+        raise InputError(
+            f"{option} {processes}: this machine lets the run use {cores} CPU core"
+            f"{'s' if cores != 1 else ''}; use at most {cap} processes on one host (the numbers "
+            f"are the same for every P; more hosts: docs/scale.md)."
+        )
+    return processes
 
 
 def launch(command: str, options: dict, processes: int, *, timeout_s: float | None = None) -> int:

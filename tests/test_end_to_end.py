@@ -219,17 +219,25 @@ def test_locomo_end_to_end_recall_and_classifier(tmp_path):
     assert 0.0 < rec["packed"][0] <= rec["packed"][1] <= rec["cluster"] <= 1.0
 
 
-def test_openai_embedder_against_a_local_endpoint(conv):
+def test_openai_embedder_against_a_local_endpoint(conv, tmp_path, monkeypatch):
     import http.server
     import threading
 
     from oas.real import make_embedder
 
+    monkeypatch.setenv("RETCON_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr("oas.real._http.time.sleep", lambda s: None)  # no backoff wait here
     seen = []
+    fail = [1]  # the first request answers 503: retried through the chat client's transport
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if fail and fail.pop():
+                self.send_response(503)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             seen.append((self.path, body["model"], len(body["input"])))
             data = [
                 {"index": i, "embedding": [float("four" in t.lower()), 1.0, float(len(t) % 3)]}
@@ -265,6 +273,10 @@ def test_openai_embedder_against_a_local_endpoint(conv):
         assert seen == [("/v1/embeddings", "tiny-embed", 2)]  # duplicates sent once
         emb.embed(["cat"])
         assert len(seen) == 1  # cached
+        assert emb.pool.endpoints[0]["errors"] == 1 and not fail  # the 503 was retried
+        again = type(emb)("tiny-embed", emb.base_url)
+        np.testing.assert_array_equal(again.embed(["Oslo run", "cat"]), e[:2])
+        assert len(seen) == 1  # a new embedder (a rerun) reads the on-disk cache
         from oas.real import Query
 
         q = Query("q", conv.conversation_id, "four hours", "", "temporal", ("D2:1",))

@@ -245,13 +245,13 @@ def test_crossover_interval_places_rootless_replicates_outside_the_grid():
 
 
 def test_every_command_reports_the_same_crossover_interval():
-    """One home: paper_checks, oas.real and retcon.bootstrap + theory give the same interval from
-    the same paired data and key."""
+    """One home: paper_checks, oas.real and retcon.inference + theory give the same interval from
+    the same paired data and key (the wild cluster bootstrap of docs/statistics.md)."""
     import jax
 
     import paper_checks as pc
     from oas.real import crossover_ci
-    from retcon.bootstrap import delta_curve_replicates
+    from retcon.inference import wild_delta_curve_replicates as delta_curve_replicates
 
     rng = np.random.default_rng(3)
     n_q, budgets = 60, np.array(BUDGETS, float)
@@ -276,3 +276,10 @@ def test_every_command_reports_the_same_crossover_interval():
         assert got[o]["crossover_budget"] == pytest.approx(ref.crossover_budget[j])
         assert (got[o]["lower"], got[o]["upper"]) == (ref.lower[j], ref.upper[j])
         assert (est.lower, est.upper) == (ref.lower[j], ref.upper[j])
+    s = pc.curves_from_outcomes(key, y, groups, b, name="x", data="x", n_resamples=200)
+    for j, o in enumerate(("merge", "abstract", "rewrite")):
+        if not np.isnan(ref.crossover_budget[j]):
+            c = s.operators[o].crossover
+            assert (c.point, c.lower, c.upper) == pytest.approx(
+                (ref.crossover_budget[j], ref.lower[j], ref.upper[j])
+            )

@@ -48,6 +48,14 @@ _ROUTER = {
 }
 
 
+_THEORY = {
+    "theory_version": 1,
+    "theta": [0.0] * 17,
+    "compress_ratio": [[0.5] * 4] * 3,
+    "n_params": 17,
+}
+
+
 def _router(**change) -> dict:
     import copy
 
@@ -107,9 +115,25 @@ def env(tmp_path, monkeypatch):
     nested = tmp_path / "nested.jsonl"
     nested.write_text("[" * 100000 + "]" * 100000 + "\n")
     files["nested"] = nested
+    from oas import FEATURE_NAMES
+
+    huge = {c: float(c == "query_type_0") for c in FEATURE_NAMES} | {"token_pressure": 1e308}
+    big = tmp_path / "huge_feature.jsonl"
+    row = {
+        k: v
+        for k, v in _paired_row(0, 3).items()
+        if k not in ("cluster_lengths", "session_ids", "embeddings")
+    }
+    big.write_text(json.dumps(row | huge) + "\n")
+    files["huge_feature"] = big
     toml = tmp_path / "bad.toml"
     toml.write_bytes(b'name = "x\xff"\n')
     files["nonutf8_toml"] = toml
+    import sim
+
+    preset = (Path(sim.__file__).parent / "presets" / "locomo-like.toml").read_text()
+    files["recall_toml"] = tmp_path / "recall.toml"
+    files["recall_toml"].write_text(preset.replace("[retriever]\n", "[retriever]\nrecall = 0.8\n"))
     files["router"] = tmp_path / "router.json"
     files["router"].write_text(json.dumps(_router()))
     for name, obj in ROUTER_BREAKS.items():
@@ -143,6 +167,15 @@ ROUTER_BREAKS = {
     "packing": _router(packing=3),
     "budgets_neg": _router(thresholds__calibrated__budgets=[-64.0, 256.0]),
     "not_object": [1, 2, 3],
+    # issue 23 item 2: an edited file that the field checks alone let through
+    "budgets_reversed": _router(thresholds__calibrated__budgets=[256.0, 64.0]),
+    "crc_budgets_reversed": _router(thresholds__crc__budgets=[256.0, 64.0]),
+    "theory_ratio": _router(theory=_THEORY | {"compress_ratio": [[5.0] * 4] * 3}),
+    "theory_ratio_zero": _router(theory=_THEORY | {"compress_ratio": [[0.0] * 4] * 3}),
+    "theory_theta_big": _router(theory=_THEORY | {"theta": [1e6] + [0.0] * 16}),
+    "theory_theta_str": _router(theory=_THEORY | {"theta": ["1"] + [0.0] * 16}),
+    "theory_theta_short": _router(theory=_THEORY | {"theta": [0.0] * 3}),
+    "theory_n_params": _router(theory=_THEORY | {"n_params": 99}),
 }
 
 BIG_SEED = str(2**63)
@@ -175,6 +208,9 @@ CASES = [
     ("simulate", ["simulate", "--scenario", "bogus"], ["bogus", "locomo-like"]),
     ("simulate", ["simulate", "--config", "{paired}"], ["paired.jsonl", "TOML"]),
     ("simulate", ["simulate", "--queries", "3000000000"], ["--queries", "2**31"]),
+    # issue 23 item 1: no process starts beyond the cores (refused before any process starts)
+    ("simulate", ["simulate", "--processes", "100000"], ["--processes 100000", "core"]),
+    ("simulate", ["simulate", "--processes", "0"], ["--processes", ">= 1"]),
     ("stress", ["stress", "--budget-spillover", "x"], ["--budget-spillover"]),
     ("stress", ["stress", "--memory-size", "0"], ["--memory-size", "[1, 64]"]),
     ("stress", ["stress", "--memories", "0"], ["--memories"]),
@@ -288,6 +324,12 @@ CASES = [
         ["fit", "--data", "{paired}", "--router-out", "{tmp}/r.json", "--seed", BIG_SEED],
         ["--seed"],
     ),
+    # issue 23 item 10: a value the fit cannot standardize names file, row and field
+    (
+        "fit",
+        ["fit", "--data", "{huge_feature}", "--router-out", "{tmp}/r.json"],
+        ["huge_feature.jsonl:1", "'token_pressure'", "1e+308"],
+    ),
     ("evaluate", ["evaluate", "--data", "{paired}", "--split", "inf,1,1"], ["--split", "finite"]),
     ("evaluate", ["evaluate", "--data", "{paired}", "--split", "1,1"], ["--split"]),
     ("evaluate", ["evaluate", "--data", "{paired}", "--split", "1,0,1"], ["--split"]),
@@ -328,6 +370,14 @@ CASES = [
             ("mean_inf", "standardization.mean"),
             ("packing", "'packing'"),
             ("budgets_neg", "thresholds.calibrated.budgets"),
+            ("budgets_reversed", "'thresholds.calibrated.budgets' must be increasing"),
+            ("crc_budgets_reversed", "'thresholds.crc.budgets' must be increasing"),
+            ("theory_ratio", "'theory.compress_ratio' must hold ratios in (0, 1]"),
+            ("theory_ratio_zero", "'theory.compress_ratio'"),
+            ("theory_theta_big", "'theory.theta' must hold numbers in"),
+            ("theory_theta_str", "'theory.theta' must be a list of numbers"),
+            ("theory_theta_short", "'theory.theta'"),
+            ("theory_n_params", "'theory.n_params'"),
             ("not_object", "JSON object"),
             ("nested", "nested"),
         )
@@ -383,6 +433,25 @@ CASES = [
         ],
         ["--router", "tau", ">= 0"],
     ),
+    *[
+        (
+            "predict",
+            [
+                "predict",
+                "--router",
+                f"{{router_{name}}}",
+                "--data",
+                "{paired}",
+                "--decisions",
+                "{tmp}/d.jsonl",
+            ],
+            ["--router", f"router_{name}.json", field],
+        )
+        for name, field in (
+            ("budgets_reversed", "thresholds.calibrated.budgets"),
+            ("theory_ratio", "theory.compress_ratio"),
+        )
+    ],
     (
         "predict",
         [
@@ -464,6 +533,18 @@ CASES = [
             (["--budgets", "32,abc"], ["--budgets", "abc"]),
             (["--tokenizer", "bogus"], ["--tokenizer", "bogus"]),
             (["--embedder", "bogus"], ["--embedder", "bogus"]),
+            # issue 23 item 5: a file where the cache folder goes, refused before the work
+            (["--llm-cache", "{file}"], ["--llm-cache", "is a file", "cached LLM responses"]),
+            # issue 23 items 6 and 10: sizes and the per-request timeout
+            (["--concurrency", "100000000"], ["--concurrency", "[1, 4096]"]),
+            (["--llm-timeout", "0"], ["--llm-timeout", "(0, 86400]"]),
+            (["--llm-timeout", "nan"], ["--llm-timeout"]),
+            # issue 23 item 6: options the protocol or reader would ignore are refused
+            (["--top-k", "5"], ["--top-k", "--protocol end-to-end"]),
+            (["--retriever", "bm25"], ["--retriever", "--protocol end-to-end"]),
+            (["--type-source", "gold"], ["--type-source", "--protocol end-to-end"]),
+            (["--llm-judge", "llm"], ["--llm-judge", "--reader llm"]),
+            (["--protocol", "end-to-end", "--top-k", "1000000000"], ["--top-k", "[1, 100000]"]),
         )
     ],
     (
@@ -488,6 +569,13 @@ CASES = [
         ["--data", "locomo_malformed.json"],
     ),
     ("paper-checks", ["paper-checks", "--seed", BIG_SEED], ["--seed"]),
+    ("paper-checks", ["paper-checks", "--magnitude"], ["--magnitude", "--out DIR"]),
+    # retcon identify (issue 23 item 7: a size that cannot fit is refused with its estimate)
+    (
+        "identify",
+        ["identify", "--data", "{paired}", "--resamples", "1000000000"],
+        ["--resamples 1000000000", "memory", "limit"],
+    ),
     # retcon bench
     ("bench", ["bench", "--sizes", "1e12"], ["--sizes", "2**31"]),
     ("bench", ["bench", "--sizes", "inf"], ["--sizes", "inf"]),
@@ -498,6 +586,8 @@ CASES = [
     ("bench", ["bench", "--only", "bootstrap", "--sizes", "5"], ["--sizes", ">= 10"]),
     ("bench", ["bench", "--out", "{file}"], ["--out", "is a file"]),
     ("bench", ["bench", "--seed", BIG_SEED], ["--seed"]),
+    ("bench", ["bench", "--quick", "--full"], ["--full", "--quick"]),
+    ("bench", ["bench", "--scenario", "{recall_toml}"], ["--scenario", "retriever.recall"]),
 ]
 
 
@@ -719,3 +809,264 @@ def test_pair_simulate_defaults_to_the_simulate_scenario(tmp_path, capsys):
     assert main(["pair", "simulate", "--instances", "40", "--output", str(out), "--json"]) == 0
     obj = json.loads(capsys.readouterr().out)
     assert obj["scenario"] == sim.DEFAULT_PRESET and obj["output"] == str(out) and out.is_file()
+
+
+# ------------------------------------------------------- issue 23: symlinks, write-time OS errors
+
+
+@pytest.mark.parametrize("planted", ["lock", "partial"])
+def test_planted_symlink_at_lock_or_partial_is_refused(tmp_path, capsys, planted):
+    """`<output>.lock` or `<output>.partial` planted as a symbolic link (to a file, or dangling):
+    refused with one line; the link's target is neither written nor created (item 3)."""
+    out = tmp_path / "out.jsonl"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    dangling = tmp_path / "elsewhere.jsonl"
+    for target in (victim, dangling):
+        link = Path(f"{out}.{planted}")
+        link.symlink_to(target)
+        rc, stdout, err = _run(_pair_args(out), capsys)
+        assert rc == 2 and stdout == "" and "Traceback" not in err, err
+        assert len(err.strip().splitlines()) == 1 and "symbolic link" in err, err
+        assert victim.read_text() == "precious\n" and not dangling.exists()
+        assert not out.exists() and link.is_symlink()
+        link.unlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["victim.txt"]
+
+
+def test_open_nofollow_refuses_a_link_planted_after_the_check(tmp_path):
+    """The in-place opens use O_NOFOLLOW, so a link planted between check and open is refused."""
+    from retcon.errors import InputError
+    from retcon.output import open_nofollow
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (tmp_path / "x.lock").symlink_to(victim)
+    with pytest.raises(InputError, match="symbolic link"):
+        open_nofollow("--output", tmp_path / "x.lock", os.O_RDWR)
+    assert victim.read_text() == "precious\n"
+
+
+def _enospc(*_a, **_k):
+    import errno
+
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def _eperm(src, dst, *_a, **_k):
+    import errno
+
+    raise PermissionError(errno.EPERM, "Operation not permitted", src, dst)
+
+
+@pytest.mark.parametrize("fault", ["ENOSPC", "EPERM"])
+@pytest.mark.parametrize("command", ["crossover --out", "predict", "pair locomo"])
+def test_os_error_at_write_time_is_one_line(tmp_path, env, capsys, monkeypatch, fault, command):
+    """Disk full at the final flush, or a rename the OS refuses after os.access allowed it: exit 2,
+    one line naming the path and the OS error, no traceback, no file under a final name (item 5).
+    The faults are injected (os.fsync / os.replace raise), so no root and no real full disk."""
+    target = {
+        "crossover --out": (["crossover", "--budgets", "100,200", "--out", "{tmp}/o"], "{tmp}/o"),
+        "predict": (
+            [
+                "predict",
+                "--router",
+                "{router}",
+                "--data",
+                "{paired}",
+                "--decisions",
+                "{tmp}/d.jsonl",
+            ],
+            "{tmp}/d.jsonl",
+        ),
+        "pair locomo": (_pair_args("{tmp}/p.jsonl"), "{tmp}/p.jsonl"),
+    }[command]
+    argv, final = _fill(target[0], env), _fill([target[1]], env)[0]
+    before = {p.name for p in tmp_path.rglob("*")}
+    monkeypatch.setattr(
+        os, "fsync" if fault == "ENOSPC" else "replace", _enospc if fault == "ENOSPC" else _eperm
+    )
+    rc, out, err = _run(argv, capsys)
+    monkeypatch.undo()
+    assert rc == 2 and out == "" and "Traceback" not in err, err
+    line = err.strip()
+    assert len(line.splitlines()) == 1 and f"[{fault}]" in line, line
+    assert Path(final).name in line, line
+    assert not Path(final).exists() or (Path(final).is_dir() and not any(Path(final).iterdir()))
+    left = {p.name for p in tmp_path.rglob("*")} - before
+    assert not [n for n in left if n.endswith(".tmp") or "retcon-staging" in n], left
+
+
+# ------------------------------------------------ issue 23 item 8: a retrieval miss in paired data
+
+
+def _miss_instances():
+    """Three queries of two evidence records: found whole, one record missed, both missed."""
+    from sim import Instances
+
+    found = np.array([[1, 1], [1, 0], [0, 0]], bool)
+    lengths = np.where(found, 30.0, 0.0)
+    ctx_len = np.zeros((3, 4, 3))
+    ctx_len[:, 0, :2] = lengths  # ret: the found raw units, then one distractor
+    ctx_len[:, 1:, 0] = np.where(found.any(1), 12.0, 0.0)[:, None]  # one generated record
+    ctx_len[:, :, 2] = 20.0
+    ctx_ev = np.zeros((3, 4, 3), bool)
+    ctx_ev[:, 0, :2] = found
+    ctx_ev[:, 1:, 0] = found.any(1)[:, None]
+    p = np.array([[0.8, 0.7, 0.6, 0.7], [0.1] * 4, [0.1] * 4])  # a miss scores g = 0.1
+    return Instances(
+        budget=np.full(3, 64.0),
+        query_type=np.array([0, 1, 2]),
+        group=np.array([0, 1, 2]),
+        query_id=np.arange(3),
+        record_lengths=lengths,
+        record_mask=found,
+        session_ids=np.where(found, 0, -1),
+        embeddings=np.where(found[..., None], 1.0, 0.0) * np.ones((3, 2, 4)),
+        success_prob=p,
+        context_lengths=ctx_len,
+        context_evidence=ctx_ev,
+        evidence_mask=np.ones((3, 2), bool),
+    )
+
+
+def test_retrieval_miss_rows_round_trip_with_support_zero(tmp_path):
+    """A row whose retriever missed evidence (recall < 1) is written with no evidence flag under
+    any action and len(C) = 0 when nothing was found; it reads back, grounds nothing and has
+    support 0 under every action, as MODEL §2's reader scored it (docs/paired-data.md)."""
+    import jax
+
+    from oas import paired_structure, read_paired, support_fractions, write_paired
+    from oas._simulate import paired_from_instances
+
+    data = paired_from_instances(jax.random.key(0), _miss_instances())
+    path = write_paired(tmp_path / "p.jsonl", data)
+    back = read_paired(path)
+    cells = back.meta["evidence_structure"]
+    assert cells[0]["evidence"]["ret"] == [1, 1, 0]
+    for i in (1, 2):
+        assert not any(f for a in cells[i]["evidence"] for f in cells[i]["evidence"][a])
+    assert back.cluster_tokens.tolist() == [60.0, 30.0, 0.0]
+    assert back.raw_grounded.tolist() == [1.0, 1.0, 0.0]
+    s = support_fractions(paired_structure(back), back.budget)
+    assert np.all(s[1:] == 0.0) and np.all(s[0] > 0.0)
+
+
+def test_retrieval_miss_cannot_flag_an_operator():
+    from oas._structure import check_structure
+    from retcon.errors import InputError
+
+    cell = {
+        "packing": "prefix",
+        "lengths": {a: [3.0] for a in ("ret", "merge", "abstract", "rewrite")},
+        "evidence": {"ret": [0], "merge": [1], "abstract": [0], "rewrite": [0]},
+    }
+    with pytest.raises(InputError, match=r"p.jsonl:3: .*retrieval miss.*'merge'"):
+        check_structure(cell, "p.jsonl", 3)
+
+
+@pytest.mark.slow
+def test_pair_simulate_with_recall_below_one_feeds_fit(tmp_path, capsys):
+    """`retcon pair simulate` on a recall = 0.8 scenario writes paired data that `retcon fit`
+    reads (issue 23 item 8's repro, at a smaller size)."""
+    import sim
+
+    toml = Path(sim.__file__).parent / "presets" / "locomo-like.toml"
+    text = toml.read_text().replace("[retriever]\n", "[retriever]\nrecall = 0.8\n", 1)
+    assert "recall = 0.8" in text
+    (tmp_path / "s.toml").write_text(text)
+    p = tmp_path / "p.jsonl"
+    argv = ["pair", "simulate", "--scenario", str(tmp_path / "s.toml"), "--instances", "600"]
+    assert main([*argv, "--output", str(p)]) == 0
+    rows = [json.loads(line) for line in p.read_text().splitlines()]
+    misses = [r for r in rows if not any(r["evidence_structure"]["evidence"]["ret"])]
+    assert misses and all(r["meta_p_ret"] == r["meta_p_merge"] for r in misses)
+    r_out = tmp_path / "r.json"
+    assert main(["fit", "--data", str(p), "--router-out", str(r_out), "--folds", "2"]) == 0
+    assert json.loads(r_out.read_text())["format"] == "retcon-oas-router"
+    capsys.readouterr()
+
+
+# ------------------------------------------------------------ issue 23 item 9: keys and endpoints
+
+
+def test_environment_keys_go_only_to_their_hosts(monkeypatch, tmp_path, caplog):
+    """$OPENAI_API_KEY goes to api.openai.com and $OPENAI_BASE_URL's host only; $RETCON_LLM_API_KEY
+    to $RETCON_LLM_BASE_URL's hosts only; a key given as an argument goes where it is told."""
+    from oas.real._llm_config import resolve_endpoint
+
+    for var in ("RETCON_LLM_BASE_URL", "OPENAI_BASE_URL", "RETCON_LLM_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    cfg = resolve_endpoint("http://evil.example:8080/v1", "m", None, tmp_path)
+    assert cfg.api_key == ""
+    assert "OPENAI_API_KEY is set but not sent to http://evil.example:8080" in caplog.text
+    assert "sk-secret" not in caplog.text
+    assert resolve_endpoint("https://api.openai.com/v1", "m", None, tmp_path).api_key == "sk-secret"
+    assert resolve_endpoint("http://api.openai.com/v1", "m", None, tmp_path).api_key == ""  # http
+    monkeypatch.setenv("RETCON_LLM_API_KEY", "rk")
+    monkeypatch.setenv("RETCON_LLM_BASE_URL", "http://mine:1/v1,http://mine:2/v1")
+    assert resolve_endpoint(None, "m", None, tmp_path).api_key == "rk"
+    assert resolve_endpoint("http://mine:2/v1", "m", None, tmp_path).api_key == "rk"
+    assert resolve_endpoint("http://other:1/v1", "m", None, tmp_path).api_key == ""
+    assert resolve_endpoint("http://other:1/v1", "m", "typed", tmp_path).api_key == "typed"
+
+
+def test_embeddings_keys_and_scheme_are_checked_when_made(monkeypatch, tmp_path):
+    from oas.real import make_embedder
+    from retcon.errors import InputError
+
+    monkeypatch.setenv("RETCON_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    monkeypatch.setenv("RETCON_EMBED_BASE_URL", "file:///etc/passwd")
+    with pytest.raises(InputError, match=r"--embedder openai:e.*http:// or https://"):
+        make_embedder("openai:e")
+    monkeypatch.setenv("RETCON_EMBED_BASE_URL", "http://evil.example/v1")
+    assert make_embedder("openai:e").api_key == ""
+    monkeypatch.setenv("RETCON_EMBED_API_KEY", "ek")
+    monkeypatch.setenv("RETCON_EMBED_BASE_URL", "http://emb.example/v1")
+    assert make_embedder("openai:e").api_key == "ek"
+
+
+def test_credentials_in_a_base_url_are_redacted_in_error_lines(tmp_path):
+    """A base URL with user:password or ?key= is never echoed whole (failure, refusal, sidecar)."""
+    from oas.real._http import EndpointPool, LLMEndpointError
+    from oas.real._llm_config import EndpointConfig, redact_url
+    from retcon.errors import InputError
+
+    assert redact_url("http://u:pw@h:1/v1?api_key=zz&x=1") == "http://***@h:1/v1?api_key=***&x=***"
+    url = "http://user:hunter2@127.0.0.1:9/v1"  # port 9 (discard): nothing answers
+    cfg = EndpointConfig(url, "m", cache_dir=tmp_path, max_retries=0, timeout=2)
+    pool = EndpointPool(cfg, sleep=lambda s: None)
+    with pytest.raises(LLMEndpointError) as e:
+        pool.send(b"{}")
+    assert "hunter2" not in str(e.value) and "***@127.0.0.1:9" in str(e.value)
+    assert "hunter2" not in json.dumps(pool.endpoints)
+    with pytest.raises(InputError) as e2:
+        EndpointConfig("ftp://user:hunter2@h/v1", "m", cache_dir=tmp_path)
+    assert "hunter2" not in str(e2.value)
+
+
+def test_library_messages_are_reworded_for_the_user():
+    """An error spelled for Python callers (a class or function name first) reaches the CLI with
+    the file it is about instead (issue 23 item 10); other errors pass unchanged."""
+    from retcon.errors import InputError, worded_for
+
+    words = {"Router.": "the router fitted on it: "}
+    with pytest.raises(InputError) as e, worded_for("--data p.jsonl", words):
+        raise InputError("Router.mean must be finite.")
+    assert str(e.value) == "--data p.jsonl: the router fitted on it: mean must be finite."
+    with pytest.raises(InputError, match="^p.jsonl:3: field"), worded_for("--data p.jsonl", words):
+        raise InputError("p.jsonl:3: field 'x' is bad.")
+
+
+@pytest.mark.slow
+def test_disk_full_after_pair_simulate_is_one_line(tmp_path, capsys, monkeypatch):
+    """ENOSPC when `retcon pair simulate` writes its file, after the whole simulation (item 5)."""
+    out = tmp_path / "p.jsonl"
+    monkeypatch.setattr(os, "fsync", _enospc)
+    rc, stdout, err = _run(["pair", "simulate", "--instances", "40", "--output", str(out)], capsys)
+    monkeypatch.undo()
+    assert rc == 2 and stdout == "" and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and "p.jsonl" in err and "[ENOSPC]" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -99,7 +99,7 @@ def test_structure_roundtrips_through_the_paired_file(tmp_path, locomo_small):
             {
                 "packing": "cut",
                 "lengths": {a: [3.0] for a in ACTIONS},
-                "evidence": {a: [0] for a in ACTIONS},
+                "evidence": {a: [int(a != "ret")] for a in ACTIONS},
             },
             "flags no record",
         ),
@@ -234,8 +234,24 @@ def test_cli_identify_json_and_files(tmp_path, capsys, locomo_small):
     assert {r["parameter"] for r in rep["parameters"]} >= {"g", "a", "phi_merge"}
     assert set(rep["overall"]["crossover"]) == set(OPERATORS)
     assert len(rep["strata"]) == 2
+    m = rep["misfit"]  # the score tests (oas._misfit), one per operator and kind
+    assert isinstance(m["misfit"], bool) and 0 < m["p_value"] <= 1
+    assert {(t["operator"], t["test"]) for t in m["tests"]} == {
+        (o, k) for o in OPERATORS for k in ("budget", "stratum")
+    }
+    assert all(0 < t["p_value"] <= t["p_holm"] <= 1 for t in m["tests"])
+    assert set(m["operators"]) == set(OPERATORS)
+    x = rep["overall"]["crossover"]["merge"]["predictive"]
+    assert x["lower"] <= x["budget"] <= x["upper"]
+    from oas._magnitude import format_report
+
+    text = format_report(rep)
+    assert f"misfit: {'yes' if m['misfit'] else 'no'} (p = " in text
+    assert "merge" in text.split("misfit:")[1]
     assert (tmp_path / "o" / "identify.json").is_file()
     assert (tmp_path / "o" / "identify_curves.png").is_file()
+    side = json.loads((tmp_path / "o" / "sidecar.json").read_text())  # as every --out set
+    assert side["command"] == "retcon identify" and "identify.json" in side["files_sha256"]
     assert main(["identify", "--data", str(path), "--folds", "1"]) == 2
     assert "--folds must be" in capsys.readouterr().err
 

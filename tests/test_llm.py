@@ -261,7 +261,7 @@ def test_settings_from_environment(monkeypatch, tmp_path):
 @pytest.mark.parametrize(
     "kw, match",
     [
-        ({"base_url": "ftp://x"}, "must start with http"),
+        ({"base_url": "ftp://x"}, "must be an http:// or https:// address"),
         ({"max_retries": -1}, "max_retries"),
         ({"timeout": 0}, "timeout"),
     ],
@@ -556,7 +556,7 @@ def test_cli_endpoint_down_is_one_line_exit_2(monkeypatch, tmp_path, capsys):
     pytest.importorskip("oas.real.cli")
     _clean_llm_env(monkeypatch)
     waits = []
-    monkeypatch.setattr("oas.real._llm_client.time.sleep", waits.append)
+    monkeypatch.setattr("oas.real._http.time.sleep", waits.append)
     url = f"http://127.0.0.1:{_free_port()}/v1"
     rc = _pair_cli(
         tmp_path, "--llm-base-url", url, "--llm-model", "m", "--llm-cache", str(tmp_path / "c")

@@ -143,7 +143,7 @@ class _Records(logging.Handler):
 def test_endpoint_that_keeps_failing_leaves_the_rotation(tmp_path):
     dead = f"http://127.0.0.1:{_free_port()}/v1"
     ticks = itertools.count(0.0, 100.0)  # a clock where every cooldown is over by the next read
-    log = logging.getLogger("oas.real._llm_client")
+    log = logging.getLogger("oas.real._http")
     records = _Records()
     log.addHandler(records)
     try:
@@ -187,7 +187,7 @@ def test_urls_from_a_list_or_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("RETCON_LLM_CONCURRENCY", "many")
     with pytest.raises(InputError, match="RETCON_LLM_CONCURRENCY"):
         resolve_endpoint(None, "m", "", tmp_path)
-    with pytest.raises(InputError, match="concurrency must be an integer >= 1"):
+    with pytest.raises(InputError, match=r"concurrency must be an integer in \[1, 4096\]"):
         resolve_endpoint(None, "m", "", tmp_path, concurrency=0)
 
 
@@ -387,4 +387,7 @@ def test_progress_line_and_bad_concurrency(fleet, tmp_path, capsys):
     for word in ("calls", "hits", "in flight", "errors", "6/6"):
         assert word in err, err[-500:]
     assert _pair(data, a.base_url, tmp_path / "c", tmp_path / "q.jsonl", "--concurrency", "0") == 2
-    assert "--concurrency must be an integer >= 1; got 0" in capsys.readouterr().err
+    assert (
+        "--concurrency must be an integer in [1, 4096] (requests in flight at once); got 0"
+        in capsys.readouterr().err
+    )

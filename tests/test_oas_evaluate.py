@@ -174,7 +174,10 @@ def test_cli_end_to_end(fake_sim, tmp_path, capsys):
     obj = json.loads(capsys.readouterr().out)  # exactly one JSON object on stdout
     assert obj["policies"]["oas"]["accuracy_ci"][0] <= obj["policies"]["oas"]["accuracy"]
     assert (out / "accuracy_by_budget.png").stat().st_size > 0 and (out / "evaluation.md").exists()
-    assert json.loads((out / "evaluation.json").read_text())["sidecar"]["seed"] == 0
+    side = json.loads((out / "sidecar.json").read_text())  # the sidecar of every --out set
+    assert side["seed"] == 0 and side["command"] == "retcon evaluate"
+    assert set(side["files_sha256"]) >= {"evaluation.json", "evaluation.md"}
+    assert "sidecar" not in json.loads((out / "evaluation.json").read_text())
     pred = tmp_path / "pred.csv"
     assert (
         main(["predict", "--router", str(router), "--data", str(data), "--decisions", str(pred)])

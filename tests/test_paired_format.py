@@ -291,8 +291,11 @@ def test_cluster_tokens_is_stored_not_rebuilt(tmp_path):
     out = oas.write_paired(tmp_path / "w.jsonl", both)
     assert json.loads(out.read_text().splitlines()[1])["cluster_tokens"] == 200.0
     np.testing.assert_array_equal(oas.read_paired(out).cluster_tokens, [155.0, 200.0])
-    with pytest.raises(InputError, match=r"p2.jsonl:1: field 'cluster_tokens' must be > 0"):
-        oas.read_paired(write_jsonl(tmp_path / "p2.jsonl", [feature_row(0, cluster_tokens=0)]))
+    with pytest.raises(InputError, match=r"p2.jsonl:1: field 'cluster_tokens' must be >= 0"):
+        oas.read_paired(write_jsonl(tmp_path / "p2.jsonl", [feature_row(0, cluster_tokens=-1)]))
+    # 0: the retriever returned none of the cluster (a retrieval miss), which grounds nothing
+    empty = oas.read_paired(write_jsonl(tmp_path / "p3.jsonl", [feature_row(0, cluster_tokens=0)]))
+    assert empty.cluster_tokens.tolist() == [0.0] and empty.raw_grounded.tolist() == [0.0]
 
 
 def test_simulated_paired_data_stores_cluster_tokens():

@@ -26,9 +26,12 @@ def outdir(tmp_path_factory):
     return tmp_path_factory.mktemp("simout")
 
 
+_FIRST: dict[str, str] = {}  # the first run's stdout, for the same-bytes test
+
+
 def test_json_only_one_object_on_stdout(capsys, outdir):
     assert main(ARGS + ["--json", "--out", str(outdir)]) == 0
-    out = capsys.readouterr().out
+    out = _FIRST["stdout"] = capsys.readouterr().out
     report = json.loads(out)  # exactly one JSON object, nothing else
     assert out.count("\n") == 1
     assert set(report["operators"]) == {"merge", "abstract", "rewrite"}
@@ -104,3 +107,27 @@ def test_delta_figure_draws_an_interval_that_reaches_beyond_the_grid(tmp_path):
     )
     path = plot_delta(result, cx, "t", tmp_path / "delta.png")
     assert path.stat().st_size > 0
+
+
+def test_same_seed_prints_the_same_bytes(capsys):
+    """A second identical run prints the same bytes as test_json_only_one_object_on_stdout's:
+    wall-clock seconds appear only with --timing (issue 23 item 4)."""
+    if "stdout" not in _FIRST:
+        assert main(ARGS + ["--json"]) == 0
+        _FIRST["stdout"] = capsys.readouterr().out
+    assert main(ARGS + ["--json"]) == 0
+    out = capsys.readouterr().out
+    assert out == _FIRST["stdout"] and "timing" not in json.loads(out)
+
+
+@pytest.mark.slow
+def test_same_seed_writes_the_same_files_and_timing_only_on_request(capsys, outdir, tmp_path):
+    if not (outdir / "simulate.json").exists():
+        assert main(ARGS + ["--json", "--out", str(outdir)]) == 0
+    assert main(ARGS + ["--json", "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    for name in ("simulate.json", "sidecar.json", "simulate.txt"):
+        assert (tmp_path / name).read_bytes() == (outdir / name).read_bytes(), name
+    assert main(ARGS + ["--json", "--timing"]) == 0
+    timing = json.loads(capsys.readouterr().out)["timing"]
+    assert set(timing) == {"compile_s", "kernel_s", "bootstrap_ci_s", "plot_s", "total_s"}

@@ -36,6 +36,8 @@ Python API:
     caller's jit/vmap), cumsum_in_order(x): the packing of MODEL §2, used by sim, oas and real data
   grid_crossover(budgets, delta) -> GridCrossover: the crossover of a curve sampled on a budget
     grid (simulated or measured); the one estimator sim, oas.real and paper_checks use
+  octave_grid(low, high, per_octave): a geometric budget grid in whole tokens;
+    grid_bias(dist, budgets, *, ...) -> GridBias: the grid estimator's crossover against the exact one
   kappa(fidelity, acc_raw, acc_guess); loose_budget_limit(*, ...); tight_budget_condition(dist, *, ...)
   closed_form_crossover(dist, *, ...); elasticity_nonincreasing(dist)
   decompose_numpy / decompose_jax (from CDF values), delta_curve_jax (from a jax CDF)
@@ -66,10 +68,12 @@ if TYPE_CHECKING:
     from theory._crossover import REASON_USELESS as REASON_USELESS
     from theory._crossover import REASON_WEAK as REASON_WEAK
     from theory._crossover import Crossover as Crossover
+    from theory._crossover import GridBias as GridBias
     from theory._crossover import TightBudget as TightBudget
     from theory._crossover import crossover as crossover
     from theory._crossover import delta_curve as delta_curve
     from theory._crossover import elasticity_nonincreasing as elasticity_nonincreasing
+    from theory._crossover import grid_bias as grid_bias
     from theory._crossover import kappa as kappa
     from theory._crossover import loose_budget_limit as loose_budget_limit
     from theory._crossover import scan_budgets as scan_budgets
@@ -85,6 +89,7 @@ if TYPE_CHECKING:
     from theory._grid import crossover_status as crossover_status
     from theory._grid import format_crossover as format_crossover
     from theory._grid import grid_crossover as grid_crossover
+    from theory._grid import octave_grid as octave_grid
     from theory._grid import sign_changes as sign_changes
     from theory._overtime import AGE_LAWS as AGE_LAWS
     from theory._overtime import SUM_FAMILIES as SUM_FAMILIES
@@ -126,6 +131,9 @@ _EXPORTS = {
     "check_packing": "theory._packing",
     "pack_reference": "theory._packing",
     "REASON_NO_LOSS": "theory._crossover",
+    "GridBias": "theory._crossover",
+    "grid_bias": "theory._crossover",
+    "octave_grid": "theory._grid",
     "REASON_USELESS": "theory._crossover",
     "REASON_WEAK": "theory._crossover",
     "Crossover": "theory._crossover",
@@ -189,6 +197,7 @@ __all__ = [
     "CrossoverInterval",
     "CrossoverTime",
     "Decomposition",
+    "GridBias",
     "GridCrossover",
     "LengthDist",
     "StreamCurve",
@@ -214,10 +223,12 @@ __all__ = [
     "first_positive_time",
     "format_crossover",
     "generation_utility",
+    "grid_bias",
     "grid_crossover",
     "kappa",
     "loose_budget_limit",
     "make_length_dist",
+    "octave_grid",
     "overtime_symbolic",
     "pack",
     "pack_one",

@@ -328,3 +328,49 @@ def elasticity_nonincreasing(dist: LengthDist, *, n: int = 400, rtol: float = 1e
     xs = _sorted_unique(dist.ppf(p))
     e = dist.elasticity(xs)
     return bool(np.all(np.diff(e) <= rtol * np.max(np.abs(e))))
+
+
+class GridBias(NamedTuple):
+    """The crossover read off a budget grid against the continuous ``B*`` of the same model.
+
+    Attributes:
+      grid_budget: ``theory.grid_crossover`` of the exact ``dU`` sampled on the grid (NaN: none).
+      exact_budget: ``crossover(...).crossover_budget`` (NaN: none).
+      relative: ``grid_budget / exact_budget - 1`` (NaN when either is missing).
+    """
+
+    grid_budget: float
+    exact_budget: float
+    relative: float
+
+
+def grid_bias(
+    dist: LengthDist, budgets, *, compress_ratio, fidelity, acc_raw, acc_guess
+) -> GridBias:
+    """How far the grid estimator's crossover lies from the continuous one, without noise.
+
+    The single-cluster model gives ``B*`` exactly (``crossover``); sampling its ``dU`` on
+    ``budgets`` and interpolating the sign change in ``log B`` (``grid_crossover``, MODEL §6.4)
+    gives what a data set on that grid estimates at infinite sample size. Their ratio is the
+    grid's own bias, which no amount of data removes.
+
+    Args:
+      dist: law of the raw length; budgets: ``(m,)`` increasing budgets (tokens).
+      compress_ratio, fidelity, acc_raw, acc_guess: the §6 model.
+
+    Returns:
+      ``GridBias``.
+
+    References: docs/model.md §6.1, §6.4.
+    """
+    from theory._grid import grid_crossover
+
+    kw = dict(
+        compress_ratio=compress_ratio, fidelity=fidelity, acc_raw=acc_raw, acc_guess=acc_guess
+    )
+    exact = crossover(dist, **kw).crossover_budget
+    b = np.asarray(budgets, dtype=np.float64)
+    grid = float(grid_crossover(b, delta_curve(dist, b, **kw).delta).crossover_budget)
+    ex = math.nan if exact is None else float(exact)
+    rel = grid / ex - 1.0 if np.isfinite(grid) and np.isfinite(ex) else math.nan
+    return GridBias(grid, ex, rel)

@@ -238,6 +238,29 @@ def crossover_interval(budgets, point, replicates, *, level: float = 0.95) -> Cr
     return CrossoverInterval(b_star, p.status, lower, upper, np.asarray(found, dtype=np.float64))
 
 
+def octave_grid(low: float, high: float, per_octave: int) -> tuple[int, ...]:
+    """A geometric budget grid in whole tokens: ``per_octave`` budgets per doubling.
+
+    Args:
+      low, high: the smallest and largest budget (tokens, ``0 < low < high``); ``high / low``
+        should be a power of 2 so that both ends are on the grid.
+      per_octave: budgets per factor 2 (``>= 1``): ``low * 2 ** (k / per_octave)``, rounded.
+
+    Returns:
+      the budgets, strictly increasing integers (rounding duplicates dropped).
+
+    References: docs/model.md §6.4 (the crossover of a sampled curve is interpolated in ``log B``;
+    its bias against the continuous ``B*`` falls with the square of the spacing).
+    """
+    if not (0 < low < high) or not np.isfinite(high):
+        raise InputError(f"octave_grid: need 0 < low < high; got low={low!r}, high={high!r}.")
+    if isinstance(per_octave, bool) or int(per_octave) != per_octave or per_octave < 1:
+        raise InputError(f"octave_grid: per_octave must be an integer >= 1; got {per_octave!r}.")
+    n = int(np.floor(np.log2(high / low) * per_octave + 1e-9))
+    b = np.round(low * 2.0 ** (np.arange(n + 1) / per_octave)).astype(np.int64)
+    return tuple(int(x) for x in np.unique(b))
+
+
 def format_crossover(budget, lower=None, upper=None, status: str = "none") -> str:
     """``"528 [466, 615]"`` for tables; ``"none (<status>)"`` without a crossover; an end beyond
     the grid reads ``0`` or ``inf``; a missing interval is left out."""

@@ -2,27 +2,68 @@
 
 ``POST {base_url}/embeddings`` with ``{"model": MODEL, "input": [texts]}``; the response's
 ``data[i].embedding`` (ordered by ``data[i].index``) are L2-normalized. ``base_url`` is the API root
-that ends in ``/v1`` (as for chat). Each distinct text is sent once per embedder: results are kept
-in memory, and requests carry at most ``batch`` texts.
+that ends in ``/v1`` (as for chat). Requests go through the chat client's transport
+(``oas.real._http.EndpointPool``: the same retries on 5xx, 408, 429, timeouts and garbage, the
+same backoff) and its on-disk cache (``oas.real._llm_cache``, one entry per text), so a 503
+mid-run is retried and a rerun sends nothing. Each distinct text is sent once; requests carry at
+most ``batch`` texts.
 
 Address: ``base_url`` argument, else ``$RETCON_EMBED_BASE_URL``, else ``$RETCON_LLM_BASE_URL`` (first
-URL), else ``$OPENAI_BASE_URL``; key: ``$RETCON_EMBED_API_KEY``, else ``$RETCON_LLM_API_KEY``, else
-``$OPENAI_API_KEY`` (none sent when empty).
+URL), else ``$OPENAI_BASE_URL``; checked (http/https) when the embedder is made, before any work.
+Key: the ``api_key`` argument, else ``$RETCON_EMBED_API_KEY`` / ``$RETCON_LLM_API_KEY`` /
+``$OPENAI_API_KEY``, each only to the hosts it is bound to (``oas.real._llm_config``; none sent
+when empty).
 
-References: MODEL §8 (features 6, 7 use record embeddings).
+References: MODEL §8 (features 6, 7 use record embeddings); docs/llm.md.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
+from oas.real._http import EndpointPool, Route
+from oas.real._llm_cache import embedding_key, read_entry, write_entry
+from oas.real._llm_config import (
+    EndpointConfig,
+    bound_api_key,
+    check_base_url,
+    default_cache_dir,
+    split_urls,
+)
 from retcon.errors import InputError
+
+# Environment keys of the embeddings endpoint, each with the URL variable it is bound to.
+EMBED_KEYS = (
+    ("RETCON_EMBED_API_KEY", "RETCON_EMBED_BASE_URL"),
+    ("RETCON_LLM_API_KEY", "RETCON_LLM_BASE_URL"),
+    ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+)
+
+
+def parse_embeddings(raw: bytes) -> list[list[float]] | None:
+    """The ``data[i].embedding`` lists of an embeddings body in ``index`` order, or ``None`` when
+    the body is malformed (retried as garbage)."""
+    try:
+        payload = json.loads(raw.decode("utf-8"))
+        items = sorted(payload["data"], key=lambda d: d.get("index", 0))
+        vecs = [list(d["embedding"]) for d in items]
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    for v in vecs:
+        if not v or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in v
+        ):
+            return None
+    return vecs
+
+
+EMBEDDINGS = Route("embeddings", parse_embeddings, "data[i].embedding lists of numbers")
 
 
 class OpenAIEmbedder:
@@ -31,9 +72,12 @@ class OpenAIEmbedder:
     Args:
       model: the model name the endpoint serves.
       base_url: API root (``http://host:port/v1``); ``None`` reads the environment.
-      api_key: bearer token; ``None`` reads the environment.
+      api_key: bearer token; ``None`` reads the environment (bound keys only).
       batch: texts per request (>= 1).
       timeout: seconds per request.
+      cache_dir: the on-disk cache (default ``$RETCON_CACHE_DIR/llm`` or the user cache dir).
+      max_retries: retries after the first try, as for chat.
+      sleep: called with the seconds to wait before a retry (tests).
     """
 
     def __init__(
@@ -44,12 +88,16 @@ class OpenAIEmbedder:
         *,
         batch: int = 64,
         timeout: float = 120.0,
+        cache_dir: str | os.PathLike | None = None,
+        max_retries: int = 4,
+        sleep=None,
     ):
         env = os.environ
+        name = f"openai:{model}"
         url = (
             base_url
             or env.get("RETCON_EMBED_BASE_URL")
-            or (env.get("RETCON_LLM_BASE_URL") or "").replace(",", " ").split(" ")[0]
+            or next(iter(split_urls(env.get("RETCON_LLM_BASE_URL"))), None)
             or env.get("OPENAI_BASE_URL")
         )
         if not model:
@@ -59,62 +107,62 @@ class OpenAIEmbedder:
                 "--embedder openai:MODEL needs an endpoint: set RETCON_EMBED_BASE_URL (or "
                 "RETCON_LLM_BASE_URL / OPENAI_BASE_URL) to the API root, e.g. http://host:8000/v1."
             )
-        if int(batch) < 1:
-            raise InputError(f"OpenAIEmbedder.batch must be >= 1; got {batch!r}.")
+        url = url.strip().rstrip("/")
+        check_base_url(f"--embedder {name}: the endpoint ($RETCON_EMBED_BASE_URL)", url)
+        if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+            raise InputError(f"OpenAIEmbedder.batch must be an integer >= 1; got {batch!r}.")
         self.model = model
-        self.base_url = url.rstrip("/")
-        self.api_key = (
-            api_key
-            if api_key is not None
-            else env.get("RETCON_EMBED_API_KEY")
-            or env.get("RETCON_LLM_API_KEY")
-            or env.get("OPENAI_API_KEY")
-            or ""
+        self.base_url = url
+        self.batch = batch
+        self.name = name
+        self.config = EndpointConfig(
+            base_url=url,
+            model=model,
+            api_key=bound_api_key([url], api_key, EMBED_KEYS),
+            cache_dir=Path(cache_dir).expanduser() if cache_dir else default_cache_dir(),
+            timeout=float(timeout),
+            max_retries=max_retries,
+            concurrency=1,
         )
-        self.batch = int(batch)
-        self.timeout = float(timeout)
-        self.name = f"openai:{model}"
-        self._cache: dict[str, np.ndarray] = {}
+        self.pool = EndpointPool(self.config, route=EMBEDDINGS, sleep=sleep)
+        self._memo: dict[str, np.ndarray] = {}
+
+    @property
+    def api_key(self) -> str:
+        return self.config.api_key
 
     def fit(self, corpus: Sequence[str]) -> OpenAIEmbedder:
         return self
 
-    def _request(self, texts: list[str]) -> list[np.ndarray]:
+    def _request(self, texts: list[str]) -> list[list[float]]:
         body = json.dumps({"model": self.model, "input": texts}).encode("utf-8")
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        req = urllib.request.Request(
-            f"{self.base_url}/embeddings", data=body, headers=headers, method="POST"
-        )
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                payload = json.loads(resp.read().decode("utf-8"))
-        except (urllib.error.URLError, OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise InputError(
-                f"--embedder {self.name}: request to {self.base_url}/embeddings failed: {e}."
-            ) from None
-        try:
-            items = sorted(payload["data"], key=lambda d: d.get("index", 0))
-            vecs = [np.asarray(d["embedding"], dtype=np.float64) for d in items]
-        except (KeyError, TypeError, ValueError, AttributeError):
-            raise InputError(
-                f"--embedder {self.name}: {self.base_url}/embeddings answered without "
-                f"data[i].embedding lists."
-            ) from None
+        vecs, _ = self.pool.send(body)
         if len(vecs) != len(texts):
             raise InputError(
                 f"--embedder {self.name}: sent {len(texts)} texts, got {len(vecs)} embeddings."
             )
         return vecs
 
+    def _keep(self, text: str, v) -> None:
+        v = np.asarray(v, dtype=np.float64)
+        n = float(np.linalg.norm(v))
+        self._memo[text] = v / n if n > 0 else v
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        cache = self.config.cache_dir
+        todo = []
+        for t in dict.fromkeys(t for t in texts if t not in self._memo):
+            hit = read_entry(cache, embedding_key(self.model, t), "embedding")
+            if hit is None:
+                todo.append(t)
+            else:
+                self._keep(t, hit)
         for i in range(0, len(todo), self.batch):
             chunk = todo[i : i + self.batch]
             for t, v in zip(chunk, self._request(chunk)):
-                n = float(np.linalg.norm(v))
-                self._cache[t] = v / n if n > 0 else v
+                entry = {"kind": "embeddings", "model": self.model, "input": t, "embedding": v}
+                write_entry(cache, embedding_key(self.model, t), entry)
+                self._keep(t, v)
         if not texts:
             return np.zeros((0, 1))
-        return np.stack([self._cache[t] for t in texts])
+        return np.stack([self._memo[t] for t in texts])

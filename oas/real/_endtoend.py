@@ -4,12 +4,12 @@
 best fixed action per budget are fitted on the other conversations; on ``g`` the router picks
 ``argmax_a mu_a`` (``oas``) and its calibrated variant (``oas-calibrated``), best-fixed plays the
 training set's best action at the row's budget and the oracle takes ``max_a y_a``. Accuracy per
-budget and overall, and the gain of each over best-fixed, get grouped bootstrap CIs over
-conversations (``retcon.bootstrap.grouped_bootstrap_mean``).
+budget and overall, and the gain of each over best-fixed, are means over conversations with
+Student-t intervals on ``G - 1`` df (``retcon.inference.group_mean_interval``; docs/statistics.md).
 
 ``side_by_side``: several paired-data files (e.g. oracle protocol, end to end with the gold type,
-end to end) next to each other: accuracy per action per budget, crossovers with the bootstrap
-crossover interval, OAS gain over best-fixed with its CI, retrieval recall and classifier accuracy.
+end to end) next to each other: accuracy per action per budget, crossovers with the wild cluster
+bootstrap interval, OAS gain over best-fixed with its CI, retrieval recall and classifier accuracy.
 The gap from the oracle protocol to end to end splits into retrieval (oracle -> end to end with the
 gold type) and type errors (gold type -> predicted type).
 
@@ -32,9 +32,10 @@ def loco_policies(key, data, *, n_resamples: int = 1000, alpha: float = 0.1) -> 
     """Leave-one-conversation-out scores of best-fixed, OAS (argmax, calibrated) and the oracle.
 
     Args:
-      key: JAX key (split per held-out group and for the bootstrap).
+      key: JAX key (split per held-out group).
       data: ``oas.PairedData`` with at least 3 groups.
-      n_resamples: bootstrap replicates.
+      n_resamples: unused since the intervals became t intervals over conversations (kept so
+        that callers passing it keep working).
       alpha: harm bound of the calibrated variant.
 
     Returns:
@@ -46,7 +47,7 @@ def loco_policies(key, data, *, n_resamples: int = 1000, alpha: float = 0.1) -> 
     import jax
 
     from oas._evaluate import best_fixed_actions
-    from retcon.bootstrap import grouped_bootstrap_mean
+    from retcon.inference import group_mean_interval
 
     groups = np.asarray(data.group_id).astype(str)
     uniq = list(dict.fromkeys(groups.tolist()))
@@ -70,17 +71,14 @@ def loco_policies(key, data, *, n_resamples: int = 1000, alpha: float = 0.1) -> 
     rows = np.arange(data.n)
     score = {p: y[rows, chosen[p]] for p in POLICY_NAMES}
     out: dict = {"budgets": budgets.tolist(), "n_groups": len(uniq), "accuracy": {}, "gain": {}}
-    kb = jax.random.fold_in(key, len(uniq))
-    for j, p in enumerate(POLICY_NAMES):
+    for p in POLICY_NAMES:
         for name, v in (("accuracy", score[p]), ("gain", score[p] - score["best-fixed"])):
             if name == "gain" and p == "best-fixed":
                 continue
             vals = np.repeat(v[:, None], mask.shape[1], axis=1)
-            ci = grouped_bootstrap_mean(
-                jax.random.fold_in(kb, j), vals, groups, mask, n_resamples=n_resamples
-            )
+            ci = group_mean_interval(vals, groups, mask)
             out[name][p] = {
-                "point": [float(x) for x in np.asarray(ci.point)],
+                "point": [float(x) for x in np.asarray(ci.estimate)],
                 "lower": [float(x) for x in np.asarray(ci.lower)],
                 "upper": [float(x) for x in np.asarray(ci.upper)],
             }
@@ -101,21 +99,24 @@ def _fit(key, train, alpha: float, n_groups: int):
 
 
 def crossover_ci(key, data, *, n_resamples: int = 1000, level: float = 0.95) -> dict:
-    """Per operator: the crossover budget ``B*`` of the mean curves and a grouped-bootstrap interval.
+    """Per operator: the crossover budget ``B*`` of the mean curves and a wild-cluster-bootstrap
+    interval (docs/statistics.md).
 
-    Each replicate resamples conversations with replacement and recomputes accuracy per action per
-    budget; the interval is ``theory.crossover_interval`` of the resampled ``dU`` curves (a
-    replicate without a root counts as crossing below or above the grid, ``0`` or ``inf``), with
-    the share of replicates that have a root on the grid (``p_crossover``).
+    The curve is the mean over conversations of per-conversation ``dU`` curves; each replicate
+    perturbs every conversation's curve by one Webb weight
+    (``retcon.inference.wild_delta_curve_replicates``); the interval is
+    ``theory.crossover_interval`` of the resampled curves (a replicate without a root counts as
+    crossing below or above the grid, ``0`` or ``inf``), with the share of replicates that have a
+    root on the grid (``p_crossover``).
 
-    References: MODEL §6 (crossover on a sampled curve), §8 (grouped bootstrap).
+    References: MODEL §6 (crossover on a sampled curve); docs/statistics.md.
     """
-    from retcon.bootstrap import delta_curve_replicates
+    from retcon.inference import wild_delta_curve_replicates
     from theory import crossover_interval
 
     b = np.asarray(data.budget, dtype=np.float64)
     budgets = np.unique(b)
-    point, reps = delta_curve_replicates(
+    point, reps = wild_delta_curve_replicates(
         key,
         data.outcomes,
         np.asarray(data.group_id).astype(str),

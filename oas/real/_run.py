@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from oas.real._checks import check_budgets
-from retcon.errors import InputError, check_choice
+from retcon.errors import InputError, check_choice, check_range
 
 # Options that change the rows; a resumed file must have been written with the same ones.
 _PROTOCOL_FIELDS = (
@@ -74,9 +74,19 @@ class PairJob:
         check_choice("--llm-judge", self.llm_judge, ("lexical", "llm"))
         _check_end_to_end(self)
         object.__setattr__(self, "budgets", check_budgets(self.budgets or DEFAULT_BUDGETS))
+        from oas.real._llm_config import MAX_CONCURRENCY
+
         conc = self.llm.get("concurrency")
-        if conc is not None and (isinstance(conc, bool) or not isinstance(conc, int) or conc < 1):
-            raise InputError(f"--concurrency must be an integer >= 1; got {conc!r}.")
+        if conc is not None and (
+            isinstance(conc, bool) or not isinstance(conc, int) or not 1 <= conc <= MAX_CONCURRENCY
+        ):
+            raise InputError(
+                f"--concurrency must be an integer in [1, {MAX_CONCURRENCY}] (requests in flight "
+                f"at once); got {conc!r}."
+            )
+        timeout = self.llm.get("timeout")
+        if timeout is not None:
+            check_range("--llm-timeout", timeout, 0.0, 86400.0, high_open=False)
         if self.limit is not None and self.limit <= 0:
             raise InputError(f"--limit must be a positive integer; got {self.limit}.")
         if not 0.0 < self.sentence_threshold <= 1.0:
@@ -112,14 +122,24 @@ class PairJob:
         return p
 
 
+# More units than any conversation holds: a larger --top-k is a typo (all units are retrieved).
+MAX_TOP_K = 100_000
+
+
 def _check_end_to_end(job: PairJob) -> None:
     from oas.real._retrieval import PROTOCOLS, RETRIEVERS, TYPE_SOURCES
 
     check_choice("--protocol", job.pair_protocol, PROTOCOLS)
     check_choice("--retriever", job.retriever, RETRIEVERS)
     check_choice("--type-source", job.type_source, TYPE_SOURCES)
-    if job.top_k is not None and (isinstance(job.top_k, bool) or job.top_k < 1):
-        raise InputError(f"--top-k must be a positive integer; got {job.top_k!r}.")
+    if job.top_k is not None and (
+        isinstance(job.top_k, bool)
+        or not isinstance(job.top_k, int)
+        or not 1 <= job.top_k <= MAX_TOP_K
+    ):
+        raise InputError(
+            f"--top-k must be an integer in [1, {MAX_TOP_K}] (units retrieved); got {job.top_k!r}."
+        )
 
 
 def _load(job: PairJob):
@@ -146,7 +166,7 @@ def _backends(job: PairJob):
         from oas.real._llm_client import EndpointPool, resolve_endpoint
 
         # One pool for both roles: --concurrency bounds operators and reader together.
-        keys = ("base_url", "model", "api_key", "cache_dir", "concurrency")
+        keys = ("base_url", "model", "api_key", "cache_dir", "concurrency", "timeout")
         pool = llm["pool"] = EndpointPool(resolve_endpoint(**{k: llm.get(k) for k in keys}))
     else:
         pool = None
@@ -237,8 +257,13 @@ class _Lock:
         import fcntl
         import os
 
+        from retcon.output import open_nofollow, refuse_symlink
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        f = open(self.path, "a+", encoding="utf-8")
+        refuse_symlink("--output", self.path, "lock")
+        # No truncation on open: the lock may be another run's, whose pid we read below.
+        fd = open_nofollow("--output", self.path, os.O_RDWR, "lock")
+        f = open(fd, "r+", encoding="utf-8")
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -288,7 +313,10 @@ def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
 
     References: MODEL §6, §8, §9.
     """
+    from retcon.output import refuse_symlink
+
     out = Path(job.out)
+    refuse_symlink("--output", f"{out}.partial", "partial rows")
     with _Lock(out):
         return _run_locked(job, out, progress=progress)
 
@@ -310,8 +338,11 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
     typing = None
     if job.pair_protocol == "end-to-end" and job.type_source == "predicted":
         from oas.real._classifier import predict_conversation_types
+        from retcon.errors import worded_for
 
-        types, fit = predict_conversation_types(loaded.conversations)
+        words = {"cross_fit_types: ": "the type classifier of --type-source predicted: "}
+        with worded_for(f"--data {data_path}", words):
+            types, fit = predict_conversation_types(loaded.conversations)
         typing = (types, fit.as_json())
     config = PairConfig(
         job.budgets,
@@ -366,7 +397,10 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
         n_resumed = len(done)
         writer.finalize()
     except BaseException:
-        writer.close()
+        try:
+            writer.close()
+        except OSError:  # e.g. the disk that failed the write fails the flush too
+            pass
         if not writer.ids:  # nothing of this run's protocol was kept: leave no files behind
             _discard_new(partial, meta_path, had_partial, had_meta)
         raise

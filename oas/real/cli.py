@@ -110,7 +110,7 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
     p.add_argument(
         "--budgets",
         default=None,
-        help="budgets in tokens, comma or space separated (default 32,64,128,256,512,1024,2048)",
+        help="budgets in tokens, comma or space separated (default: 4 per octave from 32 to 2048)",
     )
     p.add_argument(
         "--limit", type=int, default=None, metavar="N", help="only the first N questions"
@@ -172,7 +172,18 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
     )
     g.add_argument("--llm-model", default=None, help="default $RETCON_LLM_MODEL")
     g.add_argument(
-        "--llm-api-key", default=None, help="default $RETCON_LLM_API_KEY, else $OPENAI_API_KEY"
+        "--llm-api-key",
+        default=None,
+        help="default $RETCON_LLM_API_KEY (sent only to the hosts of $RETCON_LLM_BASE_URL), else "
+        "$OPENAI_API_KEY (only to api.openai.com and $OPENAI_BASE_URL's host); docs/llm.md",
+    )
+    g.add_argument(
+        "--llm-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds to wait for one response before retrying (default $RETCON_LLM_TIMEOUT, "
+        "else 300)",
     )
     g.add_argument("--llm-cache", metavar="DIR", default=None, help="response cache folder")
     g.add_argument(
@@ -186,7 +197,7 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
     g.add_argument(
         "--llm-judge",
         choices=["lexical", "llm"],
-        default="lexical",
+        default=None,
         help="--reader llm: judge its answer by the lexical rule (default) or by the LLM (yes/no)",
     )
     e = p.add_argument_group("end to end", "retrieved evidence and a predicted query type")
@@ -200,7 +211,7 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
     e.add_argument(
         "--retriever",
         choices=["bm25", "embedding"],
-        default="bm25",
+        default=None,
         help="end-to-end ranking: bm25 (default) or cosine under --embedder",
     )
     e.add_argument(
@@ -213,7 +224,7 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
     e.add_argument(
         "--type-source",
         choices=["predicted", "gold"],
-        default="predicted",
+        default=None,
         help="end-to-end: the type feature from the conversation-disjoint classifier (default) "
         "or the gold type",
     )
@@ -229,9 +240,11 @@ def llm_options(args) -> dict:
         or env.get("RETCON_LLM_BASE_URL")
         or env.get("OPENAI_BASE_URL"),
         "model": args.llm_model or env.get("RETCON_LLM_MODEL"),
-        "api_key": args.llm_api_key or env.get("RETCON_LLM_API_KEY") or env.get("OPENAI_API_KEY"),
+        # an environment key is bound to its hosts: resolve_endpoint picks it (docs/llm.md)
+        "api_key": args.llm_api_key,
         "cache_dir": args.llm_cache,
         "concurrency": args.concurrency,
+        "timeout": args.llm_timeout,
     }
 
 
@@ -272,6 +285,28 @@ def run_path(args) -> int:
     return 0 if valid else 1
 
 
+def _refuse_ignored_options(args) -> None:
+    """An option the chosen protocol or reader would ignore is an error, not a silent no-op."""
+    from retcon.errors import InputError
+
+    if args.protocol != "end-to-end":
+        for flag, value in (
+            ("--top-k", args.top_k),
+            ("--retriever", args.retriever),
+            ("--type-source", args.type_source),
+        ):
+            if value is not None:
+                raise InputError(
+                    f"{flag} applies only to --protocol end-to-end (the oracle protocol's cluster "
+                    f"is the gold evidence); drop {flag}, or add --protocol end-to-end."
+                )
+    if args.llm_judge is not None and args.reader != "llm":
+        raise InputError(
+            f"--llm-judge judges the llm reader's answers; it needs --reader llm (got --reader "
+            f"{args.reader})."
+        )
+
+
 def run_pair(args) -> int:
     from oas.real._run import PairJob, run_pair_job
     from retcon.output import check_out_file
@@ -281,6 +316,11 @@ def run_pair(args) -> int:
         args.output,
         inputs=[("--data", args.data)],
     )
+    _refuse_ignored_options(args)
+    if args.llm_cache is not None:
+        from retcon.output import check_out_dir
+
+        check_out_dir("--llm-cache", args.llm_cache, what="the cached LLM responses")
     llm = llm_options(args)
     job = PairJob(
         dataset=args.dataset,
@@ -299,12 +339,12 @@ def run_pair(args) -> int:
         strict=getattr(args, "strict", False),
         include_abstention=getattr(args, "include_abstention", False),
         llm=llm,
-        llm_judge=args.llm_judge,
+        llm_judge=args.llm_judge or "lexical",
         seed=args.seed,
         pair_protocol=args.protocol,
-        retriever=args.retriever,
+        retriever=args.retriever or "bm25",
         top_k=args.top_k,
-        type_source=args.type_source,
+        type_source=args.type_source or "predicted",
     )
     from retcon.cli import print_json, verbosity
 

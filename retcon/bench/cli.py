@@ -49,8 +49,11 @@ def register(subparsers) -> None:
         "memory bandwidth and matmul throughput, all in one run. Outputs are checked equal "
         "before anything is timed. The full default run takes tens of minutes on 2 cores.",
     )
-    p.add_argument("--quick", action="store_true", help="tiny sizes (about a minute): a smoke run")
-    p.add_argument(
+    scale = p.add_mutually_exclusive_group()
+    scale.add_argument(
+        "--quick", action="store_true", help="tiny sizes (about a minute): a smoke run"
+    )
+    scale.add_argument(
         "--full",
         action="store_true",
         help="also run numpy at 10^7 queries and scikit-learn at 10^6 instances (slow on few cores)",
@@ -133,7 +136,11 @@ def run(args) -> int:
         import sim
 
         try:
-            sim.load_scenario(args.scenario)  # before any benchmark runs
+            loaded = sim.load_scenario(args.scenario)  # before any benchmark runs
+            if "sim" in changes.get("only", BENCHMARKS):
+                from retcon.bench._sim_numpy import params_of
+
+                params_of(loaded)  # the numpy kernel's own refusals (retriever.recall < 1)
         except InputError as e:
             raise InputError(f"--scenario: {e}") from None
         changes["scenario"] = args.scenario

@@ -1,0 +1,361 @@
+"""The HTTP transport and pool for OpenAI-compatible endpoints: one retry policy for chat and
+embeddings.
+
+Only the standard library (``urllib.request`` + ``json``), so it works against any endpoint a user
+runs (llama.cpp's server, vLLM, Ollama's OpenAI route, a hosted API) without an SDK. The config
+is ``oas.real._llm_config``; the cache-fronted chat client is ``oas.real._llm_client``; the
+embeddings client ``oas.real._embed_http`` sends through the same ``EndpointPool``.
+
+Concurrency (``EndpointPool``): at most ``concurrency`` requests are in flight at once, over one or
+several endpoints serving the same model. Each request goes to the ready endpoint with the fewest
+requests in flight (then the fewest sent). Identical requests in flight at once are sent once
+(``_join``, used by the cache-fronted clients).
+
+Failures: connection errors, timeouts, HTTP 5xx, 408, 429 and garbage (a body that is not JSON or
+lacks what the route expects: ``choices[0].message.content`` for chat, ``data[i].embedding`` for
+embeddings) are retried, at most ``max_retries`` times per call, on whichever endpoint is ready. A
+failure cools its endpoint for ``backoff * 2**(i-1)`` seconds (``i`` its consecutive failures, no
+jitter, capped at ``max_backoff``), or for the server's ``Retry-After``; requests in flight when it
+failed do not count again. An endpoint whose failures reach ``max_retries + 1`` in a row (429s
+aside) is taken out of the rotation with a warning while another is left; the last one is never
+removed. When the tries are used up, ``LLMEndpointError`` (an ``InputError``, so the CLI prints one
+line) names the endpoint (credentials redacted) and the last failure. Other 4xx answers (bad model
+name, prompt longer than the context) fail at once.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http.client
+import json
+import logging
+import math
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any, NamedTuple
+
+from oas.real._llm_config import EndpointConfig, redact_url
+from retcon.errors import InputError
+
+_RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504}) | frozenset(range(505, 600))
+MAX_RETRY_AFTER = 300.0  # seconds: a longer Retry-After is cut to this
+_log = logging.getLogger(__name__)
+
+
+class LLMEndpointError(InputError):
+    """The endpoint stayed down or kept answering garbage after the bounded retries."""
+
+
+class Route(NamedTuple):
+    """What one kind of request posts to and reads back.
+
+    Attributes:
+      path: appended to each base URL (``chat/completions``, ``embeddings``).
+      parse: the answer from a response body, or ``None`` when the body is garbage (retried).
+      expects: what a good body holds, for the error message.
+    """
+
+    path: str
+    parse: Callable[[bytes], Any]
+    expects: str
+
+
+class PoolProgress(NamedTuple):
+    """Counters of an ``EndpointPool`` for a progress line: ``calls`` answered by an endpoint,
+    cache ``hits`` (identical calls joined in flight included), requests ``in_flight``, failed
+    tries (``errors``) and ``live`` endpoints."""
+
+    calls: int
+    hits: int
+    in_flight: int
+    errors: int
+    live: int
+
+    def line(self) -> str:
+        return (
+            f"calls {self.calls}, hits {self.hits}, in flight {self.in_flight}, "
+            f"errors {self.errors}, endpoints {self.live}"
+        )
+
+
+class _EndpointState:
+    """One endpoint's load and health; guarded by the pool's lock."""
+
+    def __init__(self, url: str):
+        self.url = url  # the full request URL
+        self.name = redact_url(url)  # what messages, logs and sidecars show
+        self.in_flight = 0
+        self.sent = 0
+        self.ok = 0
+        self.errors = 0
+        self.streak = 0  # consecutive failures, 429s aside: reaching the limit removes it
+        self.level = 0  # consecutive cooldowns: the next one lasts backoff * 2**level
+        self.ready_at = float("-inf")
+        self.cool = 0.0
+        self.last_failure = float("-inf")
+        self.removed = False
+
+
+class _Attempt(NamedTuple):
+    text: Any  # the parsed answer, or None after a failure
+    failure: str  # what went wrong, for the error message
+    retry_after: float | None
+    fatal: bool  # a 4xx that retrying cannot fix
+    counts: bool  # counts towards taking the endpoint out (429 does not)
+
+
+class EndpointPool:
+    """Endpoints serving one model, a bound on requests in flight, per-endpoint backoff.
+
+    ``send(body)`` sends one request body (JSON bytes) to the route and returns the parsed answer
+    (the assistant text for chat) and the number of HTTP requests it took. Thread-safe; share one
+    pool between the callers of a run (operators and reader) so ``concurrency`` bounds them
+    together.
+
+    Args:
+      config: the endpoints (``base_urls``), ``api_key``, ``timeout``, ``max_retries``, ``backoff``,
+        ``max_backoff`` and ``concurrency``.
+      route: what the requests post to and read back (default ``CHAT``).
+      sleep: called with the seconds to wait before a retry (default ``time.sleep``; tests).
+      clock: monotonic seconds (default ``time.monotonic``).
+    """
+
+    def __init__(
+        self, config: EndpointConfig, *, route: Route | None = None, sleep=None, clock=None
+    ):
+        self.config = config
+        self.route = route if route is not None else CHAT
+        # late-bound, so a patched time.sleep is seen
+        self._sleep = sleep if sleep is not None else (lambda s: time.sleep(s))  # noqa: PLW0108
+        self._clock = clock if clock is not None else time.monotonic
+        self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(config.concurrency)
+        self._eps = [_EndpointState(f"{u}/{self.route.path}") for u in config.base_urls]
+        self._calls = self._hits = self._errors = self._in_flight = 0
+        self._joined: dict[str, Future] = {}
+        self._closed = False
+
+    @property
+    def endpoints(self) -> list[dict]:
+        """Per endpoint: ``url``, ``sent``, ``ok``, ``errors``, ``removed``."""
+        with self._lock:
+            return [
+                {
+                    "url": e.name,
+                    "sent": e.sent,
+                    "ok": e.ok,
+                    "errors": e.errors,
+                    "removed": e.removed,
+                }
+                for e in self._eps
+            ]
+
+    def progress(self) -> PoolProgress:
+        with self._lock:
+            live = sum(not e.removed for e in self._eps)
+            return PoolProgress(self._calls, self._hits, self._in_flight, self._errors, live)
+
+    def close(self) -> None:
+        """Refuse new requests (those in flight finish): an interrupted run stops quickly."""
+        with self._lock:
+            self._closed = True
+
+    def _count_hit(self) -> None:
+        with self._lock:
+            self._hits += 1
+
+    def _join(self, key: str) -> tuple[Future, bool]:
+        """The future of the call for ``key`` and whether this caller owns it (must fulfil it)."""
+        with self._lock:
+            fut = self._joined.get(key)
+            if fut is not None:
+                return fut, False
+            fut = Future()
+            self._joined[key] = fut
+            return fut, True
+
+    def _unjoin(self, key: str) -> None:
+        with self._lock:
+            self._joined.pop(key, None)
+
+    def _pick(self, failed: _EndpointState | None, set_at: float) -> tuple[_EndpointState, float]:
+        """The endpoint for the next try and the seconds to wait before it."""
+        with self._lock:
+            if self._closed:
+                raise LLMEndpointError("LLM calls stopped: the run was interrupted.")
+            now = self._clock()
+            live = [e for e in self._eps if not e.removed]
+            ready = [e for e in live if e.ready_at <= now]
+            if ready:
+                best = min(ready, key=lambda e: (e.in_flight, e.sent, self._eps.index(e)))
+                wait = 0.0
+            else:
+                best = min(live, key=lambda e: (e.ready_at, e.in_flight, self._eps.index(e)))
+                # The caller whose failure set this cooldown waits all of it (exact backoff).
+                own = best is failed and best.ready_at == set_at
+                wait = best.cool if own else max(0.0, best.ready_at - now)
+            best.in_flight += 1
+            best.sent += 1
+            self._in_flight += 1
+            return best, wait
+
+    def _done(self, ep: _EndpointState, sent_at: float, a: _Attempt) -> float:
+        """Book the outcome of one try; returns the endpoint's ``ready_at`` after it."""
+        with self._lock:
+            ep.in_flight -= 1
+            self._in_flight -= 1
+            if a.text is not None:
+                ep.ok += 1
+                ep.streak = ep.level = 0
+                self._calls += 1
+                return ep.ready_at
+            ep.errors += 1
+            self._errors += 1
+            if a.fatal or sent_at < ep.last_failure:
+                return ep.ready_at  # in flight when the endpoint last failed: already cooling
+            now = self._clock()
+            ep.last_failure = now
+            cfg = self.config
+            ep.cool = (
+                a.retry_after
+                if a.retry_after is not None
+                else min(cfg.max_backoff, cfg.backoff * 2**ep.level)
+            )
+            ep.level += 1
+            ep.ready_at = now + ep.cool
+            if a.counts:
+                ep.streak += 1
+            others = [e for e in self._eps if not e.removed and e is not ep]
+            if ep.streak >= cfg.max_retries + 1 and others and not ep.removed:
+                ep.removed = True
+                _log.warning(
+                    "LLM endpoint %s failed %d times in a row (%s); taken out of the rotation, "
+                    "%d endpoint(s) left.",
+                    ep.name,
+                    ep.streak,
+                    a.failure,
+                    len(others),
+                )
+            return ep.ready_at
+
+    def send(self, body: bytes) -> tuple[Any, int]:
+        """The answer for one request ``body`` and the HTTP requests it took.
+
+        Raises:
+          LLMEndpointError: ``max_retries + 1`` tries failed, or an endpoint refused the request.
+        """
+        cfg = self.config
+        tries = cfg.max_retries + 1
+        last = "no attempt"
+        failed: _EndpointState | None = None
+        set_at = float("nan")
+        for attempt in range(tries):
+            ep, wait = self._pick(failed, set_at)
+            if wait > 0:
+                self._sleep(wait)
+            with self._slots:
+                sent_at = self._clock()
+                try:
+                    a = _try(ep.url, body, cfg, self.route)
+                except BaseException:
+                    self._done(ep, sent_at, _Attempt(None, "interrupted", None, True, False))
+                    raise
+            set_at = self._done(ep, sent_at, a)
+            if a.text is not None:
+                return a.text, attempt + 1
+            where = ep.name if len(self._eps) > 1 else ""
+            last = f"{where + ': ' if where else ''}{a.failure}"
+            if a.fatal:
+                raise LLMEndpointError(
+                    f"LLM endpoint {ep.name} refused the request (model {cfg.model!r}); {a.failure}"
+                )
+            failed = ep
+        names = ", ".join(e.name for e in self._eps)
+        raise LLMEndpointError(
+            f"LLM endpoint{'s' if len(self._eps) > 1 else ''} {names} failed after {tries} tries; "
+            f"last failure: {last}"
+        )
+
+
+def _try(url: str, body: bytes, cfg: EndpointConfig, route: Route) -> _Attempt:
+    """One HTTP request; never raises for a network or protocol failure."""
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if cfg.api_key:
+        headers["Authorization"] = f"Bearer {cfg.api_key}"
+    req = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=cfg.timeout) as resp:
+            raw = resp.read()
+    except urllib.error.HTTPError as e:
+        failure = f"HTTP {e.code}: {_snippet(_safe_read(e))}"
+        if e.code not in _RETRY_STATUS:
+            return _Attempt(None, failure, None, True, False)
+        after = retry_after_seconds(e.headers.get("Retry-After") if e.headers else None)
+        return _Attempt(None, failure, after, False, e.code != 429)
+    except (
+        urllib.error.URLError,
+        http.client.HTTPException,
+        ConnectionError,
+        TimeoutError,
+        OSError,
+    ) as e:
+        failure = _snippet(f"{type(e).__name__}: {getattr(e, 'reason', e)}")
+        return _Attempt(None, failure, None, False, True)
+    answer = route.parse(raw)
+    if answer is None:
+        failure = (
+            f"garbage response (no {route.expects}): {_snippet(raw.decode('utf-8', 'replace'))}"
+        )
+        return _Attempt(None, failure, None, False, True)
+    return _Attempt(answer, "", None, False, False)
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """Seconds from a ``Retry-After`` header (seconds or an HTTP date), within
+    ``[0, MAX_RETRY_AFTER]``; ``None`` when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None:
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if math.isnan(seconds):
+        return None
+    return min(MAX_RETRY_AFTER, max(0.0, seconds))
+
+
+def parse_chat(raw: bytes) -> str | None:
+    """The assistant text of a chat-completions body, or ``None`` when the body is malformed."""
+    try:
+        obj = json.loads(raw.decode("utf-8"))
+        content = obj["choices"][0]["message"]["content"]
+    except (UnicodeDecodeError, ValueError, KeyError, IndexError, TypeError):
+        return None
+    return content if isinstance(content, str) else None
+
+
+CHAT = Route("chat/completions", parse_chat, "choices[0].message.content")
+
+
+def _safe_read(e: urllib.error.HTTPError) -> str:
+    try:
+        return e.read().decode("utf-8", "replace")
+    except Exception:
+        return ""
+
+
+def _snippet(text: str, n: int = 200) -> str:
+    """One line, at most ``n`` characters, for an error message."""
+    one = " ".join(str(text).split())
+    return one if len(one) <= n else one[: n - 3] + "..."

@@ -1,0 +1,361 @@
+"""Each claim's rule on plain per-group arrays, and its operating characteristics.
+
+The verdict of a claim is a function of per-group values (one row per conversation or user:
+``(G, ...)`` arrays), never of a data source, so that ``retcon paper-checks`` on LoCoMo and on
+anyone's paired file call the same rules (docs/statistics.md). Every rule comes with a
+``*_oc`` function: its false-PASS rate, power and false-FAIL rate at the data's group count ``G``
+(``paper_checks.operating.operating_characteristics``), in worlds that take the data's own
+between-group spread and set only the truth: null worlds where the claim is false at its
+boundary, and a true world at the data's effect (or the paper's, where the data's is against the
+claim). ``paper_checks._claims`` measures the arrays on LoCoMo and calls these.
+
+References: MODEL §6-8; docs/paper-checks.md (the rules and the operating-characteristics table).
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from paper_checks import _verdicts as V
+from paper_checks import operating as O
+from paper_checks._curves import t_estimate
+from paper_checks._loco import t_interval
+from paper_checks._scaling import slope_test
+from paper_checks._types import Verdict
+
+
+def reversal_verdict(budgets, data: dict, *, missing=(), inconclusive=None) -> Verdict:
+    """Claims 1 and 4: every reader in ``data`` (``{reader: (G, K, m)}`` per-group ``dU`` of its
+    distinct operators) graded by the best grade of its operators (``_verdicts.reversal_test``,
+    whose family-wise bound covers every operator), combined over readers."""
+    grades = {k: int(V.reversal_test(budgets, v).grades.max()) for k, v in data.items()}
+    return V.combine(grades, missing, inconclusive)
+
+
+#: The true world for the reversal rule when the data show none: a gain of 10 points at the
+#: tightest budget falling linearly in log B to the paper's 9.5-point loss at the loosest.
+PAPER_REVERSAL = (0.10, -0.095)
+
+
+def reversal_oc(key, budgets, data: dict, *, n_datasets: int = O.N_DATASETS):
+    """Operating characteristics of claims 1 and 4 (``reversal_verdict``) with the readers' own
+    spread, at their group count.
+
+    Args:
+      key: JAX PRNG key; budgets: ``(m,)``; data: ``{reader: (G, K, m)}`` per-group ``dU`` of
+        the distinct operators; n_datasets: data sets per world.
+
+    True world per reader: its measured mean curves when they reverse on the points, else the
+    paper's effect (``PAPER_REVERSAL``). Null worlds, one reader at a time (the others true):
+    every operator equal to retention, the gains kept with no loss, the losses kept with no gain.
+    """
+    if not data:
+        return None
+
+    def rule(d):
+        return reversal_verdict(budgets, d).verdict
+
+    mu = {k: np.nanmean(v, axis=0) for k, v in data.items()}
+    paper = np.broadcast_to(
+        np.linspace(*PAPER_REVERSAL, len(budgets)), next(iter(mu.values())).shape
+    )
+    true = {}
+    tags = []
+    for k, v in data.items():
+        if int(V.reversal_test(budgets, v).grades.max()) >= V.POINT:
+            true[k] = mu[k]
+            tags.append(f"{k}: its measured curves")
+        else:
+            true[k] = paper
+            tags.append(f"{k}: the paper's effect (no reversal measured)")
+    nulls = {}
+    for k in data:
+        nulls[f"{k} equal to ret"] = {**true, k: np.zeros_like(mu[k])}
+        nulls[f"{k} gain only"] = {**true, k: np.maximum(true[k], 0.0)}
+        nulls[f"{k} loss only"] = {**true, k: np.minimum(true[k], 0.0)}
+    G = next(iter(data.values())).shape[0]
+    return O.operating_characteristics(
+        rule,
+        G,
+        group_values=data,
+        true_means=true,
+        null_means=nulls,
+        key=key,
+        n_datasets=n_datasets,
+        true_world="; ".join(tags),
+    )
+
+
+def tight_gain_verdict(tight: dict, missing=()) -> Verdict:
+    """Claim 2 on per-group curves ``{source: (G, K, m)}``: direction by ``tight_gain_test``
+    (Holm over operators and budgets), magnitude of the largest mean gain's t-interval against
+    the paper's figure (``grade_magnitude``)."""
+    grades = {}
+    for src, d in tight.items():
+        g, (k, j) = V.tight_gain_test(d)
+        grades[f"direction:{src}"] = g
+        grades[f"magnitude:{src}"] = V.grade_magnitude(t_estimate(d[:, k, j]), V.PAPER_TIGHT_GAIN)
+    return V.combine(grades, missing)
+
+
+def tight_gain_oc(key, tight: dict, *, n_datasets: int = O.N_DATASETS):
+    """Claim 2's rule in a true world whose largest gain is the paper's 48 points and null worlds
+    with none (direction false) or half of it (magnitude false), the curves' shape and spread
+    LoCoMo's."""
+    mu = {k: np.nanmean(v, axis=0) for k, v in tight.items()}
+
+    def shifted(to):
+        return {k: m - np.nanmax(m) + to for k, m in mu.items()}
+
+    return O.operating_characteristics(
+        lambda d: tight_gain_verdict(d).verdict,
+        next(iter(tight.values())).shape[0],
+        group_values=tight,
+        true_means=shifted(V.PAPER_TIGHT_GAIN[0]),
+        null_means={
+            "no gain": shifted(0.0),
+            "half the paper's gain": shifted(V.PAPER_TIGHT_GAIN[0] / 2),
+        },
+        key=key,
+        n_datasets=n_datasets,
+        true_world="the paper's largest gain (48 points), LoCoMo's curve shape and spread",
+    )
+
+
+def loose_verdict(loose: dict, ops: list, missing=()) -> Verdict:
+    """Claim 3 on per-group margins ``{source: (G, K)}`` (``U(ret) - U(o)`` at the loosest
+    budget): ``verdict_loose_retention`` of their t-intervals."""
+    return V.verdict_loose_retention(
+        {src: {op: t_estimate(m[:, k]) for k, op in enumerate(ops)} for src, m in loose.items()},
+        missing=missing,
+    )
+
+
+def loose_oc(key, loose: dict, ops: list, *, n_datasets: int = O.N_DATASETS):
+    """Claim 3's rule in a true world where every margin is the paper's 9.5 points, and null
+    worlds where one operator ties retention (direction false) or every margin is 4 points
+    (magnitude false), with LoCoMo's spread."""
+    mid = float(np.mean(V.PAPER_LOOSE_MARGIN))
+    true = {k: np.full(v.shape[1:], mid) for k, v in loose.items()}
+    tie = {k: np.where(np.arange(v.shape[1]) == 0, 0.0, mid) for k, v in loose.items()}
+    low = {k: np.full(v.shape[1:], V.PAPER_LOOSE_MARGIN[0] / 2) for k, v in loose.items()}
+    return O.operating_characteristics(
+        lambda d: loose_verdict(d, ops).verdict,
+        next(iter(loose.values())).shape[0],
+        group_values=loose,
+        true_means=true,
+        null_means={"an operator ties retention": tie, "margins of 4 points": low},
+        key=key,
+        n_datasets=n_datasets,
+        true_world="every margin at the paper's 9.5 points, LoCoMo's spread",
+    )
+
+
+#: Wild resamples per synthetic data set in claim 5's operating characteristics (each data set
+#: is a full stratified crossover bootstrap).
+OC5_RESAMPLES = 200
+
+
+def slope_verdict(
+    key, curves, budgets, lengths, units, *, n_resamples, missing=(), inconclusive=None
+):
+    """Claim 5 on per-group stratified curves ``(G, S, K, m)``: ``slope_test`` per operator
+    (``units[k]`` its name, None to skip), graded by ``verdict_crossover_scaling``."""
+    slopes, est = slope_test(key, curves, budgets, lengths, n_resamples=n_resamples)
+    graded, undecided = {}, dict(inconclusive or {})
+    for k, unit in enumerate(units):
+        if unit is None:
+            continue
+        if slopes[k] is None:
+            n = sum(e[k].defined for e in est)
+            undecided[unit] = f"{n} of {len(est)} strata have a crossover; the slope needs 3"
+        else:
+            graded[unit] = slopes[k]
+    return V.verdict_crossover_scaling(graded, missing=missing, inconclusive=undecided), graded, est
+
+
+def _steepness(mu, logb) -> np.ndarray:
+    """Per operator, the median over strata of the fall of ``dU`` per doubling of B across its
+    point crossover (``(S, K, m)`` curves); a linear fit over the grid where no stratum crosses.
+    Negative, at least 0.005 per doubling in size."""
+    S, K, _ = mu.shape
+    out = np.empty(K)
+    xc = logb - logb.mean()
+    for k in range(K):
+        falls = []
+        for s in range(S):
+            d = mu[s, k]
+            j = np.flatnonzero((d[:-1] > 0) & (d[1:] < 0))
+            if j.size:
+                i = j[-1]
+                falls.append((d[i + 1] - d[i]) / (logb[i + 1] - logb[i]))
+        fit = np.nanmean((mu[:, k] - np.nanmean(mu[:, k], -1, keepdims=True)) @ xc / (xc @ xc))
+        out[k] = np.median(falls) if falls else fit
+    return -np.maximum(np.abs(np.nan_to_num(out)), 0.005)
+
+
+def slope_oc(key, curves, budgets, lengths, units, *, n_datasets: int = O.N_DATASETS // 2):
+    """Claim 5's rule in synthetic stratified worlds with LoCoMo's per-group spread: per operator
+    and stratum a ``dU`` curve linear in ``log B`` with the operator's measured steepness,
+    crossing at ``B*_s`` proportional to ``L_s ** slope`` around the grid's middle (slope 1: true;
+    0 and 2: null), its steepness the measured fall per doubling across the crossover
+    (``_steepness``)."""
+    keep = [k for k, u in enumerate(units) if u is not None]
+    if not keep:
+        return None
+    c = np.asarray(curves, float)[:, :, keep]
+    mu = np.nanmean(c, axis=0)  # (S, K, m)
+    logb = np.log2(np.asarray(budgets, float))
+    steep = _steepness(mu, logb)
+    L = np.log2(np.asarray(lengths, float))
+    mid = (logb[0] + logb[-1]) / 2
+
+    def world(slope):
+        log_bstar = mid + slope * (L - L.mean())  # (S,)
+        return {"c": steep[None, :, None] * (logb[None, None, :] - log_bstar[:, None, None])}
+
+    def rule(d):
+        return slope_verdict(
+            jax.random.key(0),
+            d["c"],
+            budgets,
+            lengths,
+            [f"u{k}" for k in keep],
+            n_resamples=OC5_RESAMPLES,
+        )[0].verdict
+
+    return O.operating_characteristics(
+        rule,
+        c.shape[0],
+        group_values={"c": c},
+        true_means=world(1.0),
+        null_means={"slope 0": world(0.0), "slope 2": world(2.0)},
+        key=key,
+        n_datasets=n_datasets,
+        true_world="slope 1 (B*/L constant), curves of LoCoMo's steepness and spread",
+    )
+
+
+def conditions(conds: dict) -> dict:
+    """``{condition: Estimate}`` of per-group ``U(merge) - U(abstract)`` with Bonferroni t-intervals
+    (level ``1 - 0.05 / n_conditions``): "some condition favours merge" and "some favours
+    abstract" each hold a family-wise 2.5% over the conditions."""
+    level = 1 - 0.05 / max(len(conds), 1)
+    return {k: t_estimate(v, level) for k, v in conds.items()}
+
+
+def cross_note_oc(key, beats: dict, conds: dict, *, n_datasets: int = O.N_DATASETS):
+    """Claim 6's rule (``verdict_cross_note`` of t-intervals) in a true world with each unit's
+    measured effect turned to the claim's side (beats: ``|mean|``; conditions: the measured
+    means, with the smallest turned negative when none is), and null worlds where one operator
+    ties rewrite or every condition favours merge (one dominates), with LoCoMo's spread."""
+    data = {f"b:{k}": v for k, v in beats.items()} | {f"c:{k}": v for k, v in conds.items()}
+    mu = {k: np.nanmean(v) for k, v in data.items()}
+    true = {k: abs(m) if k.startswith("b:") else m for k, m in mu.items()}
+    ck = [k for k in data if k.startswith("c:")]
+    if ck and not (any(true[k] > 0 for k in ck) and any(true[k] < 0 for k in ck)):
+        lo_k, hi_k = min(ck, key=lambda k: true[k]), max(ck, key=lambda k: true[k])
+        true[lo_k], true[hi_k] = -abs(true[lo_k]), abs(true[hi_k])
+    nulls = {}
+    bk = [k for k in data if k.startswith("b:")]
+    if bk:
+        nulls["an operator ties rewrite"] = {**true, bk[0]: 0.0}
+    if ck:
+        nulls["merge never behind"] = {**true, **{k: max(true[k], 0.0) for k in ck}}
+
+    def rule(d):
+        return V.verdict_cross_note(
+            {k[2:]: t_estimate(v) for k, v in d.items() if k.startswith("b:")},
+            conditions({k[2:]: v for k, v in d.items() if k.startswith("c:")}),
+        ).verdict
+
+    G = next(iter(data.values())).shape[0]
+    return O.operating_characteristics(
+        rule,
+        G,
+        group_values=data,
+        true_means=true,
+        null_means=nulls,
+        key=key,
+        n_datasets=n_datasets,
+        true_world="LoCoMo's effects turned to the claim's side, LoCoMo's spread",
+    )
+
+
+#: The smallest effect of interest where a claim states none (one accuracy point: claim 7's own
+#: gain on LoCoMo): the true world of a direction-only rule is never weaker than this.
+MIN_EFFECT = 0.01
+
+
+def positive_oc(key, units: dict, *, n_datasets: int = O.N_DATASETS):
+    """A "positive in every unit" rule (``verdict_router_gain`` of t-intervals) in a true world
+    with each unit's measured mean turned positive (``|mean|``, at least ``MIN_EFFECT``) and null
+    worlds with one unit at 0, with the measured spread."""
+    mu = {k: max(abs(float(np.nanmean(v))), MIN_EFFECT) for k, v in units.items()}
+    return O.operating_characteristics(
+        lambda d: V.verdict_router_gain({k: t_estimate(v) for k, v in d.items()}).verdict,
+        next(iter(units.values())).shape[0],
+        group_values=units,
+        true_means=mu,
+        null_means={f"{k} at 0": {**mu, k: 0.0} for k in units},
+        key=key,
+        n_datasets=n_datasets,
+        true_world=f"the measured effect as |mean| (at least {MIN_EFFECT:g}), its spread",
+    )
+
+
+def equivalence_oc(key, diff, margin: float, *, n_datasets: int = O.N_DATASETS):
+    """Claim 8's rule in a true world with no difference and null worlds at the margin (MLP
+    better or worse by ``margin``), with the measured spread."""
+    return O.operating_characteristics(
+        lambda d: (
+            V.verdict_no_reliable_improvement(
+                {"u": (t_interval(d["d"], 0.90), t_interval(d["d"], 0.95))}, margin=margin
+            ).verdict
+        ),
+        np.asarray(diff).shape[0],
+        group_values={"d": np.asarray(diff, float)},
+        true_means={"d": 0.0},
+        null_means={"MLP better by the margin": {"d": margin}, "MLP worse by it": {"d": -margin}},
+        key=key,
+        n_datasets=n_datasets,
+        true_world="no difference, the measured spread",
+    )
+
+
+def harm_verdict(harm, cost, max_cost, missing=(), inconclusive=None) -> Verdict:
+    return V.verdict_harm_calibration(
+        harm, cost, max_cost=max_cost, missing=missing, inconclusive=inconclusive
+    )
+
+
+def harm_oc(key, harm_g: dict, cost_g: dict, max_cost: float, *, n_datasets: int = O.N_DATASETS):
+    """Claim 9's rule in a true world with each unit's measured harm change turned negative
+    (``-|mean|``) at its measured cost (capped at half the bound), and null worlds where one
+    unit's harm is unchanged or its cost sits at twice the bound, with the measured spread."""
+    bound = max_cost
+    data = {f"h:{k}": v for k, v in harm_g.items()} | {f"c:{k}": v for k, v in cost_g.items()}
+    true = {f"h:{k}": -abs(float(np.nanmean(v))) for k, v in harm_g.items()}
+    true |= {f"c:{k}": min(float(np.nanmean(v)), bound / 2) for k, v in cost_g.items()}
+    first = next(iter(harm_g))
+    nulls = {
+        "harm unchanged": {**true, f"h:{first}": 0.0},
+        "cost at twice the bound": {**true, f"c:{first}": 2 * bound},
+    }
+
+    def rule(d):
+        h = {k[2:]: t_interval(v) for k, v in d.items() if k.startswith("h:")}
+        c = {k[2:]: t_interval(v) for k, v in d.items() if k.startswith("c:")}
+        return harm_verdict(h, c, bound).verdict
+
+    return O.operating_characteristics(
+        rule,
+        np.asarray(harm_g[first]).shape[0],
+        group_values=data,
+        true_means=true,
+        null_means=nulls,
+        key=key,
+        n_datasets=n_datasets,
+        true_world="the measured harm changes (as -|mean|) at their costs, the measured spread",
+    )
