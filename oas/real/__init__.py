@@ -81,6 +81,8 @@ if TYPE_CHECKING:
     from oas.real._text import normalize as normalize
     from oas.real._text import split_sentences as split_sentences
     from oas.real._text import stem as stem
+    from oas.real._timeline import survival as survival
+    from oas.real._timeline import survival_report as survival_report
     from oas.real._types import Conversation as Conversation
     from oas.real._types import OperatorBackend as OperatorBackend
     from oas.real._types import Query as Query
@@ -91,6 +93,8 @@ if TYPE_CHECKING:
 # Public name -> private module, loaded on first use (PEP 562): `retcon --help` and every
 # other command import oas.real.cli, which should not load the loaders, readers and LLM client.
 _EXPORTS = {
+    "survival": "oas.real._timeline",
+    "survival_report": "oas.real._timeline",
     "bm25_order": "oas.real._bm25",
     "bm25_scores": "oas.real._bm25",
     "CrossFit": "oas.real._classifier",
@@ -244,4 +248,6 @@ __all__ = [
     "split_sentences",
     "stem",
     "summarize",
+    "survival",
+    "survival_report",
 ]
