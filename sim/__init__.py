@@ -52,9 +52,13 @@ if TYPE_CHECKING:
     from sim._stress import stress as stress
     from sim._timeline import POLICIES as POLICIES
     from sim._timeline import TimelineResult as TimelineResult
+    from sim._timeline import draw_stream as draw_stream
     from sim._timeline import overflow_generations as overflow_generations
     from sim._timeline import periodic_generations as periodic_generations
+    from sim._timeline import query_timeline as query_timeline
+    from sim._timeline import query_timeline_dense as query_timeline_dense
     from sim._timeline import simulate_timeline as simulate_timeline
+    from sim._timeline import stream_params as stream_params
     from sim._timeline import summarize_timeline as summarize_timeline
     from theory import PACKINGS as PACKINGS
     from theory import check_packing as check_packing
@@ -95,6 +99,10 @@ _EXPORTS = {
     "stream_from_dict": "sim._stream",
     "POLICIES": "sim._timeline",
     "TimelineResult": "sim._timeline",
+    "draw_stream": "sim._timeline",
+    "query_timeline": "sim._timeline",
+    "query_timeline_dense": "sim._timeline",
+    "stream_params": "sim._timeline",
     "overflow_generations": "sim._timeline",
     "periodic_generations": "sim._timeline",
     "simulate_timeline": "sim._timeline",
@@ -135,6 +143,7 @@ __all__ = [
     "block_se",
     "bootstrap_crossover",
     "check_packing",
+    "draw_stream",
     "exact_mean",
     "kernel",
     "load_scenario",
@@ -143,6 +152,8 @@ __all__ = [
     "pack",
     "pack_reference",
     "periodic_generations",
+    "query_timeline",
+    "query_timeline_dense",
     "scenario_from_dict",
     "simulate",
     "simulate_instances",
@@ -151,6 +162,7 @@ __all__ = [
     "simulated_crossover",
     "spillover_summary",
     "stream_from_dict",
+    "stream_params",
     "stress",
     "summarize_timeline",
 ]

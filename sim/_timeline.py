@@ -294,7 +294,7 @@ def query_timeline(key, budgets, st: StreamStatic, pr: StreamParams):
     if st.packing == "skip":
         return query_timeline_dense(key, budgets, st, pr)
     T = st.sessions
-    lengths, qtype, n_units = _draw_stream(key, st, pr)
+    lengths, qtype, n_units = draw_stream(key, st, pr)
     P = prefix_sums(lengths)
 
     def outcome(levels, op, n=n_units):
@@ -334,7 +334,7 @@ def query_timeline(key, budgets, st: StreamStatic, pr: StreamParams):
     return jnp.stack(rows), jnp.stack(by_gen)
 
 
-def _draw_stream(key, st: StreamStatic, pr: StreamParams):
+def draw_stream(key, st: StreamStatic, pr: StreamParams):
     """A stream's draws: session lengths ``(T,)``, query type, units that must fit ``(T,)``."""
     T = st.sessions
     k_len, k_type, k_age = jax.random.split(key, 3)
@@ -357,7 +357,7 @@ def query_timeline_dense(key, budgets, st: StreamStatic, pr: StreamParams):
     direct form of MODEL §10, run for ``skip`` packing and as `query_timeline`'s reference.
     """
     T = st.sessions
-    lengths, qtype, n_units = _draw_stream(key, st, pr)
+    lengths, qtype, n_units = draw_stream(key, st, pr)
     zeros = jnp.zeros((1, T, T), jnp.int32)
     m_ret, fits_raw = evidence_outcome(lengths, zeros, n_units, qtype, 0, budgets, st, pr)
     rows = [m_ret]

@@ -117,15 +117,14 @@ def timeline_numpy(
 def _setup(ss, queries: int, seed: int):
     import jax.numpy as jnp
 
-    from sim._stream import StreamScenario  # noqa: F401  (type of ss)
-    from sim._timeline import _draw_stream, query_timeline, stream_params
+    from sim import draw_stream, query_timeline, stream_params
 
     sc = dataclasses.replace(ss.scenario, packing="prefix")
     ss = dataclasses.replace(ss, scenario=sc)
     st, pr = stream_params(ss, POLICIES)
     keys = jax.vmap(lambda i: jax.random.fold_in(jax.random.key(seed), i))(jnp.arange(queries))
     budgets = jnp.asarray(sc.budgets, jnp.float32)
-    draws = jax.jit(jax.vmap(lambda k: _draw_stream(k, st, pr)))(keys)
+    draws = jax.jit(jax.vmap(lambda k: draw_stream(k, st, pr)))(keys)
     kernel = jax.jit(jax.vmap(lambda k: query_timeline(k, budgets, st, pr)[0]))
     s = ss.stream
     kw = dict(
