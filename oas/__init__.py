@@ -56,6 +56,13 @@ if TYPE_CHECKING:
     from oas._policy import calibrated_policy as calibrated_policy
     from oas._policy import harm as harm
     from oas._policy import margin as margin
+    from oas._retrieval_features import RETRIEVAL_FEATURE_NAMES as RETRIEVAL_FEATURE_NAMES
+    from oas._retrieval_features import RETRIEVAL_META_COLUMNS as RETRIEVAL_META_COLUMNS
+    from oas._retrieval_features import RecallCalibration as RecallCalibration
+    from oas._retrieval_features import fit_recall_calibration as fit_recall_calibration
+    from oas._retrieval_features import predict_recall as predict_recall
+    from oas._retrieval_features import retrieval_features_batch as retrieval_features_batch
+    from oas._retrieval_features import sim_retrieval_features as sim_retrieval_features
     from oas._ridge import RidgeFit as RidgeFit
     from oas._ridge import fit_ridge as fit_ridge
     from oas._ridge import grouped_folds as grouped_folds
@@ -71,6 +78,13 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "FEATURE_NAMES": "oas._features",
+    "RETRIEVAL_FEATURE_NAMES": "oas._retrieval_features",
+    "RETRIEVAL_META_COLUMNS": "oas._retrieval_features",
+    "RecallCalibration": "oas._retrieval_features",
+    "fit_recall_calibration": "oas._retrieval_features",
+    "predict_recall": "oas._retrieval_features",
+    "retrieval_features_batch": "oas._retrieval_features",
+    "sim_retrieval_features": "oas._retrieval_features",
     "budget_fit_fraction": "oas._features",
     "compute_features": "oas._features",
     "compute_features_batch": "oas._features",
@@ -128,6 +142,8 @@ __getattr__, _ = lazy_exports("oas", _EXPORTS)
 __all__ = [
     "FEATURE_NAMES",
     "POLICIES",
+    "RETRIEVAL_FEATURE_NAMES",
+    "RETRIEVAL_META_COLUMNS",
     "STRUCTURE_COLUMN",
     "CurveComparison",
     "Evaluation",
@@ -137,6 +153,7 @@ __all__ = [
     "PairedData",
     "PairedWriter",
     "ReaderParams",
+    "RecallCalibration",
     "RidgeFit",
     "Router",
     "Structure",
@@ -153,6 +170,7 @@ __all__ = [
     "evaluate",
     "existing_ids",
     "fit_mlp",
+    "fit_recall_calibration",
     "fit_ridge",
     "fit_router",
     "fit_theory_router",
@@ -168,10 +186,13 @@ __all__ = [
     "paired_from_rows",
     "paired_structure",
     "predict_mlp",
+    "predict_recall",
     "predict_ridge",
     "predict_success",
     "read_paired",
+    "retrieval_features_batch",
     "save_router",
+    "sim_retrieval_features",
     "simulate_paired",
     "single_cluster_crossover",
     "support_fractions",

@@ -6,14 +6,14 @@ z = (psi - mean_w) / scale_w, and the intercept unpenalized:
     theta = (Z' W Z + lambda I)^-1 Z' W (y - ybar_w),    b = ybar_w
 
 (Z is centered under w, so the intercept decouples from theta and is the weighted mean.)
-Two backends run this closed form. ``jax`` (the default): every (fold, action, penalty) solve is
-one ``vmap``ped call inside a single ``jit``: the K CV folds plus the full training set, all
-actions, the whole penalty grid, and the held-out errors on each fold's own rows. ``numpy``
-(float64): per training split one Gram matrix, all penalties and actions in one batched
-``np.linalg.solve``, and the held-out predictions of every penalty and action in one matmul over
-the held-out rows. On the 2-core CPU of docs/performance.md the two are within about 1.2x of each
-other at 10^5 rows with single-threaded BLAS, the jit path being the faster when BLAS threads
-compete with other work, numpy the faster below about 10^4 rows. The CV error of a penalty is the
+Everything the grid needs is in each fold's moments of ``[1, x, y]`` (``fold_moments``, one pass
+over the rows): a training split's moments are the total minus its fold's, which give its
+standardization, ``Z'Z`` and ``Z'(y - ybar)``; one ``eigh`` of ``Z'Z`` serves every penalty; and a
+fold's held-out squared error for each action and penalty is a quadratic form in its own moments
+(``_grid_from_moments``). Two backends run it: ``jax`` (the default; moments and grid in one
+``jit``, float32 unless x64 is enabled) and ``numpy`` (float64). ``method="rows"`` keeps the former
+path (a pass over the rows per split: standardize, Gram matrix, batched solve, held-out
+predictions) as the reference; in float64 the two agree to 1e-10. The CV error of a penalty is the
 mean squared error over the held-out rows of all folds; each action takes its own argmin (ties go
 to the larger penalty).
 
@@ -22,6 +22,7 @@ References: MODEL §8 (utility model, grouped K-fold); Hastie, Tibshirani & Frie
 
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -32,6 +33,7 @@ from oas._checks import check_positive_int
 from retcon.errors import InputError, check_choice
 
 BACKENDS = ("jax", "numpy")
+METHODS = ("moments", "rows")
 
 DEFAULT_PENALTIES = tuple(float(x) for x in 10.0 ** np.arange(-3.0, 5.01, 0.5))
 
@@ -77,15 +79,36 @@ def grouped_folds(key: jax.Array, groups, n_folds: int) -> np.ndarray:
     References: MODEL §8 (groups never split across folds).
     """
     n_folds = check_positive_int("n_folds", n_folds, 2)
-    labels, ids = np.unique(np.asarray(groups).astype(str), return_inverse=True)
+    labels, ids = _labels_in_string_order(np.asarray(groups))
     if len(labels) < n_folds:
         raise InputError(
             f"n_folds must be at most the number of groups ({len(labels)}); got {n_folds}."
         )
-    order = np.asarray(jax.random.permutation(key, len(labels)))
+    order = np.asarray(_permutation(key, len(labels)))
     fold_of_group = np.empty(len(labels), np.int64)
     fold_of_group[order] = np.arange(len(labels)) % n_folds
     return fold_of_group[ids.reshape(-1)]
+
+
+@partial(jax.jit, static_argnums=1)
+def _permutation(key, n: int):
+    """``jax.random.permutation(key, n)``, compiled once per ``n`` (the same values; op by op it
+    took longer than the whole ridge grid)."""
+    return jax.random.permutation(key, n)
+
+
+def _labels_in_string_order(g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(g.astype(str), return_inverse=True)``, without writing every row as a string
+    when the labels are integers: the distinct integers are found first and only they are sorted
+    as strings (the same order and ids; an integer's decimal string is unique to it)."""
+    if g.dtype.kind in "iub" and g.size:
+        distinct, ids = np.unique(g, return_inverse=True)
+        as_str = distinct.astype(str)
+        order = np.argsort(as_str, kind="stable")
+        rank = np.empty(order.size, np.int64)
+        rank[order] = np.arange(order.size)
+        return as_str[order], rank[ids.reshape(-1)]
+    return np.unique(g.astype(str), return_inverse=True)
 
 
 def _solve_one(x, y, w, lam):
@@ -202,6 +225,110 @@ def _solve_jax(x, y, fold, n_folds, lam):
     )
 
 
+def fold_moments(x: np.ndarray, y: np.ndarray, fold: np.ndarray, n_folds: int) -> np.ndarray:
+    """Each fold's moments ``D_k' D_k`` of ``D = [1, x - c, y - d]`` (``c``, ``d`` the column means
+    over all rows, taken out so that float sums lose little to cancellation): shape
+    ``(K, q, q)``, ``q = 1 + p + A``. One pass over the rows (grouped by fold)."""
+    n = x.shape[0]
+    d = np.empty((n, 1 + x.shape[1] + y.shape[1]))
+    d[:, 0] = 1.0
+    d[:, 1 : 1 + x.shape[1]] = x - x.mean(0)
+    d[:, 1 + x.shape[1] :] = y - y.mean(0)
+    out = np.empty((n_folds, d.shape[1], d.shape[1]))
+    for k in range(n_folds):
+        dk = d[fold == k]
+        np.matmul(dk.T, dk, out=out[k])
+    return out
+
+
+def _grid_from_moments(xp, eigh, held, lam, p: int):
+    """The ridge grid from moments only (MODEL §8), numpy or JAX (``xp``, ``eigh``).
+
+    ``held`` ``(K, q, q)`` are the folds' moments of ``[1, x, y]`` (centred, ``fold_moments``);
+    the training split of fold ``k`` is the total minus ``held[k]``, the full fit the total. Per
+    split: ``n``, the means and the population variances give the standardization; the
+    standardized Gram ``Z'Z`` and ``Z'(y - ybar)`` come from the centred moments; one ``eigh`` of
+    ``Z'Z`` serves every penalty, ``theta = V diag(1 / (e + lambda)) V' Z'(y - ybar)``. Fold ``k``'s
+    held-out squared error for each action and penalty is a quadratic form in its own moments
+    after the split's affine map ``[1, x, y] -> [1, (x - mean) / scale, y - ybar]``.
+
+    Returns ``(mean (p,), scale (p,), theta (P, p, A), ybar (A,), sse (A, P))``: the full fit
+    (means in the centred coordinates) and the held-out errors summed over folds.
+    """
+    total = held.sum(0)
+    splits = xp.concatenate([total[None] - held, total[None]], axis=0)  # (F, q, q)
+    n = splits[:, 0, 0]
+    mu = splits[:, 0, 1:] / n[:, None]  # (F, p + A) means of x and y
+    cov = splits[:, 1:, 1:] / n[:, None, None] - mu[:, :, None] * mu[:, None, :]
+    var = xp.diagonal(cov[:, :p, :p], axis1=1, axis2=2)
+    scale = xp.where(var > 1e-12, xp.sqrt(xp.maximum(var, 0.0)), 1.0)  # (F, p)
+    gram = n[:, None, None] * cov[:, :p, :p] / (scale[:, :, None] * scale[:, None, :])
+    rhs = n[:, None, None] * cov[:, :p, p:] / scale[:, :, None]  # (F, p, A)
+    e, v = eigh(gram)  # (F, p), (F, p, p)
+    vr = xp.einsum("fji,fja->fia", v, rhs)  # V' Z'(y - ybar): (F, p, A)
+    shrink = 1.0 / (e[:, None, :] + lam[None, :, None])  # (F, P, p)
+    theta = xp.einsum("fij,fpj,fja->fpia", v, shrink, vr)  # (F, P, p, A)
+    k = held.shape[0]
+    # held-out moments in the split's standardized coordinates: t = r @ M, r = [1, x, y]
+    q = held.shape[1]
+    m = xp.zeros((k, q, q)) + xp.eye(q)[None]
+    m = _set_affine(xp, m, mu[:k], scale[:k], p)
+    g = xp.einsum("kij,kil,klm->kjm", m, held, m)  # (K, q, q)
+    gxx, gxy, gyy = g[:, 1 : 1 + p, 1 : 1 + p], g[:, 1 : 1 + p, 1 + p :], g[:, 1 + p :, 1 + p :]
+    th = theta[:k]  # (K, P, p, A)
+    quad = xp.einsum("kpia,kij,kpja->kap", th, gxx, th)
+    cross = xp.einsum("kpia,kia->kap", th, gxy)
+    yy = xp.diagonal(gyy, axis1=1, axis2=2)[:, :, None]  # (K, A, 1)
+    sse = (yy - 2.0 * cross + quad).sum(0)  # (A, P)
+    return mu[-1, :p], scale[-1], theta[-1], mu[-1, p:], sse
+
+
+def _set_affine(xp, m, mu, scale, p: int):
+    """``m`` (K, q, q) identity -> the map ``[1, x, y] -> [1, (x - mu_x) / scale, y - mu_y]``."""
+    k, q = m.shape[0], m.shape[1]
+    col_x = xp.concatenate([-mu[:, :p] / scale, xp.zeros((k, q - 1 - p))], axis=1)
+    col_y = xp.concatenate([xp.zeros((k, p)), -mu[:, p:]], axis=1)
+    first = xp.concatenate([xp.ones((k, 1)), col_x[:, :p], col_y[:, p:]], axis=1)  # row 0
+    diag = xp.concatenate([xp.ones((k, 1)), 1.0 / scale, xp.ones((k, q - 1 - p))], axis=1)
+    body = diag[:, :, None] * xp.eye(q)[None]
+    return xp.concatenate([first[:, None, :], body[:, 1:, :]], axis=1)
+
+
+def _solve_moments(x, y, fold, n_folds, lam, backend: str):
+    """The ridge grid from the folds' moments (``_grid_from_moments``), as ``_solve_numpy``:
+    numpy builds the moments with one matmul per fold; JAX builds them inside the same ``jit``
+    (rows padded to a power of two with weight 0, so that sizes share a compilation)."""
+    p = x.shape[1]
+    if backend == "numpy":
+        held = fold_moments(x, y, fold, n_folds)
+        mean, scale, theta, ybar, sse = _grid_from_moments(np, np.linalg.eigh, held, lam, p)
+        return mean + x.mean(0), scale, theta, ybar + y.mean(0), sse
+    n = x.shape[0]
+    pad = _bucket(n, 256) - n
+    out = _moments_grid_jit(
+        jnp.asarray(np.pad(x, ((0, pad), (0, 0)))),
+        jnp.asarray(np.pad(y, ((0, pad), (0, 0)))),
+        jnp.asarray(np.pad(fold, (0, pad), constant_values=-1).astype(np.int32)),
+        jnp.asarray(lam),
+        n_folds=n_folds,
+    )
+    return tuple(np.asarray(v, dtype=np.float64) for v in out)
+
+
+@partial(jax.jit, static_argnames=("n_folds",))
+def _moments_grid_jit(x, y, fold, lam, *, n_folds: int):
+    """``fold_moments`` and ``_grid_from_moments`` in one program; rows with fold -1 are padding."""
+    valid = (fold >= 0).astype(x.dtype)
+    n = jnp.sum(valid)
+    c, d = (valid @ x) / n, (valid @ y) / n
+    rows = jnp.concatenate([valid[:, None], (x - c) * valid[:, None], (y - d) * valid[:, None]], 1)
+    held = jnp.stack(
+        [(rows * (fold == k).astype(x.dtype)[:, None]).T @ rows for k in range(n_folds)]
+    )
+    mean, scale, theta, ybar, sse = _grid_from_moments(jnp, jnp.linalg.eigh, held, lam, x.shape[1])
+    return mean + c, scale, theta, ybar + d, sse
+
+
 def fit_ridge(
     key: jax.Array,
     features,
@@ -211,6 +338,7 @@ def fit_ridge(
     penalties=DEFAULT_PENALTIES,
     n_folds: int = 5,
     backend: str = "jax",
+    method: str = "moments",
 ) -> RidgeFit:
     """Fit one ridge model per action; choose each action's penalty by grouped K-fold CV.
 
@@ -224,6 +352,10 @@ def fit_ridge(
       backend: ``"jax"`` (one ``jit`` call; float32 unless the caller enabled x64 with
         ``jax.enable_x64(True)``) or ``"numpy"`` (float64). Both select the same penalties (up to exact ties in the CV error)
         and, in float64, agree to about 1e-11 (docs/performance.md).
+      method: ``"moments"`` (one pass over the rows builds each fold's moments; every split, penalty
+        and held-out error comes from them, ``_grid_from_moments``) or ``"rows"`` (the former
+        path: a pass over the rows per split; kept as the reference). Float64 coefficients agree
+        to 1e-10.
 
     Returns:
       ``RidgeFit``; coefficients of the fit on all n rows at each action's chosen penalty.
@@ -243,9 +375,13 @@ def fit_ridge(
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
         raise InputError("fit_ridge: features and outcomes must be finite.")
     backend = check_choice("backend", backend, BACKENDS)
+    method = check_choice("method", method, METHODS)
     fold = grouped_folds(key, groups, n_folds)
-    solve = _solve_numpy if backend == "numpy" else _solve_jax
-    mean, scale, theta, b, sse = solve(x, y, fold, n_folds, lam)
+    if method == "moments":
+        mean, scale, theta, b, sse = _solve_moments(x, y, fold, n_folds, lam, backend)
+    else:
+        solve = _solve_numpy if backend == "numpy" else _solve_jax
+        mean, scale, theta, b, sse = solve(x, y, fold, n_folds, lam)
     cv_error = sse / x.shape[0]  # (A, P)
     # argmin with ties to the larger penalty: search the reversed grid
     order = np.argsort(lam, kind="stable")[::-1]

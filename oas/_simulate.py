@@ -24,6 +24,11 @@ import numpy as np
 
 from oas._features import budget_fit_fraction, compute_features_batch
 from oas._paired import PairedData
+from oas._retrieval_features import (
+    RECALL_TARGET_COLUMN,
+    RETRIEVAL_META_COLUMNS,
+    sim_retrieval_features,
+)
 from oas._structure import STRUCTURE_COLUMN, structures_from_arrays
 from retcon.errors import InputError
 from retcon.vocab import VOCABULARIES
@@ -97,6 +102,16 @@ def paired_from_instances(
     }
     if predicted is not None:
         meta["meta_gold_type"] = np.asarray([vocab[s] for s in gold], dtype=object)
+    ev_score = getattr(instances, "evidence_scores", None)
+    dis_score = getattr(instances, "distractor_scores", None)
+    if ev_score is not None and dis_score is not None:
+        # post-retrieval features 12-14 and the calibration target (docs/oas.md)
+        extra, found = sim_retrieval_features(ev_score, instances.record_mask, dis_score)
+        for j, col in enumerate(RETRIEVAL_META_COLUMNS):
+            meta[col] = extra[:, j].astype(object)
+        ev_mask = getattr(instances, "evidence_mask", None)
+        total = np.asarray(instances.record_mask if ev_mask is None else ev_mask, bool).sum(1)
+        meta[RECALL_TARGET_COLUMN] = (found.sum(axis=1) / np.maximum(total, 1)).astype(object)
     ctx_len = getattr(instances, "context_lengths", None)
     if ctx_len is not None:
         ctx_ev = np.asarray(instances.context_evidence, bool)

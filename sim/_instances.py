@@ -62,6 +62,11 @@ class Instances(NamedTuple):
         classifier is perfect); ``None`` when not recorded.
       evidence_mask: ``(n, K)`` bool, all of the cluster's records, found or missed; ``None``
         when not recorded.
+      evidence_scores: ``(n, K)`` the retriever's noisy scores of the cluster's records
+        (``-inf`` on padding and on missed records); ``None`` when not recorded.
+      distractor_scores: ``(n, D)`` the retriever's scores of the distractors (the candidates it
+        leaves out of the cluster); ``None`` when not recorded. With ``evidence_scores`` they
+        give the post-retrieval features (``oas`` features 12-15, docs/oas.md).
     """
 
     budget: np.ndarray
@@ -77,6 +82,8 @@ class Instances(NamedTuple):
     context_evidence: np.ndarray | None = None
     predicted_type: np.ndarray | None = None
     evidence_mask: np.ndarray | None = None
+    evidence_scores: np.ndarray | None = None
+    distractor_scores: np.ndarray | None = None
 
 
 def _ranked_context(d: K.Draw, pr: K.Params):
@@ -215,4 +222,6 @@ def simulate_instances(
         context_evidence=np.asarray(ctx_ev)[q],
         predicted_type=predicted[q],
         evidence_mask=np.asarray(draws.ev_mask)[q],
+        evidence_scores=np.asarray(draws.ev_score)[q],
+        distractor_scores=np.asarray(draws.dis_score)[q],
     )

@@ -56,7 +56,9 @@ def register(subparsers) -> None:
         default=1,
         metavar="P",
         help="split the queries over P JAX processes on this host (jax.distributed over "
-        "127.0.0.1); same numbers as one process (default 1; clusters: docs/scale.md)",
+        "127.0.0.1); same numbers as one process (default 1). Only for many cores or "
+        "accelerators: one XLA process already uses every core, and on 2 cores 2 processes are "
+        "slower (docs/scale.md)",
     )
     p.add_argument(
         "--timing",

@@ -128,3 +128,27 @@ def test_grouped_folds_never_split_a_group(groups, k, seed):
         assert len(np.unique(fold[groups == gr])) == 1
     assert set(fold.tolist()) == set(range(k))
     np.testing.assert_array_equal(fold, grouped_folds(jax.random.key(seed), groups, k))
+
+
+def test_moments_equal_the_row_pass_to_1e10():
+    """MODEL §8: the grid from the folds' moments (one pass over the rows, one eigh per split)
+    gives the former row-pass path's penalties, CV errors and float64 coefficients to 1e-10, on
+    both backends; the fold assignment with integer groups equals the one over their strings."""
+    x, y, g = data(4)
+    x[:, 3] = 5.0  # a constant feature: scale 1, no signal
+    ref = fit_ridge(jax.random.key(6), x, y, g, n_folds=4, backend="numpy", method="rows")
+    with jax.enable_x64(True):
+        fits = [
+            fit_ridge(jax.random.key(6), x, y, g, n_folds=4, backend="jax"),
+            fit_ridge(jax.random.key(6), x, y, g, n_folds=4, backend="numpy"),
+        ]
+    for f in fits:
+        np.testing.assert_array_equal(f.penalty, ref.penalty)
+        np.testing.assert_allclose(f.coef, ref.coef, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(f.intercept, ref.intercept, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(f.cv_error, ref.cv_error, rtol=1e-10)
+        np.testing.assert_allclose(f.mean, ref.mean, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(f.scale, ref.scale, rtol=0, atol=1e-10)
+    np.testing.assert_array_equal(
+        grouped_folds(jax.random.key(6), g, 4), grouped_folds(jax.random.key(6), g.astype(str), 4)
+    )

@@ -380,9 +380,35 @@ def test_frontier_network_equals_rank_comparison(packing, noise, monkeypatch):
         )
 
     a = frontier()
-    monkeypatch.setattr(K, "NETWORK_MAX", 0)
+    monkeypatch.setattr(K._ranking, "NETWORK_MAX", 0)
     b = frontier()
     used = K.Frontier._fields if packing == "cut" else ("last_total", "last_len", "first_total")
     for name in used:
         np.testing.assert_array_equal(np.asarray(getattr(a, name)), np.asarray(getattr(b, name)))
     assert np.isfinite(np.asarray(a.last_total)).any()
+
+
+@pytest.mark.slow  # two batched-gamma compilations
+def test_cluster_redundancy_keeps_every_used_draw():
+    """MODEL §1 (cluster redundancy ``r_c ~ Beta(r c, (1 - r) c)``, 0 for one record or r = 0):
+    drawing the discarded elements with Beta(10, 10) instead of the clipped ``1e-3`` parameters
+    leaves every used value bit for bit the beta of the used parameters on the same key, and the
+    discarded ones exactly 0."""
+    import jax.numpy as jnp
+
+    K = sim.kernel
+    c = K.REDUNDANCY_CONCENTRATION
+    keys = jax.random.split(jax.random.key(3), 512)
+    r = jnp.asarray(np.tile([0.0, 0.25, 0.15, 0.2, 0.0, 0.9, 1e-6, 0.5], 64), jnp.float32)
+    rec = jnp.asarray(np.tile([1, 3, 2, 1, 4, 2, 2, 3], 64), jnp.int32)
+    new = np.asarray(jax.vmap(K.cluster_redundancy)(keys, r, rec))
+
+    def old(k, r, n):  # the draw before the change: clipped parameters for every element
+        x = jax.random.beta(k, jnp.maximum(r * c, 1e-3), jnp.maximum((1.0 - r) * c, 1e-3))
+        return jnp.where((r > 0) & (n > 1), x, 0.0)
+
+    ref = np.asarray(jax.vmap(old)(keys, r, rec))
+    used = (np.asarray(r) > 0) & (np.asarray(rec) > 1)
+    assert used.any() and not used.all()
+    np.testing.assert_array_equal(new, ref)
+    assert (new[~used] == 0).all() and (new[used & (np.asarray(r) > 0.1)] > 0).all()

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from oas.real._classifier import fit_type_classifier as fit_type_classifier
     from oas.real._classifier import hashed_ngrams as hashed_ngrams
     from oas.real._classifier import predict_conversation_types as predict_conversation_types
+    from oas.real._deployable import FEATURE_GROUPS as FEATURE_GROUPS
+    from oas.real._deployable import loco_deployable as loco_deployable
     from oas.real._embed import Embedder as Embedder
     from oas.real._embed import HashedTfidf as HashedTfidf
     from oas.real._embed import SentenceTransformerEmbedder as SentenceTransformerEmbedder
@@ -70,6 +72,8 @@ if TYPE_CHECKING:
     from oas.real._retrieval import evidence_recall as evidence_recall
     from oas.real._retrieval import rank_units as rank_units
     from oas.real._retrieval import retrieve as retrieve
+    from oas.real._retrieval_features import locomo_retrieval_features as locomo_retrieval_features
+    from oas.real._retrieval_features import unit_retrieval_features as unit_retrieval_features
     from oas.real._run import PairJob as PairJob
     from oas.real._run import run_pair_job as run_pair_job
     from oas.real._text import RegexTokenizer as RegexTokenizer
@@ -109,6 +113,10 @@ _EXPORTS = {
     "embed_texts": "oas.real._embed",
     "make_embedder": "oas.real._embed",
     "crossover_ci": "oas.real._endtoend",
+    "loco_deployable": "oas.real._deployable",
+    "FEATURE_GROUPS": "oas.real._deployable",
+    "locomo_retrieval_features": "oas.real._retrieval_features",
+    "unit_retrieval_features": "oas.real._retrieval_features",
     "end_to_end_report": "oas.real._endtoend",
     "gap_split": "oas.real._endtoend",
     "loco_policies": "oas.real._endtoend",
@@ -176,6 +184,7 @@ __getattr__, __dir__ = lazy_exports("oas.real", _EXPORTS)
 __all__ = [
     "DATASETS",
     "DEFAULT_BUDGETS",
+    "FEATURE_GROUPS",
     "ChatClient",
     "Conversation",
     "ConversationContext",
@@ -223,7 +232,9 @@ __all__ = [
     "lexical_correct",
     "load_locomo",
     "load_longmemeval",
+    "loco_deployable",
     "loco_policies",
+    "locomo_retrieval_features",
     "make_embedder",
     "make_operators",
     "make_reader",
@@ -250,4 +261,5 @@ __all__ = [
     "summarize",
     "survival",
     "survival_report",
+    "unit_retrieval_features",
 ]

@@ -58,18 +58,28 @@ def rank_units(
     Returns:
       a permutation of ``range(len(units))``.
     """
+    scores = unit_scores(question, units, retriever, embedder)
+    return sorted(range(len(units)), key=lambda i: (-float(scores[i]), i))
+
+
+def unit_scores(
+    question: str, units: Sequence[Record], retriever: str = "bm25", embedder=None
+) -> np.ndarray:
+    """The retriever's score of each unit (rendered ``"[<date>] <text>"``) for ``question``.
+
+    Returns:
+      shape ``(len(units),)`` float64: BM25 over the units as corpus, or the embedding dot product.
+    """
     texts = [render(u) for u in units]
     if retriever == "bm25":
-        scores = bm25_scores(question, texts)
-    elif retriever == "embedding":
+        return np.asarray(bm25_scores(question, texts), dtype=np.float64)
+    if retriever == "embedding":
         if embedder is None:
             raise InputError("rank_units: retriever 'embedding' needs an embedder; got None.")
         e = np.asarray(embedder.embed(texts), dtype=np.float64)
         q = np.asarray(embedder.embed([question]), dtype=np.float64)[0]
-        scores = e @ q
-    else:
-        raise InputError(f"--retriever must be one of {list(RETRIEVERS)}; got {retriever!r}.")
-    return sorted(range(len(units)), key=lambda i: (-float(scores[i]), i))
+        return e @ q
+    raise InputError(f"--retriever must be one of {list(RETRIEVERS)}; got {retriever!r}.")
 
 
 def retrieve(

@@ -111,6 +111,7 @@ def bench_bootstrap(
         group_resample_weights,
         grouped_bootstrap_mean,
         numpy_percentiles,
+        resample_draws,
     )
 
     rows = []
@@ -127,7 +128,7 @@ def bench_bootstrap(
         ci = jax.block_until_ready(vec())
         w = group_resample_weights(key, n_groups, n_resamples)
         # the draws behind those multiplicities, for the loop (its rows: the groups drawn)
-        draws = np.asarray(jax.random.randint(key, (n_resamples, n_groups), 0, n_groups))
+        draws = resample_draws(key, n_groups, n_resamples)
         counts = np.stack([np.bincount(d, minlength=n_groups) for d in draws])
         if not np.array_equal(counts, w):
             raise AssertionError(

@@ -8,7 +8,7 @@ numbers of budgets (interleaved, best of the repeats: on a shared machine CPU ti
 disturbed by the other jobs than wall time; XLA runs parts of a program on several threads, so
 CPU time can exceed wall time). The numpy kernels' stages are timed directly.
 
-References: ``sim/_kernel.py`` (the stages), MODEL §2 (packing).
+References: ``sim/_kernel/`` (the stages), MODEL §2 (packing).
 """
 
 from __future__ import annotations

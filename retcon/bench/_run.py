@@ -175,6 +175,13 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
             limits=limits,
             progress=say,
         )
+        from retcon.bench._sim_bench import interleaved_sim
+
+        sizes = [n for n in config.sim_sizes if config.numpy_max is None or n <= config.numpy_max]
+        if sizes:  # the three side by side in one process, alternated, medians
+            result["sim_interleaved"] = [
+                interleaved_sim(seed, max(sizes), scenario=config.scenario, progress=say)
+            ]
     if "budgets" in config.only:
         from retcon.bench._sim_bench import bench_budgets
 

@@ -7,7 +7,7 @@ end (its own draws, chunked, reduced to the 17 block sums) in a fresh subprocess
 reports the best wall time and the peak resident memory; the two are alternated size by size so a
 load change hits both. Throughput counts query x budget x action evaluations per second.
 
-References: MODEL §2-§4; ``sim/_kernel.py``, ``sim/_simulate.py``.
+References: MODEL §2-§4; ``sim/_kernel/``, ``sim/_simulate.py``.
 """
 
 from __future__ import annotations
@@ -63,21 +63,27 @@ def check_agreement(seed: int, scenario, n: int = N_CHECK) -> dict:
         S.evaluate_frontier(d, b, npr, st.packing),
         S.evaluate(d, b, npr, st.packing),
     ]
+    best_sums_equal = True
+    if st.packing == "prefix":  # the best numpy's frontier and its event histogram
+        t = S.frontier_best(d, npr)
+        others.append(S.outcome_of_frontier(t, b))
+        best_sums_equal = np.array_equal(
+            S.event_block_sums(t, b, 0, 64), S.block_sums(ref, rows := np.arange(n), 64)
+        )
     rows = np.arange(n)
     sums_jax = S.block_sums(ref, rows, 1).sum(0)
     row = {
         "queries": n,
         "budgets": int(b.size),
         "scenario": sc.name,
-        "compared": "JAX frontier vs JAX per-budget, numpy frontier, numpy per-budget",
+        "compared": "JAX frontier vs JAX per-budget, numpy frontier, numpy per-budget, best numpy",
         "m_mismatch": sum(int(np.sum(o.m != ref.m)) for o in others),
         "raw_grounded_mismatch": sum(
             int(np.sum(o.raw_grounded != ref.raw_grounded)) for o in others
         ),
         "affected_mismatch": sum(int(np.sum(o.affected != ref.affected)) for o in others),
-        "sums_equal": all(
-            np.array_equal(S.block_sums(o, rows, 1).sum(0), sums_jax) for o in others
-        ),
+        "sums_equal": best_sums_equal
+        and all(np.array_equal(S.block_sums(o, rows, 1).sum(0), sums_jax) for o in others),
     }
     if (
         row["m_mismatch"]
@@ -115,12 +121,13 @@ def _max_z(a: dict, b: dict) -> float:
 
 
 def _four(spec: dict, numpy: bool, progress, label: str) -> dict:
-    """The four implementations on one spec, each in a fresh process, one after the other."""
+    """The five implementations on one spec, each in a fresh process, one after the other."""
     out = {"jax": run_worker("sim_jax", spec)}
     if progress:
         progress(f"{label}: JAX frontier done")
     out["jax_pb"] = run_worker("sim_jax", {**spec, "method": "per-budget"})
     if numpy:
+        out["np_best"] = run_worker("sim_numpy", {**spec, "method": "best"}, unset=BLAS_OVERRIDES)
         out["np"] = run_worker("sim_numpy", spec, unset=BLAS_OVERRIDES)
         out["np_pb"] = run_worker(
             "sim_numpy", {**spec, "method": "per-budget"}, unset=BLAS_OVERRIDES
@@ -150,9 +157,13 @@ def _row(n: int, r: dict, limits, slots: int) -> dict:
             frontier_bytes_per_query(slots) * n / j["seconds"] / 1e9 / limits.bandwidth_gbs
         )
     if "np" in r:
-        p, q = r["np"], r["np_pb"]
+        p, q, best = r["np"], r["np_pb"], r["np_best"]
         row.update(
             {
+                "numpy_best_s": best["seconds"],
+                "numpy_best_cpu_per_wall": best["cpu_per_wall"],
+                "speedup_vs_best_numpy": best["seconds"] / j["seconds"],
+                "max_abs_z_delta_best": _max_z(j, best),
                 "numpy_s": p["seconds"],
                 "numpy_pb_s": q["seconds"],
                 "numpy_blas": p.get("blas"),
@@ -278,3 +289,49 @@ def bench_scaleout(
             }
         )
     return rows
+
+
+def interleaved_sim(
+    seed: int, n: int, *, scenario: str = "locomo-like", rounds: int = 5, progress=None
+) -> dict:
+    """JAX ``sim.simulate`` against the best numpy and the numpy frontier, in this one process,
+    alternated (A, B, C, A, B, C, ...) ``rounds`` times after one warm-up each: the medians, and
+    their ratios. On a shared machine a load change then hits all three alike (the subprocess rows
+    of ``bench_sim`` run one after the other)."""
+    import statistics
+    import time
+
+    import jax
+
+    from retcon.bench import _sim_numpy as S
+    from sim import load_scenario, simulate
+
+    sc = load_scenario(scenario)
+    b = np.asarray(sc.budgets, np.float64)
+    key = jax.random.key(seed)
+    fns = {
+        "jax": lambda: simulate(key, sc, n, b, progress=False),
+        "numpy_best": lambda: S.simulate_numpy_best(seed, sc, n, b),
+        "numpy_frontier": lambda: S.simulate_numpy(seed, sc, n, b),
+    }
+    for f in fns.values():
+        f()
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for r in range(rounds):
+        if progress:
+            progress(f"sim interleaved: round {r + 1} of {rounds}")
+        for k, f in fns.items():
+            t0 = time.perf_counter()
+            f()
+            times[k].append(time.perf_counter() - t0)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    return {
+        "queries": int(n),
+        "budgets": int(b.size),
+        "rounds": rounds,
+        **{f"{k}_median_s": v for k, v in med.items()},
+        **{f"{k}_us_per_query": v / n * 1e6 for k, v in med.items()},
+        "speedup_vs_best_numpy": med["numpy_best"] / med["jax"],
+        "speedup_vs_numpy_frontier": med["numpy_frontier"] / med["jax"],
+        "best_numpy_vs_numpy_frontier": med["numpy_frontier"] / med["numpy_best"],
+    }

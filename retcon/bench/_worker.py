@@ -119,7 +119,7 @@ def sim_jax(spec: dict) -> dict:
 
 
 def sim_numpy(spec: dict) -> dict:
-    from retcon.bench._sim_numpy import simulate_numpy
+    from retcon.bench import _sim_numpy as S
     from retcon.bench._timing import reset_rss_peak, rss_now_mib, rss_peak_mib
     from sim import load_scenario
 
@@ -128,6 +128,14 @@ def sim_numpy(spec: dict) -> dict:
     n = int(spec["n"])
     chunk = int(spec.get("chunk", 8192))
     method = spec.get("method", "frontier")
+    if method == "best":
+        chunk = int(spec.get("chunk", 65536))
+
+    def simulate_numpy(seed, sc, n, b, *, chunk, method):
+        if method == "best":
+            return S.simulate_numpy_best(seed, sc, n, b, chunk=chunk)
+        return S.simulate_numpy(seed, sc, n, b, chunk=chunk, method=method)
+
     simulate_numpy(spec["seed"] + 1, sc, min(n, chunk), b, chunk=chunk, method=method)  # warm-up
     reset_rss_peak()
     base = rss_now_mib()

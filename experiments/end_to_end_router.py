@@ -1,0 +1,221 @@
+"""Deployable routers end to end: post-retrieval features, the theory router, the oracle shift.
+
+Usage::
+
+    python -m experiments.end_to_end_router --out DIR [--e2e e2e.jsonl --oracle oracle.jsonl
+        --data locomo10.json] [--sim] [--recalls 1,0.9,...] [--instances 8000] [--seed 0]
+
+LoCoMo (``--e2e``, end-to-end rows of ``retcon pair locomo --protocol end-to-end``, BM25 top 4
+sessions by default; ``--oracle``, the oracle-protocol rows of the same questions): the
+post-retrieval features 12-14 are recomputed from the texts (``oas.real.locomo_retrieval_features``)
+and ``oas.real.loco_deployable`` scores, by leave one conversation out, the ridge router on each
+feature group, the group selected inside the training folds, the theory router identified on
+end-to-end rows, and the ridge router trained on oracle rows and deployed end to end (argmax and
+its ``tau_B``-calibrated variant). The oracle protocol's own gain and headroom come from the same
+function on the oracle rows (base features). Intervals: ``retcon.inference.group_t_interval``
+on the per-conversation gains.
+
+Simulation (``--sim``): ``locomo-like`` at each retriever recall (the existing sweep's grid), the
+same scoring on groups of questions; features 12-14 come from the retriever's noisy scores.
+
+Writes ``DIR/end_to_end_router.json`` and prints the tables (Markdown).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+RECALLS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5)
+
+
+def _log(msg: str) -> None:
+    sys.stderr.write(msg + "\n")
+    sys.stderr.flush()
+
+
+def _fmt(g: dict) -> str:
+    return f"{g['point']:+.3f} [{g['lower']:+.3f}, {g['upper']:+.3f}]"
+
+
+def locomo(key, e2e_path, oracle_path, data_path, *, theory: bool = True) -> dict:
+    """The LoCoMo comparison (see the module docstring)."""
+    import jax
+    import numpy as np
+
+    from oas import read_paired
+    from oas.real import load_locomo, loco_deployable, locomo_retrieval_features
+
+    e2e = read_paired(e2e_path)
+    conversations = load_locomo(data_path).conversations
+    extra = locomo_retrieval_features(e2e, conversations)
+    recall = np.asarray(e2e.meta["meta_retrieval_recall_cluster"], dtype=np.float64)
+    oracle = read_paired(oracle_path) if oracle_path else None
+    out = {
+        "end_to_end": loco_deployable(
+            jax.random.fold_in(key, 0),
+            e2e,
+            extra,
+            recall,
+            oracle_data=oracle,
+            theory=theory,
+            progress=_log,
+        ),
+        "recall_feature_correlation": {
+            name: float(np.corrcoef(extra[:, j], recall)[0, 1])
+            for j, name in enumerate(("score_margin", "score_mass", "overlap_count"))
+        },
+    }
+    if oracle is not None:
+        out["oracle_protocol"] = loco_deployable(
+            jax.random.fold_in(key, 1),
+            oracle,
+            np.zeros((oracle.n, 3)),
+            np.ones(oracle.n),
+            feature_groups={"base": ()},
+            theory=theory,
+            progress=_log,
+        )
+    return out
+
+
+def simulation(
+    key, *, recalls=RECALLS, n_instances: int = 8000, n_budgets: int = 8, theory: bool = True
+) -> dict:
+    """Gain over best-fixed against recall in ``locomo-like`` for each router (LOGO, 10 groups)."""
+    import dataclasses
+
+    import jax
+    import numpy as np
+
+    from oas import simulate_paired
+    from oas.real import loco_deployable
+    from sim import load_scenario
+
+    sc = load_scenario("locomo-like")
+    budgets = np.geomspace(sc.budgets[0], sc.budgets[-1], n_budgets)
+    k_draw, k_score = jax.random.split(key)
+    cells = []
+    for i, r in enumerate(recalls):
+        s = dataclasses.replace(sc, retriever=dataclasses.replace(sc.retriever, recall=float(r)))
+        data = simulate_paired(k_draw, s, n_instances, budgets=budgets)
+        _, q = np.unique(np.asarray(data.query_id).astype(str), return_inverse=True)
+        data = data._replace(group_id=np.asarray([f"g{v % 10}" for v in q], dtype=object))
+        m = data.meta
+        extra = np.stack(
+            [np.asarray(m[c], dtype=np.float64) for c in ("meta_score_margin", "meta_score_mass")]
+            + [np.asarray(m["meta_overlap_count"], dtype=np.float64)],
+            axis=1,
+        )
+        rec = np.asarray(m["meta_retrieval_recall_cluster"], dtype=np.float64)
+        res = loco_deployable(
+            jax.random.fold_in(k_score, i), data, extra, rec, theory=theory, progress=_log
+        )
+        _log(f"recall {r:g} done")
+        cells.append({"recall": float(r), **res})
+    return {"recalls": list(recalls), "cells": cells}
+
+
+def tables(res: dict) -> str:
+    lines = []
+    lo = res.get("locomo")
+    if lo:
+        e, o = lo["end_to_end"], lo.get("oracle_protocol")
+        lines += [
+            "| policy | gain over best-fixed [95% t, 10 conversations] | accuracy | share of "
+            "headroom |",
+            "|---|---|---|---|",
+        ]
+        if o:
+            lines.append(
+                f"| oracle protocol: ridge OAS (base 11) | {_fmt(o['gain']['base'])} | "
+                f"{o['accuracy']['base']:.3f} | {o['headroom_share']['base']:+.2f} |"
+            )
+            if "theory" in o["gain"]:
+                lines.append(
+                    f"| oracle protocol: theory router | {_fmt(o['gain']['theory'])} | "
+                    f"{o['accuracy']['theory']:.3f} | {o['headroom_share']['theory']:+.2f} |"
+                )
+            lines.append(
+                f"| oracle protocol: oracle selector | {_fmt(o['gain']['oracle'])} | "
+                f"{o['accuracy']['oracle']:.3f} | 1 |"
+            )
+        for p, g in e["gain"].items():
+            if p == "best-fixed":
+                continue
+            lines.append(
+                f"| end to end: {p} | {_fmt(g)} | {e['accuracy'][p]:.3f} | "
+                f"{e['headroom_share'][p]:+.2f} |"
+            )
+        lines.append(f"| end to end: best-fixed | 0 | {e['accuracy']['best-fixed']:.3f} | 0 |")
+        sel = [s["selected"] for s in e["selected_groups"]]
+        lines.append("")
+        lines.append(f"Feature group selected in each outer fold: {', '.join(sel)}.")
+        lines.append(
+            "Correlation of features 12-14 with the cluster recall (rows): "
+            + ", ".join(f"{k} {v:+.3f}" for k, v in lo["recall_feature_correlation"].items())
+        )
+    sm = res.get("simulation")
+    if sm:
+        pols = [p for p in sm["cells"][0]["gain"] if p != "best-fixed"]
+        lines += ["", "| recall | " + " | ".join(pols) + " |", "|---|" + "---|" * len(pols)]
+        for c in sm["cells"]:
+            lines.append(
+                f"| {c['recall']:g} | " + " | ".join(_fmt(c["gain"][p]) for p in pols) + " |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m experiments.end_to_end_router", description=__doc__)
+    p.add_argument("--out", required=True, metavar="DIR")
+    p.add_argument("--e2e", help="end-to-end paired rows (LoCoMo)")
+    p.add_argument("--oracle", help="oracle-protocol paired rows of the same questions")
+    p.add_argument("--data", help="locomo10.json (default $RETCON_DATA_DIR/locomo10.json)")
+    p.add_argument("--sim", action="store_true", help="run the simulation sweep over recall")
+    p.add_argument("--recalls", default=",".join(map(str, RECALLS)))
+    p.add_argument("--instances", type=int, default=8000)
+    p.add_argument("--no-theory", action="store_true", help="skip the theory router")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    import os
+
+    import jax
+
+    from retcon.errors import InputError
+    from retcon.output import check_out_dir, sidecar, write_json_atomic
+
+    if not args.e2e and not args.sim:
+        raise InputError("give --e2e FILE (LoCoMo) and/or --sim.")
+    out = check_out_dir("--out", args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    key = jax.random.key(args.seed)
+    res: dict = {}
+    if args.e2e:
+        data = args.data or str(Path(os.environ.get("RETCON_DATA_DIR", ".")) / "locomo10.json")
+        res["locomo"] = locomo(
+            jax.random.fold_in(key, 0), args.e2e, args.oracle, data, theory=not args.no_theory
+        )
+    if args.sim:
+        try:
+            recalls = tuple(float(x) for x in args.recalls.split(","))
+        except ValueError:
+            raise InputError(
+                f"--recalls must be comma-separated numbers; got {args.recalls!r}."
+            ) from None
+        res["simulation"] = simulation(
+            jax.random.fold_in(key, 1),
+            recalls=recalls,
+            n_instances=args.instances,
+            theory=not args.no_theory,
+        )
+    meta = sidecar(vars(args), seed=args.seed, command="python -m experiments.end_to_end_router")
+    meta["data"] = res
+    write_json_atomic(Path(out) / "end_to_end_router.json", meta)
+    sys.stdout.write(tables(res))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

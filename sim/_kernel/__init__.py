@@ -1,0 +1,201 @@
+"""The Monte Carlo kernel: one query at a time, batched with ``vmap`` over queries and budgets.
+
+For each query the kernel draws a query type, its evidence cluster (record lengths, the cluster's
+redundancy), distractor records, retriever scores and, when the retriever's recall is below 1,
+which of the cluster's records the retriever finds; builds the candidate records under each action
+(``ret`` keeps the raw records; ``merge`` and ``abstract`` replace the cluster by one record of
+length ``rho * (1 - r_c) * len(C)``; ``rewrite`` compresses each record to ``rho * len(m)``); packs
+them under every budget; and evaluates the reader of MODEL §2::
+
+    p = clip(g + (a_t - g) * s, 0, 1),   s = prod over evidence units of their support
+                                          (raw: kept fraction, 1 when whole; generated: phi * kept
+                                          fraction; absent: 0)
+
+A local rewrite spreads the cluster-level fidelity over its records (``phi**(1/k)`` each) so that
+the whole rewritten cluster supports the query with ``phi`` (MODEL §1: fidelity is relative to the
+raw records). A record the retriever misses is not a candidate (length 0, never ranked): no action
+packs or consolidates it, and the support is 0 under every action (the unit is absent), so the
+query scores ``g`` and lies outside ``G_B``. Membership in ``G_B`` (every evidence record packed whole under ``ret``) and in
+``H_B`` (the packed context differs between ``ret`` and the operator) is returned with ``p``.
+
+Exactness: ``p`` is kept on the grid ``2**-24`` (``m = round(p * 2**24)``, an int32), so every
+per-query difference and every sum over queries is an exact integer. Coverage and replacement
+partition the per-query differences by ``G_B``; the sums therefore satisfy ``dU = C + R`` bit for
+bit on every draw, and any device count or chunking gives the same totals.
+
+References: MODEL §2 (reader, packing), §3 (``G_B``, ``H_B``), §4 (Proposition 1), §7 (operators).
+
+The kernel is split along its seams: ``_draws`` (scenario split, one query's draw, query keys),
+``_ranking`` (candidate records, rank order, packing, the evidence frontier), ``_reader``
+(support, ``m``, ``G_B``, ``H_B``; one query end to end) and ``_sums`` (the exact block sums of a
+chunk). This package re-exports them, so ``sim.kernel`` reads as one module.
+"""
+
+from sim._kernel._draws import (
+    FAMILIES as FAMILIES,
+)
+from sim._kernel._draws import (
+    MISS_STREAM as MISS_STREAM,
+)
+from sim._kernel._draws import (
+    N_OPS as N_OPS,
+)
+from sim._kernel._draws import (
+    REDUNDANCY_CONCENTRATION as REDUNDANCY_CONCENTRATION,
+)
+from sim._kernel._draws import (
+    UNUSED_BETA as UNUSED_BETA,
+)
+from sim._kernel._draws import (
+    Draw as Draw,
+)
+from sim._kernel._draws import (
+    Params as Params,
+)
+from sim._kernel._draws import (
+    Structure as Structure,
+)
+from sim._kernel._draws import (
+    _lengths_of_type as _lengths_of_type,
+)
+from sim._kernel._draws import (
+    cluster_redundancy as cluster_redundancy,
+)
+from sim._kernel._draws import (
+    draw_query as draw_query,
+)
+from sim._kernel._draws import (
+    query_keys as query_keys,
+)
+from sim._kernel._draws import (
+    split as split,
+)
+from sim._kernel._ranking import (
+    NETWORK_MAX as NETWORK_MAX,
+)
+from sim._kernel._ranking import (
+    Frontier as Frontier,
+)
+from sim._kernel._ranking import (
+    _frontier_by_rank as _frontier_by_rank,
+)
+from sim._kernel._ranking import (
+    _rank_order as _rank_order,
+)
+from sim._kernel._ranking import (
+    _rank_totals as _rank_totals,
+)
+from sim._kernel._ranking import (
+    candidate_records as candidate_records,
+)
+from sim._kernel._ranking import (
+    evidence_frontier as evidence_frontier,
+)
+from sim._kernel._ranking import (
+    pack_in_rank_order as pack_in_rank_order,
+)
+from sim._kernel._ranking import (
+    prod_in_order as prod_in_order,
+)
+from sim._kernel._ranking import (
+    sorting_network as sorting_network,
+)
+from sim._kernel._ranking import (
+    sum_in_order as sum_in_order,
+)
+from sim._kernel._reader import (
+    GRID as GRID,
+)
+from sim._kernel._reader import (
+    GRID_BITS as GRID_BITS,
+)
+from sim._kernel._reader import (
+    METHODS as METHODS,
+)
+from sim._kernel._reader import (
+    FrontierOutcome as FrontierOutcome,
+)
+from sim._kernel._reader import (
+    QueryOutcome as QueryOutcome,
+)
+from sim._kernel._reader import (
+    _found as _found,
+)
+from sim._kernel._reader import (
+    _support as _support,
+)
+from sim._kernel._reader import (
+    at_budgets as at_budgets,
+)
+from sim._kernel._reader import (
+    frontier_table as frontier_table,
+)
+from sim._kernel._reader import (
+    kept_fraction as kept_fraction,
+)
+from sim._kernel._reader import (
+    quantized_success as quantized_success,
+)
+from sim._kernel._reader import (
+    query_frontier as query_frontier,
+)
+from sim._kernel._reader import (
+    query_outcome as query_outcome,
+)
+from sim._kernel._reader import (
+    query_outcomes as query_outcomes,
+)
+from sim._kernel._reader import (
+    reader_outcome as reader_outcome,
+)
+from sim._kernel._sums import (
+    COL_G as COL_G,
+)
+from sim._kernel._sums import (
+    COLS_C as COLS_C,
+)
+from sim._kernel._sums import (
+    COLS_D as COLS_D,
+)
+from sim._kernel._sums import (
+    COLS_GH as COLS_GH,
+)
+from sim._kernel._sums import (
+    COLS_H as COLS_H,
+)
+from sim._kernel._sums import (
+    COLS_U as COLS_U,
+)
+from sim._kernel._sums import (
+    N_COLS as N_COLS,
+)
+from sim._kernel._sums import (
+    _block_sum as _block_sum,
+)
+from sim._kernel._sums import (
+    _columns as _columns,
+)
+from sim._kernel._sums import (
+    _outcome_block_sums as _outcome_block_sums,
+)
+from sim._kernel._sums import (
+    _per_budget_block_sums as _per_budget_block_sums,
+)
+from sim._kernel._sums import (
+    _prefix_block_sums as _prefix_block_sums,
+)
+from sim._kernel._sums import (
+    _running_sum as _running_sum,
+)
+from sim._kernel._sums import (
+    chunk_block_sums as chunk_block_sums,
+)
+from sim._kernel._sums import (
+    chunk_draws as chunk_draws,
+)
+from sim._kernel._sums import (
+    chunk_frontiers as chunk_frontiers,
+)
+from sim._kernel._sums import (
+    frontier_block_sums as frontier_block_sums,
+)

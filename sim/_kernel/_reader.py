@@ -1,0 +1,199 @@
+"""The kernel's reader (MODEL §2): support, the quantized success probability ``m``, ``G_B`` and
+``H_B`` per budget, from the packed contexts (per-budget path) or the frontier's outcome table;
+and one query end to end (``query_outcome``).
+
+References: MODEL §2 (reader), §3 (regions).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from sim._kernel._draws import Draw, Params, Structure, draw_query, query_keys
+from sim._kernel._ranking import (
+    Frontier,
+    candidate_records,
+    evidence_frontier,
+    pack_in_rank_order,
+    prod_in_order,
+)
+
+GRID_BITS = 24  # success probabilities live on the grid 2**-24
+GRID = float(2**GRID_BITS)
+
+
+class QueryOutcome(NamedTuple):
+    """Per query and budget: quantized success probability per action and region membership."""
+
+    m: jax.Array  # (nB, 4) int32, p = m / 2**24, ACTIONS order
+    raw_grounded: jax.Array  # (nB,) bool, q in G_B
+    affected: jax.Array  # (nB, 3) bool, q in H_B per operator
+
+
+class FrontierOutcome(NamedTuple):
+    """One query's outcomes as functions of the budget (``frontier_table``; ``at_budgets`` reads
+    them at each budget). Shapes for one query.
+
+    Attributes:
+      frontier: the evidence frontier per action.
+      m_whole, m_absent: ``(4,)`` int32 ``m`` when the last evidence unit is whole / not in the
+        context (``prefix``: the only two values); unused under ``cut``.
+      grounded_absent: ``()`` ``G_B`` when ``ret``'s last unit is not whole (``prefix``).
+      phi: ``(3,)`` the operators' fidelity for the query's type; acc_raw: ``()`` ``a_t``.
+      intact: ``()`` bool, the retriever found every evidence record (``Draw.intact``); ``None``
+        when recall is 1.
+    """
+
+    frontier: Frontier
+    m_whole: jax.Array
+    m_absent: jax.Array
+    grounded_absent: jax.Array
+    phi: jax.Array
+    acc_raw: jax.Array
+    intact: jax.Array | None = None
+
+
+def _support(kept: jax.Array, length: jax.Array, phi: jax.Array, intact=None) -> jax.Array:
+    """``(..., 4)`` supports from the last evidence unit's kept tokens (see ``evidence_frontier``);
+    0 under every action when the retriever missed an evidence record (``intact`` False)."""
+    frac = kept_fraction(kept, length)
+    s = jnp.concatenate([frac[..., :1], phi * frac[..., 1:]], axis=-1)
+    return s if intact is None else _found(intact, s)
+
+
+def _found(intact, x):
+    """``x`` where every evidence record was retrieved, else zero (an absent unit, MODEL §2)."""
+    return jnp.where(intact, x, jnp.zeros((), x.dtype))
+
+
+def frontier_table(d: Draw, f: Frontier, pr: Params, mode: str) -> FrontierOutcome:
+    """What the per-budget outcomes need, once per query. Under ``prefix`` the last unit is whole
+    or absent, so ``m`` takes one of two values per action, computed here by the reader's own
+    arithmetic."""
+    phi = pr.fidelity[:, d.query_type]
+    acc = pr.acc_raw[d.query_type]
+    if mode == "prefix":
+        kept = jnp.stack([f.last_len, jnp.zeros_like(f.last_len)])  # whole, absent
+        length = jnp.broadcast_to(f.last_len, kept.shape)
+        m = quantized_success(_support(kept, length, phi, d.intact), acc, pr.acc_guess)
+        grounded_absent = kept[1, 0] == length[1, 0]
+        if d.intact is not None:
+            grounded_absent = grounded_absent & d.intact
+        return FrontierOutcome(f, m[0], m[1], grounded_absent, phi, acc, d.intact)
+    zero = jnp.zeros((4,), jnp.int32)
+    return FrontierOutcome(f, zero, zero, jnp.zeros((), bool), phi, acc, d.intact)
+
+
+def at_budgets(t: FrontierOutcome, budgets: jax.Array, pr: Params, mode: str) -> QueryOutcome:
+    """Per-budget outcomes from the frontier: a few scalar comparisons per budget and action.
+
+    Bit for bit ``reader_outcome`` of ``pack_in_rank_order`` (``prefix`` and ``cut``): every value
+    is the same arithmetic on the same operands (the kept tokens of the last evidence unit, its
+    kept fraction, ``phi`` times it, the quantized success probability).
+    """
+    f = t.frontier
+    b = budgets[:, None]  # (nB, 1)
+    fits = f.last_total[None] <= b  # (nB, 4)
+    if mode == "prefix":
+        m = jnp.where(fits, t.m_whole[None], t.m_absent[None])
+        grounded = fits[:, 0] | t.grounded_absent
+        some = f.first_total[None] <= b
+    else:
+        length = jnp.broadcast_to(f.last_len[None], fits.shape)
+        kept = jnp.where(fits, length, jnp.clip(b - f.last_before[None], 0.0, length))
+        m = quantized_success(_support(kept, length, t.phi, t.intact), t.acc_raw, pr.acc_guess)
+        grounded = kept[:, 0] == length[:, 0]
+        some = (f.first_total[None] <= b) | (b > f.first_before[None])
+    if t.intact is not None:  # a missed record is outside every context: q is not in G_B
+        grounded = grounded & t.intact
+    return QueryOutcome(m, grounded, some[:, :1] | some[:, 1:])
+
+
+def kept_fraction(kept: jax.Array, lengths: jax.Array) -> jax.Array:
+    """Share of each record's tokens in the context: exactly 1 when whole (also for padding), 0
+    when absent, ``kept * (1 / length)`` when cut. The reciprocal is written out: XLA on CPU
+    divides that way anyway, and spelled out every path and platform rounds the same way."""
+    whole = kept >= lengths
+    return jnp.where(whole, 1.0, kept * (1.0 / jnp.where(lengths > 0, lengths, 1.0)))
+
+
+def reader_outcome(d: Draw, lengths: jax.Array, kept: jax.Array, pr: Params) -> QueryOutcome:
+    """Support, success probability (quantized), ``G_B`` and ``H_B`` from the packed contexts.
+
+    Args:
+      d: the query's draw.
+      lengths: ``(4, K + D)`` candidate lengths per action.
+      kept: ``(nB, 4, K + D)`` tokens kept per budget, action and candidate.
+      pr: scenario parameters.
+    """
+    K = d.ev_len.shape[0]
+    t = d.query_type
+    frac = kept_fraction(kept, lengths)
+    f_ev = frac[..., :K]  # (nB, 4, K)
+    phi = pr.fidelity[:, t]  # (3,)
+    s = jnp.stack(
+        [
+            prod_in_order(f_ev[:, 0]),  # ret: raw units
+            phi[0] * f_ev[:, 1, 0],  # merge: one generated unit
+            phi[1] * f_ev[:, 2, 0],  # abstract: one generated unit
+            phi[2] * prod_in_order(f_ev[:, 3]),  # rewrite: k units of phi**(1/k)
+        ],
+        axis=-1,
+    )  # (nB, 4)
+    if d.intact is not None:  # a missed evidence record: absent under every action
+        s = _found(d.intact, s)
+    m = quantized_success(s, pr.acc_raw[t], pr.acc_guess)
+    grounded = jnp.all(kept[:, 0, :K] == lengths[0, :K], axis=-1)
+    if d.intact is not None:
+        grounded = grounded & d.intact
+    cluster_ret = jnp.any(kept[:, 0, :K] > 0, axis=-1)[:, None]
+    cluster_op = jnp.any(kept[:, 1:, :K] > 0, axis=-1)
+    others = jnp.any(kept[:, 1:, K:] != kept[:, :1, K:], axis=-1)
+    return QueryOutcome(m, grounded, cluster_ret | cluster_op | others)
+
+
+def quantized_success(support: jax.Array, acc_raw, acc_guess) -> jax.Array:
+    """``m = round(clip(g + (a - g) * s, 0, 1) * 2**24)`` as int32, the same arithmetic for every
+    element: the barrier stops XLA from fusing (and contracting to FMA) the actions differently,
+    so equal supports always give equal ``m`` (MODEL §2 reader)."""
+    s = jax.lax.optimization_barrier(support)
+    p = jnp.clip(acc_guess + (acc_raw - acc_guess) * s, 0.0, 1.0)
+    return jnp.round(p * GRID).astype(jnp.int32)
+
+
+METHODS = ("frontier", "per-budget")
+
+
+def query_frontier(d: Draw, st: Structure, pr: Params) -> FrontierOutcome:
+    """The query's evidence frontier and outcome table (``prefix`` and ``cut`` packing)."""
+    lengths, scores = candidate_records(d, pr)
+    f = evidence_frontier(lengths, scores, st.k_max, st.packing)
+    return frontier_table(d, f, pr, st.packing)  # how query_outcome evaluates the budgets
+
+
+def query_outcome(
+    key: jax.Array, budgets: jax.Array, st: Structure, pr: Params, method: str = "frontier"
+) -> tuple[Draw, QueryOutcome]:
+    """Draw one query and evaluate every action at every budget (vmap this over keys).
+
+    ``method="frontier"`` computes the query's evidence frontier once and compares the budgets
+    with it (``prefix`` and ``cut``; ``skip`` is not nested in the budget, MODEL §6.7, and always
+    packs per budget); ``"per-budget"`` packs every record under every budget. Both give the same
+    bits.
+    """
+    d = draw_query(key, st, pr)
+    lengths, scores = candidate_records(d, pr)
+    if method == "frontier" and st.packing in ("prefix", "cut"):
+        return d, at_budgets(query_frontier(d, st, pr), budgets, pr, st.packing)
+    kept = pack_in_rank_order(lengths, scores, budgets, st.packing)
+    return d, reader_outcome(d, lengths, kept, pr)
+
+
+@partial(jax.jit, static_argnames=("st", "method"))
+def query_outcomes(root, idx, budgets, pr: Params, *, st: Structure, method: str = "frontier"):
+    """``(Draw, QueryOutcome)`` of the queries ``idx`` (query axis first), held in memory."""
+    return jax.vmap(lambda k: query_outcome(k, budgets, st, pr, method))(query_keys(root, idx))
