@@ -9,7 +9,6 @@ with the config and seed recorded there, so every figure is reproducible from it
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tomllib
 from pathlib import Path
@@ -96,18 +95,12 @@ def parser(name: str, doc: str | None) -> argparse.ArgumentParser:
 def resolve(args) -> tuple[dict, int]:
     """The config and seed of this run, from ``--config`` or ``--from-sidecar``."""
     if args.from_sidecar:
-        from retcon.errors import read_text
+        from retcon.errors import parse_json, read_text
 
         try:
-            side = json.loads(read_text(args.from_sidecar, "sidecar file"))
+            side = parse_json(read_text(args.from_sidecar, "sidecar file"), args.from_sidecar)
         except InputError as e:
             raise InputError(f"--from-sidecar: {e}") from None
-        except RecursionError:
-            raise InputError(f"--from-sidecar: {args.from_sidecar} is nested too deeply.") from None
-        except json.JSONDecodeError as e:
-            raise InputError(
-                f"--from-sidecar: {args.from_sidecar} is not valid JSON ({e.msg})."
-            ) from None
         if "config" not in side or "seed" not in side:
             raise InputError(
                 f"--from-sidecar: {args.from_sidecar} has no 'config' and 'seed'; is it a sidecar?"
@@ -129,10 +122,10 @@ def run_experiment(name: str, doc: str | None, argv=None) -> int:
     from retcon.output import (
         OutputSet,
         check_out_dir,
-        save_figure_atomic,
         sidecar,
         write_json_atomic,
     )
+    from retcon.plots import save
 
     args = parser(name, doc).parse_args(argv)
     try:
@@ -142,7 +135,7 @@ def run_experiment(name: str, doc: str | None, argv=None) -> int:
         data = make_data(config, seed)
         fig = make_figure(data)
         with OutputSet(args.out, last=(f"{name}.json",)) as out:
-            png = save_figure_atomic(fig, out / f"{name}.png", dpi=int(config.get("dpi", 120)))
+            png = save(fig, out / f"{name}.png", dpi=int(config.get("dpi", 120)))
             side = sidecar(
                 config,
                 seed=seed,

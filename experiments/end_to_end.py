@@ -20,35 +20,29 @@ from pathlib import Path
 
 def _figure(results: dict, path: Path) -> None:
     """Accuracy per action against budget: one line style and marker per run, one colour per action."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from retcon.output import save_figure_atomic
+    from retcon import plots
     from retcon.vocab import ACTIONS
 
-    fig, ax = plt.subplots(figsize=(6.5, 4))
+    fig, (ax,) = plots.new_figure(width=6.5, height=4)
     styles = ("-", "--", ":", "-.")
     markers = ("o", "s", "^", "v", "D", "x", "+", "*")
     for i, (name, r) in enumerate(results.items()):  # every run drawn, however many
         s = r["summary"]
-        for j, a in enumerate(ACTIONS):
+        for a in ACTIONS:
             ax.plot(
                 s["budgets"],
                 s["accuracy"][a],
                 styles[i % len(styles)],
-                color=f"C{j}",
+                color=plots.OPERATOR_COLORS[a],
                 marker=markers[i % len(markers)],
                 ms=3,
                 label=f"{a} ({name})",
             )
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("budget B (tokens)")
+    plots.budget_axis(ax)
     ax.set_ylabel("accuracy")
     ax.legend(fontsize=6, ncol=len(results))
     fig.tight_layout()
-    save_figure_atomic(fig, path, dpi=120)
+    plots.save(fig, path, dpi=120)
 
 
 def main(argv=None) -> int:

@@ -224,19 +224,15 @@ def _table(res: dict) -> str:
 
 
 def _figure(res: dict, path: Path, title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
-    from retcon.output import save_figure_atomic
+    from retcon import plots
 
     rec, acc = res["recalls"], res["accuracies"]
     # a "scenario" column (the scenario's own classifier) sits at its realized type accuracy
     acc_x = [c["type_accuracy"] if a is None else a for a, c in zip(acc, res["cells"][0])]
     gain = np.asarray([[c["gain"]["oas"]["point"] for c in row] for row in res["cells"]])
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    fig, axes = plots.new_figure(3, width=13 / 3, height=3.8)
     lim = float(np.max(np.abs(gain))) or 1.0
     im = axes[0].imshow(gain, cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto", origin="upper")
     axes[0].set_xticks(range(len(acc)), [_label(a) for a in acc])
@@ -261,10 +257,17 @@ def _figure(res: dict, path: Path, title: str) -> None:
     )
     axes[2].sharey(axes[1])
     for ax, x, cells, label in slices:
-        for policy, style in (("oas", "o-"), ("oracle", "s--")):
+        for policy in ("oas", "oracle"):
             g = [c["gain"][policy] for c in cells]
-            ax.plot(x, [v["point"] for v in g], style, label=f"{policy} - best-fixed")
-            ax.fill_between(x, [v["lower"] for v in g], [v["upper"] for v in g], alpha=0.25)
+            style = plots.policy_style(policy)
+            ax.plot(x, [v["point"] for v in g], label=f"{policy} - best-fixed", **style)
+            ax.fill_between(
+                x,
+                [v["lower"] for v in g],
+                [v["upper"] for v in g],
+                color=style["color"],
+                alpha=0.25,
+            )
         ax.axhline(0.0, color="k", lw=0.8)
         ax.set_xlabel(label)
         ax.invert_xaxis()
@@ -272,7 +275,7 @@ def _figure(res: dict, path: Path, title: str) -> None:
     axes[1].legend(fontsize=8)
     fig.suptitle(f"OAS under retriever misses and type errors ({title})")
     fig.tight_layout()
-    save_figure_atomic(fig, path, dpi=120)
+    plots.save(fig, path, dpi=120)
 
 
 if __name__ == "__main__":

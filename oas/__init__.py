@@ -6,7 +6,7 @@ evaluation import JAX when first used.
 
 Identification (``identify``, ``support_fractions``, ``Structure``) fits the reader of MODEL §2 to
 paired data by maximum likelihood with grouped-bootstrap CIs; ``out_of_fold``,
-``compare_crossovers``, ``single_cluster_crossover``, ``predict_success`` and ``fold_of_groups``
+``compare_crossovers``, ``single_cluster_crossover`` and ``predict_success``
 give the fitted model's ``dU(B)`` and crossover budget on held-out groups against the data's
 (docs/identify.md). Packing comes from ``theory`` (MODEL §2).
 
@@ -40,16 +40,15 @@ if TYPE_CHECKING:
     from oas._out_of_fold import CurveComparison as CurveComparison
     from oas._out_of_fold import OutOfFold as OutOfFold
     from oas._out_of_fold import compare_crossovers as compare_crossovers
-    from oas._out_of_fold import fold_of_groups as fold_of_groups
     from oas._out_of_fold import out_of_fold as out_of_fold
     from oas._out_of_fold import predict_success as predict_success
     from oas._out_of_fold import single_cluster_crossover as single_cluster_crossover
     from oas._paired import PairedData as PairedData
-    from oas._paired import PairedWriter as PairedWriter
-    from oas._paired import existing_ids as existing_ids
     from oas._paired import paired_from_rows as paired_from_rows
     from oas._paired import read_paired as read_paired
     from oas._paired import write_paired as write_paired
+    from oas._paired_writer import PairedWriter as PairedWriter
+    from oas._paired_writer import existing_ids as existing_ids
     from oas._policy import argmax_policy as argmax_policy
     from oas._policy import calibrate_accuracy as calibrate_accuracy
     from oas._policy import calibrate_crc as calibrate_crc
@@ -71,6 +70,8 @@ if TYPE_CHECKING:
     from oas._router import load_router as load_router
     from oas._router import save_router as save_router
     from oas._simulate import simulate_paired as simulate_paired
+    from oas._strata import LengthStrata as LengthStrata
+    from oas._strata import length_strata as length_strata
     from oas._structure import STRUCTURE_COLUMN as STRUCTURE_COLUMN
     from oas._structure import paired_structure as paired_structure
     from oas._theory_router import TheoryRouter as TheoryRouter
@@ -89,8 +90,8 @@ _EXPORTS = {
     "compute_features": "oas._features",
     "compute_features_batch": "oas._features",
     "PairedData": "oas._paired",
-    "PairedWriter": "oas._paired",
-    "existing_ids": "oas._paired",
+    "PairedWriter": "oas._paired_writer",
+    "existing_ids": "oas._paired_writer",
     "paired_from_rows": "oas._paired",
     "read_paired": "oas._paired",
     "write_paired": "oas._paired",
@@ -117,6 +118,8 @@ _EXPORTS = {
     "best_fixed_actions": "oas._evaluate",
     "POLICIES": "oas._evaluate",
     "simulate_paired": "oas._simulate",
+    "LengthStrata": "oas._strata",
+    "length_strata": "oas._strata",
     "STRUCTURE_COLUMN": "oas._structure",
     "paired_structure": "oas._structure",
     "TheoryRouter": "oas._theory_router",
@@ -130,7 +133,6 @@ _EXPORTS = {
     "CurveComparison": "oas._out_of_fold",
     "OutOfFold": "oas._out_of_fold",
     "compare_crossovers": "oas._out_of_fold",
-    "fold_of_groups": "oas._out_of_fold",
     "out_of_fold": "oas._out_of_fold",
     "predict_success": "oas._out_of_fold",
     "single_cluster_crossover": "oas._out_of_fold",
@@ -148,6 +150,7 @@ __all__ = [
     "CurveComparison",
     "Evaluation",
     "Identified",
+    "LengthStrata",
     "MLPFit",
     "OutOfFold",
     "PairedData",
@@ -174,12 +177,12 @@ __all__ = [
     "fit_ridge",
     "fit_router",
     "fit_theory_router",
-    "fold_of_groups",
     "group_split",
     "grouped_folds",
     "harm",
     "identify",
     "identify_report",
+    "length_strata",
     "load_router",
     "margin",
     "out_of_fold",

@@ -30,7 +30,7 @@ from oas._mlp import fit_mlp, predict_mlp
 from oas._paired import PairedData
 from oas._policy import argmax_policy, calibrated_policy
 from oas._ridge import DEFAULT_PENALTIES, fit_ridge
-from oas._router import Router
+from oas._router import Router, check_router_overlap
 from oas._structure import STRUCTURE_COLUMN, paired_structure
 from oas._theory_router import fit_theory_router
 from retcon.bootstrap import grouped_bootstrap_mean
@@ -106,6 +106,7 @@ def evaluate(
     penalties=DEFAULT_PENALTIES,
     n_resamples: int = 2000,
     mlp_options: dict | None = None,
+    allow_overlap: bool = False,
 ) -> Evaluation:
     """Fit on train/calibration groups, score every policy on the test groups, with grouped CIs.
 
@@ -120,6 +121,8 @@ def evaluate(
       penalties: ridge grid.
       n_resamples: bootstrap replicates.
       mlp_options: keyword arguments for ``fit_mlp``.
+      allow_overlap: with a ``router``, score test groups it was fitted or calibrated on (a
+        warning) instead of refusing (``InputError``); see ``oas._router.check_router_overlap``.
 
     Returns:
       ``Evaluation``.
@@ -140,6 +143,11 @@ def evaluate(
     k_split, k_fit, k_mlp, k_boot = jax.random.split(key, 4)
     part = group_split(k_split, data.group_id, fractions)
     train, calib, test = data.take(part == 0), data.take(part == 1), data.take(part == 2)
+    overlap = None
+    if router is not None:
+        overlap = check_router_overlap(
+            router, test.group_id, allow_overlap=allow_overlap, where="test groups"
+        )
     if router is None:
         fit = fit_ridge(
             k_fit,
@@ -235,6 +243,7 @@ def evaluate(
         "mlp_epochs": mlp.epochs,
         "test_index": np.flatnonzero(part == 2),  # rows of ``data`` scored, in order (not in JSON)
         "differences": differences,
+        "router_overlap": overlap,  # None: the router was fitted here, on train groups
     }
     if "theory" in policies:
         info["theory_params"] = int(theory_router.n_params)
@@ -356,50 +365,60 @@ def accuracy_figure(ev: Evaluation):
     """Accuracy per budget per policy (left) and the learned policies minus best-fixed with 95%
     grouped-bootstrap bands (right); returns a ``matplotlib.figure.Figure``.
 
-    The bands of ten policies overlap into one grey cloud, so the left panel draws points only
-    and the uncertainty is shown where it answers the question: is a learned policy better than
-    the best fixed action, budget by budget?
+    Every policy has its own colour and marker (``retcon.plots.POLICY_STYLES``), the same in both
+    panels. The bands of ten policies overlap into one grey cloud, so the left panel draws points
+    only and the uncertainty is shown where it answers the question: is a learned policy better
+    than the best fixed action, budget by budget? The right panel draws every learned policy
+    (the theory router too, when the data carry it); the best one overall (highest accuracy minus
+    best-fixed over all budgets) is drawn thickest with its band, and named in the title.
     """
-    from matplotlib.figure import Figure  # outside pyplot: no backend is chosen here
+    from retcon.plots import FIXED_POLICIES, budget_axis, new_figure, policy_style
 
-    fig = Figure(figsize=(12, 4.6))
-    ax, ax_d = fig.subplots(1, 2)
-    fixed = {"always-ret", "always-merge", "always-abstract", "always-rewrite"}
-    learned_style = {
-        "oas": ("tab:purple", "-", "o"),
-        "oas-calibrated": ("tab:red", "-", "s"),
-        "oas-crc": ("tab:orange", "--", "x"),
-        "mlp": ("tab:cyan", "-.", "^"),
-    }
+    fig, (ax, ax_d) = new_figure(2, width=6, height=4.6)
     for p, name in enumerate(ev.policies):
-        if name in fixed:
-            kw = dict(color=None, ls="-", lw=1.0, alpha=0.55, marker=".", ms=4)
-        elif name == "oracle":
-            kw = dict(color="black", ls=":", lw=1.4, marker=None)
-        elif name == "best-fixed":
-            kw = dict(color="black", ls="--", lw=1.6, marker=None)
+        style = policy_style(name)
+        if name in FIXED_POLICIES:
+            kw = dict(lw=1.0, alpha=0.6, ms=4)
+        elif name in ("oracle", "best-fixed"):
+            kw = dict(lw=1.5, ms=5)
         else:
-            c, ls, m = learned_style.get(name, (None, "-", "o"))
-            kw = dict(color=c, ls=ls, lw=2.0, marker=m, ms=4)
-        ax.plot(ev.budgets, ev.point[p, 0, :-1], label=name, **kw)
+            kw = dict(lw=2.0, ms=4)
+        ax.plot(ev.budgets, ev.point[p, 0, :-1], label=name, **style, **kw)
+    differences = list(ev.info.get("differences", DIFFERENCES))
+    best = int(np.argmax(ev.diff_point[: len(differences), -1]))
     ax_d.axhline(0.0, color="black", ls="--", lw=1.2, label="best-fixed (0)")
-    for d, name in enumerate(DIFFERENCES):
-        c, ls, m = learned_style.get(name, (None, "-", "o"))
+    for d, name in enumerate(differences):
+        style = policy_style(name)
+        is_best = d == best
         ax_d.plot(
-            ev.budgets, ev.diff_point[d, :-1], color=c, ls=ls, marker=m, ms=4, lw=1.8, label=name
+            ev.budgets,
+            ev.diff_point[d, :-1],
+            ms=5 if is_best else 4,
+            lw=2.6 if is_best else 1.2,
+            alpha=1.0 if is_best else 0.7,
+            label=f"{name} (best learned)" if is_best else name,
+            zorder=3 if is_best else 2,
+            **style,
         )
-        ax_d.fill_between(
-            ev.budgets, ev.diff_lower[d, :-1], ev.diff_upper[d, :-1], color=c, alpha=0.15, lw=0
-        )
+        if is_best:
+            ax_d.fill_between(
+                ev.budgets,
+                ev.diff_lower[d, :-1],
+                ev.diff_upper[d, :-1],
+                color=style["color"],
+                alpha=0.18,
+                lw=0,
+            )
     for a in (ax, ax_d):
-        if len(ev.budgets) > 1 and ev.budgets.min() > 0 and ev.budgets.max() / ev.budgets.min() > 8:
-            a.set_xscale("log", base=2)
-        a.set_xlabel("budget B (tokens)")
+        budget_axis(a)
     ax.set_ylabel("accuracy of the chosen action")
     ax.set_title("accuracy per policy (held-out groups)", fontsize=10)
     ax.legend(fontsize=7, ncol=2, loc="lower right")
     ax_d.set_ylabel("accuracy minus best-fixed")
-    ax_d.set_title("learned policies vs best-fixed (95% grouped bootstrap CI)", fontsize=10)
+    ax_d.set_title(
+        f"learned policies vs best-fixed; best: {differences[best]} (95% grouped bootstrap CI)",
+        fontsize=9,
+    )
     ax_d.legend(fontsize=7, loc="best")
     fig.tight_layout()
     return fig

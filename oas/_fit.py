@@ -16,9 +16,9 @@ import jax
 import numpy as np
 
 from oas._paired import PairedData
-from oas._policy import calibrate_accuracy, calibrate_crc
+from oas._policy import calibrate_accuracy, calibrate_crc, harm
 from oas._ridge import DEFAULT_PENALTIES, RidgeFit, fit_ridge, predict_ridge
-from oas._router import Router
+from oas._router import Router, group_digests
 from oas._structure import STRUCTURE_COLUMN
 from oas._theory_router import fit_theory_router
 from retcon.errors import InputError
@@ -97,6 +97,18 @@ def router_from_parts(
     )
 
 
+def calibration_harm(router: Router, calib: PairedData) -> dict:
+    """Harm rate (consolidating below ``ret``, MODEL §8) of both calibrated variants on the
+    calibration rows: ``{variant: {"overall": h, "max_per_budget": h_max}}``; tau_B is chosen
+    budget by budget, so ``max_per_budget`` is the figure to hold against alpha."""
+    out = {}
+    for variant in ("calibrated", "crc"):
+        h = harm(calib.outcomes, router.choose(calib.features, calib.budget, variant))
+        per_budget = [float(h[calib.budget == b].mean()) for b in np.unique(calib.budget)]
+        out[variant] = {"overall": float(h.mean()), "max_per_budget": max(per_budget)}
+    return out
+
+
 def fit_router(
     key: jax.Array,
     data: PairedData,
@@ -154,6 +166,9 @@ def fit_router(
     router = router_from_parts(
         fit, calib, alpha=alpha, vocabulary=data.vocabulary, packing=packing, provenance=prov
     )
+    fitted = {"train": group_digests(train.group_id), "calibration": group_digests(calib.group_id)}
+    prov["calibration_harm"] = calibration_harm(router, calib)
+    router = replace(router, fitted_groups=fitted, provenance=prov)
     if STRUCTURE_COLUMN in data.meta:  # the theory router rides along (same rows, all groups)
         router = replace(router, theory=fit_theory_router(jax.random.fold_in(key, 1), data))
     return router

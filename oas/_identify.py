@@ -36,6 +36,7 @@ import numpy as np
 
 from retcon.errors import InputError
 from retcon.vocab import ACTIONS, OPERATORS
+from theory import reader_success
 
 N_TYPES = 4
 N_OPS = len(OPERATORS)
@@ -177,7 +178,7 @@ def success_prob(theta, frac, slot):
     a_t = a[slot]
     phi_t = jnp.moveaxis(phi[:, slot], 0, -1)  # (..., 3)
     s = jnp.concatenate([frac[..., :1], phi_t * frac[..., 1:]], axis=-1)
-    return jnp.clip(g + (a_t - g)[..., None] * s, 0.0, 1.0)
+    return reader_success(s, a_t[..., None], g)
 
 
 class Cells(NamedTuple):
@@ -231,7 +232,7 @@ def _cell_prob(theta, action, slot, frac):
     g, a, phi = unpack_theta(theta)
     a_t = a[slot]
     phi_c = jnp.concatenate([jnp.ones((1, N_TYPES)), phi])[action, slot]
-    return jnp.clip(g + (a_t - g) * phi_c * frac, 0.0, 1.0)
+    return reader_success(phi_c * frac, a_t, g)
 
 
 def _cells_nll(theta, action, slot, frac, n_w, s_w):

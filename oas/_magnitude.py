@@ -25,6 +25,7 @@ import jax
 import numpy as np
 
 from oas._misfit import format_misfit, misfit_tests
+from oas._strata import length_strata, stratum_label
 from oas._structure import paired_structure
 from retcon.errors import InputError
 from retcon.vocab import ACTIONS, OPERATORS, VOCABULARIES
@@ -111,7 +112,8 @@ def identify_report(
       folds: group folds of the out-of-fold prediction (clipped to the number of groups; the
         number of groups is leave-one-group-out).
       n_resamples: bootstrap refits per fit and group resamples of the observed curves.
-      n_strata: strata of raw evidence length (quantiles over queries); 1 for none.
+      n_strata: strata of raw evidence length (``oas.length_strata``: quantiles over queries,
+        closed below, the last open above, empty strata dropped); 1 for none.
       diagnostics: run the assumption diagnostics.
       level: CI level.
 
@@ -171,30 +173,19 @@ def identify_report(
     stratum_of_row = np.zeros(data.n, np.int64)
     stratum_names = ["all"]
     if n_strata > 1:
-        # quantiles over queries (one length per query), so each stratum holds ~equal queries
-        _, first = np.unique(data.query_id.astype(str), return_index=True)
-        edges = np.quantile(raw_len[first], np.linspace(0, 1, n_strata + 1))
-        edges[-1] = np.inf
-        stratum_of_row = np.clip(
-            np.searchsorted(edges[1:-1], raw_len, side="right"), 0, n_strata - 1
-        )
-        stratum_names = [
-            f"L in [{edges[s]:.0f}, {edges[s + 1]:.0f})"
-            if np.isfinite(edges[s + 1])
-            else f"L >= {edges[s]:.0f}"
-            for s in range(n_strata)
-        ]
-        for s in range(n_strata):
-            m = (raw_len >= edges[s]) & (raw_len < edges[s + 1])
-            if s == 0:
-                m |= raw_len < edges[0]
+        st = length_strata(raw_len, data.query_id, n_strata)  # the one rule (oas._strata)
+        stratum_of_row = st.stratum
+        stratum_names = [stratum_label(lo, hi) for lo, hi in zip(st.lower, st.upper)]
+        for s in range(len(st.median)):
+            m = st.stratum == s
             if np.unique(groups[m]).size < 2:
                 continue
             c = compare(m, jax.random.fold_in(k_cmp, 1 + s))
             strata.append(
                 {
-                    "lower_tokens": float(edges[s]),
-                    "upper_tokens": _finite(edges[s + 1]),
+                    "label": stratum_label(st.lower[s], st.upper[s]),
+                    "lower_tokens": float(st.lower[s]),
+                    "upper_tokens": _finite(st.upper[s]),
                     **_comparison_dict(c),
                 }
             )
@@ -320,10 +311,7 @@ def format_report(rep: dict) -> str:
         "parameters + the held-out groups' sampling) vs observed"
     )
     lines.append(f"{'set':<22}{'operator':<10}{'predicted':>28}{'observed':>28}{'truth':>10}")
-    sets = [("all", rep["overall"])] + [
-        (f"L in [{s['lower_tokens']:.0f}, {s['upper_tokens'] or float('inf'):.0f})", s)
-        for s in rep["strata"]
-    ]
+    sets = [("all", rep["overall"])] + [(s["label"], s) for s in rep["strata"]]
     for name, c in sets:
         for o in OPERATORS:
             x = c["crossover"][o]
@@ -352,46 +340,39 @@ def _fmt(x: dict) -> str:
 
 def plot_report(rep: dict, path) -> Path:
     """Predicted (band: parameter CI) vs observed (band: group CI) ``dU(B)`` per operator."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from retcon.output import save_figure_atomic
+    from retcon.plots import OPERATOR_COLORS, budget_axis, new_figure, save
 
     c = rep["overall"]
     b = np.asarray(c["budgets"])
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharey=True)
+    fig, axes = new_figure(3, width=13 / 3, height=3.8, sharey=True)
     for ax, o in zip(axes, OPERATORS):
+        color = OPERATOR_COLORS[o]
         ax.plot(b, c["observed"][o], "o-", color="black", label="observed", markersize=3)
         ax.fill_between(
             b, c["observed_lower"][o], c["observed_upper"][o], color="gray", alpha=0.3, linewidth=0
         )
-        ax.plot(b, c["predicted"][o], "-", color="tab:blue", label="predicted (out of fold)")
+        ax.plot(b, c["predicted"][o], "-", color=color, label="predicted (out of fold)")
         ax.fill_between(
             b,
             c["predicted_lower"][o],
             c["predicted_upper"][o],
-            color="tab:blue",
+            color=color,
             alpha=0.25,
             linewidth=0,
         )
         if c["truth"] is not None:
             ax.plot(b, c["truth"][o], ":", color="tab:red", label="truth")
-        for kind, color in (("predicted", "tab:blue"), ("observed", "black")):
+        for kind, line in (("predicted", color), ("observed", "black")):
             x = c["crossover"][o][kind]["budget"]
             if x is not None:
-                ax.axvline(x, color=color, linestyle="--", linewidth=0.8)
+                ax.axvline(x, color=line, linestyle="--", linewidth=0.8)
         ax.axhline(0, color="black", linewidth=0.6)
-        ax.set_xscale("log")
+        budget_axis(ax)
         ax.set_title(o)
-        ax.set_xlabel("budget B (tokens)")
     axes[0].set_ylabel("dU = U(o) - U(ret)")
     axes[0].legend(fontsize=8)
     fig.tight_layout()
-    out = save_figure_atomic(fig, path, dpi=120)
-    plt.close(fig)
-    return out
+    return save(fig, path, dpi=120)
 
 
 __all__ = ["format_report", "identify_report", "plot_report", "raw_evidence_tokens"]

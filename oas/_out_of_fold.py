@@ -36,8 +36,8 @@ from oas._identify import (
     support_fractions,
     unpack_theta,
 )
+from oas._ridge import grouped_folds
 from retcon.bootstrap import delta_curve_replicates
-from retcon.errors import InputError
 from retcon.vocab import OPERATORS
 from theory import crossover_interval
 
@@ -100,17 +100,6 @@ def predict_success(theta, structure: Structure, budget, slot) -> np.ndarray:
     )
 
 
-def fold_of_groups(key: jax.Array, groups, folds: int) -> np.ndarray:
-    """``(n,)`` fold of each row: groups shuffled with ``key`` and dealt into ``folds`` folds."""
-    labels, ids = np.unique(np.asarray(groups).astype(str), return_inverse=True)
-    if not 2 <= folds <= labels.size:
-        raise InputError(f"folds must be in [2, number of groups = {labels.size}]; got {folds}.")
-    perm = np.asarray(jax.random.permutation(key, labels.size))
-    fold_of_label = np.empty(labels.size, np.int64)
-    fold_of_label[perm] = np.arange(labels.size) % folds
-    return fold_of_label[ids.reshape(-1)]
-
-
 def out_of_fold(
     key: jax.Array,
     structure: Structure,
@@ -138,7 +127,7 @@ def out_of_fold(
     References: docs/model.md §2, §8.
     """
     k_fold, k_fit = jax.random.split(key)
-    fold = fold_of_groups(k_fold, groups, int(folds))
+    fold = grouped_folds(k_fold, groups, int(folds))  # the one grouped fold assignment
     n = np.asarray(budget).shape[0]
     p = np.full((n, 4), np.nan)
     p_boot = np.full((int(n_resamples), n, 4), np.nan)
@@ -355,7 +344,6 @@ __all__ = [
     "CurveComparison",
     "OutOfFold",
     "compare_crossovers",
-    "fold_of_groups",
     "held_out_deviations",
     "out_of_fold",
     "predict_success",

@@ -10,7 +10,7 @@ import io
 import json
 from pathlib import Path
 
-from oas._paired import PairedData
+from oas._paired import PairedData, row_ids
 from oas._router import VARIANTS, Router
 from retcon.errors import InputError
 from retcon.output import atomic_write
@@ -18,17 +18,16 @@ from retcon.vocab import ACTIONS
 
 
 def predict_rows(router: Router, data: PairedData) -> list[dict]:
-    """One dict per row: ids, budget, mu_<action> for the four actions, action_<variant>."""
+    """One dict per row: ids, budget, mu_<action> for the four actions, action_<variant>.
+
+    A deployed agent predicts whatever it is given; ``retcon predict`` first refuses rows of
+    groups the router was fitted on (``oas._router.check_router_overlap``).
+    """
     mu = router.utility(data.features)
     chosen = {v: router.choose(data.features, data.budget, v) for v in VARIANTS}
     rows = []
     for i in range(data.n):
-        row = {
-            "instance_id": str(data.instance_id[i]),
-            "query_id": str(data.query_id[i]),
-            "group_id": str(data.group_id[i]),
-            "budget": float(data.budget[i]),
-        }
+        row = {**row_ids(data, i), "budget": float(data.budget[i])}
         row.update({f"mu_{a}": float(mu[i, j]) for j, a in enumerate(ACTIONS)})
         row.update({f"action_{v}": ACTIONS[int(chosen[v][i])] for v in VARIANTS})
         rows.append(row)

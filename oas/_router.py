@@ -14,6 +14,11 @@ JSON layout (``format: "retcon-oas-router"``, ``format_version: 1``)::
     thresholds      {"calibrated": {"budgets": [m], "tau": [m]}, "crc": {...}}; tau null = retain
     alpha           the harm bound the thresholds were fitted for
     provenance      command, seed, versions, data file, split sizes
+    fitted_groups   {"digest": "sha256-16", "train": [...], "calibration": [...]}: the first 16
+                    hex digits of sha256(group_id) of every group the ridge was trained on and
+                    the thresholds calibrated on (``retcon evaluate`` / ``predict`` refuse data
+                    whose groups are among them). Absent in files written before it existed:
+                    the overlap then cannot be checked, and a warning says so.
 
 mu_a(z) = intercept_a + sum_j coefficients[a][j] * (psi_j(z) - mean_j) / scale_j.
 
@@ -22,8 +27,10 @@ References: MODEL §8.
 
 from __future__ import annotations
 
-import json
+import hashlib
+import logging
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,9 +45,19 @@ from retcon.output import write_json_atomic
 from retcon.vocab import ACTIONS, VOCABULARIES
 from theory import PACKINGS, check_packing
 
+_log = logging.getLogger(__name__)
+
 FORMAT = "retcon-oas-router"
 FORMAT_VERSION = 1
 VARIANTS = ("argmax", "calibrated", "crc")
+GROUP_DIGEST = "sha256-16"  # how ``fitted_groups`` spells a group: sha256(group_id)[:16]
+_DIGEST = re.compile(r"[0-9a-f]{16}")
+
+
+def group_digests(groups) -> tuple[str, ...]:
+    """Sorted distinct digests (``GROUP_DIGEST``) of the group labels ``groups`` (any shape)."""
+    labels = {str(g) for g in np.asarray(groups, dtype=object).ravel()}
+    return tuple(sorted(hashlib.sha256(g.encode()).hexdigest()[:16] for g in labels))
 
 
 @dataclass(frozen=True)
@@ -68,6 +85,8 @@ class Router:
     packing: str = "prefix"
     provenance: dict = field(default_factory=dict)
     theory: Any = None  # optional oas._theory_router.TheoryRouter (JSON block "theory")
+    # {"train": digests, "calibration": digests} (``group_digests``); None: not recorded
+    fitted_groups: dict | None = None
 
     def __post_init__(self):
         p = len(FEATURE_NAMES)
@@ -94,6 +113,20 @@ class Router:
                 f"Router.vocabulary must be one of {list(VOCABULARIES)}; got {self.vocabulary!r}."
             )
         check_packing("Router.packing", self.packing)
+        if self.fitted_groups is not None:
+            if set(self.fitted_groups) != {"train", "calibration"}:
+                raise InputError(
+                    "Router.fitted_groups must have the keys 'train' and 'calibration'; got "
+                    f"{sorted(self.fitted_groups)}."
+                )
+            groups = {k: tuple(sorted(map(str, v))) for k, v in self.fitted_groups.items()}
+            bad = [d for v in groups.values() for d in v if not _DIGEST.fullmatch(d)]
+            if bad:
+                raise InputError(
+                    f"Router.fitted_groups must hold {GROUP_DIGEST} digests (16 hex digits); "
+                    f"got {bad[0]!r}."
+                )
+            object.__setattr__(self, "fitted_groups", groups)
 
     def utility(self, features) -> np.ndarray:
         """mu_a(z): shape ``(n, 4)`` from features ``(n, 11)`` (or ``(11,)`` -> ``(4,)``)."""
@@ -149,6 +182,11 @@ class Router:
             "thresholds": {"calibrated": th(self.calibrated), "crc": th(self.crc)},
             "alpha": float(self.alpha),
             "provenance": self.provenance,
+            **(
+                {"fitted_groups": {"digest": GROUP_DIGEST, **{k: list(v) for k, v in g.items()}}}
+                if (g := self.fitted_groups) is not None
+                else {}
+            ),
             **({"theory": self.theory.to_json()} if self.theory is not None else {}),
         }
 
@@ -288,6 +326,25 @@ def router_from_json(obj: dict, source: str = "router") -> Router:
     for name in ("calibrated", "crc"):
         if not isinstance(thresholds.get(name), dict):
             raise InputError(f"{source}: field 'thresholds.{name}' must be an object.")
+    fitted_groups = None
+    if "fitted_groups" in obj:
+        fg = obj["fitted_groups"]
+        if not isinstance(fg, dict) or fg.get("digest") != GROUP_DIGEST:
+            raise InputError(
+                f"{source}: field 'fitted_groups' must be an object with digest "
+                f"{GROUP_DIGEST!r}, train and calibration."
+            )
+        fitted_groups = {}
+        for name in ("train", "calibration"):
+            v = fg.get(name)
+            if not isinstance(v, list) or not all(
+                isinstance(d, str) and _DIGEST.fullmatch(d) for d in v
+            ):
+                raise InputError(
+                    f"{source}: field 'fitted_groups.{name}' must be a list of 16-hex-digit "
+                    "group digests."
+                )
+            fitted_groups[name] = v
     return Router(
         mean=arr((p,), "standardization", "mean"),
         scale=arr((p,), "standardization", "scale", positive=True),
@@ -301,6 +358,7 @@ def router_from_json(obj: dict, source: str = "router") -> Router:
         packing=packing,
         provenance=provenance,
         theory=None if "theory" not in obj else theory_router_from_json(obj["theory"], source),
+        fitted_groups=fitted_groups,
     )
 
 
@@ -314,17 +372,69 @@ def load_router(path, *, option: str | None = None) -> Router:
     Raises:
       InputError: a missing file, bad JSON or text, or a field of the wrong type, shape or value.
     """
-    from retcon.errors import read_text
+    from retcon.errors import parse_json, read_text
 
     path = Path(path)
     label = f"{option} {path}" if option else str(path)
     if not path.is_file():
         raise InputError(f"{label}: no such router file.")
     text = read_text(path, "router file")
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{label}: not valid JSON ({e.msg} at line {e.lineno}).") from None
-    except RecursionError:
-        raise InputError(f"{label}: JSON nested too deeply; not a router file.") from None
-    return router_from_json(obj, label)
+    return router_from_json(parse_json(text, label, hint="; not a router file"), label)
+
+
+def router_overlap(router: Router, groups) -> dict:
+    """How many of the distinct ``groups`` the router was trained or calibrated on.
+
+    Returns:
+      ``{"checked": bool, "groups": n, "train": k_train, "calibration": k_calibration}``;
+      ``checked`` is False (and the counts None) for a router that records no ``fitted_groups``.
+    """
+    digests = set(group_digests(groups))
+    if router.fitted_groups is None:
+        return {"checked": False, "groups": len(digests), "train": None, "calibration": None}
+    return {
+        "checked": True,
+        "groups": len(digests),
+        **{k: len(digests & set(v)) for k, v in router.fitted_groups.items()},
+    }
+
+
+def check_router_overlap(
+    router: Router, groups, *, allow_overlap: bool = False, where: str = "groups of the data"
+) -> dict:
+    """Refuse to score ``groups`` the router was fitted or calibrated on (MODEL §8: held-out
+    groups only); warn instead with ``allow_overlap``. A router without ``fitted_groups`` (a
+    file from before they were recorded) cannot be checked: a warning says so.
+
+    Args:
+      router: the fitted router.
+      groups: shape ``(n,)`` group labels of the rows about to be scored.
+      allow_overlap: log a warning instead of raising.
+      where: how messages name the groups (``"test groups"``).
+
+    Returns:
+      ``router_overlap(router, groups)``.
+
+    Raises:
+      InputError: an overlap, unless ``allow_overlap``.
+    """
+    ov = router_overlap(router, groups)
+    if not ov["checked"]:
+        _log.warning(
+            "warning: the router file records no fitted_groups (written by an older retcon); "
+            f"whether the {where} were used to fit it cannot be checked."
+        )
+        return ov
+    seen = ov["train"] + ov["calibration"]
+    if seen:
+        msg = (
+            f"{seen} of the {ov['groups']} {where} were used to fit the router "
+            f"({ov['train']} for training, {ov['calibration']} for calibration): its predictions "
+            "and scores on them are in-sample and optimistic. Use a router fitted on other groups "
+            "(evaluate without one fits its own on the train groups), or allow the overlap "
+            "(--allow-overlap; allow_overlap=True)."
+        )
+        if not allow_overlap:
+            raise InputError(msg)
+        _log.warning(f"warning: {msg}")
+    return ov

@@ -134,6 +134,7 @@ def register(subparsers) -> None:
         choices=PACKINGS,
         help="packing for feature 3 of raw-field rows",
     )
+    p.add_argument("--allow-overlap", action="store_true", help=_ALLOW_OVERLAP_HELP)
     add_common(p)
     p.set_defaults(func=_run_evaluate)
 
@@ -157,8 +158,15 @@ def register(subparsers) -> None:
         help="per-row utilities and actions to write (.jsonl or .csv)",
     )
     add_moved_out(p, "--decisions FILE")
+    p.add_argument("--allow-overlap", action="store_true", help=_ALLOW_OVERLAP_HELP)
     add_common(p, out=False, seed=False)
     p.set_defaults(func=_run_predict)
+
+
+_ALLOW_OVERLAP_HELP = (
+    "score groups the --router was fitted or calibrated on, with a warning (refused by default: "
+    "such scores are in-sample)"
+)
 
 
 # Messages of the fitted models, in the user's terms (they name the data, not a class).
@@ -279,7 +287,8 @@ def _run_pair_simulate(args) -> int:
             "sim.simulate_instances), which is not available."
         ) from None
     scenario = args.scenario if args.scenario is not None else sim.DEFAULT_PRESET
-    from oas._paired import format_of, write_paired
+    from oas._paired import write_paired
+    from oas._paired_format import format_of
     from oas._simulate import simulate_paired
 
     check_out_file("--output", args.output, inputs=[("--scenario", scenario)])
@@ -376,9 +385,48 @@ def _run_fit(args) -> int:
         "penalties": router.penalty.tolist(),
         "tau_calibrated": router.to_json()["thresholds"]["calibrated"],
         "tau_crc": router.to_json()["thresholds"]["crc"],
+        "calibration_harm": router.provenance["calibration_harm"],
     }
-    _emit(args, summary, f"wrote router ({data.n} instances) to {args.router_out}")
+    _emit(args, summary, fit_summary(router, args.router_out))
     return 0
+
+
+def fit_summary(router, path) -> str:
+    """What ``retcon fit`` prints: the split, the ridge penalty per action, the tau_B range of
+    each calibration and the calibration harm against alpha."""
+    import numpy as np
+
+    from retcon.vocab import ACTIONS
+
+    prov = router.provenance
+    lines = [
+        f"wrote router to {path}: {prov['n_train']} training rows ({prov['groups_train']} groups), "
+        f"{prov['n_calibration']} calibration rows ({prov['groups_calibration']} groups)",
+        "ridge penalty per action: "
+        + ", ".join(f"{a} {p:g}" for a, p in zip(ACTIONS, router.penalty)),
+    ]
+    for name in ("calibrated", "crc"):
+        tau = getattr(router, name).tau
+        finite = tau[np.isfinite(tau)]
+        if not finite.size:
+            span = f"none finite on {tau.size} budgets"
+        elif finite.min() == finite.max():
+            span = f"{finite.min():.3g} on {finite.size} of {tau.size} budgets"
+        else:
+            span = (
+                f"{finite.min():.3g} to {finite.max():.3g} on {finite.size} of {tau.size} budgets"
+            )
+        retain = tau.size - finite.size
+        lines.append(
+            f"tau_B ({name}): {span}" + (f"; {retain} budgets always retain" if retain else "")
+        )
+    harm = prov["calibration_harm"]
+    lines.append(
+        f"calibration harm (worst budget) vs alpha {router.alpha:g}: "
+        + ", ".join(f"{v} {harm[v]['max_per_budget']:.3f}" for v in ("calibrated", "crc"))
+        + f" (overall {harm['calibrated']['overall']:.3f}, {harm['crc']['overall']:.3f})"
+    )
+    return "\n".join(lines)
 
 
 def evaluation_summary(ev) -> str:
@@ -417,11 +465,11 @@ def _run_evaluate(args) -> int:
     from retcon.output import (
         OutputSet,
         check_out_dir,
-        save_figure_atomic,
         sidecar,
         write_json_atomic,
         write_text_atomic,
     )
+    from retcon.plots import save
 
     fractions = _check_split_option(args.split)
     _check_alpha(args.alpha)
@@ -455,6 +503,7 @@ def _run_evaluate(args) -> int:
             n_folds=args.folds,
             fractions=fractions,
             n_resamples=args.resamples,
+            allow_overlap=args.allow_overlap,
         )
     obj = evaluation_json(ev)
     table = evaluation_table(ev)
@@ -462,8 +511,8 @@ def _run_evaluate(args) -> int:
         with OutputSet(args.out, last=("sidecar.json",)) as out:
             write_text_atomic(out / "evaluation.md", table)
             fig = accuracy_figure(ev)
-            save_figure_atomic(fig, out / "accuracy_by_budget.png", dpi=150)
-            save_figure_atomic(fig, out / "accuracy_by_budget.pdf")
+            save(fig, out / "accuracy_by_budget.png", dpi=150)
+            save(fig, out / "accuracy_by_budget.pdf")
             config = {
                 "data": args.data,
                 "router": args.router,
@@ -472,6 +521,7 @@ def _run_evaluate(args) -> int:
                 "split": fractions,
                 "resamples": args.resamples,
                 "packing": args.packing,
+                "allow_overlap": args.allow_overlap,
             }
             write_json_atomic(out / "evaluation.json", obj)
             write_json_atomic(
@@ -500,7 +550,7 @@ def _run_predict(args) -> int:
 
     from oas._paired import read_paired
     from oas._predict import predict_rows, write_predictions
-    from oas._router import load_router
+    from oas._router import check_router_overlap, load_router
     from retcon.output import check_out_file
 
     check_out_file(
@@ -512,6 +562,9 @@ def _run_predict(args) -> int:
     router = load_router(args.router, option="--router")
     data = read_paired(
         args.data, packing=router.packing, vocabulary=router.vocabulary, outcomes=False
+    )
+    check_router_overlap(
+        router, data.group_id, allow_overlap=args.allow_overlap, where="groups of --data"
     )
     rows = predict_rows(router, data)
     write_predictions(args.decisions, rows)

@@ -61,7 +61,6 @@ if TYPE_CHECKING:
     from paper_checks._run import run_checks as run_checks
     from paper_checks._run import write_run as write_run
     from paper_checks._scaling import identical_operators as identical_operators
-    from paper_checks._scaling import length_strata as length_strata
     from paper_checks._scaling import slope_estimate as slope_estimate
     from paper_checks._scaling import stratified_crossovers as stratified_crossovers
     from paper_checks._sources import DataMissing as DataMissing
@@ -116,7 +115,6 @@ _EXPORTS = {
     "check_tight_gain": "paper_checks._claims",
     "crc_bound_check": "paper_checks._claims",
     "identical_operators": "paper_checks._scaling",
-    "length_strata": "paper_checks._scaling",
     "slope_estimate": "paper_checks._scaling",
     "stratified_crossovers": "paper_checks._scaling",
     "CheckConfig": "paper_checks._config",
@@ -239,7 +237,6 @@ __all__ = [
     "grade_reversal",
     "grade_slope",
     "identical_operators",
-    "length_strata",
     "load_paired_source",
     "loco_evaluate",
     "locomo_path",

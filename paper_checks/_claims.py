@@ -16,22 +16,20 @@ from collections.abc import Callable
 
 import numpy as np
 
+from oas import length_strata
 from paper_checks import _verdicts as V
 from paper_checks import operating as O
 from paper_checks import rules as R
 from paper_checks._curves import (
     bounded,
     chance_outcomes,
+    evidence_length,
     raw_grounded,
     t_estimate,
 )
 from paper_checks._loco import calibrated_name, t_interval
 from paper_checks._requirements import Needs, unmet
-from paper_checks._scaling import (
-    identical_operators,
-    length_strata,
-    stratified_group_curves,
-)
+from paper_checks._scaling import identical_operators, stratified_group_curves
 from paper_checks._sources import DataMissing, DependencyMissing, Workspace
 from paper_checks._types import (
     FAIL,
@@ -687,7 +685,9 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
     chk, bad = _admission(ws, reader, skipped) if paired is not None else (None, None)
     slopes, inconclusive, strata_rows, oc = {}, {}, {}, None
     if paired is not None:
-        strata, med = length_strata(paired, cfg.length_strata)
+        strata, _, _, med = length_strata(
+            evidence_length(paired), paired.query_id, cfg.length_strata
+        )
         budgets = np.unique(np.asarray(paired.budget, float))
         curves = stratified_group_curves(
             paired.outcomes, paired.group_id, paired.budget, strata, budgets

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from oas.real import DEFAULT_BUDGETS
 from retcon.errors import InputError, check_range
+from retcon.vocab import OFFLINE_READERS
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ class CheckConfig:
     locomo_limit: int | None = 500
     llm_limit: int | None = 50
     budgets: tuple = DEFAULT_BUDGETS
-    readers: tuple = ("lexical", "sentence", "topk")
+    readers: tuple = OFFLINE_READERS
     paired: tuple = ()
     n_resamples: int = 500
     length_strata: int = 4

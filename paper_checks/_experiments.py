@@ -23,8 +23,6 @@ from oas import (
 from paper_checks._config import CheckConfig
 from paper_checks._curves import curves_from_paired
 from paper_checks._figures import (
-    grid,
-    new_figure,
     plot_coverage_replacement,
     plot_crossover_vs_length,
     plot_delta_curves,
@@ -38,6 +36,7 @@ from paper_checks._sources import Workspace
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
 from retcon.bootstrap import grouped_bootstrap_mean
 from retcon.errors import InputError
+from retcon.plots import grid, new_figure, policy_style
 from retcon.vocab import OPERATORS
 from sim import load_scenario, stress
 
@@ -127,12 +126,13 @@ def coverage_replacement_figure(data: dict):
 
 def crossover_length_data(config: dict, seed: int) -> dict:
     """Points ``(operator, L, B*)`` from theory at several length scales, sim presets, LoCoMo
-    evidence-length strata (``length_strata``, 4 of them).
+    evidence-length strata (``oas.length_strata``, 4 of them).
 
     Config keys: ``theory_scales`` (list), ``sources`` (``sim:<preset>``), ``locomo_tertiles``
     (bool: add the LoCoMo strata).
     """
-    from paper_checks._claims import length_strata
+    from oas import length_strata
+    from paper_checks._curves import evidence_length
 
     ws = _workspace(config, seed)
     points = []
@@ -154,7 +154,9 @@ def crossover_length_data(config: dict, seed: int) -> dict:
         add(name, _source(ws, name))
     if config.get("locomo_tertiles", False):
         paired = ws.locomo_paired(ws.config.readers[0])
-        strata, med = length_strata(paired, ws.config.length_strata)
+        strata, _, _, med = length_strata(
+            evidence_length(paired), paired.query_id, ws.config.length_strata
+        )
         for k in range(len(med)):
             s = curves_from_paired(
                 ws.key(f"stratum:{k}"),
@@ -372,11 +374,9 @@ def harm_tradeoff_data(config: dict, seed: int) -> dict:
 def harm_tradeoff_figure(data: dict):
     fig, axes = new_figure(1, width=5.0, height=4.0)
     ax = axes[0]
-    styles = (
-        ("oas-calibrated", "tab:purple", "-", "o", (3, 3), "left"),
-        ("oas-crc", "tab:pink", "--", "x", (-3, -9), "right"),
-    )
-    for name, col, ls, marker, offset, ha in styles:
+    for name, offset, ha in (("oas-calibrated", (3, 3), "left"), ("oas-crc", (-3, -9), "right")):
+        style = policy_style(name)
+        col, ls, marker = style["color"], style["ls"], style["marker"]
         h = [e["harm"][0] for e in data[name]]
         a = [e["accuracy"][0] for e in data[name]]
         ax.plot(h, a, marker=marker, ls=ls, color=col, label=name, zorder=4)

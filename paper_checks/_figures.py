@@ -12,58 +12,42 @@ from pathlib import Path
 import numpy as np
 
 from paper_checks._types import SourceCurves
-from retcon.output import save_figure_atomic
+from retcon.plots import (
+    DECOMPOSITION_STYLES,
+    OPERATOR_COLORS,
+    OPERATOR_DASHES,
+    budget_axis,
+    grid,
+    new_figure,
+    policy_style,
+    save,
+)
 
-OP_COLORS = {"merge": "tab:blue", "abstract": "tab:orange", "rewrite": "tab:green", "ret": "black"}
-POLICY_STYLES = {
-    "oas": ("tab:red", "-"),
-    "oas-calibrated": ("tab:purple", "-"),
-    "oas-crc": ("tab:pink", "-"),
-    "mlp": ("tab:brown", "--"),
-    "best-fixed": ("gray", "--"),
-    "oracle": ("black", ":"),
-    "always-ret": (OP_COLORS["ret"], "-."),
-    "always-merge": (OP_COLORS["merge"], "-."),
-    "always-abstract": (OP_COLORS["abstract"], "-."),
-    "always-rewrite": (OP_COLORS["rewrite"], "-."),
-}
-
-
-def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = 4.2, height: float = 3.2):
-    """A ``matplotlib.figure.Figure`` outside pyplot (no backend, no global figure list) and its
-    axes, flattened."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width * ncols, height * nrows))
-    axes = fig.subplots(nrows, ncols, squeeze=False)
-    return fig, axes.ravel()
-
-
-def grid(n: int, *, max_cols: int = 3, width: float = 4.2, height: float = 3.2):
-    """A figure with ``n`` panels, at most ``max_cols`` per row; unused axes are hidden."""
-    ncols = max(1, min(max_cols, n))
-    nrows = -(-n // ncols)
-    fig, axes = new_figure(ncols, nrows, width=width, height=height)
-    for ax in axes[n:]:
-        ax.set_visible(False)
-    return fig, axes[:n]
+__all__ = [
+    "grid",
+    "new_figure",
+    "plot_coverage_replacement",
+    "plot_crossover_vs_length",
+    "plot_delta_curves",
+    "plot_harm_tradeoff",
+    "plot_phase_diagram",
+    "plot_policy_accuracy",
+    "report_figures",
+]
 
 
 def plot_delta_curves(ax, source: SourceCurves) -> None:
     """``dU_o(B)`` per operator with its 95% band and crossover markers (MODEL §6)."""
-    # distinct dashes, so operators with equal curves (e.g. on real data) stay visible
-    dashes = {"merge": "-", "abstract": "--", "rewrite": "-."}
     for op, c in source.operators.items():
-        col = OP_COLORS.get(op)
-        ax.plot(c.budgets, c.delta, color=col, ls=dashes.get(op, "-"), label=op)
+        col = OPERATOR_COLORS.get(op)
+        ax.plot(c.budgets, c.delta, color=col, ls=OPERATOR_DASHES.get(op, "-"), label=op)
         if np.any(c.lower != c.upper):
             ax.fill_between(c.budgets, c.lower, c.upper, color=col, alpha=0.2, lw=0)
         if c.crossover.defined:
             ax.axvline(c.crossover.point, color=col, ls=":", lw=1)
     ax.plot([], [], color="gray", ls=":", lw=1, label="crossover B*")
     ax.axhline(0, color="k", lw=0.8)
-    ax.set_xscale("log")
-    ax.set_xlabel("budget B (tokens)")
+    budget_axis(ax)
     ax.set_ylabel("dU = U(o) - U(ret)")
     ax.set_title(source.name, fontsize=9)
     ax.legend(fontsize=7)
@@ -72,12 +56,15 @@ def plot_delta_curves(ax, source: SourceCurves) -> None:
 def plot_coverage_replacement(ax, source: SourceCurves, op: str) -> None:
     """Coverage ``C`` and replacement ``R`` of one operator against the budget (MODEL §4)."""
     c = source.operators[op]
-    ax.plot(c.budgets, c.coverage, color="tab:green", label="coverage C")
-    ax.plot(c.budgets, c.replacement, color="tab:red", label="replacement R")
-    ax.plot(c.budgets, c.delta, color="k", ls="--", label="dU = C + R")
+    for term, y, label in (
+        ("coverage", c.coverage, "coverage C"),
+        ("replacement", c.replacement, "replacement R"),
+        ("delta", c.delta, "dU = C + R"),
+    ):
+        color, ls = DECOMPOSITION_STYLES[term]
+        ax.plot(c.budgets, y, color=color, ls=ls, label=label)
     ax.axhline(0, color="k", lw=0.8)
-    ax.set_xscale("log")
-    ax.set_xlabel("budget B (tokens)")
+    budget_axis(ax)
     ax.set_ylabel("effect on accuracy vs retain")
     ax.set_title(f"{source.name}: {op}", fontsize=9)
     ax.legend(fontsize=7)
@@ -104,7 +91,7 @@ def plot_crossover_vs_length(ax, points: Sequence[Mapping]) -> None:
             L,
             e[:, 0],
             yerr=[e[:, 0] - e[:, 1], hi - e[:, 0]],
-            color=OP_COLORS.get(op),
+            color=OPERATOR_COLORS.get(op),
             marker="o",
             capsize=3,
             label=op,
@@ -113,15 +100,8 @@ def plot_crossover_vs_length(ax, points: Sequence[Mapping]) -> None:
     if lim:
         xs = np.geomspace(min(lim) / 1.5, max(lim) * 1.5, 10)
         ax.plot(xs, xs, color="gray", lw=0.8, ls=":", label="B* = L")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    # few decades: plain numbers at the measured lengths, no crowded minor labels
-    from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
-
-    for axis in (ax.xaxis, ax.yaxis):
-        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-        axis.set_major_formatter(ScalarFormatter())
-        axis.set_minor_formatter(NullFormatter())
+    budget_axis(ax, axis="x", label=False)  # lengths and budgets: one token axis
+    budget_axis(ax, axis="y", label=False)
     ax.set_xlabel("mean evidence length L (tokens)")
     ax.set_ylabel("crossover budget B* (tokens)")
     ax.legend(fontsize=7, loc="upper left")
@@ -152,8 +132,7 @@ def plot_phase_diagram(ax, budgets, knob, delta, *, knob_label: str = "spillover
         )
     except (ValueError, TypeError):  # a constant sign has no zero contour
         pass
-    ax.set_xscale("log")
-    ax.set_xlabel("budget B (tokens)")
+    budget_axis(ax)
     ax.set_ylabel(knob_label)
     ax.figure.colorbar(mesh, ax=ax, label="dU")
 
@@ -168,13 +147,14 @@ def plot_policy_accuracy(
     """
     banded = ("best-fixed", "oas-calibrated")
     for name, acc in accuracy.items():
-        col, ls = POLICY_STYLES.get(name, (None, "-"))
+        style = policy_style(name)
         lw = 2.0 if name in banded else 1.2
-        ax.plot(budgets, acc, color=col, ls=ls, lw=lw, label=name, marker=".")
+        ax.plot(budgets, acc, lw=lw, label=name, ms=4, **style)
         if lower is not None and upper is not None and name in lower and name in banded:
-            ax.fill_between(budgets, lower[name], upper[name], color=col, alpha=0.15, lw=0)
-    ax.set_xscale("log")
-    ax.set_xlabel("budget B (tokens)")
+            ax.fill_between(
+                budgets, lower[name], upper[name], color=style["color"], alpha=0.15, lw=0
+            )
+    budget_axis(ax)
     ax.set_ylabel("accuracy of chosen action")
     ax.set_title(title + (" (bands: 95% CI)" if lower is not None else ""), fontsize=9)
     ax.legend(fontsize=6, ncol=2)
@@ -183,14 +163,20 @@ def plot_policy_accuracy(
 def plot_harm_tradeoff(ax, harm, accuracy, labels, *, ref_harm=None, ref_accuracy=None) -> None:
     """Harm rate against accuracy over calibration targets (MODEL §8, calibrated variant)."""
     if len(harm):
-        ax.plot(harm, accuracy, marker="o", color="tab:purple", label="calibrated (alpha sweep)")
+        ax.plot(
+            harm,
+            accuracy,
+            marker="o",
+            color=policy_style("oas-calibrated")["color"],
+            label="calibrated (alpha sweep)",
+        )
     for h, a, lab in zip(harm, accuracy, labels):
         ax.annotate(str(lab), (h, a), fontsize=6, xytext=(3, 3), textcoords="offset points")
     if ref_harm is not None:
         ax.scatter(
             [ref_harm],
             [ref_accuracy],
-            color="tab:red",
+            color=policy_style("oas")["color"],
             marker="*",
             s=80,
             label="oas (uncalibrated)",
@@ -217,12 +203,13 @@ def report_figures(out_dir, ws) -> list[str]:
         for ax, s in zip(axes, curves):
             plot_delta_curves(ax, s)
         fig.tight_layout()
-        paths.append(str(save_figure_atomic(fig, out / "fig_delta_curves.png", dpi=120)))
+        paths.append(str(save(fig, out / "fig_delta_curves.png", dpi=120)))
     loco = {k[5:]: v for k, v in done.items() if k.startswith("loco:")}
     if loco:
         fig, axes = grid(len(loco), width=5.0, height=4.0)
         for ax, (reader, ev) in zip(axes, loco.items()):
-            for var, col in (("oas-calibrated", "tab:purple"), ("oas-crc", "tab:pink")):
+            for var in ("oas-calibrated", "oas-crc"):
+                col = policy_style(var)["color"]
                 names = [f"{var}@{a:g}" for a in ev.alphas]
                 h = [ev.harm(n).mean() for n in names]
                 acc = [ev.outcome(n).mean() for n in names]
@@ -242,5 +229,5 @@ def report_figures(out_dir, ws) -> list[str]:
             data = "paired file" if ws.config.paired else "LoCoMo"
             ax.set_title(f"{data} {reader}, leave-one-group-out", fontsize=9)
         fig.tight_layout()
-        paths.append(str(save_figure_atomic(fig, out / "fig_harm_tradeoff.png", dpi=120)))
+        paths.append(str(save(fig, out / "fig_harm_tradeoff.png", dpi=120)))
     return paths

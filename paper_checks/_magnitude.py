@@ -63,10 +63,7 @@ def magnitude_markdown(section: dict) -> str:
         if "skipped" in rep:
             lines.append(f"| {name} | - | - | skipped: {rep['skipped']} | - |")
             continue
-        sets = [("all", rep["overall"])] + [
-            (f"L in [{s['lower_tokens']:.0f}, {s['upper_tokens'] or float('inf'):.0f})", s)
-            for s in rep["strata"]
-        ]
+        sets = [("all", rep["overall"])] + [(s["label"], s) for s in rep["strata"]]
         for label, c in sets:
             for o in OPERATORS:
                 x = c["crossover"][o]

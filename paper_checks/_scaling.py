@@ -1,4 +1,4 @@
-"""Claim 5's statistics: evidence-length strata, their crossovers, and the slope of log B* on log L.
+"""Claim 5's statistics: crossovers per evidence-length stratum (strata by ``oas.length_strata``), and the slope of log B* on log L.
 
 The crossover budget ``B*`` is measured per evidence-length stratum with the few-groups protocol
 (docs/statistics.md): per-conversation ``dU`` curves per stratum, their mean, and one wild
@@ -15,28 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from paper_checks._curves import crossover_estimate, evidence_length
+from paper_checks._curves import crossover_estimate
 from paper_checks._types import Estimate
 from retcon.inference import group_means, wild_cluster_replicates
 from retcon.vocab import ACTIONS
-
-
-def length_strata(paired, n_strata: int = 4) -> tuple[np.ndarray, np.ndarray]:
-    """Evidence-length strata of a paired data set: ``(stratum per row, median length per stratum)``.
-
-    Questions (not rows) are split at the quantiles of their ``len(C)``; every budget row of a
-    question goes to its question's stratum. Strata left empty by ties are dropped (renumbered).
-    """
-    L = evidence_length(paired)
-    qid = np.asarray(paired.query_id).astype(str)
-    _, first = np.unique(qid, return_index=True)
-    per_q = L[first]
-    edges = np.quantile(per_q, np.linspace(0, 1, n_strata + 1))
-    cls = np.clip(np.searchsorted(edges, L, side="right") - 1, 0, n_strata - 1)
-    used = np.unique(cls)
-    cls = np.searchsorted(used, cls)
-    med = np.array([np.median(L[cls == k]) for k in range(len(used))])
-    return cls, med
 
 
 def identical_operators(paired) -> dict[str, str]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from retcon.vocab import READERS
+
 
 def register(subparsers) -> None:
     from retcon.cli import add_common
@@ -150,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     from paper_checks._sources import llm_configured
 
     if llm_configured():  # claim 4: the llm reader too, when an endpoint is configured
-        overrides["readers"] = ("lexical", "sentence", "topk", "llm")
+        overrides["readers"] = READERS
     config = CheckConfig.full_scale(**overrides) if args.full else CheckConfig.fast(**overrides)
     if config.data is not None:  # fail early on a wrong --data, before any simulation
         from paper_checks._sources import locomo_path

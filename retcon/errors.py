@@ -7,6 +7,7 @@ with status 2; anything else is a bug and keeps its traceback.
 """
 
 import argparse
+import json
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -150,6 +151,25 @@ def read_text(path, what: str = "file") -> str:
     except OSError as e:
         raise InputError(f"{p}: cannot read the {what} ({e.strerror}).") from None
     return decode_utf8(data, str(p))
+
+
+def parse_json(text: str, where: str, *, lines: bool = True, hint: str = ""):
+    """``json.loads(text)``, or an ``InputError`` naming ``where`` for text that is not JSON (the
+    parser's message and position) or is nested too deeply for Python's parser.
+
+    Args:
+      text: the JSON text.
+      where: the file or ``file:line`` the text came from, first in the message.
+      lines: give the position as line and column (a file); False: column only (one row).
+      hint: appended to the nesting message (``"; a row is one flat object"``).
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        at = f"line {e.lineno}, column {e.colno}" if lines else f"column {e.colno}"
+        raise InputError(f"{where}: not valid JSON ({e.msg} at {at}).") from None
+    except RecursionError:
+        raise InputError(f"{where}: JSON nested too deeply{hint}.") from None
 
 
 # Largest seed: JAX keys (without x64) keep 32 bits of the seed, so larger ones would collide.

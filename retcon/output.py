@@ -84,25 +84,6 @@ def dumps(obj: Any, **kwargs: Any) -> str:
     return json.dumps(to_jsonable(obj), allow_nan=False, **kwargs)
 
 
-# Fixed metadata, so the same run gives the same bytes (no creation date, no version string).
-_FIGURE_METADATA = {
-    "png": {"Software": None},
-    "pdf": {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None},
-    "svg": {"Date": None, "Creator": None},
-}
-
-
-def save_figure_atomic(fig, path: str | os.PathLike, **kwargs) -> Path:
-    """Save a matplotlib figure atomically; the format comes from the suffix of ``path``.
-
-    The file carries no timestamp or software version, so the same figure gives the same bytes.
-    """
-    fmt = Path(path).suffix.lstrip(".").lower() or "png"
-    if fmt in _FIGURE_METADATA and "metadata" not in kwargs:
-        kwargs["metadata"] = _FIGURE_METADATA[fmt]
-    return atomic_write(path, lambda f: fig.savefig(f, format=fmt, **kwargs), binary=True)
-
-
 def sidecar(config: Any, *, seed: int | None, command: str, **extra: Any) -> dict:
     """The provenance every written result carries: config, seed, package and library versions."""
     import jax

@@ -1,4 +1,5 @@
-"""Names shared by every package: the actions (MODEL §1) and the 4-way query types (§1, §9).
+"""Names shared by every package: the actions (MODEL §1), the 4-way query types (§1, §9) and
+the readers of real data (§9).
 
 A paired-data file or a scenario uses one query-type vocabulary; a type's one-hot slot (§8
 features 8-11) is its index in that vocabulary.
@@ -7,6 +8,13 @@ features 8-11) is its index in that vocabulary.
 # The action set A, in the order every array axis over actions uses.
 ACTIONS = ("ret", "merge", "abstract", "rewrite")
 OPERATORS = ACTIONS[1:]  # the generative (consolidation) operators
+
+# The readers p(q, X) of real data (MODEL §2, §9), the one list every CLI and API offers. The
+# offline ones need no endpoint; ``llm`` needs an OpenAI-compatible server.
+READERS = ("lexical", "sentence", "topk", "llm")
+OFFLINE_READERS = READERS[:-1]
+# How an ``llm`` reader's answer is judged: the lexical rule or the model itself (yes/no).
+LLM_JUDGES = ("lexical", "llm")
 
 LOCOMO_TYPES = ("single-hop", "multi-hop", "temporal", "open-domain")
 LONGMEMEVAL_TYPES = ("single-session", "multi-session", "temporal-reasoning", "knowledge-update")

@@ -1,5 +1,5 @@
-"""Figures for ``retcon simulate`` and ``retcon stress`` (matplotlib ``Figure`` objects outside
-pyplot, so no backend is chosen here; written atomically)."""
+"""Figures for ``retcon simulate`` and ``retcon stress``; palette, budget axis and ``save`` from
+``retcon.plots``."""
 
 from __future__ import annotations
 
@@ -7,38 +7,36 @@ from pathlib import Path
 
 import numpy as np
 
-from retcon.output import save_figure_atomic
+from retcon.plots import DECOMPOSITION_STYLES, OPERATOR_COLORS, budget_axis, new_figure, save
 from retcon.vocab import OPERATORS
-
-_COLORS = {"merge": "tab:blue", "abstract": "tab:orange", "rewrite": "tab:green"}
 
 
 def plot_delta(result, cx, title: str, path: Path) -> Path:
     """``dU_o(B)`` per operator with a 95% band (1.96 SE) and the crossover with its CI."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7, 4.2))
-    ax = fig.subplots()
+    fig, (ax,) = new_figure(width=7, height=4.2)
     b = result.budgets
     for i, op in enumerate(OPERATORS):
         d, se = result.delta[i], result.delta_se[i]
-        ax.plot(b, d, color=_COLORS[op], label=op)
-        ax.fill_between(b, d - 1.96 * se, d + 1.96 * se, color=_COLORS[op], alpha=0.25, linewidth=0)
+        ax.plot(b, d, color=OPERATOR_COLORS[op], label=op)
+        ax.fill_between(
+            b, d - 1.96 * se, d + 1.96 * se, color=OPERATOR_COLORS[op], alpha=0.25, linewidth=0
+        )
         if np.isfinite(cx.crossover_budget[i]):
-            ax.axvline(cx.crossover_budget[i], color=_COLORS[op], linestyle=":", linewidth=1)
+            ax.axvline(
+                cx.crossover_budget[i], color=OPERATOR_COLORS[op], linestyle=":", linewidth=1
+            )
             if np.isfinite(cx.ci_lower[i]):
                 # an end beyond the grid (0 or inf, docs/model.md §6.4) is drawn at the grid's edge
                 lo = max(float(cx.ci_lower[i]), float(b[0]))
                 hi = min(float(cx.ci_upper[i]), float(b[-1]))
-                ax.axvspan(lo, hi, color=_COLORS[op], alpha=0.1)
+                ax.axvspan(lo, hi, color=OPERATOR_COLORS[op], alpha=0.1)
     ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_xscale("log")
-    ax.set_xlabel("budget B (tokens)")
+    budget_axis(ax)
     ax.set_ylabel("dU = U(o) - U(ret)")
     ax.set_title(f"{title}: dU per operator (95% bands; dotted: crossover)")
     ax.legend()
     fig.tight_layout()
-    out = save_figure_atomic(fig, path, dpi=130)
+    out = save(fig, path, dpi=130)
     return out
 
 
@@ -48,27 +46,22 @@ def plot_decomposition(result, title: str, path: Path) -> Path:
     C and R are drawn as separate lines, each with its 95% band, never stacked: R is usually
     negative, and a stacked area would hide it under C (MODEL §4, dU = C + R).
     """
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(12, 3.8))
-    axes = fig.subplots(1, 3, sharey=True)
+    fig, axes = new_figure(3, width=4, height=3.8, sharey=True)
     b = result.budgets
     series = (
         (
             "coverage C (gain from fitting more)",
             result.coverage,
             result.coverage_se,
-            "tab:green",
-            "-",
+            *DECOMPOSITION_STYLES["coverage"],
         ),
         (
             "replacement R (loss from the summary)",
             result.replacement,
             result.replacement_se,
-            "tab:red",
-            "--",
+            *DECOMPOSITION_STYLES["replacement"],
         ),
-        ("dU = C + R", result.delta, result.delta_se, "black", "-"),
+        ("dU = C + R", result.delta, result.delta_se, *DECOMPOSITION_STYLES["delta"]),
     )
     for i, (op, ax) in enumerate(zip(OPERATORS, axes)):
         ax.axhline(0, color="gray", linewidth=0.8)
@@ -77,30 +70,28 @@ def plot_decomposition(result, title: str, path: Path) -> Path:
                 b, y[i] - 1.96 * se[i], y[i] + 1.96 * se[i], color=color, alpha=0.2, linewidth=0
             )
             ax.plot(b, y[i], color=color, linestyle=ls, linewidth=1.6, label=label)
-        ax.set_xscale("log")
+        budget_axis(ax)
         ax.set_title(op)
-        ax.set_xlabel("budget B (tokens)")
     axes[0].set_ylabel("effect on accuracy vs retain")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, frameon=False)
     fig.suptitle(f"{title}: dU = coverage + replacement per operator (95% bands)")
     fig.tight_layout(rect=(0, 0.08, 1, 1))
-    out = save_figure_atomic(fig, path, dpi=130)
+    out = save(fig, path, dpi=130)
     return out
 
 
 def plot_phase(res, title: str, path: Path) -> Path:
     """Phase diagrams: budget x spillover knob, colour = sign and size of ``dU`` (MODEL §5)."""
     from matplotlib.colors import TwoSlopeNorm
-    from matplotlib.figure import Figure
 
     b = res.budgets
     panels = [
         ("budget spillover x_b", res.rank_spillover == 0, res.budget_spillover),
         ("rank spillover x_r", res.budget_spillover == 0, res.rank_spillover),
     ]
-    fig = Figure(figsize=(11, 9))
-    axes = fig.subplots(3, 2, sharex=True)
+    fig, flat = new_figure(2, 3, width=5.5, height=3, sharex=True)
+    axes = flat.reshape(3, 2)
     vmax = float(np.nanmax(np.abs(res.delta))) or 1.0
     norm = TwoSlopeNorm(vmin=-vmax, vcenter=0.0, vmax=vmax)
     mesh = None
@@ -130,11 +121,9 @@ def plot_phase(res, title: str, path: Path) -> Path:
             )
             ax.set_yticks(yy)
             ax.set_yticklabels([f"{v:g}" for v in y])
-            ax.set_xscale("log")
+            budget_axis(ax, label=i == 2)
             ax.set_title(f"{op}: dU vs budget and {label}", fontsize=9)
             ax.set_ylabel(label, fontsize=9)
-            if i == 2:
-                ax.set_xlabel("budget B (tokens)")
     from matplotlib.lines import Line2D
 
     handles = [
@@ -154,5 +143,5 @@ def plot_phase(res, title: str, path: Path) -> Path:
     assert mesh is not None  # every panel has at least one condition
     fig.colorbar(mesh, ax=axes, label="dU (blue: consolidate wins, red: retain wins)")
     fig.suptitle(f"{title}: Assumption-1 stress test", x=0.3)
-    out = save_figure_atomic(fig, path, dpi=130)
+    out = save(fig, path, dpi=130)
     return out

@@ -74,7 +74,8 @@ def register(subparsers) -> None:
         help="Assumption-1 stress test: budget and rank spillover in shared memories",
         description="Sweep the budget-spillover and rank-spillover knobs against the budget grid in "
         "memories shared by many queries; report S, |S|/|dU|, the crossover shift against "
-        "the Assumption-1 prediction and whether the sign reversal survives (MODEL §5).",
+        "the Assumption-1 prediction and whether the sign reversal survives (MODEL §5). "
+        + STRESS_BASELINE_NOTE,
     )
     _scenario_options(s)
     s.add_argument(
@@ -449,10 +450,19 @@ def stress_report(scenario, res) -> dict:
     }
 
 
+STRESS_BASELINE_NOTE = (
+    "Its baseline world (both knobs 0) is not that of `retcon simulate`: the scenario's retriever "
+    "noise and distractors are replaced by the other queries' clusters in each memory, so dU and "
+    "B* at zero spillover differ from `retcon simulate` on the same scenario; compare rows of "
+    "this table with each other."
+)
+
+
 def stress_table(scenario, res, report) -> str:
     from retcon.vocab import OPERATORS
 
     lines = [
+        f"note: {STRESS_BASELINE_NOTE}",
         f"stress test, scenario {scenario.name}: {res.n_memories} memories x {res.memory_size} queries; "
         f"dU = C_loc + R_loc + S; B*: largest + -> - root of dU (model.md §6.4), B*_A1: of C_loc + R_loc; "
         f"|S| relative to the curve's scale (max|S|/max|dU|) and |S|/|dU| at budgets >= 2x away "

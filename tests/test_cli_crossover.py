@@ -34,7 +34,7 @@ def test_default_shows_sign_reversal(capsys):
         "table",
         "tight_budget",
         "reason",
-        "bracket",
+        "sign_change_between",
     } <= set(res)
     assert res["status"] == "unique" and res["reason"] is None
     assert res["kappa"] == pytest.approx(kappa_of(), rel=1e-12)

@@ -152,14 +152,14 @@ def test_end_to_end_report_key_depends_on_the_run_name_not_its_position(tmp_path
 def test_end_to_end_figure_draws_every_run(tmp_path, monkeypatch):
     """Six runs, four actions: 24 curves (more runs than line styles must not drop any)."""
     import experiments.end_to_end as e2e
-    import retcon.output
+    import retcon.plots
 
     drawn = {}
 
     def keep(fig, path, **kw):
         drawn["lines"] = fig.axes[0].get_lines()
 
-    monkeypatch.setattr(retcon.output, "save_figure_atomic", keep)
+    monkeypatch.setattr(retcon.plots, "save", keep)
     acc = {a: [0.1, 0.2] for a in ("ret", "merge", "abstract", "rewrite")}
     runs = {f"run{i}": {"summary": {"budgets": [32, 64], "accuracy": acc}} for i in range(6)}
     e2e._figure(runs, tmp_path / "f.png")

@@ -203,8 +203,8 @@ def test_identify_input_errors(locomo_small):
         oas.identify(
             jax.random.key(0), s, d.budget, d.query_type_slot, d.outcomes, d.group_id, level=1.5
         )
-    with pytest.raises(InputError, match="folds must be in"):
-        oas.fold_of_groups(jax.random.key(0), d.group_id, 99)
+    with pytest.raises(InputError, match="n_folds must be at most the number of groups"):
+        oas.grouped_folds(jax.random.key(0), d.group_id, 99)
 
 
 def test_cli_identify_json_and_files(tmp_path, capsys, locomo_small):

@@ -32,11 +32,7 @@ NAMES = {
 }
 
 # Upward imports that another change removes; each names who removes it. Keep this empty.
-KNOWN = {
-    # TODO(homes): oas/_paired.py reaches oas.real (embed_texts, hashed TF-IDF); the split of
-    # oas/_paired.py gives those a home below oas.real. Remove this entry with that change.
-    ("oas._paired", "oas.real"),
-}
+KNOWN: set[tuple[str, str]] = set()
 
 # Assignments whose string values are module names imported at run time.
 _TABLES = ("_EXPORTS", "_MODULES", "_COMMAND_MODULES")

@@ -11,8 +11,9 @@ import pytest
 import oas
 from oas._evaluate import METRICS, POLICIES, evaluate, evaluation_json
 from oas._mlp import fit_mlp, predict_mlp
-from oas._simulate import paired_from_instances, toy_instances
+from oas._simulate import paired_from_instances
 from retcon.cli import main
+from tests._toy import toy_instances
 
 BUDGETS = [64, 128, 256, 512]
 
@@ -149,29 +150,25 @@ def test_cli_end_to_end(fake_sim, tmp_path, capsys):
         )
         == 0
     )
-    capsys.readouterr()
+    printed = capsys.readouterr().out
+    # fit reports what used to be only in the JSON: penalties, tau_B range, calibration harm
+    assert "ridge penalty per action: ret " in printed and "tau_B (calibrated): " in printed
+    assert "calibration harm (worst budget) vs alpha 0.1: calibrated " in printed
     assert oas.load_router(router).provenance["command"] == "retcon fit"
     out = tmp_path / "ev"
-    assert (
-        main(
-            [
-                "evaluate",
-                "--data",
-                str(data),
-                "--router",
-                str(router),
-                "--out",
-                str(out),
-                "--json",
-                "--resamples",
-                "100",
-                "--folds",
-                "3",
-            ]
-        )
-        == 0
-    )
-    obj = json.loads(capsys.readouterr().out)  # exactly one JSON object on stdout
+    evaluate_argv = ["evaluate", "--data", str(data), "--router", str(router), "--out", str(out)]
+    evaluate_argv += ["--json", "--resamples", "100", "--folds", "3"]
+    # the router was fitted on this very file: its test groups are in-sample, refused by default
+    assert main(evaluate_argv) == 2
+    err = capsys.readouterr().err
+    assert "were used to fit the router" in err and "--allow-overlap" in err
+    assert not out.exists()
+    assert main([*evaluate_argv, "--allow-overlap"]) == 0
+    captured = capsys.readouterr()
+    assert "warning: " in captured.err and "in-sample" in captured.err
+    obj = json.loads(captured.out)  # exactly one JSON object on stdout
+    overlap = obj["info"]["router_overlap"]
+    assert overlap["checked"] and overlap["train"] + overlap["calibration"] == overlap["groups"]
     assert obj["policies"]["oas"]["accuracy_ci"][0] <= obj["policies"]["oas"]["accuracy"]
     assert (out / "accuracy_by_budget.png").stat().st_size > 0 and (out / "evaluation.md").exists()
     side = json.loads((out / "sidecar.json").read_text())  # the sidecar of every --out set
@@ -179,10 +176,10 @@ def test_cli_end_to_end(fake_sim, tmp_path, capsys):
     assert set(side["files_sha256"]) >= {"evaluation.json", "evaluation.md"}
     assert "sidecar" not in json.loads((out / "evaluation.json").read_text())
     pred = tmp_path / "pred.csv"
-    assert (
-        main(["predict", "--router", str(router), "--data", str(data), "--decisions", str(pred)])
-        == 0
-    )
+    predict_argv = ["predict", "--router", str(router), "--data", str(data)]
+    predict_argv += ["--decisions", str(pred)]
+    assert main(predict_argv) == 2 and "were used to fit" in capsys.readouterr().err
+    assert main([*predict_argv, "--allow-overlap"]) == 0
     assert (
         pred.read_text().splitlines()[0].startswith("instance_id,query_id,group_id,budget,mu_ret")
     )

@@ -132,7 +132,8 @@ def test_crc_harm_bound_on_simulated_paired_data():
     """The same guarantee end to end: ridge on simulated paired data (independent outcomes),
     CRC on fresh calibration draws, harm on fresh test draws, averaged over seeds."""
     from oas._ridge import fit_ridge, predict_ridge
-    from oas._simulate import paired_from_instances, toy_instances
+    from oas._simulate import paired_from_instances
+    from tests._toy import toy_instances
 
     budgets, alpha = [64, 128, 256, 512], 0.03
     train = paired_from_instances(

@@ -10,8 +10,9 @@ import pytest
 
 import oas
 from oas._fit import fit_router, group_split
-from oas._simulate import paired_from_instances, toy_instances
+from oas._simulate import paired_from_instances
 from retcon.errors import InputError
+from tests._toy import toy_instances
 
 BUDGETS = [64, 128, 256, 512]
 
@@ -68,7 +69,7 @@ def test_prediction_path_imports_no_jax(router, toy, tmp_path):
         f"print(r.choose(d.features, d.budget, 'crc').tolist()); assert 'jax' not in sys.modules, 'jax'; "
         f"import retcon.cli as c, oas.cli as o; p = c.ArgumentParser(); o.register(p.add_subparsers()); "
         f"a = p.parse_args(['predict', '--router', {str(path)!r}, '--data', {str(data)!r}, "
-        f"'--decisions', {str(tmp_path / 'p.jsonl')!r}]); a.func(a); assert 'jax' not in sys.modules, 'jax via cli'"
+        f"'--decisions', {str(tmp_path / 'p.jsonl')!r}, '--allow-overlap']); a.func(a); assert 'jax' not in sys.modules, 'jax via cli'"
     )
     out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
@@ -94,3 +95,37 @@ def test_load_errors_name_the_field(router, tmp_path):
         oas.load_router(tmp_path / "bad.json")
     with pytest.raises(InputError, match="no such router file"):
         oas.load_router(tmp_path / "missing.json")
+
+
+def test_router_records_its_groups_and_refuses_them(router, toy, caplog):
+    """MODEL §8 scores held-out groups only: the router file records its training and calibration
+    groups (sha256 digests), evaluation on them is refused unless allowed, and a file written
+    before the record existed warns that the overlap cannot be checked."""
+    from dataclasses import replace
+
+    from oas._router import check_router_overlap, group_digests, router_from_json
+
+    fg = router.fitted_groups
+    assert fg is not None and not set(fg["train"]) & set(fg["calibration"])
+    assert set(fg["train"]) | set(fg["calibration"]) == set(group_digests(toy.group_id))
+    again = router_from_json(json.loads(json.dumps(router.to_json())))
+    assert again.fitted_groups == fg
+    with pytest.raises(InputError, match="were used to fit the router"):
+        check_router_overlap(router, toy.group_id)
+    ov = check_router_overlap(router, toy.group_id, allow_overlap=True)
+    assert ov["train"] == len(fg["train"]) and ov["calibration"] == len(fg["calibration"])
+    assert "in-sample" in caplog.text
+    fresh = check_router_overlap(router, np.array(["a-new-group"]))
+    assert fresh == {"checked": True, "groups": 1, "train": 0, "calibration": 0}
+    caplog.clear()
+    old = json.loads(json.dumps(router.to_json()))
+    del old["fitted_groups"]
+    legacy = router_from_json(old)
+    assert legacy.fitted_groups is None
+    assert not check_router_overlap(legacy, toy.group_id)["checked"]
+    assert "cannot be checked" in caplog.text
+    with pytest.raises(InputError, match="16 hex digits"):
+        replace(router, fitted_groups={"train": ("xyz",), "calibration": ()})
+    old["fitted_groups"] = {"digest": "sha256-16", "train": ["nothex"], "calibration": []}
+    with pytest.raises(InputError, match="fitted_groups.train"):
+        router_from_json(old)

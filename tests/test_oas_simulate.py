@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import oas
-from oas._simulate import paired_from_instances, toy_instances
+from oas._simulate import paired_from_instances
+from tests._toy import toy_instances
 
 
 def test_public_names_import():

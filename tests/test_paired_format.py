@@ -302,7 +302,8 @@ def test_simulated_paired_data_stores_cluster_tokens():
     """Simulated paired data carries len(C) from the instances' record lengths (MODEL §8)."""
     import jax
 
-    from oas._simulate import paired_from_instances, toy_instances
+    from oas._simulate import paired_from_instances
+    from tests._toy import toy_instances
 
     inst = toy_instances(jax.random.key(0), 3, 4, [32, 256, 2048])
     d = paired_from_instances(jax.random.key(1), inst)

@@ -503,3 +503,19 @@ def test_dataset_merge_is_never_longer_than_rewrite_on_locomo():
         rw = sum(TOK.count(render(r)) for r in ops.rewrite(c, conv))
         mg = sum(TOK.count(render(r)) for r in ops.merge(c, conv))
         assert mg <= rw, q.query_id
+
+
+def test_generated_record_is_built_one_way():
+    """Every operator backend builds a generated record's provenance with generated_record
+    (MODEL §1): id action(ids), raw source ids once each, the first source's session and date."""
+    from oas.real._types import Record, generated_record
+
+    a = Record("D1:1", "S1", "1 May", "x", ("D1:1",))
+    b = Record("S2", "S2", "2 May", "y", ("D2:1", "D2:2"))
+    m = generated_record("merge", [a, b, a], "xy")
+    assert m.record_id == "merge(D1:1,S2,D1:1)" and m.generated_by == "merge"
+    assert m.source_ids == ("D1:1", "D2:1", "D2:2") and (m.session_id, m.date) == ("S1", "1 May")
+    r = generated_record("rewrite", [Record("t", "S3", "", "z")], "z", date="3 May")
+    assert r.source_ids == ("t",) and r.date == "3 May"
+    with pytest.raises(InputError, match="at least one source"):
+        generated_record("abstract", [], "")

@@ -282,3 +282,41 @@ def test_pair_llm_backend_wiring_and_cache_hits_on_rerun(tmp_path, capsys, monke
     finally:
         server.shutdown()
         server.server_close()
+
+
+def _choices(argv_prefix, option):
+    """The ``choices`` that ``retcon <argv_prefix> --help`` offers for ``option``."""
+    import argparse
+
+    from retcon.cli import build_parser
+
+    parser = build_parser()
+    for word in argv_prefix:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[word]
+    return list(next(a for a in parser._actions if option in a.option_strings).choices)
+
+
+@pytest.mark.parametrize("dataset", ["locomo", "longmemeval"])
+def test_every_offered_reader_is_accepted(dataset):
+    """The --reader choices in --help are the one vocabulary, and PairJob accepts each of them
+    (the `--reader topk` offered-then-refused bug of issue 22)."""
+    from oas.real._run import PairJob
+    from retcon.vocab import LLM_JUDGES, READERS
+
+    offered = _choices(["pair", dataset], "--reader")
+    assert offered == list(READERS)
+    assert _choices(["pair", dataset], "--llm-judge") == list(LLM_JUDGES)
+    ops = "dataset" if dataset == "locomo" else "extractive"
+    for reader in offered:
+        assert PairJob(dataset, "x.jsonl", operators=ops, reader=reader).reader == reader
+
+
+def test_pair_topk_reader_runs(tmp_path, capsys):
+    """`retcon pair locomo --reader topk` runs end to end and records its reader."""
+    out = tmp_path / "topk.jsonl"
+    argv = ["pair", "locomo", "--data", str(FIX / "locomo_tiny.json"), "--output", str(out)]
+    argv += ["--reader", "topk", "--budgets", "32", "--limit", "1", "--no-progress", "--json"]
+    assert main(argv) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["protocol"]["reader"] == "topk" and summary["n_rows"] == 1

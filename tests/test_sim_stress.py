@@ -98,6 +98,8 @@ def test_stress_cli_writes_phase_diagram_and_json(tmp_path, capsys):
         "sign_reversal",
         "predicted_crossover",
     } <= set(op)
+    # the table says its baseline world is not retcon simulate's
+    assert "is not that of `retcon simulate`" in (tmp_path / "stress.txt").read_text()
 
 
 def test_stress_bad_knob_exits_2(capsys):

@@ -232,3 +232,17 @@ def test_crossover_path_imports_no_sympy_scipy_stats_or_jax():
     ).stdout
     loaded = json.loads(out.strip().splitlines()[-1])
     assert loaded == [], f"the crossover path imported {loaded}"
+
+
+def test_reader_success_is_the_section_2_reader():
+    """MODEL §2: p = g + (a - g) s, clipped at [0, 1]; s = 0 guesses, s = 1 reads everything raw;
+    the same numbers for floats, numpy and jax arrays."""
+    import jax.numpy as jnp
+
+    from theory import reader_success
+
+    s = np.array([0.0, 0.25, 1.0, 1.4, 3.0])
+    p = reader_success(s, 0.8, 0.1)
+    np.testing.assert_allclose(p, [0.1, 0.275, 0.8, 1.0, 1.0])
+    assert reader_success(0.5, 0.8, 0.1) == pytest.approx(0.45)
+    np.testing.assert_allclose(np.asarray(reader_success(jnp.asarray(s), 0.8, 0.1)), p, rtol=1e-6)

@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     from theory._dists import empirical_lengths as empirical_lengths
     from theory._dists import make_length_dist as make_length_dist
     from theory._formulas import closed_form_crossover as closed_form_crossover
+    from theory._formulas import reader_success as reader_success
     from theory._grid import CrossoverInterval as CrossoverInterval
     from theory._grid import GridCrossover as GridCrossover
     from theory._grid import crossover_interval as crossover_interval
@@ -124,6 +125,7 @@ _EXPORTS = {
     "check_dist_params": "theory._checks",
     "sample_lengths": "theory._sampling",
     "closed_form_crossover": "theory._formulas",
+    "reader_success": "theory._formulas",
     "cumsum_in_order": "theory._pack",
     "pack": "theory._pack",
     "pack_one": "theory._pack",
@@ -234,6 +236,7 @@ __all__ = [
     "pack_one",
     "pack_reference",
     "point_mass_crossover_time",
+    "reader_success",
     "sample_lengths",
     "scan_budgets",
     "sign_changes",

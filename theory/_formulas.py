@@ -22,6 +22,24 @@ import math
 import numpy as np
 
 
+def reader_success(support, acc_raw, acc_guess):
+    """The reader of docs/model.md §2: ``p = clip(g + (a - g) s, 0, 1)`` from the support ``s``.
+
+    The one numeric home of the §2 reader: identification and the tests' toy simulator call it
+    (``sim``'s kernel quantizes the same expression). Broadcasts over numpy and jax arrays
+    (their ``clip`` method) and plain floats.
+
+    Args:
+      support: ``s`` in [0, inf) (a product of 1, ``phi_o`` and 0 over evidence units).
+      acc_raw: ``a_t``, the accuracy with all evidence raw.
+      acc_guess: ``g``, the accuracy of a guess.
+
+    References: MODEL §2.
+    """
+    p = acc_guess + (acc_raw - acc_guess) * support
+    return p.clip(0.0, 1.0) if hasattr(p, "clip") else min(max(p, 0.0), 1.0)
+
+
 def kappa(phi, a, g):
     """``kappa_o = (a - g) / (a phi - g)`` (``theory._symbolic.KAPPA``). References: MODEL §6."""
     return (a - g) / (a * phi - g)

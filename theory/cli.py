@@ -138,7 +138,9 @@ def compute(args) -> dict:
         "crossover_budget": _num(cross.crossover_budget),
         "status": cross.status,
         "reason": cross.reason,
-        "bracket": None if cross.bracket is None else [_num(b) for b in cross.bracket],
+        # the two scan budgets between which dU changes sign (where the root finder looked;
+        # a numerical location, not a confidence interval: the model here is exact)
+        "sign_change_between": None if cross.bracket is None else [_num(b) for b in cross.bracket],
         "kappa": _num(cross.kappa),
         "tight_budget": {
             "holds": tight.holds,
@@ -194,11 +196,11 @@ def format_text(res: dict) -> str:
     if res["status"] == "none":
         lines.append(f"crossover budget: none ({res['reason']})")
     else:
-        lo, hi = res["bracket"]
+        lo, hi = res["sign_change_between"]
         lines.append(
             f"crossover budget B* = {_fmt(res['crossover_budget'])} tokens  "
-            f"[status {res['status']}; bracket {_fmt(lo)} .. {_fmt(hi)}]"
-            + (f"  ({res['reason']})" if res["reason"] else "")
+            f"[status {res['status']}; root found where dU changes sign between scan budgets "
+            f"{_fmt(lo)} and {_fmt(hi)}]" + (f"  ({res['reason']})" if res["reason"] else "")
         )
     if res["closed_form_crossover"] is not None:
         cf, num = res["closed_form_crossover"], res["crossover_budget"]
@@ -226,10 +228,10 @@ def write_outputs(res: dict, out_dir: str | os.PathLike[str], args) -> list[str]
     from pathlib import Path
 
     import numpy as np
-    from matplotlib.figure import Figure
 
     import theory
-    from retcon.output import save_figure_atomic, sidecar, write_json_atomic, write_text_atomic
+    from retcon.output import sidecar, write_json_atomic, write_text_atomic
+    from retcon.plots import DECOMPOSITION_STYLES, budget_axis, new_figure, save
 
     out = Path(out_dir)  # a staging folder (retcon.output.OutputSet)
     csv = "budget,delta,coverage,replacement\n" + "".join(
@@ -244,8 +246,7 @@ def write_outputs(res: dict, out_dir: str | os.PathLike[str], args) -> list[str]
         else None
     )
     budgets = np.array([r["budget"] for r in res["table"]])
-    fig = Figure(figsize=(6.4, 4.0))
-    ax = fig.subplots()
+    fig, (ax,) = new_figure(width=6.4, height=4.0)
     if dist is not None:
         dense = np.geomspace(budgets.min(), budgets.max(), 400)
         dec = theory.delta_curve(
@@ -256,25 +257,28 @@ def write_outputs(res: dict, out_dir: str | os.PathLike[str], args) -> list[str]
             acc_raw=res["acc_raw"],
             acc_guess=res["acc_guess"],
         )
-        ax.plot(dense, dec.delta, color="k", label="dU = C + R")
-        ax.plot(dense, dec.coverage, color="tab:blue", ls="--", label="coverage C")
-        ax.plot(dense, dec.replacement, color="tab:red", ls=":", label="replacement R")
+        for term, y, label in (
+            ("delta", dec.delta, "dU = C + R"),
+            ("coverage", dec.coverage, "coverage C"),
+            ("replacement", dec.replacement, "replacement R"),
+        ):
+            color, ls = DECOMPOSITION_STYLES[term]
+            ax.plot(dense, y, color=color, ls=ls, label=label)
     ax.plot(budgets, [r["delta"] for r in res["table"]], "ko", ms=3)
     ax.axhline(0.0, color="0.6", lw=0.8)
     if isinstance(res["crossover_budget"], float) and math.isfinite(res["crossover_budget"]):
         ax.axvline(
             res["crossover_budget"],
-            color="tab:green",
+            color="tab:purple",
             lw=1.0,
             label=f"B* = {res['crossover_budget']:.4g} ({res['status']})",
         )
-    ax.set_xscale("log")
-    ax.set_xlabel("budget B (tokens)")
+    budget_axis(ax)
     ax.set_ylabel("utility difference (accuracy)")
     ax.set_title(f"consolidate vs retain, rho={res['compress_ratio']:g}, phi={res['fidelity']:g}")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    paths.append(save_figure_atomic(fig, out / "crossover.png", dpi=120))
+    paths.append(save(fig, out / "crossover.png", dpi=120))
     paths.append(write_json_atomic(out / "crossover.json", res))
     config = {
         k: v

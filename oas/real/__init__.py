@@ -13,6 +13,10 @@ from typing import TYPE_CHECKING
 from retcon.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from oas._embed import HashedTfidf as HashedTfidf
+    from oas._embed import embed_texts as embed_texts
+    from oas._text import content_tokens as content_tokens
+    from oas._text import normalize as normalize
     from oas.real._bm25 import bm25_order as bm25_order
     from oas.real._bm25 import bm25_scores as bm25_scores
     from oas.real._classifier import CrossFit as CrossFit
@@ -24,9 +28,7 @@ if TYPE_CHECKING:
     from oas.real._deployable import FEATURE_GROUPS as FEATURE_GROUPS
     from oas.real._deployable import loco_deployable as loco_deployable
     from oas.real._embed import Embedder as Embedder
-    from oas.real._embed import HashedTfidf as HashedTfidf
     from oas.real._embed import SentenceTransformerEmbedder as SentenceTransformerEmbedder
-    from oas.real._embed import embed_texts as embed_texts
     from oas.real._embed import make_embedder as make_embedder
     from oas.real._endtoend import crossover_ci as crossover_ci
     from oas.real._endtoend import end_to_end_report as end_to_end_report
@@ -79,10 +81,8 @@ if TYPE_CHECKING:
     from oas.real._text import RegexTokenizer as RegexTokenizer
     from oas.real._text import TiktokenTokenizer as TiktokenTokenizer
     from oas.real._text import Tokenizer as Tokenizer
-    from oas.real._text import content_tokens as content_tokens
     from oas.real._text import make_tokenizer as make_tokenizer
     from oas.real._text import match_terms as match_terms
-    from oas.real._text import normalize as normalize
     from oas.real._text import split_sentences as split_sentences
     from oas.real._text import stem as stem
     from oas.real._timeline import survival as survival
@@ -108,9 +108,9 @@ _EXPORTS = {
     "hashed_ngrams": "oas.real._classifier",
     "predict_conversation_types": "oas.real._classifier",
     "Embedder": "oas.real._embed",
-    "HashedTfidf": "oas.real._embed",
+    "HashedTfidf": "oas._embed",
     "SentenceTransformerEmbedder": "oas.real._embed",
-    "embed_texts": "oas.real._embed",
+    "embed_texts": "oas._embed",
     "make_embedder": "oas.real._embed",
     "crossover_ci": "oas.real._endtoend",
     "loco_deployable": "oas.real._deployable",
@@ -165,10 +165,10 @@ _EXPORTS = {
     "RegexTokenizer": "oas.real._text",
     "TiktokenTokenizer": "oas.real._text",
     "Tokenizer": "oas.real._text",
-    "content_tokens": "oas.real._text",
+    "content_tokens": "oas._text",
     "make_tokenizer": "oas.real._text",
     "match_terms": "oas.real._text",
-    "normalize": "oas.real._text",
+    "normalize": "oas._text",
     "split_sentences": "oas.real._text",
     "stem": "oas.real._text",
     "Conversation": "oas.real._types",

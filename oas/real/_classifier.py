@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from oas.real._text import normalize
+from oas._text import normalize
 from retcon.errors import InputError
 
 

@@ -24,8 +24,9 @@ from oas.real._llm_client import (
     LLMEndpointError,
     resolve_endpoint,
 )
-from oas.real._types import Conversation, Query, Record
+from oas.real._types import Conversation, Query, Record, generated_record
 from retcon.errors import InputError, check_range
+from retcon.vocab import LLM_JUDGES
 
 __all__ = [
     "CAP_SHARE",
@@ -230,7 +231,7 @@ class LLMOperators(_LLMClient):
                 date=rec.date or "date unknown", text=_cut(rec.text, self.max_input_chars)
             )
             text = self._generate("rewrite", prompt, rec.text)
-            out.append(_generated("rewrite", [rec], text))
+            out.append(generated_record("rewrite", [rec], text))
         return out
 
     def merge(self, cluster: Sequence[Record], conversation: Conversation) -> list[Record]:
@@ -238,7 +239,7 @@ class LLMOperators(_LLMClient):
         recs = _check_cluster(cluster, "merge")
         prompt = PROMPTS["merge"].format(notes=_notes(recs, self.max_input_chars))
         return [
-            _generated(
+            generated_record(
                 "merge", recs, self._generate("merge", prompt, " ".join(r.text for r in recs))
             )
         ]
@@ -248,7 +249,7 @@ class LLMOperators(_LLMClient):
         recs = _check_cluster(cluster, "abstract")
         prompt = PROMPTS["abstract"].format(notes=_notes(recs, self.max_input_chars))
         return [
-            _generated(
+            generated_record(
                 "abstract", recs, self._generate("abstract", prompt, " ".join(r.text for r in recs))
             )
         ]
@@ -293,8 +294,8 @@ class LLMReader(_LLMClient):
         *args,
         **kwargs,
     ):
-        if judge not in ("lexical", "llm"):
-            raise InputError(f"LLMReader judge must be 'lexical' or 'llm'; got {judge!r}.")
+        if judge not in LLM_JUDGES:
+            raise InputError(f"LLMReader judge must be one of {list(LLM_JUDGES)}; got {judge!r}.")
         super().__init__(base_url, model, api_key, cache_dir, *args, **kwargs)
         self.judge = judge
         self.unparsed_verdicts = 0
@@ -377,25 +378,6 @@ def _notes(recs: Sequence[Record], max_chars: int | None) -> str:
 def _cut(text: str, max_chars: int | None) -> str:
     return (
         text if max_chars is None or len(text) <= max_chars else text[:max_chars].rstrip() + " ..."
-    )
-
-
-def _generated(action: str, sources: Sequence[Record], text: str) -> Record:
-    """A generated record: id ``action(id1,id2,...)``, first source's session and date (MODEL §1)."""
-    ids = tuple(r.record_id for r in sources)
-    raw_ids: list[str] = []
-    for r in sources:
-        for s in r.source_ids or (r.record_id,):
-            if s not in raw_ids:
-                raw_ids.append(s)
-    first = sources[0]
-    return Record(
-        record_id=f"{action}({','.join(ids)})",
-        session_id=first.session_id,
-        date=first.date,
-        text=text,
-        source_ids=tuple(raw_ids),
-        generated_by=action,
     )
 
 

@@ -37,8 +37,9 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from oas.real._text import STOPWORDS, content_tokens, normalize, split_sentences
-from oas.real._types import Conversation, Record, Session
+from oas._text import STOPWORDS, content_tokens, normalize
+from oas.real._text import split_sentences
+from oas.real._types import Conversation, Record, Session, generated_record
 from retcon.errors import InputError
 
 BACKENDS = ("dataset", "extractive", "llm")
@@ -72,23 +73,17 @@ def _grouped_record(
     if not items:
         return []
     order = list(dict.fromkeys(sid for sid, _ in items))
-    sources = tuple(i for r in cluster for i in r.source_ids)
-    rid = f"{action}({','.join(r.record_id for r in cluster)})"
     if len(order) == 1:
+        text = " ".join(t for _, t in items)
         return [
-            Record(
-                rid,
-                order[0],
-                dates.get(order[0], ""),
-                " ".join(t for _, t in items),
-                sources,
-                action,
+            generated_record(
+                action, cluster, text, session_id=order[0], date=dates.get(order[0], "")
             )
         ]
     groups = [
         f"[{dates.get(sid, '')}] " + " ".join(t for s, t in items if s == sid) for sid in order
     ]
-    return [Record(rid, order[0], "", "\n".join(groups), sources, action)]
+    return [generated_record(action, cluster, "\n".join(groups), session_id=order[0], date="")]
 
 
 class DatasetOperators:
@@ -120,16 +115,7 @@ class DatasetOperators:
         for r in cluster:
             facts = self._facts(r, conversation)
             if facts:
-                out.append(
-                    Record(
-                        f"rewrite({r.record_id})",
-                        r.session_id,
-                        r.date,
-                        " ".join(facts),
-                        r.source_ids,
-                        "rewrite",
-                    )
-                )
+                out.append(generated_record("rewrite", [r], " ".join(facts)))
         return out
 
     def merge(self, cluster: Sequence[Record], conversation: Conversation) -> list[Record]:
@@ -230,16 +216,7 @@ class ExtractiveOperators:
         for r in cluster:
             sents = self._rewrite_sentences(r, idf)
             if sents:
-                out.append(
-                    Record(
-                        f"rewrite({r.record_id})",
-                        r.session_id,
-                        r.date,
-                        " ".join(sents),
-                        r.source_ids,
-                        "rewrite",
-                    )
-                )
+                out.append(generated_record("rewrite", [r], " ".join(sents)))
         return out
 
     def merge(self, cluster: Sequence[Record], conversation: Conversation) -> list[Record]:

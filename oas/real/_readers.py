@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from oas._text import content_tokens, normalize
 from oas.real._bm25 import bm25_scores
-from oas.real._text import content_tokens, normalize, split_sentences
+from oas.real._text import split_sentences
 from oas.real._types import Query
 from retcon.errors import InputError
-
-READERS = ("lexical", "sentence", "topk", "llm")
+from retcon.vocab import READERS
 
 
 def lexical_correct(answer, context: str) -> bool:

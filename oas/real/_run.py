@@ -1,6 +1,6 @@
 """A ``retcon pair`` run: load, build instances, write paired data resumably, summarize.
 
-Output: ``--output`` (``.jsonl`` or ``.csv``) through ``oas._paired.PairedWriter`` (rows appended to
+Output: ``--output`` (``.jsonl`` or ``.csv``) through ``oas._paired_writer.PairedWriter`` (rows appended to
 ``<out>.partial``, renamed on completion), and a sidecar ``<out>.meta.json`` (options, versions,
 load report, summary). A rerun with the same options skips the rows already written; a rerun with
 different options is refused, so one file never mixes two protocols.
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from oas.real._checks import check_budgets
 from retcon.errors import InputError, check_choice, check_range
+from retcon.vocab import LLM_JUDGES, READERS
 
 # Options that change the rows; a resumed file must have been written with the same ones.
 _PROTOCOL_FIELDS = (
@@ -70,8 +71,8 @@ class PairJob:
 
         check_choice("dataset", self.dataset, ("locomo", "longmemeval"))
         check_choice("--operators", self.operators, ("dataset", "extractive", "llm"))
-        check_choice("--reader", self.reader, ("lexical", "sentence", "llm"))
-        check_choice("--llm-judge", self.llm_judge, ("lexical", "llm"))
+        check_choice("--reader", self.reader, READERS)
+        check_choice("--llm-judge", self.llm_judge, LLM_JUDGES)
         _check_end_to_end(self)
         object.__setattr__(self, "budgets", check_budgets(self.budgets or DEFAULT_BUDGETS))
         from oas.real._llm_config import MAX_CONCURRENCY
@@ -325,7 +326,8 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
     import jax
     import numpy as np
 
-    from oas._paired import PairedWriter, read_paired
+    from oas._paired import read_paired
+    from oas._paired_writer import PairedWriter
     from oas.real._pair import PairConfig, iter_queries, summarize
     from retcon.output import sidecar, write_json_atomic
     from retcon.vocab import OPERATORS

@@ -8,9 +8,9 @@ Two different notions of "token" live here, on purpose:
   English chat it gives 1.29 tokens per whitespace-separated word (measured, see
   ``docs/real-data.md``), the same order as a BPE tokenizer on English. ``TiktokenTokenizer`` is
   used when ``tiktoken`` and its encoding files are present locally (extra ``tokenizers``).
-* **Content tokens** (``normalize``, ``content_tokens``): what readers compare. SQuAD-style
-  normalization (lower case, punctuation to space, articles dropped) and a small stop-word list
-  that keeps every month name, number and negation.
+* **Content tokens** (``normalize``, ``content_tokens``): what readers compare. Their home is
+  ``oas._text`` (hashed TF-IDF in ``oas`` core needs them too); they are imported here for the
+  loaders, operators and readers.
 
 References: MODEL §1 (record length), §2 (budgets, cut packing), §9 (readers).
 """
@@ -18,179 +18,14 @@ References: MODEL §1 (record length), §2 (budgets, cut packing), §9 (readers)
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from oas._text import content_tokens, normalize
 from retcon.errors import InputError
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-_PUNCT_TO_SPACE = re.compile(r"[^\w\s]|_", re.UNICODE)
-
-# Function words only: never a month ("may", "march"), a number, or a negation ("no", "not"),
-# because LoCoMo and LongMemEval gold answers are often dates, counts and yes/no.
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "if",
-        "then",
-        "than",
-        "so",
-        "as",
-        "of",
-        "at",
-        "by",
-        "for",
-        "with",
-        "about",
-        "against",
-        "between",
-        "into",
-        "through",
-        "during",
-        "before",
-        "after",
-        "above",
-        "below",
-        "to",
-        "from",
-        "up",
-        "down",
-        "in",
-        "out",
-        "on",
-        "off",
-        "over",
-        "under",
-        "again",
-        "further",
-        "once",
-        "here",
-        "there",
-        "when",
-        "where",
-        "why",
-        "how",
-        "all",
-        "any",
-        "both",
-        "each",
-        "few",
-        "more",
-        "most",
-        "other",
-        "some",
-        "such",
-        "only",
-        "own",
-        "same",
-        "too",
-        "very",
-        "s",
-        "t",
-        "can",
-        "will",
-        "just",
-        "don",
-        "should",
-        "now",
-        "i",
-        "me",
-        "my",
-        "myself",
-        "we",
-        "our",
-        "ours",
-        "ourselves",
-        "you",
-        "your",
-        "yours",
-        "yourself",
-        "yourselves",
-        "he",
-        "him",
-        "his",
-        "himself",
-        "she",
-        "her",
-        "hers",
-        "herself",
-        "it",
-        "its",
-        "itself",
-        "they",
-        "them",
-        "their",
-        "theirs",
-        "themselves",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "this",
-        "that",
-        "these",
-        "those",
-        "am",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "have",
-        "has",
-        "had",
-        "having",
-        "do",
-        "does",
-        "did",
-        "doing",
-        "would",
-        "could",
-        "ll",
-        "re",
-        "ve",
-        "d",
-        "m",
-        "o",
-        "y",
-        "also",
-        "really",
-    ]
-)
-
-
-def normalize(text) -> str:
-    """SQuAD-style normalization: NFKC, lower case, punctuation to spaces, articles dropped.
-
-    Args:
-      text: any value; non-strings (LoCoMo has integer answers such as ``2022``) are ``str()``-ed.
-
-    Returns:
-      the normalized tokens joined by single spaces.
-    """
-    s = unicodedata.normalize("NFKC", str(text)).lower()
-    s = _PUNCT_TO_SPACE.sub(" ", s)
-    return " ".join(w for w in s.split() if w not in ("a", "an", "the"))
-
-
-def content_tokens(text) -> list[str]:
-    """The normalized tokens of ``text`` that are not stop words, in order (duplicates kept).
-
-    Falls back to all normalized tokens when every token is a stop word, so an answer such as
-    ``"Yes"`` or ``"no"`` still has something to look for.
-    """
-    toks = normalize(text).split()
-    content = [t for t in toks if t not in STOPWORDS]
-    return content if content else toks
 
 
 def stem(token: str) -> str:

@@ -34,9 +34,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from oas._text import content_tokens, normalize
 from oas.real._operators import make_operators
 from oas.real._readers import lexical_correct
-from oas.real._text import content_tokens, make_tokenizer, normalize
+from oas.real._text import make_tokenizer
 from oas.real._types import Conversation, Query, Record
 from retcon.errors import InputError
 from retcon.vocab import OPERATORS

@@ -1,4 +1,4 @@
-"""Figures of ``retcon timeline`` (matplotlib ``Figure`` objects outside pyplot; written atomically).
+"""Figures of ``retcon timeline``; palette, figures and ``save`` from ``retcon.plots``.
 
 References: MODEL §10; docs/over-time.md.
 """
@@ -9,16 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from retcon.output import save_figure_atomic
-
-_STYLES = {
-    "retain-all": ("black", "-"),
-    "overflow": ("tab:red", "-"),
-    "periodic": ("tab:blue", "-"),
-    "budget-aware": ("tab:green", "-"),
-    "tiered": ("tab:purple", "--"),
-}
-_OP_STYLE = {"merge": "-", "abstract": "--", "rewrite": ":"}
+from retcon.plots import OPERATOR_DASHES, TIMELINE_STYLES, new_figure, save
 
 
 def _arr(values) -> np.ndarray:
@@ -29,18 +20,15 @@ def _arr(values) -> np.ndarray:
 def plot_utility(report: dict, path: Path) -> Path:
     """Utility against time, one panel per budget, a line per policy (operator ``merge`` and
     ``retain-all``), 95% bands; dotted verticals: each operator's simulated crossover time."""
-    from matplotlib.figure import Figure
-
     budgets = report["budgets"]
     n = len(budgets)
-    fig = Figure(figsize=(4.2 * n, 3.6))
-    axes = np.atleast_1d(fig.subplots(1, n, sharey=True))
+    fig, axes = new_figure(n, width=4.2, height=3.6, sharey=True)
     t = np.asarray(report["times"], float)
     for ax, b in zip(axes, budgets):
         for u in report["utility"]:
             if u["budget"] != b or u["operator"] not in (None, "merge"):
                 continue
-            color, ls = _STYLES[u["policy"]]
+            color, ls = TIMELINE_STYLES[u["policy"]]
             y = _arr(u["utility"])
             ax.plot(t, y, color=color, linestyle=ls, label=u["policy"])
             lo, hi = _arr(u["lower"]), _arr(u["upper"])
@@ -55,15 +43,12 @@ def plot_utility(report: dict, path: Path) -> Path:
     axes[0].legend(fontsize=7)
     fig.suptitle(f"{report['scenario']}: utility against time")
     fig.tight_layout()
-    return save_figure_atomic(fig, path, dpi=110)
+    return save(fig, path, dpi=110)
 
 
 def plot_by_generation(report: dict, path: Path) -> Path:
     """Utility against the number of passes ``k`` per operator and budget (95% bands)."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.5, 4.0))
-    ax = fig.subplots()
+    fig, (ax,) = new_figure(width=6.5, height=4.0)
     budgets = report["budgets"]
     cmap = [f"C{i}" for i in range(len(budgets))]
     for g in report["by_generation"]:
@@ -72,7 +57,7 @@ def plot_by_generation(report: dict, path: Path) -> Path:
             g["generations"],
             g["utility"],
             color=cmap[i],
-            linestyle=_OP_STYLE[g["operator"]],
+            linestyle=OPERATOR_DASHES[g["operator"]],
             marker="o",
             markersize=3,
             label=f"{g['operator']}, B={g['budget']:g}",
@@ -82,16 +67,13 @@ def plot_by_generation(report: dict, path: Path) -> Path:
     ax.set_title(f"{report['scenario']}: utility against the number of passes")
     ax.legend(fontsize=6, ncol=2)
     fig.tight_layout()
-    return save_figure_atomic(fig, path, dpi=110)
+    return save(fig, path, dpi=110)
 
 
 def plot_survival(report: dict, path: Path) -> Path:
     """Answer survival against passes per first-pass backend and operator, with per-conversation
     t-intervals, and the fitted geometric curve ``phi^k`` (dotted)."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.5, 4.0))
-    ax = fig.subplots()
+    fig, (ax,) = new_figure(width=6.5, height=4.0)
     for i, (key, s) in enumerate(report["survival"].items()):
         k = [c["passes"] for c in s["survival"]]
         m = [c["mean"] for c in s["survival"]]
@@ -115,4 +97,4 @@ def plot_survival(report: dict, path: Path) -> Path:
     ax.set_title("LoCoMo: survival against passes (dotted: geometric fit)")
     ax.legend(fontsize=6)
     fig.tight_layout()
-    return save_figure_atomic(fig, path, dpi=110)
+    return save(fig, path, dpi=110)

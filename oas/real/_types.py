@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from retcon.errors import InputError
+
 
 @dataclass(frozen=True)
 class Record:
@@ -33,6 +35,42 @@ class Record:
     text: str
     source_ids: tuple[str, ...] = ()
     generated_by: str = ""
+
+
+def generated_record(
+    action: str,
+    sources: Sequence[Record],
+    text: str,
+    *,
+    session_id: str | None = None,
+    date: str | None = None,
+) -> Record:
+    """The one builder of a generated record's provenance (MODEL §1), for every operator backend.
+
+    Args:
+      action: the operator that made it (``merge``, ``abstract``, ``rewrite``).
+      sources: the records it was made from, in order (one for ``rewrite``).
+      text: its text.
+      session_id, date: default the first source's; a record grouped over several sessions
+        passes its own (``date=""`` when no single date holds).
+
+    Returns:
+      ``Record`` with id ``action(id1,id2,...)`` over the sources' ids, ``source_ids`` the raw
+      record ids behind the sources (each once, in order; a source without any counts as its own
+      id) and ``generated_by = action``.
+    """
+    if not sources:
+        raise InputError(f"generated_record: {action} needs at least one source record.")
+    raw_ids = tuple(dict.fromkeys(i for r in sources for i in (r.source_ids or (r.record_id,))))
+    first = sources[0]
+    return Record(
+        record_id=f"{action}({','.join(r.record_id for r in sources)})",
+        session_id=first.session_id if session_id is None else session_id,
+        date=first.date if date is None else date,
+        text=text,
+        source_ids=raw_ids,
+        generated_by=action,
+    )
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 
+from retcon.vocab import LLM_JUDGES, READERS
 from sim import PACKINGS
 
 _LLM_HELP = "OpenAI-compatible endpoint for --operators/--reader llm"
@@ -103,7 +104,7 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
     )
     p.add_argument(
         "--reader",
-        choices=["lexical", "sentence", "topk", "llm"],
+        choices=READERS,
         default="lexical",
         help="reader (default lexical)",
     )
@@ -196,7 +197,7 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
     )
     g.add_argument(
         "--llm-judge",
-        choices=["lexical", "llm"],
+        choices=LLM_JUDGES,
         default=None,
         help="--reader llm: judge its answer by the lexical rule (default) or by the LLM (yes/no)",
     )

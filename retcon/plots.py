@@ -1,0 +1,128 @@
+"""The one plotting module: the palette, the budget axis, new figures and ``save``.
+
+Every figure of the package (``retcon simulate``/``stress``/``crossover``/``evaluate``/
+``identify``/``timeline``, the paper checks and ``experiments/``) takes its colours, its budget axis and its
+writer from here, so one quantity looks the same in every figure. It sits in the base layer and
+imports only matplotlib and numpy (inside the functions: importing it costs nothing).
+
+Backend: none is ever set. Figures are ``matplotlib.figure.Figure`` objects made outside pyplot
+(``new_figure``), which need no backend: ``save`` renders by the file's suffix (Agg for PNG).
+So no module calls ``matplotlib.use``, and importing a package never changes a user's
+matplotlib state or pyplot's figure list.
+
+Budget axis (``budget_axis``): budgets are token counts on doubling grids (32, 64, ..., 2048), so
+the axis is logarithmic in base 2 with its major ticks at powers of two, labelled as plain
+integers; a range of more than about ten doublings shows every other power.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from retcon.output import atomic_write
+
+# The actions (MODEL §1): one colour each, in every figure.
+OPERATOR_COLORS = {
+    "ret": "tab:gray",
+    "merge": "tab:blue",
+    "abstract": "tab:orange",
+    "rewrite": "tab:green",
+}
+# Operator line styles, so operators with equal curves (e.g. on real data) stay visible.
+OPERATOR_DASHES = {"ret": ":", "merge": "-", "abstract": "--", "rewrite": "-."}
+
+# The decomposition dU = C + R (MODEL §4): one colour and style per term, in every figure.
+DECOMPOSITION_STYLES = {
+    "coverage": ("tab:green", "-"),
+    "replacement": ("tab:red", "--"),
+    "delta": ("black", "-"),
+}
+
+# The policies of ``retcon evaluate`` and the paper checks (MODEL §8): (colour, line style,
+# marker), each policy its own colour and its own marker.
+POLICY_STYLES = {
+    "always-ret": (OPERATOR_COLORS["ret"], "-.", "v"),
+    "always-merge": (OPERATOR_COLORS["merge"], "-.", "^"),
+    "always-abstract": (OPERATOR_COLORS["abstract"], "-.", "<"),
+    "always-rewrite": (OPERATOR_COLORS["rewrite"], "-.", ">"),
+    "best-fixed": ("tab:olive", "--", "D"),
+    "oracle": ("black", ":", "*"),
+    "oas": ("tab:purple", "-", "o"),
+    "oas-calibrated": ("tab:red", "-", "s"),
+    "oas-crc": ("tab:pink", "--", "X"),
+    "mlp": ("tab:brown", "-.", "P"),
+    "theory": ("tab:cyan", "-", "h"),
+}
+# The memory-over-time policies of ``retcon timeline`` (MODEL §10): (colour, line style).
+TIMELINE_STYLES = {
+    "retain-all": ("black", "-"),
+    "overflow": ("tab:red", "-"),
+    "periodic": ("tab:blue", "-"),
+    "budget-aware": ("tab:green", "-"),
+    "tiered": ("tab:purple", "--"),
+}
+FIXED_POLICIES = ("always-ret", "always-merge", "always-abstract", "always-rewrite")
+LEARNED_POLICIES = ("oas", "oas-calibrated", "oas-crc", "mlp", "theory")
+
+
+def policy_style(name: str) -> dict:
+    """``color``, ``ls`` and ``marker`` of a policy; a variant such as ``oas-calibrated@0.05``
+    takes its base policy's; an unknown name gets matplotlib's next colour and a dot."""
+    color, ls, marker = POLICY_STYLES.get(name.split("@", maxsplit=1)[0], (None, "-", "."))
+    return {"color": color, "ls": ls, "marker": marker}
+
+
+def budget_axis(ax, *, axis: str = "x", label: bool = True) -> None:
+    """Make ``ax``'s ``axis`` a budget axis: log base 2, ticks at powers of two as integers."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log", base=2)
+    target.set_major_locator(LogLocator(base=2, numticks=12))
+    target.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0f}" if v >= 1 else f"{v:g}"))
+    target.set_minor_formatter(NullFormatter())
+    if label:
+        (ax.set_xlabel if axis == "x" else ax.set_ylabel)("budget B (tokens)")
+
+
+def new_figure(
+    ncols: int = 1, nrows: int = 1, *, width: float = 4.2, height: float = 3.2, **subplots
+):
+    """A ``Figure`` outside pyplot (no backend, no global figure list) and its axes, flattened
+    (``subplots`` passes ``sharex``/``sharey``)."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width * ncols, height * nrows))
+    axes = fig.subplots(nrows, ncols, squeeze=False, **subplots)
+    return fig, axes.ravel()
+
+
+def grid(n: int, *, max_cols: int = 3, width: float = 4.2, height: float = 3.2):
+    """A figure with ``n`` panels, at most ``max_cols`` per row; unused axes are hidden."""
+    ncols = max(1, min(max_cols, n))
+    nrows = -(-n // ncols)
+    fig, axes = new_figure(ncols, nrows, width=width, height=height)
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return fig, axes[:n]
+
+
+# Fixed metadata, so the same run gives the same bytes (no creation date, no version string).
+_FIGURE_METADATA = {
+    "png": {"Software": None},
+    "pdf": {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None},
+    "svg": {"Date": None, "Creator": None},
+}
+
+
+def save(fig, path: str | os.PathLike, **kwargs) -> Path:
+    """Save a figure atomically; the format comes from the suffix of ``path`` (default PNG).
+
+    The file carries no timestamp or software version, so the same figure gives the same bytes.
+    ``kwargs`` go to ``Figure.savefig`` (``dpi``).
+    """
+    fmt = Path(path).suffix.lstrip(".").lower() or "png"
+    if fmt in _FIGURE_METADATA and "metadata" not in kwargs:
+        kwargs["metadata"] = _FIGURE_METADATA[fmt]
+    return atomic_write(path, lambda f: fig.savefig(f, format=fmt, **kwargs), binary=True)
