@@ -34,7 +34,11 @@ from ._stress import spillover_summary as spillover_summary
 from ._stress import stress as stress
 from ._timeline import TIMELINE_POLICIES as TIMELINE_POLICIES
 from ._timeline import TimelineResult as TimelineResult
+from ._timeline import draw_stream as draw_stream
 from ._timeline import overflow_generations as overflow_generations
 from ._timeline import periodic_generations as periodic_generations
+from ._timeline import query_timeline as query_timeline
+from ._timeline import query_timeline_dense as query_timeline_dense
 from ._timeline import simulate_timeline as simulate_timeline
+from ._timeline import stream_params as stream_params
 from ._timeline import summarize_timeline as summarize_timeline

@@ -44,7 +44,7 @@ from retcon.errors import InputError, Spell, check_choice
 from retcon.vocab import OPERATORS
 from sim._stream import StreamScenario
 from sim.kernel import GRID, kept_fraction, quantized_success
-from theory import pack, sample_lengths
+from theory import cumsum_in_order, pack, sample_lengths
 
 #: Policies of MODEL §10, in table order.
 TIMELINE_POLICIES = ("retain-all", "overflow", "periodic", "budget-aware", "tiered")
@@ -117,49 +117,85 @@ def periodic_generations(sessions: int, period: int, window: int) -> np.ndarray:
     return ((s <= period * (t // period) - window) & (s <= t)).astype(np.int32)
 
 
-def overflow_generations(lengths, rho, cap, max_generation: int) -> jax.Array:
-    """``(T, T)`` generations of ``overflow(K)`` along time (``lax.scan`` over sessions).
+def prefix_sums(lengths) -> jax.Array:
+    """``(T + 1,)`` running totals ``P[i] = L_0 + ... + L_{i-1}`` (``P[0] = 0``), left to right."""
+    return jnp.concatenate([jnp.zeros((1,), lengths.dtype), cumsum_in_order(lengths)])
+
+
+def generations_from_levels(levels, sessions: int) -> jax.Array:
+    """Dense generations ``(..., T, T)`` from level counts ``(..., T, n_levels)``.
+
+    ``levels[t, l - 1]`` is the number of units (oldest first) with at least ``l`` passes at time
+    ``t`` (0-based); unit ``s`` then has ``k_{t,s} = #{l : s < levels[t, l - 1]}`` passes, and
+    units after ``t`` are absent (``k = 0``). MODEL §10.
+    """
+    s = jnp.arange(sessions)
+    return jnp.sum(s[:, None] < levels[..., None, :], axis=-1).astype(jnp.int32)
+
+
+def overflow_levels(lengths, rho, cap, max_generation: int) -> jax.Array:
+    """``(T, max_generation)`` level counts of ``overflow(K)`` along time (``lax.scan`` over sessions).
 
     After session ``t`` arrives, while the memory (sessions ``<= t``) exceeds ``cap`` tokens, the
     unit with the fewest passes, oldest first, gets one more pass (``rho`` per pass), until every
     unit has ``max_generation`` passes. MODEL §10 (``overflow``).
 
+    Under this rule a unit never has fewer passes than a younger one, so the memory at time ``t``
+    is described by ``c_l``, the number of units (a prefix, oldest first) with at least ``l``
+    passes, ``l = 1..max_generation``: row ``t`` of the result (`generations_from_levels` gives
+    the dense ``k_{t,s}``). Sizes come from the running totals of the lengths (`prefix_sums`), so a
+    step costs ``O(max_generation^2 + log T)``, not ``O(T)``: the scan is linear in ``T``.
+
     Passes are applied a level at a time: among the units with the fewest passes, the oldest ones
     whose running saving (oldest first) still falls short of the excess are passed together, which
-    is the one-at-a-time rule's result; a level that cannot close the gap is passed whole and the
-    loop goes on with the next. So the loop runs at most ``max_generation + 1`` times a session.
+    is the one-at-a-time rule's result (a binary search on the running totals); a level that
+    cannot close the gap is passed whole and the loop goes on with the next.
     """
     T = lengths.shape[0]
-    pos = jnp.arange(T)
-    zero = jnp.zeros((), jnp.float32)
+    K = max_generation
+    P = prefix_sums(lengths)
+    powers = jnp.power(rho, jnp.arange(K + 1, dtype=jnp.float32))
 
-    def unit(gens):
-        return lengths * jnp.power(rho, gens.astype(jnp.float32))
+    def step(c, t):
+        n = t + 1  # units present
 
-    def step(gens, t):
-        present = pos <= t
+        def size(c):
+            edges = jnp.concatenate([n[None], c, jnp.zeros((1,), jnp.int32)])
+            return jnp.sum(powers * (P[edges[:-1]] - P[edges[1:]]))
 
-        def lowest(g):
-            return jnp.min(jnp.where(present, g, max_generation))
+        def lowest(c):  # the fewest passes among present units: the levels every unit has reached
+            return jnp.sum(c >= n)
 
-        def cond(g):
-            size = jnp.sum(jnp.where(present, unit(g), zero))
-            return (size > cap) & (lowest(g) < max_generation)
+        def cond(c):
+            return (size(c) > cap) & (lowest(c) < K)
 
-        def body(g):
-            u = jnp.where(present, unit(g), zero)
-            excess = jnp.sum(u) - cap
-            block = present & (g == lowest(g))
-            saving = jnp.where(block, u * (1.0 - rho), zero)
-            before = jnp.cumsum(saving) - saving  # saving of the older units of the level
-            take = block & (before < excess)
-            return g + take.astype(jnp.int32)
+        def body(c):
+            low = lowest(c)
+            start = c[low]  # oldest unit with exactly `low` passes
+            excess = size(c) - cap
+            threshold = P[start] + excess / (powers[low] * (1.0 - rho))
+            end = jnp.minimum(jnp.searchsorted(P, threshold, side="left"), n)
+            return c.at[low].set(end.astype(jnp.int32))
 
-        gens = jax.lax.while_loop(cond, body, gens)
-        return gens, gens
+        c = jax.lax.while_loop(cond, body, c)
+        return c, c
 
-    _, out = jax.lax.scan(step, jnp.zeros((T,), jnp.int32), pos)
+    _, out = jax.lax.scan(step, jnp.zeros((K,), jnp.int32), jnp.arange(T, dtype=jnp.int32))
     return out
+
+
+def overflow_generations(lengths, rho, cap, max_generation: int) -> jax.Array:
+    """``(T, T)`` generations of ``overflow(K)`` along time: `overflow_levels` made dense.
+    MODEL §10 (``overflow``)."""
+    return generations_from_levels(
+        overflow_levels(lengths, rho, cap, max_generation), lengths.shape[0]
+    )
+
+
+def periodic_levels(sessions: int, period: int, window: int) -> np.ndarray:
+    """``(T, 1)`` level counts of ``periodic(m, w)``: ``c_1 = clip(m floor(t/m) - w, 0, t)``."""
+    t = np.arange(1, sessions + 1)
+    return np.clip(period * (t // period) - window, 0, t).astype(np.int32)[:, None]
 
 
 def _newest_first(T: int) -> tuple[np.ndarray, np.ndarray]:
@@ -200,12 +236,106 @@ def evidence_outcome(lengths, gens, n_units, qtype, op: int, budgets, st: Stream
     return quantized_success(support, pr.acc_raw[qtype], pr.acc_guess), kept_e >= len_e
 
 
+def evidence_levels(P, lengths, levels, n_units, qtype, op: int, budgets, st: StreamStatic, pr):
+    """`evidence_outcome` from level counts, ``O(n_levels)`` per time instead of ``O(T)``.
+
+    Args:
+      P: `prefix_sums` of ``lengths`` ``(T + 1,)``. lengths: ``(T,)``.
+      levels: ``(nB or 1, Tsel, n_levels)`` level counts per time row (`overflow_levels`).
+      n_units: ``(Tsel,)``; qtype, op, budgets: as `evidence_outcome`.
+
+    With ``prefix`` and ``cut`` packing, most recent first, the evidence (the ``n``-th most recent
+    unit, ``s_e = t - n + 1``) keeps its tokens by the total of the newer units alone:
+    ``kept = L_e`` if ``before + L_e <= B``, else 0 (``prefix``) or ``clip(B - before, 0, L_e)``
+    (``cut``), where ``before = sum_l rho^l (mass of sessions s_e + 1 .. t with exactly l
+    passes)``, read off the running totals ``P``. The same numbers as packing every unit, up to
+    float32 rounding of ``before`` (another summation order: a unit at the budget's edge can
+    differ). ``skip`` packing depends on every unit's fit and keeps `evidence_outcome`. MODEL §10.
+    """
+    T = st.sessions
+    tsel = levels.shape[-2]
+    n_lev = levels.shape[-1]
+    t = jnp.arange(T - tsel, T, dtype=jnp.int32)  # 0-based time of each row
+    rho = pr.compress[op]
+    powers = jnp.power(rho, jnp.arange(n_lev + 1, dtype=jnp.float32))
+    s_e = t - (n_units - 1)  # the evidence unit, 0-based
+    edges = jnp.concatenate(
+        [
+            jnp.broadcast_to((t + 1)[:, None], levels.shape[:-1] + (1,)),
+            levels,
+            jnp.zeros(levels.shape[:-1] + (1,), jnp.int32),
+        ],
+        axis=-1,
+    )  # (.., Tsel, n_lev + 2), non-increasing
+    lo, hi = (s_e + 1)[:, None], (t + 1)[:, None]
+    e = jnp.clip(edges, lo, hi)
+    before = jnp.sum(powers * (P[e[..., :-1]] - P[e[..., 1:]]), axis=-1)  # (.., Tsel)
+    gen_e = jnp.sum(s_e[:, None] < levels, axis=-1).astype(jnp.int32)
+    len_e = lengths[s_e] * jnp.power(rho, gen_e.astype(jnp.float32))
+    b = budgets[:, None]
+    total = before + len_e
+    if st.packing == "prefix":
+        kept_e = jnp.where(total <= b, len_e, jnp.zeros((), len_e.dtype))
+    else:  # cut
+        kept_e = jnp.where(total <= b, len_e, jnp.clip(b - before, 0.0, len_e))
+    phi = jnp.power(pr.fidelity[op, qtype], gen_e.astype(jnp.float32))
+    support = phi * kept_fraction(kept_e, len_e)
+    return quantized_success(support, pr.acc_raw[qtype], pr.acc_guess), kept_e >= len_e
+
+
 def query_timeline(key, budgets, st: StreamStatic, pr: StreamParams):
     """One stream: ``(rows, nB, T)`` quantized successes and ``(n_ops, K + 1, nB)`` by generation.
 
     Rows: ``retain-all``, then for each operator (``OPERATORS`` order) each consolidating policy of
-    ``st.policies``. MODEL §10.
+    ``st.policies``. ``prefix`` and ``cut`` packing run on level counts (`evidence_levels`,
+    `overflow_levels`): the cost per stream is linear in ``T``; ``skip`` runs
+    `query_timeline_dense` (``O(T^2)``). MODEL §10.
     """
+    if st.packing == "skip":
+        return query_timeline_dense(key, budgets, st, pr)
+    T = st.sessions
+    lengths, qtype, n_units = draw_stream(key, st, pr)
+    P = prefix_sums(lengths)
+
+    def outcome(levels, op, n=n_units):
+        return evidence_levels(P, lengths, levels, n, qtype, op, budgets, st, pr)
+
+    m_ret, fits_raw = outcome(jnp.zeros((1, T, 0), jnp.int32), 0)
+    rows = [m_ret]
+    by_gen = []
+    periodic = jnp.asarray(periodic_levels(T, st.period, st.window))[None]
+    for op in range(len(OPERATORS)):
+        rho = pr.compress[op]
+        over = None
+        for policy in st.policies:
+            if policy == "retain-all":
+                continue
+            if policy == "periodic":
+                m, _ = outcome(periodic, op)
+            elif policy in ("overflow", "tiered"):
+                if over is None:
+                    lv = overflow_levels(lengths, rho, pr.cap, st.max_generation)[None]
+                    over, _ = outcome(lv, op)
+                m = over if policy == "overflow" else jnp.where(fits_raw, m_ret, over)
+            else:  # budget-aware: the cap is the budget
+                lv = jax.vmap(
+                    lambda b, rho=rho: overflow_levels(lengths, rho, b, st.max_generation)
+                )(budgets)
+                m, _ = outcome(lv, op)
+            rows.append(m)
+        n_lev = st.n_generations - 1
+        ks = jnp.arange(st.n_generations, dtype=jnp.int32)
+        # every unit passed k times at the last session: c_l = T for l <= k
+        fixed = jnp.where(jnp.arange(1, n_lev + 1)[None, :] <= ks[:, None], T, 0)
+        m_k = jax.vmap(lambda c, op=op: outcome(c[None, None, :], op, n_units[-1:])[0][:, 0])(
+            fixed.astype(jnp.int32)
+        )
+        by_gen.append(m_k)
+    return jnp.stack(rows), jnp.stack(by_gen)
+
+
+def draw_stream(key, st: StreamStatic, pr: StreamParams):
+    """A stream's draws: session lengths ``(T,)``, query type, units that must fit ``(T,)``."""
     T = st.sessions
     k_len, k_type, k_age = jax.random.split(key, 3)
     lengths = sample_lengths(k_len, st.family, pr.len_p1, pr.len_p2, (T,)).astype(jnp.float32)
@@ -216,6 +346,18 @@ def query_timeline(key, budgets, st: StreamStatic, pr: StreamParams):
         n_units = jnp.minimum(jnp.floor(u * t.astype(jnp.float32)).astype(jnp.int32) + 1, t)
     else:
         n_units = t
+    return lengths, qtype, n_units
+
+
+def query_timeline_dense(key, budgets, st: StreamStatic, pr: StreamParams):
+    """One stream: ``(rows, nB, T)`` quantized successes and ``(n_ops, K + 1, nB)`` by generation.
+
+    Rows: ``retain-all``, then for each operator (``OPERATORS`` order) each consolidating policy of
+    ``st.policies``. Every time row packs the whole memory (``O(T^2)`` per stream): the
+    direct form of MODEL §10, run for ``skip`` packing and as `query_timeline`'s reference.
+    """
+    T = st.sessions
+    lengths, qtype, n_units = draw_stream(key, st, pr)
     zeros = jnp.zeros((1, T, T), jnp.int32)
     m_ret, fits_raw = evidence_outcome(lengths, zeros, n_units, qtype, 0, budgets, st, pr)
     rows = [m_ret]

@@ -354,3 +354,15 @@ def test_cli_quick_json_end_to_end(tmp_path):
     assert [row["devices"] for row in obj["scaleout"]] == [1, 2]
     assert all(row["same_totals"] for row in obj["scaleout"])
     assert (tmp_path / "bench.json").is_file() and (tmp_path / "bench.md").is_file()
+
+
+@pytest.mark.slow  # two compilations of the kernel: ~6 s under load
+def test_timeline_numpy_equals_the_kernel_smoke():
+    """MODEL §10: the numpy timeline (the bench's baseline) gives the JAX kernel's success
+    probabilities on the same draws (prefix packing: the same float32 running totals; XLA's and
+    numpy's float32 pow may differ in the last bit: one 2**-24 grid step)."""
+    from retcon.bench._timeline_bench import bench_timeline
+
+    (row,) = bench_timeline(0, (4,), queries=8, repeats=1)
+    assert row["max_diff_grid_steps"] <= 1
+    assert row["jax_s_per_query"] > 0 and row["numpy_s_per_query"] > 0

@@ -202,3 +202,37 @@ def test_timeline_default_scenario_json(capsys):
         assert all(lo <= m <= hi for lo, m, hi in zip(u["lower"], u["utility"], u["upper"]))
     assert {c["operator"] for c in report["crossover"]} == {"merge", "abstract", "rewrite"}
     assert "theory" in report and report["theory"].startswith("does not apply")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("packing", ["prefix"])  # cut: same `before`; 30 s more
+def test_linear_kernel_equals_dense_kernel(tmp_path, packing):
+    """MODEL §10, §2 (packing): the level-count kernel (linear in T) gives the numbers of packing
+    every unit at every time. prefix: identical; cut: kept = B - before, whose float32 sum runs in
+    another order, so success probabilities agree to a few 2**-24 grid steps."""
+    import dataclasses
+
+    import jax
+
+    import sim
+    from sim._timeline import query_timeline, query_timeline_dense, stream_params
+
+    ss = sim.load_stream(
+        _stream_toml(
+            tmp_path,
+            "sessions = 7\ncap = 400.0\nmax_generation = 3\n"
+            'session_length = {dist = "exponential", mean = 150.0}\n',
+        )
+    )
+    ss = dataclasses.replace(ss, scenario=dataclasses.replace(ss.scenario, packing=packing))
+    st, pr = stream_params(ss, ("retain-all", "periodic", "tiered", "budget-aware"))
+    keys = jax.random.split(jax.random.key(3), 16)
+    budgets = jax.numpy.asarray([150.0, 400.0, 900.0], jax.numpy.float32)
+
+    def run(f):
+        return [np.asarray(x) for x in jax.jit(jax.vmap(lambda k: f(k, budgets, st, pr)))(keys)]
+
+    (a, ga), (b, gb) = run(query_timeline), run(query_timeline_dense)
+    tol = 0 if packing == "prefix" else 128  # grid steps of 2**-24
+    assert np.abs(a - b).max() <= tol and np.abs(ga - gb).max() <= tol
+    assert len(np.unique(a)) >= 5 and (a[:, 1:] != a[:, :1]).any()  # not all at one value

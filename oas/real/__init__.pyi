@@ -69,6 +69,8 @@ from ._text import make_tokenizer as make_tokenizer
 from ._text import match_terms as match_terms
 from ._text import split_sentences as split_sentences
 from ._text import stem as stem
+from ._timeline import survival as survival
+from ._timeline import survival_report as survival_report
 from ._types import Conversation as Conversation
 from ._types import OperatorBackend as OperatorBackend
 from ._types import Query as Query

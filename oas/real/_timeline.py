@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 from collections.abc import Sequence
 from datetime import datetime
 from typing import NamedTuple
@@ -411,9 +410,12 @@ def timeline_report(
 ) -> dict:
     """The LoCoMo timeline (module docstring): survival against passes per operator and first-pass
     backend, the geometric-or-not answer, utility per policy against time at each budget with
-    per-conversation t-intervals, and each operator's crossover time with a conversation-bootstrap
-    interval (`theory.crossover_interval`'s rule). MODEL §10."""
+    per-conversation t-intervals, and each operator's crossover time with a Webb wild cluster
+    bootstrap interval over conversations (`theory.crossover_interval`'s rule). MODEL §10."""
+    import jax
+
     import theory
+    from retcon.inference import wild_cluster_replicates
 
     if isinstance(passes, bool) or not isinstance(passes, int) or not 1 <= passes <= MAX_PASSES:
         raise InputError(f"--passes must be an integer in [1, {MAX_PASSES}]; got {passes!r}.")
@@ -445,20 +447,16 @@ def timeline_report(
                     "upper": [hi for _, _, hi in cells],
                 }
             )
-    rng = np.random.default_rng(seed)
     g = len(conversations)
-    idx = rng.integers(0, g, size=(resamples, g))
+    key = jax.random.key(seed)
     crossover = []
     for op in OPERATORS:
         d = stacked[("periodic", op)] - stacked[("retain-all", None)]  # (G, nB, T)
-        with warnings.catch_warnings():  # a time no conversation reaches: NaN, passed over
-            warnings.simplefilter("ignore", RuntimeWarning)
-            point = np.nanmean(d, axis=0)
-            reps = (
-                np.stack([np.nanmean(d[i], axis=0) for i in idx])
-                if resamples
-                else np.zeros((0,) + point.shape)
-            )
+        # few groups (G = 10): Webb wild cluster replicates of the mean curve over conversations,
+        # calibrated to the Student-t interval on G - 1 df (retcon.inference); a time no
+        # conversation reaches is NaN and passed over
+        point, reps = wild_cluster_replicates(key, d, n_resamples=max(resamples, 1), level=level)
+        reps = reps[:resamples]
         ci = theory.crossover_interval(times, -point, -reps, level=level)
         first = theory.first_positive_time(np.nan_to_num(point))
         for bi, b in enumerate(budgets):

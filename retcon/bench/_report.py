@@ -336,6 +336,24 @@ def render_report(result: dict) -> str:
                 "OAS ridge grid (4 actions x 20 penalties x 5 grouped folds x 7 budgets): JAX vs numpy and scikit-learn",
             )
         )
+    if result.get("timeline"):
+        parts.append(
+            table(
+                result["timeline"],
+                [
+                    (k, k)
+                    for k in (
+                        "sessions",
+                        "queries",
+                        "jax_s_per_query",
+                        "numpy_s_per_query",
+                        "numpy_over_jax",
+                        "max_diff_grid_steps",
+                    )
+                ],
+                "Timeline kernel (MODEL §10, prefix, retain-all/overflow/periodic): JAX vs numpy, same draws",
+            )
+        )
     if result.get("bootstrap"):
         parts.append(
             table(

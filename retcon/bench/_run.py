@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from retcon.errors import InputError
 
-BENCHMARKS = ("bootstrap", "oas", "sim", "budgets", "scaleout", "profile")
+BENCHMARKS = ("bootstrap", "oas", "sim", "budgets", "scaleout", "profile", "timeline")
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,7 @@ class BenchConfig:
       budget_counts, budget_queries: the cost-against-budgets table.
       device_counts, scaleout_queries: the forced-host-device table.
       profile_queries: queries in the profiled chunk.
+      timeline_sessions, timeline_queries: the timeline kernel vs numpy, per session count.
       resamples: bootstrap resamples.
       repeats: interleaved repeats for the in-process timings (best kept).
       scenario: simulation preset or TOML path.
@@ -42,6 +43,8 @@ class BenchConfig:
     device_counts: tuple[int, ...] = (1, 2, 4, 8)
     scaleout_queries: int = 262144
     profile_queries: int = 65536
+    timeline_sessions: tuple[int, ...] = (20, 40, 80)
+    timeline_queries: int = 1024
     resamples: int = 2000
     repeats: int = 3
     scenario: str = "locomo-like"
@@ -54,7 +57,14 @@ class BenchConfig:
             raise InputError(
                 f"BenchConfig.only must be a non-empty subset of {list(BENCHMARKS)}; got {list(self.only)}."
             )
-        for f in ("sim_sizes", "oas_sizes", "bootstrap_sizes", "budget_counts", "device_counts"):
+        for f in (
+            "sim_sizes",
+            "oas_sizes",
+            "bootstrap_sizes",
+            "budget_counts",
+            "device_counts",
+            "timeline_sessions",
+        ):
             v = getattr(self, f)
             if not v or any(isinstance(x, bool) or not isinstance(x, int) or x < 1 for x in v):
                 raise InputError(f"BenchConfig.{f} must be positive integers; got {list(v)}.")
@@ -62,6 +72,7 @@ class BenchConfig:
             "budget_queries",
             "scaleout_queries",
             "profile_queries",
+            "timeline_queries",
             "resamples",
             "repeats",
             "copy_mib",
@@ -91,6 +102,8 @@ QUICK = BenchConfig(
     device_counts=(1, 2),
     scaleout_queries=4096,
     profile_queries=2048,
+    timeline_sessions=(10, 20),
+    timeline_queries=128,
     resamples=2000,
     repeats=1,
     copy_mib=32,
@@ -196,5 +209,12 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
 
         say("simulation: stage profile")
         result["profile"] = profile_sim(seed, config.scenario, config.profile_queries)
+    if "timeline" in config.only:
+        from retcon.bench._timeline_bench import bench_timeline
+
+        say("timeline kernel vs numpy")
+        result["timeline"] = bench_timeline(
+            seed, config.timeline_sessions, queries=config.timeline_queries, repeats=config.repeats
+        )
     result["targets"] = targets(result)
     return result

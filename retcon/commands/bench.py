@@ -62,7 +62,7 @@ def register(subparsers) -> None:
         "--only",
         default=None,
         metavar="LIST",
-        help="comma-separated subset of bootstrap,oas,sim,budgets,scaleout,profile (default: all)",
+        help="comma-separated subset of bootstrap,oas,sim,budgets,scaleout,profile,timeline (default: all)",
     )
     p.add_argument(
         "--sizes",

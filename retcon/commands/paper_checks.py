@@ -52,6 +52,12 @@ def register(subparsers) -> None:
         "predicted type, side by side; does OAS's gain over best-fixed survive? (minutes)",
     )
     p.add_argument(
+        "--over-time",
+        action="store_true",
+        help="add the ungraded section 'beyond the paper: memory over time' (needs --out): "
+        "inverted U in passes, geometric loss per pass, budget-aware vs overflow and retain-all",
+    )
+    p.add_argument(
         "--paired",
         metavar="FILE",
         action="append",
@@ -128,7 +134,11 @@ def run(args: argparse.Namespace) -> int:
             )
     if args.reader_name and not args.paired:
         raise InputError("--reader-name names --paired files; give --paired FILE too.")
-    for flag, given in (("--magnitude", args.magnitude), ("--end-to-end", args.end_to_end)):
+    for flag, given in (
+        ("--magnitude", args.magnitude),
+        ("--end-to-end", args.end_to_end),
+        ("--over-time", args.over_time),
+    ):
         if given and args.out is None:
             raise InputError(f"{flag} needs --out DIR (it appends a section to DIR/REPORT.md).")
     if args.out is not None:
@@ -188,6 +198,11 @@ def _run(args: argparse.Namespace, claims, config) -> int:
 
                 log.info("paper-checks: beyond the paper: end to end")
                 end_to_end = append_end_to_end(out.stage, ws)
+            if args.over_time:
+                from paper_checks._overtime import append_overtime, locomo_or_none
+
+                log.info("paper-checks: beyond the paper: memory over time")
+                append_overtime(out.stage, locomo_or_none(config.data))
     if args.json:
         from retcon.cli import print_json
 

@@ -1,0 +1,84 @@
+"""Beyond the paper: memory over time (MODEL §10): the YES / NO / UNDECIDED rules on inputs whose
+answer is known, and the option's bad-input contract."""
+
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+
+from paper_checks._overtime import beats, inverted_u, overtime_markdown
+from retcon.cli import main
+from retcon.vocab import OPERATORS
+
+
+def _row(u, half=0.01):
+    u = np.asarray(u, float)
+    return {
+        "operator": "merge",
+        "budget": 512.0,
+        "utility": u,
+        "lower": u - half,
+        "upper": u + half,
+    }
+
+
+def test_inverted_u_rule():
+    """MODEL §10 (best number of passes k*): an interior peak clear of both ends is YES; a
+    monotone curve is NO; a peak inside the noise is UNDECIDED."""
+    assert inverted_u({"by_generation": [_row([0.2, 0.5, 0.3])]})["answer"] == "YES"
+    assert inverted_u({"by_generation": [_row([0.6, 0.4, 0.1])]})["answer"] == "NO"
+    assert inverted_u({"by_generation": [_row([0.30, 0.31, 0.30])]})["answer"] == "UNDECIDED"
+
+
+class _Result(NamedTuple):
+    rows: tuple
+    outcome: np.ndarray
+
+
+def _result(shift, q=200, seed=0):
+    rng = np.random.default_rng(seed)
+    rows = (("retain-all", None),) + tuple(
+        (p, o) for o in OPERATORS for p in ("overflow", "budget-aware")
+    )
+    out = rng.uniform(0.2, 0.6, (q, len(rows), 2, 5))
+    for i, (p, _) in enumerate(rows):
+        if p == "budget-aware":
+            out[:, i] += shift + rng.normal(0, 0.05, (q, 2, 5))
+    return _Result(rows, out)
+
+
+@pytest.mark.parametrize(("shift", "answer"), [(0.2, "YES"), (-0.2, "NO")])
+def test_beats_rule(shift, answer):
+    """A policy shifted clearly above (below) its baseline in every cell is YES (NO)."""
+    r = _result(shift)
+    assert beats(r, "budget-aware", "retain-all", [256.0, 1024.0])["answer"] == answer
+
+
+def test_beats_rule_undecided_without_difference():
+    r = _result(0.0)
+    r.outcome[:, 2::2] = r.outcome[:, 0:1]  # budget-aware == retain-all exactly
+    assert beats(r, "budget-aware", "retain-all", [256.0, 1024.0])["answer"] == "UNDECIDED"
+
+
+def test_markdown_names_every_statement():
+    cell = {"lower": 0.1, "upper": 0.2}
+    sec = {
+        "scenario": "locomo-stream",
+        "queries": 8,
+        "inverted_u": {"answer": "YES", "cells": [{"inverted_u": True}]},
+        "geometric_loss": {"answer": "UNDECIDED", "verdicts": {}, "skipped": "no LoCoMo data"},
+        "budget_aware_beats_overflow": {"answer": "YES", "cells": [cell]},
+        "budget_aware_beats_retain_all": {"answer": "YES", "cells": [cell]},
+    }
+    md = overtime_markdown(sec)
+    assert "## Beyond the paper: memory over time" in md and md.count("| YES |") == 3
+
+
+def test_over_time_needs_out(capsys):
+    try:
+        rc = main(["paper-checks", "--over-time"])
+    except SystemExit as e:
+        rc = e.code
+    assert rc == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--over-time needs --out" in err[0]
