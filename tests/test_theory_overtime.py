@@ -319,3 +319,18 @@ def test_closed_forms_match_the_derivation():
         assert float(OF.exponential_best_generation(length, b, phi, rho)) == pytest.approx(
             float(exp_k(length, b, phi, rho)), rel=1e-10
         )
+
+
+@pytest.mark.parametrize("gap", [1e-7, 1e-12, 1e-15])
+def test_exponential_stationary_budget_near_the_branch_point(gap):
+    """MODEL §10 (exponential k*): y* solves y / (e^y - 1) = r also where r -> 1, where W_{-1}'s
+    argument rounds onto -1/e (it returned NaN there, and k* became -2^63)."""
+    phi = 0.05 * (1.0 + gap)
+    r = OF.loss_ratio(phi, 0.05)
+    y = OF.exponential_stationary_budget(r)
+    assert y > 0.0
+    assert y / math.expm1(y) == pytest.approx(r, rel=1e-14)
+    dist = theory.make_length_dist("exponential", mean=500.0)
+    best = O.closed_form_best_generation(dist, [1.0], compress_ratio=0.05, fidelity=phi, **READER)
+    assert best.best_generation[0] >= 0
+    assert np.isfinite(best.utility[0])

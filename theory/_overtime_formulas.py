@@ -46,7 +46,20 @@ def exponential_stationary_budget(r: float) -> float:
     """
     import scipy.special as sc
 
-    return float(-r - sc.lambertw(-r * math.exp(-r), -1).real)
+    y = float(-r - sc.lambertw(-r * math.exp(-r), -1).real)
+    if not (math.isfinite(y) and y > 0.0):
+        # Near r = 1 the argument of W_{-1} rounds onto (or past) the branch point -1/e and W
+        # returns NaN; y* is small there, and the series y* ~ 2(1 - r) starts Newton instead.
+        y = 2.0 * (1.0 - r)
+    # Newton's method on y / expm1(y) = r polishes either start (W_{-1} loses digits near the
+    # branch point; expm1 keeps the equation accurate for small y).
+    for _ in range(4):
+        if y <= 0.0:
+            return 0.0
+        em1 = math.expm1(y)
+        df = (em1 - y * (em1 + 1.0)) / em1**2
+        y -= (y / em1 - r) / df
+    return max(y, 0.0)
 
 
 def exponential_best_generation(mean, budget, phi, rho):
