@@ -88,7 +88,7 @@ class StressResult(NamedTuple):
     memory_size: int
 
 
-def _memory_outcome(key, knobs, budgets, st: K.Structure, pr: K.Params, M: int):
+def _memory_outcome(key, knobs, budgets, st: K.KernelStructure, pr: K.Params, M: int):
     """Per query of one memory: ``m`` for ret, local and all contexts, and ``G_B``.
 
     Returns ``(m_ret (n_cond, M, nB), m_loc (n_cond, M, nB, 3), m_all (n_cond, M, nB, 3),

@@ -79,6 +79,7 @@ def test_numpy_bootstrap_is_the_percentile_of_the_shared_resamples():
     assert np.all(lo <= hi)
 
 
+@pytest.mark.slow  # moved from the fast tier to keep it under 3 minutes on 2 cores
 def test_oas_bench_smoke():
     """JAX grid, numpy's closed form, multi-target Ridge and GridSearchCV choose the same
     penalties, coefficients within 1e-6 (float64)."""
@@ -231,6 +232,7 @@ def test_best_numpy_equals_per_budget_packing(noise):
         np.testing.assert_array_equal(S.event_block_sums(t, b, 3, 8), S.block_sums(ref, rows, 8))
 
 
+@pytest.mark.slow  # moved from the fast tier to keep it under 3 minutes on 2 cores
 def test_worker_tasks_in_process():
     """The subprocess tasks, run in this process at a tiny size: fields present and consistent."""
     from retcon.bench import _worker

@@ -797,6 +797,7 @@ def test_verbosity_options_set_the_package_loggers(capsys):
     capsys.readouterr()
 
 
+@pytest.mark.slow  # moved from the fast tier to keep it under 3 minutes on 2 cores
 def test_pair_simulate_defaults_to_the_simulate_scenario(tmp_path, capsys):
     """`retcon pair simulate` without --scenario uses sim.DEFAULT_PRESET, as `retcon simulate`."""
     import sim

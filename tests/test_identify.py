@@ -207,6 +207,7 @@ def test_identify_input_errors(locomo_small):
         oas.grouped_folds(jax.random.key(0), d.group_id, 99)
 
 
+@pytest.mark.slow  # moved from the fast tier to keep it under 3 minutes on 2 cores
 def test_cli_identify_json_and_files(tmp_path, capsys, locomo_small):
     from retcon.cli import main
 

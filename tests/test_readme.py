@@ -32,6 +32,7 @@ def test_readme_example_splits_its_key():
         assert uses == 1, f"{k} is used {uses} times; each subkey should be used exactly once"
 
 
+@pytest.mark.slow  # moved from the fast tier to keep it under 3 minutes on 2 cores
 def test_readme_example_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code = readme_api_example()

@@ -50,10 +50,10 @@ from sim.kernel._draws import (
     Draw as Draw,
 )
 from sim.kernel._draws import (
-    Params as Params,
+    KernelStructure as KernelStructure,
 )
 from sim.kernel._draws import (
-    Structure as Structure,
+    Params as Params,
 )
 from sim.kernel._draws import (
     _lengths_of_type as _lengths_of_type,

@@ -25,7 +25,7 @@ MISS_STREAM = 1  # fold_in(query key, MISS_STREAM): the retriever's misses, apar
 FAMILIES = tuple(DIST_PARAMS)  # length families and their order: theory's one table
 
 
-class Structure(NamedTuple):
+class KernelStructure(NamedTuple):
     """The static (shape-setting) part of a scenario; one compilation per distinct value."""
 
     families: tuple[str, ...]  # record-length family per vocabulary slot
@@ -67,7 +67,7 @@ class Draw(NamedTuple):
     intact: jax.Array | None = None  # () bool, every record found; None when recall is 1 (static)
 
 
-def split(scenario: Scenario) -> tuple[Structure, Params]:
+def split(scenario: Scenario) -> tuple[KernelStructure, Params]:
     """Split a scenario into its static structure and its numeric parameters (vocabulary slots)."""
     vocab = scenario.query_types
     by_name = {t.name: t for t in scenario.types}
@@ -94,7 +94,7 @@ def split(scenario: Scenario) -> tuple[Structure, Params]:
         p2.append(b)
         acc.append(t.acc_raw)
         phi.append(t.fidelity)
-    st = Structure(
+    st = KernelStructure(
         tuple(fam),
         scenario.k_max,
         scenario.retriever.distractors,
@@ -118,7 +118,7 @@ def split(scenario: Scenario) -> tuple[Structure, Params]:
     return st, pr
 
 
-def _lengths_of_type(key, t, st: Structure, pr: Params, n: int) -> jax.Array:
+def _lengths_of_type(key, t, st: KernelStructure, pr: Params, n: int) -> jax.Array:
     """``n`` record lengths of query type ``t``: one draw per distinct family, then select."""
     families = sorted(set(st.families), key=FAMILIES.index)
     if len(families) == 1:
@@ -141,7 +141,7 @@ def _lengths_of_type(key, t, st: Structure, pr: Params, n: int) -> jax.Array:
     return draws[fam_of_type[t]]
 
 
-def draw_query(key: jax.Array, st: Structure, pr: Params) -> Draw:
+def draw_query(key: jax.Array, st: KernelStructure, pr: Params) -> Draw:
     """Draw one query: type, evidence cluster, distractors, retriever scores (MODEL §1-§2).
 
     With ``st.misses`` each cluster record is found with probability ``pr.recall``, from a key

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from sim.kernel._draws import Draw, Params, Structure, draw_query, query_keys
+from sim.kernel._draws import Draw, KernelStructure, Params, draw_query, query_keys
 from sim.kernel._ranking import (
     Frontier,
     candidate_records,
@@ -21,6 +21,7 @@ from sim.kernel._ranking import (
     pack_in_rank_order,
     prod_in_order,
 )
+from theory import reader_success
 
 GRID_BITS = 24  # success probabilities live on the grid 2**-24
 GRID = float(2**GRID_BITS)
@@ -161,14 +162,14 @@ def quantized_success(support: jax.Array, acc_raw, acc_guess) -> jax.Array:
     element: the barrier stops XLA from fusing (and contracting to FMA) the actions differently,
     so equal supports always give equal ``m`` (MODEL §2 reader)."""
     s = jax.lax.optimization_barrier(support)
-    p = jnp.clip(acc_guess + (acc_raw - acc_guess) * s, 0.0, 1.0)
+    p = jnp.asarray(reader_success(s, acc_raw, acc_guess))  # theory's §2 reader, one home
     return jnp.round(p * GRID).astype(jnp.int32)
 
 
 METHODS = ("frontier", "per-budget")
 
 
-def query_frontier(d: Draw, st: Structure, pr: Params) -> FrontierOutcome:
+def query_frontier(d: Draw, st: KernelStructure, pr: Params) -> FrontierOutcome:
     """The query's evidence frontier and outcome table (``prefix`` and ``cut`` packing)."""
     lengths, scores = candidate_records(d, pr)
     f = evidence_frontier(lengths, scores, st.k_max, st.packing)
@@ -176,7 +177,7 @@ def query_frontier(d: Draw, st: Structure, pr: Params) -> FrontierOutcome:
 
 
 def query_outcome(
-    key: jax.Array, budgets: jax.Array, st: Structure, pr: Params, method: str = "frontier"
+    key: jax.Array, budgets: jax.Array, st: KernelStructure, pr: Params, method: str = "frontier"
 ) -> tuple[Draw, QueryOutcome]:
     """Draw one query and evaluate every action at every budget (vmap this over keys).
 
@@ -194,6 +195,8 @@ def query_outcome(
 
 
 @partial(jax.jit, static_argnames=("st", "method"))
-def query_outcomes(root, idx, budgets, pr: Params, *, st: Structure, method: str = "frontier"):
+def query_outcomes(
+    root, idx, budgets, pr: Params, *, st: KernelStructure, method: str = "frontier"
+):
     """``(Draw, QueryOutcome)`` of the queries ``idx`` (query axis first), held in memory."""
     return jax.vmap(lambda k: query_outcome(k, budgets, st, pr, method))(query_keys(root, idx))

@@ -11,7 +11,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
-from sim.kernel._draws import Draw, Params, Structure, draw_query, query_keys
+from sim.kernel._draws import Draw, KernelStructure, Params, draw_query, query_keys
 from sim.kernel._reader import (
     FrontierOutcome,
     QueryOutcome,
@@ -37,7 +37,7 @@ def chunk_block_sums(
     budgets,
     pr: Params,
     *,
-    st: Structure,
+    st: KernelStructure,
     n_blocks: int,
     method: str = "frontier",
 ):
@@ -71,13 +71,13 @@ def chunk_block_sums(
 
 
 @partial(jax.jit, static_argnames=("st",))
-def chunk_draws(root, idx, pr: Params, *, st: Structure) -> Draw:
+def chunk_draws(root, idx, pr: Params, *, st: KernelStructure) -> Draw:
     """The draws of the queries ``idx`` (query axis first)."""
     return jax.vmap(lambda k: draw_query(k, st, pr))(query_keys(root, idx))
 
 
 @partial(jax.jit, static_argnames=("st",))
-def chunk_frontiers(d: Draw, pr: Params, *, st: Structure) -> FrontierOutcome:
+def chunk_frontiers(d: Draw, pr: Params, *, st: KernelStructure) -> FrontierOutcome:
     """The evidence frontier and outcome table of each query of a chunk of draws."""
     return jax.vmap(lambda x: query_frontier(x, st, pr))(d)
 
