@@ -297,6 +297,7 @@ def _theta_of(g, a, phi):
     )
 
 
+@pytest.mark.slow  # moved from the fast tier to keep it under 3 minutes on 2 cores
 def test_theory_router_with_true_parameters_predicts_the_true_probabilities():
     """MODEL §2, single-cluster scenario: the router's pre-generation structure (raw context and
     rho) is the true one, so with the scenario's reader it predicts every row's true p_a."""
@@ -338,6 +339,7 @@ def test_router_json_carries_the_theory_block(tmp_path, locomo_small):
         load_router(path)
 
 
+@pytest.mark.slow  # moved from the fast tier to keep it under 3 minutes on 2 cores
 def test_evaluate_scores_the_theory_router(locomo_small):
     from oas._evaluate import evaluation_json
 

@@ -399,6 +399,7 @@ def test_cli_without_locomo_skips_the_locomo_claim(tmp_path, capsys, monkeypatch
     assert "| 4 |" in md and "**SKIPPED**" in md
 
 
+@pytest.mark.slow  # moved from the fast tier to keep it under 3 minutes on 2 cores
 def test_claim4_on_real_locomo_subset():
     """The real LoCoMo path at small size: three readers, 20 questions (2 per conversation); every
     second reader is checked for admissibility before it is graded."""
