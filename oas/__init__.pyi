@@ -3,22 +3,29 @@
 
 from ._embed import HashedTfidf as HashedTfidf
 from ._embed import embed_texts as embed_texts
+from ._evaluate import DIFFERENCES as DIFFERENCES
 from ._evaluate import POLICIES as POLICIES
 from ._evaluate import Evaluation as Evaluation
+from ._evaluate import accuracy_figure as accuracy_figure
 from ._evaluate import best_fixed_actions as best_fixed_actions
 from ._evaluate import evaluate as evaluate
+from ._evaluate import evaluation_json as evaluation_json
+from ._evaluate import evaluation_table as evaluation_table
 from ._features import FEATURE_NAMES as FEATURE_NAMES
 from ._features import budget_fit_fraction as budget_fit_fraction
 from ._features import compute_features as compute_features
 from ._features import compute_features_batch as compute_features_batch
 from ._fit import fit_router as fit_router
 from ._fit import group_split as group_split
+from ._fit import split_sizes as split_sizes
 from ._identify import Identified as Identified
 from ._identify import ReaderParams as ReaderParams
 from ._identify import Structure as Structure
 from ._identify import identify as identify
 from ._identify import support_fractions as support_fractions
+from ._magnitude import format_report as format_report
 from ._magnitude import identify_report as identify_report
+from ._magnitude import plot_report as plot_report
 from ._mlp import MLPFit as MLPFit
 from ._mlp import fit_mlp as fit_mlp
 from ._mlp import predict_mlp as predict_mlp
@@ -32,6 +39,7 @@ from ._paired import PairedData as PairedData
 from ._paired import paired_from_rows as paired_from_rows
 from ._paired import read_paired as read_paired
 from ._paired import write_paired as write_paired
+from ._paired_format import format_of as format_of
 from ._paired_writer import PairedWriter as PairedWriter
 from ._paired_writer import existing_ids as existing_ids
 from ._policy import argmax_policy as argmax_policy
@@ -40,6 +48,8 @@ from ._policy import calibrate_crc as calibrate_crc
 from ._policy import calibrated_policy as calibrated_policy
 from ._policy import harm as harm
 from ._policy import margin as margin
+from ._predict import predict_rows as predict_rows
+from ._predict import write_predictions as write_predictions
 from ._retrieval_features import RETRIEVAL_FEATURE_NAMES as RETRIEVAL_FEATURE_NAMES
 from ._retrieval_features import RETRIEVAL_META_COLUMNS as RETRIEVAL_META_COLUMNS
 from ._retrieval_features import RecallCalibration as RecallCalibration
@@ -52,6 +62,7 @@ from ._ridge import fit_ridge as fit_ridge
 from ._ridge import grouped_folds as grouped_folds
 from ._ridge import predict_ridge as predict_ridge
 from ._router import Router as Router
+from ._router import check_router_overlap as check_router_overlap
 from ._router import load_router as load_router
 from ._router import save_router as save_router
 from ._simulate import simulate_paired as simulate_paired

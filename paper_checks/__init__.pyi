@@ -33,10 +33,15 @@ from ._experiments import EXPERIMENTS as EXPERIMENTS
 from ._loco import LocoEval as LocoEval
 from ._loco import loco_evaluate as loco_evaluate
 from ._loco import t_interval as t_interval
+from ._magnitude import append_magnitude as append_magnitude
 from ._oc import OC_TABLE as OC_TABLE
 from ._oc import rule_operating_characteristics as rule_operating_characteristics
+from ._overtime import append_overtime as append_overtime
+from ._overtime import locomo_or_none as locomo_or_none
 from ._paired import PairedSource as PairedSource
 from ._paired import load_paired_source as load_paired_source
+from ._report import format_measured as format_measured
+from ._report import format_oc_cell as format_oc_cell
 from ._report import render_markdown as render_markdown
 from ._report import report_json as report_json
 from ._report import write_report as write_report
@@ -49,6 +54,7 @@ from ._scaling import stratified_crossovers as stratified_crossovers
 from ._sources import DataMissing as DataMissing
 from ._sources import DependencyMissing as DependencyMissing
 from ._sources import Workspace as Workspace
+from ._sources import llm_configured as llm_configured
 from ._sources import locomo_path as locomo_path
 from ._sources import stable_id as stable_id
 from ._types import FAIL as FAIL

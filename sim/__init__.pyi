@@ -7,6 +7,13 @@ from ._crossover import bootstrap_crossover as bootstrap_crossover
 from ._crossover import simulated_crossover as simulated_crossover
 from ._instances import Instances as Instances
 from ._instances import simulate_instances as simulate_instances
+from ._multiprocess import ENV_PROCESS_ID as ENV_PROCESS_ID
+from ._multiprocess import check_processes as check_processes
+from ._multiprocess import initialize_from_env as initialize_from_env
+from ._multiprocess import launch as launch
+from ._plots import plot_decomposition as plot_decomposition
+from ._plots import plot_delta as plot_delta
+from ._plots import plot_phase as plot_phase
 from ._scenario import DEFAULT_PRESET as DEFAULT_PRESET
 from ._scenario import PRESETS as PRESETS
 from ._scenario import ClassifierConfig as ClassifierConfig

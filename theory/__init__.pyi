@@ -7,6 +7,7 @@ from . import symbolic as symbolic
 from ._checks import DIST_PARAMS as DIST_PARAMS
 from ._checks import DIST_SCALE_PARAM as DIST_SCALE_PARAM
 from ._checks import check_dist_params as check_dist_params
+from ._checks import check_model as check_model
 from ._crossover import REASON_NO_LOSS as REASON_NO_LOSS
 from ._crossover import REASON_USELESS as REASON_USELESS
 from ._crossover import REASON_WEAK as REASON_WEAK

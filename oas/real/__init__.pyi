@@ -47,6 +47,7 @@ from ._operators import make_operators as make_operators
 from ._pair import DEFAULT_BUDGETS as DEFAULT_BUDGETS
 from ._pair import ConversationContext as ConversationContext
 from ._pair import PairConfig as PairConfig
+from ._pair import format_table as format_table
 from ._pair import query_rows as query_rows
 from ._pair import summarize as summarize
 from ._readers import LexicalReader as LexicalReader
@@ -69,8 +70,13 @@ from ._text import make_tokenizer as make_tokenizer
 from ._text import match_terms as match_terms
 from ._text import split_sentences as split_sentences
 from ._text import stem as stem
+from ._timeline import MAX_PASSES as MAX_PASSES
 from ._timeline import survival as survival
 from ._timeline import survival_report as survival_report
+from ._timeline import timeline_report as timeline_report
+from ._timeline_plots import plot_by_generation as plot_by_generation
+from ._timeline_plots import plot_survival as plot_survival
+from ._timeline_plots import plot_utility as plot_utility
 from ._types import Conversation as Conversation
 from ._types import OperatorBackend as OperatorBackend
 from ._types import Query as Query

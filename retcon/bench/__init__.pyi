@@ -20,4 +20,5 @@ from ._sim_bench import bench_budgets as bench_budgets
 from ._sim_bench import bench_scaleout as bench_scaleout
 from ._sim_bench import bench_sim as bench_sim
 from ._sim_bench import check_sim_agreement as check_sim_agreement
+from ._sim_numpy import params_of as params_of
 from ._sim_numpy import simulate_numpy as simulate_numpy

@@ -86,8 +86,7 @@ def run(args) -> int:
     import dataclasses
     import logging
 
-    from retcon.bench._report import render_report
-    from retcon.bench._run import BENCHMARKS, BenchConfig, quick_config, run_bench
+    from retcon.bench import BENCHMARKS, BenchConfig, quick_config, render_report, run_bench
     from retcon.cli import print_json
     from retcon.errors import InputError, check_memory, memory_limit
     from retcon.output import (
@@ -138,7 +137,7 @@ def run(args) -> int:
         try:
             loaded = sim.load_scenario(args.scenario)  # before any benchmark runs
             if "sim" in changes.get("only", BENCHMARKS):
-                from retcon.bench._sim_numpy import params_of
+                from retcon.bench import params_of
 
                 params_of(loaded)  # the numpy kernel's own refusals (retriever.recall < 1)
         except InputError as e:

@@ -50,8 +50,7 @@ def run(args: argparse.Namespace) -> int:
     import jax
     import numpy as np
 
-    from oas._magnitude import format_report, identify_report, plot_report
-    from oas._paired import read_paired
+    from oas import format_report, identify_report, plot_report, read_paired
     from retcon.cli import print_json
     from retcon.errors import InputError
     from retcon.output import OutputSet, check_out_dir, sidecar, to_jsonable, write_json_atomic

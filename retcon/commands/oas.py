@@ -228,7 +228,7 @@ def _check_alpha(alpha: float) -> None:
 
 def _check_folds(folds: int, data, fractions, part: int, split_option: str, path: str) -> None:
     """``--folds`` against the groups the split leaves for training, in CLI words."""
-    from oas._fit import split_sizes
+    from oas import split_sizes
     from retcon.errors import InputError
 
     if folds < 2:
@@ -287,9 +287,7 @@ def _run_pair_simulate(args) -> int:
             "sim.simulate_instances), which is not available."
         ) from None
     scenario = args.scenario if args.scenario is not None else sim.DEFAULT_PRESET
-    from oas._paired import write_paired
-    from oas._paired_format import format_of
-    from oas._simulate import simulate_paired
+    from oas import format_of, simulate_paired, write_paired
 
     check_out_file("--output", args.output, inputs=[("--scenario", scenario)])
     try:
@@ -332,9 +330,7 @@ def _run_pair_simulate(args) -> int:
 def _run_fit(args) -> int:
     import jax
 
-    from oas._fit import fit_router
-    from oas._paired import read_paired
-    from oas._router import save_router
+    from oas import fit_router, read_paired, save_router
     from retcon.errors import check_range
     from retcon.output import check_out_file, sidecar
 
@@ -431,7 +427,7 @@ def fit_summary(router, path) -> str:
 
 def evaluation_summary(ev) -> str:
     """The default output of ``retcon evaluate``: overall metrics and the differences to best-fixed."""
-    from oas._evaluate import DIFFERENCES, evaluation_table
+    from oas import DIFFERENCES, evaluation_table
 
     table = evaluation_table(ev)
     head = table.split("\n\nAccuracy per budget")[0]
@@ -457,9 +453,14 @@ EVALUATE_FILES = (
 def _run_evaluate(args) -> int:
     import jax
 
-    from oas._evaluate import accuracy_figure, evaluate, evaluation_json, evaluation_table
-    from oas._paired import read_paired
-    from oas._router import load_router
+    from oas import (
+        accuracy_figure,
+        evaluate,
+        evaluation_json,
+        evaluation_table,
+        load_router,
+        read_paired,
+    )
     from retcon.cli import verbosity
     from retcon.errors import InputError, check_memory, memory_limit
     from retcon.output import (
@@ -548,9 +549,7 @@ def _run_evaluate(args) -> int:
 def _run_predict(args) -> int:
     import numpy as np
 
-    from oas._paired import read_paired
-    from oas._predict import predict_rows, write_predictions
-    from oas._router import check_router_overlap, load_router
+    from oas import check_router_overlap, load_router, predict_rows, read_paired, write_predictions
     from retcon.output import check_out_file
 
     check_out_file(

@@ -82,7 +82,7 @@ def paired_config(args: argparse.Namespace):
     simulation shown (the report is about the files)."""
     from pathlib import Path
 
-    from paper_checks._config import CheckConfig
+    from paper_checks import CheckConfig
     from retcon.errors import InputError
 
     for opt, bad in (
@@ -114,7 +114,7 @@ def paired_config(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
 
-    from paper_checks._config import CheckConfig
+    from paper_checks import CheckConfig
     from retcon.errors import InputError
     from retcon.output import check_out_dir
 
@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         claims = [c.strip() for c in args.claims.split(",") if c.strip()]
         if not claims:
             raise InputError(f"--claims must list claim ids such as 1,4,7; got {args.claims!r}.")
-        from paper_checks._claims import CHECKS
+        from paper_checks import CHECKS
 
         unknown = [c for c in claims if c not in CHECKS]
         if unknown:
@@ -149,13 +149,13 @@ def run(args: argparse.Namespace) -> int:
     overrides = {"data": args.data}
     if args.limit is not None:
         overrides["locomo_limit"] = args.limit
-    from paper_checks._sources import llm_configured
+    from paper_checks import llm_configured
 
     if llm_configured():  # claim 4: the llm reader too, when an endpoint is configured
         overrides["readers"] = READERS
     config = CheckConfig.full_scale(**overrides) if args.full else CheckConfig.fast(**overrides)
     if config.data is not None:  # fail early on a wrong --data, before any simulation
-        from paper_checks._sources import locomo_path
+        from paper_checks import locomo_path
 
         path = locomo_path(config.data)
         try:
@@ -174,9 +174,14 @@ def _run(args: argparse.Namespace, claims, config) -> int:
     """Measure the claims on ``config``'s data, write the report, print the verdicts."""
     import logging
 
-    from paper_checks._report import format_measured, format_oc_cell, report_json
-    from paper_checks._run import run_checks, write_run
-    from paper_checks._sources import Workspace
+    from paper_checks import (
+        Workspace,
+        format_measured,
+        format_oc_cell,
+        report_json,
+        run_checks,
+        write_run,
+    )
     from retcon.output import OutputSet
 
     log = logging.getLogger("paper_checks")
@@ -190,16 +195,16 @@ def _run(args: argparse.Namespace, claims, config) -> int:
         with OutputSet(args.out, last=("report.json", "REPORT.md")) as out:
             report = write_run(out.stage, results, ws, figures=not args.no_figures)
             if args.magnitude:
-                from paper_checks._magnitude import append_magnitude
+                from paper_checks import append_magnitude
 
                 append_magnitude(out.stage, ws)
             if args.end_to_end:
-                from paper_checks._endtoend import append_end_to_end
+                from paper_checks import append_end_to_end
 
                 log.info("paper-checks: beyond the paper: end to end")
                 end_to_end = append_end_to_end(out.stage, ws)
             if args.over_time:
-                from paper_checks._overtime import append_overtime, locomo_or_none
+                from paper_checks import append_overtime, locomo_or_none
 
                 log.info("paper-checks: beyond the paper: memory over time")
                 append_overtime(out.stage, locomo_or_none(config.data))

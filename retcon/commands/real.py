@@ -250,7 +250,7 @@ def llm_options(args) -> dict:
 
 
 def run_fetch(args) -> int:
-    from oas.real._fetch import fetch
+    from oas.real import fetch
 
     got = fetch(args.name, url=args.url, sha256=args.sha256)
     info = {
@@ -271,7 +271,7 @@ def run_fetch(args) -> int:
 
 
 def run_path(args) -> int:
-    from oas.real._fetch import DATASETS, cached_path, sha256_of
+    from oas.real import DATASETS, cached_path, sha256_of
 
     path = cached_path(args.name)
     present = path.is_file()
@@ -309,7 +309,7 @@ def _refuse_ignored_options(args) -> None:
 
 
 def run_pair(args) -> int:
-    from oas.real._run import PairJob, run_pair_job
+    from oas.real import PairJob, run_pair_job
     from retcon.output import check_out_file
 
     check_out_file(
@@ -353,7 +353,7 @@ def run_pair(args) -> int:
     if args.json:
         print_json(summary)
     else:
-        from oas.real._pair import format_table
+        from oas.real import format_table
 
         rep = summary["load"]
         print(

@@ -105,7 +105,7 @@ def register(subparsers) -> None:
 
 
 def _load(args):
-    from sim._scenario import load_scenario
+    from sim import load_scenario
 
     return load_scenario(args.config if args.config is not None else args.scenario)
 
@@ -314,7 +314,7 @@ def run_simulate(args) -> int:
         write_json_atomic,
         write_text_atomic,
     )
-    from sim._multiprocess import check_processes
+    from sim import check_processes
 
     t_start = time.perf_counter()
     processes = check_processes("--processes", getattr(args, "processes", 1))
@@ -325,9 +325,7 @@ def run_simulate(args) -> int:
         check_out_dir("--out", args.out, inputs=[("--config", args.config)])
     scenario = _load(args)
 
-    from sim._crossover import simulated_crossover
-    from sim._multiprocess import initialize_from_env, launch
-    from sim._simulate import simulate
+    from sim import initialize_from_env, launch, simulate, simulated_crossover
 
     if processes > 1:
         options = {k: v for k, v in vars(args).items() if k not in ("func", "processes")}
@@ -363,7 +361,7 @@ def run_simulate(args) -> int:
     if jax.process_index() != 0:  # multi-process: process 0 reports
         return 0
     if args.out:
-        from sim._plots import plot_decomposition, plot_delta
+        from sim import plot_decomposition, plot_delta
 
         with OutputSet(args.out, last=("sidecar.json",)) as out:
             t3 = time.perf_counter()
@@ -407,7 +405,7 @@ def stress_report(scenario, res) -> dict:
     import numpy as np
 
     from retcon.vocab import OPERATORS
-    from sim._stress import spillover_summary
+    from sim import spillover_summary
 
     summary = spillover_summary(res)
     conds = []
@@ -499,7 +497,7 @@ def run_stress(args) -> int:
         write_json_atomic,
         write_text_atomic,
     )
-    from sim._stress import stress
+    from sim import stress
 
     xb = _floats("--budget-spillover", args.budget_spillover)
     xr = _floats("--rank-spillover", args.rank_spillover)
@@ -528,7 +526,7 @@ def run_stress(args) -> int:
     report = stress_report(scenario, res)
     table = stress_table(scenario, res, report)
     if args.out:
-        from sim._plots import plot_phase
+        from sim import plot_phase
 
         with OutputSet(args.out, last=("sidecar.json",)) as out:
             plot_phase(res, scenario.name, out / "phase.png")

@@ -15,7 +15,7 @@ import sys
 import jax
 
 from retcon.errors import InputError, cli_spelling
-from sim._multiprocess import ENV_PROCESS_ID
+from sim import ENV_PROCESS_ID
 
 
 def _worker(spec: str) -> int:

@@ -119,7 +119,7 @@ def compute(args) -> dict:
 
     import theory
     from retcon.errors import Spell
-    from theory._checks import check_model
+    from theory import check_model
 
     params = {k: getattr(args, k) for k in DIST_OPTIONS}
     if args.dist is None and all(v is None for v in params.values()):

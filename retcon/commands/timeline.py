@@ -120,7 +120,7 @@ def run_locomo(args) -> int:
     for opt, val in (("--scenario", args.scenario), ("--queries", args.queries)):
         if val is not None:
             raise InputError(f"{opt} is for the simulation; `retcon timeline locomo` reads --data.")
-    from oas.real._timeline import MAX_PASSES
+    from oas.real import MAX_PASSES
 
     if not 1 <= args.passes <= MAX_PASSES:
         raise InputError(f"--passes must be an integer in [1, {MAX_PASSES}]; got {args.passes}.")
@@ -142,8 +142,7 @@ def run_locomo(args) -> int:
 
     if not Path(args.data).is_file():
         raise InputError(f"--data {args.data!r}: no such file (expected locomo10.json).")
-    from oas.real import load_locomo
-    from oas.real._timeline import timeline_report
+    from oas.real import load_locomo, timeline_report
 
     loaded = load_locomo(args.data)
     report = timeline_report(
@@ -158,7 +157,7 @@ def run_locomo(args) -> int:
     report = to_jsonable(report)
     text = locomo_table(report)
     if args.out:
-        from oas.real._timeline_plots import plot_survival, plot_utility
+        from oas.real import plot_survival, plot_utility
 
         with OutputSet(args.out, last=("sidecar.json",)) as out:
             plot_survival(report, out / "survival.png")
@@ -275,7 +274,7 @@ def run_simulated(args) -> int:
     report = to_jsonable(report)  # plain lists; NaN -> None (the status says why)
     text = timeline_table(report)
     if args.out:
-        from oas.real._timeline_plots import plot_by_generation, plot_utility
+        from oas.real import plot_by_generation, plot_utility
 
         with OutputSet(args.out, last=("sidecar.json",)) as out:
             plot_utility(report, out / "utility.png")
