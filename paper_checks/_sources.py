@@ -207,12 +207,15 @@ class Workspace:
             if name.startswith("paired:"):
                 out.append(v.describe())
             elif name.startswith("locomo:"):
-                path = locomo_path(self.config.data)
+                try:
+                    path = locomo_path(self.config.data)
+                except DataMissing:  # paired data handed to the workspace, not read from a file
+                    path = None
                 out.append(
                     {
                         "name": name.split(":", 1)[1],
-                        "path": str(path),
-                        "sha256": file_sha256(path),
+                        "path": None if path is None else str(path),
+                        "sha256": None if path is None else file_sha256(path),
                         "n_rows": int(v.n),
                         "n_queries": len(np.unique(np.asarray(v.query_id).astype(str))),
                         "n_groups": len(np.unique(np.asarray(v.group_id).astype(str))),
