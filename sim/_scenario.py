@@ -546,18 +546,32 @@ def load_scenario(path_or_name: str | Path | None = None) -> Scenario:
       InputError: an unknown preset, a missing or unparsable file, or a bad key (one line that
         names the file, the key, the expected and the given value).
     """
-    if path_or_name is None:
-        path_or_name = DEFAULT_PRESET
-    s = str(path_or_name)
-    if s in PRESETS:
+    s = DEFAULT_PRESET if path_or_name is None else str(path_or_name)
+    data, source = read_scenario_toml(
+        s, PRESETS, f"unknown scenario {s!r}; expected one of {list(PRESETS)} or a .toml file."
+    )
+    try:
+        return scenario_from_dict(data)
+    except InputError as e:
+        raise InputError(f"{source}: {e}") from None
+
+
+def read_scenario_toml(s: str, presets, unknown: str) -> tuple[dict, str]:
+    """The parsed TOML of a preset name in ``presets`` (``sim/presets/NAME.toml``) or of a file,
+    and the source that error lines name (``preset 'NAME'`` or the file name); the one reader of
+    scenario files (``load_scenario``, ``load_stream``).
+
+    Raises:
+      InputError: ``unknown`` for a name that is neither a preset nor a ``.toml`` path; an
+        unreadable file, or invalid UTF-8 or TOML, naming the file.
+    """
+    if s in presets:
         text = resources.files("sim").joinpath("presets", f"{s}.toml").read_text(encoding="utf-8")
         source = f"preset {s!r}"
     else:
         p = Path(s)
-        if not p.suffix == ".toml" and not p.exists():
-            raise InputError(
-                f"unknown scenario {s!r}; expected one of {list(PRESETS)} or a .toml file."
-            )
+        if p.suffix != ".toml" and not p.exists():
+            raise InputError(unknown)
         from retcon.errors import decode_utf8
 
         try:
@@ -566,13 +580,9 @@ def load_scenario(path_or_name: str | Path | None = None) -> Scenario:
             raise InputError(f"cannot read scenario file {s}: {e.strerror or e}.") from None
         source = p.name
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text), source
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{source}: not valid TOML ({e}).") from None
-    try:
-        return scenario_from_dict(data)
-    except InputError as e:
-        raise InputError(f"{source}: {e}") from None
 
 
 def as_scenario(scenario, name: str = "scenario") -> Scenario:

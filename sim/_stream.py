@@ -22,14 +22,12 @@ References: MODEL §10 (stream, policies), §2 (packing, reader); docs/over-time
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from retcon.errors import InputError
 from sim import _checks as ck
-from sim._scenario import LengthConfig, Scenario, scenario_from_dict
+from sim._scenario import LengthConfig, Scenario, read_scenario_toml, scenario_from_dict
 from theory import AGE_LAWS, DIST_PARAMS
 
 STREAM_PRESETS = ("locomo-stream", "single-cluster-stream")
@@ -114,27 +112,12 @@ def load_stream(path_or_name: str | Path | None = None) -> StreamScenario:
       InputError: an unknown preset, an unreadable or invalid file (one line naming it and the key).
     """
     s = DEFAULT_STREAM_PRESET if path_or_name is None else str(path_or_name)
-    if s in STREAM_PRESETS:
-        text = resources.files("sim").joinpath("presets", f"{s}.toml").read_text(encoding="utf-8")
-        source = f"preset {s!r}"
-    else:
-        p = Path(s)
-        if p.suffix != ".toml" and not p.exists():
-            raise InputError(
-                f"--scenario: unknown stream scenario {s!r}; expected one of "
-                f"{list(STREAM_PRESETS)} or a .toml file."
-            )
-        from retcon.errors import decode_utf8
-
-        try:
-            text = decode_utf8(p.read_bytes(), str(p))
-        except OSError as e:
-            raise InputError(f"cannot read scenario file {s}: {e.strerror or e}.") from None
-        source = p.name
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"{source}: not valid TOML ({e}).") from None
+    data, source = read_scenario_toml(
+        s,
+        STREAM_PRESETS,
+        f"--scenario: unknown stream scenario {s!r}; expected one of "
+        f"{list(STREAM_PRESETS)} or a .toml file.",
+    )
     try:
         return stream_from_dict(data)
     except InputError as e:
