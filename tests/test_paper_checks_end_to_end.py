@@ -157,7 +157,9 @@ def test_section_on_a_locomo_subset():
             ("predicted", ws.locomo_end_to_end("predicted")[0]),
         )
     }
-    assert ids["oracle"] == ids["gold"] == ids["predicted"] and len(ids["oracle"]) == 30 * len(ws.config.budgets)
+    assert ids["oracle"] == ids["gold"] == ids["predicted"] and len(ids["oracle"]) == 30 * len(
+        ws.config.budgets
+    )
     r = section["results"]
     assert "retrieval_recall" not in r["oracle"]
     assert 0 < r["e2e"]["retrieval_recall"]["cluster"] < 1
