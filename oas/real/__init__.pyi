@@ -71,9 +71,12 @@ from ._text import match_terms as match_terms
 from ._text import split_sentences as split_sentences
 from ._text import stem as stem
 from ._timeline import MAX_PASSES as MAX_PASSES
+from ._timeline import llm_pass_survival as llm_pass_survival
+from ._timeline import stream_prefix as stream_prefix
 from ._timeline import survival as survival
 from ._timeline import survival_report as survival_report
 from ._timeline import timeline_report as timeline_report
+from ._timeline import utility_by_passes as utility_by_passes
 from ._timeline_plots import plot_by_generation as plot_by_generation
 from ._timeline_plots import plot_survival as plot_survival
 from ._timeline_plots import plot_utility as plot_utility

@@ -38,7 +38,7 @@ from oas._text import content_tokens, normalize
 from oas.real._operators import make_operators
 from oas.real._readers import lexical_correct
 from oas.real._text import make_tokenizer
-from oas.real._types import Conversation, Query, Record
+from oas.real._types import Conversation, OperatorBackend, Query, Record
 from retcon.errors import InputError
 from retcon.vocab import OPERATORS
 
@@ -102,18 +102,26 @@ def evidence_session_ids(conversation: Conversation, query: Query) -> tuple[str,
 
 
 def pass_chain(
-    conversation: Conversation, operator: str, passes: int, first: str = "extractive"
+    conversation: Conversation,
+    operator: str,
+    passes: int,
+    first: str = "extractive",
+    *,
+    later: OperatorBackend | None = None,
 ) -> dict[str, list[str]]:
     """``{session_id: [text after 0, 1, .., passes passes]}`` for one operator (module docstring).
 
-    A pass that returns nothing (all text dropped) leaves an empty unit from then on.
+    ``later`` is the backend of passes ``k >= 2`` (default ``extractive``; an ``LLMOperators``
+    for summaries of summaries by a language model, see `llm_pass_survival`). A pass that
+    returns nothing (all text dropped) leaves an empty unit from then on.
     """
     if operator not in OPERATORS:
         raise InputError(
             f"pass_chain: operator must be one of {list(OPERATORS)}; got {operator!r}."
         )
     first_backend = make_operators(first)
-    later = make_operators("extractive")
+    if later is None:
+        later = make_operators("extractive")
     out: dict[str, list[str]] = {}
     for s in conversation.sessions:
         records: list[Record] = list(s.records)
@@ -151,13 +159,19 @@ class Survival(NamedTuple):
 
 
 def survival(
-    conversations: Sequence[Conversation], operator: str, passes: int, first: str = "extractive"
+    conversations: Sequence[Conversation],
+    operator: str,
+    passes: int,
+    first: str = "extractive",
+    *,
+    later: OperatorBackend | None = None,
 ) -> Survival:
-    """Per conversation, how many answerable questions survive ``k`` passes (module docstring)."""
+    """Per conversation, how many answerable questions survive ``k`` passes (module docstring;
+    ``later``: the backend of passes ``k >= 2``, as in `pass_chain`)."""
     tok = make_tokenizer("regex")
     surv, risk, lens = [], [], []
     for c in conversations:
-        chain = pass_chain(c, operator, passes, first)
+        chain = pass_chain(c, operator, passes, first, later=later)
         counts = np.zeros(passes + 1)
         n_risk = 0
         for q in c.queries:
@@ -488,3 +502,119 @@ def timeline_report(
         "crossover": crossover,
         "crossover_policy": "periodic",
     }
+
+
+# --------------------------------------------------------------------------- llm passes
+
+
+def stream_prefix(conversation: Conversation, sessions: int) -> Conversation:
+    """The conversation as its stream holds it at time ``sessions`` (`stream_steps`): its first
+    ``sessions`` sessions in date order and the questions asked by then (every evidence session
+    among them). ``sessions`` past the end gives every session. A subset for slow operators."""
+    if isinstance(sessions, bool) or not isinstance(sessions, int) or sessions < 1:
+        raise InputError(f"stream_prefix: sessions must be an integer >= 1; got {sessions!r}.")
+    steps = stream_steps(conversation)
+    step = steps[min(sessions, len(steps)) - 1]
+    held = set(step.session_ids)
+    asked = {q.query_id for q in step.queries}
+    return Conversation(
+        conversation.conversation_id,
+        tuple(s for s in conversation.sessions if s.session_id in held),
+        tuple(q for q in conversation.queries if q.query_id in asked),
+    )
+
+
+def utility_by_passes(
+    conversation: Conversation, chain: dict[str, list[str]], budgets: Sequence[float]
+) -> np.ndarray:
+    """``(nB, K + 1)`` accuracy, at the stream's last time, of the questions asked then when every
+    unit has gone through ``k`` passes: units packed most recent first (prefix packing,
+    ``theory.pack_reference``), the lexical reader on the units packed whole (MODEL §10, §2).
+    NaN where no question with a content answer is asked. ``chain``: `pass_chain`'s output."""
+    import theory
+
+    tok = make_tokenizer("regex")
+    step = stream_steps(conversation)[-1]
+    newest = list(reversed(step.session_ids))
+    passes = len(chain[newest[0]]) - 1
+    answers = [set(content_tokens(q.answer)) for q in step.queries]
+    answers = [a for a in answers if a]
+    out = np.full((len(budgets), passes + 1), np.nan)
+    if not answers:
+        return out
+    for k in range(passes + 1):
+        lens = np.array([tok.count(chain[s][k]) for s in newest], float)
+        words = [set(normalize(chain[s][k]).split()) for s in newest]
+        kept = theory.pack_reference(
+            np.broadcast_to(lens, (len(budgets), len(lens))), np.asarray(budgets, float), "prefix"
+        )
+        for bi in range(len(budgets)):
+            ctx = set().union(*[w for w, n, kk in zip(words, lens, kept[bi]) if n > 0 and kk >= n])
+            out[bi, k] = float(np.mean([a <= ctx for a in answers]))
+    return out
+
+
+def llm_pass_survival(
+    conversations: Sequence[Conversation],
+    backend: OperatorBackend,
+    *,
+    operators: Sequence[str] = ("merge", "abstract"),
+    passes: int = 4,
+    first: str = "extractive",
+    sessions: int | None = None,
+    budgets: Sequence[float] = (256.0, 1024.0, 4096.0),
+    level: float = 0.95,
+) -> dict:
+    """Repeated consolidation with a language model (issue 21 item 3): pass 1 with ``first``,
+    passes ``2..passes`` with ``backend`` (an ``LLMOperators``; its cache makes a rerun free),
+    beside the ``extractive`` operator's passes on the same questions.
+
+    Per operator and later backend: `survival_report` (answer survival against passes with
+    Student-t intervals over conversations, the loss-model fits and verdict) and the utility
+    against passes (`utility_by_passes`) at each budget, with the same intervals.
+    ``sessions``: each conversation cut to its first sessions (`stream_prefix`) to bound the
+    number of calls. MODEL §10."""
+    if isinstance(passes, bool) or not isinstance(passes, int) or not 2 <= passes <= MAX_PASSES:
+        raise InputError(
+            f"llm_pass_survival: passes must be an integer in [2, {MAX_PASSES}]; got {passes!r}."
+        )
+    if first not in FIRST_PASS:
+        raise InputError(
+            f"llm_pass_survival: first must be one of {list(FIRST_PASS)}; got {first!r}."
+        )
+    convs = [stream_prefix(c, sessions) for c in conversations] if sessions else list(conversations)
+    out: dict = {
+        "conversations": len(convs),
+        "sessions": sessions,
+        "passes": passes,
+        "first": first,
+        "budgets": [float(b) for b in budgets],
+        "questions": int(sum(len(c.queries) for c in convs)),
+        "results": {},
+    }
+    for op in operators:
+        for name, later in (("extractive", None), (getattr(backend, "name", "llm"), backend)):
+            surv = survival(convs, op, passes, first, later=later)
+            util = np.stack(
+                [
+                    utility_by_passes(c, pass_chain(c, op, passes, first, later=later), budgets)
+                    for c in convs
+                ]
+            )  # (G, nB, K + 1)
+            out["results"][f"{first}/{op}/{name}"] = {
+                "survival": survival_report(surv, level),
+                "utility": [
+                    {
+                        "budget": float(b),
+                        "cells": [
+                            dict(
+                                zip(("mean", "lower", "upper"), t_interval(util[:, bi, k], level)),
+                                passes=k,
+                            )
+                            for k in range(passes + 1)
+                        ],
+                    }
+                    for bi, b in enumerate(budgets)
+                ],
+            }
+    return out

@@ -92,8 +92,111 @@ def register(subparsers) -> None:
         metavar="K",
         help="locomo: consolidation passes, 1..8 (default 4)",
     )
+    _add_llm_pass_options(p)
     add_common(p)
     p.set_defaults(func=run_timeline)
+
+
+def _add_llm_pass_options(p) -> None:
+    """``retcon timeline locomo``: passes 2 and later with the ``llm`` operator too, when an
+    endpoint is configured (flags, else ``RETCON_LLM_BASE_URL`` / ``OPENAI_BASE_URL``)."""
+    g = p.add_argument_group(
+        "llm passes",
+        "locomo: with an endpoint, passes 2..K are also made by the llm operator (docs/over-time.md)",
+    )
+    g.add_argument(
+        "--llm-base-url",
+        action="append",
+        default=None,
+        metavar="URL",
+        help="OpenAI-compatible endpoint, repeatable (default $RETCON_LLM_BASE_URL)",
+    )
+    g.add_argument("--llm-model", default=None, help="default $RETCON_LLM_MODEL")
+    g.add_argument("--llm-api-key", default=None, help="as in `retcon pair` (docs/llm.md)")
+    g.add_argument(
+        "--llm-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds per response before a retry (default 300)",
+    )
+    g.add_argument("--llm-cache", metavar="DIR", default=None, help="response cache folder")
+    g.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        metavar="N",
+        help="LLM requests in flight at once (default 8)",
+    )
+    g.add_argument(
+        "--llm-sessions",
+        type=int,
+        default=None,
+        metavar="N",
+        help="llm passes on each conversation's first N sessions (default: all)",
+    )
+    g.add_argument(
+        "--llm-conversations",
+        type=int,
+        default=None,
+        metavar="G",
+        help="llm passes on the first G conversations (default: all)",
+    )
+    g.add_argument(
+        "--llm-operators",
+        default="merge,abstract,rewrite",
+        metavar="OPS",
+        help="comma-separated operators for the llm passes (default: all three)",
+    )
+
+
+def _llm_backend(args):
+    """``(backend, operators)`` for the llm passes, or None without an endpoint; checks the
+    options before any work."""
+    from retcon.commands.real import llm_options
+    from retcon.vocab import OPERATORS
+
+    opts = llm_options(args)
+    if not opts["base_url"]:
+        for opt in ("llm_sessions", "llm_conversations", "llm_model"):
+            if getattr(args, opt) is not None:
+                raise InputError(
+                    f"--{opt.replace('_', '-')} needs an LLM endpoint (--llm-base-url or "
+                    "$RETCON_LLM_BASE_URL)."
+                )
+        return None
+    for opt in ("llm_sessions", "llm_conversations"):
+        v = getattr(args, opt)
+        if v is not None and v < 1:
+            raise InputError(f"--{opt.replace('_', '-')} must be an integer >= 1; got {v}.")
+    ops = [o.strip() for o in args.llm_operators.split(",") if o.strip()]
+    if not ops or any(o not in OPERATORS for o in ops):
+        raise InputError(
+            f"--llm-operators must list operators of {list(OPERATORS)}; got {args.llm_operators!r}."
+        )
+    if args.passes < 2:
+        raise InputError(f"the llm passes need --passes >= 2; got {args.passes}.")
+    from oas.real import make_operators
+
+    return make_operators("llm", **opts), ops
+
+
+def _llm_passes(args, llm, conversations, budgets) -> dict:
+    """The ``llm_passes`` section of the report (``oas.real.llm_pass_survival``)."""
+    from oas.real import llm_pass_survival
+
+    backend, ops = llm
+    convs = conversations[: args.llm_conversations] if args.llm_conversations else conversations
+    report = llm_pass_survival(
+        convs,
+        backend,
+        operators=ops,
+        passes=args.passes,
+        sessions=args.llm_sessions,
+        budgets=budgets,
+    )
+    report["llm_calls"] = backend.stats._asdict()
+    return report
 
 
 def run_timeline(args) -> int:
@@ -142,6 +245,7 @@ def run_locomo(args) -> int:
 
     if not Path(args.data).is_file():
         raise InputError(f"--data {args.data!r}: no such file (expected locomo10.json).")
+    llm = _llm_backend(args)
     from oas.real import load_locomo, timeline_report
 
     loaded = load_locomo(args.data)
@@ -153,6 +257,8 @@ def run_locomo(args) -> int:
         resamples=args.resamples,
         seed=args.seed,
     )
+    if llm is not None:
+        report["llm_passes"] = _llm_passes(args, llm, loaded.conversations, budgets)
     report["seed"] = args.seed
     report = to_jsonable(report)
     text = locomo_table(report)
@@ -223,7 +329,34 @@ def locomo_table(report: dict) -> str:
         name = u["policy"] + ("" if u["operator"] is None else "/" + u["operator"])
         if vals:
             lines.append(f"  {name:<24}{u['budget']:>8g}  {sum(vals) / len(vals):.3f}")
+    if "llm_passes" in report:
+        lines += _llm_table(report["llm_passes"])
     return "\n".join(lines)
+
+
+def _llm_table(r: dict) -> list[str]:
+    """The ``llm_passes`` section as text: survival and utility against passes, per later backend."""
+    sub = f"first {r['sessions']} sessions of each" if r["sessions"] else "all sessions"
+    lines = [
+        "",
+        f"Passes 2..{r['passes']} by the llm operator beside extractive ({r['conversations']} "
+        f"conversations, {sub}; pass 1: {r['first']}; LLM calls: {r.get('llm_calls')}):",
+    ]
+    for key, v in r["results"].items():
+        s = v["survival"]
+        cells = "  ".join(
+            f"k={c['passes']}: {c['mean']:.3f} [{_num(c['lower'])}, {_num(c['upper'])}]"
+            for c in s["survival"][1:]
+        )
+        lines.append(f"  {key:<30} at risk {s['questions_at_risk']:>3}  survival {cells}")
+        lines.append(f"  {'':<30} verdict: {s['verdict']}")
+        for u in v["utility"]:
+            cells = "  ".join(
+                f"k={c['passes']}: " + ("nan" if c["mean"] is None else f"{c['mean']:.3f}")
+                for c in u["cells"]
+            )
+            lines.append(f"  {'':<30} utility B={u['budget']:g}: {cells}")
+    return lines
 
 
 def run_simulated(args) -> int:
