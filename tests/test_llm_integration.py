@@ -143,10 +143,12 @@ def llama_server(tmp_path_factory):
 
 def _probe_chat(base_url: str, proc: subprocess.Popen, log_path: Path) -> None:
     """One tiny chat completion before any test uses the server. A llama.cpp build that dies on
-    it with a signal (SIGILL from a native build whose instructions this CPU or VM refuses, seen
-    with llama-cpp-python 0.3.36 built from source here) is a broken install of the third-party
-    server, not a failure of retcon: the tests skip with the signal and the log, even under
-    RETCON_REQUIRE_LLM=1 (which still fails on a missing server, model or data file)."""
+    it with a signal is a broken install of the third-party server: llama-cpp-python 0.3.36 built
+    from source with its default ``-march=native`` died here with SIGILL on an AMX instruction
+    (``tilezero`` in ``ggml_backend_amx_mul_mat``), which the portable build of docs/llm.md
+    (``CMAKE_ARGS="-DGGML_NATIVE=OFF"``, ``--no-cache-dir``) does not emit. Without
+    RETCON_REQUIRE_LLM the tests skip with the signal and the log; with it (CI, which installs the
+    portable build) that is a failure like a missing server, model or data file."""
     body = json.dumps(
         {
             "model": MODEL_ALIAS,
@@ -168,9 +170,11 @@ def _probe_chat(base_url: str, proc: subprocess.Popen, log_path: Path) -> None:
     except subprocess.TimeoutExpired:
         pytest.fail(f"llama_cpp.server did not answer a one-token chat probe: {failure}")
     if proc.returncode is not None and proc.returncode < 0:
-        pytest.skip(
+        _unavailable(
             f"llama_cpp.server died on its first chat completion with signal {-proc.returncode} "
-            f"(a broken native build of llama-cpp-python on this machine): {_tail(log_path)}"
+            "(a native build of llama-cpp-python this CPU or VM cannot run; reinstall it with "
+            'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --no-cache-dir --force-reinstall '
+            f"'llama-cpp-python[server]', docs/llm.md): {_tail(log_path)}"
         )
     pytest.fail(f"llama_cpp.server exited with {proc.returncode} on a chat probe: {failure}")
 

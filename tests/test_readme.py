@@ -66,3 +66,16 @@ def test_readme_example_type_checks(tmp_path):
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "0 errors" in proc.stdout
+
+
+def test_ci_runs_the_readmes_commands_verbatim():
+    """Every command `.ci/run` marks "(verbatim)" (the first command after that comment) is a
+    line of the README: the install and test commands a reader copies are the ones CI runs."""
+    root = Path(__file__).resolve().parents[1]
+    ci = (root / ".ci" / "run").read_text().splitlines()
+    readme = set((root / "README.md").read_text().splitlines())
+    marked = [i for i, line in enumerate(ci) if line.startswith("#") and "(verbatim)" in line]
+    assert len(marked) >= 2  # the fast tier and the llm tier
+    for i in marked:
+        cmd = next(line for line in ci[i + 1 :] if line.strip() and not line.startswith("#"))
+        assert cmd in readme, f".ci/run line not in the README: {cmd}"
