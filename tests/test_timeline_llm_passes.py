@@ -74,12 +74,18 @@ class _Counting:
         self.inner = make_operators("extractive")
         self.calls = 0
 
-    def __getattr__(self, action):
-        def run(records, conversation):
-            self.calls += 1
-            return getattr(self.inner, action)(records, conversation)
+    def _run(self, action, records, conversation):
+        self.calls += 1
+        return getattr(self.inner, action)(records, conversation)
 
-        return run
+    def rewrite(self, cluster, conversation):
+        return self._run("rewrite", cluster, conversation)
+
+    def merge(self, cluster, conversation):
+        return self._run("merge", cluster, conversation)
+
+    def abstract(self, cluster, conversation):
+        return self._run("abstract", cluster, conversation)
 
 
 @needs_locomo
