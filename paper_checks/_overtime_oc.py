@@ -17,7 +17,9 @@ synthetic worlds whose truth is set and whose spread is the simulation's own (as
   boundary of "does not beat") with the simulated spread.
 
 A rule's ``false_yes`` is the share of YES in its null world, ``power`` the share of YES in the true
-world, ``false_no`` the share of NO there. Targets: `paper_checks.operating.TARGETS` (false YES
+world, ``false_no`` the share of NO there; ``power_small`` is the share of YES in a world between
+the two, with a tenth of the simulated effect (``SMALL``: each stream moved a tenth of the way from
+the null world to the true one), to say how much of the power is the effect's size. Targets: `paper_checks.operating.TARGETS` (false YES
 <= 5%, power >= 80%, false NO <= 5%); a rule that misses them makes its statement UNDECIDED.
 
 Each rule comes in two strengths: ``marginal`` (every cell at ``z = 1.96``: the section's first
@@ -41,6 +43,8 @@ from retcon.vocab import OPERATORS
 
 #: Data sets per world at run time.
 N_DATASETS = 200
+#: The share of the simulated effect in the ``power_small`` world.
+SMALL = 0.1
 RULES = ("marginal", "simultaneous")
 
 
@@ -98,14 +102,15 @@ def _shares(answers: list[str]) -> dict:
     return {a: sum(x == a for x in answers) / n for a in ("YES", "NO", "UNDECIDED")}
 
 
-def _summary(null: list[str], true: list[str], n: int, q: int, null_name: str) -> dict:
-    ns, ts = _shares(null), _shares(true)
+def _summary(ans: dict[str, list[str]], n: int, q: int, null_name: str) -> dict:
+    ns, ts = _shares(ans["null"]), _shares(ans["true"])
     fy, pw, fn = ns["YES"], ts["YES"], ts["NO"]
     fp_t, pw_t, fn_t = TARGETS
     return {
         "false_yes": fy,
         "power": pw,
         "false_no": fn,
+        "power_small": _shares(ans["small"])["YES"],
         "null_world": null_name,
         "n_datasets": n,
         "queries": q,
@@ -132,7 +137,12 @@ def operating_overtime(r, *, key: jax.Array, n_datasets: int = N_DATASETS) -> di
     idx = rng.integers(0, q, (n_datasets, q))
     n_cells = len(OPERATORS) * len(r.budgets)
     out: dict = {}
-    worlds_u = {"true": r.by_generation, "null": plateau_null(r.by_generation)}
+    null_u = plateau_null(r.by_generation)
+    worlds_u = {
+        "true": r.by_generation,
+        "null": null_u,
+        "small": null_u + SMALL * (r.by_generation - null_u),
+    }
     out["inverted_u"] = {}
     for rule in RULES:
         z = cell_z(n_cells, rule)
@@ -143,13 +153,18 @@ def operating_overtime(r, *, key: jax.Array, n_datasets: int = N_DATASETS) -> di
             ]
             for w, g in worlds_u.items()
         }
-        s = _summary(ans["null"], ans["true"], n_datasets, q, "plateau after the peak")
+        s = _summary(ans, n_datasets, q, "plateau after the peak")
         out["inverted_u"][rule] = dict(s, z=z)
     for key_name, baseline in (
         ("budget_aware_beats_overflow", "overflow"),
         ("budget_aware_beats_retain_all", "retain-all"),
     ):
-        worlds = {"true": small, "null": centred_policy(small, "budget-aware", baseline)}
+        null = centred_policy(small, "budget-aware", baseline)
+        worlds = {
+            "true": small,
+            "null": null,
+            "small": null._replace(outcome=null.outcome + SMALL * (small.outcome - null.outcome)),
+        }
         out[key_name] = {}
         for rule in RULES:
             z = cell_z(n_cells, rule)
@@ -162,7 +177,7 @@ def operating_overtime(r, *, key: jax.Array, n_datasets: int = N_DATASETS) -> di
                 ]
                 for w, rr in worlds.items()
             }
-            s = _summary(ans["null"], ans["true"], n_datasets, q, "difference 0 in every cell")
+            s = _summary(ans, n_datasets, q, "difference 0 in every cell")
             out[key_name][rule] = dict(s, z=z)
     return out
 
@@ -170,6 +185,7 @@ def operating_overtime(r, *, key: jax.Array, n_datasets: int = N_DATASETS) -> di
 def fmt_operating(oc: dict) -> str:
     """One line: ``false YES a%, power b%, false NO c% (n data sets of Q streams)``."""
     return (
-        f"false YES {oc['false_yes']:.1%}, power {oc['power']:.1%}, false NO {oc['false_no']:.1%} "
-        f"({oc['n_datasets']} data sets of {oc['queries']} streams per world)"
+        f"false YES {oc['false_yes']:.1%}, power {oc['power']:.1%} ({oc['power_small']:.1%} at "
+        f"a tenth of the effect), false NO {oc['false_no']:.1%} ({oc['n_datasets']} data sets "
+        f"of {oc['queries']} streams per world)"
     )
