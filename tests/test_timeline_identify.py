@@ -152,3 +152,18 @@ def test_identify_on_locomo(capsys, tmp_path):
     t = rep["misfit"]["per-pass/crossover_time"]
     assert not t["misfit"] and t["coverage"]["share"] >= 0.8
     assert (out / "timeline_identify.json").is_file() and (out / "sidecar.json").is_file()
+
+
+@pytest.mark.slow
+def test_identify_rules_in_worlds_with_known_truth():
+    """Error rates of the misfit rule and coverage of the predictive intervals (MODEL §10): where
+    H10 holds neither chain is called misfit and the intervals hold most observed values; where
+    survival levels off, H10's chain is called misfit for k*, the measured per-pass chain is not."""
+    from oas.real._timeline_identify import identify_operating
+
+    good = identify_operating(3, worlds=12, truth="h10")
+    for v in good.values():
+        assert v["misfit_rate"] <= 0.25 and v["coverage"] >= 0.8
+    bad = identify_operating(3, worlds=12, truth="levels-off")
+    assert bad["h10/best_generation"]["misfit_rate"] >= 0.75
+    assert bad["per-pass/best_generation"]["misfit_rate"] <= 0.25

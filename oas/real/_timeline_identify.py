@@ -397,3 +397,129 @@ def _pooled_coverage(block) -> dict:
     cov = sum(c["covered"] for c in block)
     n = sum(c["with_interval"] for c in block)
     return {"covered": int(cov), "intervals": int(n), "share": cov / n if n else math.nan}
+
+
+# --------------------------------------------------------------------------- synthetic worlds
+
+
+def synthetic_conversation(rng, *, support, ratio, sessions, per_session, shape, mean):
+    """One synthetic conversation whose truth is set: i.i.d. gamma session lengths, ``per_session``
+    questions about each session (asked from that session on), a question surviving ``k`` passes
+    iff its uniform draw is below ``support[k]`` (nested passes), units of ``ratio[k]`` times
+    their raw length. Returns ``(survived (K + 1,), at_risk, lengths (K + 1,), session lengths,
+    ok (T, K + 1) per session and pass: how many of its questions survive)``."""
+    lengths = rng.gamma(shape, mean / shape, sessions)
+    u = rng.uniform(size=(sessions, per_session))
+    ok = (u[:, :, None] < np.asarray(support)[None, None, :]).sum(1)  # (T, K + 1)
+    survived = ok.sum(0).astype(float)
+    return survived, float(sessions * per_session), lengths.mean() * np.asarray(ratio), lengths, ok
+
+
+def synthetic_observed(lengths, ok, per_session, budgets, ratio) -> dict:
+    """``t*`` and ``k*`` observed in a synthetic conversation, as `observed_over_time` reads them
+    on text: prefix packing most recent first (the query about session ``s`` at time ``t`` is
+    answered iff sessions ``s..t`` fit after ``k`` passes, and it survived them)."""
+    import theory
+
+    T, K1 = ok.shape
+    acc = np.zeros((len(budgets), K1, T))  # accuracy of the questions asked at t, k passes
+    for t in range(1, T + 1):
+        newer = np.cumsum(lengths[:t][::-1])[::-1]  # newer[s] = L_s + .. + L_{t-1}
+        for bi, b in enumerate(budgets):
+            fit = newer[None, :] * np.asarray(ratio)[:, None] <= b  # (K + 1, t)
+            acc[bi, :, t - 1] = (fit * ok[:t].T).sum(1) / (t * per_session)
+    d = acc[:, 1] - acc[:, 0]
+    last = acc[:, :, -1]
+    top = last.max(1, keepdims=True)
+    return {
+        "crossover_time": theory.first_positive_time(d),
+        "best_generation": np.argmax(last >= top - 1e-12, axis=1).astype(np.float64),
+    }
+
+
+def identify_operating(
+    seed: int,
+    *,
+    worlds: int = 50,
+    truth: str = "h10",
+    n_groups: int = 10,
+    passes: int = 4,
+    budgets: Sequence[float] = (1024.0, 4096.0),
+    per_session: int = 4,
+) -> dict:
+    """Error rates of `timeline_identify`'s rules in synthetic worlds where the truth is known.
+
+    ``truth``: ``h10`` (survival ``0.6^k``, length ``0.3^k``: H10 holds, so neither chain should
+    say misfit) or ``levels-off`` (survival ``0.25 + 0.75 * 0.35^k``, length ratio ``0.3, 0.12,
+    0.1, 0.1``: H10's chain is wrong for ``k*``). Per world: ``G`` conversations of 19 to 32
+    sessions (gamma lengths, mean 760 tokens, shape 4: LoCoMo-like), the leave-one-out fit,
+    prediction and comparison of `timeline_identify`.
+
+    Returns:
+      ``{chain/quantity: {"misfit_rate", "coverage", "agree"}}`` over the worlds.
+    """
+    k = np.arange(passes + 1, dtype=np.float64)
+    if truth == "h10":
+        support, ratio = 0.6**k, 0.3**k
+    elif truth == "levels-off":
+        support = 0.25 + 0.75 * 0.35**k
+        ratio = np.array([1.0, 0.3, 0.12, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1])[: passes + 1]
+    else:
+        raise InputError(f"identify_operating: truth must be h10 or levels-off; got {truth!r}.")
+    from retcon.inference import holm
+
+    rng = np.random.default_rng(seed)
+    b = [float(x) for x in budgets]
+    tally: dict = {
+        f"{ch}/{q}": {"misfit": [], "covered": 0, "intervals": 0, "agree": []}
+        for ch in CHAINS
+        for q in QUANTITIES
+    }
+    for _ in range(worlds):
+        convs = []
+        for _g in range(n_groups):
+            T = int(rng.integers(19, 33))
+            convs.append(
+                synthetic_conversation(
+                    rng,
+                    support=support,
+                    ratio=ratio,
+                    sessions=T,
+                    per_session=per_session,
+                    shape=4.0,
+                    mean=760.0,
+                )
+            )
+        obs = [synthetic_observed(c[3], c[4], per_session, b, ratio) for c in convs]
+        pred = {ch: {q: np.full((n_groups, len(b)), np.nan) for q in QUANTITIES} for ch in CHAINS}
+        for i in range(n_groups):
+            rest = [j for j in range(n_groups) if j != i]
+            fit = fit_pass_chain(
+                np.stack([convs[j][0] for j in rest]),
+                np.array([convs[j][1] for j in rest]),
+                np.stack([convs[j][2] for j in rest]),
+            )
+            for ch, vals in predict_over_time(fit, convs[i][3], b).items():
+                for q in QUANTITIES:
+                    pred[ch][q][i] = vals[q]
+        for ch in CHAINS:
+            for q in QUANTITIES:
+                o = np.stack([x[q] for x in obs])
+                cmp = [compare_held_out(pred[ch][q][:, bi], o[:, bi]) for bi in range(len(b))]
+                adj = holm([c["p_value"] for c in cmp])
+                t = tally[f"{ch}/{q}"]
+                t["misfit"].append(
+                    bool(np.nanmin(adj) <= 0.05) if np.isfinite(adj).any() else False
+                )
+                t["covered"] += sum(c["covered"] for c in cmp)
+                t["intervals"] += sum(c["with_interval"] for c in cmp)
+                t["agree"].append(float(np.mean([c["agree"] for c in cmp])))
+    return {
+        key: {
+            "misfit_rate": float(np.mean(t["misfit"])),
+            "coverage": t["covered"] / t["intervals"] if t["intervals"] else math.nan,
+            "agree": float(np.mean(t["agree"])),
+            "worlds": worlds,
+        }
+        for key, t in tally.items()
+    }
