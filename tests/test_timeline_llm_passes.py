@@ -153,3 +153,16 @@ def test_timeline_locomo_llm_options_bad_input(extra, needle, tmp_path, monkeypa
     rc = main(["timeline", "locomo", "--data", str(data), *extra])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and needle in err and len(err.splitlines()) == 1, err
+
+
+def test_survival_report_when_no_question_survives_a_pass():
+    """MODEL §10 (H10 fits): when every question is lost at the first pass, the maximum-likelihood
+    phi of the geometric law is 0; the fit must get there without overflowing (a real model's
+    passes on two one-session conversations drove the optimiser's logit to -745)."""
+    s = TL.Survival(
+        np.array([[3.0, 0, 0, 0], [2.0, 0, 0, 0]]), np.array([3.0, 2.0]), np.ones((2, 4))
+    )
+    r = TL.survival_report(s)
+    assert r["fits"]["geometric"]["phi"] < 1e-3
+    assert r["verdict"] == "undecided"  # two conversations
+    assert [c["mean"] for c in r["survival"]] == [1.0, 0.0, 0.0, 0.0]

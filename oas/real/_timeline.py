@@ -218,9 +218,18 @@ SURVIVAL_MODELS = {
 }
 
 
+def _logistic(x: float) -> float:
+    """``1 / (1 + exp(-x))`` without overflow: the optimiser drives a logit to -inf when no
+    question survives a pass (seen on a real model's passes)."""
+    if x >= 0:
+        return 1 / (1 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1 + e)
+
+
 def _curve(model: str, k, theta) -> np.ndarray:
-    phi = 1 / (1 + math.exp(-theta[0]))
-    c = 1 / (1 + math.exp(-theta[1]))
+    phi = _logistic(theta[0])
+    c = _logistic(theta[1])
     return np.clip(SURVIVAL_MODELS[model](k, phi, c), 1e-12, 1 - 1e-12)
 
 
@@ -248,7 +257,7 @@ def _fit(model: str, survived, at_risk) -> np.ndarray:
 
 
 def _params(theta) -> dict:
-    return {"phi": 1 / (1 + math.exp(-theta[0])), "c": 1 / (1 + math.exp(-theta[1]))}
+    return {"phi": _logistic(theta[0]), "c": _logistic(theta[1])}
 
 
 def survival_report(s: Survival, level: float = 0.95) -> dict:
