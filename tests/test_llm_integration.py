@@ -398,7 +398,7 @@ def test_paper_checks_on_a_real_models_paired_file(llama_server, tmp_path):
 
 def test_llm_passes_over_locomo_with_the_real_model(llama_server, tmp_path):
     """Issue 21 item 3: `retcon timeline locomo`'s llm passes (the command's own option handling,
-    then `oas.real.llm_pass_survival`): pass 1 extractive, passes 2..3 by the model, on the first
+    then `oas.real.llm_pass_survival`): pass 1 extractive, passes 2..3 of abstract by the model, on the first
     session of two conversations; survival starts at 1 and never rises, every model call is
     cached, and a rerun against a dead address gives the same report from the cache alone.
     (A model's pass may bring back a word an earlier pass dropped, so only the extractive
@@ -414,7 +414,7 @@ def test_llm_passes_over_locomo_with_the_real_model(llama_server, tmp_path):
         argv = ["timeline", "locomo", "--data", str(_locomo()), "--passes", "3"]
         argv += ["--llm-base-url", url, "--llm-model", MODEL_ALIAS]
         argv += ["--llm-cache", str(tmp_path / "cache"), "--llm-timeout", "120"]
-        argv += ["--llm-sessions", "1", "--llm-conversations", "2", "--llm-operators", "merge"]
+        argv += ["--llm-sessions", "1", "--llm-conversations", "2", "--llm-operators", "abstract"]
         args = build_parser().parse_args(argv)
         return _llm_passes(args, _llm_backend(args), convs, (64.0, 4096.0))
 
@@ -422,12 +422,13 @@ def test_llm_passes_over_locomo_with_the_real_model(llama_server, tmp_path):
     first = run(base_url)
     took = time.monotonic() - t0
     assert first["conversations"] == 2 and first["passes"] == 3
-    assert set(first["results"]) == {"extractive/merge/extractive", "extractive/merge/llm"}
+    assert set(first["results"]) == {"extractive/abstract/extractive", "extractive/abstract/llm"}
     for key, v in first["results"].items():
         s = [c["mean"] for c in v["survival"]["survival"]]
         assert s[0] == 1.0 and all(0.0 <= x <= 1.0 for x in s), (key, s)
     ext = [
-        c["mean"] for c in first["results"]["extractive/merge/extractive"]["survival"]["survival"]
+        c["mean"]
+        for c in first["results"]["extractive/abstract/extractive"]["survival"]["survival"]
     ]
     assert all(b <= a for a, b in zip(ext, ext[1:])), ext  # extraction only drops text
     calls = first["llm_calls"]
@@ -436,9 +437,9 @@ def test_llm_passes_over_locomo_with_the_real_model(llama_server, tmp_path):
     assert again["llm_calls"]["requests"] == 0 and again["llm_calls"]["hits"] > 0
     first.pop("llm_calls"), again.pop("llm_calls")
     assert json.dumps(again, default=str) == json.dumps(first, default=str)
-    llm = first["results"]["extractive/merge/llm"]["survival"]["survival"]
+    llm = first["results"]["extractive/abstract/llm"]["survival"]["survival"]
     print(
-        f"[llm] llm passes (2 conversations x 1 session, merge, 3 passes): {took:.1f} s for "
+        f"[llm] llm passes (2 conversations x 1 session, abstract, 3 passes): {took:.1f} s for "
         f"{calls['requests']} model calls; survival {[round(c['mean'], 3) for c in llm]}"
     )
 
