@@ -2,6 +2,7 @@
 ``retcon.lazy.attach_stub`` at run time; the package docstring is in ``__init__.py``)."""
 
 from . import kernel as kernel
+from . import numpy_kernel as numpy_kernel
 from ._crossover import SimulatedCrossover as SimulatedCrossover
 from ._crossover import bootstrap_crossover as bootstrap_crossover
 from ._crossover import simulated_crossover as simulated_crossover
@@ -24,9 +25,11 @@ from ._scenario import RetrieverConfig as RetrieverConfig
 from ._scenario import Scenario as Scenario
 from ._scenario import load_scenario as load_scenario
 from ._scenario import scenario_from_dict as scenario_from_dict
+from ._simulate import BACKENDS as BACKENDS
 from ._simulate import QueryArrays as QueryArrays
 from ._simulate import SimResult as SimResult
 from ._simulate import block_se as block_se
+from ._simulate import choose_backend as choose_backend
 from ._simulate import exact_mean as exact_mean
 from ._simulate import simulate as simulate
 from ._simulate import simulate_queries as simulate_queries

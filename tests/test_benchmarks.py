@@ -22,6 +22,7 @@ from retcon.bench import _sim_numpy as S
 from retcon.bench._bootstrap_bench import bootstrap_loop, make_data
 from retcon.bench._report import render_report, targets
 from retcon.bench._sim_bench import check_sim_agreement
+from sim import numpy_kernel as NK
 from tests._sim_helpers import make_scenario
 
 
@@ -195,9 +196,9 @@ def test_numpy_block_sums_match_a_python_loop():
 
 @pytest.mark.parametrize("noise", [0.0, 0.5])
 def test_best_numpy_equals_per_budget_packing(noise):
-    """MODEL §2-§4 (prefix): the best numpy's frontier (one sort for ret and rewrite, the
-    generated record placed in closed form) gives the per-budget packing's m, G_B and H_B on the
-    same draws (tied oracle scores too, and generated records of length ~0), and its event
+    """MODEL §2-§4 (prefix): sim.numpy_kernel's frontier (one sorting network for ret and rewrite,
+    the generated record placed in closed form) gives the per-budget packing's m, G_B and H_B on
+    the same draws (tied oracle scores too, and generated records of length ~0), and its event
     histogram gives the per-budget block sums for a chunk that starts off a block boundary."""
     order = "noisy" if noise else "oracle"
     for sc in (
@@ -223,13 +224,13 @@ def test_best_numpy_equals_per_budget_packing(noise):
     ):
         st_, pr = S.params_of(sc)
         b = np.asarray(sc.budgets, np.float32)
-        d = S.draw_best(np.random.default_rng(2), 600, st_, pr)
-        ref = S.evaluate(d, b, pr, "prefix")
-        t = S.frontier_best(d, pr)
-        for x, y in zip(S.outcome_of_frontier(t, b), ref):
+        c = NK.draw_columns(np.random.default_rng(2), 600, st_, pr)
+        ref = S.evaluate(NK.draw_of_columns(c), b, pr, "prefix")
+        t = NK.frontier_columns(c, pr)
+        for x, y in zip(NK.outcome_of_frontier(t, b), ref):
             np.testing.assert_array_equal(x, y)
         rows = np.arange(3, 603)
-        np.testing.assert_array_equal(S.event_block_sums(t, b, 3, 8), S.block_sums(ref, rows, 8))
+        np.testing.assert_array_equal(NK.event_block_sums(t, b, 3, 8), S.block_sums(ref, rows, 8))
 
 
 @pytest.mark.slow  # moved from the fast tier to keep it under 3 minutes on 2 cores

@@ -48,6 +48,7 @@ def check_sim_agreement(seed: int, scenario, n: int = N_CHECK) -> dict:
     from retcon.bench import _sim_numpy as S
     from sim import kernel as K
     from sim import load_scenario
+    from sim import numpy_kernel as NK
 
     sc = load_scenario(scenario) if isinstance(scenario, str) else scenario
     st, pr = K.split(sc)
@@ -65,10 +66,10 @@ def check_sim_agreement(seed: int, scenario, n: int = N_CHECK) -> dict:
     ]
     best_sums_equal = True
     if st.packing == "prefix":  # the best numpy's frontier and its event histogram
-        t = S.frontier_best(d, npr)
-        others.append(S.outcome_of_frontier(t, b))
+        t = NK.frontier_columns(NK.columns_of(d), npr)
+        others.append(NK.outcome_of_frontier(t, b))
         best_sums_equal = np.array_equal(
-            S.event_block_sums(t, b, 0, 64), S.block_sums(ref, rows := np.arange(n), 64)
+            NK.event_block_sums(t, b, 0, 64), S.block_sums(ref, rows := np.arange(n), 64)
         )
     rows = np.arange(n)
     sums_jax = S.block_sums(ref, rows, 1).sum(0)
@@ -310,8 +311,8 @@ def interleaved_sim(
     b = np.asarray(sc.budgets, np.float64)
     key = jax.random.key(seed)
     fns = {
-        "jax": lambda: simulate(key, sc, n, b, progress=False),
-        "numpy_best": lambda: S.simulate_numpy_best(seed, sc, n, b),
+        "jax": lambda: simulate(key, sc, n, b, progress=False, backend="jax"),
+        "numpy_best": lambda: simulate(key, sc, n, b, progress=False, backend="numpy"),
         "numpy_frontier": lambda: S.simulate_numpy(seed, sc, n, b),
     }
     for f in fns.values():
