@@ -32,16 +32,18 @@ References: MODEL §2 (packing, reader), §3 (``G_B``, ``H_B``), §4 (coverage /
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sim.kernel import N_COLS, REDUNDANCY_CONCENTRATION, sorting_network, split
+from sim.kernel import REDUNDANCY_CONCENTRATION, sorting_network, split
 
 GRID = np.float32(2**24)
-CHUNK = 65536  # queries per chunk and per seeded Generator (fixed: part of the stream)
+CHUNK = 32768  # queries per chunk and per seeded Generator (fixed: part of the stream)
 
 
 class NpParams(NamedTuple):
@@ -390,34 +392,36 @@ def outcome_of_frontier(t: NpFrontier, budgets: np.ndarray) -> NpOutcome:
     return NpOutcome(m, grounded, some[..., :1] | some[..., 1:])
 
 
-# the histogram column of each of a query's 19 step events: G, H x 3, G and H x 3 (counts), m x 4
-# (at its threshold), m out of G_B x 4 (its step before G_B starts, and all of it when G_B starts)
-_EVENT_COLS = np.asarray([8, 9, 10, 11, 12, 13, 14, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7])[:, None]
+# the histogram column of a query's step events: 12 weighted ones over (block, position, 8
+# columns): m x 4 at its threshold, m out of G_B x 4 (its step when taken before G_B starts, and
+# all of it when G_B starts); 7 counts over (position, 7 columns): G, H x 3, G and H x 3
+_WEIGHTED_COLS = np.asarray([0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7])[:, None]
+_COUNT_COLS = np.arange(7)[:, None]
 
 
-def _per_block(x: np.ndarray, block: np.ndarray, n_blocks: int, aligned: bool) -> np.ndarray:
-    """``(rows, n)`` integers summed per block ``(n_blocks, rows)``."""
-    if aligned:
-        return x.reshape(x.shape[0], -1, n_blocks).sum(1).T
-    return np.stack([np.bincount(block, weights=r, minlength=n_blocks) for r in x], 1).astype(
-        np.int64
-    )
+class Histogram(NamedTuple):
+    """Step events of a chunk (or a run), before the running sum over the budgets:
+    ``weighted (n_blocks * (nB + 1) * 8,)`` float64 (integer values) of ``m`` and ``m`` out of
+    ``G_B`` per block; ``counts ((nB + 1) * 7,)`` int64 of ``G_B``, ``H_B`` and both over all
+    queries; ``base (n_blocks, 4)`` int64, the sum of each action's ``m`` below every threshold."""
+
+    weighted: np.ndarray
+    counts: np.ndarray
+    base: np.ndarray
 
 
-def event_block_sums(
+def event_histogram(
     t: NpFrontier, budgets: np.ndarray, start: int, n_blocks: int, table=None
-) -> np.ndarray:
-    """The 17 block sums ``(n_blocks, nB, 17)`` from step events, without a per-budget array.
+) -> Histogram:
+    """The step events of ``n`` queries (query ``start + i`` in block ``(start + i) % n_blocks``).
 
     Every column is a step function of the budget: ``m`` is ``m_absent`` below ``last_total`` and
     ``m_whole`` from it on, ``G_B`` holds from ``ret``'s threshold on (always when its last unit is
     absent-grounded), ``H_B`` from the least of ``first_total`` of ``ret`` and the operator. Each
-    query adds its steps at the thresholds' positions in the sorted budgets (``searchsorted``,
-    ``side="left"``: budget ``i`` is at or above ``w`` exactly when ``i >= #{budgets < w}``), one
-    ``bincount`` of the counts and one of the weighted steps build the (block, position, column)
-    histogram of the chunk (query ``start + i`` in block ``(start + i) % n_blocks``), and a running
-    sum over the budgets reads every budget's sums: integers throughout (float64 weights hold them
-    exactly: every bin is below 2**53). ``table``: ``bucket_table(budgets)``, made once per run.
+    query adds its steps at the thresholds' positions in the sorted budgets (``positions``: budget
+    ``i`` is at or above ``w`` exactly when ``i >= #{budgets < w}``), one ``bincount`` of the
+    weighted steps per block and one of the counts. Histograms of chunks add up (float64 holds the
+    integer bins exactly: each is below 2**53). ``table``: ``bucket_table(budgets)``.
     """
     n = t.last_total.shape[1]
     b = np.asarray(budgets, np.float32)
@@ -426,44 +430,81 @@ def event_block_sums(
     pos = positions(b, np.concatenate([t.last_total, h]), table)
     p_w, p_h = pos[:4], pos[4:]
     p_g = np.where(t.grounded_absent, 0, p_w[0])
-    aligned = start % n_blocks == 0 and n % n_blocks == 0
-    block = (start + np.arange(n)) % n_blocks
-    width = (nb + 1) * 15
-    base = block * width
-    size = n_blocks * width
+    at_c = np.empty((7, n), np.int64)
+    at_c[0], at_c[1:4], at_c[4:7] = p_g, p_h, np.maximum(p_h, p_g)
+    at_c *= 7
+    at_c += _COUNT_COLS
+    counts = np.bincount(at_c.ravel(), minlength=(nb + 1) * 7)
     m_lo = t.m_absent.astype(np.int64)
     step = t.m_whole.astype(np.int64) - m_lo
-    # out of G_B (columns 4-7): m up to ret's threshold p_g, 0 from it on
     early = step * (p_w < p_g)  # the step is taken before G_B starts
-    at = np.empty((19, n), np.int64)
-    at[0], at[1:4], at[4:7] = p_g, p_h, np.maximum(p_h, p_g)
-    at[7:11], at[11:15], at[15:19] = p_w, p_w, p_g
-    val = np.empty((19, n), np.float64)
-    val[0:7] = 1.0
-    val[7:11], val[11:15], val[15:19] = step, early, -(m_lo + early)
-    at *= 15
-    at += base
-    at += _EVENT_COLS
-    hist = np.rint(np.bincount(at.ravel(), val.ravel(), minlength=size)).astype(np.int64)
-    hist = hist.reshape(n_blocks, nb + 1, 15)[:, :nb]
-    s = np.cumsum(hist, axis=1)
-    lo = _per_block(m_lo, block, n_blocks, aligned)  # (n_blocks, 4)
-    s[..., 0:4] += lo[:, None]
-    s[..., 4:8] += lo[:, None]
+    at = np.empty((12, n), np.int64)
+    at[0:4], at[4:8], at[8:12] = p_w, p_w, p_g
+    val = np.empty((12, n), np.float64)
+    val[0:4], val[4:8], val[8:12] = step, early, -(m_lo + early)
+    block = (start + np.arange(n)) % n_blocks
+    at *= 8
+    at += block * ((nb + 1) * 8)
+    at += _WEIGHTED_COLS
+    weighted = np.bincount(at.ravel(), val.ravel(), minlength=n_blocks * (nb + 1) * 8)
+    if start % n_blocks == 0 and n % n_blocks == 0:
+        base = m_lo.reshape(4, -1, n_blocks).sum(1).T
+    else:
+        base = np.stack([np.bincount(block, weights=r, minlength=n_blocks) for r in m_lo], 1)
+        base = base.astype(np.int64)
+    return Histogram(weighted, counts, base)
+
+
+def sums_of_histogram(hist: Histogram, n_blocks: int, n_budgets: int) -> np.ndarray:
+    """The 17 columns ``(n_blocks, nB, 17)`` of ``sim.kernel`` from a histogram: a running sum over
+    the budgets. Columns 0-9 (``m`` per action, ``m_o - m_ret``, the same out of ``G_B``) are per
+    block; columns 10-16 (the ``G_B`` / ``H_B`` counts, reported as totals only) are the totals, in
+    block 0."""
+    nb = n_budgets
+    w = np.rint(hist.weighted).astype(np.int64).reshape(n_blocks, nb + 1, 8)[:, :nb]
+    s = np.cumsum(w, axis=1)
+    s += np.concatenate([hist.base, hist.base], axis=1)[:, None]
     m, out = s[..., 0:4], s[..., 4:8]
-    return np.concatenate(
-        [m, m[..., 1:] - m[..., :1], out[..., 1:] - out[..., :1], s[..., 8:15]], axis=-1
-    )
+    counts = np.zeros((n_blocks, nb, 7), np.int64)
+    counts[0] = np.cumsum(hist.counts.reshape(nb + 1, 7)[:nb], axis=0)
+    return np.concatenate([m, m[..., 1:] - m[..., :1], out[..., 1:] - out[..., :1], counts], -1)
+
+
+def event_block_sums(
+    t: NpFrontier, budgets: np.ndarray, start: int, n_blocks: int, table=None
+) -> np.ndarray:
+    """``sums_of_histogram(event_histogram(...))``: the chunk's ``(n_blocks, nB, 17)`` sums."""
+    hist = event_histogram(t, budgets, start, n_blocks, table)
+    return sums_of_histogram(hist, n_blocks, np.asarray(budgets).size)
+
+
+def default_threads() -> int:
+    """Threads for ``simulate_block_sums``: the cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def simulate_block_sums(
-    key: jax.Array, scenario, n_queries: int, budgets, *, n_blocks: int, on_chunk=None
+    key: jax.Array,
+    scenario,
+    n_queries: int,
+    budgets,
+    *,
+    n_blocks: int,
+    on_chunk=None,
+    threads: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Draw, rank and sum ``n_queries`` queries chunk by chunk (``CHUNK`` queries, one seeded
-    ``Generator`` each): ``(sums (n_blocks, nB, 17) int64, counts (n_blocks,) int64)``.
+    ``Generator`` each): ``(sums (n_blocks, nB, 17) int64, counts (n_blocks,) int64)``, the
+    count columns as totals in block 0 (``sums_of_histogram``).
 
     ``sim.simulate(..., backend="numpy")`` reads its result from these sums. Query ``i`` is in block
-    ``i % n_blocks``. ``on_chunk(c)`` (optional) is called after each chunk of ``c`` queries.
+    ``i % n_blocks``. Chunks run on ``threads`` threads (default ``default_threads()``; numpy
+    releases the GIL inside its array operations and each chunk has its own ``Generator``): the
+    sums are integers, so the result does not depend on the thread count. ``on_chunk(c)``
+    (optional) is called after each chunk of ``c`` queries.
 
     Raises:
       ValueError: the scenario is not supported (``supports``).
@@ -475,13 +516,30 @@ def simulate_block_sums(
         )
     st, pr = params_of(scenario)
     b = np.asarray(budgets, np.float32)
-    total = np.zeros((n_blocks, b.size, N_COLS), np.int64)
     table = bucket_table(b)
-    for i, start in enumerate(range(0, n_queries, CHUNK)):
+    starts = list(range(0, n_queries, CHUNK))
+
+    def one(i: int) -> Histogram:
+        start = starts[i]
         c = min(CHUNK, n_queries - start)
         cols = draw_columns(chunk_rng(key, i), c, st, pr)
-        total += event_block_sums(frontier_columns(cols, pr), b, start, n_blocks, table)
-        if on_chunk is not None:
-            on_chunk(c)
+        return event_histogram(frontier_columns(cols, pr), b, start, n_blocks, table)
+
+    total = None
+    workers = min(default_threads() if threads is None else int(threads), len(starts))
+    if workers <= 1:
+        sums = map(one, range(len(starts)))
+    else:
+        pool = ThreadPoolExecutor(workers)
+        sums = pool.map(one, range(len(starts)))
+    try:
+        for i, h in enumerate(sums):
+            total = h if total is None else Histogram(*(x + y for x, y in zip(total, h)))
+            if on_chunk is not None:
+                on_chunk(min(CHUNK, n_queries - starts[i]))
+    finally:
+        if workers > 1:
+            pool.shutdown(cancel_futures=True)
+    assert total is not None, "n_queries must be >= 1"
     counts = np.bincount(np.arange(n_queries) % n_blocks, minlength=n_blocks).astype(np.int64)
-    return total, counts
+    return sums_of_histogram(total, n_blocks, b.size), counts
