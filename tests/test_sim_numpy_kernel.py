@@ -17,12 +17,12 @@ def test_rank_order_is_the_stable_score_order():
     equals a stable argsort, with ties, -0.0 against 0.0 and -inf padding."""
     rng = np.random.default_rng(0)
     n = 3000
-    scores = rng.choice(np.float32([1.0, 0.0, -0.0, 0.5, -np.inf]), size=(11, n))
+    scores = rng.choice(np.asarray([1.0, 0.0, -0.0, 0.5, -np.inf], np.float32), size=(11, n))
     scores[:, : n // 2] = rng.standard_normal((11, n // 2)).astype(np.float32)
     ref = np.argsort(-scores, axis=0, kind="stable")
     np.testing.assert_array_equal(NK.rank_order(scores), ref)
     for n_rec in (1, 2, 5, 16):  # other list lengths
-        s = rng.choice(np.float32([1.0, 0.0, 2.0]), size=(n_rec, 200))
+        s = rng.choice(np.asarray([1.0, 0.0, 2.0], np.float32), size=(n_rec, 200))
         np.testing.assert_array_equal(NK.rank_order(s), np.argsort(-s, axis=0, kind="stable"))
 
 
@@ -42,7 +42,7 @@ def test_positions_equal_searchsorted():
                 b,
                 np.nextafter(b, np.float32(np.inf)),
                 np.nextafter(b, np.float32(0)),
-                np.float32([0.0, -0.0, -1.0, np.inf, -np.inf]),
+                np.asarray([0.0, -0.0, -1.0, np.inf, -np.inf], np.float32),
             ]
         ).astype(np.float32)
         np.testing.assert_array_equal(NK.positions(b, x), np.searchsorted(b, x, side="left"))
