@@ -181,14 +181,15 @@ def simulate_report(scenario, result, cx, seed: int, backend: str = "jax") -> di
     }
 
 
-def simulate_table(scenario, result, cx) -> str:
-    """The human-readable tables of ``retcon simulate``."""
+def simulate_table(scenario, result, cx, backend: str = "jax") -> str:
+    """The human-readable tables of ``retcon simulate`` (``backend``: the kernel that ran)."""
     from retcon.vocab import OPERATORS
 
     lines = [
         f"scenario {scenario.name}: {result.n_queries} queries, packing {scenario.packing}, "
         f"retriever {scenario.retriever.order}"
         + (f", recall {scenario.retriever.recall:g}" if scenario.retriever.recall < 1 else "")
+        + f"; {backend} kernel"
     ]
     for i, op in enumerate(OPERATORS):
         b = cx.crossover_budget[i]
@@ -372,7 +373,7 @@ def run_simulate(args) -> int:
     }
     if getattr(args, "timing", False):
         report["timing"] = timing
-    table = simulate_table(scenario, result, cx)
+    table = simulate_table(scenario, result, cx, backend)
     words = conclusion(scenario, result, cx)
     if jax.process_index() != 0:  # multi-process: process 0 reports
         return 0
