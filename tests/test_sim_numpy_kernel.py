@@ -93,7 +93,7 @@ def _z_scores(a, b) -> np.ndarray:
 @pytest.mark.slow
 def test_backends_agree_in_distribution():
     """MODEL §2-§4: the numpy and JAX kernels simulate the same model. Over two seeds, every
-    utility, dU, G_B share and H_B share at every budget (438 numbers) agrees within 5 standard
+    utility, dU, G_B share and H_B share at every budget (319 numbers a seed) agrees within 5 standard
     errors (about 1e-4 false alarms under the null); a numpy run of a model whose multi-hop reader
     accuracy is 0.05 higher, or whose cluster redundancy is 0.15 higher, is caught."""
     s = sim.load_scenario("locomo-like")
