@@ -313,7 +313,7 @@ def simulated_router_gains(
     router_outcome,
     result,
     *,
-    baselines=("retain-all", "overflow", "periodic", "budget-aware"),
+    baselines=("retain-all", "overflow", "periodic", "budget-aware", "tiered"),
     level: float = 0.95,
 ) -> list[dict]:
     """The router's time-averaged utility minus each baseline's, paired per simulated stream.

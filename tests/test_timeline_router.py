@@ -229,12 +229,12 @@ def test_simulated_router_pairs_with_the_timeline(tmp_path):
     r = sim.simulate_timeline(ss, queries=64, seed=4)
     kmax = ss.stream.max_generation
     rhos = [o.compress_ratio for o in ss.scenario.operators]
-    dead = [OverTimeRouter([0.7] + [0.0] * kmax, [rho] * kmax) for rho in rhos]
+    dead = [OverTimeRouter(np.array([0.7] + [0.0] * kmax), np.full(kmax, rho)) for rho in rhos]
     out = simulate_router_timeline(ss, dead, budgets=r.budgets, queries=64, seed=4)
     ret = r.outcome[:, r.rows.index(("retain-all", None))]
     for oi in range(len(OPERATORS)):
         np.testing.assert_array_equal(out[:, oi], ret)
-    flat = [OverTimeRouter([0.7] * (kmax + 1), [rho] * kmax) for rho in rhos]
+    flat = [OverTimeRouter(np.full(kmax + 1, 0.7), np.full(kmax, rho)) for rho in rhos]
     out = simulate_router_timeline(ss, flat, budgets=r.budgets, queries=64, seed=4)
     for oi, op in enumerate(OPERATORS):
         ba = r.outcome[:, r.rows.index(("budget-aware", op))]
@@ -252,7 +252,13 @@ def test_timeline_router_cli_json(tmp_path, capsys):
     rep = json.loads(out)
     assert {u["policy"] for u in rep["utility"]} >= {"router", "retain-all"}
     gains = rep["router"]["gains"]
-    assert {g["baseline"] for g in gains} == {"retain-all", "overflow", "periodic", "budget-aware"}
+    assert {g["baseline"] for g in gains} == {
+        "retain-all",
+        "overflow",
+        "periodic",
+        "budget-aware",
+        "tiered",
+    }
     assert all(g["lower"] <= g["gain"] <= g["upper"] for g in gains)
 
 
