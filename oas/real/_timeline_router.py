@@ -125,7 +125,7 @@ def timeline_router_report(
     ``gains`` (router minus each baseline: t-interval on ``G - 1`` df and sign-flip p-value),
     ``fits`` (each fold's fitted parameters) and a plain-words ``finding``.
     """
-    from retcon.inference import group_t_interval, sign_flip_test
+    from retcon.inference import group_t_interval, holm, sign_flip_test
 
     G = len(conversations)
     if G < 3:
@@ -211,6 +211,10 @@ def timeline_router_report(
                         "losses": int(np.sum(d[:, bi] < 0)),
                     }
                 )
+    for policy in BASELINES:  # Holm over each baseline's operator x budget cells (a family)
+        fam = [g for g in gains if g["baseline"] == policy]
+        for g, adj in zip(fam, holm([g["sign_flip_p"] for g in fam])):
+            g["holm_p"] = float(adj)
     return {
         "dataset": "locomo",
         "protocol": "leave one conversation out: the router is fitted on the other conversations",
@@ -231,13 +235,18 @@ def timeline_router_report(
     }
 
 
-def timeline_router_finding(gains: Sequence[dict]) -> dict:
-    """Plain words from the gains: per baseline, the cells whose interval lies above / below 0."""
+def timeline_router_finding(gains: Sequence[dict], alpha: float = 0.05) -> dict:
+    """Plain words from the gains, per baseline: the cells where the router is better / worse,
+    by the exact sign-flip test with Holm's adjustment over that baseline's cells (family-wise
+    error <= ``alpha`` under the null that every conversation's difference is symmetric about 0;
+    docs/statistics.md steps 3 and 5). ``beats``: some cell better and none worse; ``loses``: the
+    reverse; ``mixed``: both; ``no difference shown``: neither (with 10 conversations an exact
+    two-sided p-value is at least 2/1024, so a family of 9 cells can still reject)."""
     out = {}
     for policy in BASELINES:
         cells = [g for g in gains if g["baseline"] == policy]
-        above = [g for g in cells if g["lower"] > 0]
-        below = [g for g in cells if g["upper"] < 0]
+        above = [g for g in cells if g.get("holm_p", 1.0) <= alpha and g["gain"] > 0]
+        below = [g for g in cells if g.get("holm_p", 1.0) <= alpha and g["gain"] < 0]
         out[policy] = {
             "cells": len(cells),
             "above": len(above),

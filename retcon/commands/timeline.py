@@ -352,7 +352,11 @@ def router_table(router: dict, units: str) -> str:
         f"(95% interval over {units}):"
     ]
     for g in router["gains"]:
-        extra = f"  sign-flip p = {g['sign_flip_p']:.3f}" if "sign_flip_p" in g else ""
+        extra = (
+            f"  sign-flip p = {g['sign_flip_p']:.3f}, Holm {g['holm_p']:.3f}"
+            if "holm_p" in g
+            else ""
+        )
         lines.append(
             f"  {g['operator']:<10}{g['budget']:>8g}  vs {g['baseline']:<13}"
             f"{g['gain']:+.3f} [{g['lower']:+.3f}, {g['upper']:+.3f}]{extra}"
@@ -360,8 +364,8 @@ def router_table(router: dict, units: str) -> str:
     if "finding" in router:
         for policy, f in router["finding"].items():
             lines.append(
-                f"  vs {policy}: {f['answer']} ({f['above']} of {f['cells']} cells above 0, "
-                f"{f['below']} below)"
+                f"  vs {policy}: {f['answer']} ({f['above']} of {f['cells']} cells better, "
+                f"{f['below']} worse; sign-flip test, Holm over the cells, 5%)"
             )
     return "\n".join(lines)
 
