@@ -69,7 +69,8 @@ def register(subparsers) -> None:
         "--scenario",
         metavar="S",
         default=None,
-        help="stream preset (locomo-stream, single-cluster-stream) or a .toml file with a "
+        help="stream preset (locomo-stream, single-cluster-stream, low-fidelity-stream) or a .toml "
+        "file with a "
         "[stream] table (docs/over-time.md)",
     )
     p.add_argument(
