@@ -44,6 +44,8 @@ from retcon.vocab import OPERATORS
 
 FIRST_PASS = ("extractive", "dataset")
 MAX_PASSES = 8
+#: ``generation-k``: every unit passed ``k`` times at every time (`policy_generations`).
+GENERATION_POLICY = "generation-"
 _DATE = "%I:%M %p on %d %B, %Y"
 
 
@@ -302,7 +304,10 @@ def _overflow():
 
 
 def policy_generations(policy: str, lengths: np.ndarray, rho: float, budget: float, *, cap, passes):
-    """``(T, T)`` generations of a policy on one conversation (sim's functions; MODEL §10)."""
+    """``(T, T)`` generations of a policy on one conversation (sim's functions; MODEL §10).
+
+    ``generation-k`` (`GENERATION_POLICY` + k) is no schedule but every unit passed ``k`` times.
+    """
     import jax.numpy as jnp
 
     import sim
@@ -310,6 +315,8 @@ def policy_generations(policy: str, lengths: np.ndarray, rho: float, budget: flo
     T = lengths.shape[0]
     if policy == "retain-all":
         return np.zeros((T, T), np.int32)
+    if policy.startswith(GENERATION_POLICY):  # every unit passed k times (utility against k)
+        return np.full((T, T), int(policy[len(GENERATION_POLICY) :]), np.int32)
     if policy == "periodic":
         return sim.periodic_generations(T, 1, 0)
     k_cap = budget if policy == "budget-aware" else cap

@@ -107,6 +107,13 @@ def register(subparsers) -> None:
         metavar="K",
         help="locomo: consolidation passes, 1..8 (default 4)",
     )
+    p.add_argument(
+        "--identify",
+        action="store_true",
+        help="locomo: leave one conversation out, predict each held-out conversation's "
+        "crossover time t* and best number of passes k* from the pass chain fitted on the "
+        "others, beside the observed ones (docs/over-time.md)",
+    )
     add_common(p)
     p.set_defaults(func=run_timeline)
 
@@ -116,6 +123,8 @@ def run_timeline(args) -> int:
         return run_locomo(args)
     if args.data is not None:
         raise InputError("--data is read by `retcon timeline locomo` only; drop it or add locomo.")
+    if args.identify:
+        raise InputError("--identify is for `retcon timeline locomo --data F`; add locomo.")
     return run_simulated(args)
 
 
@@ -143,6 +152,8 @@ def run_locomo(args) -> int:
         raise InputError(f"--resamples must be an integer in [0, 100000]; got {args.resamples}.")
     from sim import TIMELINE_POLICIES
 
+    if args.identify:
+        return run_identify(args)
     policies, with_router = _policies(args.policy or TIMELINE_POLICIES, TIMELINE_POLICIES)
     policies = policies or ("retain-all",)
     budgets = tuple(args.budgets) if args.budgets else (256.0, 1024.0, 4096.0)
@@ -193,6 +204,118 @@ def run_locomo(args) -> int:
     else:
         print(text)
     return 0
+
+
+def run_identify(args) -> int:
+    """``retcon timeline locomo --data F --identify``: leave-one-conversation-out t* and k*."""
+    from pathlib import Path
+
+    from retcon.cli import print_json
+    from retcon.output import (
+        OutputSet,
+        check_out_dir,
+        sidecar,
+        to_jsonable,
+        write_json_atomic,
+        write_text_atomic,
+    )
+
+    if args.policy:
+        raise InputError("--policy is not used by --identify (it compares periodic and k passes).")
+    if args.passes < 2:
+        raise InputError(f"--passes must be at least 2 with --identify; got {args.passes}.")
+    from oas.real import IDENTIFY_BUDGETS
+
+    budgets = tuple(args.budgets) if args.budgets else IDENTIFY_BUDGETS
+    if any(y <= x for x, y in zip(budgets, budgets[1:])):
+        raise InputError(f"--budgets must be strictly increasing; got {list(budgets)}.")
+    if args.out is not None:
+        check_out_dir("--out", args.out, inputs=[("--data", args.data)])
+    if not Path(args.data).is_file():
+        raise InputError(f"--data {args.data!r}: no such file (expected locomo10.json).")
+    from oas.real import load_locomo, timeline_identify
+
+    loaded = load_locomo(args.data)
+    report = to_jsonable(
+        timeline_identify(loaded.conversations, passes=args.passes, budgets=budgets)
+    )
+    text = identify_table(report)
+    if args.out:
+        with OutputSet(args.out, last=("sidecar.json",)) as out:
+            write_json_atomic(out / "timeline_identify.json", report)
+            write_text_atomic(out / "timeline_identify.txt", text + "\n")
+            write_json_atomic(
+                out / "sidecar.json",
+                sidecar(
+                    {"data": Path(args.data).name},
+                    seed=args.seed,
+                    command="timeline locomo --identify",
+                ),
+            )
+    if args.json:
+        print_json(report)
+    else:
+        print(text)
+    return 0
+
+
+def _mean(xs) -> str:
+    vals = [x for x in xs if x is not None]
+    return f"{sum(vals) / len(vals):.1f}" if vals else "none"
+
+
+def identify_table(report: dict) -> str:
+    """The leave-one-conversation-out comparison as text (one row per chain, quantity, cell)."""
+    lines = [
+        f"timeline locomo --identify: {report['conversations']} conversations, leave one out, "
+        f"{report['passes']} passes ({report['first_pass']}), lexical reader, ages "
+        f"{report['age_law']}",
+        "pass chains fitted on all conversations (S_k survival, R_k length ratio, k = 0..K):",
+    ]
+    for op, f in report["fits"].items():
+        s = " ".join(f"{x:.3f}" for x in f["support"])
+        r = " ".join(f"{x:.3f}" for x in f["ratio"])
+        lines.append(
+            f"  {op:<9} S = {s}   R = {r}   H10: phi = {f['phi']:.3f}, rho = {f['rho']:.3f}"
+        )
+    names = {"crossover_time": "crossover time t*", "best_generation": "best passes k*"}
+    for key, m in report["misfit"].items():
+        chain, q = key.split("/")
+        lines += [
+            "",
+            f"{names[q]}, chain {chain}: mean over conversations, predicted vs observed; "
+            "agree = share equal; bias = observed - predicted [95% t interval], Holm p; "
+            "coverage of the held-out predictive intervals",
+        ]
+        for c in report["cells"]:
+            if c["chain"] != chain or c["quantity"] != q:
+                continue
+            bias = (
+                "-"
+                if c["bias"] is None
+                else f"{c['bias']:+.2f} [{c['lower']:+.2f}, {c['upper']:+.2f}]"
+            )
+            ph = "-" if c["p_holm"] is None else f"{c['p_holm']:.3f}"
+            lines.append(
+                f"  {c['operator']:<9}{c['budget']:>7g}  pred {_mean(c['predicted']):>5}  "
+                f"obs {_mean(c['observed']):>5}  agree {c['agree']:.1f}  bias {bias:<22} "
+                f"p_holm {ph:<6} covered {c['covered']}/{c['with_interval']}"
+            )
+        cov = m["coverage"]
+        verdict = (
+            f"misfit: yes (Holm p = {m['p_holm']:.3f}, {m['operator']} at {m['budget']:g})"
+            if m["misfit"]
+            else f"misfit: no (smallest Holm p = {_p(m['p_holm'])})"
+        )
+        lines.append(
+            f"  {verdict}; exact agreement {m['agree']:.2f}; predictive intervals cover "
+            f"{cov['covered']}/{cov['intervals']}"
+        )
+    return "\n".join(lines)
+
+
+def _p(x) -> str:
+    return "-" if x is None else f"{x:.3f}"
 
 
 def _num(x) -> str:
