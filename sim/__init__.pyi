@@ -45,8 +45,12 @@ from ._stress import stress as stress
 from ._timeline import TIMELINE_POLICIES as TIMELINE_POLICIES
 from ._timeline import TimelineResult as TimelineResult
 from ._timeline import draw_stream as draw_stream
+from ._timeline import evidence_levels as evidence_levels
+from ._timeline import evidence_outcome as evidence_outcome
+from ._timeline import generations_from_levels as generations_from_levels
 from ._timeline import overflow_generations as overflow_generations
 from ._timeline import periodic_generations as periodic_generations
+from ._timeline import prefix_sums as prefix_sums
 from ._timeline import query_timeline as query_timeline
 from ._timeline import query_timeline_dense as query_timeline_dense
 from ._timeline import simulate_timeline as simulate_timeline
