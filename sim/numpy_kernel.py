@@ -541,5 +541,7 @@ def simulate_block_sums(
         if workers > 1:
             pool.shutdown(cancel_futures=True)
     assert total is not None, "n_queries must be >= 1"
-    counts = np.bincount(np.arange(n_queries) % n_blocks, minlength=n_blocks).astype(np.int64)
+    # queries per block (query i in block i % n_blocks), without an array of n_queries indices
+    counts = np.full(n_blocks, n_queries // n_blocks, np.int64)
+    counts[: n_queries % n_blocks] += 1
     return sums_of_histogram(total, n_blocks, b.size), counts
