@@ -86,6 +86,9 @@ from ._timeline_identify import timeline_identify as timeline_identify
 from ._timeline_plots import plot_by_generation as plot_by_generation
 from ._timeline_plots import plot_survival as plot_survival
 from ._timeline_plots import plot_utility as plot_utility
+from ._timeline_router import fit_timeline_router as fit_timeline_router
+from ._timeline_router import timeline_router_error_rates as timeline_router_error_rates
+from ._timeline_router import timeline_router_report as timeline_router_report
 from ._types import Conversation as Conversation
 from ._types import OperatorBackend as OperatorBackend
 from ._types import Query as Query
