@@ -579,29 +579,24 @@ def utility_by_passes(
     conversation: Conversation, chain: dict[str, list[str]], budgets: Sequence[float]
 ) -> np.ndarray:
     """``(nB, K + 1)`` accuracy, at the stream's last time, of the questions asked then when every
-    unit has gone through ``k`` passes: units packed most recent first (prefix packing,
-    ``theory.pack_reference``), the lexical reader on the units packed whole (MODEL §10, §2).
-    NaN where no question with a content answer is asked. ``chain``: `pass_chain`'s output."""
-    import theory
-
+    unit has gone through ``k`` passes: `context_accuracy` (units packed most recent first, prefix
+    packing, the lexical reader on the units packed whole; MODEL §10, §2) with every generation
+    ``k``. NaN where no question with a content answer is asked. ``chain``: `pass_chain`'s output."""
     tok = make_tokenizer("regex")
-    step = stream_steps(conversation)[-1]
-    newest = list(reversed(step.session_ids))
-    passes = len(chain[newest[0]]) - 1
-    answers = [set(content_tokens(q.answer)) for q in step.queries]
-    answers = [a for a in answers if a]
+    steps = stream_steps(conversation)
+    order = list(steps[-1].session_ids)
+    T = len(order)
+    passes = len(chain[order[0]]) - 1
+    tokens = {(s, k): set(normalize(chain[s][k]).split()) for s in order for k in range(passes + 1)}
+    length = np.array([[tok.count(chain[s][k]) for k in range(passes + 1)] for s in order], float)
+    answers = {q.query_id: set(content_tokens(q.answer)) for q in conversation.queries}
+    where = {q.query_id: evidence_session_ids(conversation, q) for q in conversation.queries}
     out = np.full((len(budgets), passes + 1), np.nan)
-    if not answers:
-        return out
     for k in range(passes + 1):
-        lens = np.array([tok.count(chain[s][k]) for s in newest], float)
-        words = [set(normalize(chain[s][k]).split()) for s in newest]
-        kept = theory.pack_reference(
-            np.broadcast_to(lens, (len(budgets), len(lens))), np.asarray(budgets, float), "prefix"
-        )
-        for bi in range(len(budgets)):
-            ctx = set().union(*[w for w, n, kk in zip(words, lens, kept[bi]) if n > 0 and kk >= n])
-            out[bi, k] = float(np.mean([a <= ctx for a in answers]))
+        gens = np.full((T, T), k, np.int32)
+        for bi, b in enumerate(budgets):
+            acc, _ = context_accuracy(steps[-1:], order, tokens, length, gens, b, answers, where)
+            out[bi, k] = acc[T - 1]
     return out
 
 
