@@ -18,6 +18,12 @@ on the per-conversation gains.
 Simulation (``--sim``): ``locomo-like`` at each retriever recall (the existing sweep's grid), the
 same scoring on groups of questions; features 12-14 come from the retriever's noisy scores.
 
+Error rates of the rule "a router beats best-fixed end to end" (``--rule-oc``): the
+``deployable`` and ``anchored`` policies' YES / NO / UNDECIDED from their 95% t interval, in
+``paper_checks._router_oc.router_world`` worlds at LoCoMo's end-to-end shape (``--signals``; 0 is
+the null), ``--datasets`` data sets per world; each data set's record is appended to
+``DIR/rule_oc.jsonl`` as it finishes, and a rerun resumes from it.
+
 Writes ``DIR/end_to_end_router.json`` and prints the tables (Markdown).
 """
 
@@ -117,6 +123,39 @@ def simulation(
     return {"recalls": list(recalls), "cells": cells}
 
 
+def rule_oc(key, out_dir: Path, *, signals, n_datasets: int, n_questions: int = 150) -> list:
+    """The rule's error rates (module docstring); records cached in ``out_dir/rule_oc.jsonl``."""
+    import json
+
+    from paper_checks import router_rule_records, router_world_key, summarize_rule_records
+
+    cache = Path(out_dir) / "rule_oc.jsonl"
+    done = {}
+    if cache.is_file():
+        for line in cache.read_text().splitlines():
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError:  # a line cut by an interruption
+                continue
+            done[(r["signal"], r["index"])] = r
+    records = []
+    for sig in signals:
+        for d in range(n_datasets):
+            r = done.get((float(sig), d))
+            if r is None:
+                r = router_rule_records(
+                    router_world_key(key, sig), float(sig), d, n_questions=n_questions
+                )
+                with cache.open("a") as f:
+                    f.write(json.dumps(r) + "\n")
+                _log(
+                    f"signal {sig:g} data set {d + 1}/{n_datasets}: "
+                    f"deployable {r['deployable']['verdict']}, anchored {r['anchored']['verdict']}"
+                )
+            records.append(r)
+    return summarize_rule_records(records)
+
+
 def tables(res: dict) -> str:
     lines = []
     lo = res.get("locomo")
@@ -156,6 +195,20 @@ def tables(res: dict) -> str:
             "Correlation of features 12-14 with the cluster recall (rows): "
             + ", ".join(f"{k} {v:+.3f}" for k, v in lo["recall_feature_correlation"].items())
         )
+    oc = res.get("rule_oc")
+    if oc:
+        lines += [
+            "",
+            "| signal | policy | YES | NO | UNDECIDED | coverage | mean truth | mean gain | "
+            "oracle headroom | data sets |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for c in oc:
+            lines.append(
+                f"| {c['signal']:g} | {c['policy']} | {c['yes']:.1%} | {c['no']:.1%} | "
+                f"{c['undecided']:.1%} | {c['coverage']:.1%} | {c['mean_truth']:+.4f} | "
+                f"{c['mean_gain']:+.4f} | {c['oracle_headroom']:+.3f} | {c['n_datasets']} |"
+            )
     sm = res.get("simulation")
     if sm:
         pols = [p for p in sm["cells"][0]["gain"] if p != "best-fixed"]
@@ -178,6 +231,9 @@ def main(argv=None) -> int:
     p.add_argument("--instances", type=int, default=8000)
     p.add_argument("--no-theory", action="store_true", help="skip the theory router")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--rule-oc", action="store_true", help="measure the router rule's error rates")
+    p.add_argument("--signals", default="0,0.03,0.05", help="--rule-oc worlds (0: the null)")
+    p.add_argument("--datasets", type=int, default=100, help="--rule-oc data sets per world")
     args = p.parse_args(argv)
     import os
 
@@ -186,8 +242,8 @@ def main(argv=None) -> int:
     from retcon.errors import InputError
     from retcon.output import check_out_dir, sidecar, write_json_atomic
 
-    if not args.e2e and not args.sim:
-        raise InputError("give --e2e FILE (LoCoMo) and/or --sim.")
+    if not args.e2e and not args.sim and not args.rule_oc:
+        raise InputError("give --e2e FILE (LoCoMo), --sim and/or --rule-oc.")
     out = check_out_dir("--out", args.out)
     out.mkdir(parents=True, exist_ok=True)
     key = jax.random.key(args.seed)
@@ -209,6 +265,16 @@ def main(argv=None) -> int:
             recalls=recalls,
             n_instances=args.instances,
             theory=not args.no_theory,
+        )
+    if args.rule_oc:
+        try:
+            signals = tuple(float(x) for x in args.signals.split(","))
+        except ValueError:
+            raise InputError(
+                f"--signals must be comma-separated numbers; got {args.signals!r}."
+            ) from None
+        res["rule_oc"] = rule_oc(
+            jax.random.fold_in(key, 2), out, signals=signals, n_datasets=args.datasets
         )
     meta = sidecar(vars(args), seed=args.seed, command="python -m experiments.end_to_end_router")
     meta["data"] = res

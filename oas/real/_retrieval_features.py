@@ -64,6 +64,10 @@ def locomo_retrieval_features(
 ) -> np.ndarray:
     """Features 12-14 for every row of end-to-end paired data, computed once per question.
 
+    Rows that carry them (``oas.RETRIEVAL_META_COLUMNS``, written by ``retcon pair --protocol
+    end-to-end``) keep their stored values; the others (files paired before the columns existed)
+    are computed from the texts with the given retrieval settings.
+
     Args:
       data: ``oas.PairedData`` whose ``query_id`` values are the conversations' question ids.
       conversations: the loaded conversations (``oas.real.load_locomo``).
@@ -78,9 +82,15 @@ def locomo_retrieval_features(
         units = memory_units(conv, granularity)
         for q in conv.queries:
             by_id[q.query_id] = (q.text, units)
+    from oas import RETRIEVAL_META_COLUMNS
+
     cache: dict[str, np.ndarray] = {}
     out = np.zeros((data.n, 3))
+    stored = [data.meta.get(c) for c in RETRIEVAL_META_COLUMNS]
     for i, qid in enumerate(np.asarray(data.query_id).astype(str)):
+        if all(col is not None and col[i] is not None for col in stored):
+            out[i] = [float(col[i]) for col in stored]  # pyright: ignore[reportOptionalSubscript]
+            continue
         if qid not in cache:
             if qid not in by_id:
                 raise InputError(
