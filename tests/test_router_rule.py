@@ -18,6 +18,7 @@ import pytest
 
 import paper_checks as pc
 from paper_checks import _router_oc as R
+from paper_checks.operating import LOCOMO_BUDGETS
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -72,7 +73,7 @@ def test_router_world_probabilities_follow_the_definition():
     spread the null world's probabilities are the measured accuracies, and the signal moves
     ``ret`` against the operators by ``2 * signal`` per unit of the observed score margin."""
     acc = np.asarray(R.E2E_ACCURACY)
-    budgets = np.asarray(pc.operating.LOCOMO_BUDGETS)
+    budgets = np.asarray(LOCOMO_BUDGETS)
     data, extra, recall, prob = pc.router_world(
         jax.random.key(0), 0.0, n_groups=4, n_questions=3, group_sd=0.0
     )
