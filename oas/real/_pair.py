@@ -98,6 +98,9 @@ class ConversationContext:
         )
         self.embedder = embedder.fit([r.text for r in corpus])
         self.generated: dict[tuple[str, tuple[str, ...]], list[Record]] = {}
+        # end to end: the memory units and their content words (features 12-14), filled once
+        self.units: list[Record] | None = None
+        self.unit_words: list[frozenset] = []
 
     def generate(self, operators, action: str, cluster: Sequence[Record]) -> list[Record]:
         key = (action, tuple(r.record_id for r in cluster))
@@ -236,15 +239,14 @@ def _post_retrieval_meta(query: Query, ctx: ConversationContext, config: PairCon
     score mass, overlap count; docs/oas.md "Post-retrieval features"), the same for every budget."""
     from oas import RETRIEVAL_META_COLUMNS
     from oas.real._retrieval import DEFAULT_TOP_K, memory_units
-    from oas.real._retrieval_features import unit_retrieval_features
+    from oas.real._retrieval_features import unit_content_words, unit_retrieval_features
 
     k = DEFAULT_TOP_K.get(config.granularity, 4) if config.top_k is None else int(config.top_k)
+    if ctx.units is None:  # the conversation's units and their content words, once
+        ctx.units = memory_units(ctx.conversation, config.granularity)
+        ctx.unit_words = unit_content_words(ctx.units)
     values = unit_retrieval_features(
-        query.text,
-        memory_units(ctx.conversation, config.granularity),
-        k,
-        config.retriever,
-        ctx.embedder,
+        query.text, ctx.units, k, config.retriever, ctx.embedder, unit_words=ctx.unit_words
     )
     return {c: float(v) for c, v in zip(RETRIEVAL_META_COLUMNS, values)}
 
