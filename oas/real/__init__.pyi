@@ -9,6 +9,8 @@ from ._classifier import cross_fit_types as cross_fit_types
 from ._classifier import fit_type_classifier as fit_type_classifier
 from ._classifier import hashed_ngrams as hashed_ngrams
 from ._classifier import predict_conversation_types as predict_conversation_types
+from ._dense import BertEmbedder as BertEmbedder
+from ._dense import read_safetensors as read_safetensors
 from ._deployable import FEATURE_GROUPS as FEATURE_GROUPS
 from ._deployable import loco_deployable as loco_deployable
 from ._embed import Embedder as Embedder
