@@ -230,3 +230,35 @@ def test_make_embedder_picks_the_numpy_forward_offline(tmp_path, monkeypatch):
     v = e.embed(["Oslo marathon", "Oslo marathon"])
     assert v.shape == (2, 384)
     assert len(list((tmp_path / "llm").rglob("*.json"))) == 1  # one entry per distinct text
+
+
+@pytest.mark.slow
+def test_pair_end_to_end_with_the_dense_retriever_runs_offline(tmp_path, monkeypatch):
+    # The command, on the tiny LoCoMo fixture, with every socket connection refused.
+    import socket
+
+    from retcon.cli import main
+
+    _minilm_dir()
+    monkeypatch.setenv("RETCON_CACHE_DIR", str(tmp_path / "cache"))
+
+    def no_network(*args, **kwargs):
+        raise OSError("network disabled in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    out = tmp_path / "e2e.jsonl"
+    argv = [
+        "pair", "locomo", "--data", str(FIX / "locomo_tiny.json"), "--protocol", "end-to-end",
+        "--retriever", "embedding", "--embedder", "sentence-transformers", "--top-k", "1",
+        "--budgets", "64,512", "--type-source", "gold", "--no-progress", "--output", str(out),
+    ]  # fmt: skip
+    assert main(argv) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows and all(len(r["meta_retrieved_ids"].split(",")) == 1 for r in rows)
+    # The one session retrieved holds all the evidence a single session can (q1 and q3 have
+    # evidence in both sessions): all-MiniLM-L6-v2 finds it for every question.
+    recall = {r["query_id"]: r["meta_retrieval_recall_cluster"] for r in rows}
+    assert recall == {"tiny-1/q0": 1.0, "tiny-1/q1": 0.5, "tiny-1/q2": 1.0, "tiny-1/q3": 0.5}
+    entries = len(list((tmp_path / "cache" / "llm").rglob("*.json")))
+    assert main(argv) == 0  # a rerun resumes: nothing new is embedded
+    assert len(list((tmp_path / "cache" / "llm").rglob("*.json"))) == entries > 0

@@ -67,7 +67,9 @@ def locomo_retrieval_features(
     Args:
       data: ``oas.PairedData`` whose ``query_id`` values are the conversations' question ids.
       conversations: the loaded conversations (``oas.real.load_locomo``).
-      granularity, retriever, top_k, embedder: the pairing run's retrieval settings.
+      granularity, retriever, top_k, embedder: the pairing run's retrieval settings; the
+        embedder is fitted on each conversation's units (``embedder.fit``), as the pairing run
+        fits it (``ConversationContext``).
 
     Returns:
       ``(n, 3)`` float64 in ``RETRIEVAL_META_COLUMNS`` order.
@@ -76,8 +78,9 @@ def locomo_retrieval_features(
     by_id = {}
     for conv in conversations:
         units = memory_units(conv, granularity)
+        fitted = embedder.fit([u.text for u in units]) if embedder is not None else None
         for q in conv.queries:
-            by_id[q.query_id] = (q.text, units)
+            by_id[q.query_id] = (q.text, units, fitted)
     cache: dict[str, np.ndarray] = {}
     out = np.zeros((data.n, 3))
     for i, qid in enumerate(np.asarray(data.query_id).astype(str)):
@@ -87,7 +90,7 @@ def locomo_retrieval_features(
                     f"locomo_retrieval_features: row {i}: query_id {qid!r} is not a question of "
                     "the given conversations."
                 )
-            text, units = by_id[qid]
-            cache[qid] = unit_retrieval_features(text, units, k, retriever, embedder)
+            text, units, fitted = by_id[qid]
+            cache[qid] = unit_retrieval_features(text, units, k, retriever, fitted)
         out[i] = cache[qid]
     return out
