@@ -59,6 +59,7 @@ from ._readers import answer_recall as answer_recall
 from ._readers import lexical_correct as lexical_correct
 from ._readers import make_reader as make_reader
 from ._retrieval import evidence_recall as evidence_recall
+from ._retrieval import memory_units as memory_units
 from ._retrieval import rank_units as rank_units
 from ._retrieval import retrieve as retrieve
 from ._retrieval_features import locomo_retrieval_features as locomo_retrieval_features
