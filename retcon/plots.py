@@ -61,6 +61,7 @@ TIMELINE_STYLES = {
     "periodic": ("tab:blue", "-"),
     "budget-aware": ("tab:green", "-"),
     "tiered": ("tab:purple", "--"),
+    "router": ("tab:orange", "-."),
 }
 FIXED_POLICIES = ("always-ret", "always-merge", "always-abstract", "always-rewrite")
 LEARNED_POLICIES = ("oas", "oas-calibrated", "oas-crc", "mlp", "theory")

@@ -16,6 +16,11 @@ OFFLINE_READERS = READERS[:-1]
 # How an ``llm`` reader's answer is judged: the lexical rule or the model itself (yes/no).
 LLM_JUDGES = ("lexical", "llm")
 
+# How ``oas.evaluate`` (``retcon evaluate --interval``) brackets a metric over held-out groups:
+# the Student-t interval of the test-group means (the few-groups protocol, docs/statistics.md)
+# or the pooled mean's grouped percentile bootstrap.
+EVALUATE_INTERVALS = ("t", "percentile")
+
 LOCOMO_TYPES = ("single-hop", "multi-hop", "temporal", "open-domain")
 LONGMEMEVAL_TYPES = ("single-session", "multi-session", "temporal-reasoning", "knowledge-update")
 VOCABULARIES = {"locomo": LOCOMO_TYPES, "longmemeval": LONGMEMEVAL_TYPES}

@@ -2,6 +2,7 @@
 ``retcon.lazy.attach_stub`` at run time; the package docstring is in ``__init__.py``)."""
 
 from . import kernel as kernel
+from . import numpy_kernel as numpy_kernel
 from ._crossover import SimulatedCrossover as SimulatedCrossover
 from ._crossover import bootstrap_crossover as bootstrap_crossover
 from ._crossover import simulated_crossover as simulated_crossover
@@ -24,9 +25,11 @@ from ._scenario import RetrieverConfig as RetrieverConfig
 from ._scenario import Scenario as Scenario
 from ._scenario import load_scenario as load_scenario
 from ._scenario import scenario_from_dict as scenario_from_dict
+from ._simulate import BACKENDS as BACKENDS
 from ._simulate import QueryArrays as QueryArrays
 from ._simulate import SimResult as SimResult
 from ._simulate import block_se as block_se
+from ._simulate import choose_backend as choose_backend
 from ._simulate import exact_mean as exact_mean
 from ._simulate import simulate as simulate
 from ._simulate import simulate_queries as simulate_queries
@@ -42,8 +45,12 @@ from ._stress import stress as stress
 from ._timeline import TIMELINE_POLICIES as TIMELINE_POLICIES
 from ._timeline import TimelineResult as TimelineResult
 from ._timeline import draw_stream as draw_stream
+from ._timeline import evidence_levels as evidence_levels
+from ._timeline import evidence_outcome as evidence_outcome
+from ._timeline import generations_from_levels as generations_from_levels
 from ._timeline import overflow_generations as overflow_generations
 from ._timeline import periodic_generations as periodic_generations
+from ._timeline import prefix_sums as prefix_sums
 from ._timeline import query_timeline as query_timeline
 from ._timeline import query_timeline_dense as query_timeline_dense
 from ._timeline import simulate_timeline as simulate_timeline

@@ -22,6 +22,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from retcon.errors import InputError
 from sim import kernel as K
+from sim import numpy_kernel as NK
 from sim._scenario import Scenario, as_scenario
 
 if TYPE_CHECKING:
@@ -205,19 +206,29 @@ def simulate(
     budgets: ArrayLike | None = None,
     *,
     progress: bool | None = None,
+    backend: str | None = None,
 ) -> SimResult:
     """Simulate ``U``, ``dU``, coverage and replacement per operator and budget.
 
     Args:
-      key: JAX PRNG key (``jax.random.key(seed)``); query ``i`` uses ``fold_in(key, i)``.
+      key: JAX PRNG key (``jax.random.key(seed)``); with the JAX kernel query ``i`` uses
+        ``fold_in(key, i)``.
       scenario: a ``Scenario``, or a preset name or TOML path (``load_scenario``).
       n_queries: queries to draw (default ``scenario.queries``).
       budgets: ``(nB,)`` increasing budgets in tokens (default ``scenario.budgets``).
-      progress: tqdm bar on stderr; default when the run has more than 4 chunks.
+      progress: tqdm bar on stderr; default when the run has more than 4 chunks (JAX kernel).
+      backend: ``"jax"`` (``sim.kernel``: XLA, sharded over every JAX device, any scenario),
+        ``"numpy"`` (``sim.numpy_kernel``: ``prefix`` packing and retriever recall 1 only) or
+        ``None``: ``"numpy"`` where it applies and JAX runs on the CPU in one process (it is the
+        faster there, docs/performance.md), else ``"jax"``. The two draw different streams from
+        the same key (each one the same bytes for the same key) and agree in distribution.
 
     Returns:
       ``SimResult``; every mean is exact on the grid ``2**-50`` and ``coverage + replacement ==
       delta`` elementwise in float64.
+
+    Raises:
+      InputError: an unknown ``backend``, or ``"numpy"`` for a scenario it does not run.
 
     References:
       MODEL §3 (utility), §4 (Proposition 1: the partition by ``G_B``).
@@ -225,14 +236,56 @@ def simulate(
     scenario = as_scenario(scenario)
     n = _check_n("n_queries", scenario.queries if n_queries is None else n_queries)
     b = _check_budgets(budgets, scenario)
-    st, pr = K.split(scenario)
-    b32 = jnp.asarray(b, jnp.float32)
-    n_blocks, _ = layout(n, len(jax.devices()))
+    if choose_backend(scenario, backend) == "numpy":
+        n_blocks, _ = layout(n, 1)
+        n_chunks = -(-n // NK.CHUNK)
+        bar = None
+        if progress or (progress is None and n_chunks > 4):
+            from tqdm import tqdm
 
-    def fn(idx, valid):
-        return K.chunk_block_sums(key, idx, valid, b32, pr, st=st, n_blocks=n_blocks)
+            bar = tqdm(
+                total=n, desc="simulate", unit="q", unit_scale=True, file=sys.stderr, leave=False
+            )
+        sums, counts = NK.simulate_block_sums(
+            key, scenario, n, b, n_blocks=n_blocks, on_chunk=None if bar is None else bar.update
+        )
+        if bar is not None:
+            bar.close()
+    else:
+        st, pr = K.split(scenario)
+        b32 = jnp.asarray(b, jnp.float32)
+        n_blocks, _ = layout(n, len(jax.devices()))
 
-    sums, counts, _ = run_chunks(fn, n, progress=progress)
+        def fn(idx, valid):
+            return K.chunk_block_sums(key, idx, valid, b32, pr, st=st, n_blocks=n_blocks)
+
+        sums, counts, _ = run_chunks(fn, n, progress=progress)
+    return result_of_sums(b, sums, counts, n)
+
+
+BACKENDS = ("jax", "numpy")
+
+
+def choose_backend(scenario: Scenario, backend: str | None = None) -> str:
+    """The kernel ``simulate`` runs: ``backend`` checked, or for ``None`` ``"numpy"`` when
+    ``sim.numpy_kernel`` runs the scenario and JAX's default backend is the CPU in one process
+    (there the numpy kernel is the faster, docs/performance.md, "Issue 25"), else ``"jax"``."""
+    if backend is None:
+        cpu = jax.default_backend() == "cpu" and jax.process_count() == 1
+        return "numpy" if cpu and NK.supports(scenario) else "jax"
+    if backend not in BACKENDS:
+        raise InputError(f"backend must be one of {BACKENDS} or None; got {backend!r}.")
+    if backend == "numpy" and not NK.supports(scenario):
+        raise InputError(
+            "backend 'numpy' runs prefix packing with retriever recall 1 only; scenario "
+            f"{scenario.name!r} has packing {scenario.packing!r}, recall "
+            f"{scenario.retriever.recall:g}: use backend 'jax'."
+        )
+    return backend
+
+
+def result_of_sums(b: np.ndarray, sums: np.ndarray, counts: np.ndarray, n: int) -> SimResult:
+    """``SimResult`` from the 17 exact block sums ``(G, nB, 17)`` and the block counts ``(G,)``."""
     total = sums.sum(0)  # (nB, 17) int64, exact
     blocks_d = sums[..., K.COLS_D]  # (G, nB, 3)
     blocks_c = sums[..., K.COLS_C]
@@ -297,7 +350,7 @@ def simulate_queries(
 ) -> QueryArrays:
     """Per-query success probabilities and regions for ``n_queries`` queries (held in memory).
 
-    Query ``i`` is the same draw as query ``i`` of ``simulate(key, scenario, ...)``.
+    Query ``i`` is the same draw as query ``i`` of ``simulate(key, scenario, ..., backend="jax")``.
 
     Args:
       key: JAX PRNG key.

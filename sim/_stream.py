@@ -30,7 +30,7 @@ from sim import _checks as ck
 from sim._scenario import LengthConfig, Scenario, read_scenario_toml, scenario_from_dict
 from theory import AGE_LAWS, DIST_PARAMS
 
-STREAM_PRESETS = ("locomo-stream", "single-cluster-stream")
+STREAM_PRESETS = ("locomo-stream", "single-cluster-stream", "low-fidelity-stream")
 DEFAULT_STREAM_PRESET = "locomo-stream"
 MAX_SESSIONS = 256
 _STREAM_KEYS = ("sessions", "session_length", "age", "cap", "period", "window", "max_generation")

@@ -82,3 +82,35 @@ def test_over_time_needs_out(capsys):
     assert rc == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--over-time needs --out" in err[0]
+
+
+@pytest.mark.slow
+def test_paper_checks_over_time_end_to_end(tmp_path, monkeypatch):
+    """`retcon paper-checks --over-time --out DIR` at small sizes (claim 1 on 30 LoCoMo questions,
+    no simulated presets, 20 resamples): the section is appended to REPORT.md with all four
+    statements, over_time.json carries each simulation rule's measured error rates, and a rule
+    that misses the targets is UNDECIDED."""
+    import json
+    from pathlib import Path
+
+    from paper_checks import CheckConfig
+
+    small = {"scenarios": (), "n_resamples": 20, "oc_datasets": 10}
+    monkeypatch.setattr(CheckConfig, "fast", classmethod(lambda cls, **o: cls(**{**small, **o})))
+
+    locomo = Path(__file__).resolve().parents[1].parent / "shared/data/locomo/locomo10.json"
+    if not locomo.is_file():
+        pytest.skip("LoCoMo not in ../shared/data/locomo")
+    out = tmp_path / "pc"
+    argv = ["paper-checks", "--claims", "1", "--limit", "30", "--no-figures", "--over-time"]
+    assert main([*argv, "--data", str(locomo), "--out", str(out)]) == 0
+    md = (out / "REPORT.md").read_text()
+    assert "## Beyond the paper: memory over time" in md and "false YES" in md
+    sec = json.loads((out / "over_time.json").read_text())
+    for key in ("inverted_u", "budget_aware_beats_overflow", "budget_aware_beats_retain_all"):
+        s = sec[key]
+        oc = s["operating"]["simultaneous"]
+        assert s["answer"] in ("YES", "NO", "UNDECIDED") and 0 <= oc["false_yes"] <= 1
+        assert oc["meets_targets"] or s["answer"] == "UNDECIDED"
+    assert sec["geometric_loss"]["answer"] in ("YES", "NO", "UNDECIDED")
+    assert len(sec["geometric_loss"]["verdicts"]) == 6

@@ -56,7 +56,11 @@ def test_skip_packing_counterexample_by_hand():
 @pytest.fixture(scope="module")
 def noisy_prefix():
     s = two_type()
-    return s, sim.simulate_queries(jax.random.key(3), s, N), sim.simulate(jax.random.key(3), s, N)
+    return (
+        s,
+        sim.simulate_queries(jax.random.key(3), s, N),
+        sim.simulate(jax.random.key(3), s, N, backend="jax"),  # the same draws
+    )
 
 
 def test_identity_exact_per_query_and_per_run(noisy_prefix):

@@ -83,7 +83,7 @@ def test_two_processes_give_the_one_process_numbers_bit_for_bit(tmp_path):
                 p.kill()
         assert p.returncode == 0, err[-3000:]
     two = np.load(tmp_path / "two.npz")
-    one = simulate(jax.random.key(SEED), load_scenario("locomo-like"), N_QUERIES)
+    one = simulate(jax.random.key(SEED), load_scenario("locomo-like"), N_QUERIES, backend="jax")
     assert int(two["n_queries"]) == one.n_queries == N_QUERIES
     for name, value in one._asdict().items():
         a, b = np.asarray(value), two[name]
@@ -107,7 +107,7 @@ def test_cli_processes_2_prints_the_one_process_report(capsys):
     )
     assert r.returncode == 0, r.stderr[-3000:]
     assert "[Gloo]" not in r.stderr + r.stdout  # gloo's connection lines reach no user stream
-    assert main(args) == 0
+    assert main([*args, "--backend", "jax"]) == 0  # processes run the JAX kernel
     one, two = json.loads(capsys.readouterr().out), json.loads(r.stdout)  # stdout: the report only
     assert "timing" not in one and "timing" not in two  # wall-clock seconds only with --timing
     assert one == two

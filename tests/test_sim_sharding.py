@@ -20,7 +20,7 @@ SCRIPT = f"""
 import json, jax, numpy as np, sim
 from tests._sim_helpers import two_type
 assert len(jax.devices()) == 8, jax.devices()
-r = sim.simulate(jax.random.key(3), two_type(), {N})
+r = sim.simulate(jax.random.key(3), two_type(), {N}, backend='jax')
 cx = sim.simulated_crossover(jax.random.key(1), r, n_resamples=200)
 print(json.dumps({{"delta": r.delta.tolist(), "coverage": r.coverage.tolist(), "se": r.delta_se.tolist(),
                   "utility": r.utility.tolist(), "cross": np.nan_to_num(cx.crossover_budget).tolist(),
@@ -47,7 +47,7 @@ def test_eight_devices_give_the_one_device_numbers():
     )
     eight = json.loads(out.stdout.strip().splitlines()[-1])
     assert len(jax.devices()) == 1
-    r = sim.simulate(jax.random.key(3), two_type(), N)
+    r = sim.simulate(jax.random.key(3), two_type(), N, backend="jax")
     cx = sim.simulated_crossover(jax.random.key(1), r, n_resamples=200)
     assert np.array_equal(np.asarray(eight["delta"]), r.delta)
     assert np.array_equal(np.asarray(eight["coverage"]), r.coverage)
@@ -62,7 +62,7 @@ def test_chunking_changes_nothing(monkeypatch):
     """Chunks of any size give the same totals (queries are keyed by their global index)."""
     from sim import _simulate
 
-    r1 = sim.simulate(jax.random.key(3), two_type(), N)
+    r1 = sim.simulate(jax.random.key(3), two_type(), N, backend="jax")
     monkeypatch.setattr(_simulate, "CHUNK_QUERIES", 1024)
-    r2 = sim.simulate(jax.random.key(3), two_type(), N)
+    r2 = sim.simulate(jax.random.key(3), two_type(), N, backend="jax")
     assert np.array_equal(r1.delta, r2.delta) and np.array_equal(r1.delta_se, r2.delta_se)

@@ -49,6 +49,10 @@ from ._overtime import generation_utility as generation_utility
 from ._overtime import point_mass_crossover_time as point_mass_crossover_time
 from ._overtime import stream_curve as stream_curve
 from ._overtime import sum_cdf as sum_cdf
+from ._overtime_stream import StreamBestGeneration as StreamBestGeneration
+from ._overtime_stream import h10_chain as h10_chain
+from ._overtime_stream import stream_best_generation as stream_best_generation
+from ._overtime_stream import stream_generation_utility as stream_generation_utility
 from ._pack import cumsum_in_order as cumsum_in_order
 from ._pack import pack as pack
 from ._pack import pack_one as pack_one

@@ -44,6 +44,8 @@ from retcon.vocab import OPERATORS
 
 FIRST_PASS = ("extractive", "dataset")
 MAX_PASSES = 8
+#: ``generation-k``: every unit passed ``k`` times at every time (`policy_generations`).
+GENERATION_POLICY = "generation-"
 _DATE = "%I:%M %p on %d %B, %Y"
 
 
@@ -302,7 +304,10 @@ def _overflow():
 
 
 def policy_generations(policy: str, lengths: np.ndarray, rho: float, budget: float, *, cap, passes):
-    """``(T, T)`` generations of a policy on one conversation (sim's functions; MODEL §10)."""
+    """``(T, T)`` generations of a policy on one conversation (sim's functions; MODEL §10).
+
+    ``generation-k`` (`GENERATION_POLICY` + k) is no schedule but every unit passed ``k`` times.
+    """
     import jax.numpy as jnp
 
     import sim
@@ -310,6 +315,8 @@ def policy_generations(policy: str, lengths: np.ndarray, rho: float, budget: flo
     T = lengths.shape[0]
     if policy == "retain-all":
         return np.zeros((T, T), np.int32)
+    if policy.startswith(GENERATION_POLICY):  # every unit passed k times (utility against k)
+        return np.full((T, T), int(policy[len(GENERATION_POLICY) :]), np.int32)
     if policy == "periodic":
         return sim.periodic_generations(T, 1, 0)
     k_cap = budget if policy == "budget-aware" else cap
@@ -318,6 +325,62 @@ def policy_generations(policy: str, lengths: np.ndarray, rho: float, budget: flo
     padded[:T] = lengths
     gens = _overflow()(jnp.asarray(padded), jnp.float32(rho), jnp.float32(k_cap), passes)
     return np.asarray(gens)[:T, :T]
+
+
+def context_accuracy(
+    steps: Sequence[StreamStep],
+    order: Sequence[str],
+    tokens: dict,
+    length: np.ndarray,
+    gens: np.ndarray,
+    budget: float,
+    answers: dict,
+    where: dict,
+) -> tuple[np.ndarray, dict]:
+    """Lexical accuracy at each time of one conversation whose units have generations ``gens``.
+
+    Args:
+      steps: `stream_steps`. order: session ids in stream order. tokens: ``{(session, k):
+        set of normalized tokens}``. length: ``(T, K + 1)`` unit tokens per generation (stream
+        order). gens: ``(T, T)`` generations per time (row) and unit. budget: ``B``.
+      answers: ``{query_id: answer content tokens}``. where: ``{query_id: evidence session ids}``.
+
+    Returns:
+      ``(acc (T,), records)``: accuracy of the questions asked at each time (NaN: none) and
+      ``{(t, query_id): (evidence fits, correct)}``. Contexts: prefix packing, most recent unit
+      first (``theory.pack_reference``). MODEL §10, §2.
+    """
+    import theory
+
+    T = len(order)
+    acc = np.full(T, np.nan)
+    records = {}
+    for step in steps:
+        t = step.time
+        qs = [q for q in step.queries if answers[q.query_id]]
+        if not qs:
+            continue
+        newest = list(range(t - 1, -1, -1))  # unit indices, most recent first
+        g = gens[t - 1]
+        lens = np.array([length[i, g[i]] for i in newest])
+        kept = theory.pack_reference(lens[None], budget, "prefix")[0]
+        present = {order[newest[j]] for j in range(t) if kept[j] >= lens[j] and lens[j] > 0}
+        ctx = set().union(*[tokens[(order[i], g[i])] for i in newest if order[i] in present])
+        correct = []
+        for q in qs:
+            ok = answers[q.query_id] <= ctx
+            records[(t, q.query_id)] = (set(where[q.query_id]) <= present, ok)
+            correct.append(ok)
+        acc[t - 1] = float(np.mean(correct))
+    return acc, records
+
+
+def chain_tables(chain: dict[str, list[str]], order: Sequence[str], passes: int):
+    """``(tokens {(session, k): token set}, length (T, passes + 1))`` of one operator's chain."""
+    tok = make_tokenizer("regex")
+    tokens = {(s, k): set(normalize(chain[s][k]).split()) for s in order for k in range(passes + 1)}
+    length = np.array([[tok.count(chain[s][k]) for k in range(passes + 1)] for s in order], float)
+    return tokens, length
 
 
 def utility_over_time(
@@ -333,24 +396,15 @@ def utility_over_time(
 
     ``tiered`` takes the raw context where the raw evidence fits, else the ``overflow`` one.
     """
-    import theory
-
-    tok = make_tokenizer("regex")
     steps = stream_steps(conversation)
     order = list(steps[-1].session_ids)
     T = len(order)
     where = {q.query_id: evidence_session_ids(conversation, q) for q in conversation.queries}
     answers = {q.query_id: set(content_tokens(q.answer)) for q in conversation.queries}
     out: dict = {}
-    ret_fit = {}
+    ret_fit: dict = {}
     for op in OPERATORS:
-        chain = chains[op]
-        tokens = {
-            (s, k): set(normalize(chain[s][k]).split()) for s in order for k in range(passes + 1)
-        }
-        length = np.array(
-            [[tok.count(chain[s][k]) for k in range(passes + 1)] for s in order], float
-        )
+        tokens, length = chain_tables(chains[op], order, passes)
         rho = float(np.mean(length[:, 1] / np.maximum(length[:, 0], 1)))
         for policy in ("retain-all", *[p for p in policies if p != "retain-all"]):
             if policy == "retain-all" and ("retain-all", None) in out:
@@ -359,34 +413,22 @@ def utility_over_time(
             for bi, b in enumerate(budgets):
                 base = "overflow" if policy == "tiered" else policy
                 gens = policy_generations(base, length[:, 0], rho, b, cap=cap, passes=passes)
-                for step in steps:
-                    t = step.time
-                    qs = [q for q in step.queries if answers[q.query_id]]
-                    if not qs:
-                        continue
-                    newest = list(range(t - 1, -1, -1))  # unit indices, most recent first
-                    g = gens[t - 1]
-                    lens = np.array([length[i, g[i]] for i in newest])
-                    kept = theory.pack_reference(lens[None], b, "prefix")[0]
-                    present = {
-                        order[newest[j]] for j in range(t) if kept[j] >= lens[j] and lens[j] > 0
-                    }
-                    ctx = set().union(
-                        *[tokens[(order[i], g[i])] for i in newest if order[i] in present]
-                    )
-                    correct = []
-                    for q in qs:
-                        ok = answers[q.query_id] <= ctx
-                        if policy == "retain-all":
-                            ret_fit[(b, t, q.query_id)] = (
-                                set(where[q.query_id]) <= present,
-                                ok,
-                            )
-                        if policy == "tiered":
-                            fits, ok_raw = ret_fit[(b, t, q.query_id)]
-                            ok = ok_raw if fits else ok
-                        correct.append(ok)
-                    acc[bi, t - 1] = float(np.mean(correct))
+                acc[bi], records = context_accuracy(
+                    steps, order, tokens, length, gens, b, answers, where
+                )
+                if policy == "retain-all":
+                    ret_fit[b] = records
+                if policy == "tiered":  # the raw context where the raw evidence fits
+                    for step in steps:
+                        t = step.time
+                        qs = [q for q in step.queries if answers[q.query_id]]
+                        if not qs:
+                            continue
+                        ok = []
+                        for q in qs:
+                            fits, ok_raw = ret_fit[b][(t, q.query_id)]
+                            ok.append(ok_raw if fits else records[(t, q.query_id)][1])
+                        acc[bi, t - 1] = float(np.mean(ok))
             out[(policy, None if policy == "retain-all" else op)] = acc
     return out
 

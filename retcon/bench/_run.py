@@ -182,6 +182,12 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
             result["sim_interleaved"] = [
                 interleaved_sim(seed, max(sizes), scenario=config.scenario, progress=say)
             ]
+        from retcon.bench._sim_bench import bench_words
+
+        say("simulation: words and the Threefry floor")
+        result["sim_words"] = [
+            bench_words(seed, min(max(config.sim_sizes), 262144), scenario=config.scenario)
+        ]
     if "budgets" in config.only:
         from retcon.bench._sim_bench import bench_budgets
 

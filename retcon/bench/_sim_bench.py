@@ -12,6 +12,8 @@ References: MODEL §2-§4; ``sim/kernel/``, ``sim/_simulate.py``.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from retcon.bench._timing import run_worker
@@ -48,6 +50,7 @@ def check_sim_agreement(seed: int, scenario, n: int = N_CHECK) -> dict:
     from retcon.bench import _sim_numpy as S
     from sim import kernel as K
     from sim import load_scenario
+    from sim import numpy_kernel as NK
 
     sc = load_scenario(scenario) if isinstance(scenario, str) else scenario
     st, pr = K.split(sc)
@@ -65,10 +68,12 @@ def check_sim_agreement(seed: int, scenario, n: int = N_CHECK) -> dict:
     ]
     best_sums_equal = True
     if st.packing == "prefix":  # the best numpy's frontier and its event histogram
-        t = S.frontier_best(d, npr)
-        others.append(S.outcome_of_frontier(t, b))
-        best_sums_equal = np.array_equal(
-            S.event_block_sums(t, b, 0, 64), S.block_sums(ref, rows := np.arange(n), 64)
+        t = NK.frontier_columns(NK.columns_of(d), npr)
+        others.append(NK.outcome_of_frontier(t, b))
+        got, want = NK.event_block_sums(t, b, 0, 64), S.block_sums(ref, np.arange(n), 64)
+        best_sums_equal = np.array_equal(got[..., :10], want[..., :10]) and np.array_equal(
+            got[..., 10:].sum(0),
+            want[..., 10:].sum(0),  # G_B / H_B counts: totals only
         )
     rows = np.arange(n)
     sums_jax = S.block_sums(ref, rows, 1).sum(0)
@@ -294,9 +299,10 @@ def bench_scaleout(
 def interleaved_sim(
     seed: int, n: int, *, scenario: str = "locomo-like", rounds: int = 5, progress=None
 ) -> dict:
-    """JAX ``sim.simulate`` against the best numpy and the numpy frontier, in this one process,
-    alternated (A, B, C, A, B, C, ...) ``rounds`` times after one warm-up each: the medians, and
-    their ratios. On a shared machine a load change then hits all three alike (the subprocess rows
+    """JAX ``sim.simulate`` against the best numpy (``sim.numpy_kernel``, the CPU default: on its
+    default threads and on one) and the numpy frontier, in this one process, alternated (A, B, C,
+    D, A, ...) ``rounds`` times after one warm-up each: the medians, CPU seconds per wall second,
+    the load average, and the ratios. On a shared machine a load change then hits all three alike (the subprocess rows
     of ``bench_sim`` run one after the other)."""
     import statistics
     import time
@@ -305,21 +311,145 @@ def interleaved_sim(
 
     from retcon.bench import _sim_numpy as S
     from sim import load_scenario, simulate
+    from sim import numpy_kernel as NK
 
     sc = load_scenario(scenario)
     b = np.asarray(sc.budgets, np.float64)
     key = jax.random.key(seed)
+    n_blocks = min(1024, 1 << max(0, int(np.ceil(np.log2(n)))))
     fns = {
-        "jax": lambda: simulate(key, sc, n, b, progress=False),
-        "numpy_best": lambda: S.simulate_numpy_best(seed, sc, n, b),
+        "jax": lambda: simulate(key, sc, n, b, progress=False, backend="jax"),
+        "numpy_best": lambda: simulate(key, sc, n, b, progress=False, backend="numpy"),
+        "numpy_best_1thread": lambda: NK.simulate_block_sums(
+            key, sc, n, b, n_blocks=n_blocks, threads=1
+        ),
         "numpy_frontier": lambda: S.simulate_numpy(seed, sc, n, b),
     }
     for f in fns.values():
         f()
     times: dict[str, list[float]] = {k: [] for k in fns}
+    cpu: dict[str, list[float]] = {k: [] for k in fns}
     for r in range(rounds):
         if progress:
             progress(f"sim interleaved: round {r + 1} of {rounds}")
+        for k, f in fns.items():
+            t0, c0 = time.perf_counter(), time.process_time()
+            f()
+            times[k].append(time.perf_counter() - t0)
+            cpu[k].append(time.process_time() - c0)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    return {
+        "queries": int(n),
+        "budgets": int(b.size),
+        "rounds": rounds,
+        "loadavg": list(os.getloadavg()),
+        **{f"{k}_cpu_per_wall": sum(cpu[k]) / sum(times[k]) for k in fns},
+        "speedup_vs_best_numpy_1thread": med["numpy_best_1thread"] / med["jax"],
+        **{f"{k}_median_s": v for k, v in med.items()},
+        **{f"{k}_us_per_query": v / n * 1e6 for k, v in med.items()},
+        "speedup_vs_best_numpy": med["numpy_best"] / med["jax"],
+        "speedup_vs_numpy_frontier": med["numpy_frontier"] / med["jax"],
+        "best_numpy_vs_numpy_frontier": med["numpy_frontier"] / med["numpy_best"],
+    }
+
+
+def _draw_words(st, pr, n: int = 8) -> dict:
+    """Threefry words the JAX kernel's draws generate per query, read off the jaxpr of ``n``
+    queries (``query_keys`` and ``draw_query``): ``random_bits`` (its size times bits / 32),
+    ``random_fold_in`` and ``random_split`` (one Threefry block, 2 words, per key made). Each
+    ``random_gamma`` is a rejection loop whose trips depend on the batch; its words are not
+    counted (so ``generated`` is a lower bound), its draws are listed."""
+    import math
+
+    import jax
+    import jax.numpy as jnp
+
+    from sim import kernel as K
+
+    def f(root, idx):
+        return jax.vmap(lambda k: K.draw_query(k, st, pr))(K.query_keys(root, idx))
+
+    jp = jax.make_jaxpr(f)(jax.random.key(0), jnp.arange(n, dtype=jnp.int32))
+    words = {"bits": 0, "keys": 0}
+    gammas = 0
+
+    def walk(j):
+        nonlocal gammas
+        for e in j.eqns:
+            name = e.primitive.name
+            size = sum(math.prod(v.aval.shape) for v in e.outvars)
+            if name == "random_bits":
+                v = e.outvars[0].aval
+                words["bits"] += math.prod(v.shape) * max(1, v.dtype.itemsize // 4)
+            elif name in ("random_fold_in", "random_split"):
+                words["keys"] += 2 * size
+            elif name == "random_gamma":
+                gammas += size
+            for p in e.params.values():
+                for s in p if isinstance(p, (list, tuple)) else [p]:
+                    inner = getattr(s, "jaxpr", s)
+                    if hasattr(inner, "eqns"):
+                        walk(inner)
+
+    walk(jp.jaxpr)
+    return {
+        "bits_words": words["bits"] / n,
+        "key_words": words["keys"] / n,
+        "gamma_draws": gammas / n,
+    }
+
+
+def words_needed(npr, st) -> float:
+    """The uint32 words a query's draws need at least (expected over the query mix): 1 for the type,
+    one per record length and per retriever score (the cluster's records and the distractors),
+    and 2 per gamma of the redundancy's beta where it is used (one normal and one uniform per
+    Marsaglia-Tsang trial, which accepts almost always)."""
+    w = np.asarray(npr.weights)
+    rec = np.asarray(npr.records, np.float64)
+    used = (np.asarray(npr.redundancy) > 0) & (rec > 1)
+    return float(1 + 2 * (w @ rec + st.n_distractors) + 4 * (w @ used))
+
+
+def bench_words(seed: int, n: int, *, scenario: str = "locomo-like", rounds: int = 3) -> dict:
+    """Issue 25 item 2: the JAX kernel's draws against their floor. Words generated per query (a
+    lower bound from the jaxpr, ``_draw_words``) against the words needed (``words_needed``), and
+    the kernel's time per query against the Threefry floor: ``jax.random.bits`` making exactly the
+    needed words for ``n`` queries in one ``jit``, timed alternately with the kernel in this
+    process (medians)."""
+    import statistics
+    import time
+
+    import jax
+    import jax.numpy as jnp
+
+    from sim import kernel as K
+    from sim import load_scenario, simulate
+    from sim import numpy_kernel as NK
+
+    sc = load_scenario(scenario)
+    st, pr = K.split(sc)
+    _, npr = NK.params_of(sc)
+    need = words_needed(npr, st)
+    got = _draw_words(st, pr)
+    generated = got["bits_words"] + got["key_words"]
+    per = int(np.ceil(need))
+    chunk = 65536
+    floor = jax.jit(lambda k: jax.random.bits(k, (chunk, per), jnp.uint32).sum(dtype=jnp.uint32))
+    key = jax.random.key(seed)
+
+    def floor_run():
+        for i in range(0, n, chunk):
+            floor(jax.random.fold_in(key, i)).block_until_ready()
+
+    b = np.asarray(sc.budgets, np.float64)
+    fns = {
+        "kernel": lambda: simulate(key, sc, n, b, progress=False, backend="jax"),
+        "floor": floor_run,
+    }
+    for f in fns.values():
+        f()
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(rounds):
         for k, f in fns.items():
             t0 = time.perf_counter()
             f()
@@ -327,11 +457,13 @@ def interleaved_sim(
     med = {k: statistics.median(v) for k, v in times.items()}
     return {
         "queries": int(n),
-        "budgets": int(b.size),
-        "rounds": rounds,
-        **{f"{k}_median_s": v for k, v in med.items()},
-        **{f"{k}_us_per_query": v / n * 1e6 for k, v in med.items()},
-        "speedup_vs_best_numpy": med["numpy_best"] / med["jax"],
-        "speedup_vs_numpy_frontier": med["numpy_frontier"] / med["jax"],
-        "best_numpy_vs_numpy_frontier": med["numpy_frontier"] / med["numpy_best"],
+        "words_needed_per_query": need,
+        "words_generated_per_query_lower_bound": generated,
+        "words_from_random_bits": got["bits_words"],
+        "words_from_key_derivation": got["key_words"],
+        "gamma_loops_per_query": got["gamma_draws"],
+        "generated_over_needed": generated / need,
+        "kernel_us_per_query": med["kernel"] / n * 1e6,
+        "threefry_floor_us_per_query": med["floor"] / n * 1e6,
+        "kernel_over_floor": med["kernel"] / med["floor"],
     }

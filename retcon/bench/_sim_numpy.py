@@ -1,4 +1,4 @@
-"""The simulation kernel of ``sim`` written in plain vectorized numpy, for the benchmark only.
+"""The simulation kernel of ``sim`` as a numpy user writes it first, for the benchmark only.
 
 What a user would write without JAX: the same draws (query type, evidence cluster, distractors,
 retriever scores, cluster redundancy), the same candidate records per action, packing in rank order
@@ -7,80 +7,43 @@ bootstrap block, all as whole-array numpy operations over a chunk of queries (fl
 kernel). ``evaluate`` takes draws as arrays, so it can be fed the very draws the JAX kernel made;
 ``draw`` makes its own with ``numpy.random.Generator`` for the timed end-to-end run.
 
+The best numpy (a sorting network, the frontier in closed form, an event histogram) is not here:
+it is ``sim.numpy_kernel``, the CPU default of ``sim.simulate``; this module is the former anchor
+(argsort of every action's candidates) and the per-budget reference, kept as benchmark rows.
+
 References: MODEL §2 (packing, reader), §3 (``G_B``, ``H_B``), §4 (coverage / replacement);
 ``sim/kernel/`` (the kernel this mirrors).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
+
+from sim import numpy_kernel as NK
+from sim.numpy_kernel import NpDraw, NpOutcome, NpParams
+
+__all__ = ["NpDraw", "NpOutcome", "NpParams"]
 
 GRID = np.float32(2**24)
 REDUNDANCY_CONCENTRATION = 20.0
 N_COLS = 17
 
 
-class NpParams(NamedTuple):
-    """``sim.kernel.Params`` as numpy arrays (vocabulary slots 4, operators 3)."""
-
-    weights: np.ndarray  # (4,) query-mix probabilities
-    records: np.ndarray  # (4,) int
-    redundancy: np.ndarray  # (4,)
-    len_p1: np.ndarray  # (4,)
-    len_p2: np.ndarray  # (4,)
-    acc_raw: np.ndarray  # (4,)
-    acc_guess: np.float32
-    compress: np.ndarray  # (3,)
-    fidelity: np.ndarray  # (3, 4)
-    noise: np.float32
-
-
-class NpDraw(NamedTuple):
-    """Draws for ``n`` queries: ``query_type (n,)``, ``ev_len, ev_mask, ev_score (n, K)``,
-    ``dis_len, dis_score (n, D)``, ``redundancy (n,)``."""
-
-    query_type: np.ndarray
-    ev_len: np.ndarray
-    ev_mask: np.ndarray
-    ev_score: np.ndarray
-    dis_len: np.ndarray
-    dis_score: np.ndarray
-    redundancy: np.ndarray
-
-
 def params_of(scenario):
-    """``(structure, NpParams)`` of a scenario, from the kernel's own split (same numbers).
+    """``(structure, NpParams)`` of a scenario (``sim.numpy_kernel.params_of``: the kernel's numbers).
 
     Raises:
       InputError: the scenario's ``retriever.recall`` is below 1 (this benchmark kernel draws
-        every evidence record; the retriever's misses live in ``sim`` only).
+        every evidence record; the retriever's misses live in ``sim.kernel`` only).
     """
     from retcon.errors import InputError
-    from sim import kernel as K
 
     if scenario.retriever.recall < 1.0:
         raise InputError(
             "retcon.bench's numpy kernel does not model retriever misses: retriever.recall must "
             f"be 1 for it; got {scenario.retriever.recall:g} (scenario {scenario.name!r})."
         )
-    st, pr = K.split(scenario)
-    lw = np.asarray(pr.log_weights, np.float64)
-    w = np.exp(lw - lw[np.isfinite(lw)].max())
-    f32 = lambda x: np.asarray(x, np.float32)  # noqa: E731
-    return st, NpParams(
-        w / w.sum(),
-        np.asarray(pr.records),
-        f32(pr.redundancy),
-        f32(pr.len_p1),
-        f32(pr.len_p2),
-        f32(pr.acc_raw),
-        np.float32(pr.acc_guess),
-        f32(pr.compress),
-        f32(pr.fidelity),
-        np.float32(pr.noise),
-    )
+    return NK.params_of(scenario)
 
 
 def _lengths(rng: np.random.Generator, families, t: np.ndarray, pr: NpParams, k: int) -> np.ndarray:
@@ -164,14 +127,6 @@ def _pack(ranked: np.ndarray, budgets: np.ndarray, mode: str) -> np.ndarray:
         [np.zeros_like(total[..., :1]), total[..., :-1]], axis=-1
     )  # exclusive cumsum
     return np.where(total <= b, r, np.clip(b - before, np.float32(0), r))
-
-
-class NpOutcome(NamedTuple):
-    """Per query and budget: ``m (n, nB, 4)`` int32, ``raw_grounded (n, nB)``, ``affected (n, nB, 3)``."""
-
-    m: np.ndarray
-    raw_grounded: np.ndarray
-    affected: np.ndarray
 
 
 def evaluate(d: NpDraw, budgets: np.ndarray, pr: NpParams, mode: str) -> NpOutcome:
@@ -360,202 +315,4 @@ def simulate_numpy(
         idx = np.arange(start, start + c)
         total += block_sums(ev(draw(rng, c, st, pr), b, pr, st.packing), idx, n_blocks)
         np.add.at(counts, idx % n_blocks, 1)
-    return total, counts
-
-
-# ---------------------------------------------------------------------------------------------
-# The best numpy: what a numpy expert writes for the same model and the same exact sums.
-
-
-def draw_best(rng: np.random.Generator, n: int, st, pr: NpParams) -> NpDraw:
-    """``draw`` with the beta drawn only where it is used (more than one record and ``r > 0``):
-    the other queries' ``r_c`` is 0 and is never drawn. The same distribution as ``draw``."""
-    K, D = st.k_max, st.n_distractors
-    t = rng.choice(4, size=n, p=pr.weights)
-    ev = _lengths(rng, st.families, t, pr, K)
-    mask = np.arange(K)[None, :] < pr.records[t][:, None]
-    ev *= mask  # lengths are finite: 0 on padding
-    dis = _lengths(rng, st.families, t, pr, D) if D else np.zeros((n, 0), np.float32)
-    noise = rng.standard_normal((n, K + D), np.float32)
-    noise *= pr.noise
-    ev_score = np.where(mask, noise[:, :K] + np.float32(1), np.float32(-np.inf))
-    r = pr.redundancy[t]
-    used = np.flatnonzero((r > 0) & (pr.records[t] > 1))
-    r_c = np.zeros(n, np.float32)
-    if used.size:
-        c = REDUNDANCY_CONCENTRATION
-        ru = r[used].astype(np.float64)
-        r_c[used] = rng.beta(np.maximum(ru * c, 1e-3), np.maximum((1.0 - ru) * c, 1e-3))
-    return NpDraw(t, ev, mask, ev_score, dis, noise[:, K:], r_c)
-
-
-class NpFrontier(NamedTuple):
-    """Per query and action ``(n, 4)``: the running total at which the last evidence unit is whole
-    (``-inf``: none), the least running total from the first evidence unit on (``H_B`` starts
-    there), ``m`` when the last unit is whole / absent, and ``G_B`` when it is absent ``(n,)``."""
-
-    last_total: np.ndarray
-    first_total: np.ndarray
-    m_whole: np.ndarray
-    m_absent: np.ndarray
-    grounded_absent: np.ndarray
-
-
-def frontier_best(d: NpDraw, pr: NpParams) -> NpFrontier:
-    """The ``prefix`` evidence frontier with two small sorts instead of four.
-
-    ``ret`` and ``rewrite`` rank the same records by the same scores: one stable argsort of the
-    ``K + D`` scores serves both, and their running totals are two ``cumsum`` s in that order.
-    ``merge`` and ``abstract`` put one generated record at the top evidence score in the first
-    slot, so it ranks after the distractors scored strictly above that score and before all
-    others: its running total is the running sum of those distractors (sorted once, ``D`` scores)
-    plus its length, and the least total from it on is that total, or the next distractor's when
-    the generated record is empty. Running sums are taken in rank order, left to right, so every
-    total is bit for bit the kernel's.
-    """
-    f32 = np.float32
-    n, K = d.ev_len.shape
-    D = d.dis_len.shape[1]
-    inf = f32(np.inf)
-    scores = np.concatenate([d.ev_score, d.dis_score], axis=1)
-    order = np.argsort(-scores, axis=1, kind="stable")  # (n, N)
-    lengths = np.concatenate([d.ev_len, d.dis_len], axis=1)
-    ranked = np.take_along_axis(lengths, order, axis=1)
-    is_ev = order < K
-    ev_r = is_ev & (ranked > 0)
-    N = K + D
-    last = N - 1 - np.argmax(ev_r[:, ::-1], axis=1)  # rank of the last evidence unit
-    first_ev = np.argmax(is_ev, axis=1)
-    beyond = (np.arange(N)[None] >= first_ev[:, None]) & (ranked > 0)
-    rows = np.arange(n)
-    rw = ranked * np.where(
-        is_ev, pr.compress[2], f32(1)
-    )  # rewrite: evidence compressed, same order
-    tot_ret, tot_rw = np.cumsum(ranked, axis=1), np.cumsum(rw, axis=1)
-    has = ev_r.any(1)
-    last_len_ret = np.where(has, ranked[rows, last], f32(0))
-    lt_ret = np.where(has, tot_ret[rows, last], -inf)
-    ev_rw = is_ev & (rw > 0)  # the same units unless a compressed length underflows to 0
-    last_w = N - 1 - np.argmax(ev_rw[:, ::-1], axis=1)
-    has_w = ev_rw.any(1)
-    last_len_rw = np.where(has_w, rw[rows, last_w], f32(0))
-    lt_rw = np.where(has_w, tot_rw[rows, last_w], -inf)
-    ft_ret = np.where(beyond, tot_ret, inf).min(1)
-    ft_rw = np.where(beyond & (rw > 0), tot_rw, inf).min(1)
-    # merge / abstract
-    total = _in_order(d.ev_len, np.add)
-    gen = pr.compress[None, :2] * (f32(1) - d.redundancy[:, None]) * total[:, None]  # (n, 2)
-    top = d.ev_score.max(1)
-    if D:
-        dorder = np.argsort(-d.dis_score, axis=1, kind="stable")
-        dcum = np.cumsum(np.take_along_axis(d.dis_len, dorder, axis=1), axis=1)
-        above = (d.dis_score > top[:, None]).sum(1)  # distractors ranked before the generated one
-        before = np.where(above > 0, dcum[rows, np.maximum(above - 1, 0)], f32(0))
-        nxt = np.where(above < D, dcum[rows, np.minimum(above, D - 1)], inf)
-    else:
-        before, nxt = np.zeros(n, f32), np.full(n, inf)
-    g_pos = gen > 0
-    lt_gen = np.where(g_pos, before[:, None] + gen, -inf)
-    ft_gen = np.where(g_pos, lt_gen, nxt[:, None])
-    last_total = np.stack([lt_ret, lt_gen[:, 0], lt_gen[:, 1], lt_rw], axis=1)
-    first_total = np.stack([ft_ret, ft_gen[:, 0], ft_gen[:, 1], ft_rw], axis=1)
-    last_len = np.stack(
-        [last_len_ret, gen[:, 0] * g_pos[:, 0], gen[:, 1] * g_pos[:, 1], last_len_rw], 1
-    )
-    # the reader at the two values the support takes: whole (fraction 1) and absent (0)
-    phi = pr.fidelity[:, d.query_type].T  # (n, 3)
-    a_g = (pr.acc_raw[d.query_type] - pr.acc_guess).astype(np.float64)[
-        :, None
-    ]  # float32 difference
-    g = np.float64(pr.acc_guess)
-    s_whole = np.concatenate([np.ones((n, 1), f32), phi], axis=1)
-    # a unit of length 0 is "whole" at fraction 1 under the kernel's kept_fraction (kept >= 0)
-    s_absent = np.where(last_len > 0, f32(0), s_whole)
-
-    def reader(s):
-        fma = (g + a_g * s.astype(np.float64)).astype(f32)
-        return np.round(np.clip(fma, f32(0), f32(1)) * GRID).astype(np.int32)
-
-    return NpFrontier(
-        last_total, first_total, reader(s_whole), reader(s_absent), last_len[:, 0] == 0
-    )
-
-
-def outcome_of_frontier(t: NpFrontier, budgets: np.ndarray) -> NpOutcome:
-    """Per-budget outcomes from the frontier (for the agreement check; the timed path sums events)."""
-    b = budgets.astype(np.float32)[None, :, None]
-    fits = t.last_total[:, None] <= b  # (n, nB, 4)
-    m = np.where(fits, t.m_whole[:, None], t.m_absent[:, None])
-    grounded = fits[..., 0] | t.grounded_absent[:, None]
-    some = t.first_total[:, None] <= b
-    return NpOutcome(m, grounded, some[..., :1] | some[..., 1:])
-
-
-def event_block_sums(t: NpFrontier, budgets: np.ndarray, start: int, n_blocks: int) -> np.ndarray:
-    """The 17 block sums ``(n_blocks, nB, 17)`` from step events, without a per-budget array.
-
-    Every column is a step function of the budget: ``m`` is ``m_absent`` below ``last_total`` and
-    ``m_whole`` from it on, ``G_B`` holds from ``ret``'s threshold on (always when its last unit is
-    absent-grounded), ``H_B`` from the least of ``first_total`` of ``ret`` and the operator. Each
-    query adds its steps at the thresholds' positions in the sorted budgets (``searchsorted``,
-    ``side="left"``: budget ``i`` is at or above ``w`` exactly when ``i >= #{budgets < w}``), one
-    ``bincount`` builds the (block, position, column) histogram for the whole chunk, and a running
-    sum over the budgets reads every budget's sums: integers throughout (float64 weights hold them
-    exactly: every bin is below 2**53).
-    """
-    n = t.last_total.shape[0]
-    b = np.asarray(budgets, np.float32)
-    nb = b.size
-    h = np.minimum(t.first_total[:, :1], t.first_total[:, 1:])
-    pos = np.searchsorted(b, np.concatenate([t.last_total, h], axis=1).ravel(), side="left")
-    pos = pos.reshape(n, 7)
-    p_w, p_h = pos[:, :4], pos[:, 4:]
-    p_g = np.where(t.grounded_absent, 0, p_w[:, 0])
-    m_lo = t.m_absent.astype(np.int64)
-    step = t.m_whole.astype(np.int64) - m_lo
-    ones = np.ones((n, 1), np.int64)
-    at = np.concatenate(
-        [
-            p_w,
-            np.repeat(p_g[:, None], 4, 1),
-            p_w,
-            np.maximum(p_w, p_g[:, None]),
-            p_g[:, None],
-            p_h,
-            np.maximum(p_h, p_g[:, None]),
-        ],
-        axis=1,
-    )  # (n, 23)
-    col = np.asarray([0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])
-    val = np.concatenate([step, -m_lo, step, -step, np.repeat(ones, 7, 1)], axis=1)
-    block = (start + np.arange(n)) % n_blocks
-    flat = (block[:, None] * (nb + 1) + at) * 15 + col
-    hist = np.bincount(flat.ravel(), weights=val.ravel(), minlength=n_blocks * (nb + 1) * 15)
-    hist = np.rint(hist).astype(np.int64).reshape(n_blocks, nb + 1, 15)[:, :nb]
-    base = np.zeros((n_blocks, 15), np.int64)
-    lo = np.concatenate([m_lo, m_lo], axis=1)
-    for j in range(8):
-        base[:, j] = np.bincount(block, weights=lo[:, j], minlength=n_blocks).astype(np.int64)
-    s = np.cumsum(hist, axis=1) + base[:, None]
-    m, out = s[..., 0:4], s[..., 4:8]
-    return np.concatenate(
-        [m, m[..., 1:] - m[..., :1], out[..., 1:] - out[..., :1], s[..., 8:15]], axis=-1
-    )
-
-
-def simulate_numpy_best(
-    seed: int, scenario, n_queries: int, budgets, *, chunk: int = 65536, n_blocks: int = 1024
-) -> tuple[np.ndarray, np.ndarray]:
-    """``simulate_numpy`` as a numpy expert writes it (``prefix``; other packings fall back to the
-    frontier method): ``draw_best``, ``frontier_best`` and ``event_block_sums`` chunk by chunk."""
-    st, pr = params_of(scenario)
-    if st.packing != "prefix":
-        return simulate_numpy(seed, scenario, n_queries, budgets, chunk=chunk, n_blocks=n_blocks)
-    b = np.asarray(budgets, np.float32)
-    rng = np.random.default_rng(seed)
-    total = np.zeros((n_blocks, b.size, N_COLS), np.int64)
-    for start in range(0, n_queries, chunk):
-        c = min(chunk, n_queries - start)
-        total += event_block_sums(frontier_best(draw_best(rng, c, st, pr), pr), b, start, n_blocks)
-    counts = np.bincount(np.arange(n_queries) % n_blocks, minlength=n_blocks).astype(np.int64)
     return total, counts

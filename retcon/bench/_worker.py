@@ -83,7 +83,7 @@ def sim_jax(spec: dict) -> dict:
     def run(m):
         if per_budget:
             return _kernel_per_budget(key, sc, m, b)
-        return simulate(key, sc, m, b, progress=False)
+        return simulate(key, sc, m, b, progress=False, backend="jax")
 
     t0 = time.perf_counter()
     run(min(n, int(spec.get("warm_n", 65536))))  # compile
@@ -119,9 +119,12 @@ def sim_jax(spec: dict) -> dict:
 
 
 def sim_numpy(spec: dict) -> dict:
+    import jax
+
     from retcon.bench import _sim_numpy as S
     from retcon.bench._timing import reset_rss_peak, rss_now_mib, rss_peak_mib
     from sim import load_scenario
+    from sim import numpy_kernel as NK
 
     sc = load_scenario(spec["scenario"])
     b = _budgets(spec, sc)
@@ -132,8 +135,8 @@ def sim_numpy(spec: dict) -> dict:
         chunk = int(spec.get("chunk", 65536))
 
     def simulate_numpy(seed, sc, n, b, *, chunk, method):
-        if method == "best":
-            return S.simulate_numpy_best(seed, sc, n, b, chunk=chunk)
+        if method == "best":  # the kernel of sim.simulate's numpy backend
+            return NK.simulate_block_sums(jax.random.key(seed), sc, n, b, n_blocks=1024)
         return S.simulate_numpy(seed, sc, n, b, chunk=chunk, method=method)
 
     simulate_numpy(spec["seed"] + 1, sc, min(n, chunk), b, chunk=chunk, method=method)  # warm-up

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 
 from retcon.cli import add_common, add_moved_out
+from retcon.vocab import EVALUATE_INTERVALS
 from theory import PACKINGS
 
 
@@ -126,7 +127,18 @@ def register(subparsers) -> None:
         help="shares of groups for train,calibration,test (default 0.5,0.2,0.3)",
     )
     p.add_argument(
-        "--resamples", type=int, default=2000, help="bootstrap replicates (default 2000)"
+        "--interval",
+        default="t",
+        choices=EVALUATE_INTERVALS,
+        help="t: means over test groups with the Student-t interval on G - 1 df (default; the "
+        "few-groups protocol, docs/statistics.md); percentile: pooled mean with the grouped "
+        "percentile bootstrap (under-covers with few test groups)",
+    )
+    p.add_argument(
+        "--resamples",
+        type=int,
+        default=2000,
+        help="bootstrap replicates of --interval percentile (default 2000)",
     )
     p.add_argument(
         "--packing",
@@ -505,6 +517,7 @@ def _run_evaluate(args) -> int:
             fractions=fractions,
             n_resamples=args.resamples,
             allow_overlap=args.allow_overlap,
+            interval=args.interval,
         )
     obj = evaluation_json(ev)
     table = evaluation_table(ev)
@@ -520,6 +533,7 @@ def _run_evaluate(args) -> int:
                 "alpha": args.alpha,
                 "folds": args.folds,
                 "split": fractions,
+                "interval": args.interval,
                 "resamples": args.resamples,
                 "packing": args.packing,
                 "allow_overlap": args.allow_overlap,

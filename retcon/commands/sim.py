@@ -61,6 +61,15 @@ def register(subparsers) -> None:
         "slower (docs/scale.md)",
     )
     p.add_argument(
+        "--backend",
+        choices=("auto", "jax", "numpy"),
+        default="auto",
+        help="simulation kernel: numpy (sim.numpy_kernel, prefix packing and recall 1; the faster "
+        "on a CPU), jax (sim.kernel: any scenario, accelerators, --processes) or auto (numpy "
+        "where it applies on a CPU in one process, else jax; default). The two draw different "
+        "streams that agree in distribution; the report names the one that ran",
+    )
+    p.add_argument(
         "--timing",
         action="store_true",
         help="add the run's wall-clock seconds (compile, kernel, bootstrap, plots) as `timing` to "
@@ -133,8 +142,8 @@ def _floats(option: str, text: str) -> list[float]:
     return vals
 
 
-def simulate_report(scenario, result, cx, seed: int) -> dict:
-    """The ``--json`` object of ``retcon simulate``."""
+def simulate_report(scenario, result, cx, seed: int, backend: str = "jax") -> dict:
+    """The ``--json`` object of ``retcon simulate`` (``backend``: the kernel that ran)."""
     from retcon.vocab import OPERATORS
 
     ops = {}
@@ -164,6 +173,7 @@ def simulate_report(scenario, result, cx, seed: int) -> dict:
     return {
         "scenario": scenario.name,
         "seed": seed,
+        "backend": backend,
         "n_queries": int(result.n_queries),
         "packing": scenario.packing,
         "raw_grounded": _list(result.raw_grounded),
@@ -171,14 +181,15 @@ def simulate_report(scenario, result, cx, seed: int) -> dict:
     }
 
 
-def simulate_table(scenario, result, cx) -> str:
-    """The human-readable tables of ``retcon simulate``."""
+def simulate_table(scenario, result, cx, backend: str = "jax") -> str:
+    """The human-readable tables of ``retcon simulate`` (``backend``: the kernel that ran)."""
     from retcon.vocab import OPERATORS
 
     lines = [
         f"scenario {scenario.name}: {result.n_queries} queries, packing {scenario.packing}, "
         f"retriever {scenario.retriever.order}"
         + (f", recall {scenario.retriever.recall:g}" if scenario.retriever.recall < 1 else "")
+        + f"; {backend} kernel"
     ]
     for i, op in enumerate(OPERATORS):
         b = cx.crossover_budget[i]
@@ -325,8 +336,11 @@ def run_simulate(args) -> int:
         check_out_dir("--out", args.out, inputs=[("--config", args.config)])
     scenario = _load(args)
 
-    from sim import initialize_from_env, launch, simulate, simulated_crossover
+    from sim import choose_backend, initialize_from_env, launch, simulate, simulated_crossover
 
+    asked = getattr(args, "backend", "auto")
+    if asked == "numpy" and processes > 1:
+        raise InputError("--backend numpy runs in one process; use --backend jax with --processes.")
     if processes > 1:
         options = {k: v for k, v in vars(args).items() if k not in ("func", "processes")}
         return launch("simulate", options, processes)
@@ -338,12 +352,15 @@ def run_simulate(args) -> int:
     enable_compile_cache()
     clock = _CompileClock()
     t0, c0 = time.perf_counter(), clock.seconds
-    result = simulate(k_sim, scenario, args.queries, progress=False if quiet else None)
+    backend = choose_backend(scenario, None if asked == "auto" else asked)
+    result = simulate(
+        k_sim, scenario, args.queries, progress=False if quiet else None, backend=backend
+    )
     t1 = time.perf_counter()
     compile_s = clock.seconds - c0
     cx = simulated_crossover(k_boot, result, n_resamples=args.resamples)
     t2 = time.perf_counter()
-    report = simulate_report(scenario, result, cx, args.seed)
+    report = simulate_report(scenario, result, cx, args.seed, backend)
     # seconds of this run: compiling (or loading from the persistent cache) the kernel, running
     # it, the bootstrap CI of the crossover, the plots, and the whole command so far. Only with
     # --timing: results carry no wall-clock numbers, so two runs give the same bytes.
@@ -356,7 +373,7 @@ def run_simulate(args) -> int:
     }
     if getattr(args, "timing", False):
         report["timing"] = timing
-    table = simulate_table(scenario, result, cx)
+    table = simulate_table(scenario, result, cx, backend)
     words = conclusion(scenario, result, cx)
     if jax.process_index() != 0:  # multi-process: process 0 reports
         return 0

@@ -8,6 +8,10 @@ utility against the number of passes ``k``.
 
 ``retcon timeline locomo --data F [--passes K]`` runs LoCoMo as a stream (docs/over-time.md).
 
+``--policy router`` adds the router over time (``oas.OverTimeRouter``, MODEL §10; issue 21 item 5):
+in simulation with the scenario's own parameters, on LoCoMo fitted leave one conversation out;
+the report gains a ``router`` block with its gains over the other policies.
+
 Its ``locomo`` form reads real data (``oas.real``); its
 simulation form imports only ``sim`` and ``theory``.
 """
@@ -20,6 +24,16 @@ import math
 from retcon.errors import InputError
 
 SOURCES = ("locomo",)
+ROUTER = "router"
+
+
+def _policies(chosen, allowed) -> tuple[tuple[str, ...], bool]:
+    """``(policies for the timeline, router asked for)``; bad names exit 2 naming --policy."""
+    from retcon.errors import check_choice
+
+    for pol in chosen:
+        check_choice("--policy", pol, (*allowed, ROUTER))
+    return tuple(p for p in chosen if p != ROUTER), ROUTER in chosen
 
 
 def _budget(text: str) -> float:
@@ -55,7 +69,8 @@ def register(subparsers) -> None:
         "--scenario",
         metavar="S",
         default=None,
-        help="stream preset (locomo-stream, single-cluster-stream) or a .toml file with a "
+        help="stream preset (locomo-stream, single-cluster-stream, low-fidelity-stream) or a .toml "
+        "file with a "
         "[stream] table (docs/over-time.md)",
     )
     p.add_argument(
@@ -63,8 +78,8 @@ def register(subparsers) -> None:
         action="append",
         default=None,
         metavar="P",
-        help="policy to report, repeatable: retain-all, overflow, periodic, budget-aware, tiered "
-        "(default: all)",
+        help="policy to report, repeatable: retain-all, overflow, periodic, budget-aware, tiered, "
+        "router (the router over time; default: all but router)",
     )
     p.add_argument(
         "--budgets",
@@ -92,6 +107,13 @@ def register(subparsers) -> None:
         metavar="K",
         help="locomo: consolidation passes, 1..8 (default 4)",
     )
+    p.add_argument(
+        "--identify",
+        action="store_true",
+        help="locomo: leave one conversation out, predict each held-out conversation's "
+        "crossover time t* and best number of passes k* from the pass chain fitted on the "
+        "others, beside the observed ones (docs/over-time.md)",
+    )
     add_common(p)
     p.set_defaults(func=run_timeline)
 
@@ -101,6 +123,8 @@ def run_timeline(args) -> int:
         return run_locomo(args)
     if args.data is not None:
         raise InputError("--data is read by `retcon timeline locomo` only; drop it or add locomo.")
+    if args.identify:
+        raise InputError("--identify is for `retcon timeline locomo --data F`; add locomo.")
     return run_simulated(args)
 
 
@@ -128,11 +152,10 @@ def run_locomo(args) -> int:
         raise InputError(f"--resamples must be an integer in [0, 100000]; got {args.resamples}.")
     from sim import TIMELINE_POLICIES
 
-    policies = tuple(args.policy) if args.policy else TIMELINE_POLICIES
-    from retcon.errors import check_choice
-
-    for pol in policies:
-        check_choice("--policy", pol, TIMELINE_POLICIES)
+    if args.identify:
+        return run_identify(args)
+    policies, with_router = _policies(args.policy or TIMELINE_POLICIES, TIMELINE_POLICIES)
+    policies = policies or ("retain-all",)
     budgets = tuple(args.budgets) if args.budgets else (256.0, 1024.0, 4096.0)
     if any(y <= x for x, y in zip(budgets, budgets[1:])):
         raise InputError(f"--budgets must be strictly increasing; got {list(budgets)}.")
@@ -153,9 +176,17 @@ def run_locomo(args) -> int:
         resamples=args.resamples,
         seed=args.seed,
     )
+    if with_router:
+        from oas.real import timeline_router_report
+
+        report["router"] = timeline_router_report(
+            loaded.conversations, passes=args.passes, budgets=budgets
+        )
     report["seed"] = args.seed
     report = to_jsonable(report)
     text = locomo_table(report)
+    if with_router:
+        text += "\n\n" + router_table(report["router"], "conversations")
     if args.out:
         from oas.real import plot_survival, plot_utility
 
@@ -175,9 +206,126 @@ def run_locomo(args) -> int:
     return 0
 
 
+def run_identify(args) -> int:
+    """``retcon timeline locomo --data F --identify``: leave-one-conversation-out t* and k*."""
+    from pathlib import Path
+
+    from retcon.cli import print_json
+    from retcon.output import (
+        OutputSet,
+        check_out_dir,
+        sidecar,
+        to_jsonable,
+        write_json_atomic,
+        write_text_atomic,
+    )
+
+    if args.policy:
+        raise InputError("--policy is not used by --identify (it compares periodic and k passes).")
+    if args.passes < 2:
+        raise InputError(f"--passes must be at least 2 with --identify; got {args.passes}.")
+    from oas.real import IDENTIFY_BUDGETS
+
+    budgets = tuple(args.budgets) if args.budgets else IDENTIFY_BUDGETS
+    if any(y <= x for x, y in zip(budgets, budgets[1:])):
+        raise InputError(f"--budgets must be strictly increasing; got {list(budgets)}.")
+    if args.out is not None:
+        check_out_dir("--out", args.out, inputs=[("--data", args.data)])
+    if not Path(args.data).is_file():
+        raise InputError(f"--data {args.data!r}: no such file (expected locomo10.json).")
+    from oas.real import load_locomo, timeline_identify
+
+    loaded = load_locomo(args.data)
+    report = to_jsonable(
+        timeline_identify(loaded.conversations, passes=args.passes, budgets=budgets)
+    )
+    text = identify_table(report)
+    if args.out:
+        with OutputSet(args.out, last=("sidecar.json",)) as out:
+            write_json_atomic(out / "timeline_identify.json", report)
+            write_text_atomic(out / "timeline_identify.txt", text + "\n")
+            write_json_atomic(
+                out / "sidecar.json",
+                sidecar(
+                    {"data": Path(args.data).name},
+                    seed=args.seed,
+                    command="timeline locomo --identify",
+                ),
+            )
+    if args.json:
+        print_json(report)
+    else:
+        print(text)
+    return 0
+
+
+def _mean(xs) -> str:
+    vals = [x for x in xs if x is not None]
+    return f"{sum(vals) / len(vals):.1f}" if vals else "none"
+
+
+def identify_table(report: dict) -> str:
+    """The leave-one-conversation-out comparison as text (one row per chain, quantity, cell)."""
+    lines = [
+        f"timeline locomo --identify: {report['conversations']} conversations, leave one out, "
+        f"{report['passes']} passes ({report['first_pass']}), lexical reader, ages "
+        f"{report['age_law']}",
+        "pass chains fitted on all conversations (S_k survival, R_k length ratio, k = 0..K):",
+    ]
+    for op, f in report["fits"].items():
+        s = " ".join(f"{x:.3f}" for x in f["support"])
+        r = " ".join(f"{x:.3f}" for x in f["ratio"])
+        lines.append(
+            f"  {op:<9} S = {s}   R = {r}   H10: phi = {f['phi']:.3f}, rho = {f['rho']:.3f}"
+        )
+    names = {"crossover_time": "crossover time t*", "best_generation": "best passes k*"}
+    for key, m in report["misfit"].items():
+        chain, q = key.split("/")
+        lines += [
+            "",
+            f"{names[q]}, chain {chain}: mean over conversations, predicted vs observed; "
+            "agree = share equal; bias = observed - predicted [95% t interval], Holm p; "
+            "coverage of the held-out predictive intervals",
+        ]
+        for c in report["cells"]:
+            if c["chain"] != chain or c["quantity"] != q:
+                continue
+            bias = (
+                "-"
+                if c["bias"] is None
+                else f"{c['bias']:+.2f} [{c['lower']:+.2f}, {c['upper']:+.2f}]"
+            )
+            ph = "-" if c["p_holm"] is None else f"{c['p_holm']:.3f}"
+            lines.append(
+                f"  {c['operator']:<9}{c['budget']:>7g}  pred {_mean(c['predicted']):>5}  "
+                f"obs {_mean(c['observed']):>5}  agree {c['agree']:.1f}  bias {bias:<22} "
+                f"p_holm {ph:<6} covered {c['covered']}/{c['with_interval']}"
+            )
+        cov = m["coverage"]
+        verdict = (
+            f"misfit: yes (Holm p = {m['p_holm']:.3f}, {m['operator']} at {m['budget']:g})"
+            if m["misfit"]
+            else f"misfit: no (smallest Holm p = {_p(m['p_holm'])})"
+        )
+        lines.append(
+            f"  {verdict}; exact agreement {m['agree']:.2f}; predictive intervals cover "
+            f"{cov['covered']}/{cov['intervals']}"
+        )
+    return "\n".join(lines)
+
+
+def _p(x) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
 def _num(x) -> str:
     """A number for tables; ``None`` (JSON's non-finite: an end beyond the last session) is inf."""
     return "inf" if x is None else f"{x:.2f}"
+
+
+def _end(x) -> str:
+    """An interval end for the simulated table; ``None`` (no resamples: ``--resamples 0``) is -."""
+    return "-" if x is None else f"{x:.2f}"
 
 
 def locomo_table(report: dict) -> str:
@@ -236,15 +384,11 @@ def run_simulated(args) -> int:
         write_json_atomic,
         write_text_atomic,
     )
-
-    policies = args.policy if args.policy else None
     from sim import TIMELINE_POLICIES
 
-    if policies is not None:
-        from retcon.errors import check_choice
-
-        for pol in policies:
-            check_choice("--policy", pol, TIMELINE_POLICIES)
+    policies, with_router = (
+        _policies(args.policy, TIMELINE_POLICIES) if args.policy else (None, False)
+    )
     if args.budgets is not None:
         b = args.budgets
         if any(y <= x for x, y in zip(b, b[1:])):
@@ -267,12 +411,26 @@ def run_simulated(args) -> int:
     result = simulate_timeline(
         ss, policies=chosen, budgets=args.budgets, queries=args.queries, seed=args.seed
     )
+    gains = None
+    if with_router:
+        result, gains = _with_router(ss, result, args.seed)
+        chosen = (*chosen, ROUTER)
     report = summarize_timeline(
         ss, result, policies=chosen, resamples=args.resamples, seed=args.seed
     )
+    if gains is not None:
+        report["router"] = {
+            "parameters": "the scenario's own (H10 lengths, v(k) from the reader and fidelities)",
+            "rule": "myopic: at each session, the state along overflow's pass order with the best "
+            "predicted utility of the session's queries (oas.OverTimeRouter)",
+            "interval": "paired per stream, mean +- 1.96 SE of the time-averaged difference",
+            "gains": gains,
+        }
     report["seed"] = args.seed
     report = to_jsonable(report)  # plain lists; NaN -> None (the status says why)
     text = timeline_table(report)
+    if gains is not None:
+        text += "\n\n" + router_table(report["router"], "streams")
     if args.out:
         from oas.real import plot_by_generation, plot_utility
 
@@ -292,6 +450,48 @@ def run_simulated(args) -> int:
     else:
         print(text)
     return 0
+
+
+def _with_router(ss, result, seed: int):
+    """``result`` with the router's rows appended (one per operator) and its paired gains."""
+    import numpy as np
+
+    from oas import scenario_router, simulate_router_timeline, simulated_router_gains
+    from retcon.vocab import OPERATORS
+
+    routers = [scenario_router(ss, i) for i in range(len(OPERATORS))]
+    mine = simulate_router_timeline(
+        ss, routers, budgets=result.budgets, queries=result.outcome.shape[0], seed=seed
+    )
+    gains = simulated_router_gains(mine, result)
+    rows = result.rows + tuple((ROUTER, op) for op in OPERATORS)
+    outcome = np.concatenate([result.outcome, mine], axis=1)
+    return result._replace(rows=rows, outcome=outcome), gains
+
+
+def router_table(router: dict, units: str) -> str:
+    """The router's gains over each baseline, as text."""
+    lines = [
+        f"Router over time: gain of its time-averaged utility over each policy "
+        f"(95% interval over {units}):"
+    ]
+    for g in router["gains"]:
+        extra = (
+            f"  sign-flip p = {g['sign_flip_p']:.3f}, Holm {g['holm_p']:.3f}"
+            if "holm_p" in g
+            else ""
+        )
+        lines.append(
+            f"  {g['operator']:<10}{g['budget']:>8g}  vs {g['baseline']:<13}"
+            f"{g['gain']:+.3f} [{g['lower']:+.3f}, {g['upper']:+.3f}]{extra}"
+        )
+    if "finding" in router:
+        for policy, f in router["finding"].items():
+            lines.append(
+                f"  vs {policy}: {f['answer']} ({f['above']} of {f['cells']} cells better, "
+                f"{f['below']} worse; sign-flip test, Holm over the cells, 5%)"
+            )
+    return "\n".join(lines)
 
 
 def timeline_table(report: dict) -> str:
@@ -327,7 +527,7 @@ def timeline_table(report: dict) -> str:
     for c in report["crossover"]:
         t = c["crossover_time"]
         cell = (
-            f"{t:.2f} [{c['lower']:.2f}, {c['upper']:.2f}]"
+            f"{t:.2f} [{_end(c['lower'])}, {_end(c['upper'])}]"
             if t is not None and math.isfinite(t)
             else "from session 1"
             if c["first_win"] == 1
