@@ -18,6 +18,20 @@ on the per-conversation gains.
 Simulation (``--sim``): ``locomo-like`` at each retriever recall (the existing sweep's grid), the
 same scoring on groups of questions; features 12-14 come from the retriever's noisy scores.
 
+Error rates of the rule "a router beats best-fixed end to end" (``--rule-oc``): the
+``deployable`` and ``anchored`` policies' YES / NO / UNDECIDED from their 95% t interval, in
+``paper_checks._router_oc.router_world`` worlds at LoCoMo's end-to-end shape (``--signals``; 0 is
+the null), ``--datasets`` data sets per world; each data set's record is appended to
+``DIR/rule_oc.jsonl`` as it finishes, and a rerun resumes from it.
+
+The ``--top-k`` sweep (``--topk LABEL=FILE``, repeated; each file an end-to-end run of the same
+questions at one ``--top-k``, the label ``s4``, ``t20``: granularity letter and k): per run the
+cluster's and the packed units' recall, the crossovers (``oas.real.crossover_ci``), and the
+deployable routers' LOCO gains over best-fixed; then ``k-selected`` per granularity: for each
+held-out conversation the ``k`` whose best-fixed policy (fitted on the nine training
+conversations) scores best on them, so the choice of ``k`` never sees the held-out conversation,
+scored against every fixed ``k`` (per-conversation differences of accuracy, 95% t).
+
 Writes ``DIR/end_to_end_router.json`` and prints the tables (Markdown).
 """
 
@@ -26,6 +40,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+import numpy as np
 
 RECALLS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5)
 
@@ -125,6 +141,133 @@ def simulation(
     return {"recalls": list(recalls), "cells": cells}
 
 
+def rule_oc(key, out_dir: Path, *, signals, n_datasets: int, n_questions: int = 150) -> list:
+    """The rule's error rates (module docstring); records cached in ``out_dir/rule_oc.jsonl``."""
+    import json
+
+    from paper_checks import router_rule_records, router_world_key, summarize_rule_records
+
+    cache = Path(out_dir) / "rule_oc.jsonl"
+    done = {}
+    if cache.is_file():
+        for line in cache.read_text().splitlines():
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError:  # a line cut by an interruption
+                continue
+            done[(r["signal"], r["index"])] = r
+    records = []
+    for sig in signals:
+        for d in range(n_datasets):
+            r = done.get((float(sig), d))
+            if r is None:
+                r = router_rule_records(
+                    router_world_key(key, sig), float(sig), d, n_questions=n_questions
+                )
+                with cache.open("a") as f:
+                    f.write(json.dumps(r) + "\n")
+                _log(
+                    f"signal {sig:g} data set {d + 1}/{n_datasets}: "
+                    f"deployable {r['deployable']['verdict']}, anchored {r['anchored']['verdict']}"
+                )
+            records.append(r)
+    return summarize_rule_records(records)
+
+
+def _group_acc(y, chosen, groups, uniq):
+    rows = np.arange(len(chosen))
+    hit = y[rows, chosen]
+    return np.asarray([hit[groups == g].mean() for g in uniq])
+
+
+def topk_sweep(key, runs: dict, data_path, *, n_resamples: int = 1000) -> dict:
+    """The ``--top-k`` sweep (module docstring); ``runs``: label -> end-to-end paired file."""
+    import jax
+
+    from oas import best_fixed_actions, read_paired
+    from oas.real import crossover_ci, load_locomo, loco_deployable, locomo_retrieval_features
+    from retcon.inference import group_t_interval
+
+    conversations = load_locomo(data_path).conversations
+    out: dict = {"runs": {}, "selected": {}}
+    acc: dict = {}
+    insample: dict = {}
+    uniq: list = []
+    for i, (label, path) in enumerate(runs.items()):
+        gran = "turn" if label.startswith("t") else "session"
+        k = int(label[1:])
+        data = read_paired(path)
+        order = np.argsort(np.asarray(data.instance_id).astype(str), kind="stable")
+        data = data.take(order)  # the same row order in every run of the same questions
+        extra = locomo_retrieval_features(data, conversations, granularity=gran, top_k=k)
+        m = data.meta
+        recall = np.asarray(m["meta_retrieval_recall_cluster"], dtype=np.float64)
+        packed = np.asarray(m["meta_retrieval_recall"], dtype=np.float64)
+        b = np.asarray(data.budget, dtype=np.float64)
+        budgets = np.unique(b)
+        res = loco_deployable(
+            jax.random.fold_in(key, i), data, extra, recall, calibrated=False, return_choices=True
+        )
+        groups = np.asarray(data.group_id).astype(str)
+        uniq = res["groups"]
+        y = np.asarray(data.outcomes, dtype=np.float64)
+        acc[label] = {
+            p: _group_acc(y, res["chosen"][p], groups, uniq)
+            for p in ("best-fixed", "deployable", "oracle")
+        }
+        # in-sample best-fixed accuracy of each training set (for choosing k in the folds)
+        ins = np.zeros((len(uniq), len(uniq)))  # [held-out g, conversation h]
+        for gi, g in enumerate(uniq):
+            train = groups != g
+            bf = best_fixed_actions(y[train], b[train], budgets)[np.searchsorted(budgets, b)]
+            ins[gi] = _group_acc(y, bf, groups, uniq)
+        insample[label] = ins
+        _, q_first = np.unique(np.asarray(data.query_id).astype(str), return_index=True)
+        out["runs"][label] = {
+            "granularity": gran,
+            "top_k": k,
+            "recall_cluster": float(recall[q_first].mean()),
+            "recall_packed": {f"{x:g}": float(packed[b == x].mean()) for x in budgets},
+            "crossover": crossover_ci(
+                jax.random.fold_in(key, 100 + i), data, n_resamples=n_resamples
+            ),
+            "gain": {p: res["gain"][p] for p in res["gain"]},
+            "accuracy": res["accuracy"],
+            "deployable_choices": res["deployable_choices"],
+        }
+        _log(f"top-k run {label} done")
+    for gran in ("s", "t"):
+        labels = [lab for lab in runs if lab.startswith(gran)]
+        if len(labels) < 2:
+            continue
+        pick = []
+        for gi in range(len(uniq)):
+            train = [h for h in range(len(uniq)) if h != gi]
+            score = {lab: insample[lab][gi, train].mean() for lab in labels}
+            pick.append(max(labels, key=lambda lab: (score[lab], -labels.index(lab))))
+        sel = {
+            p: np.asarray([acc[pick[gi]][p][gi] for gi in range(len(uniq))])
+            for p in ("best-fixed", "deployable")
+        }
+        versus = {}
+        for lab in labels:
+            for p in ("best-fixed", "deployable"):
+                ci = group_t_interval(sel[p] - acc[lab][p])
+                versus[f"{p} vs {lab}"] = {
+                    "point": float(ci.estimate[0]),
+                    "lower": float(ci.lower[0]),
+                    "upper": float(ci.upper[0]),
+                }
+        out["selected"][gran] = {
+            "picked": pick,
+            "accuracy": {p: float(v.mean()) for p, v in sel.items()},
+            "versus": versus,
+        }
+        for lab in labels:
+            out["runs"][lab]["accuracy_by_group"] = {p: v.tolist() for p, v in acc[lab].items()}
+    return out
+
+
 def tables(res: dict) -> str:
     lines = []
     lo = res.get("locomo")
@@ -164,6 +307,55 @@ def tables(res: dict) -> str:
             "Correlation of features 12-14 with the cluster recall (rows): "
             + ", ".join(f"{k} {v:+.3f}" for k, v in lo["recall_feature_correlation"].items())
         )
+    oc = res.get("rule_oc")
+    if oc:
+        lines += [
+            "",
+            "| signal | policy | YES | NO | UNDECIDED | coverage | mean truth | mean gain | "
+            "oracle headroom | data sets |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for c in oc:
+            lines.append(
+                f"| {c['signal']:g} | {c['policy']} | {c['yes']:.1%} | {c['no']:.1%} | "
+                f"{c['undecided']:.1%} | {c['coverage']:.1%} | {c['mean_truth']:+.4f} | "
+                f"{c['mean_gain']:+.4f} | {c['oracle_headroom']:+.3f} | {c['n_datasets']} |"
+            )
+    tk = res.get("topk")
+    if tk:
+        lines += [
+            "",
+            "| run | recall (cluster) | recall packed @ 32 / 512 / 2048 | crossover merge | "
+            "crossover abstract | best-fixed acc | ridge (11) - best-fixed | deployable - "
+            "best-fixed | anchored - best-fixed | oracle - best-fixed |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for lab, r in tk["runs"].items():
+            rp = r["recall_packed"]
+            cm, ca = r["crossover"]["merge"], r["crossover"]["abstract"]
+
+            def cross(c):
+                b, lo, hi = c.get("crossover_budget"), c.get("lower"), c.get("upper")
+                if b is None:
+                    return "none"
+                return f"{b:.0f} [{lo:.0f}, {hi:.0f}]"
+
+            g = r["gain"]
+            lines.append(
+                f"| {lab} | {r['recall_cluster']:.3f} | {rp.get('32', float('nan')):.3f} / "
+                f"{rp.get('512', float('nan')):.3f} / {rp.get('2048', float('nan')):.3f} | "
+                f"{cross(cm)} | {cross(ca)} | {r['accuracy']['best-fixed']:.3f} | "
+                f"{_fmt(g['base'])} | {_fmt(g['deployable'])} | {_fmt(g['anchored'])} | "
+                f"{_fmt(g['oracle'])} |"
+            )
+        for gran, sel in tk["selected"].items():
+            lines.append("")
+            lines.append(
+                f"k chosen in the training folds ({gran}): picked {', '.join(sel['picked'])}; "
+                f"accuracy best-fixed {sel['accuracy']['best-fixed']:.3f}, deployable "
+                f"{sel['accuracy']['deployable']:.3f}; against each fixed k: "
+                + "; ".join(f"{k} {_fmt(v)}" for k, v in sel["versus"].items())
+            )
     sm = res.get("simulation")
     if sm:
         pols = [p for p in sm["cells"][0]["gain"] if p != "best-fixed"]
@@ -191,6 +383,16 @@ def main(argv=None) -> int:
     p.add_argument("--retriever", default="bm25", choices=("bm25", "embedding"))
     p.add_argument("--top-k", type=int, default=None)
     p.add_argument("--embedder", default=None, help="the run's --embedder (--retriever embedding)")
+    p.add_argument(
+        "--topk",
+        action="append",
+        default=[],
+        metavar="LABEL=FILE",
+        help="a --top-k sweep run (label s<k> or t<k>); repeat",
+    )
+    p.add_argument("--rule-oc", action="store_true", help="measure the router rule's error rates")
+    p.add_argument("--signals", default="0,0.03,0.05", help="--rule-oc worlds (0: the null)")
+    p.add_argument("--datasets", type=int, default=100, help="--rule-oc data sets per world")
     args = p.parse_args(argv)
     import os
 
@@ -199,8 +401,8 @@ def main(argv=None) -> int:
     from retcon.errors import InputError
     from retcon.output import check_out_dir, sidecar, write_json_atomic
 
-    if not args.e2e and not args.sim:
-        raise InputError("give --e2e FILE (LoCoMo) and/or --sim.")
+    if not args.e2e and not args.sim and not args.rule_oc and not args.topk:
+        raise InputError("give --e2e FILE (LoCoMo), --topk, --sim and/or --rule-oc.")
     out = check_out_dir("--out", args.out)
     out.mkdir(parents=True, exist_ok=True)
     key = jax.random.key(args.seed)
@@ -234,6 +436,28 @@ def main(argv=None) -> int:
             recalls=recalls,
             n_instances=args.instances,
             theory=not args.no_theory,
+        )
+    if args.topk:
+        runs = {}
+        for item in args.topk:
+            label, sep, path = item.partition("=")
+            if not sep or label[:1] not in ("s", "t") or not label[1:].isdigit():
+                raise InputError(
+                    f"--topk must be LABEL=FILE with LABEL s<k> or t<k> (e.g. s4=e2e.jsonl); "
+                    f"got {item!r}."
+                )
+            runs[label] = path
+        data = args.data or str(Path(os.environ.get("RETCON_DATA_DIR", ".")) / "locomo10.json")
+        res["topk"] = topk_sweep(jax.random.fold_in(key, 3), runs, data)
+    if args.rule_oc:
+        try:
+            signals = tuple(float(x) for x in args.signals.split(","))
+        except ValueError:
+            raise InputError(
+                f"--signals must be comma-separated numbers; got {args.signals!r}."
+            ) from None
+        res["rule_oc"] = rule_oc(
+            jax.random.fold_in(key, 2), out, signals=signals, n_datasets=args.datasets
         )
     meta = sidecar(vars(args), seed=args.seed, command="python -m experiments.end_to_end_router")
     meta["data"] = res

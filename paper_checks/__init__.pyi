@@ -29,6 +29,7 @@ from ._endtoend import append_end_to_end as append_end_to_end
 from ._endtoend import end_to_end_markdown as end_to_end_markdown
 from ._endtoend import end_to_end_section as end_to_end_section
 from ._endtoend import end_to_end_verdicts as end_to_end_verdicts
+from ._endtoend import router_statement as router_statement
 from ._experiments import EXPERIMENTS as EXPERIMENTS
 from ._loco import LocoEval as LocoEval
 from ._loco import loco_evaluate as loco_evaluate
@@ -46,6 +47,13 @@ from ._report import render_markdown as render_markdown
 from ._report import report_json as report_json
 from ._report import write_report as write_report
 from ._requirements import Needs as Needs
+from ._router_oc import ROUTER_RULE_OC as ROUTER_RULE_OC
+from ._router_oc import router_rule_characteristics as router_rule_characteristics
+from ._router_oc import router_rule_records as router_rule_records
+from ._router_oc import router_verdict as router_verdict
+from ._router_oc import router_world as router_world
+from ._router_oc import router_world_key as router_world_key
+from ._router_oc import summarize_rule_records as summarize_rule_records
 from ._run import run_checks as run_checks
 from ._run import write_run as write_run
 from ._scaling import identical_operators as identical_operators

@@ -9,6 +9,16 @@ grouped-bootstrap crossover intervals) and set side by side (``oas.real.side_by_
 statements below are answered YES, NO or UNDECIDED from 95% intervals; no claim of the paper is
 at stake, so none enters the claim table.
 
+The last statement, "a router beats best-fixed end to end", is answered from the deployable
+routers of ``oas.real.loco_deployable`` on the ``e2e`` run: the ``deployable`` policy (feature
+group, MODEL §8's eleven plus the post-retrieval features 12-15, and margin over best-fixed, both
+chosen inside the training folds, never on the held-out conversation), its 95% t interval over the
+conversations (``retcon.inference.group_t_interval``), beside the oracle protocol's OAS gain and
+the oracle selector's headroom. The rule's error rates were measured in synthetic worlds of LoCoMo's
+end-to-end shape (``paper_checks.router_rule_characteristics``; ``ROUTER_RULE_OC``); an answer whose
+error rate at the data's group count misses its target (false YES or false NO above 5%), or was
+not measured there, reads UNDECIDED with the reason.
+
 References: MODEL §6 (crossover), §8 (OAS, best fixed policy), §9 (LoCoMo).
 """
 
@@ -128,6 +138,87 @@ def end_to_end_verdicts(results: dict) -> list[dict]:
     return out
 
 
+def _router_oc_at(n_groups: int) -> dict | None:
+    """The router rule's measured error rates at ``n_groups`` (``ROUTER_RULE_OC``), or None."""
+    from paper_checks._router_oc import ROUTER_RULE_OC
+
+    return ROUTER_RULE_OC.get(int(n_groups))
+
+
+def router_statement(router: dict, results: dict) -> dict:
+    """ "A router beats best-fixed end to end", answered from the ``deployable`` policy's gain.
+
+    Args:
+      router: ``oas.real.loco_deployable`` on the end-to-end rows (predicted type).
+      results: the ``paired_report`` outputs by run (for the oracle protocol's OAS gain and the
+        end-to-end oracle selector's headroom, printed beside it).
+
+    Returns:
+      ``{"statement", "answer", "evidence", "operating_characteristics"}``: YES when the 95% t
+      interval of the deployable router's gain lies above 0, NO when below, else UNDECIDED; a YES
+      (NO) becomes UNDECIDED when the rule's measured false-YES (false-NO) rate at the data's
+      group count exceeds 5% or was not measured there.
+
+    References: MODEL §8; docs/statistics.md (step 6); docs/end-to-end.md.
+    """
+    from paper_checks._router_oc import router_verdict
+
+    g = router["gain"]["deployable"]
+    n_groups = len(router["groups"])
+    raw = router_verdict(g["lower"], g["upper"])
+    oc = _router_oc_at(n_groups)
+    answer, why = raw, ""
+    if raw != UNDECIDED:
+        if oc is None:
+            answer, why = UNDECIDED, f"the rule's error rates are not measured at G = {n_groups}"
+        else:
+            rate, name = (
+                (oc["false_yes"], "false YES") if raw == YES else (oc["false_no"], "false NO")
+            )
+            if rate > 0.05:
+                answer, why = UNDECIDED, f"{name} {rate:.0%} > 5% at G = {n_groups}"
+    plays = [
+        f"{c['features']} margin {c['margin']:g}" if c["plays"] == "anchored" else c["plays"]
+        for c in router.get("deployable_choices", [])
+    ]
+    po, loo, hio = _gain(results, "oracle", "oas")
+    ph, loh, hih = _gain(results, "e2e", "oracle")
+    evidence = (
+        f"deployable router - best-fixed {_fmt_gain(g['point'], g['lower'], g['upper'])} "
+        f"(95% t, {n_groups} conversations; chosen in the training folds: {', '.join(plays)}); "
+        f"oracle protocol OAS - best-fixed {_fmt_gain(po, loo, hio)}; oracle selector headroom "
+        f"end to end {_fmt_gain(ph, loh, hih)}"
+    )
+    if oc is not None:
+        evidence += (
+            f"; rule at G = {n_groups}: false YES {oc['false_yes']:.1%}, power "
+            f"{oc['power']:.0%} (true gain {oc['power_gain']:+.3f}), false NO "
+            f"{oc['false_no']:.1%}, coverage {oc['coverage']:.0%}"
+        )
+    if why:
+        evidence += f"; UNDECIDED because {why} (interval alone: {raw})"
+    return {
+        "statement": "a router beats best-fixed end to end (the best deployable router, "
+        "chosen inside the training folds)",
+        "answer": answer,
+        "evidence": evidence,
+        "operating_characteristics": oc,
+    }
+
+
+def _router_run(ws, paired) -> dict:
+    """``oas.real.loco_deployable`` on the end-to-end rows, features 12-14 from the texts."""
+    import numpy as np
+
+    from oas.real import load_locomo, loco_deployable, locomo_retrieval_features
+    from paper_checks._sources import locomo_path
+
+    conversations = load_locomo(locomo_path(ws.config.data)).conversations
+    extra = locomo_retrieval_features(paired, conversations)
+    recall = np.asarray(paired.meta["meta_retrieval_recall_cluster"], dtype=np.float64)
+    return loco_deployable(ws.key("end-to-end:router"), paired, extra, recall, calibrated=False)
+
+
 def end_to_end_section(ws, *, n_resamples: int | None = None) -> dict:
     """Pair LoCoMo three ways, score each run and answer the statements (module docstring).
 
@@ -160,6 +251,7 @@ def end_to_end_section(ws, *, n_resamples: int | None = None) -> dict:
         )
         for name, (paired, classifier) in data.items()
     }
+    router = _router_run(ws, data["e2e"][0])
     return {
         "data": label,
         "runs": dict(RUNS),
@@ -167,7 +259,8 @@ def end_to_end_section(ws, *, n_resamples: int | None = None) -> dict:
         "results": results,
         "table": side_by_side(results),
         "gap": gap_split(results),
-        "verdicts": end_to_end_verdicts(results),
+        "router": router,
+        "verdicts": [*end_to_end_verdicts(results), router_statement(router, results)],
     }
 
 
@@ -197,6 +290,25 @@ def end_to_end_markdown(section: dict) -> str:
     for v in section["verdicts"]:
         lines.append(f"| {v['statement']} | **{v['answer']}** | {v['evidence']} |")
     lines += ["", section["table"], ""]
+    router = section.get("router")
+    if router:
+        lines += [
+            "Deployable routers end to end (`oas.real.loco_deployable`, BM25 top 4 sessions, "
+            "predicted type; every choice made inside the training folds; 95% t over "
+            f"{len(router['groups'])} conversations):",
+            "",
+            "| policy | gain over best-fixed | share of the oracle headroom |",
+            "| --- | --- | --- |",
+        ]
+        for name, g in router["gain"].items():
+            if name == "best-fixed":
+                continue
+            share = router["headroom_share"].get(name)
+            share_text = "-" if share is None else f"{share:+.2f}"
+            lines.append(
+                f"| {name} | {_fmt_gain(g['point'], g['lower'], g['upper'])} | {share_text} |"
+            )
+        lines.append("")
     gap = section.get("gap") or {}
     if gap:
         lines += [
@@ -226,4 +338,5 @@ __all__ = [
     "end_to_end_markdown",
     "end_to_end_section",
     "end_to_end_verdicts",
+    "router_statement",
 ]

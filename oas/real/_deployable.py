@@ -6,7 +6,11 @@ recall calibration (feature 15, ``oas.fit_recall_calibration`` on features 12-14
 retrieval recall), one ridge router per feature group (``oas.fit_ridge``, argmax of the predicted
 utilities, ties to ``ret``), the best fixed action per budget, and the choice of feature group
 (``selected``: the group with the best mean gain over best-fixed in inner grouped folds of the
-training conversations). Optional policies: the theory router identified on the
+training conversations), ``anchored`` (best-fixed's action unless the all-features router's best
+action beats it by more than a margin chosen in the inner folds) and ``deployable`` (the best
+deployable router: the feature group and the margin chosen together in the inner folds, from
+``DEPLOYABLE_MARGINS``, where ``-inf`` is the plain argmax and ``inf`` best-fixed itself). Optional
+policies: the theory router identified on the
 end-to-end training rows (``oas.fit_theory_router``), and the ridge router (``oas.fit_router``,
 argmax and its ``tau_B``-calibrated variant) trained on the oracle-protocol rows of the training
 conversations and deployed on the end-to-end rows (the oracle -> end-to-end shift).
@@ -25,6 +29,9 @@ from retcon.errors import InputError
 
 #: margins tried for the ``anchored`` policy (``inf`` is best-fixed itself)
 ANCHOR_TAUS = (0.0, 0.01, 0.02, 0.05, 0.1, float("inf"))
+
+#: margins tried for the ``deployable`` policy: the plain argmax (``-inf``), then ``ANCHOR_TAUS``
+DEPLOYABLE_MARGINS = (float("-inf"), *ANCHOR_TAUS)
 
 #: feature groups over MODEL §8's eleven: indices into (margin, mass, overlap, recall estimate)
 FEATURE_GROUPS = {
@@ -90,6 +97,8 @@ def loco_deployable(
     theory: bool = False,
     inner_folds: int = 3,
     level: float = 0.95,
+    calibrated: bool = True,
+    return_choices: bool = False,
     progress=None,
 ) -> dict:
     """Leave-one-conversation-out gains over best-fixed of deployable routers, with t intervals.
@@ -108,13 +117,18 @@ def loco_deployable(
       inner_folds: the training conversations are dealt into this many folds (in order) to
         select the feature group (``selected``) by its mean held-out gain over best-fixed.
       level: interval coverage.
+      calibrated: add ``e2e-calibrated`` (the ``tau_B``-calibrated ridge router; one JAX router
+        fit per held-out conversation).
+      return_choices: add ``chosen[policy]``, the ``(n,)`` action index each policy played on
+        each row when its conversation was held out (numpy arrays: not JSON-ready).
       progress: optional callable taking a one-line message after each held-out conversation.
 
     Returns:
       JSON-ready dict: ``groups`` (conversation ids), ``per_group[policy]`` (G gains),
       ``gain[policy] = {"point", "lower", "upper"}``, ``accuracy[policy]``, ``selected_groups``
-      (the feature group chosen in each outer fold) and ``headroom_share[policy]`` (gain over the
-      oracle selector's gain).
+      (the feature group chosen in each outer fold), ``deployable_choices`` (the group and margin
+      of ``deployable`` in each outer fold; ``None`` for an infinite margin) and
+      ``headroom_share[policy]`` (gain over the oracle selector's gain).
 
     References: MODEL §8; docs/statistics.md (few groups).
     """
@@ -139,7 +153,8 @@ def loco_deployable(
     b = np.asarray(data.budget, dtype=np.float64)
     rows = np.arange(data.n)
     anchor_group = "all" if "all" in groups_spec else list(groups_spec)[-1]
-    names = ["best-fixed", *groups_spec, "selected", "anchored", "e2e-calibrated", "oracle"]
+    names = ["best-fixed", *groups_spec, "selected", "anchored", "deployable"]
+    names += ["e2e-calibrated", "oracle"] if calibrated else ["oracle"]
     if oracle_data is not None:
         names += ["oracle-trained", "oracle-trained-calibrated"]
         o_groups = np.asarray(oracle_data.group_id).astype(str)
@@ -148,6 +163,7 @@ def loco_deployable(
     chosen = {p: np.zeros(data.n, dtype=np.int64) for p in names}
     selected = []
     anchor_taus: list[float] = []
+    deployable_choices: list[dict] = []
     for i, g in enumerate(uniq):
         kg = jax.random.fold_in(key, i)
         test = groups == g
@@ -156,10 +172,14 @@ def loco_deployable(
         chosen["oracle"][test] = np.argmax(y[test], axis=1)
         inner_score = {}
         anchor_inner = np.zeros(len(ANCHOR_TAUS))
+        # inner gain of every (feature group, margin) pair: the deployable router's choice
+        margin_inner = np.zeros((len(groups_spec), len(DEPLOYABLE_MARGINS)))
+        outer_mu = {}
         bf_test = chosen["best-fixed"][test]
         for j, (name, cols) in enumerate(groups_spec.items()):
             x = _features(data, extra, recall, train, cols)
             mu = _ridge_choice(jax.random.fold_in(kg, j), x, y, groups, train, test)
+            outer_mu[name] = mu
             chosen[name][test] = argmax_policy(mu)
             # inner leave-one-conversation-out over the training conversations: the selection
             inner = []
@@ -174,6 +194,9 @@ def loco_deployable(
                 yi = y[itest]
                 r = np.arange(len(a))
                 inner.append(float(np.mean(yi[r, a] - yi[r, bf])))
+                for t, tau in enumerate(DEPLOYABLE_MARGINS):
+                    pick = a if tau == float("-inf") else _anchored(mui, bf, tau)
+                    margin_inner[j, t] += np.mean(yi[r, pick] - yi[r, bf]) / inner_folds
                 if name == anchor_group:
                     for t, tau in enumerate(ANCHOR_TAUS):
                         anchor_inner[t] += np.mean(yi[r, _anchored(mui, bf, tau)] - yi[r, bf])
@@ -184,6 +207,27 @@ def loco_deployable(
                 tau_best = ANCHOR_TAUS[last]
                 chosen["anchored"][test] = _anchored(mu, bf_test, tau_best)
                 anchor_taus.append(tau_best)
+        # ties go to the larger margin (closer to best-fixed), then to the earlier group
+        jj, tt = max(
+            np.ndindex(*margin_inner.shape),
+            key=lambda jt: (round(float(margin_inner[jt]), 12), jt[1], -jt[0]),
+        )
+        d_name, d_tau = list(groups_spec)[jj], DEPLOYABLE_MARGINS[tt]
+        d_mu = outer_mu[d_name]
+        chosen["deployable"][test] = (
+            argmax_policy(d_mu) if d_tau == float("-inf") else _anchored(d_mu, bf_test, d_tau)
+        )
+        deployable_choices.append(
+            {
+                "group": g,
+                "features": d_name,
+                "margin": d_tau if np.isfinite(d_tau) else None,
+                "plays": "argmax"
+                if d_tau == float("-inf")
+                else ("best-fixed" if d_tau == float("inf") else "anchored"),
+                "inner_gain": float(margin_inner[jj, tt]),
+            }
+        )
         best = max(groups_spec, key=lambda nm: (inner_score[nm], -list(groups_spec).index(nm)))
         selected.append({"group": g, "selected": best, "inner_gain": inner_score})
         chosen["selected"][test] = chosen[best][test]
@@ -191,9 +235,10 @@ def loco_deployable(
             progress(f"held out {g} ({i + 1}/{len(uniq)}): selected {best}")
         from oas.real._endtoend import _fit
 
-        router = _fit(jax.random.fold_in(kg, 999), data.take(train), 0.1, len(uniq) - 1)
-        feats = np.asarray(data.features, dtype=np.float64)[test]
-        chosen["e2e-calibrated"][test] = router.choose(feats, b[test], "calibrated")
+        if calibrated:
+            router = _fit(jax.random.fold_in(kg, 999), data.take(train), 0.1, len(uniq) - 1)
+            feats = np.asarray(data.features, dtype=np.float64)[test]
+            chosen["e2e-calibrated"][test] = router.choose(feats, b[test], "calibrated")
         if oracle_data is not None:
             otrain = oracle_data.take(o_groups != g)
             router = _fit(jax.random.fold_in(kg, 1000), otrain, 0.1, len(uniq) - 1)
@@ -222,8 +267,11 @@ def loco_deployable(
         "selected_groups": selected,
         "anchor_group": anchor_group,
         "anchor_taus": [None if t == float("inf") else t for t in anchor_taus],
+        "deployable_choices": deployable_choices,
         "headroom_share": {},
     }
+    if return_choices:
+        out["chosen"] = chosen
     for p in names:
         ci = group_t_interval(np.asarray(per_group[p]), level=level)
         out["gain"][p] = {

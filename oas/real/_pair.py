@@ -105,6 +105,9 @@ class ConversationContext:
                 + [q.text for q in conversation.queries]
             )
         self.generated: dict[tuple[str, tuple[str, ...]], list[Record]] = {}
+        # end to end: the memory units and their content words (features 12-14), filled once
+        self.units: list[Record] | None = None
+        self.unit_words: list[frozenset] = []
 
     def generate(self, operators, action: str, cluster: Sequence[Record]) -> list[Record]:
         key = (action, tuple(r.record_id for r in cluster))
@@ -181,6 +184,7 @@ def query_rows(
             retriever=config.retriever,
             embedder=ctx.embedder,
         )
+        post_retrieval = _post_retrieval_meta(query, ctx, config)
     else:
         cluster = cluster_of(query, ctx.conversation, config.granularity)
     prepared = {"ret": _prepare(cluster, query.text, config.order, tokenizer)}
@@ -232,8 +236,26 @@ def query_rows(
             row[f"meta_tokens_{action}"] = int(sum(prepared[action].lengths))
         if config.protocol == "end-to-end":
             row.update(_end_to_end_meta(query, raw, budget, config.packing))
+            row.update(post_retrieval)
         rows.append(row)
     return rows
+
+
+def _post_retrieval_meta(query: Query, ctx: ConversationContext, config: PairConfig) -> dict:
+    """Features 12-14 of the query's retrieval (``oas.RETRIEVAL_META_COLUMNS``: score margin,
+    score mass, overlap count; docs/oas.md "Post-retrieval features"), the same for every budget."""
+    from oas import RETRIEVAL_META_COLUMNS
+    from oas.real._retrieval import DEFAULT_TOP_K, memory_units
+    from oas.real._retrieval_features import unit_content_words, unit_retrieval_features
+
+    k = DEFAULT_TOP_K.get(config.granularity, 4) if config.top_k is None else int(config.top_k)
+    if ctx.units is None:  # the conversation's units and their content words, once
+        ctx.units = memory_units(ctx.conversation, config.granularity)
+        ctx.unit_words = unit_content_words(ctx.units)
+    values = unit_retrieval_features(
+        query.text, ctx.units, k, config.retriever, ctx.embedder, unit_words=ctx.unit_words
+    )
+    return {c: float(v) for c, v in zip(RETRIEVAL_META_COLUMNS, values)}
 
 
 def _end_to_end_meta(query: Query, raw: _Prepared, budget: int, packing: str) -> dict:

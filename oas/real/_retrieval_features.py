@@ -29,6 +29,8 @@ def unit_retrieval_features(
     top_k: int,
     retriever: str = "bm25",
     embedder=None,
+    *,
+    unit_words: Sequence[frozenset] | None = None,
 ) -> np.ndarray:
     """Features 12-14 (score margin, score mass, overlap count) of one question's retrieval.
 
@@ -37,6 +39,8 @@ def unit_retrieval_features(
       units: the memory units the retriever ranks.
       top_k: units kept in the cluster (>= 1).
       retriever: ``"bm25"`` or ``"embedding"`` (with a fitted ``embedder``).
+      unit_words: the units' content words (``unit_content_words(units)``), when the caller
+        keeps them across the questions of a conversation; computed here otherwise.
 
     Returns:
       shape ``(3,)`` float64.
@@ -48,9 +52,15 @@ def unit_retrieval_features(
     kept = np.zeros(len(units), bool)
     kept[order[: max(1, int(top_k))]] = True
     words = set(content_tokens(question))
-    overlap = np.asarray([bool(words & set(content_tokens(render(u)))) for u in units])
+    sets = unit_content_words(units) if unit_words is None else unit_words
+    overlap = np.asarray([bool(words & w) for w in sets])
     valid = np.ones(len(units), bool)
     return retrieval_features_batch(scores[None], valid[None], kept[None], overlap[None])[0]
+
+
+def unit_content_words(units: Sequence[Record]) -> list[frozenset]:
+    """Each unit's content words as the overlap count reads them (rendered with its date)."""
+    return [frozenset(content_tokens(render(u))) for u in units]
 
 
 def locomo_retrieval_features(
@@ -64,6 +74,10 @@ def locomo_retrieval_features(
 ) -> np.ndarray:
     """Features 12-14 for every row of end-to-end paired data, computed once per question.
 
+    Rows that carry them (``oas.RETRIEVAL_META_COLUMNS``, written by ``retcon pair --protocol
+    end-to-end``) keep their stored values; the others (files paired before the columns existed)
+    are computed from the texts with the given retrieval settings.
+
     Args:
       data: ``oas.PairedData`` whose ``query_id`` values are the conversations' question ids.
       conversations: the loaded conversations (``oas.real.load_locomo``).
@@ -76,21 +90,32 @@ def locomo_retrieval_features(
     """
     k = DEFAULT_TOP_K.get(granularity, 4) if top_k is None else int(top_k)
     by_id = {}
+    words: dict[str, list[frozenset]] = {}
     for conv in conversations:
         units = memory_units(conv, granularity)
         fitted = embedder.fit([u.text for u in units]) if embedder is not None else None
         for q in conv.queries:
-            by_id[q.query_id] = (q.text, units, fitted)
+            by_id[q.query_id] = (q.text, units, conv.conversation_id, fitted)
+    from oas import RETRIEVAL_META_COLUMNS
+
     cache: dict[str, np.ndarray] = {}
     out = np.zeros((data.n, 3))
+    stored = [data.meta.get(c) for c in RETRIEVAL_META_COLUMNS]
     for i, qid in enumerate(np.asarray(data.query_id).astype(str)):
+        if all(col is not None and col[i] is not None for col in stored):
+            out[i] = [float(col[i]) for col in stored]  # pyright: ignore[reportOptionalSubscript]
+            continue
         if qid not in cache:
             if qid not in by_id:
                 raise InputError(
                     f"locomo_retrieval_features: row {i}: query_id {qid!r} is not a question of "
                     "the given conversations."
                 )
-            text, units, fitted = by_id[qid]
-            cache[qid] = unit_retrieval_features(text, units, k, retriever, fitted)
+            text, units, cid, fitted = by_id[qid]
+            if cid not in words:
+                words[cid] = unit_content_words(units)
+            cache[qid] = unit_retrieval_features(
+                text, units, k, retriever, fitted, unit_words=words[cid]
+            )
         out[i] = cache[qid]
     return out
