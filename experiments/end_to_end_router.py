@@ -55,8 +55,11 @@ def _fmt(g: dict) -> str:
     return f"{g['point']:+.3f} [{g['lower']:+.3f}, {g['upper']:+.3f}]"
 
 
-def locomo(key, e2e_path, oracle_path, data_path, *, theory: bool = True) -> dict:
-    """The LoCoMo comparison (see the module docstring)."""
+def locomo(
+    key, e2e_path, oracle_path, data_path, *, theory: bool = True, retrieval: dict | None = None
+) -> dict:
+    """The LoCoMo comparison (see the module docstring); ``retrieval`` holds the pairing run's
+    ``granularity``, ``retriever``, ``top_k`` and ``embedder`` (a name) when not the defaults."""
     import jax
     import numpy as np
 
@@ -65,7 +68,12 @@ def locomo(key, e2e_path, oracle_path, data_path, *, theory: bool = True) -> dic
 
     e2e = read_paired(e2e_path)
     conversations = load_locomo(data_path).conversations
-    extra = locomo_retrieval_features(e2e, conversations)
+    opts = dict(retrieval or {})
+    if opts.get("embedder"):
+        from oas.real import make_embedder
+
+        opts["embedder"] = make_embedder(opts["embedder"])
+    extra = locomo_retrieval_features(e2e, conversations, **opts)
     recall = np.asarray(e2e.meta["meta_retrieval_recall_cluster"], dtype=np.float64)
     oracle = read_paired(oracle_path) if oracle_path else None
     out = {
@@ -370,6 +378,11 @@ def main(argv=None) -> int:
     p.add_argument("--instances", type=int, default=8000)
     p.add_argument("--no-theory", action="store_true", help="skip the theory router")
     p.add_argument("--seed", type=int, default=0)
+    # The retrieval settings of the --e2e pairing run (features 12-14 rerun its retriever).
+    p.add_argument("--granularity", default="session", choices=("session", "turn"))
+    p.add_argument("--retriever", default="bm25", choices=("bm25", "embedding"))
+    p.add_argument("--top-k", type=int, default=None)
+    p.add_argument("--embedder", default=None, help="the run's --embedder (--retriever embedding)")
     p.add_argument(
         "--topk",
         action="append",
@@ -396,8 +409,20 @@ def main(argv=None) -> int:
     res: dict = {}
     if args.e2e:
         data = args.data or str(Path(os.environ.get("RETCON_DATA_DIR", ".")) / "locomo10.json")
+        retrieval = {
+            "granularity": args.granularity,
+            "retriever": args.retriever,
+            "top_k": args.top_k,
+            "embedder": args.embedder
+            or ("hashed-tfidf" if args.retriever == "embedding" else None),
+        }
         res["locomo"] = locomo(
-            jax.random.fold_in(key, 0), args.e2e, args.oracle, data, theory=not args.no_theory
+            jax.random.fold_in(key, 0),
+            args.e2e,
+            args.oracle,
+            data,
+            theory=not args.no_theory,
+            retrieval=retrieval,
         )
     if args.sim:
         try:

@@ -9,6 +9,8 @@ from ._classifier import cross_fit_types as cross_fit_types
 from ._classifier import fit_type_classifier as fit_type_classifier
 from ._classifier import hashed_ngrams as hashed_ngrams
 from ._classifier import predict_conversation_types as predict_conversation_types
+from ._dense import BertEmbedder as BertEmbedder
+from ._dense import read_safetensors as read_safetensors
 from ._deployable import FEATURE_GROUPS as FEATURE_GROUPS
 from ._deployable import loco_deployable as loco_deployable
 from ._embed import Embedder as Embedder
@@ -57,6 +59,7 @@ from ._readers import answer_recall as answer_recall
 from ._readers import lexical_correct as lexical_correct
 from ._readers import make_reader as make_reader
 from ._retrieval import evidence_recall as evidence_recall
+from ._retrieval import memory_units as memory_units
 from ._retrieval import rank_units as rank_units
 from ._retrieval import retrieve as retrieve
 from ._retrieval_features import locomo_retrieval_features as locomo_retrieval_features

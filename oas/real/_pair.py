@@ -97,6 +97,13 @@ class ConversationContext:
             else turn_records(conversation)
         )
         self.embedder = embedder.fit([r.text for r in corpus])
+        warm = getattr(self.embedder, "warm", None)
+        if warm is not None:  # a neural embedder computes what the run will ask for, in batches
+            warm(
+                [r.text for r in corpus]
+                + [render(r) for r in corpus]
+                + [q.text for q in conversation.queries]
+            )
         self.generated: dict[tuple[str, tuple[str, ...]], list[Record]] = {}
         # end to end: the memory units and their content words (features 12-14), filled once
         self.units: list[Record] | None = None

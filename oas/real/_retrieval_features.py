@@ -81,7 +81,9 @@ def locomo_retrieval_features(
     Args:
       data: ``oas.PairedData`` whose ``query_id`` values are the conversations' question ids.
       conversations: the loaded conversations (``oas.real.load_locomo``).
-      granularity, retriever, top_k, embedder: the pairing run's retrieval settings.
+      granularity, retriever, top_k, embedder: the pairing run's retrieval settings; the
+        embedder is fitted on each conversation's units (``embedder.fit``), as the pairing run
+        fits it (``ConversationContext``).
 
     Returns:
       ``(n, 3)`` float64 in ``RETRIEVAL_META_COLUMNS`` order.
@@ -91,8 +93,9 @@ def locomo_retrieval_features(
     words: dict[str, list[frozenset]] = {}
     for conv in conversations:
         units = memory_units(conv, granularity)
+        fitted = embedder.fit([u.text for u in units]) if embedder is not None else None
         for q in conv.queries:
-            by_id[q.query_id] = (q.text, units, conv.conversation_id)
+            by_id[q.query_id] = (q.text, units, conv.conversation_id, fitted)
     from oas import RETRIEVAL_META_COLUMNS
 
     cache: dict[str, np.ndarray] = {}
@@ -108,11 +111,11 @@ def locomo_retrieval_features(
                     f"locomo_retrieval_features: row {i}: query_id {qid!r} is not a question of "
                     "the given conversations."
                 )
-            text, units, cid = by_id[qid]
+            text, units, cid, fitted = by_id[qid]
             if cid not in words:
                 words[cid] = unit_content_words(units)
             cache[qid] = unit_retrieval_features(
-                text, units, k, retriever, embedder, unit_words=words[cid]
+                text, units, k, retriever, fitted, unit_words=words[cid]
             )
         out[i] = cache[qid]
     return out
