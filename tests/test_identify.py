@@ -318,6 +318,7 @@ def test_theory_router_with_true_parameters_predicts_the_true_probabilities():
     )
 
 
+@pytest.mark.slow
 def test_router_json_carries_the_theory_block(tmp_path, locomo_small):
     from oas._router import load_router, save_router
 

@@ -343,6 +343,7 @@ def test_interrupted_pair_resumes_with_zero_repeated_calls(fleet, tmp_path):
     assert _rows(out) == ref
 
 
+@pytest.mark.slow
 def test_two_processes_share_one_cache(fleet, tmp_path):
     data, a, _ = fleet
     cache = tmp_path / "cache"

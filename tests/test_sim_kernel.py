@@ -91,6 +91,7 @@ def test_prefix_grounded_region_nested(noisy_prefix):
     assert g[:, 0].mean() < g[:, -1].mean()
 
 
+@pytest.mark.slow
 def test_skip_grounded_region_not_nested():
     """MODEL §6.7: skip packing has queries in G_B at a budget and outside it at a larger one."""
     g = sim.simulate_queries(jax.random.key(3), two_type(packing="skip"), N).raw_grounded
@@ -274,7 +275,14 @@ def test_instances_contract():
     assert np.corrcoef(cos, red)[0, 1] > 0.3
 
 
-@pytest.mark.parametrize("packing", ["prefix", "skip", "cut"])
+@pytest.mark.parametrize(
+    "packing",
+    [
+        "prefix",
+        pytest.param("skip", marks=pytest.mark.slow),
+        pytest.param("cut", marks=pytest.mark.slow),
+    ],
+)
 def test_query_numbers_do_not_depend_on_batch_size(packing):
     """MODEL §2-§3 per query: query i's success probabilities and regions are a function of its own
     draw, so the first n queries of a run equal, bit for bit, the same queries inside a run of 4n
