@@ -231,11 +231,29 @@ def run_timeline(args) -> int:
     return run_simulated(args)
 
 
+def _locomo_inputs(args, default_budgets) -> tuple[float, ...]:
+    """The checks both LoCoMo forms make before any work: the budgets (``default_budgets`` when
+    none are given) strictly increasing, ``--out`` usable, ``--data`` a file. Returns the budgets."""
+    from pathlib import Path
+
+    from retcon.output import check_out_dir
+
+    budgets = tuple(args.budgets) if args.budgets else tuple(default_budgets)
+    if any(y <= x for x, y in zip(budgets, budgets[1:])):
+        raise InputError(f"--budgets must be strictly increasing; got {list(budgets)}.")
+    if args.out is not None:
+        check_out_dir("--out", args.out, inputs=[("--data", args.data)])
+    if not Path(args.data).is_file():
+        raise InputError(f"--data {args.data!r}: no such file (expected locomo10.json).")
+    return budgets
+
+
 def run_locomo(args) -> int:
+    from pathlib import Path
+
     from retcon.cli import print_json
     from retcon.output import (
         OutputSet,
-        check_out_dir,
         sidecar,
         to_jsonable,
         write_json_atomic,
@@ -261,15 +279,7 @@ def run_locomo(args) -> int:
         return run_identify(args)
     policies, with_router = _policies(args.policy or TIMELINE_POLICIES, TIMELINE_POLICIES)
     policies = policies or ("retain-all",)
-    budgets = tuple(args.budgets) if args.budgets else (256.0, 1024.0, 4096.0)
-    if any(y <= x for x, y in zip(budgets, budgets[1:])):
-        raise InputError(f"--budgets must be strictly increasing; got {list(budgets)}.")
-    if args.out is not None:
-        check_out_dir("--out", args.out, inputs=[("--data", args.data)])
-    from pathlib import Path
-
-    if not Path(args.data).is_file():
-        raise InputError(f"--data {args.data!r}: no such file (expected locomo10.json).")
+    budgets = _locomo_inputs(args, (256.0, 1024.0, 4096.0))
     llm = _llm_backend(args)
     from oas.real import load_locomo, timeline_report
 
@@ -321,7 +331,6 @@ def run_identify(args) -> int:
     from retcon.cli import print_json
     from retcon.output import (
         OutputSet,
-        check_out_dir,
         sidecar,
         to_jsonable,
         write_json_atomic,
@@ -334,13 +343,7 @@ def run_identify(args) -> int:
         raise InputError(f"--passes must be at least 2 with --identify; got {args.passes}.")
     from oas.real import IDENTIFY_BUDGETS
 
-    budgets = tuple(args.budgets) if args.budgets else IDENTIFY_BUDGETS
-    if any(y <= x for x, y in zip(budgets, budgets[1:])):
-        raise InputError(f"--budgets must be strictly increasing; got {list(budgets)}.")
-    if args.out is not None:
-        check_out_dir("--out", args.out, inputs=[("--data", args.data)])
-    if not Path(args.data).is_file():
-        raise InputError(f"--data {args.data!r}: no such file (expected locomo10.json).")
+    budgets = _locomo_inputs(args, IDENTIFY_BUDGETS)
     from oas.real import load_locomo, timeline_identify
 
     loaded = load_locomo(args.data)
