@@ -391,7 +391,12 @@ def test_cli_without_locomo_skips_the_locomo_claim(tmp_path, capsys, monkeypatch
 
     monkeypatch.setenv("RETCON_DATA_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert main(["paper-checks", "--claims", "4", "--json", "--out", str(tmp_path / "o")]) == 0
+    assert (
+        main(
+            ["paper-checks", "--sim-only", "--claims", "4", "--json", "--out", str(tmp_path / "o")]
+        )
+        == 0
+    )
     obj = json.loads(capsys.readouterr().out)
     assert obj["verdicts"] == {"4": "SKIPPED"}
     assert "LoCoMo" in obj["claims"][0]["details"]["reason"]

@@ -129,7 +129,21 @@ def test_cli_end_to_end_without_locomo_says_skipped(tmp_path, capsys, monkeypatc
 
     _no_locomo(tmp_path, monkeypatch)
     out = tmp_path / "o"
-    assert main(["paper-checks", "--claims", "4", "--end-to-end", "--json", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "paper-checks",
+                "--sim-only",
+                "--claims",
+                "4",
+                "--end-to-end",
+                "--json",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     obj = json.loads(capsys.readouterr().out)
     assert "LoCoMo" in obj["end_to_end"]["skipped"]
     assert "## Beyond the paper: end to end" in (out / "REPORT.md").read_text()

@@ -28,6 +28,12 @@ def register(subparsers) -> None:
         help="LoCoMo locomo10.json (default: $RETCON_DATA_DIR/locomo10.json or the data cache)",
     )
     p.add_argument(
+        "--sim-only",
+        action="store_true",
+        help="go on when no LoCoMo file is found: theory and simulation only, the LoCoMo claims "
+        "SKIPPED (without it, paper-checks stops at once with an error when LoCoMo is missing)",
+    )
+    p.add_argument(
         "--claims", metavar="IDS", default=None, help="comma-separated claim ids (default: all)"
     )
     p.add_argument(
@@ -112,6 +118,42 @@ def paired_config(args: argparse.Namespace):
     return CheckConfig.full_scale(**overrides) if args.full else CheckConfig.fast(**overrides)
 
 
+def check_locomo_given(data, sim_only: bool) -> None:
+    """Before anything heavy is imported: ``--data`` names an existing file (or folder holding
+    ``locomo10.json``), or LoCoMo is found in ``$RETCON_DATA_DIR`` or the data cache, or
+    ``--sim-only`` says to go on without it (the LoCoMo claims SKIPPED).
+
+    Raises:
+      InputError: one line naming what is missing and the fix.
+    """
+    import os
+    from pathlib import Path
+
+    from oas.real import cached_path
+    from retcon.errors import InputError
+
+    name = "locomo10.json"
+    if data is not None:
+        if sim_only:
+            raise InputError("--sim-only runs without LoCoMo; got --data too. Drop one of them.")
+        p = Path(data)
+        if not (p / name if p.is_dir() else p).is_file():
+            raise InputError(
+                f"--data: no such LoCoMo file {str(data)!r}; expected a path to {name}."
+            )
+        return
+    env = os.environ.get("RETCON_DATA_DIR")
+    found = [
+        p for p in ([Path(env) / name] if env else []) + [cached_path("locomo")] if p.is_file()
+    ]
+    if not found and not sim_only:
+        raise InputError(
+            f"no LoCoMo file: expected --data PATH/{name}, $RETCON_DATA_DIR/{name} or the cache "
+            "of `retcon data fetch locomo`; got none. Pass --sim-only to check theory and "
+            "simulation only (the LoCoMo claims SKIPPED)."
+        )
+
+
 def run(args: argparse.Namespace) -> int:
 
     from paper_checks import CheckConfig
@@ -146,6 +188,7 @@ def run(args: argparse.Namespace) -> int:
         check_out_dir("--out", args.out, inputs=inputs)
     if args.paired:
         return _run(args, claims, paired_config(args))
+    check_locomo_given(args.data, getattr(args, "sim_only", False))
     overrides = {"data": args.data}
     if args.limit is not None:
         overrides["locomo_limit"] = args.limit

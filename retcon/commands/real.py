@@ -309,7 +309,9 @@ def _refuse_ignored_options(args) -> None:
 
 
 def run_pair(args) -> int:
-    from oas.real import PairJob, run_pair_job
+    from pathlib import Path
+
+    from retcon.errors import InputError
     from retcon.output import check_out_file
 
     check_out_file(
@@ -317,6 +319,10 @@ def run_pair(args) -> int:
         args.output,
         inputs=[("--data", args.data)],
     )
+    if args.data is not None and not Path(args.data).exists():  # before JAX is imported
+        raise InputError(f"--data {args.data!r}: no such file.")
+    from oas.real import PairJob, run_pair_job
+
     _refuse_ignored_options(args)
     if args.llm_cache is not None:
         from retcon.output import check_out_dir

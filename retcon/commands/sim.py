@@ -70,6 +70,13 @@ def register(subparsers) -> None:
         "streams that agree in distribution; the report names the one that ran",
     )
     p.add_argument(
+        "--print-scenario",
+        metavar="NAME",
+        default=None,
+        help="print the preset NAME (locomo-like, single-cluster, longmemeval-like) as TOML and "
+        "exit: save it (`> my-scenario.toml`), edit it, run it with --config",
+    )
+    p.add_argument(
         "--timing",
         action="store_true",
         help="add the run's wall-clock seconds (compile, kernel, bootstrap, plots) as `timing` to "
@@ -241,7 +248,7 @@ def conclusion(scenario, result, cx) -> str:
     """The simulate run in words: each operator's crossover, its CI, and what it means."""
     from retcon.vocab import OPERATORS
 
-    lines = ["", "Conclusion:"]
+    lines = ["Conclusion:"]
     for i, op in enumerate(OPERATORS):
         d = result.delta[i]
         b = cx.crossover_budget[i]
@@ -312,10 +319,24 @@ class _CompileClock:
             self.seconds += duration_secs
 
 
-def run_simulate(args) -> int:
-    import time
+def print_scenario(name: str) -> str:
+    """The TOML text of the preset ``name`` (``sim/presets/NAME.toml``), to start a scenario from.
 
-    import jax
+    Raises:
+      InputError: ``name`` is no preset.
+    """
+    from importlib import resources
+
+    from sim import PRESETS
+
+    if name not in PRESETS:
+        raise InputError(f"--print-scenario takes a preset, one of {list(PRESETS)}; got {name!r}.")
+    return resources.files("sim").joinpath("presets", f"{name}.toml").read_text(encoding="utf-8")
+
+
+def run_simulate(args) -> int:
+    import sys
+    import time
 
     from retcon.cli import print_json
     from retcon.output import (
@@ -325,18 +346,33 @@ def run_simulate(args) -> int:
         write_json_atomic,
         write_text_atomic,
     )
-    from sim import check_processes
 
+    if getattr(args, "print_scenario", None) is not None:
+        sys.stdout.write(print_scenario(args.print_scenario))
+        return 0
     t_start = time.perf_counter()
-    processes = check_processes("--processes", getattr(args, "processes", 1))
+    processes = getattr(args, "processes", 1)
+    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+        raise InputError(f"--processes must be an integer >= 1; got {processes!r}.")
     if args.queries is not None and not 1 <= args.queries < 2**31:
         raise InputError(f"--queries must be an integer in [1, 2**31); got {args.queries}.")
     check_resamples("--resamples", args.resamples)
     if args.out is not None:
         check_out_dir("--out", args.out, inputs=[("--config", args.config)])
-    scenario = _load(args)
+    scenario = _load(args)  # a bad scenario file is reported before JAX is imported
 
-    from sim import choose_backend, initialize_from_env, launch, simulate, simulated_crossover
+    import jax
+
+    from sim import (
+        check_processes,
+        choose_backend,
+        initialize_from_env,
+        launch,
+        simulate,
+        simulated_crossover,
+    )
+
+    check_processes("--processes", processes)
 
     asked = getattr(args, "backend", "auto")
     if asked == "numpy" and processes > 1:
@@ -387,7 +423,7 @@ def run_simulate(args) -> int:
             timing["plot_s"] = time.perf_counter() - t3
             timing["total_s"] = time.perf_counter() - t_start
             write_json_atomic(out / "simulate.json", report)
-            write_text_atomic(out / "simulate.txt", table + "\n" + words + "\n")
+            write_text_atomic(out / "simulate.txt", words + "\n\n" + table + "\n")
             write_json_atomic(
                 out / "sidecar.json",
                 sidecar(
@@ -404,8 +440,9 @@ def run_simulate(args) -> int:
     if args.json:
         print_json(report)
     else:
-        print(table)
         print(words)
+        print()
+        print(table)
         if args.out:
             print(f"\nwrote {', '.join(SIMULATE_FILES)} to {args.out}")
         else:
@@ -503,9 +540,41 @@ def stress_table(scenario, res, report) -> str:
     return "\n".join(lines)
 
 
-def run_stress(args) -> int:
-    import jax
+def stress_conclusion(report: dict) -> str:
+    """``retcon stress`` in words, per operator: in how many conditions the sign reversal
+    survives, where it is lost, and how far B* moves from the Assumption-1 prediction (MODEL §5)."""
+    from retcon.vocab import OPERATORS
 
+    conds = report["conditions"]
+    lines = ["Conclusion:"]
+    for op in OPERATORS:
+        rows = [(c["budget_spillover"], c["rank_spillover"], c["operators"][op]) for c in conds]
+        kept = [r for r in rows if r[2]["sign_reversal"]]
+        lost = [f"x_b={b:g} x_r={r:g}" for b, r, o in rows if not o["sign_reversal"]]
+        text = f"  {op}: the reversal survives in {len(kept)} of {len(rows)} conditions"
+        text += (
+            f" (lost at {', '.join(lost[:3])}{', ...' if len(lost) > 3 else ''})" if lost else ""
+        )
+        shifts = [
+            (o["crossover_shift"], b, r) for b, r, o in rows if o["crossover_shift"] is not None
+        ]
+        if shifts:
+            big = max(shifts, key=lambda t: abs(t[0]))
+            text += (
+                f"; B* moves by up to {big[0]:+.0f} tokens from the Assumption-1 prediction "
+                f"(at x_b={big[1]:g}, x_r={big[2]:g})."
+            )
+        else:
+            text += "; no B* to compare with the Assumption-1 prediction."
+        lines.append(text)
+    lines.append(
+        "  (reversal survives: dU > 2 SE at some budget and < -2 SE at the largest; shift: "
+        "B* - B*_A1. The table follows.)"
+    )
+    return "\n".join(lines)
+
+
+def run_stress(args) -> int:
     from retcon.cli import print_json
     from retcon.output import (
         OutputSet,
@@ -514,13 +583,16 @@ def run_stress(args) -> int:
         write_json_atomic,
         write_text_atomic,
     )
-    from sim import stress
 
     xb = _floats("--budget-spillover", args.budget_spillover)
     xr = _floats("--rank-spillover", args.rank_spillover)
     if args.out is not None:
         check_out_dir("--out", args.out, inputs=[("--config", args.config)])
-    scenario = _load(args)
+    scenario = _load(args)  # a bad scenario file is reported before JAX is imported
+    import jax
+
+    from sim import stress
+
     try:
         res = stress(
             jax.random.key(args.seed),
@@ -541,7 +613,7 @@ def run_stress(args) -> int:
             msg = msg.replace(name, opt)
         raise InputError(msg) from None
     report = stress_report(scenario, res)
-    table = stress_table(scenario, res, report)
+    table = stress_conclusion(report) + "\n\n" + stress_table(scenario, res, report)
     if args.out:
         from sim import plot_phase
 

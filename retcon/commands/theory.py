@@ -45,6 +45,20 @@ def register(subparsers) -> None:
         "--scale", type=float, default=None, help="gamma, weibull, lognormal: scale (tokens)"
     )
     p.add_argument("--sigma", type=float, default=None, help="lognormal: sigma of log L")
+    p.add_argument(
+        "--lengths",
+        default=None,
+        metavar="FILE",
+        help="your own raw cluster lengths (tokens): one number per line, a JSON list, or a CSV "
+        "column (--lengths-column); the empirical law theory.empirical_lengths of the sample "
+        "(docs/model.md §6.7), instead of --dist",
+    )
+    p.add_argument(
+        "--lengths-column",
+        default=None,
+        metavar="NAME",
+        help="with --lengths: read the CSV column NAME (the file then has a header row)",
+    )
     p.add_argument("--compress-ratio", type=float, default=0.3, help="rho in (0, 1) (default 0.3)")
     p.add_argument("--fidelity", type=float, default=0.85, help="phi >= 0 (default 0.85)")
     p.add_argument(
@@ -113,6 +127,61 @@ def _num(v):
     return None if v is None else float(v)
 
 
+def lengths_sample(args) -> list[float] | None:
+    """The ``--lengths`` sample, read and checked (``None`` without ``--lengths``)."""
+    from retcon.errors import InputError
+
+    path = getattr(args, "lengths", None)
+    column = getattr(args, "lengths_column", None)
+    if path is None:
+        if column is not None:
+            raise InputError("--lengths-column NAME needs --lengths FILE; got no --lengths.")
+        return None
+    given = [f"--{k}" for k in DIST_OPTIONS if getattr(args, k, None) is not None]
+    if args.dist is not None or given:
+        raise InputError(
+            f"--lengths FILE replaces the length law; got it together with "
+            f"{' '.join((['--dist'] if args.dist is not None else []) + given)}."
+        )
+    from retcon.commands.lengths_file import read_lengths
+
+    return read_lengths(path, column)
+
+
+def answer(res: dict) -> str:
+    """``retcon crossover``'s conclusion in plain words: which side wins below and above B*."""
+    b = res["crossover_budget"]
+    status = res["status"]
+    if status == "none" or b is None:
+        first, last = res["table"][0], res["table"][-1]
+        if first["delta"] > 0 and last["delta"] > 0:
+            side = "consolidating the cluster wins at every budget of the table"
+        elif first["delta"] <= 0 and last["delta"] <= 0:
+            side = "retaining the raw records wins at every budget of the table"
+        else:
+            side = "read the table for the sign of dU"
+        return f"Answer: no crossover ({res['reason']}); {side}."
+    text = (
+        f"Answer: below B* = {b:.4g} tokens consolidating the cluster (compress_ratio "
+        f"{res['compress_ratio']:g}) wins (dU > 0); above it retaining the raw records wins "
+        f"(dU < 0)."
+    )
+    if status == "multiple":
+        lo, hi = res["sign_change_between"]
+        text += (
+            f"\n  status multiple: dU changes sign more than once (roots from {_fmt(lo)} to "
+            f"{_fmt(hi)} tokens); B* is the largest + -> - root, above which retention wins for "
+            "good. "
+            + (
+                "An empirical sample has a step CDF, so dU jumps at each observed length and can "
+                "cross zero again in the sparse lower tail (docs/model.md §6.7)."
+                if res["dist"]["name"] == "empirical"
+                else "See docs/model.md §6.7 for what breaks uniqueness."
+            )
+        )
+    return text
+
+
 def compute(args) -> dict:
     """Everything ``retcon crossover`` reports, as one JSON-ready dict."""
     import numpy as np
@@ -122,14 +191,20 @@ def compute(args) -> dict:
     from theory import check_model
 
     params = {k: getattr(args, k) for k in DIST_OPTIONS}
-    if args.dist is None and all(v is None for v in params.values()):
+    sample = lengths_sample(args)
+    if sample is not None:
+        name, params = "empirical", {}
+    elif args.dist is None and all(v is None for v in params.values()):
         name, params = DEFAULT_DIST
     else:
         name = "exponential" if args.dist is None else args.dist
     rho, phi, a, g = check_model(
         args.compress_ratio, args.fidelity, args.acc_raw, args.acc_guess, Spell("crossover")
     )
-    dist = theory.make_length_dist(name, **params)
+    if sample is not None:
+        dist = theory.empirical_lengths(sample)
+    else:
+        dist = theory.make_length_dist(name, **params)
     budgets = _parse_budgets(args.budgets)
     given = " ".join(f"--{k} {v:g}" for k, v in params.items() if v is not None)
     budgets = default_budgets(dist, given) if budgets is None else budgets
@@ -181,6 +256,7 @@ def format_text(res: dict) -> str:
     dist = res["dist"]
     desc = dist["name"] + "(" + ", ".join(f"{k}={v:g}" for k, v in dist["params"].items()) + ")"
     lines = [
+        answer(res),
         "Single-cluster model (docs/model.md §6)",
         f"  raw length L ~ {desc}, mean {dist['mean']:.4g} tokens",
         f"  compress_ratio rho = {res['compress_ratio']:g}, fidelity phi = {res['fidelity']:g}, "
@@ -305,7 +381,7 @@ def run(args: argparse.Namespace) -> int:
     from retcon.output import OutputSet, check_out_dir
 
     if args.out is not None:
-        check_out_dir("--out", args.out)
+        check_out_dir("--out", args.out, inputs=[("--lengths", getattr(args, "lengths", None))])
     res = compute(args)
     written = []
     if args.out:
