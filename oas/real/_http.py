@@ -21,6 +21,12 @@ aside) is taken out of the rotation with a warning while another is left; the la
 removed. When the tries are used up, ``LLMEndpointError`` (an ``InputError``, so the CLI prints one
 line) names the endpoint (credentials redacted) and the last failure. Other 4xx answers (bad model
 name, prompt longer than the context) fail at once.
+
+Redirects (``_RedirectHandler``, replacing urllib's default, which replays the POST and its
+``Authorization`` header to any ``Location``): none is followed unless
+``EndpointConfig.follow_redirects``; a 3xx fails at once naming both addresses. When followed, the
+key is dropped on a hop that changes scheme, host or port. A body longer than
+``EndpointConfig.max_response_bytes`` (1 MiB by default) fails at once and is never cached.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import math
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -281,15 +288,68 @@ class EndpointPool:
         )
 
 
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of ``url``, the default port filled in."""
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port is None:
+        port = {"http": 80, "https": 443}.get(scheme)
+    return scheme, (parts.hostname or "").lower(), port
+
+
+class _RedirectRefused(Exception):
+    """A 3xx answer while redirects are off: carries both addresses for the error message."""
+
+    def __init__(self, code: int, src: str, dst: str):
+        super().__init__(code, src, dst)
+        self.code, self.src, self.dst = code, src, dst
+
+
+class _RedirectHandler(urllib.request.HTTPRedirectHandler):
+    """Refuse every redirect (``follow=False``), or follow it but drop ``Authorization`` on a hop
+    that changes scheme, host or port. Replaces urllib's default handler, which replays the
+    request headers, key included, to any ``Location``."""
+
+    def __init__(self, follow: bool):
+        self.follow = follow
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if not self.follow:
+            raise _RedirectRefused(code, req.full_url, newurl)
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and _origin(newurl) != _origin(req.full_url):
+            new.remove_header("Authorization")
+        return new
+
+
 def _try(url: str, body: bytes, cfg: EndpointConfig, route: Route) -> _Attempt:
     """One HTTP request; never raises for a network or protocol failure."""
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     if cfg.api_key:
         headers["Authorization"] = f"Bearer {cfg.api_key}"
     req = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    opener = urllib.request.build_opener(_RedirectHandler(cfg.follow_redirects))
+    cap = cfg.max_response_bytes
     try:
-        with urllib.request.urlopen(req, timeout=cfg.timeout) as resp:
-            raw = resp.read()
+        with opener.open(req, timeout=cfg.timeout) as resp:
+            raw = resp.read(cap + 1)
+        if len(raw) > cap:
+            failure = (
+                f"response body longer than the {cap}-byte cap (max_response_bytes); "
+                "nothing from it is used or cached"
+            )
+            return _Attempt(None, failure, None, True, False)
+    except _RedirectRefused as e:
+        failure = (
+            f"HTTP {e.code} redirect from {redact_url(e.src)} to {redact_url(e.dst)} refused "
+            "(redirects are not followed; --llm-follow-redirects follows them, without the key "
+            "across origins)"
+        )
+        return _Attempt(None, failure, None, True, False)
     except urllib.error.HTTPError as e:
         failure = f"HTTP {e.code}: {_snippet(_safe_read(e))}"
         if e.code not in _RETRY_STATUS:

@@ -100,6 +100,9 @@ class _Endpoint:
         sleep,
         concurrency=None,
         pool=None,
+        *,
+        follow_redirects=None,
+        max_response_bytes=None,
     ):
         if not (isinstance(max_tokens, int) and max_tokens >= 1):
             raise InputError(f"LLM max_tokens must be an integer >= 1; got {max_tokens!r}.")
@@ -113,6 +116,8 @@ class _Endpoint:
             max_retries=max_retries,
             backoff=backoff,
             concurrency=concurrency,
+            follow_redirects=follow_redirects,
+            max_response_bytes=max_response_bytes,
         )
         self.client = ChatClient(cfg, sleep=sleep, pool=pool)
         self.temperature = float(temperature)
@@ -156,6 +161,8 @@ class _LLMClient:
         sleep=None,
         concurrency: int | None = None,
         pool: EndpointPool | None = None,
+        follow_redirects: bool | None = None,
+        max_response_bytes: int | None = None,
     ):
         self._ep = _Endpoint(
             base_url,
@@ -171,6 +178,8 @@ class _LLMClient:
             sleep,
             concurrency,
             pool,
+            follow_redirects=follow_redirects,
+            max_response_bytes=max_response_bytes,
         )
         self.max_input_chars = _max_input_chars(max_input_chars)
 

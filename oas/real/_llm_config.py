@@ -35,6 +35,9 @@ from retcon.errors import InputError
 DEFAULT_CONCURRENCY = 8
 MAX_CONCURRENCY = 4096  # requests in flight at once; more is a typo, not a server farm
 DEFAULT_TIMEOUT = 300.0  # seconds per HTTP request (CPU servers are slow)
+MAX_TIMEOUT = 86400.0  # one day: a longer per-request timeout (inf, 1e12) is refused up front
+DEFAULT_MAX_RESPONSE_BYTES = 1 << 20  # 1 MiB per response body
+MAX_RESPONSE_BYTES_LIMIT = 1 << 30  # the cap itself is capped: 1 GiB
 OPENAI_ORIGIN = ("https", "api.openai.com", 443)
 _log = logging.getLogger(__name__)
 
@@ -135,6 +138,11 @@ class EndpointConfig:
       base_urls: every endpoint serving ``model`` (default ``(base_url,)``); ``base_url`` is the
         first.
       concurrency: the most requests in flight at once, over all endpoints.
+      follow_redirects: follow an HTTP redirect (``--llm-follow-redirects``); off by default, a
+        redirect is then an error naming both addresses. ``Authorization`` is never carried to
+        another scheme, host or port.
+      max_response_bytes: the longest response body accepted (default 1 MiB); a longer one fails
+        at once, naming the endpoint, and nothing from it is cached.
     """
 
     base_url: str
@@ -147,6 +155,8 @@ class EndpointConfig:
     max_backoff: float = 8.0
     base_urls: tuple[str, ...] = ()
     concurrency: int = DEFAULT_CONCURRENCY
+    follow_redirects: bool = False
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
     def __post_init__(self):
         urls = tuple(self.base_urls) or (self.base_url,)
@@ -168,8 +178,19 @@ class EndpointConfig:
             )
         if not self.model:
             raise InputError("LLM model name must not be empty.")
-        if not (self.timeout > 0):
-            raise InputError(f"LLM timeout must be > 0 seconds; got {self.timeout!r}.")
+        if not (0 < self.timeout <= MAX_TIMEOUT):
+            raise InputError(
+                f"LLM timeout must be in (0, {MAX_TIMEOUT:g}] seconds; got {self.timeout!r}."
+            )
+        if (
+            isinstance(self.max_response_bytes, bool)
+            or not isinstance(self.max_response_bytes, int)
+            or not 1 <= self.max_response_bytes <= MAX_RESPONSE_BYTES_LIMIT
+        ):
+            raise InputError(
+                f"LLM max_response_bytes must be an integer in [1, {MAX_RESPONSE_BYTES_LIMIT}]; "
+                f"got {self.max_response_bytes!r}."
+            )
         if not (isinstance(self.max_retries, int) and self.max_retries >= 0):
             raise InputError(f"LLM max_retries must be an integer >= 0; got {self.max_retries!r}.")
         if not (self.backoff >= 0 and self.max_backoff >= 0):
@@ -250,6 +271,7 @@ def resolve_endpoint(
     for name, var, kind in (
         ("concurrency", "RETCON_LLM_CONCURRENCY", int),
         ("timeout", "RETCON_LLM_TIMEOUT", float),
+        ("max_response_bytes", "RETCON_LLM_MAX_RESPONSE_BYTES", int),
     ):
         if kwargs.get(name) is None:
             kwargs.pop(name, None)
@@ -262,6 +284,8 @@ def resolve_endpoint(
                         f"{var} must be {'an integer >= 1' if kind is int else 'seconds > 0'}; "
                         f"got {text!r}."
                     ) from None
+    if kwargs.get("follow_redirects") is None:
+        kwargs.pop("follow_redirects", None)
     return EndpointConfig(
         base_url=urls[0],
         base_urls=tuple(urls),

@@ -181,7 +181,16 @@ def _backends(job: PairJob):
         from oas.real._llm_client import EndpointPool, resolve_endpoint
 
         # One pool for both roles: --concurrency bounds operators and reader together.
-        keys = ("base_url", "model", "api_key", "cache_dir", "concurrency", "timeout")
+        keys = (
+            "base_url",
+            "model",
+            "api_key",
+            "cache_dir",
+            "concurrency",
+            "timeout",
+            "follow_redirects",
+            "max_response_bytes",
+        )
         pool = llm["pool"] = EndpointPool(resolve_endpoint(**{k: llm.get(k) for k in keys}))
     else:
         pool = None

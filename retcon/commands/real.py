@@ -186,6 +186,19 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
         help="seconds to wait for one response before retrying (default $RETCON_LLM_TIMEOUT, "
         "else 300)",
     )
+    g.add_argument(
+        "--llm-follow-redirects",
+        action="store_true",
+        help="follow HTTP redirects from the endpoint (off: a redirect is an error); the API key "
+        "is never sent to another scheme, host or port",
+    )
+    g.add_argument(
+        "--llm-max-response-bytes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="longest response body accepted (default $RETCON_LLM_MAX_RESPONSE_BYTES, else 1 MiB)",
+    )
     g.add_argument("--llm-cache", metavar="DIR", default=None, help="response cache folder")
     g.add_argument(
         "--concurrency",
@@ -246,6 +259,8 @@ def llm_options(args) -> dict:
         "cache_dir": args.llm_cache,
         "concurrency": args.concurrency,
         "timeout": args.llm_timeout,
+        "follow_redirects": bool(getattr(args, "llm_follow_redirects", False)),
+        "max_response_bytes": getattr(args, "llm_max_response_bytes", None),
     }
 
 

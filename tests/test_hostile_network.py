@@ -1,0 +1,191 @@
+"""Hostile endpoints (issue 35 items 1, 8, 10): redirects never carry the key across origins, and
+oversized answers are refused. Loopback servers on 127.0.0.1 only."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from oas.real._http import EndpointPool
+from oas.real._llm_config import EndpointConfig
+from retcon.errors import InputError
+
+KEY = "sk-test-secret"
+
+
+def _chat_body(text: str) -> bytes:
+    return json.dumps({"choices": [{"message": {"content": text}}]}).encode()
+
+
+class _Server:
+    """A loopback HTTP server; ``reply(handler)`` answers each request; records the headers."""
+
+    def __init__(self, reply):
+        self.seen: list[dict[str, str]] = []
+        outer = self
+
+        class H(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def _handle(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                if n:
+                    self.rfile.read(n)
+                outer.seen.append({k.lower(): v for k, v in self.headers.items()})
+                reply(self)
+
+            do_POST = _handle
+            do_GET = _handle
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *a):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+OK_BODY = _chat_body("fine")
+
+
+def _ok(h, body=OK_BODY):
+    h.send_response(200)
+    h.send_header("Content-Type", "application/json")
+    h.send_header("Content-Length", str(len(body)))
+    h.end_headers()
+    h.wfile.write(body)
+
+
+def _redirect_to(url, code=302):
+    def reply(h):
+        h.send_response(code)
+        h.send_header("Location", url)
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+
+    return reply
+
+
+def _pool(port, tmp_path, **kw):
+    cfg = EndpointConfig(
+        base_url=f"http://127.0.0.1:{port}/v1",
+        model="m",
+        api_key=KEY,
+        cache_dir=tmp_path,
+        max_retries=0,
+        backoff=0.0,
+        **kw,
+    )
+    return EndpointPool(cfg, sleep=lambda s: None)
+
+
+BODY = json.dumps({"model": "m", "messages": []}).encode()
+
+
+@pytest.mark.parametrize("code", [301, 302, 303, 307, 308])
+def test_redirect_refused_by_default_and_other_server_sees_nothing(tmp_path, code):
+    with _Server(_ok) as other:
+        target = f"http://127.0.0.1:{other.port}/v1/chat/completions"
+        with _Server(_redirect_to(target, code)) as first, pytest.raises(InputError) as ei:
+            _pool(first.port, tmp_path).send(BODY)
+    msg = str(ei.value)
+    assert "\n" not in msg
+    assert f"127.0.0.1:{first.port}" in msg and f"127.0.0.1:{other.port}" in msg
+    assert "redirect" in msg
+    assert other.seen == []  # not even a request without the key
+    assert first.seen and first.seen[0].get("authorization") == f"Bearer {KEY}"
+
+
+def test_follow_redirects_drops_key_across_origins(tmp_path):
+    with _Server(_ok) as other:
+        target = f"http://127.0.0.1:{other.port}/v1/chat/completions"
+        with _Server(_redirect_to(target, 302)) as first:
+            pool = _pool(first.port, tmp_path, follow_redirects=True)
+            text, _ = pool.send(BODY)
+    assert text == "fine"
+    assert len(other.seen) == 1
+    assert "authorization" not in other.seen[0]
+    assert KEY not in json.dumps(other.seen)
+
+
+def test_follow_redirects_keeps_key_on_same_origin(tmp_path):
+    def reply(h):
+        if h.path.endswith("/moved"):
+            _ok(h)
+        else:
+            _redirect_to("/v1/moved", 302)(h)
+
+    with _Server(reply) as srv:
+        text, _ = _pool(srv.port, tmp_path, follow_redirects=True).send(BODY)
+    assert text == "fine"
+    assert len(srv.seen) == 2
+    assert srv.seen[1].get("authorization") == f"Bearer {KEY}"
+
+
+def test_oversized_answer_refused_naming_endpoint(tmp_path):
+    big = _chat_body("x" * (2 << 20))
+    with _Server(lambda h: _ok(h, big)) as srv, pytest.raises(InputError) as ei:
+        _pool(srv.port, tmp_path).send(BODY)
+    msg = str(ei.value)
+    assert "\n" not in msg
+    assert f"127.0.0.1:{srv.port}" in msg and "cap" in msg
+    assert list(tmp_path.rglob("*")) == []  # nothing cached
+
+
+def test_response_cap_configurable(tmp_path):
+    body = _chat_body("y" * 5000)
+    with _Server(lambda h: _ok(h, body)) as srv:
+        with pytest.raises(InputError, match="cap"):
+            _pool(srv.port, tmp_path, max_response_bytes=1000).send(BODY)
+        text, _ = _pool(srv.port, tmp_path, max_response_bytes=len(body)).send(BODY)
+    assert text == "y" * 5000
+
+
+@pytest.mark.parametrize("timeout", [float("inf"), 1e12, float("nan"), 0.0, -1.0])
+def test_timeout_out_of_range_refused(tmp_path, timeout):
+    with pytest.raises(InputError, match=r"timeout must be in \(0, 86400\]"):
+        EndpointConfig(base_url="http://127.0.0.1:1/v1", model="m", timeout=timeout)
+
+
+@pytest.mark.parametrize("cap", [0, -1, True, 1.5, 1 << 40])
+def test_response_cap_validated(cap):
+    with pytest.raises(InputError, match="max_response_bytes"):
+        EndpointConfig(base_url="http://127.0.0.1:1/v1", model="m", max_response_bytes=cap)
+
+
+def test_cli_redirect_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
+    """Through ``resolve_endpoint`` as the CLI builds it: the flag off refuses, on drops the key."""
+    from oas.real._llm_config import resolve_endpoint
+
+    monkeypatch.delenv("RETCON_LLM_MAX_RESPONSE_BYTES", raising=False)
+    with _Server(_ok) as other:
+        target = f"http://127.0.0.1:{other.port}/v1/chat/completions"
+        with _Server(_redirect_to(target)) as first:
+            url = f"http://127.0.0.1:{first.port}/v1"
+            off = resolve_endpoint(url, "m", KEY, tmp_path, follow_redirects=None, max_retries=0)
+            assert off.follow_redirects is False
+            with pytest.raises(InputError, match="redirect"):
+                EndpointPool(off, sleep=lambda s: None).send(BODY)
+            on = resolve_endpoint(url, "m", KEY, tmp_path, follow_redirects=True, max_retries=0)
+            assert EndpointPool(on, sleep=lambda s: None).send(BODY)[0] == "fine"
+    assert len(other.seen) == 1 and "authorization" not in other.seen[0]
+
+
+def test_env_response_cap(tmp_path, monkeypatch):
+    from oas.real._llm_config import resolve_endpoint
+
+    monkeypatch.setenv("RETCON_LLM_MAX_RESPONSE_BYTES", "2048")
+    cfg = resolve_endpoint("http://127.0.0.1:1/v1", "m", "", tmp_path)
+    assert cfg.max_response_bytes == 2048
+    monkeypatch.setenv("RETCON_LLM_MAX_RESPONSE_BYTES", "lots")
+    with pytest.raises(InputError, match="RETCON_LLM_MAX_RESPONSE_BYTES"):
+        resolve_endpoint("http://127.0.0.1:1/v1", "m", "", tmp_path)
