@@ -189,3 +189,24 @@ def test_env_response_cap(tmp_path, monkeypatch):
     monkeypatch.setenv("RETCON_LLM_MAX_RESPONSE_BYTES", "lots")
     with pytest.raises(InputError, match="RETCON_LLM_MAX_RESPONSE_BYTES"):
         resolve_endpoint("http://127.0.0.1:1/v1", "m", "", tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("length", "budget", "rho"),
+    [
+        (-1.0, 100.0, 0.5),
+        (0.0, 0.0, 0.5),
+        (1e-300, 1e300, 0.5),
+        (1.0, 100.0, 1e-300),
+        (float("nan"), 1.0, 0.5),
+        (1.0, float("inf"), 0.5),
+    ],
+)
+def test_point_mass_crossover_time_refuses_out_of_range(length, budget, rho):
+    """Issue 35 item 6: no hang, no ZeroDivisionError/OverflowError; a named InputError."""
+    from theory import point_mass_crossover_time
+
+    with pytest.raises(InputError, match="point_mass_crossover_time"):
+        point_mass_crossover_time(
+            length, budget, compress_ratio=rho, fidelity=0.8, age_law="uniform"
+        )

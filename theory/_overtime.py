@@ -28,6 +28,7 @@ References: docs/model.md §10, §6; docs/over-time.md.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import NamedTuple
 
 import numpy as np
@@ -373,7 +374,23 @@ def point_mass_crossover_time(length: float, budget: float, *, compress_ratio, f
 
     Depends on ``B / l``, ``rho`` and ``phi`` only. References: docs/model.md §10.
     """
-    check_choice(Spell("point_mass_crossover_time").lead("age_law"), age_law, AGE_LAWS)
+    spell = Spell("point_mass_crossover_time")
+    check_choice(spell.lead("age_law"), age_law, AGE_LAWS)
+    for name, value in (
+        ("length", length),
+        ("compress_ratio", compress_ratio),
+        ("fidelity", fidelity),
+    ):
+        if not (isinstance(value, numbers.Real) and math.isfinite(value) and value > 0):
+            raise InputError(f"{spell.lead(name)} must be a finite number > 0; got {value!r}.")
+    if not (isinstance(budget, numbers.Real) and math.isfinite(budget) and budget >= 0):
+        raise InputError(f"{spell.lead('budget')} must be a finite number >= 0; got {budget!r}.")
+    most = budget / length / compress_ratio
+    if not most <= _MAX_SESSIONS:
+        raise InputError(
+            f"{spell.lead('budget')} / (length * compress_ratio) must be at most {_MAX_SESSIONS:g} "
+            f"sessions; got {most!r}."
+        )
     n0 = _count_fitting(length, budget)
     n1 = _count_fitting(length, budget / compress_ratio)
     if age_law == "oldest":
@@ -386,6 +403,9 @@ def point_mass_crossover_time(length: float, budget: float, *, compress_ratio, f
     while t - 1 > n0 and fidelity * (t - 1) > n0:
         t -= 1
     return t
+
+
+_MAX_SESSIONS = 2.0**52  # sessions that fit: beyond it the integer counts lose exactness
 
 
 def _count_fitting(length: float, cap: float) -> int:
