@@ -188,6 +188,8 @@ def check_processes(option: str, processes) -> int:
             cap = int(env)
         except ValueError:
             raise InputError(f"$RETCON_MAX_PROCESSES must be an integer; got {env!r}.") from None
+        if cap < 1:
+            raise InputError(f"$RETCON_MAX_PROCESSES must be an integer >= 1; got {env!r}.")
     if processes > cap:
         raise InputError(
             f"{option} {processes}: this machine lets the run use {cores} CPU core"

@@ -210,3 +210,21 @@ def test_point_mass_crossover_time_refuses_out_of_range(length, budget, rho):
         point_mass_crossover_time(
             length, budget, compress_ratio=rho, fidelity=0.8, age_law="uniform"
         )
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "inf", "1e12", "nan", "soon"])
+def test_env_timeout_error_names_variable(tmp_path, monkeypatch, value):
+    from oas.real._llm_config import resolve_endpoint
+
+    monkeypatch.setenv("RETCON_LLM_TIMEOUT", value)
+    with pytest.raises(InputError, match=r"RETCON_LLM_TIMEOUT must be seconds in \(0, 86400\]"):
+        resolve_endpoint("http://127.0.0.1:1/v1", "m", "", tmp_path)
+
+
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_max_processes_zero_refused(monkeypatch, value):
+    from sim._multiprocess import check_processes
+
+    monkeypatch.setenv("RETCON_MAX_PROCESSES", value)
+    with pytest.raises(InputError, match=r"RETCON_MAX_PROCESSES must be an integer >= 1"):
+        check_processes("--processes", 1)

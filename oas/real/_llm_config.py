@@ -279,9 +279,12 @@ def resolve_endpoint(
             if text:
                 try:
                     kwargs[name] = kind(text)
+                    if not kwargs[name] > 0 or (name == "timeout" and kwargs[name] > MAX_TIMEOUT):
+                        raise ValueError(text)
                 except ValueError:
                     raise InputError(
-                        f"{var} must be {'an integer >= 1' if kind is int else 'seconds > 0'}; "
+                        f"{var} must be "
+                        f"{'an integer >= 1' if kind is int else f'seconds in (0, {MAX_TIMEOUT:g}]'}; "
                         f"got {text!r}."
                     ) from None
     if kwargs.get("follow_redirects") is None:
