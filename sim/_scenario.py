@@ -583,6 +583,8 @@ def read_scenario_toml(s: str, presets, unknown: str) -> tuple[dict, str]:
         return tomllib.loads(text), source
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{source}: not valid TOML ({e}).") from None
+    except RecursionError:  # as parse_json: a one-line refusal, not a 3,000-line traceback
+        raise InputError(f"{source}: TOML nested too deeply; a scenario is a flat table.") from None
 
 
 def as_scenario(scenario, name: str = "scenario") -> Scenario:

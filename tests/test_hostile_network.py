@@ -228,3 +228,14 @@ def test_max_processes_zero_refused(monkeypatch, value):
     monkeypatch.setenv("RETCON_MAX_PROCESSES", value)
     with pytest.raises(InputError, match=r"RETCON_MAX_PROCESSES must be an integer >= 1"):
         check_processes("--processes", 1)
+
+
+def test_scenario_toml_50000_levels_one_line(tmp_path):
+    """Issue 35 item 5: deep nesting is refused in one line, as the JSON readers do."""
+    from sim._scenario import read_scenario_toml
+
+    p = tmp_path / "deep.toml"
+    p.write_text("x = " + "[" * 50_000 + "]" * 50_000 + "\n")
+    with pytest.raises(InputError, match="nested too deeply") as ei:
+        read_scenario_toml(str(p), {}, "unknown")
+    assert "\n" not in str(ei.value) and "deep.toml" in str(ei.value)
