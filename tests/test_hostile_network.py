@@ -239,3 +239,15 @@ def test_scenario_toml_50000_levels_one_line(tmp_path):
     with pytest.raises(InputError, match="nested too deeply") as ei:
         read_scenario_toml(str(p), {}, "unknown")
     assert "\n" not in str(ei.value) and "deep.toml" in str(ei.value)
+
+
+@pytest.mark.parametrize(("cfg", "got"), [({}, "no such field"), ({"hidden_size": "384"}, "'384'")])
+def test_dense_config_hidden_size_checked(tmp_path, cfg, got):
+    """Issue 35 item 10: a missing or string ``hidden_size`` names the file and the field."""
+    from oas.real._dense import _config_int
+
+    with pytest.raises(InputError) as ei:
+        _config_int(cfg, "hidden_size", tmp_path / "config.json")
+    msg = str(ei.value)
+    assert "config.json" in msg and "'hidden_size'" in msg and got in msg and "\n" not in msg
+    assert _config_int({"hidden_size": 384}, "hidden_size", tmp_path / "config.json") == 384

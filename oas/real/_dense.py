@@ -373,13 +373,14 @@ class BertEmbedder:
         st = _read_json(model_dir / "sentence_bert_config.json")
         max_len = int(st.get("max_seq_length") or cfg.get("max_position_embeddings", 512))
         self.config = BertConfig(
-            hidden=int(cfg["hidden_size"]),
-            heads=int(cfg["num_attention_heads"]),
+            hidden=_config_int(cfg, "hidden_size", model_dir / "config.json"),
+            heads=_config_int(cfg, "num_attention_heads", model_dir / "config.json"),
             eps=float(cfg.get("layer_norm_eps", 1e-12)),
             max_seq_length=max_len,
         )
         self.weights = bert_weights(
-            read_safetensors(model_dir / "model.safetensors"), int(cfg["num_hidden_layers"])
+            read_safetensors(model_dir / "model.safetensors"),
+            _config_int(cfg, "num_hidden_layers", model_dir / "config.json"),
         )
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.no_padding()
@@ -491,3 +492,12 @@ __all__ = [
     "read_safetensors",
     "resolve_model_dir",
 ]
+
+
+def _config_int(cfg, key: str, path: Path) -> int:
+    """``cfg[key]`` as an integer >= 1, or a one-line ``InputError`` naming the file and field."""
+    value = cfg.get(key) if isinstance(cfg, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        got = "no such field" if not isinstance(cfg, dict) or key not in cfg else repr(value)
+        raise InputError(f"{path}: field {key!r} must be an integer >= 1; got {got}.")
+    return value
