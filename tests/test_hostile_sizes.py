@@ -111,6 +111,26 @@ def test_timeline_scenario_queries_pass_the_cap_of_the_option(tmp_path, capsys):
     _refused(["timeline", "--queries", "2147483647"], capsys, "--queries", "2**20")
 
 
+def test_the_timeline_refusal_comes_before_jax_is_imported(tmp_path):
+    """The refusal is up front: it needs the scenario and the estimate, not JAX (whose import
+    alone takes seconds), so it answers at once."""
+    import subprocess
+    import sys
+
+    path = _stream_toml(tmp_path, **BIG_BUDGETS)
+    code = (
+        "import sys\n"
+        "from retcon.cli import main\n"
+        f"rc = main(['timeline', '--scenario', {str(path)!r}, '--queries', '64'])\n"
+        "assert rc == 2, rc\n"
+        "assert 'jax' not in sys.modules, 'jax was imported before the refusal'\n"
+    )
+    env = dict(os.environ, RETCON_MEMORY_LIMIT=str(8 * 2**30))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, env=env, check=False)
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    assert b"needs about" in r.stderr
+
+
 def test_the_timeline_estimate_grows_with_every_sized_argument():
     from retcon.commands.timeline import TIMELINE_CHUNK, timeline_bytes
     from sim._timeline import CHUNK

@@ -569,7 +569,7 @@ def check_timeline_size(ss, budgets, queries, *, scenario=None) -> None:
       scenario: ``--scenario`` as given, to name the file when its own values are too large.
     """
     from retcon.errors import check_memory, memory_limit
-    from sim import TIMELINE_POLICIES
+    from retcon.vocab import TIMELINE_POLICIES
 
     src = f"--scenario {scenario}" if scenario else f"the scenario {ss.name!r}"
     q = ss.scenario.queries if queries is None else queries
@@ -601,7 +601,7 @@ def run_simulated(args) -> int:
         write_json_atomic,
         write_text_atomic,
     )
-    from sim import TIMELINE_POLICIES
+    from retcon.vocab import TIMELINE_POLICIES
 
     policies, with_router = (
         _policies(args.policy, TIMELINE_POLICIES) if args.policy else (None, False)
