@@ -230,6 +230,18 @@ def test_timeline_locomo_refuses_empty_qa_before_the_work(tmp_path, capsys):
     _refused(["timeline", "locomo", "--data", f], capsys, "noqa.json", "no questions")
 
 
+def test_identify_refuses_a_conversation_without_questions(tmp_path, capsys):
+    convs = _tiny(3)
+    convs[1]["qa"] = []
+    f = _write(tmp_path, "oneqa.json", convs)
+    _refused(
+        ["timeline", "locomo", "--identify", "--data", f],
+        capsys,
+        "oneqa.json",
+        f"conversation {convs[1]['sample_id']!r} has no questions",
+    )
+
+
 def test_identify_needs_three_conversations_up_front(tmp_path, capsys):
     f = _write(tmp_path, "two.json", _tiny(2))
     _refused(["timeline", "locomo", "--identify", "--data", f], capsys, "at least 3", "got 2")

@@ -248,9 +248,10 @@ def _locomo_inputs(args, default_budgets) -> tuple[float, ...]:
     return budgets
 
 
-def check_locomo_stream(conversations, path, *, least: int = 1) -> None:
+def check_locomo_stream(conversations, path, *, least: int = 1, each_asked: bool = False) -> None:
     """Refuse, before any work, a LoCoMo file the stream cannot be run on (docs/over-time.md):
-    fewer than ``least`` conversations, a conversation without sessions, or no question at all.
+    fewer than ``least`` conversations, a conversation without sessions, or no question at all
+    (``each_asked``: a conversation without questions, which ``--identify`` cannot observe).
 
     Raises:
       InputError: naming ``--data``, the conversation and what is needed.
@@ -265,6 +266,14 @@ def check_locomo_stream(conversations, path, *, least: int = 1) -> None:
                 f"{where}: conversation {c.conversation_id!r} has no sessions (session_1, ...); "
                 "the stream needs at least one."
             )
+    if each_asked:
+        for c in conversations:
+            if not c.queries:
+                raise InputError(
+                    f"{where}: conversation {c.conversation_id!r} has no questions (its 'qa' is "
+                    "empty or excluded); --identify observes each held-out conversation's "
+                    "questions, so each needs at least one."
+                )
     if not any(c.queries for c in conversations):
         raise InputError(
             f"{where}: no questions to score (every 'qa' list is empty or excluded); "
@@ -375,7 +384,7 @@ def run_identify(args) -> int:
     from oas.real import load_locomo, timeline_identify
 
     loaded = load_locomo(args.data)
-    check_locomo_stream(loaded.conversations, args.data, least=3)
+    check_locomo_stream(loaded.conversations, args.data, least=3, each_asked=True)
     report = to_jsonable(
         timeline_identify(loaded.conversations, passes=args.passes, budgets=budgets)
     )
