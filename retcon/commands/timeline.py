@@ -592,11 +592,13 @@ def check_timeline_size(ss, budgets, queries, *, scenario=None) -> None:
     rows = 1 + 3 * (len(TIMELINE_POLICIES) - 1)
     need = timeline_bytes(ss.stream.sessions, len(b), q, rows, ss.stream.max_generation)
     per_budget = timeline_bytes(ss.stream.sessions, 1, q, rows, ss.stream.max_generation)
+    most = int(memory_limit() // per_budget)
     check_memory(
         f"{what_b} with {what_q}",
         need,
-        fix=f"use at most {max(1, int(memory_limit() // per_budget))} budgets with {q} queries, "
-        "or fewer queries",
+        fix=f"use at most {most} budgets with {q} queries, or fewer queries"
+        if most >= 1
+        else "use fewer queries",
     )
 
 
