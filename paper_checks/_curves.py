@@ -206,7 +206,10 @@ def raw_accuracy_check(paired, *, outcomes=None) -> dict:
     acc_ci = group_t_interval(per_group)
     acc, lo, hi = acc_ci.estimate, acc_ci.lower, acc_ci.upper
     i, j = np.triu_indices(len(budgets), 1)
-    if i.size == 0:
+    if i.size:
+        drops = group_t_interval(per_group[:, i] - per_group[:, j], level=1 - (1 - LEVEL) / len(i))
+    # no pair of budgets, or none that one group saw both of (every interval NaN): no drop measured
+    if i.size == 0 or not np.any(np.isfinite(drops.lower)):
         return {
             "budgets": budgets,
             "accuracy": acc,
@@ -215,7 +218,6 @@ def raw_accuracy_check(paired, *, outcomes=None) -> dict:
             "max_drop": Estimate.missing(),
             "at": None,
         }
-    drops = group_t_interval(per_group[:, i] - per_group[:, j], level=1 - (1 - LEVEL) / len(i))
     # the most significant drop: the pair whose interval reaches highest above 0
     k = int(np.nanargmax(drops.lower))
     return {

@@ -214,11 +214,31 @@ def _check_writable_location(option: str, path: Path, what: str) -> None:
         raise InputError(
             f"{option} {str(path)!r}: {str(parent)!r} is a file, so no {what} can be made under it."
         )
-    if not os.access(parent, os.W_OK | os.X_OK):
+    if not os.access(parent, os.W_OK | os.X_OK) or not _can_create_in(parent):
         raise InputError(
             f"{option} {str(path)!r}: cannot write in {str(parent)!r} (permission denied); "
             f"choose a writable location."
         )
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Whether a file can really be made in ``folder``: create and remove an empty temporary one.
+
+    ``os.access`` answers yes for root on read-only file systems such as ``/sys``, so the run
+    would fail only after its work; one probe up front costs a create and an unlink.
+    """
+    import tempfile
+
+    try:
+        fd, name = tempfile.mkstemp(dir=folder, prefix=".retcon-probe-")
+    except OSError:
+        return False
+    os.close(fd)
+    try:
+        os.unlink(name)
+    except OSError:
+        pass
+    return True
 
 
 def _check_not_input(
@@ -261,7 +281,7 @@ def check_out_dir(
         )
     _check_not_input(option, p, inputs)
     if p.is_dir():
-        if not os.access(p, os.W_OK | os.X_OK):
+        if not os.access(p, os.W_OK | os.X_OK) or not _can_create_in(p):
             raise InputError(
                 f"{option} {str(p)!r}: cannot write in this folder (permission denied)."
             )

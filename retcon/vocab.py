@@ -63,3 +63,8 @@ def vocabulary_of(types) -> tuple[str, tuple[str, ...]]:
         f"query types mix two vocabularies ({sorted(types)}); use one of "
         f"locomo={list(LOCOMO_TYPES)} or longmemeval={list(LONGMEMEVAL_TYPES)}."
     )
+
+
+# MODEL §10: the over-time policies (sim.TIMELINE_POLICIES), here so a command checks its options
+# without importing the JAX timeline
+TIMELINE_POLICIES = ("retain-all", "overflow", "periodic", "budget-aware", "tiered")

@@ -180,7 +180,9 @@ class ExtractiveOperators:
     @staticmethod
     def _score(sentence: str, idf: dict[str, float]) -> float:
         toks = [t for t in set(normalize(sentence).split()) if t not in STOPWORDS]
-        return sum(idf.get(t, 1.0) for t in toks)
+        # fsum: exactly rounded, so the score does not depend on the set's order (string hashes
+        # change per process); a plain sum differed in the last bits and broke ties differently
+        return math.fsum(idf.get(t, 1.0) for t in toks)
 
     @staticmethod
     def _squeeze(sentence: str) -> str:

@@ -228,9 +228,21 @@ def _run(args: argparse.Namespace, claims, config) -> int:
     from retcon.output import OutputSet
 
     log = logging.getLogger("paper_checks")
-    ws = Workspace(config, args.seed, progress=lambda msg: log.info(f"paper-checks: {msg}"))
+    held: list[str] | None = []  # progress held back until the files pass, so a refusal is 1 line
+
+    def progress(msg: str) -> None:
+        if held is not None:
+            held.append(msg)
+        else:
+            log.info(f"paper-checks: {msg}")
+
+    ws = Workspace(config, args.seed, progress=progress)
     for reader in config.readers if config.paired else ():
-        ws.paired_source(reader)  # every file read and validated before any claim is measured
+        # every file read and validated before any claim is measured
+        check_paired_groups(ws.paired_source(reader))
+    for msg in held:
+        log.info(f"paper-checks: {msg}")
+    held = None
     results, ws = run_checks(config, seed=args.seed, claims=claims, workspace=ws)
     report = None
     end_to_end = None
@@ -275,6 +287,35 @@ def _run(args: argparse.Namespace, claims, config) -> int:
                 f"wrote REPORT.md, report.json and {len(report['figures'])} figures to {args.out}"
             )
     return 0
+
+
+def check_paired_groups(src) -> None:
+    """Refuse a ``--paired`` file whose groups cannot carry the claims' cluster inference (MODEL
+    §6): at least 2 groups (G), and at least one group of 2 or more rows (a file of groups of one
+    row each has no within-group variation for the wild cluster bootstrap).
+
+    Args:
+      src: the file's ``paper_checks.PairedSource``.
+
+    Raises:
+      InputError: naming ``--paired``, the file, what is needed and what it holds.
+    """
+    import numpy as np
+
+    from retcon.errors import InputError
+
+    where = f"--paired {src.path}"
+    if src.n_groups < 2:
+        raise InputError(
+            f"{where}: needs at least 2 groups (group_id) for the cluster bootstrap; the file "
+            f"holds {src.n_groups} group(s) in {src.n_rows} row(s)."
+        )
+    _, counts = np.unique(np.asarray(src.data.group_id).astype(str), return_counts=True)
+    if counts.max() < 2:
+        raise InputError(
+            f"{where}: every one of its {src.n_groups} groups (group_id) holds a single row; the "
+            "claims need groups of at least 2 rows (rows of one conversation share its group_id)."
+        )
 
 
 def _end_to_end_json(section: dict) -> dict:

@@ -261,6 +261,39 @@ def _locomo_inputs(args, default_budgets) -> tuple[float, ...]:
     return budgets
 
 
+def check_locomo_stream(conversations, path, *, least: int = 1, each_asked: bool = False) -> None:
+    """Refuse, before any work, a LoCoMo file the stream cannot be run on (docs/over-time.md):
+    fewer than ``least`` conversations, a conversation without sessions, or no question at all
+    (``each_asked``: a conversation without questions, which ``--identify`` cannot observe).
+
+    Raises:
+      InputError: naming ``--data``, the conversation and what is needed.
+    """
+    where = f"--data {str(path)!r}"
+    if len(conversations) < least:
+        need = "a conversation" if least == 1 else f"at least {least} conversations (leave one out)"
+        raise InputError(f"{where}: needs {need}; got {len(conversations)}.")
+    for c in conversations:
+        if not c.sessions:
+            raise InputError(
+                f"{where}: conversation {c.conversation_id!r} has no sessions (session_1, ...); "
+                "the stream needs at least one."
+            )
+    if each_asked:
+        for c in conversations:
+            if not c.queries:
+                raise InputError(
+                    f"{where}: conversation {c.conversation_id!r} has no questions (its 'qa' is "
+                    "empty or excluded); --identify observes each held-out conversation's "
+                    "questions, so each needs at least one."
+                )
+    if not any(c.queries for c in conversations):
+        raise InputError(
+            f"{where}: no questions to score (every 'qa' list is empty or excluded); "
+            "the stream needs at least one."
+        )
+
+
 def run_locomo(args) -> int:
     from pathlib import Path
 
@@ -291,12 +324,16 @@ def run_locomo(args) -> int:
             raise InputError("the llm passes (--llm-*) are not used by --identify; drop one.")
         return run_identify(args)
     policies, with_router = _policies(args.policy or TIMELINE_POLICIES, TIMELINE_POLICIES)
-    policies = policies or ("retain-all",)
+    # retain-all is the baseline and periodic defines the crossover time: always run (as simulated)
+    policies = tuple(
+        p for p in TIMELINE_POLICIES if p in policies or p in ("retain-all", "periodic")
+    )
     budgets = _locomo_inputs(args, (256.0, 1024.0, 4096.0))
     llm = _llm_backend(args)
     from oas.real import load_locomo, timeline_report
 
     loaded = load_locomo(args.data)
+    check_locomo_stream(loaded.conversations, args.data)
     report = timeline_report(
         loaded.conversations,
         passes=args.passes,
@@ -360,6 +397,7 @@ def run_identify(args) -> int:
     from oas.real import load_locomo, timeline_identify
 
     loaded = load_locomo(args.data)
+    check_locomo_stream(loaded.conversations, args.data, least=3, each_asked=True)
     report = to_jsonable(
         timeline_identify(loaded.conversations, passes=args.passes, budgets=budgets)
     )
@@ -525,6 +563,58 @@ def _llm_table(r: dict) -> list[str]:
     return lines
 
 
+TIMELINE_CHUNK = 256  # streams per compiled call of sim.simulate_timeline (its CHUNK; tested)
+MAX_QUERIES = 2**20  # --queries and the scenario's ``queries``: the same cap
+# Peak bytes of one compiled chunk per (stream, budget, session): XLA's intermediates for every
+# policy row and pass, measured at about 4.6e2 B (256 budgets, 32 sessions: 1.2 GB peak) and
+# rounded up.
+_BYTES_PER_CHUNK_CELL = 512
+# Bytes kept per (stream, row, budget, session) of the outcome: int result, float64, concatenation.
+_BYTES_PER_OUTCOME_CELL = 3 * 8
+
+
+def timeline_bytes(sessions: int, n_budgets: int, queries: int, n_rows: int, passes: int) -> float:
+    """Estimated peak memory of ``sim.simulate_timeline`` (MODEL §10): one compiled chunk of
+    ``sim._timeline.CHUNK`` streams plus the outcomes of every stream kept in numpy."""
+    chunk = TIMELINE_CHUNK * n_budgets * sessions * _BYTES_PER_CHUNK_CELL
+    kept = queries * n_budgets * (n_rows * sessions + 3 * (passes + 1)) * _BYTES_PER_OUTCOME_CELL
+    return float(chunk + kept)
+
+
+def check_timeline_size(ss, budgets, queries, *, scenario=None) -> None:
+    """Refuse, before any work, a ``retcon timeline`` run whose streams or budgets cannot fit: the
+    scenario's ``queries`` passes the cap of ``--queries``, and the memory estimate
+    (``timeline_bytes``) the same ``check_memory`` refusal as ``retcon simulate``.
+
+    Args:
+      ss: the loaded ``sim.StreamScenario``. budgets, queries: the options (None: the scenario's).
+      scenario: ``--scenario`` as given, to name the file when its own values are too large.
+    """
+    from retcon.errors import check_memory, memory_limit
+    from retcon.vocab import TIMELINE_POLICIES
+
+    src = f"--scenario {scenario}" if scenario else f"the scenario {ss.name!r}"
+    q = ss.scenario.queries if queries is None else queries
+    if queries is None and not 2 <= q <= MAX_QUERIES:
+        raise InputError(
+            f"{src}: queries must be an integer in [2, 2**20] (the cap of --queries); got {q}."
+        )
+    b = ss.scenario.budgets if budgets is None else budgets
+    what_b = f"--budgets ({len(b)} values)" if budgets is not None else f"{src} ({len(b)} budgets)"
+    what_q = f"--queries {q}" if queries is not None else f"{q} queries"
+    rows = 1 + 3 * (len(TIMELINE_POLICIES) - 1)
+    need = timeline_bytes(ss.stream.sessions, len(b), q, rows, ss.stream.max_generation)
+    per_budget = timeline_bytes(ss.stream.sessions, 1, q, rows, ss.stream.max_generation)
+    most = int(memory_limit() // per_budget)
+    check_memory(
+        f"{what_b} with {what_q}",
+        need,
+        fix=f"use at most {most} budgets with {q} queries, or fewer queries"
+        if most >= 1
+        else "use fewer queries",
+    )
+
+
 def run_simulated(args) -> int:
     from retcon.cli import print_json, verbosity
     from retcon.output import (
@@ -535,7 +625,7 @@ def run_simulated(args) -> int:
         write_json_atomic,
         write_text_atomic,
     )
-    from sim import TIMELINE_POLICIES
+    from retcon.vocab import TIMELINE_POLICIES
 
     policies, with_router = (
         _policies(args.policy, TIMELINE_POLICIES) if args.policy else (None, False)
@@ -553,6 +643,7 @@ def run_simulated(args) -> int:
     from sim import load_stream
 
     ss = load_stream(args.scenario)
+    check_timeline_size(ss, args.budgets, args.queries, scenario=args.scenario)
     from retcon.commands.sim import enable_compile_cache
 
     enable_compile_cache()
