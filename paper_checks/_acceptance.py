@@ -125,7 +125,13 @@ def answer(result: Any) -> str:
             why = "no unit of the data could decide, and the rule's power was not measured"
         else:
             read = d.get("rule_verdict")
-            why = f"the rule reads {read}, which does not stand at its error rate; " if read else ""
+            rate = {PASS: fp, FAIL: ff, PARTIAL: fq}.get(read)
+            why = (
+                f"the rule reads {read}, which does not stand (its false {read} rate is "
+                f"{_pct(_f(rate))}, above {LEVEL:.0%}); "
+                if read
+                else ""
+            )
             why += (
                 f"it detects the paper's effect with probability {_f(pw):.2f} (half of it: "
                 f"{_p(ph)}){g}"

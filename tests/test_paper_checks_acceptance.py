@@ -60,6 +60,7 @@ def test_answer_words_each_verdict():
     assert "**holds**" in answer(res(PASS, **rates))
     cant = answer(res(INCONCLUSIVE, rule_verdict=FAIL, **rates))
     assert "**cannot tell from this data**" in cant and "probability 0.41" in cant
+    assert "false FAIL rate is 40.0%" in cant
     assert "G = 10" in cant
     assert "not checked" in answer(res("SKIPPED", reason="absent"))
 
