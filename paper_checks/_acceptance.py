@@ -116,7 +116,7 @@ def answer(result: Any) -> str:
     elif v == FAIL:
         why = (
             f"the rule FAILs, and it FAILs in {_pct(_f(ff))} of worlds where the claim holds "
-            f"with the paper's effect{g}"
+            f"({_true_world(d)}){g}"
         )
     elif v == PARTIAL:
         why = f"some units hold and others do not; a false PARTIAL happens in {_pct(_f(fq))}{g}"
@@ -141,6 +141,10 @@ def answer(result: Any) -> str:
     else:
         return f"- Claim {result.claim_id}: not checked ({d.get('reason', 'no real data')})."
     return f"- Claim {result.claim_id}: **{_ANSWER[v]}**: {why}."
+
+
+def _true_world(d: dict) -> str:
+    return (d.get("operating_characteristics") or {}).get("true_world") or "the paper's effect"
 
 
 def _f(x) -> float:
