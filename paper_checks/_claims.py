@@ -20,6 +20,7 @@ from oas import length_strata
 from paper_checks import _verdicts as V
 from paper_checks import operating as O
 from paper_checks import rules as R
+from paper_checks._acceptance import accept
 from paper_checks._curves import (
     bounded,
     chance_outcomes,
@@ -32,10 +33,7 @@ from paper_checks._requirements import Needs, unmet
 from paper_checks._scaling import identical_operators, stratified_group_curves
 from paper_checks._sources import DataMissing, DependencyMissing, Workspace
 from paper_checks._types import (
-    FAIL,
     INCONCLUSIVE,
-    PARTIAL,
-    PASS,
     SKIPPED,
     ClaimResult,
     Estimate,
@@ -130,29 +128,26 @@ def _result(
 
 
 def _with_oc(verdict: Verdict, oc: O.OperatingCharacteristics | None) -> tuple[Verdict, dict]:
-    """The verdict with its rule's measured error rates; INCONCLUSIVE when they miss the targets
-    (``operating.TARGETS``), naming what the rule would have read."""
+    """The verdict with its rule's measured error rates, after the acceptance rule per direction
+    (``paper_checks._acceptance``), naming what the rule read when its reading does not stand."""
     if oc is None:
         return verdict, {}
     info = {
         "false_pass_rate": oc.false_pass_rate,
+        "false_partial_rate": oc.false_partial_rate,
         "power": oc.power,
+        "power_paper_effect": oc.power,
+        "power_half_effect": oc.power_half,
         "false_fail_rate": oc.false_fail_rate,
         "operating_characteristics": {
             **oc._asdict(),
             "method": f"simulated at G={oc.n_groups}, {oc.n_datasets} data sets per world",
         },
     }
-    if verdict.verdict in (PASS, PARTIAL, FAIL) and not oc.meets_targets:
-        return (
-            Verdict(
-                INCONCLUSIVE,
-                f"the rule cannot decide at G = {oc.n_groups}: {oc.reason()} (it reads "
-                f"{verdict.verdict}: {verdict.reason})",
-            ),
-            {**info, "rule_verdict": verdict.verdict},
-        )
-    return Verdict(verdict.verdict, f"{verdict.reason}; rule's {oc.fmt()}"), info
+    out = accept(verdict, oc)
+    if out.verdict != verdict.verdict:
+        info["rule_verdict"] = verdict.verdict
+    return out, info
 
 
 def _skipped_result(cid: str, reason: str, skipped: dict) -> ClaimResult:
@@ -367,6 +362,7 @@ def check_sign_reversal(ws: Workspace) -> ClaimResult:
             ws.key("oc:1"),
             _budgets(real),
             {real.name: _distinct(real)[1]},
+            operators={real.name: _distinct(real)[0]},
             n_datasets=ws.config.oc_datasets,
         )
         if real is not None and grades
@@ -649,6 +645,7 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
                 for r in second
                 if sources[r].name in grades
             },
+            operators={sources[r].name: _distinct(sources[r])[0] for r in second},
             n_datasets=ws.config.oc_datasets,
         ),
     )

@@ -113,6 +113,7 @@ def render_markdown(
 ) -> str:
     """REPORT.md: the data graded, the claim table, then per claim its headline, numbers, reason,
     its rule's operating characteristics and skipped parts."""
+    from paper_checks._acceptance import ACCEPTANCE_RULE, answer
     from paper_checks._types import VERDICTS
     from paper_checks._verdicts import RULES
 
@@ -124,6 +125,12 @@ def render_markdown(
     )
     lines = [
         "# Paper checks: claim by claim",
+        "",
+        ACCEPTANCE_RULE,
+        "",
+        "In plain words:",
+        "",
+        *(answer(r) for r in results),
         "",
         f"Scale: {scale}; seed {seed}. Verdicts: "
         + ", ".join(f"{v} {n}" for v, n in counts.items())
@@ -198,13 +205,20 @@ def report_json(results: Sequence[ClaimResult], data: Sequence[dict] = ()) -> di
     """The claims, verdicts, data graded and every rule's operating characteristics, as JSON
     (``report.json`` and ``retcon paper-checks --json`` share it)."""
     return {
-        "claims": [plain(r._asdict()) for r in results],
+        "claims": [
+            {**plain(r._asdict()), **{k: plain(r.details.get(k)) for k in _RATE_KEYS}}
+            for r in results
+        ],
         "verdicts": {r.claim_id: r.verdict for r in results},
         "data": plain(list(data)),
         "operating_characteristics": {
             r.claim_id: plain(r.details.get("operating_characteristics")) for r in results
         },
     }
+
+
+#: Each claim's rates, lifted to the claim's top level in the JSON (None: not measured).
+_RATE_KEYS = ("false_pass_rate", "false_fail_rate", "power_paper_effect", "power_half_effect")
 
 
 def append_section(out_dir, json_name: str, section: dict, markdown: str) -> None:

@@ -6,8 +6,11 @@ anyone's paired file call the same rules (docs/statistics.md). Every rule comes 
 ``*_oc`` function: its false-PASS rate, power and false-FAIL rate at the data's group count ``G``
 (``paper_checks.operating.operating_characteristics``), in worlds that take the data's own
 between-group spread and set only the truth: null worlds where the claim is false at its
-boundary, and a true world at the data's effect (or the paper's, where the data's is against the
-claim). ``paper_checks._claims`` measures the arrays on LoCoMo and calls these.
+boundary, a true world at the paper's effect (MODEL §11, ``paper_checks._effects``) and a
+half-size world (its PASS share is ``power_half``). Claims 6, 7 and 9 still take their true world
+from the data's effect turned to the claim's side (no paper figure is mapped for them yet).
+``paper_checks._claims`` measures the arrays on LoCoMo and calls these; which readings stand is
+``paper_checks._acceptance``.
 
 References: MODEL §6-8; docs/paper-checks.md (the rules and the operating-characteristics table).
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from paper_checks import _effects as E
 from paper_checks import _verdicts as V
 from paper_checks import operating as O
 from paper_checks._curves import t_estimate
@@ -33,22 +37,33 @@ def reversal_verdict(budgets, data: dict, *, missing=(), inconclusive=None) -> V
     return V.combine(grades, missing, inconclusive)
 
 
-#: The true world for the reversal rule when the data show none: a gain of 10 points at the
-#: tightest budget falling linearly in log B to the paper's 9.5-point loss at the loosest.
-PAPER_REVERSAL = (0.10, -0.095)
+#: The paper's table whose effects are the reversal rule's true world at LoCoMo's size (MODEL
+#: §11: Table 4 for LoCoMo-sized data, Table 3 for LongMemEval-sized data).
+REVERSAL_TABLE = "Table 4"
 
 
-def reversal_oc(key, budgets, data: dict, *, n_datasets: int = O.N_DATASETS):
+def reversal_oc(
+    key,
+    budgets,
+    data: dict,
+    *,
+    operators: dict | None = None,
+    table: str = REVERSAL_TABLE,
+    n_datasets: int = O.N_DATASETS,
+):
     """Operating characteristics of claims 1 and 4 (``reversal_verdict``) with the readers' own
     spread, at their group count.
 
     Args:
       key: JAX PRNG key; budgets: ``(m,)``; data: ``{reader: (G, K, m)}`` per-group ``dU`` of
-        the distinct operators; n_datasets: data sets per world.
+        the distinct operators; operators: ``{reader: [K names]}`` (absent: abstract's curve for
+        every operator); table: the paper's table of effects (``paper_checks._effects``);
+        n_datasets: data sets per world.
 
-    True world per reader: its measured mean curves when they reverse on the points, else the
-    paper's effect (``PAPER_REVERSAL``). Null worlds, one reader at a time (the others true):
-    every operator equal to retention, the gains kept with no loss, the losses kept with no gain.
+    True world per reader: the paper's ``dU`` curves of ``table`` on the data's grid
+    (``_effects.paper_curves``), never the data's observed curves; half-size world: every curve
+    halved. Null worlds, one reader at a time (the others true): every operator equal to
+    retention, the paper's gains kept with no loss, its losses kept with no gain.
     """
     if not data:
         return None
@@ -56,22 +71,15 @@ def reversal_oc(key, budgets, data: dict, *, n_datasets: int = O.N_DATASETS):
     def rule(d):
         return reversal_verdict(budgets, d).verdict
 
-    mu = {k: np.nanmean(v, axis=0) for k, v in data.items()}
-    paper = np.broadcast_to(
-        np.linspace(*PAPER_REVERSAL, len(budgets)), next(iter(mu.values())).shape
-    )
-    true = {}
-    tags = []
-    for k, v in data.items():
-        if int(V.reversal_test(budgets, v).grades.max()) >= V.POINT:
-            true[k] = mu[k]
-            tags.append(f"{k}: its measured curves")
-        else:
-            true[k] = paper
-            tags.append(f"{k}: the paper's effect (no reversal measured)")
+    operators = operators or {}
+    true = {
+        k: E.paper_curves(budgets, operators.get(k) or ["abstract"] * v.shape[1], table)
+        for k, v in data.items()
+    }
+    half = {k: 0.5 * v for k, v in true.items()}
     nulls = {}
     for k in data:
-        nulls[f"{k} equal to ret"] = {**true, k: np.zeros_like(mu[k])}
+        nulls[f"{k} equal to ret"] = {**true, k: np.zeros_like(true[k])}
         nulls[f"{k} gain only"] = {**true, k: np.maximum(true[k], 0.0)}
         nulls[f"{k} loss only"] = {**true, k: np.minimum(true[k], 0.0)}
     G = next(iter(data.values())).shape[0]
@@ -83,7 +91,9 @@ def reversal_oc(key, budgets, data: dict, *, n_datasets: int = O.N_DATASETS):
         null_means=nulls,
         key=key,
         n_datasets=n_datasets,
-        true_world="; ".join(tags),
+        true_world=f"the paper's {table} gains over retention on the data's grid, its spread",
+        half_means=half,
+        half_world=f"half the paper's {table} gains",
     )
 
 
@@ -120,6 +130,8 @@ def tight_gain_oc(key, tight: dict, *, n_datasets: int = O.N_DATASETS):
         key=key,
         n_datasets=n_datasets,
         true_world="the paper's largest gain (48 points), LoCoMo's curve shape and spread",
+        half_means=shifted(V.PAPER_TIGHT_GAIN[0] / 2),
+        half_world="half the paper's largest gain (24 points; also the magnitude null)",
     )
 
 
@@ -149,6 +161,8 @@ def loose_oc(key, loose: dict, ops: list, *, n_datasets: int = O.N_DATASETS):
         key=key,
         n_datasets=n_datasets,
         true_world="every margin at the paper's 9.5 points, LoCoMo's spread",
+        half_means={k: v / 2 for k, v in true.items()},
+        half_world="every margin at half the paper's 9.5 points",
     )
 
 
@@ -234,6 +248,8 @@ def slope_oc(key, curves, budgets, lengths, units, *, n_datasets: int = O.N_DATA
         key=key,
         n_datasets=n_datasets,
         true_world="slope 1 (B*/L constant), curves of LoCoMo's steepness and spread",
+        half_means=world(0.5),
+        half_world="slope 0.5 (half of slope 1's dependence on L)",
     )
 
 
@@ -280,6 +296,8 @@ def cross_note_oc(key, beats: dict, conds: dict, *, n_datasets: int = O.N_DATASE
         key=key,
         n_datasets=n_datasets,
         true_world="LoCoMo's effects turned to the claim's side, LoCoMo's spread",
+        half_means={k: v / 2 for k, v in true.items()},
+        half_world="those effects halved",
     )
 
 
@@ -302,6 +320,8 @@ def positive_oc(key, units: dict, *, n_datasets: int = O.N_DATASETS):
         key=key,
         n_datasets=n_datasets,
         true_world=f"the measured effect as |mean| (at least {MIN_EFFECT:g}), its spread",
+        half_means={k: v / 2 for k, v in mu.items()},
+        half_world="that effect halved",
     )
 
 
@@ -321,6 +341,8 @@ def equivalence_oc(key, diff, margin: float, *, n_datasets: int = O.N_DATASETS):
         key=key,
         n_datasets=n_datasets,
         true_world="no difference, the measured spread",
+        half_means={"d": margin / 2},
+        half_world="a difference of half the margin",
     )
 
 
@@ -358,4 +380,6 @@ def harm_oc(key, harm_g: dict, cost_g: dict, max_cost: float, *, n_datasets: int
         key=key,
         n_datasets=n_datasets,
         true_world="the measured harm changes (as -|mean|) at their costs, the measured spread",
+        half_means={k: (v / 2 if k.startswith("h:") else v) for k, v in true.items()},
+        half_world="those harm changes halved",
     )

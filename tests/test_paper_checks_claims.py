@@ -171,11 +171,14 @@ def reads(r) -> str:
 
 
 def has_oc(r) -> bool:
-    """A graded claim carries its rule's measured false-PASS rate and power, and is INCONCLUSIVE
-    whenever they miss the targets."""
-    fp, pw = r.details["false_pass_rate"], r.details["power"]
-    ok = fp <= 0.05 and pw >= 0.80 and r.details["false_fail_rate"] <= 0.05
-    return 0 <= fp <= 1 and 0 <= pw <= 1 and (ok or r.verdict == pc.INCONCLUSIVE)
+    """A graded claim carries its rule's measured rates, and each reading stands only on its own
+    rate (paper_checks._acceptance): PASS on false PASS <= 5%, FAIL on false FAIL <= 5%, PARTIAL
+    on false PARTIAL <= 5%; any other reading is INCONCLUSIVE."""
+    d = r.details
+    fp, pw, ff = d["false_pass_rate"], d["power_paper_effect"], d["false_fail_rate"]
+    rate = {pc.PASS: fp, pc.FAIL: ff, pc.PARTIAL: d["false_partial_rate"]}
+    ok = r.verdict == pc.INCONCLUSIVE or rate[r.verdict] <= 0.05
+    return 0 <= fp <= 1 and 0 <= pw <= 1 and 0 <= ff <= 1 and ok
 
 
 @pytest.fixture(scope="module")

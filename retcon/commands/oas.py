@@ -62,6 +62,15 @@ def register(subparsers) -> None:
         choices=("shared", "independent"),
         help="one uniform per instance for the four outcomes (shared) or one per action",
     )
+    p.add_argument(
+        "--groups",
+        type=int,
+        default=None,
+        metavar="G",
+        help="spread the questions over G groups (conversations), every row of a question in "
+        "one group, round-robin in order of first appearance, so a verdict rule can be checked "
+        "at G groups (default: the scenario's own grouping)",
+    )
     add_common(p, out=False)
     p.set_defaults(func=_run_pair_simulate)
 
@@ -268,6 +277,26 @@ def _check_folds(folds: int, data, fractions, part: int, split_option: str, path
     )
 
 
+def _spread_over_groups(data, n_groups: int):
+    """``data`` with its questions dealt round-robin over ``n_groups`` groups ``g0``, ``g1``, ...
+    in order of first appearance (every row of a question in one group); an error naming
+    ``--groups`` when there are fewer questions than groups."""
+    import numpy as np
+
+    from retcon.errors import InputError
+
+    _, first, inverse = np.unique(data.query_id, return_index=True, return_inverse=True)
+    if first.size < n_groups:
+        raise InputError(
+            f"--groups {n_groups}: the data has only {first.size} questions; use --groups <= "
+            f"{first.size} or more --instances."
+        )
+    rank = np.argsort(np.argsort(first))  # order of first appearance of each question
+    width = len(str(n_groups - 1))
+    names = np.array([f"g{j:0{width}d}" for j in range(n_groups)])
+    return data._replace(group_id=names[rank[inverse] % n_groups])
+
+
 def _run_pair_simulate(args) -> int:
     import jax
     import numpy as np
@@ -306,6 +335,11 @@ def _run_pair_simulate(args) -> int:
         format_of(args.output)
     except InputError as e:
         raise InputError(f"--output: {e}") from None
+    if args.groups is not None and not 1 <= args.groups <= args.instances:
+        raise InputError(
+            f"--groups must be an integer in [1, --instances = {args.instances}]; got "
+            f"{args.groups}."
+        )
     sim.load_scenario(scenario)  # a bad --scenario fails here, before the work
     data = simulate_paired(
         jax.random.key(args.seed),
@@ -315,6 +349,8 @@ def _run_pair_simulate(args) -> int:
         packing=args.packing,
         coupling=args.coupling,
     )
+    if args.groups is not None:
+        data = _spread_over_groups(data, args.groups)
     write_paired(args.output, data)
     summary = {
         "output": args.output,
