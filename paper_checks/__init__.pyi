@@ -47,6 +47,9 @@ from ._report import render_markdown as render_markdown
 from ._report import report_json as report_json
 from ._report import write_report as write_report
 from ._requirements import Needs as Needs
+from ._robustness import append_robustness as append_robustness
+from ._robustness import audited_workspace as audited_workspace
+from ._robustness import robustness as robustness
 from ._router_oc import ROUTER_RULE_OC as ROUTER_RULE_OC
 from ._router_oc import router_rule_characteristics as router_rule_characteristics
 from ._router_oc import router_rule_records as router_rule_records

@@ -78,6 +78,8 @@ class CheckConfig:
         (``paper_checks.operating``; claim 5, a bootstrap per data set, uses half).
       equivalence_share: claim 8's margin for ``acc(mlp) - acc(oas)`` as a share of claim 7's
         measured OAS gain (0.5: an MLP adding half of what OAS adds is a reliable improvement).
+      locomo_audit, audit_mode: the LoCoMo audit's ``errors.json`` applied to LoCoMo under these
+        modes (``oas.real.apply_audit``; ``paper_checks._robustness``); None: LoCoMo as released.
       theory: the exact single-cluster model.
     """
 
@@ -100,6 +102,8 @@ class CheckConfig:
     equivalence_share: float = 0.5
     oc_datasets: int = 200
     theory: TheoryModel = field(default_factory=TheoryModel)
+    locomo_audit: str | None = None
+    audit_mode: str = "drop,cite"
 
     def __post_init__(self):
         if not isinstance(self.sim_paired_budgets, int) or self.sim_paired_budgets < 2:

@@ -488,8 +488,10 @@ def _locomo_paired(
     """
     import dataclasses
 
+    from paper_checks._robustness import locomo_conversations
+
     path = locomo_path(config.data)
-    conversations = load_locomo(path).conversations
+    conversations = locomo_conversations(config, path)
     pc = PairConfig(
         budgets=tuple(int(b) for b in config.budgets),
         protocol=protocol,

@@ -1,6 +1,12 @@
 """The public names of ``oas.real``, each declared once (read by type checkers and by
 ``retcon.lazy.attach_stub`` at run time; the package docstring is in ``__init__.py``)."""
 
+from ._audit import AUDIT_MODES as AUDIT_MODES
+from ._audit import Audited as Audited
+from ._audit import AuditReport as AuditReport
+from ._audit import apply_audit as apply_audit
+from ._audit import load_audit as load_audit
+from ._audit import parse_audit_modes as parse_audit_modes
 from ._bm25 import bm25_order as bm25_order
 from ._bm25 import bm25_scores as bm25_scores
 from ._classifier import CrossFit as CrossFit

@@ -31,6 +31,16 @@ DATASETS = {
         "size": 2805274,
         "license": "CC BY-NC 4.0 (Maharana et al., ACL 2024)",
     },
+    # The LoCoMo audit (oas.real._audit): commit 9493fb4b4af4256ed17a18e8fd0b3cfdeec29539 of
+    # dial481/locomo-audit, which audits exactly the locomo10.json pinned above.
+    "locomo-audit": {
+        "filename": "locomo-audit-errors.json",
+        "url": "https://raw.githubusercontent.com/dial481/locomo-audit/"
+        "9493fb4b4af4256ed17a18e8fd0b3cfdeec29539/errors.json",
+        "sha256": "f298ef46263fada20688a1d672be37d4f488c6da3b19343eea55ae5c1b5fe55e",
+        "size": 150552,
+        "license": "CC BY-NC 4.0 (dial481/locomo-audit)",
+    },
 }
 
 

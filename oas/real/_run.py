@@ -73,6 +73,8 @@ class PairJob:
     retriever: str = "bm25"
     top_k: int | None = None
     type_source: str = "predicted"
+    locomo_audit: str | None = None
+    audit_mode: str = "drop,cite"
 
     def __post_init__(self):
         from oas.real._pair import DEFAULT_BUDGETS
@@ -110,6 +112,19 @@ class PairJob:
                 f"summaries; LongMemEval has none. Use {spell.given('operators', 'extractive')} "
                 f"or {spell.given('operators', 'llm')}."
             )
+        if self.locomo_audit is not None:
+            from oas.real._audit import parse_audit_modes
+
+            if self.dataset != "locomo":
+                raise InputError(
+                    f"{spell.lead('locomo_audit')} audits LoCoMo; got dataset {self.dataset!r}."
+                )
+            modes = parse_audit_modes(self.audit_mode, spell.lead("audit_mode").rstrip())
+            object.__setattr__(self, "audit_mode", ",".join(modes))
+            if not Path(self.locomo_audit).expanduser().is_file():
+                raise InputError(
+                    f"{spell.lead('locomo_audit')} {self.locomo_audit!r}: no such file."
+                )
         suffix = Path(self.out).suffix.lower()
         if suffix not in (".jsonl", ".ndjson", ".csv"):
             raise InputError(
@@ -132,6 +147,13 @@ class PairJob:
                 top_k=self.top_k,
                 type_source=self.type_source,
             )
+        if self.locomo_audit is not None:  # runs without the audit keep their digests
+            from oas.real._fetch import sha256_of
+
+            p["locomo_audit"] = {
+                "modes": self.audit_mode,
+                "sha256": sha256_of(Path(self.locomo_audit).expanduser()),
+            }
         return p
 
 
@@ -164,10 +186,19 @@ def _load(job: PairJob):
     if job.dataset == "locomo":
         from oas.real._locomo import load_locomo
 
-        return path, load_locomo(path, strict=job.strict)
+        loaded = load_locomo(path, strict=job.strict)
+        if job.locomo_audit is not None:
+            from oas.real._audit import apply_audit
+            from oas.real._fetch import sha256_of
+
+            audit = Path(job.locomo_audit).expanduser()
+            modes = tuple(job.audit_mode.split(","))
+            audited = apply_audit(loaded, audit, modes, sha256=sha256_of(audit))
+            return path, audited.loaded, audited.report
+        return path, loaded, None
     from oas.real._longmemeval import load_longmemeval
 
-    return path, load_longmemeval(path, include_abstention=job.include_abstention)
+    return path, load_longmemeval(path, include_abstention=job.include_abstention), None
 
 
 def _backends(job: PairJob):
@@ -357,7 +388,7 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
 
     meta_path = Path(f"{out}.meta.json")
     _check_resume(job, meta_path, out)
-    data_path, loaded = _load(job)
+    data_path, loaded, audit = _load(job)  # audit: the AuditReport of --locomo-audit, or None
     operators, reader, tokenizer, embedder, pool = _backends(job)
     assert job.budgets is not None  # PairJob.__post_init__ fills in the default grid
     typing = None
@@ -391,6 +422,7 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
         command=f"retcon pair {job.dataset}",
         data=str(data_path),
         load=loaded.report._asdict(),
+        **({"locomo_audit": audit.as_json()} if audit is not None else {}),
     )
     partial = Path(f"{out}.partial")
     had_meta, had_partial = meta_path.exists(), partial.exists()
@@ -418,6 +450,7 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
             pool,
             progress,
             stamp=stamp,
+            audit=audit,
         )
         n_resumed = len(done)
         writer.finalize()
@@ -469,6 +502,8 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
         summary["llm_calls"] = calls
     if pool is not None:
         summary["llm_endpoints"] = pool.endpoints
+    if audit is not None:
+        summary["locomo_audit"] = {k: v for k, v in audit.as_json().items() if k != "changes"}
     meta["summary"] = summary
     write_json_atomic(meta_path, meta)
     return summary
@@ -488,6 +523,7 @@ def _write_rows(
     progress,
     *,
     stamp,
+    audit=None,
 ) -> int:
     """Work on up to ``concurrency`` questions at once; write their rows in question order.
 
@@ -521,6 +557,9 @@ def _write_rows(
         rows = fut.result()
         pending.popleft()
         for row in rows:
+            if audit is not None:  # provenance: the modes, and what they changed in this row
+                change = audit.changes.get(str(row.get("query_id")), "")
+                row = {**row, "meta_audit": ",".join(audit.modes), "meta_audit_change": change}
             writer.write({**row, PROTOCOL_COLUMN: stamp})
             n_written += 1
         open_queries[cid] -= 1

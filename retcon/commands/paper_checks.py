@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from retcon.vocab import READERS
 
@@ -78,6 +79,19 @@ def register(subparsers) -> None:
         action="append",
         default=None,
         help="the reader's name for each --paired file, in order (default: the file's stem)",
+    )
+    p.add_argument(
+        "--locomo-audit",
+        metavar="FILE",
+        default=None,
+        help="add the section 'robustness' (needs --out): the claims and crossovers on LoCoMo "
+        "and on LoCoMo with this audit (errors.json of dial481/locomo-audit) applied, side by side",
+    )
+    p.add_argument(
+        "--audit-mode",
+        metavar="MODES",
+        default=None,
+        help="with --locomo-audit: drop|correct|cite, comma-combinable (default drop,cite)",
     )
     add_common(p)
     p.set_defaults(func=run)
@@ -186,6 +200,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         inputs = [("--data", args.data)] + [("--paired", f) for f in args.paired or ()]
         check_out_dir("--out", args.out, inputs=inputs)
+    _check_audit(args)
     if args.paired:
         return _run(args, claims, paired_config(args))
     check_locomo_given(args.data, getattr(args, "sim_only", False))
@@ -211,6 +226,32 @@ def run(args: argparse.Namespace) -> int:
             except InputError as e:
                 raise InputError(f"--data: {e}") from None
     return _run(args, claims, config)
+
+
+def _check_audit(args: argparse.Namespace) -> None:
+    """``--locomo-audit``/``--audit-mode``: refused without --out, with --paired, or malformed."""
+    from pathlib import Path
+
+    from retcon.errors import InputError
+
+    audit, mode = getattr(args, "locomo_audit", None), getattr(args, "audit_mode", None)
+    if audit is None:
+        if mode is not None:
+            raise InputError("--audit-mode needs --locomo-audit FILE (the audit's errors.json).")
+        return
+    if args.paired:
+        raise InputError(
+            "--locomo-audit applies to LoCoMo paired by paper-checks itself; with --paired the "
+            "files are the data. Drop one of them."
+        )
+    if args.out is None:
+        raise InputError("--locomo-audit needs --out DIR (it appends a section to DIR/REPORT.md).")
+    from oas.real import load_audit, parse_audit_modes
+
+    args.audit_mode = ",".join(parse_audit_modes(mode or "drop,cite"))
+    if not Path(audit).is_file():
+        raise InputError(f"--locomo-audit {audit!r}: no such file.")
+    load_audit(audit)  # fail early on a malformed file, before any simulation
 
 
 def _run(args: argparse.Namespace, claims, config) -> int:
@@ -258,6 +299,15 @@ def _run(args: argparse.Namespace, claims, config) -> int:
 
                 log.info("paper-checks: beyond the paper: end to end")
                 end_to_end = append_end_to_end(out.stage, ws)
+            if getattr(args, "locomo_audit", None):
+                from paper_checks import append_robustness, audited_workspace, robustness
+
+                log.info("paper-checks: robustness: the audited LoCoMo")
+                ws_a = audited_workspace(ws, args.locomo_audit, args.audit_mode)
+                after, ws_a = run_checks(ws_a.config, seed=args.seed, claims=claims, workspace=ws_a)
+                section = robustness(results, ws, after, ws_a)
+                append_robustness(out.stage, section)
+                print(section["statement"], file=sys.stderr)
             if args.over_time:
                 from paper_checks import append_overtime, locomo_or_none
 

@@ -32,7 +32,7 @@ def register(subparsers) -> None:
     fetch = sub.add_parser(
         "fetch", help="download a dataset into the cache (no download if present and valid)"
     )
-    fetch.add_argument("name", choices=["locomo"])
+    fetch.add_argument("name", choices=["locomo", "locomo-audit"])
     fetch.add_argument("--url", default=None, help="override the pinned address (mirror, file://)")
     fetch.add_argument("--sha256", default=None, help="override the pinned checksum (with --url)")
     add_common(fetch, out=False, seed=False)
@@ -40,7 +40,7 @@ def register(subparsers) -> None:
     path = sub.add_parser(
         "path", help="print where a dataset lives in the cache and whether it is valid"
     )
-    path.add_argument("name", choices=["locomo"])
+    path.add_argument("name", choices=["locomo", "locomo-audit"])
     add_common(path, out=False, seed=False)
     path.set_defaults(func=run_path)
     data.set_defaults(func=lambda args: (data.print_help(sys.stdout), 2)[1])
@@ -155,6 +155,20 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
             "--strict",
             action="store_true",
             help="error on any evidence id that names no turn or had to be repaired",
+        )
+        p.add_argument(
+            "--locomo-audit",
+            metavar="PATH",
+            default=None,
+            help="apply the LoCoMo audit's errors.json (dial481/locomo-audit); 'cache' for the "
+            "copy `retcon data fetch locomo-audit` put in the data cache (docs/real-data.md)",
+        )
+        p.add_argument(
+            "--audit-mode",
+            default=None,
+            metavar="MODES",
+            help="with --locomo-audit: comma-separated drop|correct|cite (default drop,cite): "
+            "drop the answer errors, or correct them; cite: use the corrected evidence",
         )
     else:
         p.add_argument(
@@ -323,6 +337,30 @@ def _refuse_ignored_options(args) -> None:
         )
 
 
+def _audit_options(args) -> dict:
+    """``--locomo-audit`` (a path, or ``cache``) and ``--audit-mode`` as PairJob fields."""
+    from retcon.errors import InputError
+
+    audit = getattr(args, "locomo_audit", None)
+    mode = getattr(args, "audit_mode", None)
+    if audit is None:
+        if mode is not None:
+            raise InputError("--audit-mode needs --locomo-audit PATH (the audit's errors.json).")
+        return {}
+    if audit == "cache":
+        from pathlib import Path
+
+        from oas.real import cached_path
+
+        audit = str(cached_path("locomo-audit"))
+        if not Path(audit).is_file():
+            raise InputError(
+                f"--locomo-audit cache: the audit is not in the data cache ({audit}); run "
+                f"`retcon data fetch locomo-audit` or pass --locomo-audit PATH."
+            )
+    return {"locomo_audit": audit, "audit_mode": mode or "drop,cite"}
+
+
 def run_pair(args) -> int:
     from pathlib import Path
 
@@ -367,6 +405,7 @@ def run_pair(args) -> int:
         retriever=args.retriever or "bm25",
         top_k=args.top_k,
         type_source=args.type_source or "predicted",
+        **_audit_options(args),
     )
     from retcon.cli import print_json, verbosity
 
