@@ -121,7 +121,7 @@ def evaluate(
         bootstrap.
       data: paired data.
       router: optional fitted router used for ``oas``, ``oas-calibrated`` and ``oas-crc``.
-      alpha: harm bound in (0, 1) for the calibrations.
+      alpha: harm bound in [0, 1) for the calibrations (0: the paper's zero-harm rule).
       n_folds: grouped K-fold for the ridge penalty.
       fractions: shares of groups for (train, calibration, test).
       penalties: ridge grid.
@@ -138,8 +138,8 @@ def evaluate(
 
     References: MODEL §8.
     """
-    if not 0 < alpha < 1:
-        raise InputError(f"evaluate: alpha must be in (0, 1); got {alpha}.")
+    if not 0 <= alpha < 1:
+        raise InputError(f"evaluate: alpha must be in [0, 1); got {alpha}.")
     check_choice("evaluate: interval", interval, EVALUATE_INTERVALS)
     if len(fractions) != 3:
         raise InputError(
