@@ -130,3 +130,33 @@ def test_evaluate_scores_the_baselines_on_the_test_groups():
     assert ev.info["knn_k"] == knn.k
     acc = ev.point[POLICIES.index("knn"), 0, -1]
     assert 0.0 <= acc <= 1.0
+
+
+@pytest.mark.slow
+def test_leave_one_out_adds_the_baselines_when_asked():
+    import jax
+
+    from oas._simulate import paired_from_instances
+    from paper_checks._loco import loco_evaluate
+    from tests._toy import toy_instances
+
+    toy = paired_from_instances(
+        jax.random.key(1), toy_instances(jax.random.key(0), 6, 6, [64, 256])
+    )
+    plain = loco_evaluate(jax.random.key(2), toy, mlp=False)
+    both = loco_evaluate(jax.random.key(2), toy, mlp=False, baselines=True)
+    assert not {"fixed-operator", "evidence-fit", "knn"} & set(plain.chosen)
+    for name in ("fixed-operator", "evidence-fit", "knn"):
+        assert both.chosen[name].shape == (toy.n,)
+        assert set(np.unique(both.chosen[name])) <= {0, 1, 2, 3}
+    # each held-out group's fixed operator is the best operator on the other groups
+    groups = np.asarray(toy.group_id).astype(str)
+    for label in np.unique(groups):
+        rows = groups == label
+        op = training_selected_operator(toy.outcomes[~rows])
+        np.testing.assert_array_equal(both.chosen["fixed-operator"][rows], op)
+        np.testing.assert_array_equal(
+            both.chosen["evidence-fit"][rows], evidence_fit_rule(toy.features[rows], op)
+        )
+    for name in plain.chosen:  # the other policies are untouched
+        np.testing.assert_array_equal(plain.chosen[name], both.chosen[name])
