@@ -1,6 +1,10 @@
 """The public names of ``oas``, each declared once (read by type checkers and by
 ``retcon.lazy.attach_stub`` at run time; the package docstring is in ``__init__.py``)."""
 
+from ._baselines import KnnChoice as KnnChoice
+from ._baselines import evidence_fit_rule as evidence_fit_rule
+from ._baselines import knn_router as knn_router
+from ._baselines import training_selected_operator as training_selected_operator
 from ._embed import HashedTfidf as HashedTfidf
 from ._embed import embed_texts as embed_texts
 from ._evaluate import DIFFERENCES as DIFFERENCES

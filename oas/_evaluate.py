@@ -5,9 +5,10 @@ key and split into train / calibration / test parts (default 50% / 20% / 30% of 
 model is fitted on train (penalty by grouped K-fold inside train), tau_B of ``oas-calibrated``
 (max accuracy s.t. harm <= alpha) and ``oas-crc`` (conformal risk control) on calibration; the MLP
 is trained on train with early stopping on calibration; ``best-fixed`` takes, per budget, the
-fixed action with the highest mean outcome on train + calibration. Every policy is scored on the
-test groups only. With a given router the OAS policies use it instead (the caller makes sure it
-never saw the test groups).
+fixed action with the highest mean outcome on train + calibration; the paper's baselines of Table 8
+(``fixed-operator``, ``evidence-fit``, ``knn``; ``oas._baselines``) are fitted on train +
+calibration too. Every policy is scored on the test groups only. With a given router the OAS
+policies use it instead (the caller makes sure it never saw the test groups).
 
 Metrics per instance, averaged per budget and overall (MODEL §8): accuracy y_chosen; gain over
 always-retain y_chosen - y_ret; regret to the oracle max_a y_a - y_chosen; harm 1{y_chosen < y_ret};
@@ -29,6 +30,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
+from oas._baselines import evidence_fit_rule, knn_router, training_selected_operator
 from oas._fit import group_split, router_from_parts
 from oas._mlp import fit_mlp, predict_mlp
 from oas._paired import PairedData
@@ -53,6 +55,9 @@ POLICIES = (
     "oas-calibrated",
     "oas-crc",
     "mlp",
+    "fixed-operator",
+    "evidence-fit",
+    "knn",
 )
 METRICS = ("accuracy", "gain", "regret", "harm_rate", "consolidation_rate")
 DIFFERENCES = ("oas", "oas-calibrated", "oas-crc", "mlp")  # each minus best-fixed, accuracy
@@ -121,7 +126,7 @@ def evaluate(
         bootstrap.
       data: paired data.
       router: optional fitted router used for ``oas``, ``oas-calibrated`` and ``oas-crc``.
-      alpha: harm bound in (0, 1) for the calibrations.
+      alpha: harm bound in [0, 1) for the calibrations (0: the paper's zero-harm rule).
       n_folds: grouped K-fold for the ridge penalty.
       fractions: shares of groups for (train, calibration, test).
       penalties: ridge grid.
@@ -138,8 +143,8 @@ def evaluate(
 
     References: MODEL §8.
     """
-    if not 0 < alpha < 1:
-        raise InputError(f"evaluate: alpha must be in (0, 1); got {alpha}.")
+    if not 0 <= alpha < 1:
+        raise InputError(f"evaluate: alpha must be in [0, 1); got {alpha}.")
     check_choice("evaluate: interval", interval, EVALUATE_INTERVALS)
     if len(fractions) != 3:
         raise InputError(
@@ -183,6 +188,8 @@ def evaluate(
     budgets = np.unique(test.budget)
     fixed = best_fixed_actions(seen.outcomes, seen.budget, budgets)
     mu = router.utility(test.features)
+    operator = training_selected_operator(seen.outcomes)
+    knn = knn_router(seen.features, seen.outcomes, seen.group_id, test.features, n_folds=n_folds)
     choices = np.stack(
         [
             *(np.full(n, a) for a in range(len(ACTIONS))),
@@ -192,6 +199,9 @@ def evaluate(
             calibrated_policy(mu, test.budget, router.calibrated),
             calibrated_policy(mu, test.budget, router.crc),
             argmax_policy(predict_mlp(mlp, test.features)),
+            np.full(n, operator),  # the paper's baselines (Table 8), fitted on seen groups
+            evidence_fit_rule(test.features, operator),
+            knn.actions,
         ]
     )
     policies, differences = POLICIES, DIFFERENCES
@@ -245,6 +255,8 @@ def evaluate(
             "test": len(np.unique(test.group_id)),
         },
         "best_fixed": {f"{b:g}": ACTIONS[a] for b, a in zip(budgets, fixed)},
+        "fixed_operator": ACTIONS[operator],
+        "knn_k": knn.k,
         "tau_calibrated": {
             f"{b:g}": (None if not np.isfinite(t) else float(t))
             for b, t in zip(router.calibrated.budgets, router.calibrated.tau)

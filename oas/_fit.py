@@ -127,7 +127,7 @@ def fit_router(
     Args:
       key: JAX PRNG key; split into the group split and the CV folds.
       data: paired data (MODEL §8).
-      alpha: harm bound in (0, 1) for both calibrations.
+      alpha: harm bound in [0, 1) for both calibrations (0: the paper's zero-harm rule).
       n_folds: grouped K-fold for the penalty.
       calibration_fraction: share of groups held out for tau_B, in (0, 1).
       penalties: ridge grid.
@@ -143,8 +143,8 @@ def fit_router(
         raise InputError(
             f"fit_router: calibration_fraction must be in (0, 1); got {calibration_fraction}."
         )
-    if not 0 < alpha < 1:
-        raise InputError(f"fit_router: alpha must be in (0, 1); got {alpha}.")
+    if not 0 <= alpha < 1:
+        raise InputError(f"fit_router: alpha must be in [0, 1); got {alpha}.")
     k_split, k_folds = jax.random.split(key)
     part = group_split(k_split, data.group_id, (1 - calibration_fraction, calibration_fraction))
     train, calib = data.take(part == 0), data.take(part == 1)

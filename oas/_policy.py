@@ -11,7 +11,12 @@ argmax would not. Two ways to fit tau_B on a held-out split (groups disjoint fro
 split), separately for each budget B:
 
 (a) ``calibrate_accuracy``: the tau with the highest held-out accuracy among those whose held-out
-    harm rate is <= alpha (ties to the larger tau);
+    harm rate is <= alpha (ties to the larger tau); at ``alpha = 0`` it is the paper's rule read
+    exactly (``_rule_paper``): the candidates are every observed calibration margin d(z) plus
+    "abstain on all" (+inf), those with zero observed harmful choices are kept, the one with the
+    highest calibration accuracy is taken, ties go to the larger (more conservative) tau. The
+    paper's candidate set includes negative margins, so at ``alpha = 0`` tau_B may be negative and
+    the policy may consolidate where the plain argmax retains (only where no harm was observed);
 (b) ``calibrate_crc``: conformal risk control (Angelopoulos, Bates, Fisch, Lei & Schuster,
     "Conformal Risk Control", ICLR 2024, Thm 1): with n held-out instances of budget B and the loss
     bounded by 1, tau_B = inf { tau >= 0 : n/(n+1) * Rhat_n(tau) + 1/(n+1) <= alpha }. For a new
@@ -66,8 +71,8 @@ def harm(outcomes, action) -> np.ndarray:
 
 
 def _per_budget(mu, outcomes, budget, alpha, rule) -> Thresholds:
-    if not 0 < alpha < 1:
-        raise InputError(f"alpha must be in (0, 1); got {alpha}.")
+    if not 0 <= alpha < 1:
+        raise InputError(f"alpha must be in [0, 1); got {alpha}.")
     mu = np.asarray(mu, dtype=np.float64)
     y = np.asarray(outcomes, dtype=np.float64)
     budget = np.asarray(budget, dtype=np.float64)
@@ -109,6 +114,20 @@ def _rule_accuracy(d, y_op, y_ret, alpha):
     return float(np.max(tau[ok & (acc >= best - 1e-12)]))
 
 
+def _rule_paper(d, y_op, y_ret):
+    """The paper's zero-harm rule (MODEL §8): candidates = observed margins + abstain-all (+inf);
+    keep those with zero observed harm; highest accuracy; ties to the larger tau."""
+    tau = np.concatenate([np.unique(d), [np.inf]])
+    harm_rate, acc = _losses(d, y_op, y_ret, tau)
+    ok = harm_rate == 0.0  # tau = inf consolidates nothing, so it always qualifies
+    best = np.max(acc[ok])
+    return float(np.max(tau[ok & (acc >= best - 1e-12)]))
+
+
+def _rule_accuracy_or_paper(d, y_op, y_ret, alpha):
+    return _rule_paper(d, y_op, y_ret) if alpha == 0 else _rule_accuracy(d, y_op, y_ret, alpha)
+
+
 def _rule_crc(d, y_op, y_ret, alpha):
     n = len(d)
     tau = _candidates(d)
@@ -124,21 +143,23 @@ def calibrate_accuracy(mu, outcomes, budget, alpha: float) -> Thresholds:
       mu: shape ``(n, 4)``, predicted utilities on the held-out (calibration) split.
       outcomes: shape ``(n, 4)`` in [0, 1], the held-out outcomes.
       budget: shape ``(n,)``, tokens.
-      alpha: harm-rate bound in (0, 1).
+      alpha: harm-rate bound in [0, 1); ``0`` selects the paper's zero-harm rule exactly
+        (candidates include negative margins, so tau may be negative there).
 
     Returns:
       ``Thresholds`` over the distinct budgets; tau = +inf: retain.
 
-    References: MODEL §8 (calibrated variant, (a)).
+    References: MODEL §8 (calibrated variant, (a); the paper's rule at alpha = 0).
     """
-    return _per_budget(mu, outcomes, budget, alpha, _rule_accuracy)
+    return _per_budget(mu, outcomes, budget, alpha, _rule_accuracy_or_paper)
 
 
 def calibrate_crc(mu, outcomes, budget, alpha: float) -> Thresholds:
     """tau_B by conformal risk control, so that E[harm] <= alpha for a new instance of budget B.
 
     tau_B = inf { tau >= 0 : n_B/(n_B+1) * Rhat(tau) + 1/(n_B+1) <= alpha }, with Rhat the held-out
-    harm rate at tau; +inf (retain) when no tau qualifies.
+    harm rate at tau; +inf (retain) when no tau qualifies (always so at ``alpha = 0``: no finite
+    sample bounds the expected harm by zero).
 
     Args: as ``calibrate_accuracy``.
 

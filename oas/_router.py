@@ -107,8 +107,8 @@ class Router:
             object.__setattr__(self, name, value)
         if np.any(self.scale <= 0):
             raise InputError(f"Router.scale must be > 0; got {self.scale.tolist()}.")
-        if not 0 < self.alpha < 1:
-            raise InputError(f"Router.alpha must be in (0, 1); got {self.alpha}.")
+        if not 0 <= self.alpha < 1:
+            raise InputError(f"Router.alpha must be in [0, 1); got {self.alpha}.")
         if self.vocabulary not in VOCABULARIES:
             raise InputError(
                 f"Router.vocabulary must be one of {list(VOCABULARIES)}; got {self.vocabulary!r}."
@@ -278,10 +278,16 @@ def router_from_json(obj: dict, source: str = "router") -> Router:
                 f"{source}: field '{where}.tau' must be a list as long as its budgets ({m}); got "
                 f"{len(tau_raw) if isinstance(tau_raw, list) else type(tau_raw).__name__}."
             )
+        # the paper's zero-harm rule (alpha = 0) takes its candidates from every observed margin,
+        # negative ones included (MODEL §8); every other rule searches tau >= 0
+        paper_rule = _is_number(obj.get("alpha")) and obj.get("alpha") == 0
         for t in tau_raw:
-            if t is not None and not (_is_number(t) and math.isfinite(t) and t >= 0):
+            if t is not None and not (
+                _is_number(t) and math.isfinite(t) and (t >= 0 or paper_rule)
+            ):
                 raise InputError(
-                    f"{source}: field '{where}.tau' must hold numbers >= 0 or null (retain); got {t!r}."
+                    f"{source}: field '{where}.tau' must hold numbers >= 0 (any finite number "
+                    f"when alpha is 0) or null (retain); got {t!r}."
                 )
         tau = np.array([np.inf if t is None else float(t) for t in tau_raw])
         n_raw = obj["thresholds"][name].get("n", [0] * m)
@@ -299,8 +305,8 @@ def router_from_json(obj: dict, source: str = "router") -> Router:
 
     p, k = len(FEATURE_NAMES), len(ACTIONS)
     alpha = get("alpha")
-    if not (_is_number(alpha) and 0 < alpha < 1):
-        raise InputError(f"{source}: field 'alpha' must be a number in (0, 1); got {alpha!r}.")
+    if not (_is_number(alpha) and 0 <= alpha < 1):
+        raise InputError(f"{source}: field 'alpha' must be a number in [0, 1); got {alpha!r}.")
     vocabulary = get("vocabulary")
     if not isinstance(vocabulary, str) or vocabulary not in VOCABULARIES:
         raise InputError(

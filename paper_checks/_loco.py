@@ -108,6 +108,7 @@ def loco_evaluate(
     alphas=(0.1,),
     calibration_fraction: float = 0.3,
     mlp: bool = True,
+    baselines: bool = False,
     progress=None,
 ) -> LocoEval:
     """Leave-one-group-out choices of always-ret, best-fixed, oas, its calibrated variants at every
@@ -120,6 +121,8 @@ def loco_evaluate(
       calibration_fraction: share of the G - 1 training groups used to calibrate tau_B (and to stop
         the MLP early).
       mlp: fit the MLP control too.
+      baselines: add the paper's routing baselines of Table 8 (``fixed-operator``,
+        ``evidence-fit``, ``knn``; ``oas._baselines``), fitted on the G - 1 training groups.
 
     Raises:
       InputError: fewer than 3 groups.
@@ -167,6 +170,15 @@ def loco_evaluate(
         if mlp:
             m = fit_mlp(k_mlp, seen.features, seen.outcomes, seen.group_id, validation=(part == 1))
             picks["mlp"] = argmax_policy(predict_mlp(m, test.features))
+        if baselines:
+            from oas import evidence_fit_rule, knn_router, training_selected_operator
+
+            op = training_selected_operator(seen.outcomes)
+            picks["fixed-operator"] = np.full(test.n, op)
+            picks["evidence-fit"] = evidence_fit_rule(test.features, op)
+            picks["knn"] = knn_router(
+                seen.features, seen.outcomes, seen.group_id, test.features
+            ).actions
         for name, c in picks.items():
             chosen.setdefault(name, np.zeros(n, int))[test_rows] = np.asarray(c, int)
         fold[test_rows] = g

@@ -53,6 +53,10 @@ POLICY_STYLES = {
     "oas-crc": ("tab:pink", "--", "X"),
     "mlp": ("tab:brown", "-.", "P"),
     "theory": ("tab:cyan", "-", "h"),
+    # the paper's routing baselines (MODEL §8, Table 8)
+    "fixed-operator": ("#393b79", "--", "d"),
+    "evidence-fit": ("#637939", "-", "p"),
+    "knn": ("#8c6d31", ":", "8"),
 }
 # The memory-over-time policies of ``retcon timeline`` (MODEL §10): (colour, line style).
 TIMELINE_STYLES = {

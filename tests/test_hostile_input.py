@@ -286,7 +286,7 @@ CASES = [
     (
         "fit",
         ["fit", "--data", "{paired}", "--router-out", "{tmp}/r.json", "--alpha", "1.5"],
-        ["--alpha", "(0, 1)"],
+        ["--alpha", "[0, 1)"],
     ),
     (
         "fit",
@@ -344,7 +344,7 @@ CASES = [
     ("evaluate", ["evaluate", "--data", "{paired}", "--out", "{file}"], ["--out", "is a file"]),
     ("evaluate", ["evaluate", "--data", "{paired}", "--out", "{paired}"], ["--out"]),
     ("evaluate", ["evaluate", "--data", "{nonutf8}"], ["nonutf8.jsonl:2", "UTF-8"]),
-    ("evaluate", ["evaluate", "--data", "{paired}", "--alpha", "0"], ["--alpha"]),
+    ("evaluate", ["evaluate", "--data", "{paired}", "--alpha", "-0.1"], ["--alpha"]),
     ("evaluate", ["evaluate", "--data", "{paired}", "--resamples", "3"], ["--resamples"]),
     *[
         (

@@ -90,7 +90,12 @@ def register(subparsers) -> None:
     )
     p.add_argument("--router-out", required=True, metavar="FILE", help="router JSON to write")
     add_moved_out(p, "--router-out FILE")
-    p.add_argument("--alpha", type=float, default=0.1, help="harm bound for tau_B (default 0.1)")
+    p.add_argument(
+        "--alpha",
+        type=float,
+        default=0.1,
+        help="harm bound for tau_B in [0, 1); 0 is the paper's zero-harm rule (default 0.1)",
+    )
     p.add_argument(
         "--folds", type=int, default=5, help="grouped K-fold for the ridge penalty (default 5)"
     )
@@ -126,7 +131,12 @@ def register(subparsers) -> None:
         metavar="FILE",
         help="use this fitted router for the oas policies (else fit one on the train groups)",
     )
-    p.add_argument("--alpha", type=float, default=0.1, help="harm bound for tau_B (default 0.1)")
+    p.add_argument(
+        "--alpha",
+        type=float,
+        default=0.1,
+        help="harm bound for tau_B in [0, 1); 0 is the paper's zero-harm rule (default 0.1)",
+    )
     p.add_argument(
         "--folds", type=int, default=5, help="grouped K-fold for the ridge penalty (default 5)"
     )
@@ -244,7 +254,7 @@ def _check_split_option(text: str) -> list[float]:
 def _check_alpha(alpha: float) -> None:
     from retcon.errors import check_range
 
-    check_range("--alpha", alpha, 0.0, 1.0)
+    check_range("--alpha", alpha, 0.0, 1.0, low_open=False)
 
 
 def _check_folds(folds: int, data, fractions, part: int, split_option: str, path: str) -> None:

@@ -1,0 +1,119 @@
+"""The paper's published numbers, as typed constants: never computed, only transcribed.
+
+Every value here is copied from MODEL §11 ("Published values"), which records the tables of the
+paper's v2 text. Keys are ``(row, budget)``: the row is an operator (``abstract``, ``merge``,
+``rewrite``) or a routing policy, the budget a token count. A gain is ``acc(o) - acc(ret)``
+over the same questions; ``[lo, hi]`` is the paper's 95% question-level bootstrap interval;
+``(helped, harmed)`` are question counts. ``tests/test_published.py`` parses MODEL.md and checks
+these cells against its text, so a transcription typo fails a test.
+
+References: MODEL §11 (Tables 2, 3, 4, 8).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Gain(NamedTuple):
+    """One published gain over retention, with its interval and help/harm counts where given."""
+
+    value: float
+    lo: float | None = None
+    hi: float | None = None
+    helped: int | None = None
+    harmed: int | None = None
+
+
+class Routed(NamedTuple):
+    """One published routing-policy cell: accuracy and the count of harmful choices."""
+
+    accuracy: float
+    harms: int
+
+
+OPERATORS = ("abstract", "merge", "rewrite")
+
+# MODEL §11, Table 4: LoCoMo (n = 75), gain over retention (h/h) at budgets 16 / 32 / 64 / 128.
+TABLE_4_BUDGETS = (16, 32, 64, 128)
+TABLE_4_N = 75
+TABLE_4: dict[tuple[str, int], Gain] = {
+    ("abstract", 16): Gain(0.360, 0.227, 0.480, 30, 3),
+    ("abstract", 32): Gain(0.173, 0.040, 0.307, 20, 7),
+    ("abstract", 64): Gain(0.000, -0.107, 0.107, 8, 8),
+    ("abstract", 128): Gain(-0.027, -0.093, 0.053, 3, 5),
+    ("merge", 16): Gain(0.347, 0.227, 0.467, 29, 3),
+    ("merge", 32): Gain(0.253, 0.120, 0.387, 24, 5),
+    ("merge", 64): Gain(-0.013, -0.107, 0.080, 6, 7),
+    ("merge", 128): Gain(-0.040, -0.120, 0.040, 3, 6),
+    ("rewrite", 16): Gain(0.133, 0.013, 0.253, 16, 6),
+    ("rewrite", 32): Gain(0.133, 0.000, 0.267, 19, 9),
+    ("rewrite", 64): Gain(-0.027, -0.120, 0.067, 6, 8),
+    ("rewrite", 128): Gain(0.000, -0.093, 0.093, 6, 6),
+}
+# MODEL §11, Table 4: accuracy at budget 16.
+TABLE_4_ACCURACY_16: dict[str, float] = {
+    "abstract": 0.480,
+    "merge": 0.480,
+    "rewrite": 0.267,
+    "ret": 0.129,
+}
+
+# MODEL §11, Table 3: LongMemEval, gain over retention at 32 / 64 / 128 / 256 (no h/h given).
+TABLE_3_BUDGETS = (32, 64, 128, 256)
+TABLE_3: dict[tuple[str, int], Gain] = {
+    ("abstract", 32): Gain(0.480, 0.373, 0.582),
+    ("abstract", 64): Gain(0.333, 0.204, 0.458),
+    ("abstract", 128): Gain(0.142, 0.044, 0.244),
+    ("abstract", 256): Gain(-0.080, -0.169, 0.005),
+    ("merge", 32): Gain(0.458, 0.347, 0.569),
+    ("merge", 64): Gain(0.316, 0.191, 0.436),
+    ("merge", 128): Gain(0.080, -0.036, 0.196),
+    ("merge", 256): Gain(-0.107, -0.204, -0.013),
+    ("rewrite", 32): Gain(0.196, 0.116, 0.280),
+    ("rewrite", 64): Gain(0.187, 0.067, 0.307),
+    ("rewrite", 128): Gain(0.098, -0.018, 0.218),
+    ("rewrite", 256): Gain(-0.084, -0.178, 0.009),
+}
+
+# MODEL §11, Table 8: routing baselines (LongMemEval), accuracy (harmful choices) at
+# 32 / 64 / 128 / 256. Rows in the paper's order.
+TABLE_8_BUDGETS = (32, 64, 128, 256)
+TABLE_8_ROWS = (
+    "retention",
+    "training-selected fixed operator",
+    "evidence-fit rule",
+    "k-NN utility router",
+    "direct OAS",
+    "calibrated OAS",
+)
+_TABLE_8_TEXT = {
+    "retention": ((0.039, 0), (0.261, 0), (0.521, 0), (0.745, 0)),
+    "training-selected fixed operator": ((0.493, 5), (0.569, 13), (0.631, 14), (0.631, 26)),
+    "evidence-fit rule": ((0.493, 5), (0.563, 12), (0.681, 3), (0.729, 4)),
+    "k-NN utility router": ((0.487, 4), (0.556, 14), (0.618, 13), (0.747, 6)),
+    "direct OAS": ((0.545, 3), (0.618, 12), (0.640, 14), (0.745, 10)),
+    "calibrated OAS": ((0.487, 1), (0.403, 3), (0.613, 2), (0.742, 1)),
+}
+TABLE_8: dict[tuple[str, int], Routed] = {
+    (row, b): Routed(acc, harms)
+    for row, cells in _TABLE_8_TEXT.items()
+    for b, (acc, harms) in zip(TABLE_8_BUDGETS, cells, strict=True)
+}
+
+# MODEL §11, Table 2: OAS (LongMemEval), gain over retention and harms at 32 / 64 / 128 / 256.
+TABLE_2: dict[tuple[str, int], Gain] = {
+    ("direct", 32): Gain(0.507, 0.404, 0.607, None, 3),
+    ("direct", 64): Gain(0.357, 0.227, 0.483, None, 12),
+    ("direct", 128): Gain(0.119, 0.015, 0.224, None, 14),
+    ("direct", 256): Gain(0.000, -0.061, 0.064, None, 10),
+    ("calibrated", 32): Gain(0.449, 0.345, 0.551, None, 1),
+    ("calibrated", 64): Gain(0.142, 0.056, 0.234, None, 3),
+    ("calibrated", 128): Gain(0.092, 0.034, 0.160, None, 2),
+    ("calibrated", 256): Gain(-0.003, -0.009, 0.000, None, 1),
+}
+
+
+def in_interval(published: float, lo: float, hi: float) -> bool:
+    """Whether a published point value lies in our closed interval ``[lo, hi]``."""
+    return bool(lo <= published <= hi)

@@ -1,0 +1,167 @@
+"""Table 4 of the paper beside ours: gain over retention per operator and budget, with both
+intervals and whether the paper's value lies in ours.
+
+``table_4(key, paired)`` takes paired data (``oas.PairedData``: outcomes of ret, merge, abstract,
+rewrite per question and budget) and, for each operator and each of the paper's budgets 16 / 32 /
+64 / 128, measures the paired gain ``acc(o) - acc(ret)`` and the helped / harmed counts, with two
+intervals: the paper's (question-level paired percentile bootstrap, 10,000 replicates by default;
+MODEL §11, "Inference") and ours (conversation-level: the Student-t interval of per-conversation
+mean gains on ``G - 1`` df, ``retcon.inference.group_mean_interval``; docs/statistics.md). Each
+cell carries the paper's published value (``paper_checks._published.TABLE_4``), the difference
+ours minus the paper's, and whether the paper's value lies in each of our intervals.
+
+This is the comparison only. The paper's design (its 75-question stratified sample, cheapest-first
+packing, alphanumeric token counts, capped records) is what the paired data must come from for
+the cells to be comparable; a cell measured on other paired data compares other experiments.
+
+References: MODEL §11 (protocol, Table 4).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import numpy as np
+
+from paper_checks._published import OPERATORS, TABLE_4, TABLE_4_BUDGETS, in_interval
+from retcon.errors import InputError
+from retcon.inference import group_mean_interval
+from retcon.vocab import ACTIONS
+
+
+class Table4Cell(NamedTuple):
+    """One cell: operator x budget, the paper's value beside ours."""
+
+    operator: str
+    budget: int
+    n: int  # questions at this budget
+    paper: float
+    paper_interval: tuple[float | None, float | None]
+    ours: float | None  # None where no question has this budget
+    helped: int
+    harmed: int
+    question_interval: tuple[float | None, float | None]  # paper's unit: question bootstrap
+    conversation_interval: tuple[float | None, float | None]  # ours: conversation-level t
+    difference: float | None  # ours - paper
+    paper_in_question_interval: bool | None
+    paper_in_conversation_interval: bool | None
+
+
+def _finite(x) -> float | None:
+    x = float(x)
+    return round(x, 6) if np.isfinite(x) else None
+
+
+def question_bootstrap(key: jax.Array, diff, n_resamples: int = 10_000, level: float = 0.95):
+    """Percentile interval of the mean of ``diff`` (n,) over ``n_resamples`` question resamples.
+
+    The paper's unit (MODEL §11): questions drawn with replacement, paired (one draw keeps a
+    question's operator and retention outcomes together, since ``diff`` is their difference).
+    Returns ``(lo, hi)``.
+    """
+    diff = np.asarray(diff, dtype=np.float64)
+    if diff.ndim != 1 or len(diff) == 0:
+        raise InputError(
+            f"question_bootstrap: diff must be a non-empty (n,) array; got {diff.shape}."
+        )
+    idx = np.asarray(jax.random.randint(key, (n_resamples, len(diff)), 0, len(diff)))
+    means = diff[idx].mean(axis=1)
+    a = (1.0 - level) / 2.0
+    return float(np.quantile(means, a)), float(np.quantile(means, 1.0 - a))
+
+
+def table_4(key: jax.Array, paired, *, n_resamples: int = 10_000) -> list[Table4Cell]:
+    """The 12 cells of Table 4 (operator x budget 16 / 32 / 64 / 128), paper beside ours.
+
+    Args:
+      key: JAX key; cell ``(operator, budget)`` uses ``fold_in(key, 4 * i + j)`` (operator ``i``,
+        budget ``j``), so the cells' bootstraps never share draws.
+      paired: ``oas.PairedData``; rows at other budgets are ignored.
+      n_resamples: question-bootstrap replicates (the paper: 10,000).
+
+    Returns:
+      a list of ``Table4Cell`` in the paper's order (operator, then budget).
+
+    References: MODEL §11 (Table 4, inference).
+    """
+    y = np.asarray(paired.outcomes, dtype=np.float64)
+    budget = np.asarray(paired.budget, dtype=np.float64)
+    groups = np.asarray(paired.group_id).astype(str)
+    cells = []
+    for i, op in enumerate(OPERATORS):
+        col = ACTIONS.index(op)
+        for j, b in enumerate(TABLE_4_BUDGETS):
+            pub = TABLE_4[(op, b)]
+            rows = budget == b
+            n = int(rows.sum())
+            if n == 0:
+                cells.append(
+                    Table4Cell(op, b, 0, pub.value, (pub.lo, pub.hi), None, 0, 0,
+                               (None, None), (None, None), None, None, None)
+                )  # fmt: skip
+                continue
+            diff = y[rows, col] - y[rows, ACTIONS.index("ret")]
+            q_lo, q_hi = question_bootstrap(jax.random.fold_in(key, 4 * i + j), diff, n_resamples)
+            gi = group_mean_interval(diff, groups[rows])
+            c_lo, c_hi = float(np.ravel(gi.lower)[0]), float(np.ravel(gi.upper)[0])
+            ours = float(diff.mean())
+            cells.append(
+                Table4Cell(
+                    op,
+                    b,
+                    n,
+                    pub.value,
+                    (pub.lo, pub.hi),
+                    _finite(ours),
+                    int((diff > 0).sum()),
+                    int((diff < 0).sum()),
+                    (_finite(q_lo), _finite(q_hi)),
+                    (_finite(c_lo), _finite(c_hi)),
+                    _finite(ours - pub.value),
+                    in_interval(pub.value, q_lo, q_hi),
+                    in_interval(pub.value, c_lo, c_hi) if np.isfinite([c_lo, c_hi]).all() else None,
+                )
+            )
+    return cells
+
+
+def table_4_json(cells: list[Table4Cell]) -> list[dict]:
+    """The ``tables.table_4`` block of ``--json``: one object per cell."""
+    return [c._asdict() for c in cells]
+
+
+def _fmt(x) -> str:
+    return "-" if x is None else f"{x:+.3f}"
+
+
+def _iv(iv) -> str:
+    return "-" if iv[0] is None else f"[{iv[0]:+.3f}, {iv[1]:+.3f}]"
+
+
+def _flag(x) -> str:
+    return "-" if x is None else ("yes" if x else "no")
+
+
+def table_4_markdown(cells: list[Table4Cell]) -> str:
+    """Table 4 as a markdown table for ``TABLES.md``."""
+    lines = [
+        "## Table 4: LoCoMo, gain over retention (paper beside ours)",
+        "",
+        "Question interval: the paper's unit (question-level paired bootstrap). Conversation "
+        "interval: ours (per-conversation means, Student-t on G - 1 df), the stricter one with "
+        "questions nested in 10 conversations. `in q` / `in c`: the paper's value lies in our "
+        "question / conversation interval.",
+        "",
+        "| operator | budget | n | paper | paper interval | ours | h/h | question interval | "
+        "conversation interval | ours - paper | in q | in c |",
+        "|---|---:|---:|---:|---|---:|---|---|---|---:|---|---|",
+    ]
+    for c in cells:
+        lines.append(
+            f"| {c.operator} | {c.budget} | {c.n} | {_fmt(c.paper)} | {_iv(c.paper_interval)} | "
+            f"{_fmt(c.ours)} | {c.helped}/{c.harmed} | {_iv(c.question_interval)} | "
+            f"{_iv(c.conversation_interval)} | {_fmt(c.difference)} | "
+            f"{_flag(c.paper_in_question_interval)} | {_flag(c.paper_in_conversation_interval)} |"
+        )
+    return "\n".join(lines) + "\n"
