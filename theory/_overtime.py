@@ -381,9 +381,9 @@ def point_mass_crossover_time(length: float, budget: float, *, compress_ratio, f
         ("compress_ratio", compress_ratio),
         ("fidelity", fidelity),
     ):
-        if not (isinstance(value, numbers.Real) and math.isfinite(value) and value > 0):
+        if not (isinstance(value, numbers.Real) and math.isfinite(value) and float(value) > 0):
             raise InputError(f"{spell.lead(name)} must be a finite number > 0; got {value!r}.")
-    if not (isinstance(budget, numbers.Real) and math.isfinite(budget) and budget >= 0):
+    if not (isinstance(budget, numbers.Real) and math.isfinite(budget) and float(budget) >= 0):
         raise InputError(f"{spell.lead('budget')} must be a finite number >= 0; got {budget!r}.")
     most = budget / length / compress_ratio
     if not most <= _MAX_SESSIONS:

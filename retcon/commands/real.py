@@ -200,19 +200,7 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
         help="seconds to wait for one response before retrying (default $RETCON_LLM_TIMEOUT, "
         "else 300)",
     )
-    g.add_argument(
-        "--llm-follow-redirects",
-        action="store_true",
-        help="follow HTTP redirects from the endpoint (off: a redirect is an error); the API key "
-        "is never sent to another scheme, host or port",
-    )
-    g.add_argument(
-        "--llm-max-response-bytes",
-        type=int,
-        default=None,
-        metavar="N",
-        help="longest response body accepted (default $RETCON_LLM_MAX_RESPONSE_BYTES, else 1 MiB)",
-    )
+    add_transport_options(g)
     g.add_argument("--llm-cache", metavar="DIR", default=None, help="response cache folder")
     g.add_argument(
         "--concurrency",
@@ -258,6 +246,23 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     add_common(p, out=False)
+
+
+def add_transport_options(g) -> None:
+    """``--llm-follow-redirects`` and ``--llm-max-response-bytes``, for every LLM option group."""
+    g.add_argument(
+        "--llm-follow-redirects",
+        action="store_true",
+        help="follow HTTP redirects from the endpoint (off: a redirect is an error); the API key "
+        "is never sent to another scheme, host or port",
+    )
+    g.add_argument(
+        "--llm-max-response-bytes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="longest response body accepted (default $RETCON_LLM_MAX_RESPONSE_BYTES, else 1 MiB)",
+    )
 
 
 def llm_options(args) -> dict:

@@ -142,19 +142,9 @@ def _add_llm_pass_options(p) -> None:
         metavar="SECONDS",
         help="seconds per response before a retry (default 300)",
     )
-    g.add_argument(
-        "--llm-follow-redirects",
-        action="store_true",
-        help="follow HTTP redirects from the endpoint (off: a redirect is an error); the API key "
-        "is never sent to another scheme, host or port",
-    )
-    g.add_argument(
-        "--llm-max-response-bytes",
-        type=int,
-        default=None,
-        metavar="N",
-        help="longest response body accepted (default $RETCON_LLM_MAX_RESPONSE_BYTES, else 1 MiB)",
-    )
+    from retcon.commands.real import add_transport_options
+
+    add_transport_options(g)
     g.add_argument("--llm-cache", metavar="DIR", default=None, help="response cache folder")
     g.add_argument(
         "--concurrency",
