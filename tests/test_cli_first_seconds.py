@@ -63,6 +63,7 @@ def test_simulate_conclusion_first(capsys):
         assert any(line.startswith(f"  {op}: ") and "wins" in line for line in head)
 
 
+@pytest.mark.slow  # moved to the slow tier: the fast tier measured 184 s on 2 cores
 def test_stress_conclusion_first(capsys):
     argv = ["stress", "--scenario", "single-cluster", "--memories", "16", "--memory-size", "4"]
     assert main([*argv, "--budget-spillover", "0,0.2", "--rank-spillover", "0"]) == 0

@@ -298,6 +298,7 @@ def test_cluster_tokens_is_stored_not_rebuilt(tmp_path):
     assert empty.cluster_tokens.tolist() == [0.0] and empty.raw_grounded.tolist() == [0.0]
 
 
+@pytest.mark.slow  # moved to the slow tier: the fast tier measured 184 s on 2 cores
 def test_simulated_paired_data_stores_cluster_tokens():
     """Simulated paired data carries len(C) from the instances' record lengths (MODEL §8)."""
     import jax
