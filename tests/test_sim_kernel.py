@@ -175,6 +175,7 @@ def test_scale_equivariance_any_factor(noisy_base, s):
     np.testing.assert_allclose(r1.delta, r2.delta, atol=3e-3)
 
 
+@pytest.mark.slow  # 8.8 s: moved to the slow tier with the fast tier at 175 s
 @settings(max_examples=10)
 @given(
     packing=st.sampled_from(["prefix", "skip", "cut"]),
