@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 from retcon.cli import main
+from tests._cli import run_cli as _run
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -604,15 +605,6 @@ def _ids():
         seen[cmd] = seen.get(cmd, 0) + 1
         out.append(f"{cmd.replace(' ', '-')}-{seen[cmd]}")
     return out
-
-
-def _run(argv, capsys):
-    try:
-        rc = main(argv)
-    except SystemExit as e:  # argparse errors
-        rc = e.code
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 @pytest.mark.parametrize(("command", "argv", "words"), CASES, ids=_ids())

@@ -15,21 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retcon.cli import main
 from retcon.errors import InputError
+from tests._cli import run_cli as _run
 from tests._data import LOCOMO_PATH, needs_locomo
 
 FIX = Path(__file__).parent / "fixtures"
 PRESET = Path(__file__).parent.parent / "sim" / "presets" / "locomo-stream.toml"
-
-
-def _run(argv, capsys):
-    try:
-        rc = main(argv)
-    except SystemExit as e:  # argparse errors
-        rc = e.code
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def _refused(argv, capsys, *words) -> str:

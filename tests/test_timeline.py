@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from retcon.cli import main
 from retcon.errors import InputError
+from tests._cli import run_cli as _run
 
 BASE = """
 vocabulary = "locomo"
@@ -114,15 +114,6 @@ def test_bad_stream_table(tmp_path, stream, words):
     with pytest.raises(InputError, match=words) as e:
         sim.load_stream(path)
     assert "s.toml" in str(e.value) and "\n" not in str(e.value)
-
-
-def _run(argv, capsys):
-    try:
-        rc = main(argv)
-    except SystemExit as e:  # argparse errors
-        rc = e.code
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 @pytest.mark.parametrize(
