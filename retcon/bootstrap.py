@@ -12,14 +12,16 @@ in numpy float64 by default, which is faster on CPU than the same algorithm unde
 
 from __future__ import annotations
 
-from functools import partial
-from typing import NamedTuple
+import sys
+from functools import cache
+from typing import TYPE_CHECKING, NamedTuple
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 from retcon.errors import InputError, check_choice
+
+if TYPE_CHECKING:  # JAX is imported only where a JAX key or ``backend="jax"`` needs it
+    import jax
 
 #: Where the resampled means and percentiles run (``grouped_bootstrap_mean``).
 BACKENDS = ("numpy", "jax")
@@ -74,10 +76,21 @@ def resample_draws(key: jax.Array, n_groups: int, n_resamples: int) -> np.ndarra
     (Threefry); the multiplicities are a few MB that the resampling then reads once, so nothing is
     gained by drawing them on an accelerator. (Stream changed once; CHANGELOG.md.)
     """
-    data = key if not jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else jax.random.key_data(key)
-    seed = [int(v) for v in np.asarray(data, np.uint32).ravel()]
-    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed)))
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(key_words(key))))
     return rng.integers(0, n_groups, size=(n_resamples, n_groups), dtype=np.int64)
+
+
+def key_words(key) -> list[int]:
+    """The uint32 words of a PRNG key, the seed of every numpy generator drawn from a key: a JAX
+    key (typed, or raw uint32 words) or its words as any integer array (``sim.kernel.key_of_seed``,
+    ``sim.kernel.split_key``), without importing JAX (a JAX key implies JAX is imported)."""
+    if "jax" in sys.modules:
+        import jax
+        import jax.numpy as jnp
+
+        if isinstance(key, jax.Array) and jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+            key = jax.random.key_data(key)
+    return [int(v) for v in np.asarray(key, np.uint32).ravel()]
 
 
 def grouped_bootstrap_mean(
@@ -123,9 +136,9 @@ def grouped_bootstrap_mean(
         lo, hi = (
             np.asarray(x, dtype=np.float64)
             for x in _percentiles(
-                jnp.asarray(w, jnp.float32),
-                jnp.asarray(sums, jnp.float32),
-                jnp.asarray(counts, jnp.float32),
+                np.asarray(w, np.float32),
+                np.asarray(sums, np.float32),
+                np.asarray(counts, np.float32),
                 level=float(level),
             )
         )
@@ -245,17 +258,27 @@ def numpy_percentiles(w, sums, counts, *, level: float) -> tuple[np.ndarray, np.
         return np.nanquantile(stat, alpha, axis=0), np.nanquantile(stat, 1.0 - alpha, axis=0)
 
 
-@jax.jit
-def _means(w, sums, counts):
-    num = w @ sums
-    den = w @ counts
-    return jnp.where(den > 0, num / jnp.where(den > 0, den, 1.0), jnp.nan)
+@cache
+def _jax_percentiles():
+    """``numpy_percentiles`` under one ``jit`` (float32; ``backend="jax"``), built on first use."""
+    import jax
+    import jax.numpy as jnp
+
+    def means(w, sums, counts):
+        num = w @ sums
+        den = w @ counts
+        return jnp.where(den > 0, num / jnp.where(den > 0, den, 1.0), jnp.nan)
+
+    def percentiles(w, sums, counts, *, level):
+        stat = means(w, sums, counts)
+        alpha = (1.0 - level) / 2.0
+        lo = jnp.nanquantile(stat, alpha, axis=0)
+        hi = jnp.nanquantile(stat, 1.0 - alpha, axis=0)
+        return lo, hi
+
+    return jax.jit(percentiles, static_argnames=("level",))
 
 
-@partial(jax.jit, static_argnames=("level",))
-def _percentiles(w, sums, counts, *, level):
-    stat = _means(w, sums, counts)
-    alpha = (1.0 - level) / 2.0
-    lo = jnp.nanquantile(stat, alpha, axis=0)
-    hi = jnp.nanquantile(stat, 1.0 - alpha, axis=0)
-    return lo, hi
+def _percentiles(w, sums, counts, *, level: float):
+    """The ``backend="jax"`` percentiles (``_jax_percentiles``): float32 arrays in, JAX arrays out."""
+    return _jax_percentiles()(w, sums, counts, level=level)

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-import jax
 import numpy as np
 
 from retcon.bootstrap import group_resample_weights
 from retcon.errors import InputError
 
 if TYPE_CHECKING:
+    import jax
+
     from sim._simulate import SimResult
 
 
@@ -57,7 +58,8 @@ def bootstrap_crossover(
     """Crossover per operator with a percentile CI from resampling query blocks.
 
     Args:
-      key: JAX PRNG key for the resampling (same key, same interval).
+      key: PRNG key for the resampling (same key, same interval): a JAX key or its uint32 words
+        (``sim.kernel.split_key``; ``retcon.bootstrap.key_words``), so the numpy path needs no JAX.
       budgets: ``(nB,)`` budgets in tokens.
       block_delta: ``(G, n_ops, nB)`` per-block sums of per-query ``dU`` (any fixed unit).
       block_count: ``(G,)`` queries per block.

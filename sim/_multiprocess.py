@@ -33,6 +33,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from retcon.errors import InputError
+from sim._chunks import add_chunks
 
 ENV_COORDINATOR = "RETCON_COORDINATOR"
 ENV_NUM_PROCESSES = "RETCON_NUM_PROCESSES"
@@ -110,14 +111,12 @@ def _gather_int64(x: np.ndarray) -> np.ndarray:
     return (g_hi.astype(np.int64) << 32) | g_lo.view(np.uint32).astype(np.int64)
 
 
-def run_chunks_multiprocess(fn, n: int, *, n_blocks: int | None, max_chunk: int | None):
-    """``run_chunks`` for a multi-process run: this process's chunks on its local devices, then
-    the sums of all processes added. Returns ``(sums int64, counts int64, n_blocks)``."""
-    from sim._simulate import add_chunks, layout
-
+def run_chunks_multiprocess(fn, n: int, chunk: int):
+    """``run_chunks`` for a multi-process run, chunks of ``chunk`` queries (its ``layout`` over all
+    devices): this process's chunks on its local devices, then the sums of all processes added.
+    Returns ``(sums int64, counts int64)``."""
     P, p = jax.process_count(), jax.process_index()
     local = jax.local_devices()
-    n_blocks, chunk = layout(n, len(jax.devices()), n_blocks=n_blocks, max_chunk=max_chunk)
     if chunk % len(local):
         raise InputError(
             f"process {p} has {len(local)} devices; a chunk of {chunk} queries does not split "
@@ -136,7 +135,7 @@ def run_chunks_multiprocess(fn, n: int, *, n_blocks: int | None, max_chunk: int 
     # for results and stderr for messages meant for the user; its failures still raise.
     with _stdout_to_devnull():
         sums, cnt = _gather_int64(total).sum(0), _gather_int64(counts).sum(0)
-    return sums, cnt, n_blocks
+    return sums, cnt
 
 
 @contextlib.contextmanager

@@ -1,5 +1,8 @@
 """Run the kernel over many queries: chunked, sharded over every JAX device, exact aggregates.
 
+JAX is imported only on the JAX path; the numpy kernel's path (``backend="numpy"``, and the CPU
+default) runs without it.
+
 The query axis is cut into chunks of fixed shape (one compilation), each chunk is laid out over a
 1-D device mesh (``jax.sharding``), and each chunk returns only integer sums per bootstrap block,
 so memory stays bounded whatever the number of queries and the totals do not depend on the device
@@ -11,21 +14,22 @@ References: MODEL §3 (``U``, ``dU``), §4 (coverage / replacement).
 from __future__ import annotations
 
 import math
+import os
 import sys
-from functools import partial
 from typing import TYPE_CHECKING, NamedTuple
 
-import jax
-import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from retcon.errors import InputError
 from sim import kernel as K
 from sim import numpy_kernel as NK
+from sim._chunks import add_chunks
 from sim._scenario import Scenario, as_scenario
+from sim.kernel._jax import jit
 
 if TYPE_CHECKING:
+    import jax
+    from jax.sharding import Mesh
     from numpy.typing import ArrayLike
 
 MAX_BLOCKS = 1024  # bootstrap / standard-error blocks (query i is in block i % n_blocks)
@@ -117,6 +121,9 @@ def layout(
 
 
 def _mesh() -> Mesh:
+    import jax
+    from jax.sharding import Mesh
+
     return Mesh(np.asarray(jax.devices()), ("q",))
 
 
@@ -139,10 +146,14 @@ def run_chunks(
     Returns:
       ``(sums int64, counts int64, n_blocks)``.
     """
+    import jax
+    from jax.sharding import NamedSharding, PartitionSpec
+
     if jax.process_count() > 1:  # a jax.distributed run: same integers (sim._multiprocess)
         from sim._multiprocess import run_chunks_multiprocess
 
-        return run_chunks_multiprocess(fn, n, n_blocks=n_blocks, max_chunk=max_chunk)
+        n_blocks, chunk = layout(n, len(jax.devices()), n_blocks=n_blocks, max_chunk=max_chunk)
+        return (*run_chunks_multiprocess(fn, n, chunk), n_blocks)
     mesh = _mesh()
     n_blocks, chunk = layout(n, mesh.size, n_blocks=n_blocks, max_chunk=max_chunk)
     sharding = NamedSharding(mesh, PartitionSpec("q"))
@@ -159,29 +170,6 @@ def run_chunks(
         bar.close()
     assert total is not None and counts is not None, "run_chunks needs n >= 1"
     return total, counts, n_blocks
-
-
-def add_chunks(fn, starts, chunk: int, n: int, sharding, bar=None):
-    """Exact int64 sums of ``fn(idx, valid)`` over the chunks that begin at ``starts``.
-
-    The one chunk loop of a run, in one process or in each process of a multi-process run.
-
-    Returns:
-      ``(sums, counts)`` int64, or ``(None, None)`` when ``starts`` is empty.
-    """
-    total = counts = None
-    for start in starts:
-        idx_np = np.arange(start, start + chunk, dtype=np.int64)
-        valid_np = idx_np < n
-        idx = jax.device_put(idx_np.astype(np.int32), sharding)
-        valid = jax.device_put(valid_np, sharding)
-        s, c = fn(idx, valid)
-        s, c = np.asarray(s, np.int64), np.asarray(c, np.int64)
-        total = s if total is None else total + s
-        counts = c if counts is None else counts + c
-        if bar is not None:
-            bar.update(int(valid_np.sum()))
-    return total, counts
 
 
 def _check_budgets(budgets, scenario: Scenario) -> np.ndarray:
@@ -211,14 +199,15 @@ def simulate(
     """Simulate ``U``, ``dU``, coverage and replacement per operator and budget.
 
     Args:
-      key: JAX PRNG key (``jax.random.key(seed)``); with the JAX kernel query ``i`` uses
-        ``fold_in(key, i)``.
+      key: JAX PRNG key (``jax.random.key(seed)``) or its uint32 words (the numpy kernel reads the
+        words only); with the JAX kernel query ``i`` uses ``fold_in(key, i)``.
       scenario: a ``Scenario``, or a preset name or TOML path (``load_scenario``).
       n_queries: queries to draw (default ``scenario.queries``).
       budgets: ``(nB,)`` increasing budgets in tokens (default ``scenario.budgets``).
       progress: tqdm bar on stderr; default when the run has more than 4 chunks (JAX kernel).
       backend: ``"jax"`` (``sim.kernel``: XLA, sharded over every JAX device, any scenario),
-        ``"numpy"`` (``sim.numpy_kernel``: ``prefix`` packing and retriever recall 1 only) or
+        ``"numpy"`` (``sim.numpy_kernel``: ``prefix`` packing and retriever recall 1 only; it imports
+        no JAX when ``key`` is given as its words, ``sim.kernel.key_of_seed`` / ``split_key``) or
         ``None``: ``"numpy"`` where it applies and JAX runs on the CPU in one process (it is the
         faster there, docs/performance.md), else ``"jax"``. The two draw different streams from
         the same key (each one the same bytes for the same key) and agree in distribution.
@@ -252,6 +241,9 @@ def simulate(
         if bar is not None:
             bar.close()
     else:
+        import jax
+        import jax.numpy as jnp
+
         st, pr = K.split(scenario)
         b32 = jnp.asarray(b, jnp.float32)
         n_blocks, _ = layout(n, len(jax.devices()))
@@ -271,8 +263,7 @@ def choose_backend(scenario: Scenario, backend: str | None = None) -> str:
     ``sim.numpy_kernel`` runs the scenario and JAX's default backend is the CPU in one process
     (there the numpy kernel is the faster, docs/performance.md, "Issue 25"), else ``"jax"``."""
     if backend is None:
-        cpu = jax.default_backend() == "cpu" and jax.process_count() == 1
-        return "numpy" if cpu and NK.supports(scenario) else "jax"
+        return "numpy" if NK.supports(scenario) and _jax_on_one_cpu() else "jax"
     if backend not in BACKENDS:
         raise InputError(f"backend must be one of {BACKENDS} or None; got {backend!r}.")
     if backend == "numpy" and not NK.supports(scenario):
@@ -282,6 +273,28 @@ def choose_backend(scenario: Scenario, backend: str | None = None) -> str:
             f"{scenario.retriever.recall:g}: use backend 'jax'."
         )
     return backend
+
+
+def _jax_on_one_cpu() -> bool:
+    """Whether JAX's default backend is the CPU in one process, asking JAX only when it could say
+    otherwise: when JAX is imported (a ``jax.distributed`` run is), ``$JAX_PLATFORMS`` names
+    another platform, or an accelerator plugin is installed (``jax_plugins``, ``libtpu``, the
+    modules through which JAX finds a GPU or TPU). Without any of them JAX runs on the CPU alone,
+    so the numpy path answers without importing it."""
+    import importlib.util
+    from importlib.metadata import entry_points
+
+    platforms = os.environ.get("JAX_PLATFORMS", "").strip().lower()
+    plugin = (
+        importlib.util.find_spec("jax_plugins") is not None
+        or importlib.util.find_spec("libtpu") is not None
+        or bool(entry_points(group="jax_plugins"))
+    )
+    if "jax" not in sys.modules and platforms in ("", "cpu") and (platforms == "cpu" or not plugin):
+        return True
+    import jax
+
+    return jax.default_backend() == "cpu" and jax.process_count() == 1
 
 
 def result_of_sums(b: np.ndarray, sums: np.ndarray, counts: np.ndarray, n: int) -> SimResult:
@@ -339,8 +352,10 @@ class QueryArrays(NamedTuple):
     redundancy: np.ndarray
 
 
-@partial(jax.jit, static_argnames=("st",))
+@jit(static_argnames=("st",))
 def _queries_jit(root, idx, budgets, pr, *, st):
+    import jax
+
     draws, out = jax.vmap(lambda k: K.query_outcome(k, budgets, st, pr))(K.query_keys(root, idx))
     return draws, out
 
@@ -367,6 +382,8 @@ def simulate_queries(
     scenario = as_scenario(scenario)
     n = _check_n("n_queries", n_queries)
     b = _check_budgets(budgets, scenario)
+    import jax.numpy as jnp
+
     st, pr = K.split(scenario)
     draws, out = _queries_jit(
         key, jnp.arange(n, dtype=jnp.int32), jnp.asarray(b, jnp.float32), pr, st=st

@@ -394,7 +394,9 @@ def test_frontier_network_equals_rank_comparison(packing, noise, monkeypatch):
         )
 
     a = frontier()
-    monkeypatch.setattr(K._ranking, "NETWORK_MAX", 0)
+    from sim.kernel import _ranking
+
+    monkeypatch.setattr(_ranking, "NETWORK_MAX", 0)
     b = frontier()
     used = K.Frontier._fields if packing == "cut" else ("last_total", "last_len", "first_total")
     for name in used:
@@ -426,3 +428,118 @@ def test_cluster_redundancy_keeps_every_used_draw():
     assert used.any() and not used.all()
     np.testing.assert_array_equal(new, ref)
     assert (new[~used] == 0).all() and (new[used & (np.asarray(r) > 0.1)] > 0).all()
+
+
+def test_numpy_threefry_equals_jax_keys():
+    """The numpy path's keys are JAX's own, bit for bit: ``key(seed)``, ``split`` (2 and 7 ways)
+    and ``fold_in`` over many seeds (negative, 32-bit edges, past 2**32) and fold-in data."""
+    K = sim.kernel
+    rng = np.random.default_rng(0)
+    seeds = [0, 1, 3, -1, 2**31 - 1, -(2**31), 2**32 - 1, 2**32 + 5]
+    seeds += [int(s) for s in rng.integers(-(2**31), 2**31, 200)]
+    for s in seeds:
+        k = jax.random.key(s)
+        words = K.key_of_seed(s)
+        np.testing.assert_array_equal(jax.random.key_data(k), words)
+        for num in (2, 7):
+            np.testing.assert_array_equal(
+                jax.random.key_data(jax.random.split(k, num)), K.split_key(words, num)
+            )
+        d = int(rng.integers(0, 2**32))
+        np.testing.assert_array_equal(
+            jax.random.key_data(jax.random.fold_in(k, d)), K.fold_in_key(words, d)
+        )
+    # a split of a split: the words feed back in as keys
+    k_sim, k_boot = jax.random.split(jax.random.key(3))
+    s_sim, s_boot = K.split_key(K.key_of_seed(3))
+    np.testing.assert_array_equal(
+        jax.random.key_data(jax.random.split(k_boot, 3)), K.split_key(s_boot, 3)
+    )
+    np.testing.assert_array_equal(jax.random.key_data(k_sim), s_sim)
+
+
+def test_split_arrays_are_the_jax_split():
+    """``split_arrays`` (numpy) holds the numbers of ``split`` (JAX): same dtypes, same bits."""
+    K = sim.kernel
+    for sc in (sim.load_scenario("locomo-like"), two_type()):
+        st_j, pr = K.split(sc)
+        st_n, values = K.split_arrays(sc)
+        assert st_j == st_n
+        for name, x, y in zip(K.Params._fields, pr, values):
+            assert np.asarray(x).dtype == y.dtype, name
+            assert np.asarray(x).tobytes() == y.tobytes(), name
+
+
+def test_jitted_kernel_compiles_once_per_shape():
+    """Trace count (as blackjax's ``chex.assert_max_traces``, counted by a Python side effect
+    inside the traced function and by ``jax.jit``'s cache): the kernel's jitted stages trace once
+    per shape; a second call at the same shape, with other keys, indices and parameters of the
+    same structure, does not retrace. A new chunk shape traces once more."""
+    K = sim.kernel
+    sc = make_scenario(records=2, distractors=3, order="noisy", noise=0.5)
+    st_, pr = K.split(sc)
+    _, pr2 = K.split(make_scenario(records=2, distractors=3, order="noisy", noise=0.3))
+    b = jax.numpy.asarray(sc.budgets, jax.numpy.float32)
+    traces = []
+
+    def counted(root, idx, valid, budgets, pr):
+        traces.append(idx.shape)  # runs while tracing only
+        return K.chunk_block_sums(root, idx, valid, budgets, pr, st=st_, n_blocks=8)
+
+    f = jax.jit(counted)
+    idx = jax.numpy.arange(256, dtype=jax.numpy.int32)
+    valid = jax.numpy.ones(256, bool)
+    f(jax.random.key(0), idx, valid, b, pr)
+    draws_cache = K.chunk_draws.jitted._cache_size()
+    f(jax.random.key(1), idx + 256, valid, b, pr2)
+    assert traces == [(256,)]
+    assert f._cache_size() == 1  # pyright: ignore[reportAttributeAccessIssue]
+    f(
+        jax.random.key(1),
+        jax.numpy.arange(512, dtype=jax.numpy.int32),
+        jax.numpy.ones(512, bool),
+        b,
+        pr,
+    )
+    assert traces == [(256,), (512,)]
+    assert f._cache_size() == 2  # pyright: ignore[reportAttributeAccessIssue]
+    # the eager path: each jitted stage keeps one entry per shape
+    K.chunk_block_sums(jax.random.key(2), idx, valid, b, pr, st=st_, n_blocks=8)
+    n1 = K.chunk_draws.jitted._cache_size()
+    K.chunk_block_sums(jax.random.key(3), idx + 7, valid, b, pr2, st=st_, n_blocks=8)
+    assert K.chunk_draws.jitted._cache_size() == n1 >= draws_cache
+    assert K.frontier_block_sums.jitted._cache_size() >= 1
+
+
+def test_numpy_simulate_path_never_imports_jax():
+    """The numpy path (keys as words from a seed, the numpy kernel, the crossover's bootstrap)
+    runs in a fresh process without importing JAX, and gives the numbers of the JAX-keyed run."""
+    import subprocess
+    import sys
+
+    prog = (
+        "import sys, json\n"
+        "import numpy as np\n"
+        "import sim\n"
+        "from sim.kernel import key_of_seed, split_key\n"
+        "k_sim, k_boot = split_key(key_of_seed(3))\n"
+        "sc = sim.load_scenario('locomo-like')\n"
+        "r = sim.simulate(k_sim, sc, 3000, backend=sim.choose_backend(sc))\n"
+        "cx = sim.simulated_crossover(k_boot, r, n_resamples=200)\n"
+        "assert 'jax' not in sys.modules, 'jax was imported'\n"
+        "print(json.dumps([r.delta.tolist(), np.nan_to_num(cx.ci_lower).tolist()]))\n"
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if k != "JAX_PLATFORMS"}
+    env["JAX_PLATFORMS"] = "cpu"
+    out = subprocess.run(
+        [sys.executable, "-c", prog], capture_output=True, text=True, check=True, env=env
+    )
+    import json
+
+    delta, lower = json.loads(out.stdout.strip().splitlines()[-1])
+    k_sim, k_boot = jax.random.split(jax.random.key(3))
+    sc = sim.load_scenario("locomo-like")
+    r = sim.simulate(k_sim, sc, 3000, backend="numpy")
+    cx = sim.simulated_crossover(k_boot, r, n_resamples=200)
+    assert r.delta.tolist() == delta
+    assert np.nan_to_num(cx.ci_lower).tolist() == lower

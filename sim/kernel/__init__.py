@@ -29,6 +29,40 @@ The kernel is split along its seams: ``_draws`` (scenario split, one query's dra
 ``_ranking`` (candidate records, rank order, packing, the evidence frontier), ``_reader``
 (support, ``m``, ``G_B``, ``H_B``; one query end to end) and ``_sums`` (the exact block sums of a
 chunk). This package re-exports them, so ``sim.kernel`` reads as one module.
+
+Twins: each file holds the JAX function of a rule and, below it, its numpy twin (the CPU default,
+driven by ``sim.numpy_kernel``). Change one, change the other; the test named pins them:
+
+========================  ==============================  ================================  ==========================================================
+MODEL §2 rule             JAX (``sim.kernel``)            numpy (same file)                 pinned by (tests/)
+========================  ==============================  ================================  ==========================================================
+scenario to numbers       ``_draws.split``                ``_draws.split_arrays``,          test_sim_kernel.py::test_split_arrays_are_the_jax_split
+                                                          ``params_of``
+keys from a seed          ``jax.random`` (Threefry)       ``_draws.key_of_seed``,           test_sim_kernel.py::test_numpy_threefry_equals_jax_keys
+                                                          ``split_key``, ``fold_in_key``
+draws (type, cluster,     ``_draws.draw_query``           ``_draws.draw_columns``           test_sim_numpy_kernel.py::test_backends_agree_in_distribution
+distractors, scores,                                      (own stream: equal in
+redundancy)                                               distribution)
+rank order (stable)       ``_ranking._rank_order``        ``_ranking.rank_order``           test_sim_numpy_kernel.py::test_rank_order_is_the_stable_score_order
+                          (``sorting_network``)           (same network)
+packing, frontier         ``_ranking.evidence_frontier``  ``_reader.frontier_columns``      test_benchmarks.py::test_best_numpy_equals_per_budget_packing;
+(``prefix``)                                                                                test_benchmarks.py::test_numpy_kernel_equals_jax_kernel_on_shared_draws
+reader ``m`` on 2**-24    ``_reader.quantized_success``,  ``_reader.reader_tables``         the same two tests (bit for bit on shared draws)
+                          ``frontier_table``
+``G_B``, ``H_B`` per      ``_reader.at_budgets``          ``_reader.outcome_of_frontier``   the same two tests
+budget
+17 block sums             ``_sums._prefix_block_sums``    ``_sums.event_histogram``,        test_sim_numpy_kernel.py::test_positions_equal_searchsorted;
+                          (``searchsorted``)              ``sums_of_histogram``             test_benchmarks.py::test_best_numpy_equals_per_budget_packing
+                                                          (``positions``)
+========================  ==============================  ================================  ==========================================================
+
+A third copy of the reader and packing, per budget and written as a numpy user writes it first,
+is ``retcon/bench/_sim_numpy.py``: the benchmark's baseline, a reference only, pinned to this
+kernel by test_benchmarks.py::test_numpy_kernel_equals_jax_kernel_on_shared_draws and
+test_best_numpy_equals_per_budget_packing.
+
+JAX is imported when a JAX function first runs (``_jax``: the files bind ``jax`` and ``jnp``
+lazily, ``jit`` compiles on the first call), so the numpy path never imports it.
 """
 
 from sim.kernel._draws import (
@@ -65,10 +99,22 @@ from sim.kernel._draws import (
     draw_query as draw_query,
 )
 from sim.kernel._draws import (
+    fold_in_key as fold_in_key,
+)
+from sim.kernel._draws import (
+    key_of_seed as key_of_seed,
+)
+from sim.kernel._draws import (
     query_keys as query_keys,
 )
 from sim.kernel._draws import (
     split as split,
+)
+from sim.kernel._draws import (
+    split_arrays as split_arrays,
+)
+from sim.kernel._draws import (
+    split_key as split_key,
 )
 from sim.kernel._ranking import (
     NETWORK_MAX as NETWORK_MAX,

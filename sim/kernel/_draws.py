@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
+from retcon.bootstrap import key_words
 from retcon.vocab import OPERATORS
 from sim._scenario import Scenario
-from theory import DIST_PARAMS, sample_lengths
+from theory import DIST_PARAMS
+
+if TYPE_CHECKING:
+    import jax
+    import jax.numpy as jnp
+else:
+    from sim.kernel._jax import jax, jnp
 
 REDUNDANCY_CONCENTRATION = 20.0  # r_c ~ Beta(r * 20, (1 - r) * 20): mean r, sd ~ sqrt(r(1-r)/21)
 N_OPS = len(OPERATORS)
@@ -69,6 +74,13 @@ class Draw(NamedTuple):
 
 def split(scenario: Scenario) -> tuple[KernelStructure, Params]:
     """Split a scenario into its static structure and its numeric parameters (vocabulary slots)."""
+    st, values = split_arrays(scenario)
+    return st, Params(*(jnp.asarray(v) for v in values))
+
+
+def split_arrays(scenario: Scenario) -> tuple[KernelStructure, tuple[np.ndarray, ...]]:
+    """``split`` in numpy, without JAX: the structure and the fields of ``Params`` in their order,
+    as numpy arrays of the same dtypes (float32, ``records`` int32) and the same numbers."""
     vocab = scenario.query_types
     by_name = {t.name: t for t in scenario.types}
     fam, w, rec, red, p1, p2, acc, phi = [], [], [], [], [], [], [], []
@@ -101,10 +113,10 @@ def split(scenario: Scenario) -> tuple[KernelStructure, Params]:
         scenario.packing,
         scenario.retriever.recall < 1.0,
     )
-    f32 = partial(jnp.asarray, dtype=jnp.float32)
-    pr = Params(
+    f32 = partial(np.asarray, dtype=np.float32)
+    values = dict(
         log_weights=f32(w),
-        records=jnp.asarray(rec, jnp.int32),
+        records=np.asarray(rec, np.int32),
         redundancy=f32(red),
         len_p1=f32(p1),
         len_p2=f32(p2),
@@ -115,11 +127,13 @@ def split(scenario: Scenario) -> tuple[KernelStructure, Params]:
         noise=f32(scenario.retriever.noise),
         recall=f32(scenario.retriever.recall),
     )
-    return st, pr
+    return st, tuple(values[f] for f in Params._fields)
 
 
 def _lengths_of_type(key, t, st: KernelStructure, pr: Params, n: int) -> jax.Array:
     """``n`` record lengths of query type ``t``: one draw per distinct family, then select."""
+    from theory import sample_lengths  # JAX: imported when the JAX path runs
+
     families = sorted(set(st.families), key=FAMILIES.index)
     if len(families) == 1:
         return sample_lengths(
@@ -203,3 +217,211 @@ def cluster_redundancy(key: jax.Array, r: jax.Array, records: jax.Array) -> jax.
 def query_keys(root: jax.Array, idx: jax.Array) -> jax.Array:
     """One key per query from its global index, so chunking and sharding never shift a draw."""
     return jax.vmap(lambda i: jax.random.fold_in(root, i))(idx)
+
+
+# ---- numpy twin (sim.numpy_kernel's draws): the same distributions, record-major, drawn
+# by numpy's Generator; pinned in distribution by tests/test_sim_numpy_kernel.py ----
+
+
+class NpParams(NamedTuple):
+    """``sim.kernel.Params`` as numpy arrays (vocabulary slots 4, operators 3)."""
+
+    weights: np.ndarray  # (4,) query-mix probabilities
+    records: np.ndarray  # (4,) int
+    redundancy: np.ndarray  # (4,)
+    len_p1: np.ndarray  # (4,)
+    len_p2: np.ndarray  # (4,)
+    acc_raw: np.ndarray  # (4,)
+    acc_guess: np.float32
+    compress: np.ndarray  # (3,)
+    fidelity: np.ndarray  # (3, 4)
+    noise: np.float32
+
+
+class NpDraw(NamedTuple):
+    """Draws for ``n`` queries: ``query_type (n,)``, ``ev_len, ev_mask, ev_score (n, K)``,
+    ``dis_len, dis_score (n, D)``, ``redundancy (n,)`` (query-major, the kernel's ``Draw``)."""
+
+    query_type: np.ndarray
+    ev_len: np.ndarray
+    ev_mask: np.ndarray
+    ev_score: np.ndarray
+    dis_len: np.ndarray
+    dis_score: np.ndarray
+    redundancy: np.ndarray
+
+
+class Columns(NamedTuple):
+    """Draws for ``n`` queries, record-major: ``ev_len, ev_score (K, n)`` (padding: length 0, score
+    ``-inf``), ``dis_len, dis_score (D, n)``, ``query_type, redundancy (n,)``."""
+
+    query_type: np.ndarray
+    ev_len: np.ndarray
+    ev_score: np.ndarray
+    dis_len: np.ndarray
+    dis_score: np.ndarray
+    redundancy: np.ndarray
+
+
+def params_of(scenario):
+    """``(structure, NpParams)`` of a scenario, from the kernel's own split (same numbers)."""
+    st, values = split_arrays(scenario)
+    v = dict(zip(Params._fields, values))
+    lw = np.asarray(v["log_weights"], np.float64)
+    w = np.exp(lw - lw[np.isfinite(lw)].max())
+    f32 = lambda x: np.asarray(x, np.float32)  # noqa: E731
+    return st, NpParams(
+        w / w.sum(),
+        np.asarray(v["records"]),
+        f32(v["redundancy"]),
+        f32(v["len_p1"]),
+        f32(v["len_p2"]),
+        f32(v["acc_raw"]),
+        np.float32(v["acc_guess"]),
+        f32(v["compress"]),
+        f32(v["fidelity"]),
+        np.float32(v["noise"]),
+    )
+
+
+def chunk_rng(key, chunk_index: int) -> np.random.Generator:
+    """The ``Generator`` of one chunk: SFC64 (the fastest of numpy's bit generators for the normal
+    draws that dominate) seeded with the key's words (``retcon.bootstrap.key_words``: a JAX key or
+    its words, ``key_of_seed``) and the chunk's index."""
+    ss = np.random.SeedSequence(key_words(key), spawn_key=(int(chunk_index),))
+    return np.random.Generator(np.random.SFC64(ss))
+
+
+def _lengths(rng: np.random.Generator, families, t: np.ndarray, pr: NpParams, k: int) -> np.ndarray:
+    """``(k, n)`` record lengths (``theory.sample_lengths`` in numpy): the type picks the family
+    and its parameters; lengths are at least ``1e-30``."""
+    n = t.shape[0]
+    p1, p2 = pr.len_p1[t], pr.len_p2[t]
+    fam = sorted(set(families))
+    out = np.empty((k, n), np.float32)
+    for f in fam:
+        if len(fam) == 1:
+            sel, a, b, m = slice(None), p1, p2, n
+        else:
+            sel = np.flatnonzero(np.asarray([families[i] == f for i in range(4)])[t])
+            if not sel.size:
+                continue
+            a, b, m = p1[sel], p2[sel], sel.size
+        if f == "point":
+            x = np.broadcast_to(a, (k, m)).astype(np.float32)
+        elif f == "uniform":
+            x = a * (np.float32(1) - rng.random((k, m), np.float32))
+        elif f == "exponential":
+            x = a * rng.standard_exponential((k, m), np.float32)
+        elif f == "gamma":
+            x = b * rng.standard_gamma(np.broadcast_to(a, (k, m))).astype(np.float32)
+        elif f == "lognormal":
+            x = rng.standard_normal((k, m), np.float32)
+            x *= a
+            np.exp(x, out=x)
+            x *= b
+        elif f == "weibull":
+            x = b * rng.standard_exponential((k, m), np.float32) ** (np.float32(1) / a)
+        else:  # pragma: no cover - the scenario rejects other families
+            raise ValueError(f)
+        out[:, sel] = x
+    np.maximum(out, np.float32(1e-30), out=out)
+    return out
+
+
+def draw_columns(rng: np.random.Generator, n: int, st, pr: NpParams) -> Columns:
+    """Draw ``n`` queries as ``sim.kernel.draw_query`` does (same distributions), record-major.
+
+    The cluster's redundancy ``r_c ~ Beta(r c, (1 - r) c)`` is drawn only for the queries whose
+    cluster has more than one record and ``r > 0``; the others have ``r_c = 0`` (MODEL §1).
+    """
+    K, D = st.k_max, st.n_distractors
+    f32 = np.float32
+    t = rng.choice(4, size=n, p=pr.weights)
+    ev = _lengths(rng, st.families, t, pr, K)
+    mask = np.arange(K)[:, None] < pr.records[t][None, :]
+    ev *= mask
+    dis = _lengths(rng, st.families, t, pr, D) if D else np.zeros((0, n), f32)
+    noise = rng.standard_normal((K + D, n), f32)
+    noise *= pr.noise
+    ev_score = noise[:K]
+    ev_score += f32(1)
+    ev_score[~mask] = -np.inf
+    r = pr.redundancy[t]
+    used = np.flatnonzero((r > 0) & (pr.records[t] > 1))
+    r_c = np.zeros(n, f32)
+    if used.size:
+        c = REDUNDANCY_CONCENTRATION
+        ru = r[used].astype(np.float64)
+        r_c[used] = rng.beta(np.maximum(ru * c, 1e-3), np.maximum((1.0 - ru) * c, 1e-3))
+    return Columns(t, ev, ev_score, dis, noise[K:], r_c)
+
+
+def draw_of_columns(c: Columns) -> NpDraw:
+    """Record-major ``Columns`` as query-major draws (the per-budget references read these)."""
+    return NpDraw(
+        c.query_type,
+        np.ascontiguousarray(c.ev_len.T),
+        np.ascontiguousarray(np.isfinite(c.ev_score).T),
+        np.ascontiguousarray(c.ev_score.T),
+        np.ascontiguousarray(c.dis_len.T),
+        np.ascontiguousarray(c.dis_score.T),
+        c.redundancy,
+    )
+
+
+def columns_of(d: NpDraw) -> Columns:
+    """Query-major draws (the JAX kernel's ``Draw`` as numpy) as record-major ``Columns``."""
+    c = lambda x: np.ascontiguousarray(np.asarray(x, np.float32).T)  # noqa: E731
+    return Columns(
+        np.asarray(d.query_type),
+        c(d.ev_len),
+        c(np.where(d.ev_mask, d.ev_score, -np.inf)),
+        c(d.dis_len),
+        c(d.dis_score),
+        np.asarray(d.redundancy, np.float32),
+    )
+
+
+# Keys in numpy: JAX's default PRNG (threefry2x32, ``jax_threefry_partitionable``) for the words
+# the numpy path reads, so it derives its keys from a seed without importing JAX and every number
+# stays the one of the JAX key (tests/test_sim_kernel.py pins them bit for bit over many seeds).
+
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def threefry2x32(key, x0: np.ndarray, x1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The Threefry-2x32 hash (20 rounds; Salmon et al. 2011) of the counter pairs ``(x0, x1)``
+    under the key words ``key = (k0, k1)``, as JAX's ``threefry2x32_p`` computes it."""
+    k0, k1 = (np.uint32(int(k)) for k in key)
+    ks = (k0, k1, np.uint32(k0 ^ k1 ^ np.uint32(0x1BD11BDA)))
+    with np.errstate(over="ignore"):
+        x0 = np.asarray(x0, np.uint32) + ks[0]
+        x1 = np.asarray(x1, np.uint32) + ks[1]
+        for i in range(5):
+            for r in _ROTATIONS[i % 2]:
+                x0 = x0 + x1
+                x1 = (x1 << np.uint32(r)) | (x1 >> np.uint32(32 - r))
+                x1 = x1 ^ x0
+            x0 = x0 + ks[(i + 1) % 3]
+            x1 = x1 + ks[(i + 2) % 3] + np.uint32(i + 1)
+    return x0, x1
+
+
+def key_of_seed(seed: int) -> np.ndarray:
+    """``jax.random.key_data(jax.random.key(seed))`` in numpy: ``(2,)`` uint32 words ``[0, seed mod
+    2**32]`` (JAX with 64-bit types off, the project's setting, keeps the seed's low 32 bits)."""
+    return np.asarray([0, int(seed) & 0xFFFFFFFF], np.uint32)
+
+
+def split_key(key, num: int = 2) -> np.ndarray:
+    """``jax.random.split`` on key words: ``(num, 2)`` uint32, key ``i`` the hash of the counter
+    ``(0, i)``."""
+    y0, y1 = threefry2x32(key_words(key), np.zeros(num, np.uint32), np.arange(num, dtype=np.uint32))
+    return np.stack([y0, y1], axis=1)
+
+
+def fold_in_key(key, data: int) -> np.ndarray:
+    """``jax.random.fold_in`` on key words: ``(2,)`` uint32, the hash of the counter ``(0, data)``."""
+    y0, y1 = threefry2x32(key_words(key), np.zeros(1, np.uint32), np.asarray([data], np.uint32))
+    return np.concatenate([y0, y1])

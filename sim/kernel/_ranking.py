@@ -8,13 +8,17 @@ References: MODEL §2 (packing), §3 (``G_B``, ``H_B``).
 from __future__ import annotations
 
 from functools import cache, partial
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import jax
-import jax.numpy as jnp
+import numpy as np
 
 from sim.kernel._draws import Draw, Params
-from theory import cumsum_in_order, pack_one
+
+if TYPE_CHECKING:
+    import jax
+    import jax.numpy as jnp
+else:
+    from sim.kernel._jax import jax, jnp
 
 
 def sum_in_order(x: jax.Array) -> jax.Array:
@@ -96,6 +100,8 @@ def _rank_totals(lengths: jax.Array, scores: jax.Array, with_before: bool = True
     # products with a one-hot matrix have one nonzero term (x * 1), the rest exact zeros: the
     # sums are exact in any order, so these contractions are gathers, bit for bit
     ranked = dot("air,ai->ar", at, lengths)  # (A, r)
+    from theory import cumsum_in_order  # JAX: imported when the JAX path runs
+
     running = cumsum_in_order(ranked)  # (A, r)
     total = dot("air,ar->ai", at, running)  # (A, i)
     if not with_before:  # prefix packing never reads it
@@ -126,6 +132,8 @@ def pack_in_rank_order(
       MODEL §2 (packing modes).
     """
     if mode == "skip":
+        from theory import pack_one  # JAX: imported when the JAX path runs
+
         order = jnp.argsort(-scores, axis=-1, stable=True)
         inverse = jnp.argsort(order, axis=-1)
         ranked = jnp.take_along_axis(lengths, order, axis=-1)
@@ -283,3 +291,53 @@ def _frontier_by_rank(lengths, scores, top, k: int, mode: str) -> Frontier:
         first_total=jnp.min(jnp.where(beyond, total, inf), axis=-1),
         first_before=jnp.min(jnp.where(beyond & (mode == "cut"), before, inf), axis=-1),
     )
+
+
+# ---- numpy twin (sim.numpy_kernel's rank order): the same stable order by the same sorting
+# network on whole rows of queries (tests/test_sim_numpy_kernel.py) ----
+
+
+def _rank_keys(scores: np.ndarray) -> tuple[np.ndarray, int]:
+    """One int64 key per record whose descending order is the stable rank order: the score's
+    order-preserving integer bits (``-0.0`` counts as ``0.0``, as in a float comparison), then the
+    slot, earlier slots first among equal scores. Returns ``(keys (N, n), slot bits)``."""
+    N = scores.shape[0]
+    keys = _sortable_bits(scores).astype(np.int64)
+    shift = max(1, (N - 1).bit_length())
+    keys <<= shift
+    keys |= (np.int64((1 << shift) - 1) - np.arange(N, dtype=np.int64))[:, None]
+    return keys, shift
+
+
+def _sortable_bits(x: np.ndarray) -> np.ndarray:
+    """int32 whose order is the float32 order of ``x`` (``-0.0`` and ``0.0`` equal; no NaN)."""
+    bits = (x + np.float32(0)).view(np.int32)  # -0.0 + 0.0 == +0.0
+    flip = bits >> 31  # -1 on negative floats, 0 elsewhere
+    flip &= np.int32(0x7FFFFFFF)
+    bits ^= flip
+    return bits
+
+
+def rank_order(scores: np.ndarray) -> np.ndarray:
+    """``(N, n)`` slot of the record at each rank (higher score first, equal scores by slot): the
+    order of a stable ``argsort(-scores, axis=0)``, by a sorting network over whole rows."""
+    keys, shift = _rank_keys(scores)
+    rows = list(keys)
+    for a, b in sorting_network(len(rows)):
+        hi = np.maximum(rows[a], rows[b])
+        np.minimum(rows[a], rows[b], out=rows[b])
+        rows[a] = hi
+    out = np.stack(rows)
+    out &= np.int64((1 << shift) - 1)
+    np.subtract(np.int64((1 << shift) - 1), out, out=out)
+    return out
+
+
+def _running(x: np.ndarray, op=np.add) -> np.ndarray:
+    """Running ``op`` over the rows of ``x`` ``(N, n)``, strictly in row order (row by row: numpy's
+    ``accumulate`` along axis 0 walks each column separately, many times slower)."""
+    out = np.empty_like(x)
+    out[0] = x[0]
+    for i in range(1, x.shape[0]):
+        op(out[i - 1], x[i], out=out[i])
+    return out

@@ -7,21 +7,36 @@ References: MODEL §2 (reader), §3 (regions).
 
 from __future__ import annotations
 
-from functools import partial
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import jax
-import jax.numpy as jnp
+import numpy as np
 
-from sim.kernel._draws import Draw, KernelStructure, Params, draw_query, query_keys
+from sim.kernel._draws import (
+    Columns,
+    Draw,
+    KernelStructure,
+    NpParams,
+    Params,
+    draw_query,
+    query_keys,
+)
+from sim.kernel._jax import jit
 from sim.kernel._ranking import (
     Frontier,
+    _running,
     candidate_records,
     evidence_frontier,
     pack_in_rank_order,
     prod_in_order,
+    rank_order,
 )
 from theory import reader_success
+
+if TYPE_CHECKING:
+    import jax
+    import jax.numpy as jnp
+else:
+    from sim.kernel._jax import jax, jnp
 
 GRID_BITS = 24  # success probabilities live on the grid 2**-24
 GRID = float(2**GRID_BITS)
@@ -194,9 +209,121 @@ def query_outcome(
     return d, reader_outcome(d, lengths, kept, pr)
 
 
-@partial(jax.jit, static_argnames=("st", "method"))
+@jit(static_argnames=("st", "method"))
 def query_outcomes(
     root, idx, budgets, pr: Params, *, st: KernelStructure, method: str = "frontier"
 ):
     """``(Draw, QueryOutcome)`` of the queries ``idx`` (query axis first), held in memory."""
     return jax.vmap(lambda k: query_outcome(k, budgets, st, pr, method))(query_keys(root, idx))
+
+
+# ---- numpy twin (sim.numpy_kernel's frontier and reader): bit for bit the JAX kernel's on the
+# same draws (tests/test_benchmarks.py, tests/test_sim_numpy_kernel.py) ----
+
+GRID_F32 = np.float32(2**GRID_BITS)
+
+
+class NpFrontier(NamedTuple):
+    """Per action and query ``(4, n)``: the running total at which the last evidence unit is whole
+    (``-inf``: none), the least running total from the first evidence unit on (``H_B`` starts
+    there), ``m`` when the last unit is whole / absent; ``grounded_absent (n,)``: ``G_B`` holds
+    when ``ret``'s last unit is absent (it has no evidence unit of positive length)."""
+
+    last_total: np.ndarray
+    first_total: np.ndarray
+    m_whole: np.ndarray
+    m_absent: np.ndarray
+    grounded_absent: np.ndarray
+
+
+class NpOutcome(NamedTuple):
+    """Per query and budget: ``m (n, nB, 4)`` int32, ``raw_grounded (n, nB)``, ``affected (n, nB, 3)``."""
+
+    m: np.ndarray
+    raw_grounded: np.ndarray
+    affected: np.ndarray
+
+
+def _reader(s: np.ndarray, a_g: np.ndarray, g: np.float64) -> np.ndarray:
+    """``m = round(clip(g + (a - g) s, 0, 1) 2**24)`` with the kernel's one fused multiply-add (the
+    float64 product of two float32 is exact, then one rounding to float32)."""
+    fma = (g + a_g * s.astype(np.float64)).astype(np.float32)
+    return np.round(np.clip(fma, np.float32(0), np.float32(1)) * GRID_F32).astype(np.int32)
+
+
+def frontier_columns(c: Columns, pr: NpParams) -> NpFrontier:
+    """The ``prefix`` evidence frontier of every action, bit for bit the kernel's.
+
+    ``ret`` and ``rewrite`` rank the same records by the same scores: one sorting network serves
+    both, and their running totals are two running sums in that order. ``merge`` and ``abstract``
+    put one generated record at the top evidence score in the first slot, so it ranks after the
+    distractors scored strictly above that score and before all others: its running total is the
+    ``ret`` running total just before the first evidence unit plus its length, and the least total
+    from it on is that total, or the next distractor's when the generated record is empty.
+    """
+    f32 = np.float32
+    K = c.ev_len.shape[0]
+    inf = f32(np.inf)
+    order = rank_order(np.concatenate([c.ev_score, c.dis_score]))  # (N, n)
+    ranked = np.take_along_axis(np.concatenate([c.ev_len, c.dis_len]), order, axis=0)
+    is_ev = order < K
+    beyond = _running(is_ev, np.logical_or)  # at or after the first evidence unit
+    pos = ranked > 0
+    tot = _running(ranked)  # rank order, left to right
+    ev_ret = is_ev & pos
+    lt_ret = np.where(ev_ret, tot, -inf).max(0)  # running totals never decrease
+    ft_ret = np.where(beyond & pos, tot, inf).min(0)
+    rw = ranked * np.where(is_ev, pr.compress[2], f32(1))
+    tot_rw = _running(rw)
+    pos_rw = rw > 0
+    ev_rw = is_ev & pos_rw
+    lt_rw = np.where(ev_rw, tot_rw, -inf).max(0)
+    ft_rw = np.where(beyond & pos_rw, tot_rw, inf).min(0)
+    # merge / abstract
+    total = c.ev_len[0].copy()
+    for j in range(1, K):
+        total += c.ev_len[j]
+    gen = (pr.compress[:2, None] * (f32(1) - c.redundancy)[None]) * total[None]  # (2, n)
+    before = np.where(beyond, f32(0), tot).max(0)  # the distractors ranked above the cluster
+    g_pos = gen > 0
+    lt_gen = np.where(g_pos, before[None] + gen, -inf)
+    ft_gen = lt_gen.copy()
+    empty = np.flatnonzero(~g_pos.all(0))
+    if empty.size:  # an empty generated record: H_B starts at the next distractor
+        after = beyond[:, empty] & ~is_ev[:, empty]
+        first = np.argmax(after, axis=0)
+        d_next = np.where(after.any(0), ranked[first, empty], inf)
+        nxt = before[empty] + d_next
+        ft_gen[:, empty] = np.where(g_pos[:, empty], lt_gen[:, empty], nxt[None])
+    last_total = np.stack([lt_ret, lt_gen[0], lt_gen[1], lt_rw])
+    first_total = np.stack([ft_ret, ft_gen[0], ft_gen[1], ft_rw])
+    has = np.stack([ev_ret.any(0), g_pos[0], g_pos[1], ev_rw.any(0)])
+    # the reader at the two values the support takes: whole (fraction 1) and absent (0); a unit
+    # of length 0 is "whole" at fraction 1 under the kernel's kept_fraction (kept >= 0). Both
+    # depend on the query type only: one table of 4 actions x 4 types each, read per query.
+    m_whole_by_type, m_absent_by_type = reader_tables(pr)
+    t = c.query_type
+    m_whole = m_whole_by_type[:, t]
+    m_absent = np.where(has, m_absent_by_type[:, t], m_whole)
+    return NpFrontier(last_total, first_total, m_whole, m_absent, ~has[0])
+
+
+def reader_tables(pr: NpParams) -> tuple[np.ndarray, np.ndarray]:
+    """``m`` per action and type ``(4, 4)`` when the last evidence unit is whole / absent (MODEL
+    §2: support 1 under ``ret``, ``phi`` under an operator; 0 when absent), on the grid
+    ``2**-24`` with the kernel's one fused multiply-add."""
+    f32 = np.float32
+    s_whole = np.concatenate([np.ones((1, 4), f32), pr.fidelity])  # (4 actions, 4 types)
+    a_g = (pr.acc_raw - pr.acc_guess).astype(np.float64)[None]  # float32 difference
+    g = np.float64(pr.acc_guess)
+    return _reader(s_whole, a_g, g), _reader(np.zeros_like(s_whole), a_g, g)
+
+
+def outcome_of_frontier(t: NpFrontier, budgets: np.ndarray) -> NpOutcome:
+    """Per-budget outcomes ``(n, nB, ...)`` from the frontier (for checks; ``simulate`` sums events)."""
+    b = np.asarray(budgets, np.float32)[None, :, None]
+    fits = t.last_total.T[:, None] <= b  # (n, nB, 4)
+    m = np.where(fits, t.m_whole.T[:, None], t.m_absent.T[:, None])
+    grounded = fits[..., 0] | t.grounded_absent[:, None]
+    some = t.first_total.T[:, None] <= b
+    return NpOutcome(m, grounded, some[..., :1] | some[..., 1:])

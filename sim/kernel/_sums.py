@@ -6,19 +6,27 @@ References: MODEL §3-§4 (``dU = C + R`` exact).
 
 from __future__ import annotations
 
-from functools import partial
+from typing import TYPE_CHECKING, NamedTuple
 
-import jax
-import jax.numpy as jnp
+import numpy as np
 
 from sim.kernel._draws import Draw, KernelStructure, Params, draw_query, query_keys
+from sim.kernel._jax import jit
+from sim.kernel._ranking import _sortable_bits
 from sim.kernel._reader import (
     FrontierOutcome,
+    NpFrontier,
     QueryOutcome,
     at_budgets,
     query_frontier,
     query_outcome,
 )
+
+if TYPE_CHECKING:
+    import jax
+    import jax.numpy as jnp
+else:
+    from sim.kernel._jax import jax, jnp
 
 # Columns of the per-block integer sums.
 COLS_U = slice(0, 4)  # sum of m per action
@@ -70,13 +78,13 @@ def chunk_block_sums(
     )
 
 
-@partial(jax.jit, static_argnames=("st",))
+@jit(static_argnames=("st",))
 def chunk_draws(root, idx, pr: Params, *, st: KernelStructure) -> Draw:
     """The draws of the queries ``idx`` (query axis first)."""
     return jax.vmap(lambda k: draw_query(k, st, pr))(query_keys(root, idx))
 
 
-@partial(jax.jit, static_argnames=("st",))
+@jit(static_argnames=("st",))
 def chunk_frontiers(d: Draw, pr: Params, *, st: KernelStructure) -> FrontierOutcome:
     """The evidence frontier and outcome table of each query of a chunk of draws."""
     return jax.vmap(lambda x: query_frontier(x, st, pr))(d)
@@ -88,7 +96,7 @@ def _block_sum(x, n_blocks: int):
     return x.reshape(c // n_blocks, n_blocks, *x.shape[1:]).sum(axis=0, dtype=jnp.int32)
 
 
-@partial(jax.jit, static_argnames=("n_blocks", "packing"))
+@jit(static_argnames=("n_blocks", "packing"))
 def frontier_block_sums(t: FrontierOutcome, valid, budgets, pr: Params, *, n_blocks, packing):
     """The block sums and counts of ``chunk_block_sums`` from a chunk's outcome tables
     (``chunk_frontiers``): ``prefix`` reads the budgets without a per-budget array
@@ -100,7 +108,7 @@ def frontier_block_sums(t: FrontierOutcome, valid, budgets, pr: Params, *, n_blo
     return _outcome_block_sums(out, valid, n_blocks), counts
 
 
-@partial(jax.jit, static_argnames=("st", "n_blocks", "method"))
+@jit(static_argnames=("st", "n_blocks", "method"))
 def _per_budget_block_sums(root, idx, valid, budgets, pr: Params, *, st, n_blocks, method):
     keys = query_keys(root, idx)
     _, out = jax.vmap(lambda k: query_outcome(k, budgets, st, pr, method))(keys)
@@ -205,3 +213,122 @@ def _running_sum(x: jax.Array) -> jax.Array:
     for j in range(1, n):
         parts.append(parts[-1] + x[:, j])
     return jnp.stack(parts, axis=1)
+
+
+# ---- numpy twin (sim.numpy_kernel's sums): the same 17 integer columns from the frontier's
+# step events, bit for bit (tests/test_sim_numpy_kernel.py) ----
+
+
+def bucket_table(budgets: np.ndarray):
+    """Lookup tables for ``positions``: budgets below each bucket of 2**16 sortable values, and the
+    budgets inside it (at most ``width`` per bucket), padded."""
+    s = _sortable_bits(np.asarray(budgets, np.float32)).astype(np.int64)
+    edges = (np.arange(1 << 16, dtype=np.int64) - (1 << 15)) << 16  # each bucket's least value
+    lo = np.searchsorted(s, edges, side="left")  # budgets below the bucket
+    hi = np.searchsorted(s, edges + (1 << 16), side="left")
+    width = int((hi - lo).max())
+    inside = []
+    for j in range(width):
+        k = np.minimum(lo + j, s.size - 1)
+        inside.append(np.where(lo + j < hi, s[k], np.iinfo(np.int32).max).astype(np.int32))
+    return lo.astype(np.int32), inside
+
+
+def positions(budgets: np.ndarray, x: np.ndarray, table=None) -> np.ndarray:
+    """``#{budgets < x}`` for every element of float32 ``x`` (``searchsorted(budgets, x, "left")``),
+    by a lookup on the top 16 bits of the sortable bits and one comparison per budget in the bucket:
+    no binary search, whose branches a random ``x`` mispredicts."""
+    lo, inside = bucket_table(budgets) if table is None else table
+    s = _sortable_bits(np.asarray(x, np.float32).copy())
+    k = s >> 16
+    k += 1 << 15
+    pos = lo[k]
+    for b in inside:
+        pos += b[k] < s
+    return pos
+
+
+# the histogram column of a query's step events: 12 weighted ones over (block, position, 8
+# columns): m x 4 at its threshold, m out of G_B x 4 (its step when taken before G_B starts, and
+# all of it when G_B starts); 7 counts over (position, 7 columns): G, H x 3, G and H x 3
+_WEIGHTED_COLS = np.asarray([0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7])[:, None]
+_COUNT_COLS = np.arange(7)[:, None]
+
+
+class Histogram(NamedTuple):
+    """Step events of a chunk (or a run), before the running sum over the budgets:
+    ``weighted (n_blocks * (nB + 1) * 8,)`` float64 (integer values) of ``m`` and ``m`` out of
+    ``G_B`` per block; ``counts ((nB + 1) * 7,)`` int64 of ``G_B``, ``H_B`` and both over all
+    queries; ``base (n_blocks, 4)`` int64, the sum of each action's ``m`` below every threshold."""
+
+    weighted: np.ndarray
+    counts: np.ndarray
+    base: np.ndarray
+
+
+def event_histogram(
+    t: NpFrontier, budgets: np.ndarray, start: int, n_blocks: int, table=None
+) -> Histogram:
+    """The step events of ``n`` queries (query ``start + i`` in block ``(start + i) % n_blocks``).
+
+    Every column is a step function of the budget: ``m`` is ``m_absent`` below ``last_total`` and
+    ``m_whole`` from it on, ``G_B`` holds from ``ret``'s threshold on (always when its last unit is
+    absent-grounded), ``H_B`` from the least of ``first_total`` of ``ret`` and the operator. Each
+    query adds its steps at the thresholds' positions in the sorted budgets (``positions``: budget
+    ``i`` is at or above ``w`` exactly when ``i >= #{budgets < w}``), one ``bincount`` of the
+    weighted steps per block and one of the counts. Histograms of chunks add up (float64 holds the
+    integer bins exactly: each is below 2**53). ``table``: ``bucket_table(budgets)``.
+    """
+    n = t.last_total.shape[1]
+    b = np.asarray(budgets, np.float32)
+    nb = b.size
+    h = np.minimum(t.first_total[:1], t.first_total[1:])
+    pos = positions(b, np.concatenate([t.last_total, h]), table)
+    p_w, p_h = pos[:4], pos[4:]
+    p_g = np.where(t.grounded_absent, 0, p_w[0])
+    at_c = np.empty((7, n), np.int64)
+    at_c[0], at_c[1:4], at_c[4:7] = p_g, p_h, np.maximum(p_h, p_g)
+    at_c *= 7
+    at_c += _COUNT_COLS
+    counts = np.bincount(at_c.ravel(), minlength=(nb + 1) * 7)
+    m_lo = t.m_absent.astype(np.int64)
+    step = t.m_whole.astype(np.int64) - m_lo
+    early = step * (p_w < p_g)  # the step is taken before G_B starts
+    at = np.empty((12, n), np.int64)
+    at[0:4], at[4:8], at[8:12] = p_w, p_w, p_g
+    val = np.empty((12, n), np.float64)
+    val[0:4], val[4:8], val[8:12] = step, early, -(m_lo + early)
+    block = (start + np.arange(n)) % n_blocks
+    at *= 8
+    at += block * ((nb + 1) * 8)
+    at += _WEIGHTED_COLS
+    weighted = np.bincount(at.ravel(), val.ravel(), minlength=n_blocks * (nb + 1) * 8)
+    if start % n_blocks == 0 and n % n_blocks == 0:
+        base = m_lo.reshape(4, -1, n_blocks).sum(1).T
+    else:
+        base = np.stack([np.bincount(block, weights=r, minlength=n_blocks) for r in m_lo], 1)
+        base = base.astype(np.int64)
+    return Histogram(weighted, counts, base)
+
+
+def sums_of_histogram(hist: Histogram, n_blocks: int, n_budgets: int) -> np.ndarray:
+    """The 17 columns ``(n_blocks, nB, 17)`` of ``sim.kernel`` from a histogram: a running sum over
+    the budgets. Columns 0-9 (``m`` per action, ``m_o - m_ret``, the same out of ``G_B``) are per
+    block; columns 10-16 (the ``G_B`` / ``H_B`` counts, reported as totals only) are the totals, in
+    block 0."""
+    nb = n_budgets
+    w = np.rint(hist.weighted).astype(np.int64).reshape(n_blocks, nb + 1, 8)[:, :nb]
+    s = np.cumsum(w, axis=1)
+    s += np.concatenate([hist.base, hist.base], axis=1)[:, None]
+    m, out = s[..., 0:4], s[..., 4:8]
+    counts = np.zeros((n_blocks, nb, 7), np.int64)
+    counts[0] = np.cumsum(hist.counts.reshape(nb + 1, 7)[:nb], axis=0)
+    return np.concatenate([m, m[..., 1:] - m[..., :1], out[..., 1:] - out[..., :1], counts], -1)
+
+
+def event_block_sums(
+    t: NpFrontier, budgets: np.ndarray, start: int, n_blocks: int, table=None
+) -> np.ndarray:
+    """``sums_of_histogram(event_histogram(...))``: the chunk's ``(n_blocks, nB, 17)`` sums."""
+    hist = event_histogram(t, budgets, start, n_blocks, table)
+    return sums_of_histogram(hist, n_blocks, np.asarray(budgets).size)
