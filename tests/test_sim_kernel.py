@@ -543,3 +543,22 @@ def test_numpy_simulate_path_never_imports_jax():
     cx = sim.simulated_crossover(k_boot, r, n_resamples=200)
     assert r.delta.tolist() == delta
     assert np.nan_to_num(cx.ci_lower).tolist() == lower
+
+
+def test_jax_backend_keyed_by_words_equals_typed_key():
+    """The JAX kernel keyed with the numpy words (``split_key(key_of_seed(s))``) gives the bytes
+    of the typed JAX key, and so does the crossover's bootstrap: a caller (the CLI) can make its
+    keys without JAX on every backend."""
+    K = sim.kernel
+    k_sim, k_boot = jax.random.split(jax.random.key(3))
+    w_sim, w_boot = K.split_key(K.key_of_seed(3))
+    sc = make_scenario(records=2, distractors=3, order="noisy", noise=0.5)
+    a = sim.simulate(k_sim, sc, 1024, backend="jax")
+    b = sim.simulate(jax.numpy.asarray(w_sim), sc, 1024, backend="jax")
+    for x, y in zip(a, b):
+        assert np.asarray(x).tobytes() == np.asarray(y).tobytes()
+    ca = sim.simulated_crossover(k_boot, a, n_resamples=50)
+    cb = sim.simulated_crossover(w_boot, b, n_resamples=50)
+    assert ca.status == cb.status
+    for x, y in zip(ca[:-1], cb[:-1]):
+        np.testing.assert_array_equal(x, y)
