@@ -82,7 +82,7 @@ def bootstrap_crossover(
     S = np.asarray(block_delta, dtype=np.float64)[keep]
     n_b = np.asarray(block_count, dtype=np.float64)[keep]
     w = group_resample_weights(key, S.shape[0], int(n_resamples))
-    curves = np.einsum("rg,gob->rob", w, S) / (w @ n_b)[:, None, None]
+    curves = resampled_sums(w, S) / (w @ n_b)[:, None, None]
     mean = S.sum(0) / n_b.sum()
     ci = crossover_interval(budgets, mean, curves, level=level)
     return SimulatedCrossover(
@@ -93,6 +93,27 @@ def bootstrap_crossover(
         ci.found_share,
         tuple(str(s) for s in ci.status),
     )
+
+
+def resampled_sums(w: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """``einsum("rg,gob->rob", w, S)``: each resample's sums of the block sums ``S (G, o, nB)``
+    under the multiplicities ``w (R, G)``, bit for bit.
+
+    When every partial sum is an exact float64 integer (``S`` integer-valued, as the simulation's
+    block sums in units of ``2**-24`` are, and ``max(w) * sum_g |S_g| < 2**53``) the order of the
+    additions changes no bit, so one BLAS matrix product computes it (4-5x faster than ``einsum``'s
+    loop at 2,000 resamples of 1,024 blocks). Other inputs take ``einsum`` itself.
+    """
+    G = S.shape[0]
+    flat = S.reshape(G, -1)
+    exact = (
+        flat.size > 0
+        and bool(np.all(np.rint(flat) == flat))
+        and float(np.abs(flat).sum(0).max()) * float(np.max(w, initial=0.0)) < 2.0**53
+    )
+    if not exact:
+        return np.einsum("rg,gob->rob", w, S)
+    return (w @ flat).reshape(w.shape[0], *S.shape[1:])
 
 
 def simulated_crossover(
