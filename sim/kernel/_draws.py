@@ -2,6 +2,11 @@
 one query's random draw (type, evidence cluster, distractors, retriever scores, cluster
 redundancy) from its own key (``query_keys``: one per global query index).
 
+Below the JAX functions, their numpy twins (``sim.numpy_kernel``'s draws, record-major, numpy's
+``Generator``: equal in distribution), ``split_arrays`` (``split`` without JAX) and the keys in
+numpy (``key_of_seed``, ``split_key``, ``fold_in_key``: JAX's Threefry, bit for bit). The table in
+``sim/kernel/__init__.py`` names the test that pins each pair.
+
 References: MODEL §1-§2.
 """
 

@@ -2,6 +2,10 @@
 (sorting network or score comparison), packing in rank order under every budget (the per-budget
 reference) and the evidence frontier (once per query, ``prefix`` and ``cut``).
 
+Below the JAX functions, the numpy twin of the rank order (``rank_order``: the same sorting network
+on whole rows of queries, bit for bit the stable order). The table in ``sim/kernel/__init__.py``
+names the test that pins each pair.
+
 References: MODEL §2 (packing), §3 (``G_B``, ``H_B``).
 """
 

@@ -2,6 +2,12 @@
 ``H_B`` per budget, from the packed contexts (per-budget path) or the frontier's outcome table;
 and one query end to end (``query_outcome``).
 
+Below the JAX functions, their numpy twins: the ``prefix`` frontier of every action
+(``frontier_columns``, the twin of ``query_frontier``), the reader's two values per type
+(``reader_tables``, the twin of ``frontier_table``) and the per-budget outcomes
+(``outcome_of_frontier``, the twin of ``at_budgets``), bit for bit on the same draws. The table in
+``sim/kernel/__init__.py`` names the test that pins each pair.
+
 References: MODEL §2 (reader), §3 (regions).
 """
 

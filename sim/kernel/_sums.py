@@ -1,6 +1,10 @@
 """The kernel's exact sums: the 17 integer columns per bootstrap block for a chunk of queries
 (per-budget outcomes, or the frontier's step events in one histogram under ``prefix``).
 
+Below the JAX functions, their numpy twin: the same step events counted in one histogram per chunk
+(``event_histogram``, ``sums_of_histogram``; ``positions`` is the twin of ``searchsorted``), the same
+integers. The table in ``sim/kernel/__init__.py`` names the test that pins each pair.
+
 References: MODEL §3-§4 (``dU = C + R`` exact).
 """
 
