@@ -234,6 +234,101 @@ def bench_llm_throughput(
     return out
 
 
+class ClientVsUrllib(NamedTuple):
+    """One concurrency of ``bench_client_vs_urllib``: the median calls/s of ``ChatClient``
+    (``client``, into an empty cache) and of plain urllib (``urllib``), their ``ratio`` (client /
+    urllib), the per-round rates (``client_rounds``, ``urllib_rounds``) and the ``ideal`` rate
+    (``concurrency / service_time`` on the fake server; ``nan`` when unknown)."""
+
+    concurrency: int
+    calls: int
+    client: float
+    urllib: float
+    ratio: float
+    ideal: float
+    client_rounds: tuple[float, ...]
+    urllib_rounds: tuple[float, ...]
+
+
+def urllib_calls(url: str, model: str, prompts: Sequence[list[dict]], n: int, **params) -> list:
+    """What a competent user writes without the package: a ``ThreadPoolExecutor`` of ``n``
+    workers, one ``urllib.request.urlopen`` per prompt, JSON in and out, no cache, no retry."""
+    import urllib.request
+    from concurrent.futures import ThreadPoolExecutor
+
+    target = f"{url.rstrip('/')}/chat/completions"
+
+    def call(messages: list[dict]) -> str:
+        body = json.dumps({"model": model, "messages": messages, **params}).encode()
+        req = urllib.request.Request(
+            target, data=body, headers={"Content-Type": "application/json"}, method="POST"
+        )
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return json.loads(resp.read())["choices"][0]["message"]["content"]
+
+    with ThreadPoolExecutor(max_workers=n) as ex:
+        return list(ex.map(call, prompts))
+
+
+def bench_client_vs_urllib(
+    base_url: str,
+    model: str,
+    concurrencies: Sequence[int] = (1, 8, 16),
+    *,
+    calls: int = 96,
+    rounds: int = 3,
+    max_tokens: int = 8,
+    service_time: float = float("nan"),
+) -> list[ClientVsUrllib]:
+    """``ChatClient`` against plain urllib (``urllib_calls``) on one server, interleaved.
+
+    Each round runs, for each concurrency in turn, the client (a fresh empty cache, so every call
+    is a request; the time includes the client's ``close``) and then urllib, on distinct prompts,
+    so both see the same machine load. The medians over ``rounds`` are reported; both must return
+    the same texts for the same prompts (checked).
+    """
+    import statistics
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+
+    from oas.real import ChatClient, resolve_endpoint
+
+    rates: dict[tuple[int, str], list[float]] = {}
+    params = {"temperature": 0.0, "max_tokens": max_tokens}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(rounds):
+            for n in concurrencies:
+                prompts = [
+                    [{"role": "user", "content": f"Say a number. r{r} c{n} #{i}"}]
+                    for i in range(calls)
+                ]
+                cfg = resolve_endpoint([base_url], model, "", f"{tmp}/r{r}c{n}", concurrency=n)
+                client = ChatClient(cfg)
+                t0 = time.perf_counter()
+                with ThreadPoolExecutor(max_workers=n) as ex:
+                    got = list(ex.map(partial(client.complete, **params), prompts))
+                close = getattr(client, "close", None)
+                if close is not None:
+                    close()
+                dt = time.perf_counter() - t0
+                if client.stats.requests != calls:
+                    raise RuntimeError(f"client sent {client.stats.requests} of {calls} requests")
+                rates.setdefault((n, "client"), []).append(calls / dt)
+                t0 = time.perf_counter()
+                plain = urllib_calls(base_url, model, prompts, n, **params)
+                dt = time.perf_counter() - t0
+                rates.setdefault((n, "urllib"), []).append(calls / dt)
+                if plain != got:
+                    raise RuntimeError("the client and urllib returned different texts")
+    out = []
+    for n in concurrencies:
+        c, u = rates[(n, "client")], rates[(n, "urllib")]
+        cm, um = statistics.median(c), statistics.median(u)
+        ideal = n / service_time if service_time > 0 else float("nan")
+        out.append(ClientVsUrllib(n, calls, cm, um, cm / um, ideal, tuple(c), tuple(u)))
+    return out
+
+
 def bench_pair_throughput(
     data,
     concurrencies: Sequence[int] = (1, 2, 4, 8),
@@ -307,7 +402,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--service-time", type=float, default=0.1, help="fake server, seconds")
     p.add_argument("--calls", type=int, default=64)
     p.add_argument("--max-tokens", type=int, default=8)
-    p.add_argument("--concurrency", default="1,2,4,8")
+    p.add_argument("--concurrency", default=None, help="default 1,2,4,8 (--vs-urllib: 1,8,16)")
     p.add_argument(
         "--pair",
         metavar="LOCOMO_JSON",
@@ -324,6 +419,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="run the fake server in this process (default: a child process, own GIL)",
     )
+    p.add_argument(
+        "--vs-urllib",
+        action="store_true",
+        help="the client against plain urllib (a thread pool of urlopen calls), interleaved, "
+        "on the fake server (default concurrencies 1,8,16)",
+    )
+    p.add_argument("--rounds", type=int, default=3, help="--vs-urllib: interleaved rounds")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     if args.serve:
@@ -331,7 +433,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(srv.base_url, flush=True)
             threading.Event().wait()
         return 0
-    conc = [int(x) for x in args.concurrency.split(",")]
+    conc_arg = args.concurrency or ("1,8,16" if args.vs_urllib else "1,2,4,8")
+    conc = [int(x) for x in conc_arg.split(",")]
+    if args.vs_urllib:
+        return _main_vs_urllib(args, conc)
     ideal = None
     if args.pair:
         points = bench_pair_throughput(
@@ -364,6 +469,43 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ideal:
             row += f" | {ideal * pt.concurrency:.1f}"
         print(row)
+    sys.stdout.flush()
+    return 0
+
+
+def _main_vs_urllib(args, conc: list[int]) -> int:
+    if args.base_url:
+        rows = bench_client_vs_urllib(
+            args.base_url[0],
+            args.model,
+            conc,
+            calls=args.calls,
+            rounds=args.rounds,
+            max_tokens=args.max_tokens,
+        )
+    else:
+        with _served(args.service_time) as url:
+            rows = bench_client_vs_urllib(
+                url,
+                args.model,
+                conc,
+                calls=args.calls,
+                rounds=args.rounds,
+                max_tokens=args.max_tokens,
+                service_time=args.service_time,
+            )
+    if args.json:
+        print(json.dumps([r._asdict() for r in rows]))
+        return 0
+    print(f"median of {args.rounds} interleaved rounds, {args.calls} calls each")
+    print(
+        "in flight | client calls/s | urllib calls/s | client/urllib | client/ideal | urllib/ideal"
+    )
+    for r in rows:
+        print(
+            f"{r.concurrency:9d} | {r.client:14.1f} | {r.urllib:14.1f} | {r.ratio:13.2f} | "
+            f"{r.client / r.ideal:12.2f} | {r.urllib / r.ideal:12.2f}"
+        )
     sys.stdout.flush()
     return 0
 
