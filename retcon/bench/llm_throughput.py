@@ -16,6 +16,7 @@ import argparse
 import contextlib
 import hashlib
 import json
+import socket
 import subprocess
 import sys
 import threading
@@ -54,6 +55,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+    def setup(self):
+        self.disable_nagle_algorithm = self.server.no_delay  # type: ignore[attr-defined]
+        super().setup()
+        self.server._track(self.connection, True)  # type: ignore[attr-defined]
+
+    def finish(self):
+        try:
+            super().finish()
+        finally:
+            self.server._track(self.connection, False)  # type: ignore[attr-defined]
 
     def do_GET(self):
         data = json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode()
@@ -102,12 +114,16 @@ class FakeLLMServer(ThreadingHTTPServer):
       delay: ``body -> seconds`` of extra delay per request (e.g. to shuffle completion order).
       gate: hold each request until this many are in the server at once (or ``gate_timeout``
         passed): makes "N in flight" observable without timing assumptions.
+      no_delay: ``TCP_NODELAY`` on the served connections, as uvicorn and nginx set it (default
+        off, as ``http.server`` leaves it: the headers and the body go out in two writes, so a
+        client on a kept connection that delays its ACK waits tens of milliseconds per answer).
 
     Attributes:
       script: steps used one per request, before the default: ``("ok",)``, ``("garbage", bytes)``,
         or ``(status, retry_after_or_None)`` such as ``(429, 2)`` or ``(500, None)``.
       requests: the request bodies in arrival order; ``max_in_flight``: the most seen at once;
-      ``first_at``, ``last_at``: ``time.monotonic()`` of the first arrival and the last answer.
+      ``first_at``, ``last_at``: ``time.monotonic()`` of the first arrival and the last answer;
+      ``connections``: client connections accepted (HTTP/1.1 keep-alive: one serves many).
     """
 
     daemon_threads = True
@@ -121,18 +137,22 @@ class FakeLLMServer(ThreadingHTTPServer):
         delay: Callable[[dict], float] | None = None,
         gate: int = 0,
         gate_timeout: float = 10.0,
+        no_delay: bool = False,
     ):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.service_time = float(service_time)
         self.reply = reply or default_reply
         self.delay = delay
         self.gate, self.gate_timeout = int(gate), float(gate_timeout)
+        self.no_delay = bool(no_delay)
         self.script: list[tuple] = []
         self.requests: list[dict] = []
         self.in_flight = self.max_in_flight = 0
         self.first_at = self.last_at = float("nan")  # first arrival, last answer (monotonic s)
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
+        self._open: set = set()  # the client connections being served (keep-alive)
+        self.connections = 0  # client connections accepted
 
     @property
     def base_url(self) -> str:
@@ -159,6 +179,29 @@ class FakeLLMServer(ThreadingHTTPServer):
             self.in_flight -= 1
             self.last_at = time.monotonic()
 
+    def _track(self, sock, live: bool) -> None:
+        with self._cond:
+            if live:
+                self._open.add(sock)
+                self.connections += 1
+            else:
+                self._open.discard(sock)
+
+    def handle_error(self, request, client_address) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return  # a client hung up (a closed keep-alive connection): not a server fault
+        super().handle_error(request, client_address)
+
+    def drop_connections(self) -> int:
+        """Close every client connection now (as a server restart or an idle timeout does), keep
+        listening; returns how many were open."""
+        with self._cond:
+            socks = list(self._open)
+        for sock in socks:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        return len(socks)
+
     def start(self) -> FakeLLMServer:
         self._thread = threading.Thread(
             target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -167,11 +210,13 @@ class FakeLLMServer(ThreadingHTTPServer):
         return self
 
     def stop(self) -> None:
-        """Stop answering and close the port: new connections are refused."""
+        """Stop answering and close the port, as a killed server does: new connections are
+        refused and the open ones (keep-alive) are dropped."""
         if self._thread is not None:
             self.shutdown()
             self._thread = None
         self.server_close()
+        self.drop_connections()
 
     def __enter__(self) -> FakeLLMServer:
         return self.start()
@@ -375,11 +420,12 @@ def bench_pair_throughput(
 
 
 @contextlib.contextmanager
-def _served(service_time: float):
+def _served(service_time: float, no_delay: bool = False):
     """The fake server in a child process (so it does not share this process's GIL)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "retcon.bench.llm_throughput", "--serve"]
-        + ["--service-time", str(service_time)],
+        + ["--service-time", str(service_time)]
+        + (["--server-no-delay"] if no_delay else []),
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -426,10 +472,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "on the fake server (default concurrencies 1,8,16)",
     )
     p.add_argument("--rounds", type=int, default=3, help="--vs-urllib: interleaved rounds")
+    p.add_argument(
+        "--server-no-delay",
+        action="store_true",
+        help="the fake server sets TCP_NODELAY (as uvicorn and nginx do); default off",
+    )
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     if args.serve:
-        with FakeLLMServer(args.service_time) as srv:
+        with FakeLLMServer(args.service_time, no_delay=args.server_no_delay) as srv:
             print(srv.base_url, flush=True)
             threading.Event().wait()
         return 0
@@ -484,7 +535,7 @@ def _main_vs_urllib(args, conc: list[int]) -> int:
             max_tokens=args.max_tokens,
         )
     else:
-        with _served(args.service_time) as url:
+        with _served(args.service_time, args.server_no_delay) as url:
             rows = bench_client_vs_urllib(
                 url,
                 args.model,
