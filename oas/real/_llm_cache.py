@@ -16,9 +16,9 @@ Durability in groups (``CacheJournal``, the chat client's writer): an answer is 
 the writer's journal, ``<cache>/journal/<pid>-<token>.jsonl`` (one line per entry, the entry's own
 JSON), and ``put`` returns only once an ``fsync`` of the journal covering that line has finished:
 one ``fsync`` serves every answer appended while the previous one ran (group commit). The entry
-file is then written as before, without its own ``fsync``. A caller that writes its row after
-``put`` returns therefore never has a row whose answer is not on disk. ``close`` syncs the entry
-files and removes the journal; a journal left by a killed writer (its ``flock`` released) is
+file is then written as before, and synced later by a background thread. A caller that writes its row after
+``put`` returns therefore never has a row whose answer is not on disk. ``close`` waits for the entry
+files to be synced and removes the journal; a journal left by a killed writer (its ``flock`` released) is
 replayed by the next ``recover_journals`` of that cache (entry files missing or unreadable are
 rewritten from it, the rest synced), then removed. The entry files keep the layout above, so the
 code before journals reads the cache unchanged.
@@ -151,8 +151,8 @@ class CacheJournal:
     """One writer's journal: entries durable in groups, one ``fsync`` per group (module docstring).
 
     ``put(key, entry)`` returns only after the journal line holding the entry is synced, then
-    writes the entry file; thread-safe. ``close()`` syncs the entry files written, removes the
-    journal and refuses further ``put``s.
+    writes the entry file; thread-safe. A background thread syncs the entry files as they come;
+    ``close()`` waits for it, removes the journal and refuses further ``put``s.
     """
 
     def __init__(self, cache_dir):
@@ -163,7 +163,8 @@ class CacheJournal:
         self._written = self._synced = self._syncs = 0
         self._syncing = False
         self._closed = False
-        self._entries: list[Path] = []
+        self._pending: list[Path] = []  # entry files written, not yet synced by the flusher
+        self._flusher: threading.Thread | None = None
 
     @property
     def path(self) -> Path | None:
@@ -207,8 +208,29 @@ class CacheJournal:
         self._sync_through(seq)
         path = _write_entry_unsynced(entry_path(self.cache_dir, key), record)
         with self._cond:
-            self._entries.append(path)
+            self._pending.append(path)
+            if self._flusher is None:
+                self._flusher = threading.Thread(
+                    target=self._flush_entries, name="retcon-cache-flusher", daemon=True
+                )
+                self._flusher.start()
+            self._cond.notify_all()
         return path
+
+    def _flush_entries(self) -> None:
+        """Sync the entry files in the background, while the requests wait on the network, so
+        ``close`` waits only for the last few."""
+        while True:
+            with self._cond:
+                while not self._pending and not self._closed:
+                    self._cond.wait()
+                batch, self._pending = self._pending, []
+                if not batch and self._closed:
+                    return
+            for e in batch:
+                _fsync_path(e)
+            for folder in {e.parent for e in batch}:
+                _fsync_path(folder)
 
     def _sync_through(self, seq: int) -> None:
         """Return once line ``seq`` is synced: lead one ``fsync`` or wait for the one running."""
@@ -241,15 +263,13 @@ class CacheJournal:
             self._closed = True
             while self._syncing:
                 self._cond.wait()
-            entries, self._entries = self._entries, []
-            fd, path = self._fd, self._path
+            fd, path, flusher = self._fd, self._path, self._flusher
             self._fd, self._path = -1, None
+            self._cond.notify_all()
+        if flusher is not None:
+            flusher.join()  # every entry file written is synced
         if fd < 0 or path is None:
             return
-        for e in entries:
-            _fsync_path(e)
-        for folder in {e.parent for e in entries}:
-            _fsync_path(folder)
         os.unlink(path)
         _fsync_path(path.parent)
         os.close(fd)  # the lock goes with it
