@@ -536,13 +536,7 @@ def _try_kept(
     if 200 <= status < 300:
         if raw is None:
             return _too_long(cap)
-        answer = route.parse(raw)
-        if answer is None:
-            failure = (
-                f"garbage response (no {route.expects}): {_snippet(raw.decode('utf-8', 'replace'))}"
-            )
-            return _Attempt(None, failure, None, False, True)
-        return _Attempt(answer, "", None, False, False)
+        return _answer(raw, route)
     location = msg.get("location") or msg.get("uri")
     if status in _REDIRECTS and location:
         dst = urllib.parse.urljoin(url, location)
@@ -594,6 +588,11 @@ def _try_urllib(
         OSError,
     ) as e:
         return _network_failure(e)
+    return _answer(raw, route)
+
+
+def _answer(raw: bytes, route: Route) -> _Attempt:
+    """The parsed answer of a 2xx body within the cap, or a retried garbage failure."""
     answer = route.parse(raw)
     if answer is None:
         failure = (

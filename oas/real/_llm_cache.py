@@ -16,12 +16,12 @@ Durability in groups (``CacheJournal``, the chat client's writer): an answer is 
 the writer's journal, ``<cache>/journal/<pid>-<token>.jsonl`` (one line per entry, the entry's own
 JSON), and ``put`` returns only once an ``fsync`` of the journal covering that line has finished:
 one ``fsync`` serves every answer appended while the previous one ran (group commit). The entry
-file is then written as before, and synced later by a background thread. A caller that writes its row after
-``put`` returns therefore never has a row whose answer is not on disk. ``close`` waits for the entry
-files to be synced and removes the journal; a journal left by a killed writer (its ``flock`` released) is
-replayed by the next ``recover_journals`` of that cache (entry files missing or unreadable are
-rewritten from it, the rest synced), then removed. The entry files keep the layout above, so the
-code before journals reads the cache unchanged.
+file is then written as before and synced later by a background thread. A caller that writes its
+row after ``put`` returns therefore never has a row whose answer is not on disk. ``close`` waits
+for the entry files to be synced and removes the journal; a journal left by a killed writer (its
+``flock`` released) is replayed by the next ``recover_journals`` of that cache (entry files
+missing or unreadable are rewritten from it, the rest synced), then removed. The entry files keep
+the layout above, so the code before journals reads the cache unchanged.
 
 References: docs/llm.md ("Cache").
 """
