@@ -76,7 +76,7 @@ class ChatClient:
         self._finalizer = weakref.finalize(self, self._journal.close)
 
     def close(self) -> None:
-        """Sync this client's cache entries and remove its journal; ``complete`` then fails."""
+        """Sync this client's cache entries and remove its journal; a later miss then raises."""
         self._finalizer()
 
     @property
