@@ -1,7 +1,7 @@
 """The HTTP transport and pool for OpenAI-compatible endpoints: one retry policy for chat and
 embeddings.
 
-Only the standard library (``urllib.request`` + ``json``), so it works against any endpoint a user
+Only the standard library (``http.client``, ``urllib`` + ``json``), so it works against any endpoint a user
 runs (llama.cpp's server, vLLM, Ollama's OpenAI route, a hosted API) without an SDK. The config
 is ``oas.real._llm_config``; the cache-fronted chat client is ``oas.real._llm_client``; the
 embeddings client ``oas.real._embed_http`` sends through the same ``EndpointPool``.
@@ -26,21 +26,35 @@ Redirects (``_RedirectHandler``, replacing urllib's default, which replays the P
 ``Authorization`` header to any ``Location``): none is followed unless
 ``EndpointConfig.follow_redirects``; a 3xx fails at once naming both addresses. When followed, the
 key is dropped on a hop that changes scheme, host or port. A body longer than
-``EndpointConfig.max_response_bytes`` (1 MiB by default) fails at once and is never cached.
+``EndpointConfig.max_response_bytes`` (1 MiB by default) fails at once and is never cached; an
+error body is read up to the same cap.
+
+Connections (``_Connections``): with redirects off and no proxy set for the endpoint, requests go
+over ``http.client`` keep-alive connections, each used by one request at a time and put back for
+the next (at most ``concurrency`` idle per endpoint), so a run opens about one connection per
+worker thread rather than one per call. A server that answers ``Connection: close``, a body not
+read to its end, or any failure closes the connection. A kept connection the server dropped while
+idle (reset, or closed before the status line) is reconnected and the request sent once more on
+a fresh connection; that resend is not a try. With ``follow_redirects`` or a proxy (``*_proxy``
+environment variables), each request goes through ``urllib`` as before.
 """
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import http.client
 import json
 import logging
 import math
+import socket
+import sys
 import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import weakref
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, NamedTuple
@@ -145,6 +159,8 @@ class EndpointPool:
         self._calls = self._hits = self._errors = self._in_flight = 0
         self._joined: dict[str, Future] = {}
         self._closed = False
+        self._conns = _Connections(config)
+        weakref.finalize(self, self._conns.close)
 
     @property
     def endpoints(self) -> list[dict]:
@@ -170,6 +186,7 @@ class EndpointPool:
         """Refuse new requests (those in flight finish): an interrupted run stops quickly."""
         with self._lock:
             self._closed = True
+        self._conns.close()
 
     def _count_hit(self) -> None:
         with self._lock:
@@ -267,7 +284,7 @@ class EndpointPool:
             with self._slots:
                 sent_at = self._clock()
                 try:
-                    a = _try(ep.url, body, cfg, self.route)
+                    a = _try(ep.url, body, cfg, self.route, self._conns)
                 except BaseException:
                     self._done(ep, sent_at, _Attempt(None, "interrupted", None, True, False))
                     raise
@@ -326,11 +343,222 @@ class _RedirectHandler(urllib.request.HTTPRedirectHandler):
         return new
 
 
-def _try(url: str, body: bytes, cfg: EndpointConfig, route: Route) -> _Attempt:
-    """One HTTP request; never raises for a network or protocol failure."""
+_Origin = tuple[str, str, int | None]
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})  # what urllib's redirect handler acts on
+_USER_AGENT = "Python-urllib/{}.{}".format(*sys.version_info[:2])  # what urllib sends
+# A kept connection the server closed while it sat idle fails with one of these, before any answer.
+_STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
+
+
+def _no_delay(conn: http.client.HTTPConnection) -> None:
+    """Turn Nagle's algorithm off on ``conn``'s socket: ``http.client`` sends the headers and the
+    body in two writes, and on a kept connection the second would wait for the server's delayed
+    acknowledgement of the first (tens of milliseconds per request)."""
+    sock = conn.sock
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+def _quick_ack(conn: http.client.HTTPConnection) -> None:
+    """Acknowledge the answer's first segment at once (Linux ``TCP_QUICKACK``; elsewhere a no-op):
+    a server with Nagle's algorithm on holds the body until the headers are acknowledged, and a
+    kept connection would otherwise delay that acknowledgement (tens of milliseconds)."""
+    flag = getattr(socket, "TCP_QUICKACK", None)
+    if flag is not None and conn.sock is not None:
+        with contextlib.suppress(OSError):
+            conn.sock.setsockopt(socket.IPPROTO_TCP, flag, 1)
+
+
+class _HTTPConnection(http.client.HTTPConnection):
+    def connect(self) -> None:
+        super().connect()
+        _no_delay(self)
+
+
+class _HTTPSConnection(http.client.HTTPSConnection):
+    def connect(self) -> None:
+        super().connect()
+        _no_delay(self)
+
+
+class _Connections:
+    """Idle keep-alive connections per endpoint origin (``(scheme, host, port)``); thread-safe.
+
+    ``take`` hands out an idle connection (or a new one) to one request at a time; ``give`` puts it
+    back after a response read to its end, keeping at most ``concurrency`` idle per origin.
+    ``direct(url)`` says whether ``url`` may use them: redirects off and no proxy for it.
+    """
+
+    def __init__(self, config: EndpointConfig):
+        self._timeout = config.timeout
+        self._keep = config.concurrency
+        self._follow = config.follow_redirects
+        self._lock = threading.Lock()
+        self._idle: dict[_Origin, list[http.client.HTTPConnection]] = {}
+        self._direct: dict[str, bool] = {}
+
+    def direct(self, url: str) -> bool:
+        with self._lock:
+            known = self._direct.get(url)
+        if known is None:
+            known = not self._follow and not _proxied(url)
+            with self._lock:
+                self._direct[url] = known
+        return known
+
+    def take(
+        self, origin: _Origin, *, fresh: bool = False
+    ) -> tuple[http.client.HTTPConnection, bool]:
+        """A connection to ``origin`` and whether it was used before (``fresh``: always new)."""
+        if not fresh:
+            with self._lock:
+                idle = self._idle.get(origin)
+                if idle:
+                    return idle.pop(), True
+        scheme, host, port = origin
+        cls = _HTTPSConnection if scheme == "https" else _HTTPConnection
+        return cls(host, port, timeout=self._timeout), False
+
+    def give(self, origin: _Origin, conn: http.client.HTTPConnection) -> None:
+        with self._lock:
+            idle = self._idle.setdefault(origin, [])
+            if len(idle) < self._keep:
+                idle.append(conn)
+                return
+        conn.close()
+
+    def close(self) -> None:
+        """Close every idle connection (those in use close when their request ends)."""
+        with self._lock:
+            conns = [c for idle in self._idle.values() for c in idle]
+            self._idle.clear()
+        for c in conns:
+            c.close()
+
+
+def _proxied(url: str) -> bool:
+    """Whether urllib would send ``url`` through a proxy (the ``*_proxy`` environment variables)."""
+    scheme, host, _ = _origin(url)
+    proxies = urllib.request.getproxies()
+    return scheme in proxies and not urllib.request.proxy_bypass(
+        urllib.parse.urlsplit(url).netloc or host
+    )
+
+
+def _try(
+    url: str,
+    body: bytes,
+    cfg: EndpointConfig,
+    route: Route,
+    conns: _Connections | None = None,
+) -> _Attempt:
+    """One HTTP request (over a kept connection from ``conns`` where ``conns.direct(url)``, else
+    through ``urllib``); never raises for a network or protocol failure."""
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     if cfg.api_key:
         headers["Authorization"] = f"Bearer {cfg.api_key}"
+    if conns is not None and conns.direct(url):
+        return _try_kept(url, body, headers, cfg, route, conns)
+    return _try_urllib(url, body, headers, cfg, route)
+
+
+def _too_long(cap: int) -> _Attempt:
+    failure = (
+        f"response body longer than the {cap}-byte cap (max_response_bytes); "
+        "nothing from it is used or cached"
+    )
+    return _Attempt(None, failure, None, True, False)
+
+
+def _network_failure(e: BaseException) -> _Attempt:
+    failure = _snippet(f"{type(e).__name__}: {getattr(e, 'reason', e)}")
+    return _Attempt(None, failure, None, False, True)
+
+
+def _exchange(
+    conns: _Connections, origin: _Origin, target: str, body: bytes, headers: dict, cap: int
+) -> tuple[int, http.client.HTTPMessage, bytes | None]:
+    """POST ``body`` over a kept connection: ``(status, headers, body or None when over cap)``.
+
+    A kept connection found dropped is replaced by a fresh one, once. The connection goes back to
+    ``conns`` only when its response was read to the end and the server keeps it open.
+    """
+    fresh = False
+    while True:
+        conn, reused = conns.take(origin, fresh=fresh)
+        try:
+            conn.request("POST", target, body=body, headers=headers)
+            _quick_ack(conn)
+            resp = conn.getresponse()
+        except _STALE:
+            conn.close()
+            if reused:
+                fresh = True
+                continue
+            raise
+        except BaseException:
+            conn.close()
+            raise
+        break
+    try:
+        if resp.length is not None and resp.length > cap:
+            raw = None
+        else:
+            got = resp.read(cap + 1) if resp.length is None else resp.read()
+            raw = got if len(got) <= cap else None
+    except BaseException:
+        conn.close()
+        raise
+    if resp.isclosed() and not resp.will_close and raw is not None:
+        conns.give(origin, conn)
+    else:
+        conn.close()
+    return resp.status, resp.msg, raw
+
+
+def _try_kept(
+    url: str, body: bytes, headers: dict, cfg: EndpointConfig, route: Route, conns: _Connections
+) -> _Attempt:
+    """``_try`` over a kept ``http.client`` connection, with ``urllib``'s answers to each status:
+    a 2xx is the body, a redirect is refused naming both addresses, other statuses fail with a
+    snippet of their body (retried on 5xx, 408 and 429, with ``Retry-After``)."""
+    parts = urllib.parse.urlsplit(url)
+    origin = _origin(url)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    cap = cfg.max_response_bytes
+    try:
+        status, msg, raw = _exchange(
+            conns, origin, target, body, {**headers, "User-Agent": _USER_AGENT}, cap
+        )
+    except (http.client.HTTPException, ConnectionError, TimeoutError, OSError) as e:
+        return _network_failure(e)
+    if 200 <= status < 300:
+        if raw is None:
+            return _too_long(cap)
+        return _answer(raw, route)
+    location = msg.get("location") or msg.get("uri")
+    if status in _REDIRECTS and location:
+        dst = urllib.parse.urljoin(url, location)
+        if urllib.parse.urlsplit(dst).scheme.lower() in ("http", "https", "ftp", ""):
+            failure = (
+                f"HTTP {status} redirect from {redact_url(url)} to {redact_url(dst)} refused "
+                "(redirects are not followed; --llm-follow-redirects follows them, without the "
+                "key across origins)"
+            )
+            return _Attempt(None, failure, None, True, False)
+    text = "" if raw is None else raw.decode("utf-8", "replace")
+    failure = f"HTTP {status}: {_snippet(text)}"
+    if status not in _RETRY_STATUS:
+        return _Attempt(None, failure, None, True, False)
+    after = retry_after_seconds(msg.get("Retry-After"))
+    return _Attempt(None, failure, after, False, status != 429)
+
+
+def _try_urllib(
+    url: str, body: bytes, headers: dict, cfg: EndpointConfig, route: Route
+) -> _Attempt:
+    """``_try`` through ``urllib``: one connection per request, redirects per ``_RedirectHandler``."""
     req = urllib.request.Request(url, data=body, headers=headers, method="POST")
     opener = urllib.request.build_opener(_RedirectHandler(cfg.follow_redirects))
     cap = cfg.max_response_bytes
@@ -338,11 +566,7 @@ def _try(url: str, body: bytes, cfg: EndpointConfig, route: Route) -> _Attempt:
         with opener.open(req, timeout=cfg.timeout) as resp:
             raw = resp.read(cap + 1)
         if len(raw) > cap:
-            failure = (
-                f"response body longer than the {cap}-byte cap (max_response_bytes); "
-                "nothing from it is used or cached"
-            )
-            return _Attempt(None, failure, None, True, False)
+            return _too_long(cap)
     except _RedirectRefused as e:
         failure = (
             f"HTTP {e.code} redirect from {redact_url(e.src)} to {redact_url(e.dst)} refused "
@@ -351,7 +575,7 @@ def _try(url: str, body: bytes, cfg: EndpointConfig, route: Route) -> _Attempt:
         )
         return _Attempt(None, failure, None, True, False)
     except urllib.error.HTTPError as e:
-        failure = f"HTTP {e.code}: {_snippet(_safe_read(e))}"
+        failure = f"HTTP {e.code}: {_snippet(_safe_read(e, cap))}"
         if e.code not in _RETRY_STATUS:
             return _Attempt(None, failure, None, True, False)
         after = retry_after_seconds(e.headers.get("Retry-After") if e.headers else None)
@@ -363,8 +587,12 @@ def _try(url: str, body: bytes, cfg: EndpointConfig, route: Route) -> _Attempt:
         TimeoutError,
         OSError,
     ) as e:
-        failure = _snippet(f"{type(e).__name__}: {getattr(e, 'reason', e)}")
-        return _Attempt(None, failure, None, False, True)
+        return _network_failure(e)
+    return _answer(raw, route)
+
+
+def _answer(raw: bytes, route: Route) -> _Attempt:
+    """The parsed answer of a 2xx body within the cap, or a retried garbage failure."""
     answer = route.parse(raw)
     if answer is None:
         failure = (
@@ -408,9 +636,10 @@ def parse_chat(raw: bytes) -> str | None:
 CHAT = Route("chat/completions", parse_chat, "choices[0].message.content")
 
 
-def _safe_read(e: urllib.error.HTTPError) -> str:
+def _safe_read(e: urllib.error.HTTPError, cap: int) -> str:
+    """An error body, at most ``cap`` bytes of it."""
     try:
-        return e.read().decode("utf-8", "replace")
+        return e.read(cap).decode("utf-8", "replace")
     except Exception:
         return ""
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import weakref
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -25,7 +26,14 @@ from oas.real._http import (
     PoolProgress,
     retry_after_seconds,
 )
-from oas.real._llm_cache import CACHE_FORMAT, cache_key, entry_path, read_entry, write_entry
+from oas.real._llm_cache import (
+    CACHE_FORMAT,
+    CacheJournal,
+    cache_key,
+    entry_path,
+    read_entry,
+    recover_journals,
+)
 from oas.real._llm_config import (
     DEFAULT_CONCURRENCY,
     EndpointConfig,
@@ -50,6 +58,12 @@ class ChatClient:
     ``complete(messages, **params)`` returns the assistant message's text; thread-safe. ``sleep`` is
     injectable so tests need not wait through the backoff. ``pool`` shares the endpoints and the
     bound on requests in flight with other clients (default: a pool of this client's own).
+
+    A fetched answer is returned only once it is durable in the cache (``CacheJournal.put``: one
+    ``fsync`` per group of answers), so a row written from it never outlives its answer. The first
+    client of a cache folder in a process replays the journals that killed runs left there
+    (``recover_journals``). ``close()`` (also at exit, or when the client is collected) syncs the
+    entry files and removes this client's journal.
     """
 
     def __init__(self, config: EndpointConfig, *, sleep=None, pool: EndpointPool | None = None):
@@ -57,6 +71,13 @@ class ChatClient:
         self.pool = pool if pool is not None else EndpointPool(config, sleep=sleep)
         self._lock = threading.Lock()
         self._hits = self._misses = self._requests = self._retries = 0
+        _recover_once(config.cache_dir)
+        self._journal = CacheJournal(config.cache_dir)
+        self._finalizer = weakref.finalize(self, self._journal.close)
+
+    def close(self) -> None:
+        """Sync this client's cache entries and remove its journal; a later miss then raises."""
+        self._finalizer()
 
     @property
     def stats(self) -> CallStats:
@@ -112,8 +133,7 @@ class ChatClient:
             with self._lock:
                 self._requests += n
                 self._retries += n - 1
-            write_entry(
-                self.config.cache_dir,
+            self._journal.put(
                 key,
                 {
                     "model": self.config.model,
@@ -130,6 +150,20 @@ class ChatClient:
             raise
         finally:
             self.pool._unjoin(key)
+
+
+_recovered: set[str] = set()
+_recovered_lock = threading.Lock()
+
+
+def _recover_once(cache_dir) -> None:
+    """``recover_journals`` for ``cache_dir``, once per process."""
+    name = str(Path(cache_dir).resolve())
+    with _recovered_lock:
+        if name in _recovered:
+            return
+        _recovered.add(name)
+    recover_journals(cache_dir)
 
 
 def _tries_of(e: LLMEndpointError) -> int:

@@ -16,6 +16,7 @@ import argparse
 import contextlib
 import hashlib
 import json
+import socket
 import subprocess
 import sys
 import threading
@@ -54,6 +55,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+    def setup(self):
+        self.disable_nagle_algorithm = self.server.no_delay  # type: ignore[attr-defined]
+        super().setup()
+        self.server._track(self.connection, True)  # type: ignore[attr-defined]
+
+    def finish(self):
+        try:
+            super().finish()
+        finally:
+            self.server._track(self.connection, False)  # type: ignore[attr-defined]
 
     def do_GET(self):
         data = json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode()
@@ -102,12 +114,16 @@ class FakeLLMServer(ThreadingHTTPServer):
       delay: ``body -> seconds`` of extra delay per request (e.g. to shuffle completion order).
       gate: hold each request until this many are in the server at once (or ``gate_timeout``
         passed): makes "N in flight" observable without timing assumptions.
+      no_delay: ``TCP_NODELAY`` on the served connections, as uvicorn and nginx set it (default
+        off, as ``http.server`` leaves it: the headers and the body go out in two writes, so a
+        client on a kept connection that delays its ACK waits tens of milliseconds per answer).
 
     Attributes:
       script: steps used one per request, before the default: ``("ok",)``, ``("garbage", bytes)``,
         or ``(status, retry_after_or_None)`` such as ``(429, 2)`` or ``(500, None)``.
       requests: the request bodies in arrival order; ``max_in_flight``: the most seen at once;
-      ``first_at``, ``last_at``: ``time.monotonic()`` of the first arrival and the last answer.
+      ``first_at``, ``last_at``: ``time.monotonic()`` of the first arrival and the last answer;
+      ``connections``: client connections accepted (HTTP/1.1 keep-alive: one serves many).
     """
 
     daemon_threads = True
@@ -121,18 +137,22 @@ class FakeLLMServer(ThreadingHTTPServer):
         delay: Callable[[dict], float] | None = None,
         gate: int = 0,
         gate_timeout: float = 10.0,
+        no_delay: bool = False,
     ):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.service_time = float(service_time)
         self.reply = reply or default_reply
         self.delay = delay
         self.gate, self.gate_timeout = int(gate), float(gate_timeout)
+        self.no_delay = bool(no_delay)
         self.script: list[tuple] = []
         self.requests: list[dict] = []
         self.in_flight = self.max_in_flight = 0
         self.first_at = self.last_at = float("nan")  # first arrival, last answer (monotonic s)
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
+        self._open: set = set()  # the client connections being served (keep-alive)
+        self.connections = 0  # client connections accepted
 
     @property
     def base_url(self) -> str:
@@ -159,6 +179,29 @@ class FakeLLMServer(ThreadingHTTPServer):
             self.in_flight -= 1
             self.last_at = time.monotonic()
 
+    def _track(self, sock, live: bool) -> None:
+        with self._cond:
+            if live:
+                self._open.add(sock)
+                self.connections += 1
+            else:
+                self._open.discard(sock)
+
+    def handle_error(self, request, client_address) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return  # a client hung up (a closed keep-alive connection): not a server fault
+        super().handle_error(request, client_address)
+
+    def drop_connections(self) -> int:
+        """Close every client connection now (as a server restart or an idle timeout does), keep
+        listening; returns how many were open."""
+        with self._cond:
+            socks = list(self._open)
+        for sock in socks:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        return len(socks)
+
     def start(self) -> FakeLLMServer:
         self._thread = threading.Thread(
             target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -167,11 +210,13 @@ class FakeLLMServer(ThreadingHTTPServer):
         return self
 
     def stop(self) -> None:
-        """Stop answering and close the port: new connections are refused."""
+        """Stop answering and close the port, as a killed server does: new connections are
+        refused and the open ones (keep-alive) are dropped."""
         if self._thread is not None:
             self.shutdown()
             self._thread = None
         self.server_close()
+        self.drop_connections()
 
     def __enter__(self) -> FakeLLMServer:
         return self.start()
@@ -234,6 +279,101 @@ def bench_llm_throughput(
     return out
 
 
+class ClientVsUrllib(NamedTuple):
+    """One concurrency of ``bench_client_vs_urllib``: the median calls/s of ``ChatClient``
+    (``client``, into an empty cache) and of plain urllib (``urllib``), their ``ratio`` (client /
+    urllib), the per-round rates (``client_rounds``, ``urllib_rounds``) and the ``ideal`` rate
+    (``concurrency / service_time`` on the fake server; ``nan`` when unknown)."""
+
+    concurrency: int
+    calls: int
+    client: float
+    urllib: float
+    ratio: float
+    ideal: float
+    client_rounds: tuple[float, ...]
+    urllib_rounds: tuple[float, ...]
+
+
+def urllib_calls(url: str, model: str, prompts: Sequence[list[dict]], n: int, **params) -> list:
+    """What a competent user writes without the package: a ``ThreadPoolExecutor`` of ``n``
+    workers, one ``urllib.request.urlopen`` per prompt, JSON in and out, no cache, no retry."""
+    import urllib.request
+    from concurrent.futures import ThreadPoolExecutor
+
+    target = f"{url.rstrip('/')}/chat/completions"
+
+    def call(messages: list[dict]) -> str:
+        body = json.dumps({"model": model, "messages": messages, **params}).encode()
+        req = urllib.request.Request(
+            target, data=body, headers={"Content-Type": "application/json"}, method="POST"
+        )
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return json.loads(resp.read())["choices"][0]["message"]["content"]
+
+    with ThreadPoolExecutor(max_workers=n) as ex:
+        return list(ex.map(call, prompts))
+
+
+def bench_client_vs_urllib(
+    base_url: str,
+    model: str,
+    concurrencies: Sequence[int] = (1, 8, 16),
+    *,
+    calls: int = 96,
+    rounds: int = 3,
+    max_tokens: int = 8,
+    service_time: float = float("nan"),
+) -> list[ClientVsUrllib]:
+    """``ChatClient`` against plain urllib (``urllib_calls``) on one server, interleaved.
+
+    Each round runs, for each concurrency in turn, the client (a fresh empty cache, so every call
+    is a request; the time includes the client's ``close``) and then urllib, on distinct prompts,
+    so both see the same machine load. The medians over ``rounds`` are reported; both must return
+    the same texts for the same prompts (checked).
+    """
+    import statistics
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+
+    from oas.real import ChatClient, resolve_endpoint
+
+    rates: dict[tuple[int, str], list[float]] = {}
+    params = {"temperature": 0.0, "max_tokens": max_tokens}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(rounds):
+            for n in concurrencies:
+                prompts = [
+                    [{"role": "user", "content": f"Say a number. r{r} c{n} #{i}"}]
+                    for i in range(calls)
+                ]
+                cfg = resolve_endpoint([base_url], model, "", f"{tmp}/r{r}c{n}", concurrency=n)
+                client = ChatClient(cfg)
+                t0 = time.perf_counter()
+                with ThreadPoolExecutor(max_workers=n) as ex:
+                    got = list(ex.map(partial(client.complete, **params), prompts))
+                close = getattr(client, "close", None)
+                if close is not None:
+                    close()
+                dt = time.perf_counter() - t0
+                if client.stats.requests != calls:
+                    raise RuntimeError(f"client sent {client.stats.requests} of {calls} requests")
+                rates.setdefault((n, "client"), []).append(calls / dt)
+                t0 = time.perf_counter()
+                plain = urllib_calls(base_url, model, prompts, n, **params)
+                dt = time.perf_counter() - t0
+                rates.setdefault((n, "urllib"), []).append(calls / dt)
+                if plain != got:
+                    raise RuntimeError("the client and urllib returned different texts")
+    out = []
+    for n in concurrencies:
+        c, u = rates[(n, "client")], rates[(n, "urllib")]
+        cm, um = statistics.median(c), statistics.median(u)
+        ideal = n / service_time if service_time > 0 else float("nan")
+        out.append(ClientVsUrllib(n, calls, cm, um, cm / um, ideal, tuple(c), tuple(u)))
+    return out
+
+
 def bench_pair_throughput(
     data,
     concurrencies: Sequence[int] = (1, 2, 4, 8),
@@ -280,11 +420,12 @@ def bench_pair_throughput(
 
 
 @contextlib.contextmanager
-def _served(service_time: float):
+def _served(service_time: float, no_delay: bool = False):
     """The fake server in a child process (so it does not share this process's GIL)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "retcon.bench.llm_throughput", "--serve"]
-        + ["--service-time", str(service_time)],
+        + ["--service-time", str(service_time)]
+        + (["--server-no-delay"] if no_delay else []),
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -307,7 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--service-time", type=float, default=0.1, help="fake server, seconds")
     p.add_argument("--calls", type=int, default=64)
     p.add_argument("--max-tokens", type=int, default=8)
-    p.add_argument("--concurrency", default="1,2,4,8")
+    p.add_argument("--concurrency", default=None, help="default 1,2,4,8 (--vs-urllib: 1,8,16)")
     p.add_argument(
         "--pair",
         metavar="LOCOMO_JSON",
@@ -324,14 +465,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="run the fake server in this process (default: a child process, own GIL)",
     )
+    p.add_argument(
+        "--vs-urllib",
+        action="store_true",
+        help="the client against plain urllib (a thread pool of urlopen calls), interleaved, "
+        "on the fake server (default concurrencies 1,8,16)",
+    )
+    p.add_argument("--rounds", type=int, default=3, help="--vs-urllib: interleaved rounds")
+    p.add_argument(
+        "--server-no-delay",
+        action="store_true",
+        help="the fake server sets TCP_NODELAY (as uvicorn and nginx do); default off",
+    )
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     if args.serve:
-        with FakeLLMServer(args.service_time) as srv:
+        with FakeLLMServer(args.service_time, no_delay=args.server_no_delay) as srv:
             print(srv.base_url, flush=True)
             threading.Event().wait()
         return 0
-    conc = [int(x) for x in args.concurrency.split(",")]
+    conc_arg = args.concurrency or ("1,8,16" if args.vs_urllib else "1,2,4,8")
+    conc = [int(x) for x in conc_arg.split(",")]
+    if args.vs_urllib:
+        return _main_vs_urllib(args, conc)
     ideal = None
     if args.pair:
         points = bench_pair_throughput(
@@ -364,6 +520,43 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ideal:
             row += f" | {ideal * pt.concurrency:.1f}"
         print(row)
+    sys.stdout.flush()
+    return 0
+
+
+def _main_vs_urllib(args, conc: list[int]) -> int:
+    if args.base_url:
+        rows = bench_client_vs_urllib(
+            args.base_url[0],
+            args.model,
+            conc,
+            calls=args.calls,
+            rounds=args.rounds,
+            max_tokens=args.max_tokens,
+        )
+    else:
+        with _served(args.service_time, args.server_no_delay) as url:
+            rows = bench_client_vs_urllib(
+                url,
+                args.model,
+                conc,
+                calls=args.calls,
+                rounds=args.rounds,
+                max_tokens=args.max_tokens,
+                service_time=args.service_time,
+            )
+    if args.json:
+        print(json.dumps([r._asdict() for r in rows]))
+        return 0
+    print(f"median of {args.rounds} interleaved rounds, {args.calls} calls each")
+    print(
+        "in flight | client calls/s | urllib calls/s | client/urllib | client/ideal | urllib/ideal"
+    )
+    for r in rows:
+        print(
+            f"{r.concurrency:9d} | {r.client:14.1f} | {r.urllib:14.1f} | {r.ratio:13.2f} | "
+            f"{r.client / r.ideal:12.2f} | {r.urllib / r.ideal:12.2f}"
+        )
     sys.stdout.flush()
     return 0
 
