@@ -117,9 +117,13 @@ class TiktokenTokenizer:
 
 
 def make_tokenizer(name: str = "regex") -> Tokenizer:
-    """``"regex"`` (default) or ``"tiktoken"`` / ``"tiktoken:<encoding>"``."""
+    """``"regex"`` (default), ``"alnum"`` (the paper's count) or ``"tiktoken[:<encoding>]"``."""
     if name == "regex":
         return RegexTokenizer()
+    if name == "alnum":  # the paper's alphanumeric-token count (MODEL §2)
+        from oas.real._paper_design import AlnumTokenizer
+
+        return AlnumTokenizer()
     if name == "tiktoken" or name.startswith("tiktoken:"):
         return TiktokenTokenizer(name.partition(":")[2] or "cl100k_base")
     spell = Spell("make_tokenizer", py={"tokenizer": "name"})
