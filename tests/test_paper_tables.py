@@ -127,13 +127,6 @@ def test_tables_block_holds_the_papers_values_and_our_intervals():
     assert f"in {q['in']} of 12 cells" in md
 
 
-def test_design_paper_refused_with_paired_files(tmp_path, capsys):
-    f = tmp_path / "p.jsonl"
-    f.write_text("")
-    rc, _, err = run_cli(["paper-checks", "--paired", str(f), "--design", "paper"], capsys)
-    assert rc == 2 and "--design paper applies to LoCoMo paired by paper-checks itself" in err
-
-
 @pytest.mark.slow
 @needs_locomo
 def test_paper_checks_design_paper_on_real_locomo(tmp_path, capsys):

@@ -33,6 +33,8 @@ import numpy as np
 from oas.real._types import Conversation, Query
 
 DESIGNS = ("ours", "paper")
+#: The paper's LongMemEval split before modelling: train 350 / dev 75 / test 75 (MODEL §11).
+PAPER_SPLIT = (("train", 350), ("dev", 75), ("test", 75))
 #: The paper's budgets per data set (MODEL §11).
 PAPER_BUDGETS = {"locomo": (16, 32, 64, 128), "longmemeval": (32, 64, 128, 256)}
 #: What ``--design paper`` sets on a pair run (the rest of the options keep their meaning).
@@ -115,3 +117,29 @@ def paper_sample_queries(
     key = jax.random.key(PAPER_SEED if seed is None else seed)
     drawn = set(paper_sample(key, np.asarray(ids), np.asarray(cost), n=size).query_id.tolist())
     return [(c, q) for c, q in pairs if q.query_id in drawn]
+
+
+def paper_split(query_ids: Sequence[str], *, seed: int | None = None) -> dict[str, str]:
+    """``query_id -> "train" | "dev" | "test"``: the paper's 350 / 75 / 75 LongMemEval split,
+    scaled to the questions given (MODEL §11).
+
+    Our reading: the sorted ids are permuted by ``jax.random.permutation`` under the seed
+    (default 20260716), then cut in the proportions 350 : 75 : 75 (the dev and test shares rounded
+    down, at least one question each when there are three or more); the paper does not say how
+    it drew its split, so ours differs from theirs.
+
+    References: MODEL §11 (LongMemEval split).
+    """
+    import jax
+
+    from oas.real._paper_sample import PAPER_SEED
+
+    ids = np.sort(np.unique(np.asarray(list(query_ids)).astype(str)))
+    n = len(ids)
+    total = sum(k for _, k in PAPER_SPLIT)
+    n_dev = n_test = max(1, n * PAPER_SPLIT[1][1] // total) if n >= 3 else 0
+    perm = np.asarray(
+        jax.random.permutation(jax.random.key(PAPER_SEED if seed is None else seed), n)
+    )
+    names = np.array(["train"] * (n - n_dev - n_test) + ["dev"] * n_dev + ["test"] * n_test)
+    return dict(zip(ids[perm].tolist(), names.tolist()))

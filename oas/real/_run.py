@@ -442,6 +442,11 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
         pairs = paper_sample_queries(loaded.conversations)[: job.limit]
     else:
         pairs = list(iter_queries(loaded.conversations, job.limit))
+    split = None
+    if job.design == "paper" and job.dataset == "longmemeval":  # the paper's 350/75/75, scaled
+        from oas.real._paper_design import paper_split
+
+        split = paper_split([q.query_id for _, q in pairs])
     if not pairs:
         raise InputError(
             f"{data_path}: no questions left to pair (excluded {loaded.report.n_excluded}: "
@@ -482,6 +487,7 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
             progress,
             stamp=stamp,
             audit=audit,
+            split=split,
         )
         n_resumed = len(done)
         writer.finalize()
@@ -555,6 +561,7 @@ def _write_rows(
     *,
     stamp,
     audit=None,
+    split=None,
 ) -> int:
     """Work on up to ``concurrency`` questions at once; write their rows in question order.
 
@@ -591,6 +598,8 @@ def _write_rows(
             if audit is not None:  # provenance: the modes, and what they changed in this row
                 change = audit.changes.get(str(row.get("query_id")), "")
                 row = {**row, "meta_audit": ",".join(audit.modes), "meta_audit_change": change}
+            if split is not None:  # --design paper on LongMemEval: the question's split
+                row = {**row, "meta_split": split[str(row["query_id"])]}
             writer.write({**row, PROTOCOL_COLUMN: stamp})
             n_written += 1
         open_queries[cid] -= 1

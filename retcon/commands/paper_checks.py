@@ -118,7 +118,6 @@ def paired_config(args: argparse.Namespace):
         ("--limit", args.limit is not None),
         ("--magnitude", args.magnitude),
         ("--end-to-end", args.end_to_end),
-        ("--design paper", args.design == "paper"),
     ):
         if bad:
             raise InputError(
@@ -137,7 +136,7 @@ def paired_config(args: argparse.Namespace):
             f"--reader-name: the readers' names must differ; got {names} (files with the same "
             "stem need --reader-name)."
         )
-    overrides = dict(paired=tuple(files), readers=tuple(names), scenarios=())
+    overrides = dict(paired=tuple(files), readers=tuple(names), scenarios=(), design=args.design)
     return CheckConfig.full_scale(**overrides) if args.full else CheckConfig.fast(**overrides)
 
 
