@@ -30,6 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from oas.real._text import RegexTokenizer
 from oas.real._types import Conversation, Query
 
 DESIGNS = ("ours", "paper")
@@ -43,22 +44,12 @@ PAPER_SETTINGS = {"granularity": "turn", "packing": "skip", "tokenizer": "alnum"
 _ALNUM = re.compile(r"[A-Za-z0-9]+")
 
 
-class AlnumTokenizer:
-    """The paper's token cost: maximal runs of ASCII letters and digits (MODEL §2)."""
+class AlnumTokenizer(RegexTokenizer):
+    """The paper's token cost: maximal runs of ASCII letters and digits (MODEL §2); ``truncate``
+    keeps the prefix up to the end of the ``n``-th run."""
 
     name = "alnum"
-
-    def count(self, text: str) -> int:
-        return sum(1 for _ in _ALNUM.finditer(text))
-
-    def truncate(self, text: str, n_tokens: int) -> str:
-        """The prefix of ``text`` up to the end of its ``n_tokens``-th alphanumeric run."""
-        if n_tokens <= 0:
-            return ""
-        for i, m in enumerate(_ALNUM.finditer(text), 1):
-            if i == n_tokens:
-                return text[: m.end()]
-        return text
+    _pattern = _ALNUM
 
 
 def cheapest_first(

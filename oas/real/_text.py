@@ -68,15 +68,16 @@ class RegexTokenizer:
     """Default budget tokenizer: ``\\w+`` runs and single punctuation marks; no download."""
 
     name = "regex"
+    _pattern = _TOKEN  # a token is one match (the paper's count, ``AlnumTokenizer``, has its own)
 
     def count(self, text: str) -> int:
-        return sum(1 for _ in _TOKEN.finditer(text))
+        return sum(1 for _ in self._pattern.finditer(text))
 
     def truncate(self, text: str, n_tokens: int) -> str:
         if n_tokens <= 0:
             return ""
         end = 0
-        for i, m in enumerate(_TOKEN.finditer(text)):
+        for i, m in enumerate(self._pattern.finditer(text)):
             if i == n_tokens:
                 return text[:end]
             end = m.end()
