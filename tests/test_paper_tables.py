@@ -67,6 +67,7 @@ def test_deal_folds_keeps_a_question_in_one_fold_and_balances():
         deal_folds(jax.random.key(0), ["a", "b", "a"])
 
 
+@pytest.mark.slow  # the tables test below runs cross-fitting in the fast tier
 def test_crossfit_scores_every_row_once_with_each_policy():
     p = _rows()
     ev = crossfit_evaluate(jax.random.key(1), p)
@@ -125,6 +126,13 @@ def test_tables_block_holds_the_papers_values_and_our_intervals():
     md = tables_markdown(t)
     assert "## Table 4" in md and "## Table 8" in md and "evidence-fit rule" in md
     assert f"in {q['in']} of 12 cells" in md
+
+
+@needs_locomo
+def test_design_paper_refuses_limit(capsys):
+    argv = ["paper-checks", "--design", "paper", "--data", str(LOCOMO_PATH), "--limit", "20"]
+    rc, _, err = run_cli(argv, capsys)
+    assert rc == 2 and "--limit: --design paper uses the paper's 75-question sample" in err
 
 
 @pytest.mark.slow

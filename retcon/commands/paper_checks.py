@@ -214,6 +214,11 @@ def run(args: argparse.Namespace) -> int:
     check_locomo_given(args.data, getattr(args, "sim_only", False))
     overrides = {"data": args.data}
     if args.design != "ours":
+        if args.limit is not None:
+            raise InputError(
+                "--limit: --design paper uses the paper's 75-question sample; got --limit "
+                f"{args.limit}. Drop --limit, or use --design ours."
+            )
         overrides["design"] = args.design
     if args.limit is not None:
         overrides["locomo_limit"] = args.limit
