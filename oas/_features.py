@@ -8,14 +8,22 @@ Features, in ``FEATURE_NAMES`` order (MODEL §8):
   1. ``budget_over_512``          B / 512
   2. ``token_pressure``           len(C) / B, with len(C) the sum of raw record token lengths
   3. ``budget_fit_fraction``      f_B: share of C's raw tokens that retention packs under B
-                                  (prefix / skip / cut packing, MODEL §2)
+                                  (prefix / skip / cut packing, MODEL §2); under the paper's
+                                  definitions the share of C's records (evidence turns) that
+                                  cheapest-first retention packs whole
   4. ``constituent_count``        |C|
   5. ``session_count``            number of distinct session ids in C
   6. ``embedding_inconsistency``  mean over C of 1 - cos(e_m, centroid); the centroid is the mean
-                                  of the unit-normalized record embeddings
+                                  of the unit-normalized record embeddings; under the paper's
+                                  definitions the mean squared distance of the unit-normalized
+                                  embeddings to their mean, ``mean_m ||e_m - ebar||^2``
   7. ``mean_pairwise_cosine``     mean of cos(e_i, e_j) over pairs i < j; 1.0 for one record
   8-11. ``query_type_0..3``       one-hot of the query type's slot in its vocabulary
                                   (``retcon.vocab``)
+
+``definitions`` picks features 3 and 6: ``"ours"`` (the package's, above) or ``"paper"`` (MODEL
+§8 as the paper defines them; ``--design paper``). ``DEFAULT_DEFINITIONS`` is the one place that
+sets which a caller gets without saying: flipping it to ``"paper"`` flips every feature computed.
 
 References: MODEL §2 (packing), §8 (features).
 """
@@ -42,6 +50,73 @@ FEATURE_NAMES = (
 )
 N_FEATURES = len(FEATURE_NAMES)
 N_QUERY_TYPES = 4
+#: Features 3 and 6: the package's definitions or the paper's (MODEL §8).
+FEATURE_DEFINITIONS = ("ours", "paper")
+#: What ``compute_features`` uses when the caller does not say; the paper's is one edit away.
+DEFAULT_DEFINITIONS = "ours"
+
+
+def check_definitions(definitions: str | None) -> str:
+    """``definitions`` resolved (``None``: ``DEFAULT_DEFINITIONS``) and checked."""
+    d = DEFAULT_DEFINITIONS if definitions is None else definitions
+    if d not in FEATURE_DEFINITIONS:
+        raise InputError(
+            f"features: definitions must be one of {list(FEATURE_DEFINITIONS)}; got {d!r}."
+        )
+    return d
+
+
+def cheapest_fit_share(budget, lengths, mask=None) -> np.ndarray:
+    """The paper's f_B: share of the cluster's records packed whole by cheapest-first retention.
+
+    Cheapest-first (MODEL §2): whole records in increasing length, ties in the given (retriever)
+    order, each that still fits taken (``skip`` on the length-sorted list).
+
+    Args:
+      budget: shape ``(n,)``, tokens, > 0.
+      lengths: shape ``(n, K)``, record token lengths.
+      mask: shape ``(n, K)`` bool, which slots hold a record; ``None`` means all.
+
+    Returns:
+      shape ``(n,)`` in [0, 1]: records packed whole over records.
+
+    References: MODEL §2 (cheapest packing), §8 (feature 3, the paper's Table 9).
+    """
+    budget = np.asarray(budget, dtype=np.float64).reshape(-1)
+    lengths = np.asarray(lengths, dtype=np.float64)
+    mask = np.ones(lengths.shape, bool) if mask is None else np.asarray(mask, bool)
+    order = np.argsort(np.where(mask, lengths, np.inf), axis=1, kind="stable")
+    ln = np.take_along_axis(np.where(mask, lengths, 0.0), order, axis=1)
+    m = np.take_along_axis(mask, order, axis=1)
+    kept = pack_reference(ln, budget, "skip")
+    whole = m & (kept >= ln) & (kept > 0)
+    return whole.sum(axis=1) / np.maximum(m.sum(axis=1), 1)
+
+
+def embedding_spread(embeddings, mask=None) -> np.ndarray:
+    """The paper's feature 6: mean squared distance of unit-normalised embeddings to their mean.
+
+    ``mean_m ||u_m - ubar||^2`` with ``u_m = e_m / ||e_m||`` (a zero vector stays zero), which for
+    unit vectors equals ``1 - ||ubar||^2``.
+
+    Args:
+      embeddings: shape ``(n, K, D)``.
+      mask: shape ``(n, K)`` bool; ``None`` means all.
+
+    Returns:
+      shape ``(n,)``, >= 0 (0 for a single record).
+
+    References: MODEL §8 (feature 6).
+    """
+    e = np.asarray(embeddings, dtype=np.float64)
+    n, k = e.shape[:2]
+    mask = np.ones((n, k), bool) if mask is None else np.asarray(mask, bool)
+    norm = np.linalg.norm(e, axis=-1, keepdims=True)
+    u = np.where((norm > 0) & mask[..., None], e / np.where(norm > 0, norm, 1.0), 0.0)
+    count = np.maximum(mask.sum(axis=1), 1).astype(np.float64)
+    mean = u.sum(axis=1) / count[:, None]
+    d2 = ((u - mean[:, None, :]) ** 2).sum(axis=-1)
+    return np.where(mask, d2, 0.0).sum(axis=1) / count
 
 
 def budget_fit_fraction(budget, lengths, mask=None, packing: str = "prefix") -> np.ndarray:
@@ -106,7 +181,14 @@ def embedding_statistics(embeddings, mask=None) -> tuple[np.ndarray, np.ndarray]
 
 
 def compute_features_batch(
-    budget, lengths, mask, session_ids, embeddings, query_type_slot, packing: str = "prefix"
+    budget,
+    lengths,
+    mask,
+    session_ids,
+    embeddings,
+    query_type_slot,
+    packing: str = "prefix",
+    definitions: str | None = None,
 ) -> np.ndarray:
     """The 11 features of MODEL §8 for a batch of instances with padded clusters.
 
@@ -118,12 +200,15 @@ def compute_features_batch(
       embeddings: shape ``(n, K, D)``, record embeddings.
       query_type_slot: shape ``(n,)`` int in 0..3, the query type's index in its vocabulary.
       packing: ``"prefix"`` (default), ``"skip"`` or ``"cut"`` for feature 3.
+      definitions: features 3 and 6, ``"ours"`` or ``"paper"`` (module docstring); ``None``:
+        ``DEFAULT_DEFINITIONS``.
 
     Returns:
       shape ``(n, 11)`` float64, columns in ``FEATURE_NAMES`` order.
 
     References: MODEL §2, §8.
     """
+    paper = check_definitions(definitions) == "paper"
     budget = np.asarray(budget, dtype=np.float64).reshape(-1)
     lengths = np.asarray(lengths, dtype=np.float64)
     mask = np.asarray(mask, bool)
@@ -149,10 +234,13 @@ def compute_features_batch(
     out = np.zeros((n, N_FEATURES))
     out[:, 0] = budget / 512.0
     out[:, 1] = total / budget
-    out[:, 2] = budget_fit_fraction(budget, lengths, mask, packing)
+    if paper:
+        out[:, 2] = cheapest_fit_share(budget, lengths, mask)
+    else:
+        out[:, 2] = budget_fit_fraction(budget, lengths, mask, packing)
     out[:, 3] = count
     out[:, 4] = starts.sum(axis=1)
-    out[:, 5] = inconsistency
+    out[:, 5] = embedding_spread(embeddings, mask) if paper else inconsistency
     out[:, 6] = pairwise
     out[np.arange(n), 7 + slot] = 1.0
     return out
@@ -165,6 +253,7 @@ def compute_features(
     embeddings,
     query_type_slot: int,
     packing: str = "prefix",
+    definitions: str | None = None,
 ) -> np.ndarray:
     """The 11 features of MODEL §8 for one instance.
 
@@ -175,6 +264,7 @@ def compute_features(
       embeddings: shape ``(k, D)``, record embeddings.
       query_type_slot: the query type's index (0..3) in its vocabulary.
       packing: ``"prefix"`` (default), ``"skip"`` or ``"cut"`` for feature 3.
+      definitions: features 3 and 6, ``"ours"`` or ``"paper"``; ``None``: ``DEFAULT_DEFINITIONS``.
 
     Returns:
       shape ``(11,)`` float64 in ``FEATURE_NAMES`` order.
@@ -200,4 +290,5 @@ def compute_features(
         emb[None],
         np.asarray([query_type_slot]),
         packing,
+        definitions,
     )[0]

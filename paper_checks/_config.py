@@ -81,6 +81,11 @@ class CheckConfig:
       locomo_audit, audit_mode: the LoCoMo audit's ``errors.json`` applied to LoCoMo under these
         modes (``oas.real.apply_audit``; ``paper_checks._robustness``); None: LoCoMo as released.
       theory: the exact single-cluster model.
+      design: ``"ours"`` (default) or ``"paper"``: LoCoMo paired under the paper's design
+        (``oas.real.paper_sample_queries``, ``oas.real.PAPER_SETTINGS``, budgets 16-128) and the
+        ``tables`` block beside the paper's (``paper_checks._design``; MODEL §11).
+      features: definitions of features 3 and 6 for LoCoMo paired here (``"ours"``, ``"paper"``;
+        ``None``: the design's).
     """
 
     full: bool = False
@@ -104,8 +109,15 @@ class CheckConfig:
     theory: TheoryModel = field(default_factory=TheoryModel)
     locomo_audit: str | None = None
     audit_mode: str = "drop,cite"
+    design: str = "ours"
+    features: str | None = None
 
     def __post_init__(self):
+        from retcon.errors import check_choice
+
+        check_choice("CheckConfig.design", self.design, ("ours", "paper"))
+        if self.features is not None:
+            check_choice("CheckConfig.features", self.features, ("ours", "paper"))
         if not isinstance(self.sim_paired_budgets, int) or self.sim_paired_budgets < 2:
             raise InputError(
                 f"CheckConfig.sim_paired_budgets must be an integer >= 2; got {self.sim_paired_budgets!r}."

@@ -183,13 +183,19 @@ def write_report(
     figures: Sequence[str] = (),
     command: str = "retcon paper-checks",
     data: Sequence[dict] = (),
+    tables: dict | None = None,
 ) -> dict:
     """Write ``REPORT.md`` and ``report.json`` under ``out_dir``; return the JSON object.
 
-    ``data``: the real data graded (``Workspace.data_sources``: file, sha256, G, provenance)."""
+    ``data``: the real data graded (``Workspace.data_sources``: file, sha256, G, provenance).
+    ``tables``: the paper's tables beside ours (``--design paper``), also written as ``TABLES.md``."""
     out = Path(out_dir)
+    if tables is not None:
+        from paper_checks._design import tables_markdown
+
+        write_text_atomic(out / "TABLES.md", tables_markdown(tables))
     obj = {
-        **report_json(results, data),
+        **report_json(results, data, tables),
         "figures": [Path(f).name for f in figures],
         "sidecar": plain(sidecar(plain(config), seed=seed, command=command)),
     }
@@ -201,10 +207,13 @@ def write_report(
     return obj
 
 
-def report_json(results: Sequence[ClaimResult], data: Sequence[dict] = ()) -> dict:
+def report_json(
+    results: Sequence[ClaimResult], data: Sequence[dict] = (), tables: dict | None = None
+) -> dict:
     """The claims, verdicts, data graded and every rule's operating characteristics, as JSON
-    (``report.json`` and ``retcon paper-checks --json`` share it)."""
-    return {
+    (``report.json`` and ``retcon paper-checks --json`` share it); with ``tables`` (``--design
+    paper``, ``Workspace.paper_tables``) a ``tables`` block too."""
+    obj = {
         "claims": [
             {**plain(r._asdict()), **{k: plain(r.details.get(k)) for k in _RATE_KEYS}}
             for r in results
@@ -215,6 +224,9 @@ def report_json(results: Sequence[ClaimResult], data: Sequence[dict] = ()) -> di
             r.claim_id: plain(r.details.get("operating_characteristics")) for r in results
         },
     }
+    if tables is not None:
+        obj["tables"] = plain(tables)
+    return obj
 
 
 #: Each claim's rates, lifted to the claim's top level in the JSON (None: not measured).

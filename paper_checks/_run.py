@@ -47,6 +47,10 @@ def run_checks(
         if progress:
             progress(f"claim {cid}")
         results.append(with_operating_characteristics(CHECKS[cid](ws), ws))
+    if ws.config.design == "paper":  # the paper's tables beside ours (paper_checks._design)
+        if progress:
+            progress("tables")
+        ws.paper_tables()
     return results, ws
 
 
@@ -87,4 +91,5 @@ def write_run(
         figures=paths,
         command=command,
         data=ws.data_sources(),
+        tables=ws.paper_tables(),
     )

@@ -36,6 +36,7 @@ from oas.real import (
     make_operators,
     make_reader,
     make_tokenizer,
+    paper_sample_queries,
     predict_conversation_types,
     query_rows,
 )
@@ -223,7 +224,8 @@ class Workspace:
                         "provenance": {
                             "kind": "locomo",
                             "statement": f"LoCoMo paired by this run ({name.split(':', 1)[1]} "
-                            "reader, dataset operators, oracle evidence)",
+                            "reader, dataset operators, oracle evidence"
+                            + (", the paper's design)" if self.config.design == "paper" else ")"),
                         },
                     }
                 )
@@ -317,6 +319,24 @@ class Workspace:
         n_q = len(np.unique(np.asarray(paired.query_id).astype(str)))
         n_c = len(np.unique(np.asarray(paired.group_id).astype(str)))
         return f"LoCoMo cat. 1-4, {n_q} questions in {n_c} conversations, dataset operators, {reader} reader"
+
+    def paper_tables(self) -> dict | None:
+        """The ``tables`` block of ``--design paper`` (``paper_checks._design``): Tables 4 and 8
+        beside the paper's on the main reader's LoCoMo; ``None`` under our design."""
+        if self.config.design != "paper":
+            return None
+
+        def make():
+            from paper_checks._design import paper_tables
+
+            return paper_tables(self.key("tables"), self.real_paired(self.config.readers[0]))
+
+        try:
+            return self._get("tables", make)
+        except (DataMissing, DependencyMissing) as e:
+            from paper_checks._design import skipped_tables
+
+            return skipped_tables(str(e))
 
     def measured(self) -> dict:
         """``{name: value}`` of every source computed so far (for figures)."""
@@ -492,22 +512,41 @@ def _locomo_paired(
 
     path = locomo_path(config.data)
     conversations = locomo_conversations(config, path)
+    paper = config.design == "paper"
+    if paper:  # the paper's budgets, granularity, packing and token count (MODEL §11)
+        from oas.real import PAPER_BUDGETS, PAPER_SETTINGS
+
+        budgets, granularity = PAPER_BUDGETS["locomo"], PAPER_SETTINGS["granularity"]
+        packing, tokenizer = PAPER_SETTINGS["packing"], PAPER_SETTINGS["tokenizer"]
+    else:
+        budgets, granularity = tuple(int(b) for b in config.budgets), "session"
+        packing, tokenizer = "cut", "regex"
     pc = PairConfig(
-        budgets=tuple(int(b) for b in config.budgets),
+        budgets=budgets,
+        granularity=granularity,
+        packing=packing,
         protocol=protocol,
         predicted_types=predicted_types,
+        design=config.design,
+        features=config.features,
     )
     operators, rdr, tok = (
         make_operators("dataset"),
         make_reader(reader),
-        make_tokenizer("regex"),
+        make_tokenizer(tokenizer),
     )
     limit = config.llm_limit if reader == "llm" else config.locomo_limit
     per_conv = None if limit is None else -(-limit // max(len(conversations), 1))
+    sample = None
+    if paper:  # the paper's stratified outcome-blind sample replaces --limit (MODEL §11)
+        sample = {q.query_id for _, q in paper_sample_queries(conversations)}
     rows = []
     for conv in conversations:
         ctx = ConversationContext(conv, pc.granularity, make_embedder())
-        queries = list(conv.queries if per_conv is None else conv.queries[:per_conv])
+        if sample is not None:
+            queries = [q for q in conv.queries if q.query_id in sample]
+        else:
+            queries = list(conv.queries if per_conv is None else conv.queries[:per_conv])
         for i, q in enumerate(queries):
             mine = query_rows(q, ctx, operators=operators, reader=rdr, config=pc, tokenizer=tok)
             if chance:

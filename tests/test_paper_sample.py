@@ -5,7 +5,7 @@ import jax
 import numpy as np
 import pytest
 
-from paper_checks._paper_sample import PAPER_SEED, paper_sample, proportional_allocation
+from oas.real._paper_sample import PAPER_SEED, paper_sample, proportional_allocation
 from retcon.errors import InputError
 
 

@@ -58,6 +58,10 @@ from ._pair import PairConfig as PairConfig
 from ._pair import format_table as format_table
 from ._pair import query_rows as query_rows
 from ._pair import summarize as summarize
+from ._paper_design import PAPER_BUDGETS as PAPER_BUDGETS
+from ._paper_design import PAPER_SETTINGS as PAPER_SETTINGS
+from ._paper_design import AlnumTokenizer as AlnumTokenizer
+from ._paper_design import paper_sample_queries as paper_sample_queries
 from ._readers import LexicalReader as LexicalReader
 from ._readers import SentenceReader as SentenceReader
 from ._readers import TopKReader as TopKReader

@@ -58,6 +58,11 @@ class PairConfig:
       top_k: units retrieved (end-to-end; ``None``: ``DEFAULT_TOP_K`` of the granularity).
       predicted_types: ``query_id -> type`` used for the type feature instead of the gold type
         (end-to-end with a classifier); ``None`` uses the gold type.
+      design: ``"ours"`` (default) or ``"paper"``: records packed cheapest-first, every
+        generated record capped at the budget, rows tagged ``meta_design`` (``oas.real._paper_design``;
+        the caller sets ``packing="skip"`` and the alphanumeric tokenizer, as ``PairJob`` does).
+      features: definitions of features 3 and 6 (``oas._features``): ``"ours"``, ``"paper"``, or
+        ``None`` (default: ``"paper"`` under the paper's design, else ``oas._features``'s default).
     """
 
     budgets: tuple[int, ...] = DEFAULT_BUDGETS
@@ -68,9 +73,17 @@ class PairConfig:
     retriever: str = "bm25"
     top_k: int | None = None
     predicted_types: Mapping[str, str] | None = field(default=None, compare=False, repr=False)
+    design: str = "ours"
+    features: str | None = None
 
     def __post_init__(self):
+        from oas._features import check_definitions
+        from oas.real._paper_design import DESIGNS
         from oas.real._retrieval import PROTOCOLS, RETRIEVERS
+
+        check_choice("PairConfig.design", self.design, DESIGNS)
+        if self.features is not None:
+            check_definitions(self.features)
 
         object.__setattr__(self, "budgets", check_budgets(self.budgets, Spell("PairConfig")))
         check_choice("PairConfig.granularity", self.granularity, GRANULARITIES)
@@ -192,6 +205,15 @@ def query_rows(
         prepared[action] = _prepare(
             ctx.generate(operators, action, cluster), query.text, config.order, tokenizer
         )
+    paper = config.design == "paper"
+    definitions = config.features or ("paper" if paper else None)
+    if paper:  # cheapest-first: increasing length, ties in retriever order (MODEL §2)
+        from oas.real._paper_design import cap_records, cheapest_first
+
+        prepared = {
+            a: _Prepared(*cheapest_first(p.texts, p.lengths, p.records))
+            for a, p in prepared.items()
+        }
     raw = prepared["ret"]
     emb = ctx.embedder.embed([r.text for r in raw.records])
     scores: dict[str, float] = {}
@@ -206,6 +228,9 @@ def query_rows(
         }
         for action in ACTIONS:
             p = prepared[action]
+            if paper and action != "ret":  # generated records capped at the budget (MODEL §11)
+                texts, lengths = cap_records(p.texts, budget, tokenizer)
+                p = _Prepared(*cheapest_first(texts, lengths, p.records))
             context = pack_texts(p.texts, p.lengths, budget, config.packing, tokenizer).context
             if context not in scores:  # loose budgets repeat the same context
                 y = float(reader.score(query, context)) if context else 0.0
@@ -223,6 +248,7 @@ def query_rows(
             emb,
             slot,
             packing=config.packing,
+            definitions=definitions,
         )
         row.update(zip(FEATURE_NAMES, (float(v) for v in feats)))
         row[STRUCTURE_COLUMN] = make_structure(
@@ -231,6 +257,8 @@ def query_rows(
             {a: [1] * len(prepared[a].lengths) for a in ACTIONS},
         )
         row["meta_source_type"] = query.source_type
+        if paper:
+            row["meta_design"] = "paper"
         row["cluster_tokens"] = int(sum(raw.lengths))
         for action in OPERATORS:
             row[f"meta_tokens_{action}"] = int(sum(prepared[action].lengths))

@@ -14,7 +14,7 @@ import hashlib
 import json
 import shutil
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from oas.real._checks import check_budgets
@@ -75,11 +75,13 @@ class PairJob:
     type_source: str = "predicted"
     locomo_audit: str | None = None
     audit_mode: str = "drop,cite"
+    design: str = "ours"
 
     def __post_init__(self):
         from oas.real._pair import DEFAULT_BUDGETS
 
         spell = _SPELL
+        _apply_design(self)
         check_choice(spell.lead("dataset"), self.dataset, ("locomo", "longmemeval"))
         check_choice(spell.lead("operators"), self.operators, ("dataset", "extractive", "llm"))
         check_choice(spell.lead("reader"), self.reader, READERS)
@@ -147,6 +149,8 @@ class PairJob:
                 top_k=self.top_k,
                 type_source=self.type_source,
             )
+        if self.design != "ours":  # runs of our design keep their digests
+            p["design"] = self.design
         if self.locomo_audit is not None:  # runs without the audit keep their digests
             from oas.real._fetch import sha256_of
 
@@ -155,6 +159,27 @@ class PairJob:
                 "sha256": sha256_of(Path(self.locomo_audit).expanduser()),
             }
         return p
+
+
+def _apply_design(job: PairJob) -> None:
+    """``--design paper``: the paper's granularity, packing, token count and budgets (MODEL §11,
+    ``oas.real._paper_design``); an option given another value than ours or the paper's is refused."""
+    from oas.real._paper_design import DESIGNS, PAPER_BUDGETS, PAPER_SETTINGS
+
+    check_choice(_SPELL.lead("design"), job.design, DESIGNS)
+    if job.design != "paper":
+        return
+    defaults = {f.name: f.default for f in fields(PairJob)}
+    for name, value in PAPER_SETTINGS.items():
+        given = getattr(job, name)
+        if given not in (defaults[name], value):
+            raise InputError(
+                f"{_SPELL.lead('design')}: 'paper' sets {_SPELL.given(name, value)}; got "
+                f"{_SPELL.given(name, given)}. Drop {_SPELL(name)}, or use {_SPELL.given('design', 'ours')}."
+            )
+        object.__setattr__(job, name, value)
+    if job.budgets is None:
+        object.__setattr__(job, "budgets", PAPER_BUDGETS[job.dataset])
 
 
 # More units than any conversation holds: a larger --top-k is a typo (all units are retrieved).
@@ -409,8 +434,19 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
         retriever=job.retriever,
         top_k=job.top_k,
         predicted_types=typing[0] if typing else None,
+        design=job.design,
     )
-    pairs = list(iter_queries(loaded.conversations, job.limit))
+    if job.design == "paper" and job.dataset == "locomo":  # the paper's sample, then --limit of it
+        from oas.real._paper_design import paper_sample_queries
+
+        pairs = paper_sample_queries(loaded.conversations)[: job.limit]
+    else:
+        pairs = list(iter_queries(loaded.conversations, job.limit))
+    split = None
+    if job.design == "paper" and job.dataset == "longmemeval":  # the paper's 350/75/75, scaled
+        from oas.real._paper_design import paper_split
+
+        split = paper_split([q.query_id for _, q in pairs])
     if not pairs:
         raise InputError(
             f"{data_path}: no questions left to pair (excluded {loaded.report.n_excluded}: "
@@ -451,6 +487,7 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
             progress,
             stamp=stamp,
             audit=audit,
+            split=split,
         )
         n_resumed = len(done)
         writer.finalize()
@@ -524,6 +561,7 @@ def _write_rows(
     *,
     stamp,
     audit=None,
+    split=None,
 ) -> int:
     """Work on up to ``concurrency`` questions at once; write their rows in question order.
 
@@ -560,6 +598,8 @@ def _write_rows(
             if audit is not None:  # provenance: the modes, and what they changed in this row
                 change = audit.changes.get(str(row.get("query_id")), "")
                 row = {**row, "meta_audit": ",".join(audit.modes), "meta_audit_change": change}
+            if split is not None:  # --design paper on LongMemEval: the question's split
+                row = {**row, "meta_split": split[str(row["query_id"])]}
             writer.write({**row, PROTOCOL_COLUMN: stamp})
             n_written += 1
         open_queries[cid] -= 1

@@ -68,15 +68,16 @@ class RegexTokenizer:
     """Default budget tokenizer: ``\\w+`` runs and single punctuation marks; no download."""
 
     name = "regex"
+    _pattern = _TOKEN  # a token is one match (the paper's count, ``AlnumTokenizer``, has its own)
 
     def count(self, text: str) -> int:
-        return sum(1 for _ in _TOKEN.finditer(text))
+        return sum(1 for _ in self._pattern.finditer(text))
 
     def truncate(self, text: str, n_tokens: int) -> str:
         if n_tokens <= 0:
             return ""
         end = 0
-        for i, m in enumerate(_TOKEN.finditer(text)):
+        for i, m in enumerate(self._pattern.finditer(text)):
             if i == n_tokens:
                 return text[:end]
             end = m.end()
@@ -117,9 +118,13 @@ class TiktokenTokenizer:
 
 
 def make_tokenizer(name: str = "regex") -> Tokenizer:
-    """``"regex"`` (default) or ``"tiktoken"`` / ``"tiktoken:<encoding>"``."""
+    """``"regex"`` (default), ``"alnum"`` (the paper's count) or ``"tiktoken[:<encoding>]"``."""
     if name == "regex":
         return RegexTokenizer()
+    if name == "alnum":  # the paper's alphanumeric-token count (MODEL §2)
+        from oas.real._paper_design import AlnumTokenizer
+
+        return AlnumTokenizer()
     if name == "tiktoken" or name.startswith("tiktoken:"):
         return TiktokenTokenizer(name.partition(":")[2] or "cl100k_base")
     spell = Spell("make_tokenizer", py={"tokenizer": "name"})

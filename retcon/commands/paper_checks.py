@@ -93,6 +93,14 @@ def register(subparsers) -> None:
         default=None,
         help="with --locomo-audit: drop|correct|cite, comma-combinable (default drop,cite)",
     )
+    p.add_argument(
+        "--design",
+        choices=["ours", "paper"],
+        default="ours",
+        help="paper: LoCoMo under the paper's design (75-question stratified sample, budgets "
+        "16-128, cheapest-first packing, alphanumeric tokens, capped records, its features 3 and "
+        "6) and a 'tables' block (TABLES.md with --out): Tables 4 and 8 beside the paper's",
+    )
     add_common(p)
     p.set_defaults(func=run)
 
@@ -128,7 +136,7 @@ def paired_config(args: argparse.Namespace):
             f"--reader-name: the readers' names must differ; got {names} (files with the same "
             "stem need --reader-name)."
         )
-    overrides = dict(paired=tuple(files), readers=tuple(names), scenarios=())
+    overrides = dict(paired=tuple(files), readers=tuple(names), scenarios=(), design=args.design)
     return CheckConfig.full_scale(**overrides) if args.full else CheckConfig.fast(**overrides)
 
 
@@ -205,6 +213,13 @@ def run(args: argparse.Namespace) -> int:
         return _run(args, claims, paired_config(args))
     check_locomo_given(args.data, getattr(args, "sim_only", False))
     overrides = {"data": args.data}
+    if args.design != "ours":
+        if args.limit is not None:
+            raise InputError(
+                "--limit: --design paper uses the paper's 75-question sample; got --limit "
+                f"{args.limit}. Drop --limit, or use --design ours."
+            )
+        overrides["design"] = args.design
     if args.limit is not None:
         overrides["locomo_limit"] = args.limit
     from paper_checks import llm_configured
@@ -316,7 +331,7 @@ def _run(args: argparse.Namespace, claims, config) -> int:
     if args.json:
         from retcon.cli import print_json
 
-        obj = report or report_json(results, ws.data_sources())
+        obj = report or report_json(results, ws.data_sources(), ws.paper_tables())
         if end_to_end is not None:
             obj = {**obj, "end_to_end": _end_to_end_json(end_to_end)}
         print_json(obj)

@@ -136,7 +136,19 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
         "prefix: stop at the first record that does not fit; skip: skip it, try the next",
     )
     p.add_argument(
-        "--tokenizer", default="regex", help="regex (default, no download) or tiktoken[:ENCODING]"
+        "--tokenizer",
+        default="regex",
+        help="regex (default, no download), alnum (the paper's [A-Za-z0-9]+ count) or "
+        "tiktoken[:ENCODING]",
+    )
+    p.add_argument(
+        "--design",
+        choices=["ours", "paper"],
+        default="ours",
+        help="paper: the paper's controlled design (MODEL §11; docs/paper-protocol.md): LoCoMo's "
+        "75-question stratified sample (seed 20260716), budgets 16-128 (LongMemEval 32-256), "
+        "evidence turns packed cheapest-first, alphanumeric tokens, generated records capped at "
+        "the budget, the paper's features 3 and 6",
     )
     p.add_argument(
         "--embedder",
@@ -410,6 +422,7 @@ def run_pair(args) -> int:
         retriever=args.retriever or "bm25",
         top_k=args.top_k,
         type_source=args.type_source or "predicted",
+        design=args.design,
         **_audit_options(args),
     )
     from retcon.cli import print_json, verbosity
