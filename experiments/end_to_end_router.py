@@ -145,7 +145,7 @@ def rule_oc(key, out_dir: Path, *, signals, n_datasets: int, n_questions: int = 
     """The rule's error rates (module docstring); records cached in ``out_dir/rule_oc.jsonl``."""
     import json
 
-    from paper_checks import router_rule_records, router_world_key, summarize_rule_records
+    from paper_checks import router_rule_characteristics
 
     cache = Path(out_dir) / "rule_oc.jsonl"
     done = {}
@@ -156,22 +156,18 @@ def rule_oc(key, out_dir: Path, *, signals, n_datasets: int, n_questions: int = 
             except json.JSONDecodeError:  # a line cut by an interruption
                 continue
             done[(r["signal"], r["index"])] = r
-    records = []
-    for sig in signals:
-        for d in range(n_datasets):
-            r = done.get((float(sig), d))
-            if r is None:
-                r = router_rule_records(
-                    router_world_key(key, sig), float(sig), d, n_questions=n_questions
-                )
-                with cache.open("a") as f:
-                    f.write(json.dumps(r) + "\n")
-                _log(
-                    f"signal {sig:g} data set {d + 1}/{n_datasets}: "
-                    f"deployable {r['deployable']['verdict']}, anchored {r['anchored']['verdict']}"
-                )
-            records.append(r)
-    return summarize_rule_records(records)
+
+    def record(r: dict) -> None:
+        with cache.open("a") as f:
+            f.write(json.dumps(r) + "\n")
+        _log(
+            f"signal {r['signal']:g} data set {r['index'] + 1}/{n_datasets}: "
+            f"deployable {r['deployable']['verdict']}, anchored {r['anchored']['verdict']}"
+        )
+
+    return router_rule_characteristics(
+        key, signals, n_datasets=n_datasets, n_questions=n_questions, progress=record, done=done
+    )
 
 
 def _group_acc(y, chosen, groups, uniq):

@@ -1,6 +1,6 @@
 """Claims 1-4, the budget-dependent reversal: its sign (1), the tight-budget gain (2), loose-budget
 retention (3) and the second answer model (4). Each measures, then asks its verdict
-(``paper_checks._verdicts``) and its rule's operating characteristics (``paper_checks.rules``).
+(``paper_checks._verdicts``) and its rule's operating characteristics (``paper_checks._rules``).
 
 References: MODEL §6-7; docs/paper-checks.md "Claims and how each verdict is computed".
 """
@@ -27,16 +27,16 @@ from paper_checks._claim_base import (
 )
 from paper_checks._curves import chance_outcomes
 from paper_checks._requirements import Needs
-from paper_checks._sources import DataMissing, DependencyMissing, Workspace
-from paper_checks._types import ClaimResult, Estimate, SourceCurves
-from paper_checks._verdicts import PAPER_LOOSE_MARGIN, PAPER_TIGHT_GAIN, verdict_sign_reversal
-from paper_checks.rules import (
+from paper_checks._rules import (
     loose_oc,
     loose_verdict,
     reversal_oc,
     tight_gain_oc,
     tight_gain_verdict,
 )
+from paper_checks._sources import DataMissing, DependencyMissing, Workspace
+from paper_checks._types import ClaimResult, Estimate, SourceCurves
+from paper_checks._verdicts import PAPER_LOOSE_MARGIN, PAPER_TIGHT_GAIN, verdict_sign_reversal
 from retcon.vocab import ACTIONS, OPERATORS
 
 

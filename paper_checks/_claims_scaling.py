@@ -1,6 +1,6 @@
 """Claims 5-6, which operator and which budget: the crossover's scaling with evidence length (5) and
 cross-note operators against local rewrite (6). Each measures, then asks its verdict
-(``paper_checks._verdicts``) and its rule's operating characteristics (``paper_checks.rules``).
+(``paper_checks._verdicts``) and its rule's operating characteristics (``paper_checks._rules``).
 
 References: MODEL §6, §8; docs/paper-checks.md "Claims and how each verdict is computed".
 """
@@ -21,11 +21,11 @@ from paper_checks._claim_base import (
 )
 from paper_checks._curves import bounded, evidence_length, raw_grounded, t_estimate
 from paper_checks._requirements import Needs
+from paper_checks._rules import conditions, cross_note_oc, slope_oc, slope_verdict
 from paper_checks._scaling import identical_operators, stratified_group_curves
 from paper_checks._sources import Workspace
 from paper_checks._types import ClaimResult, Estimate
 from paper_checks._verdicts import verdict_cross_note, verdict_crossover_scaling
-from paper_checks.rules import conditions, cross_note_oc, slope_oc, slope_verdict
 from retcon.inference import group_means
 from retcon.vocab import ACTIONS, OPERATORS
 
@@ -38,8 +38,8 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
     Real units: LoCoMo under the main reader (when admissible), questions split into
     ``config.length_strata`` evidence-length strata; per stratum and operator ``B*`` with a
     wild-cluster-bootstrap interval; per operator the slope of ``log B*`` on ``log L`` over the
-    strata with a point crossover (at least 3), graded by ``grade_slope`` (``rules.slope_verdict``)
-    and its operating characteristics (``rules.slope_oc``). An operator identical to another on
+    strata with a point crossover (at least 3), graded by ``grade_slope`` (``_rules.slope_verdict``)
+    and its operating characteristics (``_rules.slope_oc``). An operator identical to another on
     every row is one unit. Shown: ``B*/L`` per stratum, the sim presets' ``B*/L`` and the exact
     model at lengths x1 and x2 (scale equivariance: ratio 2). Headline: merge's slope.
 
