@@ -334,6 +334,31 @@ def test_t_interval_degenerate_inputs():
         t_interval([1.0, 2.0], level=1.5)
 
 
+def test_t_interval_is_retcon_inferences_on_the_finite_groups():
+    """One Student-t interval: ``t_interval`` is ``retcon.inference.group_t_interval`` of the
+    finite values to rounding (the two order the products and sums differently, so they may differ
+    in the last bits; the report keeps ``t_interval``'s bytes). Only one finite value differs by
+    design: an unbounded interval here, NaN there."""
+    from retcon.inference import group_t_interval
+
+    rng = np.random.default_rng(7)
+    for g in (2, 3, 9, 10, 25):
+        for level in (0.90, 0.95):
+            v = rng.normal(0.02, 0.1, g)
+            v[rng.random(g) < 0.2] = np.nan
+            if np.isfinite(v).sum() < 2:
+                continue
+            e = t_interval(v, level)
+            ref = group_t_interval(v, level=level)
+            assert np.allclose(
+                [e.point, e.lower, e.upper],
+                [ref.estimate[0], ref.lower[0], ref.upper[0]],
+                rtol=1e-12,
+                atol=1e-15,
+            )
+    assert np.isnan(group_t_interval([0.3]).lower[0]) and t_interval([0.3]).lower == -np.inf
+
+
 def test_slope_estimate():
     """MODEL §6.5: crossovers proportional to length give slope 1; unbounded when resamples fail."""
     L = np.array([100.0, 200.0, 400.0, 800.0])
