@@ -131,17 +131,14 @@ def with_oc(verdict: Verdict, oc: OperatingCharacteristics | None) -> tuple[Verd
     return out, info
 
 
+def unmeasured_result(cid: str, data: str, verdict: str, details: dict) -> ClaimResult:
+    """Claim ``cid`` with no measured value (SKIPPED, or INCONCLUSIVE for an unmet need)."""
+    return ClaimResult(cid, CLAIMS[cid], None, None, PAPER_FIGURES[cid], data, verdict, details)
+
+
 def skipped_result(cid: str, reason: str, skipped: dict) -> ClaimResult:
-    return ClaimResult(
-        cid,
-        CLAIMS[cid],
-        None,
-        None,
-        PAPER_FIGURES[cid],
-        "-",
-        SKIPPED,
-        {"reason": reason, "skipped": skipped, "summary": reason, "headline": "-"},
-    )
+    details = {"reason": reason, "skipped": skipped, "summary": reason, "headline": "-"}
+    return unmeasured_result(cid, "-", SKIPPED, details)
 
 
 def needs(cid: str, spec: Needs) -> Callable:
@@ -166,22 +163,14 @@ def needs(cid: str, spec: Needs) -> Callable:
             if not gaps:
                 return check(ws)
             reason = "; ".join(gaps)
-            return ClaimResult(
-                cid,
-                CLAIMS[cid],
-                None,
-                None,
-                PAPER_FIGURES[cid],
-                ws.real_label(readers[0]),
-                INCONCLUSIVE,
-                {
-                    "reason": reason,
-                    "unmet": gaps,
-                    "summary": reason,
-                    "headline": "-",
-                    "skipped": {},
-                },
-            )
+            details = {
+                "reason": reason,
+                "unmet": gaps,
+                "summary": reason,
+                "headline": "-",
+                "skipped": {},
+            }
+            return unmeasured_result(cid, ws.real_label(readers[0]), INCONCLUSIVE, details)
 
         checked.needs = spec  # type: ignore[attr-defined]
         return checked

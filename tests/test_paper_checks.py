@@ -26,6 +26,7 @@ from paper_checks._loco import t_interval
 from paper_checks._scaling import slope_estimate
 from paper_checks._types import FAIL, INCONCLUSIVE, PARTIAL, PASS, SKIPPED
 from paper_checks._verdicts import admissible
+from tests.test_paper_checks_claims import paired_rows
 
 # ---------------------------------------------------------------------------------------------
 # verdict functions: constructed inputs where the claim holds, fails, or holds in part
@@ -231,7 +232,6 @@ def paired_world(
 ):
     """``oas.PairedData`` of a single-cluster reader (MODEL §6): raw fits iff L <= B; an operator's
     record iff rho L <= B. ``drop``: a reader whose raw accuracy falls as B grows (inadmissible)."""
-    from oas import FEATURE_NAMES, PairedData
 
     rng = np.random.default_rng(seed)
     L = scale * rng.lognormal(np.log(300), 0.8, n_q)
@@ -251,25 +251,7 @@ def paired_world(
         rows.append((np.full(n_q, b), np.stack(ys, 1).astype(float)))
     budget = np.concatenate([r[0] for r in rows])
     y = np.concatenate([r[1] for r in rows])
-    reps = len(budgets)
-    Lr = np.tile(L, reps)
-    feats = np.zeros((len(budget), len(FEATURE_NAMES)))
-    feats[:, FEATURE_NAMES.index("token_pressure")] = Lr / budget
-    feats[:, FEATURE_NAMES.index("budget_fit_fraction")] = np.minimum(1.0, budget / Lr)
-    n = len(budget)
-    qid = np.tile(np.arange(n_q), reps)
-    return PairedData(
-        np.array([f"i{i}" for i in range(n)], object),
-        np.array([f"q{i}" for i in qid], object),
-        np.array([f"g{i % n_groups}" for i in qid], object),
-        np.tile(qtype, reps).astype(object),
-        budget,
-        y,
-        feats,
-        "locomo",
-        {},
-        Lr,
-    )
+    return paired_rows(budget, y, L, qtype, n_groups, budget_feature=False)
 
 
 def test_curves_from_paired_matches_a_python_loop():

@@ -52,7 +52,6 @@ def world_paired(
     """``oas.PairedData`` of a single-cluster world; ``type_bonus[type] = {op: dphi}``; ``drop``:
     raw accuracy falls as B grows (a reader breaking the premise); ``fixed_crossover``: raw
     evidence fits at B >= 400 and records at B >= 40 whatever L (B* independent of L)."""
-    from oas import FEATURE_NAMES, PairedData
 
     rng = np.random.default_rng(seed)
     L = scale * rng.lognormal(np.log(200), sigma, n_q)
@@ -72,19 +71,29 @@ def world_paired(
         rows_b.append(np.full(n_q, float(b)))
     y = np.concatenate(rows_y)
     budget = np.concatenate(rows_b)
-    k = len(BUDGETS)
-    Lr = np.tile(L, k)
+    return paired_rows(budget, y, L, qt, n_groups, budget_feature=True)
+
+
+def paired_rows(budget, y, L, qtype, n_groups: int, *, budget_feature: bool):
+    """``PairedData`` of ``len(L)`` questions repeated at each budget (rows budget-major), question
+    ``i`` in group ``i % n_groups``, with the length features (and ``budget_over_512``)."""
+    from oas import FEATURE_NAMES, PairedData
+
+    n_q = len(L)
+    reps = len(budget) // n_q
+    Lr = np.tile(L, reps)
     feats = np.zeros((len(budget), len(FEATURE_NAMES)))
-    feats[:, FEATURE_NAMES.index("budget_over_512")] = budget / 512
+    if budget_feature:
+        feats[:, FEATURE_NAMES.index("budget_over_512")] = budget / 512
     feats[:, FEATURE_NAMES.index("token_pressure")] = Lr / budget
     feats[:, FEATURE_NAMES.index("budget_fit_fraction")] = np.minimum(1.0, budget / Lr)
     n = len(budget)
-    qid = np.tile(np.arange(n_q), k)
+    qid = np.tile(np.arange(n_q), reps)
     return PairedData(
         np.array([f"i{i}" for i in range(n)], object),
         np.array([f"q{i}" for i in qid], object),
         np.array([f"g{i % n_groups}" for i in qid], object),
-        np.tile(qt, k).astype(object),
+        np.tile(qtype, reps).astype(object),
         budget,
         y,
         feats,
