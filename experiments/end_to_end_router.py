@@ -51,6 +51,15 @@ def _log(msg: str) -> None:
     sys.stderr.flush()
 
 
+def _numbers(option: str, text: str) -> tuple[float, ...]:
+    from retcon.errors import InputError
+
+    try:
+        return tuple(float(x) for x in text.split(","))
+    except ValueError:
+        raise InputError(f"{option} must be comma-separated numbers; got {text!r}.") from None
+
+
 def _fmt(g: dict) -> str:
     return f"{g['point']:+.3f} [{g['lower']:+.3f}, {g['upper']:+.3f}]"
 
@@ -298,8 +307,9 @@ def main(argv=None) -> int:
 
     import jax
 
+    from experiments._common import write_results
     from retcon.errors import InputError
-    from retcon.output import check_out_dir, sidecar, write_json_atomic
+    from retcon.output import check_out_dir
 
     if not args.e2e and not args.sim and not args.rule_oc and not args.topk:
         raise InputError("give --e2e FILE (LoCoMo), --topk, --sim and/or --rule-oc.")
@@ -325,15 +335,9 @@ def main(argv=None) -> int:
             retrieval=retrieval,
         )
     if args.sim:
-        try:
-            recalls = tuple(float(x) for x in args.recalls.split(","))
-        except ValueError:
-            raise InputError(
-                f"--recalls must be comma-separated numbers; got {args.recalls!r}."
-            ) from None
         res["simulation"] = simulation(
             jax.random.fold_in(key, 1),
-            recalls=recalls,
+            recalls=_numbers("--recalls", args.recalls),
             n_instances=args.instances,
             theory=not args.no_theory,
         )
@@ -352,19 +356,13 @@ def main(argv=None) -> int:
 
         res["topk"] = topk_sweep(jax.random.fold_in(key, 3), runs, data, progress=_log)
     if args.rule_oc:
-        try:
-            signals = tuple(float(x) for x in args.signals.split(","))
-        except ValueError:
-            raise InputError(
-                f"--signals must be comma-separated numbers; got {args.signals!r}."
-            ) from None
         res["rule_oc"] = rule_oc(
-            jax.random.fold_in(key, 2), out, signals=signals, n_datasets=args.datasets
+            jax.random.fold_in(key, 2),
+            out,
+            signals=_numbers("--signals", args.signals),
+            n_datasets=args.datasets,
         )
-    meta = sidecar(vars(args), seed=args.seed, command="python -m experiments.end_to_end_router")
-    meta["data"] = res
-    write_json_atomic(Path(out) / "end_to_end_router.json", meta)
-    sys.stdout.write(tables(res))
+    write_results("end_to_end_router", args, out, res, tables(res), seed=args.seed)
     return 0
 
 

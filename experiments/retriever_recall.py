@@ -92,8 +92,9 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     import os
 
+    from experiments._common import write_results
     from oas.real import load_locomo, recall_at_k, recall_at_k_summary
-    from retcon.output import check_out_dir, sidecar, write_json_atomic
+    from retcon.output import check_out_dir
 
     ks = {"session": _ints("--session-k", args.session_k), "turn": _ints("--turn-k", args.turn_k)}
     out = check_out_dir("--out", args.out)
@@ -110,10 +111,7 @@ def main(argv=None) -> int:
             sys.stderr.write(f"{gran} {name}\n")
             cells[gran][name] = recall_at_k(conversations, name, gran, ks[gran])
     summary = recall_at_k_summary(cells)
-    meta = sidecar(vars(args), seed=None, command="python -m experiments.retriever_recall")
-    meta["data"] = summary
-    write_json_atomic(Path(out) / "retriever_recall.json", meta)
-    sys.stdout.write(table(summary))
+    write_results("retriever_recall", args, out, summary, table(summary), seed=None)
     return 0
 
 
