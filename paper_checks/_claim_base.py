@@ -260,6 +260,3 @@ def admission_text(reader: str, chk: dict | None) -> str:
     ok = "admissible" if admissible(chk["max_drop"]) else "INADMISSIBLE"
     at = "" if chk["at"] is None else f" (B={chk['at'][0]:.0f}->{chk['at'][1]:.0f})"
     return f"{reader}: {ok}, largest drop {chk['max_drop'].fmt(100, 1)} pts{at}; U(ret) by B {acc}"
-
-
-# ---- claim 1 ---------------------------------------------------------------------------------------

@@ -39,6 +39,8 @@ from paper_checks._types import ClaimResult, Estimate, SourceCurves
 from paper_checks._verdicts import PAPER_LOOSE_MARGIN, PAPER_TIGHT_GAIN, verdict_sign_reversal
 from retcon.vocab import ACTIONS, OPERATORS
 
+# ---- claim 1 ---------------------------------------------------------------------------------------
+
 
 @needs("1", Needs(min_budgets=2))
 def check_sign_reversal(ws: Workspace) -> ClaimResult:
@@ -394,6 +396,3 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
             n_datasets=ws.config.oc_datasets,
         ),
     )
-
-
-# ---- claim 5 ---------------------------------------------------------------------------------------

@@ -29,6 +29,8 @@ from paper_checks._verdicts import verdict_cross_note, verdict_crossover_scaling
 from retcon.inference import group_means
 from retcon.vocab import ACTIONS, OPERATORS
 
+# ---- claim 5 ---------------------------------------------------------------------------------------
+
 
 @needs("5", Needs(columns=("cluster_tokens",), min_budgets=2))
 def check_crossover_scaling(ws: Workspace) -> ClaimResult:
@@ -276,6 +278,3 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
         if arrays_b or arrays_c
         else None,
     )
-
-
-# ---- claims 7-9 ------------------------------------------------------------------------------------
