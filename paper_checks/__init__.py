@@ -6,7 +6,7 @@ verdict comes from a pure verdict function of the measured real-data numbers (si
 the mechanism, real data decides). Each rule's error rates at the data's group count (false PASS,
 power, false FAIL) come from the public module ``paper_checks.operating``.
 
-Public: the nine claims (``check_*``, ``CHECKS``, ``CLAIMS``, ``PAPER_FIGURES``), ``run_checks``
+Public: the nine claims (``check_*``, ``CHECKS``, ``CLAIMS``), ``run_checks``
 and ``write_run``, the config (``CheckConfig``, ``TheoryModel``, ``Workspace``), the result types
 (``ClaimResult``, ``Verdict``, ``Estimate``, ``SourceCurves``, ``VERDICTS``), the errors
 (``DataMissing``, ``DependencyMissing``), ``EXPERIMENTS`` and ``router_rule_characteristics`` for

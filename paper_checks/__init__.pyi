@@ -3,7 +3,6 @@
 
 from ._claims import CHECKS as CHECKS
 from ._claims import CLAIMS as CLAIMS
-from ._claims import PAPER_FIGURES as PAPER_FIGURES
 from ._claims import check_cross_note as check_cross_note
 from ._claims import check_crossover_scaling as check_crossover_scaling
 from ._claims import check_harm_calibration as check_harm_calibration
