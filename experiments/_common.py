@@ -149,3 +149,14 @@ def run_experiment(name: str, doc: str | None, argv=None) -> int:
         return 2
     print(f"wrote {name}.png and {name}.json to {args.out}")
     return 0
+
+
+def write_results(name: str, args: argparse.Namespace, out, data, text: str, *, seed) -> None:
+    """A script's ``OUT/<name>.json`` (sidecar of ``args`` with ``data``), then ``text`` on
+    stdout: the last step of the scripts that take their options on the command line."""
+    from retcon.output import sidecar, write_json_atomic
+
+    meta = sidecar(vars(args), seed=seed, command=f"python -m experiments.{name}")
+    meta["data"] = data
+    write_json_atomic(Path(out) / f"{name}.json", meta)
+    sys.stdout.write(text)

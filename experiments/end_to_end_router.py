@@ -51,6 +51,15 @@ def _log(msg: str) -> None:
     sys.stderr.flush()
 
 
+def _numbers(option: str, text: str) -> tuple[float, ...]:
+    from retcon.errors import InputError
+
+    try:
+        return tuple(float(x) for x in text.split(","))
+    except ValueError:
+        raise InputError(f"{option} must be comma-separated numbers; got {text!r}.") from None
+
+
 def _fmt(g: dict) -> str:
     return f"{g['point']:+.3f} [{g['lower']:+.3f}, {g['upper']:+.3f}]"
 
@@ -61,7 +70,6 @@ def locomo(
     """The LoCoMo comparison (see the module docstring); ``retrieval`` holds the pairing run's
     ``granularity``, ``retriever``, ``top_k`` and ``embedder`` (a name) when not the defaults."""
     import jax
-    import numpy as np
 
     from oas import read_paired
     from oas.real import load_locomo, loco_deployable, locomo_retrieval_features
@@ -111,7 +119,6 @@ def simulation(
     import dataclasses
 
     import jax
-    import numpy as np
 
     from oas import simulate_paired
     from oas.real import loco_deployable
@@ -145,7 +152,7 @@ def rule_oc(key, out_dir: Path, *, signals, n_datasets: int, n_questions: int = 
     """The rule's error rates (module docstring); records cached in ``out_dir/rule_oc.jsonl``."""
     import json
 
-    from paper_checks import router_rule_records, router_world_key, summarize_rule_records
+    from paper_checks import router_rule_characteristics
 
     cache = Path(out_dir) / "rule_oc.jsonl"
     done = {}
@@ -156,116 +163,18 @@ def rule_oc(key, out_dir: Path, *, signals, n_datasets: int, n_questions: int = 
             except json.JSONDecodeError:  # a line cut by an interruption
                 continue
             done[(r["signal"], r["index"])] = r
-    records = []
-    for sig in signals:
-        for d in range(n_datasets):
-            r = done.get((float(sig), d))
-            if r is None:
-                r = router_rule_records(
-                    router_world_key(key, sig), float(sig), d, n_questions=n_questions
-                )
-                with cache.open("a") as f:
-                    f.write(json.dumps(r) + "\n")
-                _log(
-                    f"signal {sig:g} data set {d + 1}/{n_datasets}: "
-                    f"deployable {r['deployable']['verdict']}, anchored {r['anchored']['verdict']}"
-                )
-            records.append(r)
-    return summarize_rule_records(records)
 
-
-def _group_acc(y, chosen, groups, uniq):
-    rows = np.arange(len(chosen))
-    hit = y[rows, chosen]
-    return np.asarray([hit[groups == g].mean() for g in uniq])
-
-
-def topk_sweep(key, runs: dict, data_path, *, n_resamples: int = 1000) -> dict:
-    """The ``--top-k`` sweep (module docstring); ``runs``: label -> end-to-end paired file."""
-    import jax
-
-    from oas import best_fixed_actions, read_paired
-    from oas.real import crossover_ci, load_locomo, loco_deployable, locomo_retrieval_features
-    from retcon.inference import group_t_interval
-
-    conversations = load_locomo(data_path).conversations
-    out: dict = {"runs": {}, "selected": {}}
-    acc: dict = {}
-    insample: dict = {}
-    uniq: list = []
-    for i, (label, path) in enumerate(runs.items()):
-        gran = "turn" if label.startswith("t") else "session"
-        k = int(label[1:])
-        data = read_paired(path)
-        order = np.argsort(np.asarray(data.instance_id).astype(str), kind="stable")
-        data = data.take(order)  # the same row order in every run of the same questions
-        extra = locomo_retrieval_features(data, conversations, granularity=gran, top_k=k)
-        m = data.meta
-        recall = np.asarray(m["meta_retrieval_recall_cluster"], dtype=np.float64)
-        packed = np.asarray(m["meta_retrieval_recall"], dtype=np.float64)
-        b = np.asarray(data.budget, dtype=np.float64)
-        budgets = np.unique(b)
-        res = loco_deployable(
-            jax.random.fold_in(key, i), data, extra, recall, calibrated=False, return_choices=True
+    def record(r: dict) -> None:
+        with cache.open("a") as f:
+            f.write(json.dumps(r) + "\n")
+        _log(
+            f"signal {r['signal']:g} data set {r['index'] + 1}/{n_datasets}: "
+            f"deployable {r['deployable']['verdict']}, anchored {r['anchored']['verdict']}"
         )
-        groups = np.asarray(data.group_id).astype(str)
-        uniq = res["groups"]
-        y = np.asarray(data.outcomes, dtype=np.float64)
-        acc[label] = {
-            p: _group_acc(y, res["chosen"][p], groups, uniq)
-            for p in ("best-fixed", "deployable", "oracle")
-        }
-        # in-sample best-fixed accuracy of each training set (for choosing k in the folds)
-        ins = np.zeros((len(uniq), len(uniq)))  # [held-out g, conversation h]
-        for gi, g in enumerate(uniq):
-            train = groups != g
-            bf = best_fixed_actions(y[train], b[train], budgets)[np.searchsorted(budgets, b)]
-            ins[gi] = _group_acc(y, bf, groups, uniq)
-        insample[label] = ins
-        _, q_first = np.unique(np.asarray(data.query_id).astype(str), return_index=True)
-        out["runs"][label] = {
-            "granularity": gran,
-            "top_k": k,
-            "recall_cluster": float(recall[q_first].mean()),
-            "recall_packed": {f"{x:g}": float(packed[b == x].mean()) for x in budgets},
-            "crossover": crossover_ci(
-                jax.random.fold_in(key, 100 + i), data, n_resamples=n_resamples
-            ),
-            "gain": {p: res["gain"][p] for p in res["gain"]},
-            "accuracy": res["accuracy"],
-            "deployable_choices": res["deployable_choices"],
-        }
-        _log(f"top-k run {label} done")
-    for gran in ("s", "t"):
-        labels = [lab for lab in runs if lab.startswith(gran)]
-        if len(labels) < 2:
-            continue
-        pick = []
-        for gi in range(len(uniq)):
-            train = [h for h in range(len(uniq)) if h != gi]
-            score = {lab: insample[lab][gi, train].mean() for lab in labels}
-            pick.append(max(labels, key=lambda lab: (score[lab], -labels.index(lab))))
-        sel = {
-            p: np.asarray([acc[pick[gi]][p][gi] for gi in range(len(uniq))])
-            for p in ("best-fixed", "deployable")
-        }
-        versus = {}
-        for lab in labels:
-            for p in ("best-fixed", "deployable"):
-                ci = group_t_interval(sel[p] - acc[lab][p])
-                versus[f"{p} vs {lab}"] = {
-                    "point": float(ci.estimate[0]),
-                    "lower": float(ci.lower[0]),
-                    "upper": float(ci.upper[0]),
-                }
-        out["selected"][gran] = {
-            "picked": pick,
-            "accuracy": {p: float(v.mean()) for p, v in sel.items()},
-            "versus": versus,
-        }
-        for lab in labels:
-            out["runs"][lab]["accuracy_by_group"] = {p: v.tolist() for p, v in acc[lab].items()}
-    return out
+
+    return router_rule_characteristics(
+        key, signals, n_datasets=n_datasets, n_questions=n_questions, progress=record, done=done
+    )
 
 
 def tables(res: dict) -> str:
@@ -398,8 +307,9 @@ def main(argv=None) -> int:
 
     import jax
 
+    from experiments._common import write_results
     from retcon.errors import InputError
-    from retcon.output import check_out_dir, sidecar, write_json_atomic
+    from retcon.output import check_out_dir
 
     if not args.e2e and not args.sim and not args.rule_oc and not args.topk:
         raise InputError("give --e2e FILE (LoCoMo), --topk, --sim and/or --rule-oc.")
@@ -425,15 +335,9 @@ def main(argv=None) -> int:
             retrieval=retrieval,
         )
     if args.sim:
-        try:
-            recalls = tuple(float(x) for x in args.recalls.split(","))
-        except ValueError:
-            raise InputError(
-                f"--recalls must be comma-separated numbers; got {args.recalls!r}."
-            ) from None
         res["simulation"] = simulation(
             jax.random.fold_in(key, 1),
-            recalls=recalls,
+            recalls=_numbers("--recalls", args.recalls),
             n_instances=args.instances,
             theory=not args.no_theory,
         )
@@ -448,21 +352,17 @@ def main(argv=None) -> int:
                 )
             runs[label] = path
         data = args.data or str(Path(os.environ.get("RETCON_DATA_DIR", ".")) / "locomo10.json")
-        res["topk"] = topk_sweep(jax.random.fold_in(key, 3), runs, data)
+        from oas.real import topk_sweep
+
+        res["topk"] = topk_sweep(jax.random.fold_in(key, 3), runs, data, progress=_log)
     if args.rule_oc:
-        try:
-            signals = tuple(float(x) for x in args.signals.split(","))
-        except ValueError:
-            raise InputError(
-                f"--signals must be comma-separated numbers; got {args.signals!r}."
-            ) from None
         res["rule_oc"] = rule_oc(
-            jax.random.fold_in(key, 2), out, signals=signals, n_datasets=args.datasets
+            jax.random.fold_in(key, 2),
+            out,
+            signals=_numbers("--signals", args.signals),
+            n_datasets=args.datasets,
         )
-    meta = sidecar(vars(args), seed=args.seed, command="python -m experiments.end_to_end_router")
-    meta["data"] = res
-    write_json_atomic(Path(out) / "end_to_end_router.json", meta)
-    sys.stdout.write(tables(res))
+    write_results("end_to_end_router", args, out, res, tables(res), seed=args.seed)
     return 0
 
 

@@ -2,11 +2,15 @@
 
 ``run_checks`` measures every claim (theory, sim, OAS, LoCoMo) and ``write_run`` writes
 ``REPORT.md``, ``report.json`` and the figures; ``retcon paper-checks`` does both. Each claim's
-verdict comes from a pure verdict function (``verdict_*``) of the measured real-data numbers
-(``RULES``: simulation shows the mechanism, real data decides), so the logic is tested on
-constructed numbers where the claim holds, fails, holds in part, or cannot be decided. Each rule's
-error rates at the data's group count (false PASS, power, false FAIL) come from the public module
-``paper_checks.operating``.
+verdict comes from a pure verdict function of the measured real-data numbers (simulation shows
+the mechanism, real data decides). Each rule's error rates at the data's group count (false PASS,
+power, false FAIL) come from the public module ``paper_checks.operating``.
+
+Public: the nine claims (``check_*``, ``CHECKS``, ``CLAIMS``), ``run_checks``
+and ``write_run``, the config (``CheckConfig``, ``TheoryModel``, ``Workspace``), the result types
+(``ClaimResult``, ``Verdict``, ``Estimate``, ``SourceCurves``, ``VERDICTS``), the errors
+(``DataMissing``, ``DependencyMissing``), ``EXPERIMENTS`` and ``router_rule_characteristics`` for
+``experiments/``, and the report sections ``retcon paper-checks`` appends.
 
 References: MODEL §3-9; docs/paper-checks.md.
 """

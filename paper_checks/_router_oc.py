@@ -254,6 +254,7 @@ def router_rule_characteristics(
     policies=RULE_POLICIES,
     feature_groups: dict | None = None,
     progress=None,
+    done: dict | None = None,
 ) -> list[dict]:
     """Measure ``router_verdict`` on each policy's LOCO gain in ``router_world`` worlds.
 
@@ -264,7 +265,10 @@ def router_rule_characteristics(
       n_datasets: data sets per world; n_groups, n_questions: their size.
       policies: the ``oas.real.loco_deployable`` policies whose rule is measured.
       feature_groups: passed to ``loco_deployable`` (default its ``FEATURE_GROUPS``).
-      progress: optional callable taking each data set's record (``router_rule_records``).
+      progress: optional callable taking each data set's record (``router_rule_records``) as it
+        is measured.
+      done: records measured before, by ``(signal, index)`` (a resumed run's cache): reused as
+        they are, not measured again nor passed to ``progress``.
 
     Returns:
       ``summarize_rule_records`` of every data set: false-YES rate = ``yes`` at ``signal = 0``;
@@ -273,6 +277,10 @@ def router_rule_characteristics(
     records = []
     for sig in signals:
         for d in range(n_datasets):
+            rec = (done or {}).get((float(sig), d))
+            if rec is not None:
+                records.append(rec)
+                continue
             rec = router_rule_records(
                 router_world_key(key, sig),
                 float(sig),

@@ -249,8 +249,8 @@ def test_every_command_reports_the_same_crossover_interval():
     the same paired data and key (the wild cluster bootstrap of docs/statistics.md)."""
     import jax
 
-    import paper_checks as pc
     from oas.real import crossover_ci
+    from paper_checks._curves import crossover_estimate, curves_from_outcomes
     from retcon.inference import wild_delta_curve_replicates as delta_curve_replicates
 
     rng = np.random.default_rng(3)
@@ -269,14 +269,14 @@ def test_every_command_reports_the_same_crossover_interval():
 
     got = crossover_ci(key, Data, n_resamples=200)
     for j, o in enumerate(("merge", "abstract", "rewrite")):
-        est, _ = pc.crossover_estimate(budgets, point[j], reps[:, j])
+        est, _ = crossover_estimate(budgets, point[j], reps[:, j])
         if np.isnan(ref.crossover_budget[j]):
             assert got[o]["crossover_budget"] is None and not est.defined
             continue
         assert got[o]["crossover_budget"] == pytest.approx(ref.crossover_budget[j])
         assert (got[o]["lower"], got[o]["upper"]) == (ref.lower[j], ref.upper[j])
         assert (est.lower, est.upper) == (ref.lower[j], ref.upper[j])
-    s = pc.curves_from_outcomes(key, y, groups, b, name="x", data="x", n_resamples=200)
+    s = curves_from_outcomes(key, y, groups, b, name="x", data="x", n_resamples=200)
     for j, o in enumerate(("merge", "abstract", "rewrite")):
         if not np.isnan(ref.crossover_budget[j]):
             c = s.operators[o].crossover

@@ -14,7 +14,12 @@ import pytest
 
 import paper_checks as pc
 from paper_checks import _verdicts as V
+from paper_checks._claims import crc_bound_check
+from paper_checks._curves import curves_from_paired
+from paper_checks._loco import LocoEval
 from paper_checks._sources import DataMissing, Workspace
+from paper_checks._types import FAIL, INCONCLUSIVE, PARTIAL, PASS, SKIPPED
+from paper_checks._verdicts import RULES
 from retcon.vocab import LOCOMO_TYPES
 
 BUDGETS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
@@ -47,7 +52,6 @@ def world_paired(
     """``oas.PairedData`` of a single-cluster world; ``type_bonus[type] = {op: dphi}``; ``drop``:
     raw accuracy falls as B grows (a reader breaking the premise); ``fixed_crossover``: raw
     evidence fits at B >= 400 and records at B >= 40 whatever L (B* independent of L)."""
-    from oas import FEATURE_NAMES, PairedData
 
     rng = np.random.default_rng(seed)
     L = scale * rng.lognormal(np.log(200), sigma, n_q)
@@ -67,19 +71,29 @@ def world_paired(
         rows_b.append(np.full(n_q, float(b)))
     y = np.concatenate(rows_y)
     budget = np.concatenate(rows_b)
-    k = len(BUDGETS)
-    Lr = np.tile(L, k)
+    return paired_rows(budget, y, L, qt, n_groups, budget_feature=True)
+
+
+def paired_rows(budget, y, L, qtype, n_groups: int, *, budget_feature: bool):
+    """``PairedData`` of ``len(L)`` questions repeated at each budget (rows budget-major), question
+    ``i`` in group ``i % n_groups``, with the length features (and ``budget_over_512``)."""
+    from oas import FEATURE_NAMES, PairedData
+
+    n_q = len(L)
+    reps = len(budget) // n_q
+    Lr = np.tile(L, reps)
     feats = np.zeros((len(budget), len(FEATURE_NAMES)))
-    feats[:, FEATURE_NAMES.index("budget_over_512")] = budget / 512
+    if budget_feature:
+        feats[:, FEATURE_NAMES.index("budget_over_512")] = budget / 512
     feats[:, FEATURE_NAMES.index("token_pressure")] = Lr / budget
     feats[:, FEATURE_NAMES.index("budget_fit_fraction")] = np.minimum(1.0, budget / Lr)
     n = len(budget)
-    qid = np.tile(np.arange(n_q), k)
+    qid = np.tile(np.arange(n_q), reps)
     return PairedData(
         np.array([f"i{i}" for i in range(n)], object),
         np.array([f"q{i}" for i in qid], object),
         np.array([f"g{i % n_groups}" for i in qid], object),
-        np.tile(qt, k).astype(object),
+        np.tile(qtype, reps).astype(object),
         budget,
         y,
         feats,
@@ -113,7 +127,7 @@ def world_loco(paired, *, oas_gain: bool, alphas, mlp_better: bool = False, bind
     for a in alphas:
         chosen[f"oas-calibrated@{a:g}"] = safe
         chosen[f"oas-crc@{a:g}"] = safe
-    return pc.LocoEval(
+    return LocoEval(
         np.arange(n),
         fold.reshape(-1),
         labels,
@@ -142,7 +156,7 @@ def make_workspace(
         ws.provide(f"sim-paired:{scen}", paired)
         ws.provide(
             f"sim:{scen}",
-            pc.curves_from_paired(
+            curves_from_paired(
                 jax.random.PRNGKey(i),
                 paired,
                 name=f"sim:{scen}",
@@ -176,8 +190,8 @@ def has_oc(r) -> bool:
     on false PARTIAL <= 5%; any other reading is INCONCLUSIVE."""
     d = r.details
     fp, pw, ff = d["false_pass_rate"], d["power_paper_effect"], d["false_fail_rate"]
-    rate = {pc.PASS: fp, pc.FAIL: ff, pc.PARTIAL: d["false_partial_rate"]}
-    ok = r.verdict == pc.INCONCLUSIVE or rate[r.verdict] <= 0.05
+    rate = {PASS: fp, FAIL: ff, PARTIAL: d["false_partial_rate"]}
+    ok = r.verdict == INCONCLUSIVE or rate[r.verdict] <= 0.05
     return 0 <= fp <= 1 and 0 <= pw <= 1 and 0 <= ff <= 1 and ok
 
 
@@ -196,10 +210,10 @@ def test_reversal_claims_pass_where_they_hold_and_fail_where_they_do_not(cid, ho
     """MODEL §6.1-6.3: with strong compression the sign reverses; with weak compression it does not."""
     r = pc.CHECKS[cid](holds)
     assert r.claim_id == cid and r.claim == pc.CLAIMS[cid]
-    assert r.verdict == pc.PASS, r.details["reason"]
+    assert r.verdict == PASS, r.details["reason"]
     assert has_oc(r) and r.details["false_pass_rate"] <= 0.05
     f = pc.CHECKS[cid](fails)
-    assert reads(f) == pc.FAIL and has_oc(f)
+    assert reads(f) == FAIL and has_oc(f)
     assert r.measured is not None and np.isfinite(r.measured)
 
 
@@ -207,33 +221,33 @@ def test_inadmissible_reader_makes_the_crossover_claims_inconclusive():
     """MODEL §2: a reader whose raw accuracy falls with B is named, never graded."""
     ws = make_workspace(HOLDS, drop=("sentence",))
     r4 = pc.check_second_reader(ws)
-    assert r4.verdict == pc.INCONCLUSIVE and "inadmissible" in r4.details["reason"]
+    assert r4.verdict == INCONCLUSIVE and "inadmissible" in r4.details["reason"]
     ws = make_workspace(HOLDS, drop=("lexical",))
-    assert pc.check_sign_reversal(ws).verdict == pc.INCONCLUSIVE
-    assert pc.check_crossover_scaling(ws).verdict == pc.INCONCLUSIVE
+    assert pc.check_sign_reversal(ws).verdict == INCONCLUSIVE
+    assert pc.check_crossover_scaling(ws).verdict == INCONCLUSIVE
 
 
 def test_claim2_direction_and_magnitude(holds, fails):
     """Claim 2 graded on direction and against +48 points; the chance-corrected curve is a unit."""
     r = pc.check_tight_gain(holds)
-    assert reads(r) in (pc.PASS, pc.PARTIAL), r.details["reason"]
+    assert reads(r) in (PASS, PARTIAL), r.details["reason"]
     assert has_oc(r)
     assert "direction:locomo:lexical=significant" in r.details["reason"]
     assert set(r.details["max_gain"]) >= {"locomo:lexical", "sim:locomo-like"}
     gains = r.details["max_gain"]["locomo:lexical"]
     assert r.measured == pytest.approx(max(e.point for e in gains.values()))
     assert r.ci[0] <= r.measured <= r.ci[1]
-    assert reads(pc.check_tight_gain(fails)) == pc.FAIL
+    assert reads(pc.check_tight_gain(fails)) == FAIL
 
 
 def test_claim3_direction_and_magnitude(holds):
     r = pc.check_loose_retention(holds)
-    assert reads(r) in (pc.PASS, pc.PARTIAL), r.details["reason"]
+    assert reads(r) in (PASS, PARTIAL), r.details["reason"]
     assert has_oc(r)
     assert "direction:locomo:lexical=significant" in r.details["reason"]
     # fidelity above 1 makes the replacement effect positive, so retention loses (MODEL §4)
     world = dict(rho=HOLDS["rho"], phi={"merge": 1.05, "abstract": 1.05, "rewrite": 1.05})
-    assert reads(pc.check_loose_retention(make_workspace(world))) == pc.FAIL
+    assert reads(pc.check_loose_retention(make_workspace(world))) == FAIL
 
 
 def test_claims_2_3_with_the_chance_correction():
@@ -264,7 +278,7 @@ def test_sim_units_alone_never_pass_or_fail():
         ws = make_workspace(world, locomo=False)
         for cid, check in pc.CHECKS.items():
             r = check(ws)
-            assert r.verdict == pc.SKIPPED, (cid, r.verdict, r.details["reason"])
+            assert r.verdict == SKIPPED, (cid, r.verdict, r.details["reason"])
 
 
 @pytest.mark.slow  # moved to the slow tier: the fast tier measured 184 s on 2 cores
@@ -275,7 +289,7 @@ def test_claim5_relative_pressure():
     ws = make_workspace(world, sim=False)
     r = pc.check_crossover_scaling(ws)
     assert r.details["slopes"], r.details["reason"]
-    assert reads(r) in (pc.PASS, pc.PARTIAL), r.details["reason"]
+    assert reads(r) in (PASS, PARTIAL), r.details["reason"]
     assert has_oc(r)
     assert any(V.grade_slope(*e) == 2 for e in r.details["slopes"].values())
     rows = r.details["strata"]["merge"]
@@ -283,7 +297,7 @@ def test_claim5_relative_pressure():
     # B* independent of L (every question crosses at the same budget): the slope excludes 1
     ws = make_workspace(dict(world, fixed_crossover=True), sim=False)
     r = pc.check_crossover_scaling(ws)
-    assert reads(r) == pc.FAIL, r.details["reason"]
+    assert reads(r) == FAIL, r.details["reason"]
 
 
 def test_claim6_cross_note():
@@ -292,7 +306,7 @@ def test_claim6_cross_note():
         HOLDS, type_bonus={"temporal": {"abstract": 0.35}, "single-hop": {"abstract": -0.5}}
     )
     r = pc.check_cross_note(make_workspace(world))
-    assert r.verdict == pc.PASS, r.details["reason"]
+    assert r.verdict == PASS, r.details["reason"]
     assert has_oc(r)
     # rewrite compresses best and merge is ahead of abstract everywhere: the claim fails
     world = dict(
@@ -300,7 +314,7 @@ def test_claim6_cross_note():
         phi={"merge": 0.8, "abstract": 0.7, "rewrite": 0.95},
     )
     r2 = pc.check_cross_note(make_workspace(world))
-    assert reads(r2) == pc.FAIL, r2.details["reason"]
+    assert reads(r2) == FAIL, r2.details["reason"]
     # merge and rewrite the same text (LoCoMo's dataset operators): not measurable, not "no"
     same = dict(
         rho={"merge": 0.3, "abstract": 0.15, "rewrite": 0.3},
@@ -313,47 +327,47 @@ def test_claim6_cross_note():
 
 
 def test_claims_7_to_9(holds, fails):
-    assert pc.check_router_gain(holds).verdict == pc.PASS
-    assert reads(pc.check_router_gain(fails)) == pc.FAIL
+    assert pc.check_router_gain(holds).verdict == PASS
+    assert reads(pc.check_router_gain(fails)) == FAIL
     # the constructed MLP equals OAS in every conversation: equivalent within the margin, which
     # is half of claim 7's measured gain
     r8 = pc.check_mlp_control(holds)
-    assert reads(r8) == pc.PASS and has_oc(r8), r8.details["reason"]
+    assert reads(r8) == PASS and has_oc(r8), r8.details["reason"]
     gain = pc.check_router_gain(holds).measured
     assert r8.details["margin"] == pytest.approx(0.5 * gain)
     ws = make_workspace(HOLDS, loco_kw={"mlp_better": True})
-    assert reads(pc.check_mlp_control(ws)) == pc.FAIL
+    assert reads(pc.check_mlp_control(ws)) == FAIL
     # no OAS gain to tie the margin to: claim 8 cannot be graded
     r8f = pc.check_mlp_control(fails)
-    assert r8f.verdict == pc.INCONCLUSIVE and "claim 7" in r8f.details["reason"]
+    assert r8f.verdict == INCONCLUSIVE and "claim 7" in r8f.details["reason"]
     r9 = pc.check_harm_calibration(holds)
-    assert r9.verdict == pc.PASS, r9.details["reason"]
+    assert r9.verdict == PASS, r9.details["reason"]
     assert has_oc(r9)
     assert all(e.point < 0 for e in r9.details["harm_change"].values())
     assert set(r9.details["crc_bound"]) == {"0.05", "0.1"}
     # a calibration identical to OAS is not evidence: not graded, INCONCLUSIVE
     ws = make_workspace(HOLDS, loco_kw={"binds": False})
     r9f = pc.check_harm_calibration(ws)
-    assert r9f.verdict == pc.INCONCLUSIVE and "does not bind" in r9f.details["reason"]
+    assert r9f.verdict == INCONCLUSIVE and "does not bind" in r9f.details["reason"]
 
 
 def test_crc_bound_check():
     ws = make_workspace(HOLDS)
     ev = ws.loco("lexical")
-    c = pc.crc_bound_check(ev, 0.1)
+    c = crc_bound_check(ev, 0.1)
     assert c["holds"] and c["max_mean_harm"] == 0.0 and c["share_at_or_below_alpha"] == 1.0
     harmful = ev._replace(chosen={**ev.chosen, "oas-crc@0.1": ev.chosen["oas"]})
-    c = pc.crc_bound_check(harmful, 0.1)
+    c = crc_bound_check(harmful, 0.1)
     assert c["max_mean_harm"] > 0
 
 
 def test_locomo_absent_is_skipped_never_passed():
     ws = make_workspace(HOLDS, locomo=False)
     r4 = pc.check_second_reader(ws)
-    assert r4.verdict == pc.SKIPPED and "LoCoMo" in r4.details["reason"]
+    assert r4.verdict == SKIPPED and "LoCoMo" in r4.details["reason"]
     r1 = pc.check_sign_reversal(ws)
-    assert r1.verdict == pc.SKIPPED and "locomo:lexical" in r1.details["skipped"]
-    assert pc.check_router_gain(ws).verdict == pc.SKIPPED
+    assert r1.verdict == SKIPPED and "locomo:lexical" in r1.details["skipped"]
+    assert pc.check_router_gain(ws).verdict == SKIPPED
 
 
 def test_report_files(tmp_path, holds):
@@ -366,7 +380,7 @@ def test_report_files(tmp_path, holds):
         "| # | claim | paper's figure | ours (95% CI) | verdict | false PASS / power | data |" in md
     )
     assert "at G=12 (simulated at G=12, 60 data sets per world)" in md
-    for rule in pc.RULES:
+    for rule in RULES:
         assert md.count(rule) == 1
     for r in results:
         assert f"**{r.verdict}**" in md

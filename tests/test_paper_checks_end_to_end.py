@@ -10,6 +10,7 @@ import pytest
 
 import paper_checks as pc
 from paper_checks import _endtoend as E2E
+from paper_checks._endtoend import end_to_end_markdown, end_to_end_section, end_to_end_verdicts
 from retcon.vocab import OPERATORS
 
 
@@ -30,7 +31,7 @@ def _run(gain, headroom=(0.05, 0.04, 0.06), cross=(500.0, 450.0, 600.0)):
 
 
 def _answers(results) -> dict:
-    return {v["statement"]: v["answer"] for v in pc.end_to_end_verdicts(results)}
+    return {v["statement"]: v["answer"] for v in end_to_end_verdicts(results)}
 
 
 def _by_prefix(answers: dict, prefix: str) -> list[str]:
@@ -45,13 +46,13 @@ def test_gain_survives_yes_no_undecided():
         "e2e-gold-type": _run((-0.011, -0.015, -0.008)),
         "e2e": _run((0.004, -0.002, 0.010)),
     }
-    v = pc.end_to_end_verdicts(res)
+    v = end_to_end_verdicts(res)
     assert [x["answer"] for x in v[:3]] == [E2E.YES, E2E.NO, E2E.UNDECIDED]
     assert "-0.011 [-0.015, -0.008]" in v[1]["evidence"]
     res["e2e"] = _run((0.02, 0.01, 0.03))
-    assert pc.end_to_end_verdicts(res)[2]["answer"] == E2E.YES
+    assert end_to_end_verdicts(res)[2]["answer"] == E2E.YES
     res["e2e"] = _run((-0.007, -0.010, -0.004))
-    assert pc.end_to_end_verdicts(res)[2]["answer"] == E2E.NO
+    assert end_to_end_verdicts(res)[2]["answer"] == E2E.NO
 
 
 def test_headroom_and_crossover_yes_no_undecided():
@@ -90,15 +91,15 @@ def test_markdown_lists_statements_and_table():
     section = {
         "data": "LoCoMo test",
         "n_resamples": 10,
-        "verdicts": pc.end_to_end_verdicts(res),
+        "verdicts": end_to_end_verdicts(res),
         "table": "| | oracle |\n|---|---|",
         "gap": {"gain_lost_to_retrieval": 0.025, "gain_lost_to_type": -0.004},
     }
-    md = pc.end_to_end_markdown(section)
+    md = end_to_end_markdown(section)
     assert md.startswith("## Beyond the paper: end to end")
     assert "survives end to end (retrieval and predicted type) | **NO** |" in md
     assert "lost to retrieval: +0.025; to type errors: -0.004" in md
-    skipped = pc.end_to_end_markdown({"skipped": "LoCoMo data absent"})
+    skipped = end_to_end_markdown({"skipped": "LoCoMo data absent"})
     assert "Skipped: LoCoMo data absent." in skipped and "| statement |" not in skipped
 
 
@@ -160,7 +161,7 @@ def test_section_on_a_locomo_subset():
     except pc.DataMissing:
         pytest.skip("LoCoMo file not available")
     ws = pc.Workspace(pc.CheckConfig(locomo_limit=30, n_resamples=50), seed=0)
-    section = pc.end_to_end_section(ws)
+    section = end_to_end_section(ws)
     assert set(section["results"]) == {"oracle", "e2e-gold-type", "e2e"}
     assert all(v["answer"] in E2E.ANSWERS for v in section["verdicts"])
     ids = {

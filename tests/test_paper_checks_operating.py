@@ -44,27 +44,22 @@ def test_operating_characteristics_of_a_one_sided_t_rule():
     def rule(d):
         return V.combine({"u": V.grade_positive(_t(d["g"]))}).verdict
 
-    oc = O.operating_characteristics(
-        rule,
-        10,
-        group_values=values,
-        true_means={"g": 0.2},
-        null_means={"zero": {"g": 0.0}},
-        key=jax.random.PRNGKey(0),
-        n_datasets=200,
-    )
+    def oc_at(effect):
+        return O.operating_characteristics(
+            rule,
+            10,
+            group_values=values,
+            true_means={"g": effect},
+            null_means={"zero": {"g": 0.0}},
+            key=jax.random.PRNGKey(0),
+            n_datasets=200,
+        )
+
+    oc = oc_at(0.2)
     assert oc.false_pass_rate <= 0.06 and oc.power == 1.0 and oc.false_fail_rate == 0.0
     assert oc.meets_targets and oc.reason() == "" and "G = 10" in oc.fmt()
     # the same rule against a small effect misses the power target and says so
-    weak = O.operating_characteristics(
-        rule,
-        10,
-        group_values=values,
-        true_means={"g": 0.01},
-        null_means={"zero": {"g": 0.0}},
-        key=jax.random.PRNGKey(0),
-        n_datasets=200,
-    )
+    weak = oc_at(0.01)
     assert not weak.meets_targets and "power" in weak.reason()
 
 

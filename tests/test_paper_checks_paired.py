@@ -17,6 +17,7 @@ import pytest
 
 import oas
 import paper_checks as pc
+from paper_checks._oc import rule_operating_characteristics
 from paper_checks._paired import fill_cluster_tokens, load_paired_source
 from paper_checks._requirements import Needs, unmet
 from retcon.cli import main
@@ -215,9 +216,9 @@ def test_operating_characteristics_hook_says_how_it_got_each_figure(monkeypatch)
     recomputed), or not measured: the report always states which."""
     from paper_checks import _oc
 
-    assert pc.rule_operating_characteristics("1", 10)["method"].startswith("not measured")
+    assert rule_operating_characteristics("1", 10)["method"].startswith("not measured")
     monkeypatch.setitem(_oc.OC_TABLE, "1", {10: (0.04, 0.6), 20: (0.02, 0.9)})
-    oc = pc.rule_operating_characteristics
+    oc = rule_operating_characteristics
     assert (oc("1", 10)["false_pass_rate"], oc("1", 10)["method"]) == (0.04, "tabled")
     mid = oc("1", 15)
     assert mid["power"] == pytest.approx(0.75) and mid["method"].startswith("interpolated")

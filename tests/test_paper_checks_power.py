@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from paper_checks import _effects as E
+from paper_checks import _rules as R
 from paper_checks import operating as O
-from paper_checks import rules as R
 from paper_checks._endpoint import endpoint_reversal
 from paper_checks._types import PASS
 from retcon.inference import group_delta_curves

@@ -16,19 +16,25 @@ import jax
 import numpy as np
 import pytest
 
-import paper_checks as pc
 from paper_checks import _router_oc as R
+from paper_checks._endtoend import router_statement
+from paper_checks._router_oc import (
+    router_rule_records,
+    router_verdict,
+    router_world,
+    summarize_rule_records,
+)
 from paper_checks.operating import LOCOMO_BUDGETS
 
 FIX = Path(__file__).parent / "fixtures"
 
 
 def test_router_verdict_reads_the_interval():
-    assert pc.router_verdict(0.001, 0.01) == R.YES
-    assert pc.router_verdict(-0.02, -0.001) == R.NO
-    assert pc.router_verdict(-0.01, 0.01) == R.UNDECIDED
-    assert pc.router_verdict(0.0, 0.01) == R.UNDECIDED  # touching 0 is not above it
-    assert pc.router_verdict(float("nan"), 0.01) == R.UNDECIDED
+    assert router_verdict(0.001, 0.01) == R.YES
+    assert router_verdict(-0.02, -0.001) == R.NO
+    assert router_verdict(-0.01, 0.01) == R.UNDECIDED
+    assert router_verdict(0.0, 0.01) == R.UNDECIDED  # touching 0 is not above it
+    assert router_verdict(float("nan"), 0.01) == R.UNDECIDED
 
 
 def _router(point, lo, hi, n_groups=10):
@@ -53,17 +59,17 @@ def test_router_statement_answers_only_where_the_rule_is_measured(monkeypatch):
     step 6); otherwise the answer is UNDECIDED and says why."""
     oc = {"false_yes": 0.02, "power": 0.9, "power_gain": 0.014, "false_no": 0.0, "coverage": 0.95}
     monkeypatch.setattr(R, "ROUTER_RULE_OC", {10: oc})
-    yes = pc.router_statement(_router(0.01, 0.002, 0.018), _results())
+    yes = router_statement(_router(0.01, 0.002, 0.018), _results())
     assert yes["answer"] == R.YES and "false YES 2.0%" in yes["evidence"]
     assert "oracle protocol OAS - best-fixed +0.014" in yes["evidence"]
     assert "oracle selector headroom end to end +0.051" in yes["evidence"]
     assert "all margin 0.05, best-fixed" in yes["evidence"]  # the choices made in the folds
-    assert pc.router_statement(_router(-0.01, -0.02, -0.001), _results())["answer"] == R.NO
-    assert pc.router_statement(_router(0.0, -0.01, 0.01), _results())["answer"] == R.UNDECIDED
+    assert router_statement(_router(-0.01, -0.02, -0.001), _results())["answer"] == R.NO
+    assert router_statement(_router(0.0, -0.01, 0.01), _results())["answer"] == R.UNDECIDED
     monkeypatch.setattr(R, "ROUTER_RULE_OC", {10: {**oc, "false_yes": 0.08}})
-    s = pc.router_statement(_router(0.01, 0.002, 0.018), _results())
+    s = router_statement(_router(0.01, 0.002, 0.018), _results())
     assert s["answer"] == R.UNDECIDED and "false YES 8% > 5%" in s["evidence"]
-    s = pc.router_statement(_router(0.01, 0.002, 0.018, n_groups=7), _results())
+    s = router_statement(_router(0.01, 0.002, 0.018, n_groups=7), _results())
     assert s["answer"] == R.UNDECIDED and "not measured at G = 7" in s["evidence"]
 
 
@@ -74,14 +80,14 @@ def test_router_world_probabilities_follow_the_definition():
     ``ret`` against the operators by ``2 * signal`` per unit of the observed score margin."""
     acc = np.asarray(R.E2E_ACCURACY)
     budgets = np.asarray(LOCOMO_BUDGETS)
-    data, extra, recall, prob = pc.router_world(
+    data, extra, recall, prob = router_world(
         jax.random.key(0), 0.0, n_groups=4, n_questions=3, group_sd=0.0
     )
     col = np.searchsorted(budgets, data.budget)
     assert np.allclose(prob, acc[:, col].T)
     assert data.n == 4 * 3 * budgets.size and extra.shape == (data.n, 3)
     assert np.all((recall >= 0.5) & (recall <= 1)) and set(np.unique(data.outcomes)) <= {0, 1}
-    _, extra2, _, prob2 = pc.router_world(
+    _, extra2, _, prob2 = router_world(
         jax.random.key(0), 0.02, n_groups=4, n_questions=3, group_sd=0.0
     )
     inside = np.all((prob2 > 0.01) & (prob2 < 0.99), axis=1)
@@ -100,11 +106,34 @@ def test_summaries_count_verdicts_and_coverage():
         rec(0.1, R.YES, 0.01, 0.03, 0.02),
         rec(0.1, R.NO, -0.03, -0.01, 0.02),
     ]
-    out = pc.summarize_rule_records(rows, policies=("deployable",))
+    out = summarize_rule_records(rows, policies=("deployable",))
     assert [(o["signal"], o["yes"], o["no"], o["coverage"]) for o in out] == [
         (0.0, 0.5, 0.0, 0.5),
         (0.1, 0.5, 0.5, 0.5),
     ]
+
+
+def test_a_resumed_run_measures_only_the_data_sets_not_done(monkeypatch):
+    """``done`` (the script's cache) is reused as it is; only the rest is measured and reported."""
+    measured = []
+
+    def fake(key, signal, index, **kw):
+        measured.append((signal, index))
+        g = {"point": 0.0, "lower": -1.0, "upper": 1.0, "verdict": R.UNDECIDED, "truth": 0.0}
+        return {"signal": signal, "index": index, "oracle": 0.0, "deployable": g, "anchored": g}
+
+    monkeypatch.setattr(R, "router_rule_records", fake)
+    cached = fake(None, 0.0, 1)
+    cached["deployable"] = {**cached["deployable"], "verdict": R.YES}
+    measured.clear()
+    seen = []
+    out = R.router_rule_characteristics(
+        jax.random.key(0), (0.0,), n_datasets=3, progress=seen.append, done={(0.0, 1): cached}
+    )
+    assert measured == [(0.0, 0), (0.0, 2)]
+    assert [r["index"] for r in seen] == [0, 2]
+    dep = next(o for o in out if o["policy"] == "deployable")
+    assert dep["n_datasets"] == 3 and dep["yes"] == 1 / 3
 
 
 def test_pair_writes_the_post_retrieval_features(tmp_path):
@@ -145,11 +174,11 @@ def test_deployable_router_in_the_null_and_in_a_world_with_signal():
     best-fixed in expectation; with a strong signal the deployable router, chosen in the folds,
     finds it and its interval says YES. MODEL §8: the oracle selector bounds every policy."""
     groups = {"base": (), "+scores": (0, 1)}
-    null = pc.router_rule_records(
+    null = router_rule_records(
         jax.random.key(3), 0.0, 0, n_groups=5, n_questions=30, feature_groups=groups
     )
     assert null["deployable"]["truth"] < 0.005
-    strong = pc.router_rule_records(
+    strong = router_rule_records(
         jax.random.key(3), 0.3, 0, n_groups=5, n_questions=30, feature_groups=groups
     )
     d = strong["deployable"]

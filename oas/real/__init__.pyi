@@ -68,6 +68,9 @@ from ._readers import TopKReader as TopKReader
 from ._readers import answer_recall as answer_recall
 from ._readers import lexical_correct as lexical_correct
 from ._readers import make_reader as make_reader
+from ._recall_at_k import recall_at_k as recall_at_k
+from ._recall_at_k import recall_at_k_summary as recall_at_k_summary
+from ._recall_sweep import recall_accuracy_sweep as recall_accuracy_sweep
 from ._retrieval import evidence_recall as evidence_recall
 from ._retrieval import memory_units as memory_units
 from ._retrieval import rank_units as rank_units
@@ -102,6 +105,7 @@ from ._timeline_plots import plot_utility as plot_utility
 from ._timeline_router import fit_timeline_router as fit_timeline_router
 from ._timeline_router import timeline_router_error_rates as timeline_router_error_rates
 from ._timeline_router import timeline_router_report as timeline_router_report
+from ._topk import topk_sweep as topk_sweep
 from ._types import Conversation as Conversation
 from ._types import OperatorBackend as OperatorBackend
 from ._types import Query as Query

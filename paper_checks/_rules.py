@@ -20,21 +20,51 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from paper_checks import _effects as E
-from paper_checks import _verdicts as V
-from paper_checks import operating as O
 from paper_checks._curves import t_estimate
+from paper_checks._effects import paper_curves
 from paper_checks._loco import t_interval
 from paper_checks._scaling import slope_test
 from paper_checks._types import Verdict
+from paper_checks._verdicts import (
+    PAPER_LOOSE_MARGIN,
+    PAPER_TIGHT_GAIN,
+    combine,
+    grade_magnitude,
+    reversal_test,
+    tight_gain_test,
+    verdict_cross_note,
+    verdict_crossover_scaling,
+    verdict_harm_calibration,
+    verdict_loose_retention,
+    verdict_no_reliable_improvement,
+    verdict_router_gain,
+)
+from paper_checks.operating import N_DATASETS, operating_characteristics
+
+
+def _halved_oc(rule, data: dict, true: dict, nulls: dict, key, n_datasets: int, worlds: tuple):
+    """``operating_characteristics`` of ``rule`` on ``data``'s spread, with the true world
+    ``true`` and a half-size world (every mean halved); ``worlds``: the two worlds' names."""
+    return operating_characteristics(
+        rule,
+        next(iter(data.values())).shape[0],
+        group_values=data,
+        true_means=true,
+        null_means=nulls,
+        key=key,
+        n_datasets=n_datasets,
+        true_world=worlds[0],
+        half_means={k: v / 2 for k, v in true.items()},
+        half_world=worlds[1],
+    )
 
 
 def reversal_verdict(budgets, data: dict, *, missing=(), inconclusive=None) -> Verdict:
     """Claims 1 and 4: every reader in ``data`` (``{reader: (G, K, m)}`` per-group ``dU`` of its
     distinct operators) graded by the best grade of its operators (``_verdicts.reversal_test``,
     whose family-wise bound covers every operator), combined over readers."""
-    grades = {k: int(V.reversal_test(budgets, v).grades.max()) for k, v in data.items()}
-    return V.combine(grades, missing, inconclusive)
+    grades = {k: int(reversal_test(budgets, v).grades.max()) for k, v in data.items()}
+    return combine(grades, missing, inconclusive)
 
 
 #: The paper's table whose effects are the reversal rule's true world at LoCoMo's size (MODEL
@@ -49,7 +79,7 @@ def reversal_oc(
     *,
     operators: dict | None = None,
     table: str = REVERSAL_TABLE,
-    n_datasets: int = O.N_DATASETS,
+    n_datasets: int = N_DATASETS,
 ):
     """Operating characteristics of claims 1 and 4 (``reversal_verdict``) with the readers' own
     spread, at their group count.
@@ -73,7 +103,7 @@ def reversal_oc(
 
     operators = operators or {}
     true = {
-        k: E.paper_curves(budgets, operators.get(k) or ["abstract"] * v.shape[1], table)
+        k: paper_curves(budgets, operators.get(k) or ["abstract"] * v.shape[1], table)
         for k, v in data.items()
     }
     half = {k: 0.5 * v for k, v in true.items()}
@@ -83,7 +113,7 @@ def reversal_oc(
         nulls[f"{k} gain only"] = {**true, k: np.maximum(true[k], 0.0)}
         nulls[f"{k} loss only"] = {**true, k: np.minimum(true[k], 0.0)}
     G = next(iter(data.values())).shape[0]
-    return O.operating_characteristics(
+    return operating_characteristics(
         rule,
         G,
         group_values=data,
@@ -103,13 +133,13 @@ def tight_gain_verdict(tight: dict, missing=()) -> Verdict:
     the paper's figure (``grade_magnitude``)."""
     grades = {}
     for src, d in tight.items():
-        g, (k, j) = V.tight_gain_test(d)
+        g, (k, j) = tight_gain_test(d)
         grades[f"direction:{src}"] = g
-        grades[f"magnitude:{src}"] = V.grade_magnitude(t_estimate(d[:, k, j]), V.PAPER_TIGHT_GAIN)
-    return V.combine(grades, missing)
+        grades[f"magnitude:{src}"] = grade_magnitude(t_estimate(d[:, k, j]), PAPER_TIGHT_GAIN)
+    return combine(grades, missing)
 
 
-def tight_gain_oc(key, tight: dict, *, n_datasets: int = O.N_DATASETS):
+def tight_gain_oc(key, tight: dict, *, n_datasets: int = N_DATASETS):
     """Claim 2's rule in a true world whose largest gain is the paper's 48 points and null worlds
     with none (direction false) or half of it (magnitude false), the curves' shape and spread
     LoCoMo's."""
@@ -118,19 +148,19 @@ def tight_gain_oc(key, tight: dict, *, n_datasets: int = O.N_DATASETS):
     def shifted(to):
         return {k: m - np.nanmax(m) + to for k, m in mu.items()}
 
-    return O.operating_characteristics(
+    return operating_characteristics(
         lambda d: tight_gain_verdict(d).verdict,
         next(iter(tight.values())).shape[0],
         group_values=tight,
-        true_means=shifted(V.PAPER_TIGHT_GAIN[0]),
+        true_means=shifted(PAPER_TIGHT_GAIN[0]),
         null_means={
             "no gain": shifted(0.0),
-            "half the paper's gain": shifted(V.PAPER_TIGHT_GAIN[0] / 2),
+            "half the paper's gain": shifted(PAPER_TIGHT_GAIN[0] / 2),
         },
         key=key,
         n_datasets=n_datasets,
         true_world="the paper's largest gain (48 points), LoCoMo's curve shape and spread",
-        half_means=shifted(V.PAPER_TIGHT_GAIN[0] / 2),
+        half_means=shifted(PAPER_TIGHT_GAIN[0] / 2),
         half_world="half the paper's largest gain (24 points; also the magnitude null)",
     )
 
@@ -138,31 +168,31 @@ def tight_gain_oc(key, tight: dict, *, n_datasets: int = O.N_DATASETS):
 def loose_verdict(loose: dict, ops: list, missing=()) -> Verdict:
     """Claim 3 on per-group margins ``{source: (G, K)}`` (``U(ret) - U(o)`` at the loosest
     budget): ``verdict_loose_retention`` of their t-intervals."""
-    return V.verdict_loose_retention(
+    return verdict_loose_retention(
         {src: {op: t_estimate(m[:, k]) for k, op in enumerate(ops)} for src, m in loose.items()},
         missing=missing,
     )
 
 
-def loose_oc(key, loose: dict, ops: list, *, n_datasets: int = O.N_DATASETS):
+def loose_oc(key, loose: dict, ops: list, *, n_datasets: int = N_DATASETS):
     """Claim 3's rule in a true world where every margin is the paper's 9.5 points, and null
     worlds where one operator ties retention (direction false) or every margin is 4 points
     (magnitude false), with LoCoMo's spread."""
-    mid = float(np.mean(V.PAPER_LOOSE_MARGIN))
+    mid = float(np.mean(PAPER_LOOSE_MARGIN))
     true = {k: np.full(v.shape[1:], mid) for k, v in loose.items()}
     tie = {k: np.where(np.arange(v.shape[1]) == 0, 0.0, mid) for k, v in loose.items()}
-    low = {k: np.full(v.shape[1:], V.PAPER_LOOSE_MARGIN[0] / 2) for k, v in loose.items()}
-    return O.operating_characteristics(
+    low = {k: np.full(v.shape[1:], PAPER_LOOSE_MARGIN[0] / 2) for k, v in loose.items()}
+    return _halved_oc(
         lambda d: loose_verdict(d, ops).verdict,
-        next(iter(loose.values())).shape[0],
-        group_values=loose,
-        true_means=true,
-        null_means={"an operator ties retention": tie, "margins of 4 points": low},
-        key=key,
-        n_datasets=n_datasets,
-        true_world="every margin at the paper's 9.5 points, LoCoMo's spread",
-        half_means={k: v / 2 for k, v in true.items()},
-        half_world="every margin at half the paper's 9.5 points",
+        loose,
+        true,
+        {"an operator ties retention": tie, "margins of 4 points": low},
+        key,
+        n_datasets,
+        (
+            "every margin at the paper's 9.5 points, LoCoMo's spread",
+            "every margin at half the paper's 9.5 points",
+        ),
     )
 
 
@@ -186,7 +216,7 @@ def slope_verdict(
             undecided[unit] = f"{n} of {len(est)} strata have a crossover; the slope needs 3"
         else:
             graded[unit] = slopes[k]
-    return V.verdict_crossover_scaling(graded, missing=missing, inconclusive=undecided), graded, est
+    return verdict_crossover_scaling(graded, missing=missing, inconclusive=undecided), graded, est
 
 
 def _steepness(mu, logb) -> np.ndarray:
@@ -209,7 +239,7 @@ def _steepness(mu, logb) -> np.ndarray:
     return -np.maximum(np.abs(np.nan_to_num(out)), 0.005)
 
 
-def slope_oc(key, curves, budgets, lengths, units, *, n_datasets: int = O.N_DATASETS // 2):
+def slope_oc(key, curves, budgets, lengths, units, *, n_datasets: int = N_DATASETS // 2):
     """Claim 5's rule in synthetic stratified worlds with LoCoMo's per-group spread: per operator
     and stratum a ``dU`` curve linear in ``log B`` with the operator's measured steepness,
     crossing at ``B*_s`` proportional to ``L_s ** slope`` around the grid's middle (slope 1: true;
@@ -239,7 +269,7 @@ def slope_oc(key, curves, budgets, lengths, units, *, n_datasets: int = O.N_DATA
             n_resamples=OC5_RESAMPLES,
         )[0].verdict
 
-    return O.operating_characteristics(
+    return operating_characteristics(
         rule,
         c.shape[0],
         group_values={"c": c},
@@ -261,7 +291,7 @@ def conditions(conds: dict) -> dict:
     return {k: t_estimate(v, level) for k, v in conds.items()}
 
 
-def cross_note_oc(key, beats: dict, conds: dict, *, n_datasets: int = O.N_DATASETS):
+def cross_note_oc(key, beats: dict, conds: dict, *, n_datasets: int = N_DATASETS):
     """Claim 6's rule (``verdict_cross_note`` of t-intervals) in a true world with each unit's
     measured effect turned to the claim's side (beats: ``|mean|``; conditions: the measured
     means, with the smallest turned negative when none is), and null worlds where one operator
@@ -281,23 +311,19 @@ def cross_note_oc(key, beats: dict, conds: dict, *, n_datasets: int = O.N_DATASE
         nulls["merge never behind"] = {**true, **{k: max(true[k], 0.0) for k in ck}}
 
     def rule(d):
-        return V.verdict_cross_note(
+        return verdict_cross_note(
             {k[2:]: t_estimate(v) for k, v in d.items() if k.startswith("b:")},
             conditions({k[2:]: v for k, v in d.items() if k.startswith("c:")}),
         ).verdict
 
-    G = next(iter(data.values())).shape[0]
-    return O.operating_characteristics(
+    return _halved_oc(
         rule,
-        G,
-        group_values=data,
-        true_means=true,
-        null_means=nulls,
-        key=key,
-        n_datasets=n_datasets,
-        true_world="LoCoMo's effects turned to the claim's side, LoCoMo's spread",
-        half_means={k: v / 2 for k, v in true.items()},
-        half_world="those effects halved",
+        data,
+        true,
+        nulls,
+        key,
+        n_datasets,
+        ("LoCoMo's effects turned to the claim's side, LoCoMo's spread", "those effects halved"),
     )
 
 
@@ -306,31 +332,31 @@ def cross_note_oc(key, beats: dict, conds: dict, *, n_datasets: int = O.N_DATASE
 MIN_EFFECT = 0.01
 
 
-def positive_oc(key, units: dict, *, n_datasets: int = O.N_DATASETS):
+def positive_oc(key, units: dict, *, n_datasets: int = N_DATASETS):
     """A "positive in every unit" rule (``verdict_router_gain`` of t-intervals) in a true world
     with each unit's measured mean turned positive (``|mean|``, at least ``MIN_EFFECT``) and null
     worlds with one unit at 0, with the measured spread."""
     mu = {k: max(abs(float(np.nanmean(v))), MIN_EFFECT) for k, v in units.items()}
-    return O.operating_characteristics(
-        lambda d: V.verdict_router_gain({k: t_estimate(v) for k, v in d.items()}).verdict,
-        next(iter(units.values())).shape[0],
-        group_values=units,
-        true_means=mu,
-        null_means={f"{k} at 0": {**mu, k: 0.0} for k in units},
-        key=key,
-        n_datasets=n_datasets,
-        true_world=f"the measured effect as |mean| (at least {MIN_EFFECT:g}), its spread",
-        half_means={k: v / 2 for k, v in mu.items()},
-        half_world="that effect halved",
+    return _halved_oc(
+        lambda d: verdict_router_gain({k: t_estimate(v) for k, v in d.items()}).verdict,
+        units,
+        mu,
+        {f"{k} at 0": {**mu, k: 0.0} for k in units},
+        key,
+        n_datasets,
+        (
+            f"the measured effect as |mean| (at least {MIN_EFFECT:g}), its spread",
+            "that effect halved",
+        ),
     )
 
 
-def equivalence_oc(key, diff, margin: float, *, n_datasets: int = O.N_DATASETS):
+def equivalence_oc(key, diff, margin: float, *, n_datasets: int = N_DATASETS):
     """Claim 8's rule in a true world with no difference and null worlds at the margin (MLP
     better or worse by ``margin``), with the measured spread."""
-    return O.operating_characteristics(
+    return operating_characteristics(
         lambda d: (
-            V.verdict_no_reliable_improvement(
+            verdict_no_reliable_improvement(
                 {"u": (t_interval(d["d"], 0.90), t_interval(d["d"], 0.95))}, margin=margin
             ).verdict
         ),
@@ -347,12 +373,12 @@ def equivalence_oc(key, diff, margin: float, *, n_datasets: int = O.N_DATASETS):
 
 
 def harm_verdict(harm, cost, max_cost, missing=(), inconclusive=None) -> Verdict:
-    return V.verdict_harm_calibration(
+    return verdict_harm_calibration(
         harm, cost, max_cost=max_cost, missing=missing, inconclusive=inconclusive
     )
 
 
-def harm_oc(key, harm_g: dict, cost_g: dict, max_cost: float, *, n_datasets: int = O.N_DATASETS):
+def harm_oc(key, harm_g: dict, cost_g: dict, max_cost: float, *, n_datasets: int = N_DATASETS):
     """Claim 9's rule in a true world with each unit's measured harm change turned negative
     (``-|mean|``) at its measured cost (capped at half the bound), and null worlds where one
     unit's harm is unchanged or its cost sits at twice the bound, with the measured spread."""
@@ -371,7 +397,7 @@ def harm_oc(key, harm_g: dict, cost_g: dict, max_cost: float, *, n_datasets: int
         c = {k[2:]: t_interval(v) for k, v in d.items() if k.startswith("c:")}
         return harm_verdict(h, c, bound).verdict
 
-    return O.operating_characteristics(
+    return operating_characteristics(
         rule,
         np.asarray(harm_g[first]).shape[0],
         group_values=data,
