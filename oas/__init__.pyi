@@ -79,7 +79,7 @@ from ._text import normalize as normalize
 from ._theory_router import TheoryRouter as TheoryRouter
 from ._theory_router import fit_theory_router as fit_theory_router
 from ._timeline_router import ROUTER_POLICY as ROUTER_POLICY
-from ._timeline_router import OverTimeRouter as OverTimeRouter
+from ._timeline_router import TimelineRouter as TimelineRouter
 from ._timeline_router import predicted_lengths as predicted_lengths
 from ._timeline_router import route_stream as route_stream
 from ._timeline_router import router_levels as router_levels

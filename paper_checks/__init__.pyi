@@ -37,8 +37,6 @@ from ._loco import t_interval as t_interval
 from ._magnitude import append_magnitude as append_magnitude
 from ._oc import OC_TABLE as OC_TABLE
 from ._oc import rule_operating_characteristics as rule_operating_characteristics
-from ._overtime import append_overtime as append_overtime
-from ._overtime import locomo_or_none as locomo_or_none
 from ._paired import PairedSource as PairedSource
 from ._paired import load_paired_source as load_paired_source
 from ._report import format_measured as format_measured
@@ -68,6 +66,8 @@ from ._sources import Workspace as Workspace
 from ._sources import llm_configured as llm_configured
 from ._sources import locomo_path as locomo_path
 from ._sources import stable_id as stable_id
+from ._timeline import append_timeline as append_timeline
+from ._timeline import locomo_or_none as locomo_or_none
 from ._types import FAIL as FAIL
 from ._types import INCONCLUSIVE as INCONCLUSIVE
 from ._types import PARTIAL as PARTIAL

@@ -17,7 +17,7 @@ fidelities), the operators' compression ratios, ``acc_guess``, ``packing``, ``bu
 ``queries``; the types' ``length`` tables and the retriever are not used (a stream's units are
 whole sessions, retrieved most recent first). Every error names the key, as sim's scenarios do.
 
-References: MODEL §10 (stream, policies), §2 (packing, reader); docs/over-time.md.
+References: MODEL §10 (stream, policies), §2 (packing, reader); docs/timeline.md.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ packed most recent first by the one packing kernel (``theory.pack``); the reader
 
 Also: the utility against the generation ``k`` (every unit passed ``k`` times) at the last session.
 
-References: MODEL §10, §2; docs/over-time.md.
+References: MODEL §10, §2; docs/timeline.md.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import theory
-from oas.real import compare_held_out, fit_pass_chain, predict_over_time
+from oas.real import compare_held_out, fit_pass_chain, predict_timeline
 from retcon.cli import main
 from retcon.errors import InputError
 
@@ -83,12 +83,12 @@ def test_fit_pass_chain_recovers_a_geometric_chain():
 
 
 def test_predicted_crossover_is_the_point_mass_closed_form():
-    """Sessions of one length: `predict_over_time`'s t* is theory's point-mass closed form."""
+    """Sessions of one length: `predict_timeline`'s t* is theory's point-mass closed form."""
     f = fit_pass_chain(
         np.array([[100.0, 70.0, 50.0]]), np.array([100.0]), np.array([[500.0, 150.0, 60.0]])
     )
     budgets = [1200.0, 2600.0]
-    pred = predict_over_time(f, np.full(40, 500.0), budgets)
+    pred = predict_timeline(f, np.full(40, 500.0), budgets)
     for b, t in zip(budgets, pred["per-pass"]["crossover_time"]):
         ref = theory.point_mass_crossover_time(
             500.0, b, compress_ratio=0.3, fidelity=0.7, age_law="uniform"

@@ -119,7 +119,7 @@ def test_router_invariants():
 def test_predicted_lengths_and_router_validation():
     """The predicted length table is the observed length times the later passes' ratios; bad
     router parameters raise one-line errors naming the field."""
-    from oas import OverTimeRouter, predicted_lengths
+    from oas import TimelineRouter, predicted_lengths
 
     cur = np.array([[100.0, 40.0, 30.0], [10.0, 9.0, 1.0]])
     pred = predicted_lengths(cur, [0.5, 0.25])
@@ -133,7 +133,7 @@ def test_predicted_lengths_and_router_validation():
         ({"value": [1.0, 0.5], "ratio": [0.0]}, "ratio"),
     ]:
         with pytest.raises(InputError, match=word):
-            OverTimeRouter(**kw)
+            TimelineRouter(**kw)
     with pytest.raises(InputError, match="current"):
         predicted_lengths(np.ones((2, 2)), [0.5, 0.5])
 
@@ -220,7 +220,7 @@ def test_simulated_router_pairs_with_the_timeline(tmp_path):
     whose passes destroy the answer is retain-all to the bit, and one whose passes lose nothing
     is budget-aware (every unit fits with the fewest passes: 8 units, 12 passes allowed)."""
     import sim
-    from oas import OverTimeRouter, simulate_router_timeline
+    from oas import TimelineRouter, simulate_router_timeline
     from retcon.vocab import OPERATORS
 
     p = tmp_path / "s.toml"
@@ -229,12 +229,12 @@ def test_simulated_router_pairs_with_the_timeline(tmp_path):
     r = sim.simulate_timeline(ss, queries=64, seed=4)
     kmax = ss.stream.max_generation
     rhos = [o.compress_ratio for o in ss.scenario.operators]
-    dead = [OverTimeRouter(np.array([0.7] + [0.0] * kmax), np.full(kmax, rho)) for rho in rhos]
+    dead = [TimelineRouter(np.array([0.7] + [0.0] * kmax), np.full(kmax, rho)) for rho in rhos]
     out = simulate_router_timeline(ss, dead, budgets=r.budgets, queries=64, seed=4)
     ret = r.outcome[:, r.rows.index(("retain-all", None))]
     for oi in range(len(OPERATORS)):
         np.testing.assert_array_equal(out[:, oi], ret)
-    flat = [OverTimeRouter(np.full(kmax + 1, 0.7), np.full(kmax, rho)) for rho in rhos]
+    flat = [TimelineRouter(np.full(kmax + 1, 0.7), np.full(kmax, rho)) for rho in rhos]
     out = simulate_router_timeline(ss, flat, budgets=r.budgets, queries=64, seed=4)
     for oi, op in enumerate(OPERATORS):
         ba = r.outcome[:, r.rows.index(("budget-aware", op))]

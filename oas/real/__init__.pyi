@@ -90,7 +90,7 @@ from ._timeline_identify import IDENTIFY_BUDGETS as IDENTIFY_BUDGETS
 from ._timeline_identify import PassChainFit as PassChainFit
 from ._timeline_identify import compare_held_out as compare_held_out
 from ._timeline_identify import fit_pass_chain as fit_pass_chain
-from ._timeline_identify import predict_over_time as predict_over_time
+from ._timeline_identify import predict_timeline as predict_timeline
 from ._timeline_identify import timeline_identify as timeline_identify
 from ._timeline_plots import plot_by_generation as plot_by_generation
 from ._timeline_plots import plot_survival as plot_survival

@@ -21,7 +21,7 @@ utility per policy against time, crossover times.
   policies are sim's (``retain-all``, ``periodic`` with every unit passed once, ``overflow``,
   ``budget-aware``, ``tiered``), their generations computed by sim's functions.
 
-References: MODEL §10, §9 (LoCoMo), §2 (packing, reader); docs/over-time.md.
+References: MODEL §10, §9 (LoCoMo), §2 (packing, reader); docs/timeline.md.
 """
 
 from __future__ import annotations
@@ -406,7 +406,7 @@ def chain_tables(chain: dict[str, list[str]], order: Sequence[str], passes: int)
     return tokens, length
 
 
-def utility_over_time(
+def timeline_utility(
     conversation: Conversation,
     chains: dict[str, dict[str, list[str]]],
     budgets: Sequence[float],
@@ -491,7 +491,7 @@ def timeline_report(
     curves: dict = {}
     for c in conversations:
         chains = {op: pass_chain(c, op, passes, "extractive") for op in OPERATORS}
-        for key, acc in utility_over_time(
+        for key, acc in timeline_utility(
             c, chains, budgets, policies=policies, cap=cap, passes=passes
         ).items():
             curves.setdefault(key, []).append(acc)

@@ -1,11 +1,11 @@
 """The router over time on LoCoMo read as a stream (MODEL §10; issue 21 item 5).
 
 Leave one conversation out: for each held-out conversation the router's parameters
-(``oas.OverTimeRouter``: the per-pass length ratios, ``v(k)`` and ``g``) are fitted on the other
+(``oas.TimelineRouter``: the per-pass length ratios, ``v(k)`` and ``g``) are fitted on the other
 conversations only, then the router runs on the held-out stream (``oas.route_stream``: it sees the
 observed length of each unit at its current generation and predicts later passes with the fitted
 ratios; it never reads a pass's output before choosing it). Its outcome is the lexical reader on
-the packed context, as for the policies of `oas.real.utility_over_time` (same stream, same pass
+the packed context, as for the policies of `oas.real.timeline_utility` (same stream, same pass
 chains, same packing), so per-conversation differences are paired.
 
 Fitted on the training conversations, per operator (extractive passes; `pass_chain`):
@@ -20,7 +20,7 @@ sessions that ask a question), the router's gain over each baseline as a Student
 ``G - 1`` df (`retcon.inference.group_t_interval`) and an exact two-sided sign-flip p-value
 (`retcon.inference.sign_flip_test`, ``G <= 16``).
 
-References: MODEL §10, §2; docs/over-time.md.
+References: MODEL §10, §2; docs/timeline.md.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from oas import ROUTER_POLICY, OverTimeRouter, content_tokens, route_stream
+from oas import ROUTER_POLICY, TimelineRouter, content_tokens, route_stream
 from oas.real._readers import lexical_correct
 from oas.real._timeline import (
     chain_tables,
@@ -37,7 +37,7 @@ from oas.real._timeline import (
     evidence_session_ids,
     pass_chain,
     stream_steps,
-    utility_over_time,
+    timeline_utility,
 )
 from oas.real._types import Conversation
 from retcon.errors import InputError
@@ -85,8 +85,8 @@ def conversation_stats(
     return st
 
 
-def fit_timeline_router(stats: Sequence[_Stats]) -> OverTimeRouter:
-    """`OverTimeRouter` from the training conversations' pooled sums (module docstring)."""
+def fit_timeline_router(stats: Sequence[_Stats]) -> TimelineRouter:
+    """`TimelineRouter` from the training conversations' pooled sums (module docstring)."""
     if not stats:
         raise InputError("fit_timeline_router: needs at least one training conversation.")
     lens = np.sum([s.len_sum for s in stats], axis=0)
@@ -100,7 +100,7 @@ def fit_timeline_router(stats: Sequence[_Stats]) -> OverTimeRouter:
     g = sum(s.guess_hits for s in stats) / gn if gn else 0.0
     # an empty pass (no tokens left) keeps a tiny ratio: the unit is as good as gone
     ratio = np.maximum(lens[1:], 1e-9) / np.maximum(lens[:-1], 1e-9)
-    return OverTimeRouter(hits / asked - g, ratio, g)
+    return TimelineRouter(hits / asked - g, ratio, g)
 
 
 def _time_mean(acc: np.ndarray) -> np.ndarray:
@@ -118,7 +118,7 @@ def timeline_router_report(
     level: float = 0.95,
 ) -> dict:
     """The router over time on LoCoMo, leave one conversation out, against the policies of
-    `utility_over_time` (module docstring). MODEL §10.
+    `timeline_utility` (module docstring). MODEL §10.
 
     Returns a JSON-able dict: ``per_conversation`` (time-averaged utility of every policy),
     ``utility`` (mean over conversations with its t-interval per policy, operator, budget),
@@ -139,7 +139,7 @@ def timeline_router_report(
     base = []  # per conversation: {(policy, op): (nB, T)}
     stats = []  # per conversation: {op: _Stats}
     for c, chains in zip(conversations, chains_all):
-        curves = utility_over_time(c, chains, budgets, policies=BASELINES, cap=cap, passes=passes)
+        curves = timeline_utility(c, chains, budgets, policies=BASELINES, cap=cap, passes=passes)
         base.append(curves)
         steps = stream_steps(c)
         order = list(steps[-1].session_ids)

@@ -6,9 +6,9 @@ file with a ``[stream]`` table) and prints, per policy, utility against time wit
 operator, the crossover time with its interval (and theory's ``t*`` where theory applies); and the
 utility against the number of passes ``k``.
 
-``retcon timeline locomo --data F [--passes K]`` runs LoCoMo as a stream (docs/over-time.md).
+``retcon timeline locomo --data F [--passes K]`` runs LoCoMo as a stream (docs/timeline.md).
 
-``--policy router`` adds the router over time (``oas.OverTimeRouter``, MODEL §10; issue 21 item 5):
+``--policy router`` adds the router over time (``oas.TimelineRouter``, MODEL §10; issue 21 item 5):
 in simulation with the scenario's own parameters, on LoCoMo fitted leave one conversation out;
 the report gains a ``router`` block with its gains over the other policies.
 
@@ -71,7 +71,7 @@ def register(subparsers) -> None:
         default=None,
         help="stream preset (locomo-stream, single-cluster-stream, low-fidelity-stream) or a .toml "
         "file with a "
-        "[stream] table (docs/over-time.md)",
+        "[stream] table (docs/timeline.md)",
     )
     p.add_argument(
         "--policy",
@@ -112,7 +112,7 @@ def register(subparsers) -> None:
         action="store_true",
         help="locomo: leave one conversation out, predict each held-out conversation's "
         "crossover time t* and best number of passes k* from the pass chain fitted on the "
-        "others, beside the observed ones (docs/over-time.md)",
+        "others, beside the observed ones (docs/timeline.md)",
     )
     _add_llm_pass_options(p)
     add_common(p)
@@ -124,7 +124,7 @@ def _add_llm_pass_options(p) -> None:
     endpoint is configured (flags, else ``RETCON_LLM_BASE_URL`` / ``OPENAI_BASE_URL``)."""
     g = p.add_argument_group(
         "llm passes",
-        "locomo: with an endpoint, passes 2..K are also made by the llm operator (docs/over-time.md)",
+        "locomo: with an endpoint, passes 2..K are also made by the llm operator (docs/timeline.md)",
     )
     g.add_argument(
         "--llm-base-url",
@@ -252,7 +252,7 @@ def _locomo_inputs(args, default_budgets) -> tuple[float, ...]:
 
 
 def check_locomo_stream(conversations, path, *, least: int = 1, each_asked: bool = False) -> None:
-    """Refuse, before any work, a LoCoMo file the stream cannot be run on (docs/over-time.md):
+    """Refuse, before any work, a LoCoMo file the stream cannot be run on (docs/timeline.md):
     fewer than ``least`` conversations, a conversation without sessions, or no question at all
     (``each_asked``: a conversation without questions, which ``--identify`` cannot observe).
 
@@ -654,7 +654,7 @@ def run_simulated(args) -> int:
         report["router"] = {
             "parameters": "the scenario's own (H10 lengths, v(k) from the reader and fidelities)",
             "rule": "myopic: at each session, the state along overflow's pass order with the best "
-            "predicted utility of the session's queries (oas.OverTimeRouter)",
+            "predicted utility of the session's queries (oas.TimelineRouter)",
             "interval": "paired per stream, mean +- 1.96 SE of the time-averaged difference",
             "gains": gains,
         }
