@@ -36,6 +36,7 @@ from ._simulate import simulate_queries as simulate_queries
 from ._stream import STREAM_PRESETS as STREAM_PRESETS
 from ._stream import StreamConfig as StreamConfig
 from ._stream import StreamScenario as StreamScenario
+from ._stream import check_timeline_size as check_timeline_size
 from ._stream import load_stream as load_stream
 from ._stream import stream_from_dict as stream_from_dict
 from ._stress import SpilloverSummary as SpilloverSummary

@@ -80,7 +80,9 @@ from ._text import match_terms as match_terms
 from ._text import split_sentences as split_sentences
 from ._text import stem as stem
 from ._timeline import MAX_PASSES as MAX_PASSES
+from ._timeline import PassChains as PassChains
 from ._timeline import llm_pass_survival as llm_pass_survival
+from ._timeline import pass_chains as pass_chains
 from ._timeline import stream_prefix as stream_prefix
 from ._timeline import survival as survival
 from ._timeline import survival_report as survival_report
@@ -95,9 +97,17 @@ from ._timeline_identify import timeline_identify as timeline_identify
 from ._timeline_plots import plot_by_generation as plot_by_generation
 from ._timeline_plots import plot_survival as plot_survival
 from ._timeline_plots import plot_utility as plot_utility
+from ._timeline_report import LOCOMO_BUDGETS as LOCOMO_BUDGETS
+from ._timeline_report import LLMPasses as LLMPasses
+from ._timeline_report import TimelineReport as TimelineReport
+from ._timeline_report import check_locomo_stream as check_locomo_stream
+from ._timeline_report import locomo_report as locomo_report
+from ._timeline_report import simulated_report as simulated_report
 from ._timeline_router import fit_timeline_router as fit_timeline_router
 from ._timeline_router import timeline_router_error_rates as timeline_router_error_rates
 from ._timeline_router import timeline_router_report as timeline_router_report
+from ._timeline_text import identify_text as identify_text
+from ._timeline_text import timeline_text as timeline_text
 from ._types import Conversation as Conversation
 from ._types import OperatorBackend as OperatorBackend
 from ._types import Query as Query

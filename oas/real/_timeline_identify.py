@@ -43,9 +43,10 @@ from oas.real._text import make_tokenizer
 from oas.real._timeline import (
     GENERATION_POLICY,
     MAX_PASSES,
+    PassChains,
+    _chains_for,
     _fit,
     _params,
-    pass_chain,
     survival,
     timeline_utility,
 )
@@ -272,8 +273,10 @@ def timeline_identify(
     passes: int = 4,
     budgets: Sequence[float] = IDENTIFY_BUDGETS,
     level: float = 0.95,
+    chains: PassChains | None = None,
 ) -> dict:
-    """Leave one conversation out: theory's ``t*`` and ``k*`` against the observed ones.
+    """Leave one conversation out: theory's ``t*`` and ``k*`` against the observed ones
+    (``chains``: the conversations' `pass_chains` when already built).
 
     Returns the JSON-ready report (module docstring; docs/timeline.md). MODEL §10.
     """
@@ -292,14 +295,13 @@ def timeline_identify(
     tok = make_tokenizer("regex")
     stats: dict[str, list] = {op: [] for op in OPERATORS}
     session_lengths, observed = [], []
-    for c in conversations:
-        chains = {op: pass_chain(c, op, passes, "extractive") for op in OPERATORS}
+    for c, chs in zip(conversations, _chains_for(chains, conversations, passes)):
         for op in OPERATORS:
-            stats[op].append(survival([c], op, passes, "extractive"))
+            stats[op].append(survival([c], op, passes, "extractive", chains=[chs[op]]))
         session_lengths.append(
-            np.array([tok.count(chains[OPERATORS[0]][s.session_id][0]) for s in c.sessions], float)
+            np.array([tok.count(chs[OPERATORS[0]][s.session_id][0]) for s in c.sessions], float)
         )
-        observed.append(observed_timeline(c, chains, b, passes))
+        observed.append(observed_timeline(c, chs, b, passes))
     # predictions, one conversation held out at a time
     pred = {
         ch: {q: {op: np.full((g, len(b)), np.nan) for op in OPERATORS} for q in QUANTITIES}

@@ -32,10 +32,11 @@ import numpy as np
 from oas import ROUTER_POLICY, TimelineRouter, content_tokens, route_stream
 from oas.real._readers import lexical_correct
 from oas.real._timeline import (
+    PassChains,
+    _chains_for,
     chain_tables,
     context_accuracy,
     evidence_session_ids,
-    pass_chain,
     stream_steps,
     timeline_utility,
 )
@@ -116,9 +117,11 @@ def timeline_router_report(
     budgets: Sequence[float] = (256.0, 1024.0, 4096.0),
     cap: float = 4096.0,
     level: float = 0.95,
+    chains: PassChains | None = None,
 ) -> dict:
     """The router over time on LoCoMo, leave one conversation out, against the policies of
-    `timeline_utility` (module docstring). MODEL §10.
+    `timeline_utility` (module docstring; ``chains``: the conversations' `pass_chains` when
+    already built). MODEL §10.
 
     Returns a JSON-able dict: ``per_conversation`` (time-averaged utility of every policy),
     ``utility`` (mean over conversations with its t-interval per policy, operator, budget),
@@ -133,32 +136,28 @@ def timeline_router_report(
             f"timeline_router_report: leave-one-out needs >= 3 conversations; got {G}."
         )
     nB = len(budgets)
-    chains_all = [
-        {op: pass_chain(c, op, passes, "extractive") for op in OPERATORS} for c in conversations
-    ]
+    chains_all = _chains_for(chains, conversations, passes)
     base = []  # per conversation: {(policy, op): (nB, T)}
     stats = []  # per conversation: {op: _Stats}
-    for c, chains in zip(conversations, chains_all):
-        curves = timeline_utility(c, chains, budgets, policies=BASELINES, cap=cap, passes=passes)
+    for c, chs in zip(conversations, chains_all):
+        curves = timeline_utility(c, chs, budgets, policies=BASELINES, cap=cap, passes=passes)
         base.append(curves)
         steps = stream_steps(c)
         order = list(steps[-1].session_ids)
         where = {q.query_id: evidence_session_ids(c, q) for q in c.queries}
         answers = {q.query_id: set(content_tokens(q.answer)) for q in c.queries}
-        tokens0, length0 = chain_tables(chains[OPERATORS[0]], order, passes)
+        tokens0, length0 = chain_tables(chs[OPERATORS[0]], order, passes)
         zeros = np.zeros((len(order), len(order)), np.int32)
         ret_records = [
             context_accuracy(steps, order, tokens0, length0, zeros, b, answers, where)[1]
             for b in budgets
         ]
-        stats.append(
-            {op: conversation_stats(c, chains[op], passes, ret_records) for op in OPERATORS}
-        )
+        stats.append({op: conversation_stats(c, chs[op], passes, ret_records) for op in OPERATORS})
     rows = [(p, None if p == "retain-all" else op) for p in BASELINES for op in OPERATORS]
     rows = list(dict.fromkeys(rows)) + [(ROUTER_POLICY, op) for op in OPERATORS]
     per = {r: np.full((G, nB), np.nan) for r in rows}
     fits = []
-    for gi, (c, chains) in enumerate(zip(conversations, chains_all)):
+    for gi, (c, chs) in enumerate(zip(conversations, chains_all)):
         for r in rows:
             if r[0] != ROUTER_POLICY:
                 per[r][gi] = _time_mean(base[gi][r])
@@ -170,7 +169,7 @@ def timeline_router_report(
         for op in OPERATORS:
             router = fit_timeline_router([stats[j][op] for j in range(G) if j != gi])
             fold[op] = router.to_json()
-            tokens, length = chain_tables(chains[op], order, passes)
+            tokens, length = chain_tables(chs[op], order, passes)
             for bi, b in enumerate(budgets):
                 gens = route_stream(length, router, b)
                 acc, _ = context_accuracy(steps, order, tokens, length, gens, b, answers, where)
