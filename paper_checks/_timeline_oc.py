@@ -37,7 +37,7 @@ import math
 import jax
 import numpy as np
 
-from paper_checks._timeline import Z, beats, inverted_u
+from paper_checks._timeline_rules import Z, beats, inverted_u
 from paper_checks.operating import TARGETS
 from retcon.vocab import OPERATORS
 
