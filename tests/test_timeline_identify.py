@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import theory
-from oas.real import compare_held_out, fit_pass_chain, predict_timeline
+from oas.real._timeline_identify import compare_held_out, fit_pass_chain, predict_timeline
 from retcon.cli import main
 from retcon.errors import InputError
 

@@ -143,7 +143,8 @@ def test_llm_passes_checks_each_option():
 
 @pytest.fixture(scope="module")
 def three():
-    from oas.real import load_locomo, stream_prefix
+    from oas.real import load_locomo
+    from oas.real._timeline import stream_prefix
 
     convs = load_locomo(LOCOMO_PATH).conversations[:3]
     return [stream_prefix(c, 4) for c in convs]
@@ -172,3 +173,46 @@ def test_chains_built_once_give_the_same_reports(three):
         real.timeline_report(three, passes=3, chains=chains)
     merge = chains.of("extractive", "merge")
     assert len(merge) == 3 and all(len(t) == 3 for ch in merge for t in ch.values())
+
+
+def _doc_commands(text: str) -> list[str]:
+    """Every ``retcon timeline`` command of a page: code-block lines (with ``\\`` continuations,
+    comments dropped) and inline code spans, whitespace joined."""
+    import re
+
+    text = text.replace("\\\n", " ")
+    found = []
+    for block in re.findall(r"```\n(.*?)```", text, flags=re.S):
+        for line in block.splitlines():
+            if line.startswith("retcon timeline"):
+                found.append(line.split("#")[0])
+    text = re.sub(r"```\n.*?```", "", text, flags=re.S)
+    found += [s for s in re.findall(r"`([^`]+)`", text) if s.startswith("retcon timeline")]
+    # a form's bare name in prose (`retcon timeline locomo`) names it; a command has options
+    return [" ".join(c.split()) for c in found if len(c.split()) > 3]
+
+
+def test_every_timeline_command_of_the_docs_parses():
+    """docs/timeline.md and README.md: every `retcon timeline` line is spelled as the subcommands
+    take it (parsed, not run: the runs take minutes; `DIR`, `URL`, `S` filled in)."""
+    import shlex
+    from pathlib import Path
+
+    from retcon.cli import build_parser
+
+    root = Path(__file__).resolve().parents[1]
+    cmds = []
+    for page in ("docs/timeline.md", "README.md", "docs/identify.md"):
+        cmds += _doc_commands((root / page).read_text(encoding="utf-8"))
+    assert len(cmds) >= 20, cmds
+    assert any(c.startswith("retcon timeline identify") for c in cmds)
+    bad = []
+    for cmd in cmds:
+        argv = shlex.split(
+            cmd.replace(" DIR", " out").replace(" URL", " http://x/v1").replace("seed S", "seed 1")
+        )[1:]
+        try:
+            assert build_parser().parse_args(argv).command == "timeline"
+        except SystemExit:
+            bad.append(cmd)
+    assert not bad, bad

@@ -83,16 +83,10 @@ from ._timeline import MAX_PASSES as MAX_PASSES
 from ._timeline import PassChains as PassChains
 from ._timeline import llm_pass_survival as llm_pass_survival
 from ._timeline import pass_chains as pass_chains
-from ._timeline import stream_prefix as stream_prefix
 from ._timeline import survival as survival
 from ._timeline import survival_report as survival_report
 from ._timeline import timeline_report as timeline_report
-from ._timeline import utility_by_passes as utility_by_passes
 from ._timeline_identify import IDENTIFY_BUDGETS as IDENTIFY_BUDGETS
-from ._timeline_identify import PassChainFit as PassChainFit
-from ._timeline_identify import compare_held_out as compare_held_out
-from ._timeline_identify import fit_pass_chain as fit_pass_chain
-from ._timeline_identify import predict_timeline as predict_timeline
 from ._timeline_identify import timeline_identify as timeline_identify
 from ._timeline_plots import plot_by_generation as plot_by_generation
 from ._timeline_plots import plot_survival as plot_survival
@@ -103,8 +97,6 @@ from ._timeline_report import TimelineReport as TimelineReport
 from ._timeline_report import check_locomo_stream as check_locomo_stream
 from ._timeline_report import locomo_report as locomo_report
 from ._timeline_report import simulated_report as simulated_report
-from ._timeline_router import fit_timeline_router as fit_timeline_router
-from ._timeline_router import timeline_router_error_rates as timeline_router_error_rates
 from ._timeline_router import timeline_router_report as timeline_router_report
 from ._timeline_text import identify_text as identify_text
 from ._timeline_text import timeline_text as timeline_text

@@ -276,6 +276,12 @@ def _by_generation_table(by_generation: list) -> list[str]:
         lines.append(
             f"  {g['operator']:<10}{g['budget']:>8g}  U(k=0..) = {us}   best k = {g['best_generation']}"
         )
+        if "theory_utility" in g:  # where theory applies: its exact U(k), and which cells hold it
+            th = " ".join(f"{x:.3f}" for x in g["theory_utility"])
+            held = sum(g["contains_theory"])
+            lines.append(
+                f"  {'':<18}  theory     {th}   interval holds it at {held} of {len(th.split())} k"
+            )
     return lines
 
 
