@@ -7,18 +7,8 @@ import json
 import pytest
 
 from retcon.errors import InputError
+from tests._cli import run_cli as _run
 from tests._data import LOCOMO_PATH, needs_locomo
-
-
-def _run(argv, capsys):
-    from retcon.cli import main
-
-    try:
-        rc = main(argv)
-    except SystemExit as e:
-        rc = e.code
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def test_timeline_help_lists_the_three_forms(capsys):
