@@ -10,9 +10,9 @@ paired data by maximum likelihood with grouped-bootstrap CIs; ``out_of_fold``,
 give the fitted model's ``dU(B)`` and crossover budget on held-out groups against the data's
 (docs/identify.md). Packing comes from ``theory`` (MODEL §2).
 
-The router over time (``OverTimeRouter``, ``router_levels``, ``simulate_router_timeline``) decides
+The router over time (``TimelineRouter``, ``simulate_router_timeline``) decides
 at each session which units to consolidate, if any, by the utility MODEL §10 predicts
-(docs/over-time.md, "A router over time").
+(docs/timeline.md, "A router over time").
 
 References: MODEL §2 (reader, identification), §8, §10.
 """

@@ -79,11 +79,8 @@ from ._text import normalize as normalize
 from ._theory_router import TheoryRouter as TheoryRouter
 from ._theory_router import fit_theory_router as fit_theory_router
 from ._timeline_router import ROUTER_POLICY as ROUTER_POLICY
-from ._timeline_router import OverTimeRouter as OverTimeRouter
-from ._timeline_router import predicted_lengths as predicted_lengths
+from ._timeline_router import TimelineRouter as TimelineRouter
 from ._timeline_router import route_stream as route_stream
-from ._timeline_router import router_levels as router_levels
-from ._timeline_router import router_step as router_step
 from ._timeline_router import scenario_router as scenario_router
 from ._timeline_router import simulate_router_timeline as simulate_router_timeline
 from ._timeline_router import simulated_router_gains as simulated_router_gains

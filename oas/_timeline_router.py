@@ -50,7 +50,7 @@ TIE = 1e-5
 
 
 @dataclass(frozen=True)
-class OverTimeRouter:
+class TimelineRouter:
     """Parameters of the router over time for one operator.
 
     Attributes:
@@ -70,15 +70,15 @@ class OverTimeRouter:
         r = np.asarray(self.ratio, np.float64)
         if v.ndim != 1 or v.size < 2 or not np.isfinite(v).all():
             raise InputError(
-                f"OverTimeRouter.value must be K + 1 >= 2 finite numbers; got {self.value!r:.80}."
+                f"TimelineRouter.value must be K + 1 >= 2 finite numbers; got {self.value!r:.80}."
             )
         if r.shape != (v.size - 1,) or not np.all(np.isfinite(r) & (r > 0)):
             raise InputError(
-                f"OverTimeRouter.ratio must be K = {v.size - 1} positive numbers; "
+                f"TimelineRouter.ratio must be K = {v.size - 1} positive numbers; "
                 f"got {self.ratio!r:.80}."
             )
         if not np.isfinite(self.guess):
-            raise InputError(f"OverTimeRouter.guess must be finite; got {self.guess!r}.")
+            raise InputError(f"TimelineRouter.guess must be finite; got {self.guess!r}.")
         object.__setattr__(self, "value", v)
         object.__setattr__(self, "ratio", r)
         object.__setattr__(self, "guess", float(self.guess))
@@ -192,7 +192,7 @@ def router_levels(pred, value, budget) -> jax.Array:
 _router_levels_jit = jax.jit(router_levels)
 
 
-def route_stream(current, router: OverTimeRouter, budget: float) -> np.ndarray:
+def route_stream(current, router: TimelineRouter, budget: float) -> np.ndarray:
     """``(T, T)`` generations ``k[t, s]`` the router leaves on one stream of observed lengths.
 
     Args:
@@ -219,7 +219,7 @@ def route_stream(current, router: OverTimeRouter, budget: float) -> np.ndarray:
 # --------------------------------------------------------------------------- simulation
 
 
-def scenario_router(ss, op_index: int) -> OverTimeRouter:
+def scenario_router(ss, op_index: int) -> TimelineRouter:
     """The router with a stream scenario's own parameters for operator ``op_index``: H10's
     ``rho`` per pass and ``v(k) = sum_t w_t (reader_success(phi_t^k, a_t, g) - g)`` over the query
     types' mix (weights normalised). MODEL §10, §2."""
@@ -236,7 +236,7 @@ def scenario_router(ss, op_index: int) -> OverTimeRouter:
         phi = float(t.fidelity[op_index])
         v += wt * (np.asarray(theory.reader_success(phi**ks, t.acc_raw, g)) - g)
     rho = float(sc.operators[op_index].compress_ratio)
-    return OverTimeRouter(v, np.full(K, rho), g)
+    return TimelineRouter(v, np.full(K, rho), g)
 
 
 def _stream_outcome(key, budgets, values, powers, st, pr):
@@ -279,7 +279,7 @@ def simulate_router_timeline(ss, routers, *, budgets, queries: int, seed: int = 
     the timeline kernel does), so differences against its rows are paired per stream.
 
     Args:
-      ss: stream scenario (``sim.load_stream``). routers: one `OverTimeRouter` per operator
+      ss: stream scenario (``sim.load_stream``). routers: one `TimelineRouter` per operator
         (``OPERATORS`` order), each with ``K = ss.stream.max_generation``.
       budgets: ``(nB,)`` tokens. queries: streams. seed: JAX seed.
 
@@ -358,7 +358,7 @@ def simulated_router_gains(
 
 __all__ = [
     "ROUTER_POLICY",
-    "OverTimeRouter",
+    "TimelineRouter",
     "predicted_lengths",
     "route_stream",
     "router_levels",

@@ -17,8 +17,6 @@ from ._config import TheoryModel as TheoryModel
 from ._endtoend import append_end_to_end as append_end_to_end
 from ._experiments import EXPERIMENTS as EXPERIMENTS
 from ._magnitude import append_magnitude as append_magnitude
-from ._overtime import append_overtime as append_overtime
-from ._overtime import locomo_or_none as locomo_or_none
 from ._report import format_measured as format_measured
 from ._report import format_oc_cell as format_oc_cell
 from ._report import report_json as report_json
@@ -34,6 +32,8 @@ from ._sources import Workspace as Workspace
 from ._sources import llm_configured as llm_configured
 from ._sources import locomo_path as locomo_path
 from ._sources import stable_id as stable_id
+from ._timeline import append_timeline as append_timeline
+from ._timeline import locomo_or_none as locomo_or_none
 from ._types import VERDICTS as VERDICTS
 from ._types import ClaimResult as ClaimResult
 from ._types import Estimate as Estimate

@@ -10,7 +10,7 @@ are the packing of MODEL §2, which lives in ``theory`` (re-exported here for ex
 
 References: MODEL §2 (reader, packing), §3-§4 (regions, Proposition 1), §5 (Assumption 1),
 §6 (single-cluster model), §7 (operator ranking), §8 (paired instances), §10 (memory over time:
-``load_stream``, ``simulate_timeline``, ``summarize_timeline``; docs/over-time.md). See
+``load_stream``, ``simulate_timeline``, ``summarize_timeline``; docs/timeline.md). See
 docs/simulation.md.
 """
 

@@ -36,8 +36,8 @@ from ._simulate import simulate_queries as simulate_queries
 from ._stream import STREAM_PRESETS as STREAM_PRESETS
 from ._stream import StreamConfig as StreamConfig
 from ._stream import StreamScenario as StreamScenario
+from ._stream import check_timeline_size as check_timeline_size
 from ._stream import load_stream as load_stream
-from ._stream import stream_from_dict as stream_from_dict
 from ._stress import SpilloverSummary as SpilloverSummary
 from ._stress import StressResult as StressResult
 from ._stress import spillover_summary as spillover_summary
@@ -52,7 +52,6 @@ from ._timeline import overflow_generations as overflow_generations
 from ._timeline import periodic_generations as periodic_generations
 from ._timeline import prefix_sums as prefix_sums
 from ._timeline import query_timeline as query_timeline
-from ._timeline import query_timeline_dense as query_timeline_dense
 from ._timeline import simulate_timeline as simulate_timeline
 from ._timeline import stream_params as stream_params
 from ._timeline import summarize_timeline as summarize_timeline

@@ -17,7 +17,7 @@ fidelities), the operators' compression ratios, ``acc_guess``, ``packing``, ``bu
 ``queries``; the types' ``length`` tables and the retriever are not used (a stream's units are
 whole sessions, retrieved most recent first). Every error names the key, as sim's scenarios do.
 
-References: MODEL §10 (stream, policies), §2 (packing, reader); docs/over-time.md.
+References: MODEL §10 (stream, policies), §2 (packing, reader); docs/timeline.md.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retcon.errors import InputError
+from retcon.vocab import TIMELINE_POLICIES
 from sim import _checks as ck
 from sim._scenario import LengthConfig, Scenario, read_scenario_toml, scenario_from_dict
 from theory import AGE_LAWS, DIST_PARAMS
@@ -122,3 +123,58 @@ def load_stream(path_or_name: str | Path | None = None) -> StreamScenario:
         return stream_from_dict(data)
     except InputError as e:
         raise InputError(f"{source}: {e}") from None
+
+
+# --------------------------------------------------------------------------- size check
+# Here, not in sim._timeline, so a run too large is refused before JAX is imported.
+
+TIMELINE_CHUNK = 256  # streams per compiled call of `sim.simulate_timeline` (its CHUNK)
+
+MAX_QUERIES = 2**20  # --queries and the scenario's ``queries``: the same cap
+# Peak bytes of one compiled chunk per (stream, budget, session): XLA's intermediates for every
+# policy row and pass, measured at about 4.6e2 B (256 budgets, 32 sessions: 1.2 GB peak) and
+# rounded up.
+_BYTES_PER_CHUNK_CELL = 512
+# Bytes kept per (stream, row, budget, session) of the outcome: int result, float64, concatenation.
+_BYTES_PER_OUTCOME_CELL = 3 * 8
+
+
+def timeline_bytes(sessions: int, n_budgets: int, queries: int, n_rows: int, passes: int) -> float:
+    """Estimated peak memory of `simulate_timeline` (MODEL §10): one compiled chunk of
+    ``TIMELINE_CHUNK`` streams plus the outcomes of every stream kept in numpy."""
+    chunk = TIMELINE_CHUNK * n_budgets * sessions * _BYTES_PER_CHUNK_CELL
+    kept = queries * n_budgets * (n_rows * sessions + 3 * (passes + 1)) * _BYTES_PER_OUTCOME_CELL
+    return float(chunk + kept)
+
+
+def check_timeline_size(ss, budgets, queries, *, scenario=None) -> None:
+    """Refuse, before any work, a ``retcon timeline simulate`` run whose streams or budgets cannot fit: the
+    scenario's ``queries`` passes the cap of ``--queries``, and the memory estimate
+    (``timeline_bytes``) the same ``check_memory`` refusal as ``retcon simulate``.
+
+    Args:
+      ss: the loaded ``sim.StreamScenario``. budgets, queries: the options (None: the scenario's).
+      scenario: ``--scenario`` as given, to name the file when its own values are too large.
+    """
+    from retcon.errors import check_memory, memory_limit
+
+    src = f"--scenario {scenario}" if scenario else f"the scenario {ss.name!r}"
+    q = ss.scenario.queries if queries is None else queries
+    if queries is None and not 2 <= q <= MAX_QUERIES:
+        raise InputError(
+            f"{src}: queries must be an integer in [2, 2**20] (the cap of --queries); got {q}."
+        )
+    b = ss.scenario.budgets if budgets is None else budgets
+    what_b = f"--budgets ({len(b)} values)" if budgets is not None else f"{src} ({len(b)} budgets)"
+    what_q = f"--queries {q}" if queries is not None else f"{q} queries"
+    rows = 1 + 3 * (len(TIMELINE_POLICIES) - 1)
+    need = timeline_bytes(ss.stream.sessions, len(b), q, rows, ss.stream.max_generation)
+    per_budget = timeline_bytes(ss.stream.sessions, 1, q, rows, ss.stream.max_generation)
+    most = int(memory_limit() // per_budget)
+    check_memory(
+        f"{what_b} with {what_q}",
+        need,
+        fix=f"use at most {most} budgets with {q} queries, or fewer queries"
+        if most >= 1
+        else "use fewer queries",
+    )

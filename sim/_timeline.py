@@ -27,7 +27,7 @@ packed most recent first by the one packing kernel (``theory.pack``); the reader
 
 Also: the utility against the generation ``k`` (every unit passed ``k`` times) at the last session.
 
-References: MODEL §10, §2; docs/over-time.md.
+References: MODEL §10, §2; docs/timeline.md.
 """
 
 from __future__ import annotations
@@ -42,14 +42,14 @@ import numpy as np
 
 from retcon.errors import InputError, Spell, check_choice
 from retcon.vocab import OPERATORS, TIMELINE_POLICIES
-from sim._stream import StreamScenario
+from sim._stream import TIMELINE_CHUNK, StreamScenario
 from sim.kernel import GRID, kept_fraction, quantized_success
 from theory import cumsum_in_order, pack, sample_lengths
 
 #: Policies of MODEL §10, in table order: ``retcon.vocab.TIMELINE_POLICIES`` (one spelling).
 CONSOLIDATING = TIMELINE_POLICIES[1:]
 MAX_BY_GENERATION = 6  # utility against k for k = 0 .. this
-CHUNK = 256  # queries per compiled call
+CHUNK = TIMELINE_CHUNK  # queries per compiled call (sim._stream sizes it before any work)
 
 
 class StreamStatic(NamedTuple):
@@ -511,6 +511,24 @@ def theory_crossover(ss: StreamScenario, op_index: int, budgets, times) -> dict:
     }
 
 
+def theory_by_generation(ss: StreamScenario, op_index: int, budgets, passes: int) -> np.ndarray:
+    """Theory's ``U_T(B, k)`` at the last session with every unit passed ``k = 0..passes`` times
+    (`theory.stream_generation_utility` on H10's chain of operator ``op_index``), ``(nB, K + 1)``;
+    the exact value of `summarize_timeline`'s ``by_generation`` where theory applies. MODEL §10."""
+    import theory
+
+    sc, st = ss.scenario, ss.stream
+    (t0,) = [t for t in sc.types if t.weight > 0]
+    dist = theory.make_length_dist(st.session_length.dist, **dict(st.session_length.params))
+    support, ratio = theory.h10_chain(
+        sc.operators[op_index].compress_ratio, t0.fidelity[op_index], passes
+    )
+    return theory.stream_generation_utility(
+        dist, budgets, st.sessions, support=support, ratio=ratio, age_law=st.age,
+        acc_raw=t0.acc_raw, acc_guess=sc.acc_guess,
+    )  # fmt: skip
+
+
 def summarize_timeline(
     ss: StreamScenario,
     r: TimelineResult,
@@ -588,19 +606,25 @@ def summarize_timeline(
     g_se = r.by_generation.std(0, ddof=1) / math.sqrt(q)
     by_generation = []
     for oi, op in enumerate(OPERATORS):
+        th = None if why_not else theory_by_generation(ss, oi, r.budgets, g_mean.shape[1] - 1)
         for j, b in enumerate(r.budgets):
             u = g_mean[oi, :, j]
-            by_generation.append(
-                {
-                    "operator": op,
-                    "budget": float(b),
-                    "generations": list(range(u.size)),
-                    "utility": u,
-                    "lower": u - z * g_se[oi, :, j],
-                    "upper": u + z * g_se[oi, :, j],
-                    "best_generation": int(np.argmax(u)),
-                }
-            )
+            row = {
+                "operator": op,
+                "budget": float(b),
+                "generations": list(range(u.size)),
+                "utility": u,
+                "lower": u - z * g_se[oi, :, j],
+                "upper": u + z * g_se[oi, :, j],
+                "best_generation": int(np.argmax(u)),
+            }
+            if th is not None:  # a cell without spread holds theory when it matches to 1e-6
+                row["theory_utility"] = th[j]
+                row["contains_theory"] = [
+                    bool(lo - 1e-6 <= t <= hi + 1e-6)
+                    for lo, t, hi in zip(row["lower"], th[j], row["upper"])
+                ]
+            by_generation.append(row)
     st = ss.stream
     return {
         "scenario": ss.name,

@@ -123,7 +123,7 @@ def test_the_timeline_refusal_comes_before_jax_is_imported(tmp_path):
 
 
 def test_the_timeline_estimate_grows_with_every_sized_argument():
-    from retcon.commands.timeline import TIMELINE_CHUNK, timeline_bytes
+    from sim._stream import TIMELINE_CHUNK, timeline_bytes
     from sim._timeline import CHUNK
 
     assert TIMELINE_CHUNK == CHUNK  # the estimate sizes the chunk sim really compiles
@@ -199,7 +199,7 @@ def _write(tmp_path, name, obj) -> str:
 @pytest.mark.parametrize("identify", [False, True])
 def test_timeline_locomo_refuses_an_empty_list(identify, tmp_path, capsys):
     f = _write(tmp_path, "empty.json", [])
-    argv = ["timeline", "locomo", "--data", f] + (["--identify"] if identify else [])
+    argv = ["timeline", "identify" if identify else "locomo", "--data", f]
     _refused(argv, capsys, "--data", "empty.json", "got 0")
 
 
@@ -226,7 +226,7 @@ def test_identify_refuses_a_conversation_without_questions(tmp_path, capsys):
     convs[1]["qa"] = []
     f = _write(tmp_path, "oneqa.json", convs)
     _refused(
-        ["timeline", "locomo", "--identify", "--data", f],
+        ["timeline", "identify", "--data", f],
         capsys,
         "oneqa.json",
         f"conversation {convs[1]['sample_id']!r} has no questions",
@@ -235,7 +235,7 @@ def test_identify_refuses_a_conversation_without_questions(tmp_path, capsys):
 
 def test_identify_needs_three_conversations_up_front(tmp_path, capsys):
     f = _write(tmp_path, "two.json", _tiny(2))
-    _refused(["timeline", "locomo", "--identify", "--data", f], capsys, "at least 3", "got 2")
+    _refused(["timeline", "identify", "--data", f], capsys, "at least 3", "got 2")
 
 
 @pytest.mark.slow
@@ -371,7 +371,7 @@ def _twice(argv, capsys) -> tuple[str, str]:
 @pytest.mark.slow
 def test_timeline_identify_json_is_the_same_bytes_twice(tmp_path, capsys):
     f = _write(tmp_path, "three.json", _tiny(3))
-    a, b = _in_processes(["timeline", "locomo", "--identify", "--data", f, "--json"])
+    a, b = _in_processes(["timeline", "identify", "--data", f, "--json"])
     assert a == b
     assert json.loads(a)["conversations"] == 3
 
@@ -463,7 +463,7 @@ def test_extractive_scores_do_not_depend_on_string_hashes():
 @pytest.mark.slow
 @needs_locomo
 def test_timeline_identify_on_locomo_is_the_same_bytes_twice():
-    a, b = _in_processes(["timeline", "locomo", "--identify", "--data", str(LOCOMO_PATH), "--json"])
+    a, b = _in_processes(["timeline", "identify", "--data", str(LOCOMO_PATH), "--json"])
     assert a == b
 
 

@@ -405,7 +405,7 @@ def test_llm_passes_over_locomo_with_the_real_model(llama_server, tmp_path):
     survival must never rise.)"""
     from oas.real import load_locomo
     from retcon.cli import build_parser
-    from retcon.commands.timeline import _llm_backend, _llm_passes
+    from retcon.commands.timeline import _llm_backend
 
     base_url, _ = llama_server
     convs = load_locomo(_locomo()).conversations
@@ -416,7 +416,10 @@ def test_llm_passes_over_locomo_with_the_real_model(llama_server, tmp_path):
         argv += ["--llm-cache", str(tmp_path / "cache"), "--llm-timeout", "120"]
         argv += ["--llm-sessions", "1", "--llm-conversations", "2", "--llm-operators", "abstract"]
         args = build_parser().parse_args(argv)
-        return _llm_passes(args, _llm_backend(args), convs, (64.0, 4096.0))
+        llm = _llm_backend(args)
+        assert llm is not None  # an endpoint is given
+        backend, plan = llm
+        return plan.section(convs, backend, (64.0, 4096.0))
 
     t0 = time.monotonic()
     first = run(base_url)

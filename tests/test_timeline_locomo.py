@@ -82,7 +82,7 @@ def _synthetic(rng, model, g=10, n=80, passes=4):
 def test_survival_verdict_error_rates():
     """The geometric-or-not rule at G = 10 conversations, in synthetic worlds where the truth is
     known: it calls a geometric world non-geometric rarely, and finds a floor most of the time.
-    Measured rates are printed and documented in docs/over-time.md."""
+    Measured rates are printed and documented in docs/timeline.md."""
     rng = np.random.default_rng(7)
     reps = 20
     false_alarm = sum(

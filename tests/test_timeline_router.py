@@ -20,8 +20,7 @@ def _reference_levels(current, ratio, value, budget):
     order one pass at a time (fewest passes, oldest first; at most K), score each by
     sum of v(k_s) over the units that fit most recent first (prefix packing), take the best, the
     fewest passes among ties."""
-    from oas import predicted_lengths
-    from oas._timeline_router import TIE
+    from oas._timeline_router import TIE, predicted_lengths
 
     n_units, k1 = current.shape
     kmax = k1 - 1
@@ -57,8 +56,7 @@ def _reference_levels(current, ratio, value, budget):
 def _levels(current, ratio, value, budget):
     import jax.numpy as jnp
 
-    from oas import predicted_lengths
-    from oas._timeline_router import _router_levels_jit
+    from oas._timeline_router import _router_levels_jit, predicted_lengths
 
     return np.asarray(
         _router_levels_jit(
@@ -119,7 +117,8 @@ def test_router_invariants():
 def test_predicted_lengths_and_router_validation():
     """The predicted length table is the observed length times the later passes' ratios; bad
     router parameters raise one-line errors naming the field."""
-    from oas import OverTimeRouter, predicted_lengths
+    from oas import TimelineRouter
+    from oas._timeline_router import predicted_lengths
 
     cur = np.array([[100.0, 40.0, 30.0], [10.0, 9.0, 1.0]])
     pred = predicted_lengths(cur, [0.5, 0.25])
@@ -133,7 +132,7 @@ def test_predicted_lengths_and_router_validation():
         ({"value": [1.0, 0.5], "ratio": [0.0]}, "ratio"),
     ]:
         with pytest.raises(InputError, match=word):
-            OverTimeRouter(**kw)
+            TimelineRouter(**kw)
     with pytest.raises(InputError, match="current"):
         predicted_lengths(np.ones((2, 2)), [0.5, 0.5])
 
@@ -141,8 +140,7 @@ def test_predicted_lengths_and_router_validation():
 def test_fit_timeline_router_pools_training_sums():
     """LoCoMo fit: ratios of pooled lengths, v(k) = share correct from the evidence after k passes
     minus g, g = share correct with the evidence out of context (oas.real._timeline_router)."""
-    from oas.real import fit_timeline_router
-    from oas.real._timeline_router import _Stats
+    from oas.real._timeline_router import _Stats, fit_timeline_router
 
     a, b = _Stats(2), _Stats(2)
     a.len_sum[:] = [100.0, 50.0, 40.0]
@@ -220,7 +218,7 @@ def test_simulated_router_pairs_with_the_timeline(tmp_path):
     whose passes destroy the answer is retain-all to the bit, and one whose passes lose nothing
     is budget-aware (every unit fits with the fewest passes: 8 units, 12 passes allowed)."""
     import sim
-    from oas import OverTimeRouter, simulate_router_timeline
+    from oas import TimelineRouter, simulate_router_timeline
     from retcon.vocab import OPERATORS
 
     p = tmp_path / "s.toml"
@@ -229,12 +227,12 @@ def test_simulated_router_pairs_with_the_timeline(tmp_path):
     r = sim.simulate_timeline(ss, queries=64, seed=4)
     kmax = ss.stream.max_generation
     rhos = [o.compress_ratio for o in ss.scenario.operators]
-    dead = [OverTimeRouter(np.array([0.7] + [0.0] * kmax), np.full(kmax, rho)) for rho in rhos]
+    dead = [TimelineRouter(np.array([0.7] + [0.0] * kmax), np.full(kmax, rho)) for rho in rhos]
     out = simulate_router_timeline(ss, dead, budgets=r.budgets, queries=64, seed=4)
     ret = r.outcome[:, r.rows.index(("retain-all", None))]
     for oi in range(len(OPERATORS)):
         np.testing.assert_array_equal(out[:, oi], ret)
-    flat = [OverTimeRouter(np.full(kmax + 1, 0.7), np.full(kmax, rho)) for rho in rhos]
+    flat = [TimelineRouter(np.full(kmax + 1, 0.7), np.full(kmax, rho)) for rho in rhos]
     out = simulate_router_timeline(ss, flat, budgets=r.budgets, queries=64, seed=4)
     for oi, op in enumerate(OPERATORS):
         ba = r.outcome[:, r.rows.index(("budget-aware", op))]
@@ -268,9 +266,9 @@ def test_locomo_router_is_fitted_without_the_held_out_conversation():
     """Leave one conversation out: each fold's router equals the fit on the other conversations'
     sums alone, and the router never passes a unit more than --passes times."""
     from oas import route_stream
-    from oas.real import fit_timeline_router, load_locomo, timeline_router_report
+    from oas.real import load_locomo, timeline_router_report
     from oas.real._timeline import chain_tables, pass_chain, stream_steps
-    from oas.real._timeline_router import conversation_stats
+    from oas.real._timeline_router import conversation_stats, fit_timeline_router
 
     convs = load_locomo(str(LOCOMO)).conversations[:3]
     rep = timeline_router_report(convs, passes=2, budgets=(1024.0,))
@@ -296,7 +294,7 @@ def test_timeline_router_finding_error_rates():
     """docs/statistics.md step 6: the LoCoMo finding's rule (exact sign-flip test, Holm over 9
     cells, G = 10) makes a false call in at most about 5% of symmetric null worlds and finds a
     large effect (about 2 sd) every time."""
-    from oas.real import timeline_router_error_rates
+    from oas.real._timeline_router import timeline_router_error_rates
 
     rows = timeline_router_error_rates(1, worlds=400, effects=(0.0, 3.0))
     null = next(r for r in rows if r["law"] == "normal" and r["effect"] == 0.0)

@@ -47,7 +47,7 @@ Python API:
     best_generation / closed_form_best_generation -> BestGeneration (k*); stream_curve(dist,
     budgets, horizon, *, age_law, ...) -> StreamCurve; crossover_time -> CrossoverTime (t*_o(B));
     point_mass_crossover_time; sum_cdf (law of n session lengths); first_positive_time;
-    theory.overtime_symbolic: the sympy derivations of §10
+    theory.timeline_symbolic: the sympy derivations of §10
 
 Bad input raises `retcon.errors.InputError` (a ValueError) naming the function and the argument
 (`crossover: compress_ratio must be in (0, 1); got 1.3.`); inside `retcon` the same check names

@@ -2,8 +2,8 @@
 ``retcon.lazy.attach_stub`` at run time; the package docstring is in ``__init__.py``)."""
 
 from . import closed_forms as closed_forms
-from . import overtime_symbolic as overtime_symbolic
 from . import symbolic as symbolic
+from . import timeline_symbolic as timeline_symbolic
 from ._checks import DIST_PARAMS as DIST_PARAMS
 from ._checks import DIST_SCALE_PARAM as DIST_SCALE_PARAM
 from ._checks import check_dist_params as check_dist_params
@@ -36,23 +36,6 @@ from ._grid import format_crossover as format_crossover
 from ._grid import grid_crossover as grid_crossover
 from ._grid import octave_grid as octave_grid
 from ._grid import sign_changes as sign_changes
-from ._overtime import AGE_LAWS as AGE_LAWS
-from ._overtime import SUM_FAMILIES as SUM_FAMILIES
-from ._overtime import BestGeneration as BestGeneration
-from ._overtime import CrossoverTime as CrossoverTime
-from ._overtime import StreamCurve as StreamCurve
-from ._overtime import best_generation as best_generation
-from ._overtime import closed_form_best_generation as closed_form_best_generation
-from ._overtime import crossover_time as crossover_time
-from ._overtime import first_positive_time as first_positive_time
-from ._overtime import generation_utility as generation_utility
-from ._overtime import point_mass_crossover_time as point_mass_crossover_time
-from ._overtime import stream_curve as stream_curve
-from ._overtime import sum_cdf as sum_cdf
-from ._overtime_stream import StreamBestGeneration as StreamBestGeneration
-from ._overtime_stream import h10_chain as h10_chain
-from ._overtime_stream import stream_best_generation as stream_best_generation
-from ._overtime_stream import stream_generation_utility as stream_generation_utility
 from ._pack import cumsum_in_order as cumsum_in_order
 from ._pack import pack as pack
 from ._pack import pack_one as pack_one
@@ -60,6 +43,23 @@ from ._packing import PACKINGS as PACKINGS
 from ._packing import check_packing as check_packing
 from ._packing import pack_reference as pack_reference
 from ._sampling import sample_lengths as sample_lengths
+from ._timeline import AGE_LAWS as AGE_LAWS
+from ._timeline import SUM_FAMILIES as SUM_FAMILIES
+from ._timeline import BestGeneration as BestGeneration
+from ._timeline import CrossoverTime as CrossoverTime
+from ._timeline import StreamCurve as StreamCurve
+from ._timeline import best_generation as best_generation
+from ._timeline import closed_form_best_generation as closed_form_best_generation
+from ._timeline import crossover_time as crossover_time
+from ._timeline import first_positive_time as first_positive_time
+from ._timeline import generation_utility as generation_utility
+from ._timeline import point_mass_crossover_time as point_mass_crossover_time
+from ._timeline import stream_curve as stream_curve
+from ._timeline import sum_cdf as sum_cdf
+from ._timeline_stream import StreamBestGeneration as StreamBestGeneration
+from ._timeline_stream import h10_chain as h10_chain
+from ._timeline_stream import stream_best_generation as stream_best_generation
+from ._timeline_stream import stream_generation_utility as stream_generation_utility
 from ._twins import Decomposition as Decomposition
 from ._twins import decompose_jax as decompose_jax
 from ._twins import decompose_numpy as decompose_numpy

@@ -4,7 +4,7 @@ Loaders turn the datasets into ``Conversation``s; operator backends (``dataset``
 ``llm``) make the merge, abstract and rewrite records of a cluster; readers (``lexical``,
 ``sentence``, ``llm``) score a packed context; ``retcon pair locomo|longmemeval`` writes one
 paired-data row per question x budget. See ``docs/real-data.md``. LoCoMo as a stream (MODEL §10):
-``timeline_report``, ``timeline_identify``, ``timeline_router_report`` (docs/over-time.md).
+``timeline_report``, ``timeline_identify``, ``timeline_router_report`` (docs/timeline.md).
 
 References: MODEL §1-2, §8, §9.
 """

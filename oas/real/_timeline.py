@@ -21,7 +21,7 @@ utility per policy against time, crossover times.
   policies are sim's (``retain-all``, ``periodic`` with every unit passed once, ``overflow``,
   ``budget-aware``, ``tiered``), their generations computed by sim's functions.
 
-References: MODEL §10, §9 (LoCoMo), §2 (packing, reader); docs/over-time.md.
+References: MODEL §10, §9 (LoCoMo), §2 (packing, reader); docs/timeline.md.
 """
 
 from __future__ import annotations
@@ -136,6 +136,54 @@ def pass_chain(
     return out
 
 
+class PassChains(NamedTuple):
+    """Every conversation's pass chains, built once (`pass_chains`) and read by the report, the
+    router and identify (MODEL §10; docs/timeline.md).
+
+    Attributes:
+      passes: ``K``, the passes each chain holds (texts after ``0..K`` passes).
+      by_first: ``{first-pass backend: [{operator: `pass_chain`} per conversation]}``.
+    """
+
+    passes: int
+    by_first: dict[str, list[dict[str, dict[str, list[str]]]]]
+
+    def of(self, first: str, operator: str) -> list[dict[str, list[str]]]:
+        """One chain per conversation for this first-pass backend and operator."""
+        return [chains[operator] for chains in self.by_first[first]]
+
+
+def pass_chains(
+    conversations: Sequence[Conversation], passes: int, firsts: Sequence[str] = FIRST_PASS
+) -> PassChains:
+    """`pass_chain` of every conversation, operator and first-pass backend in ``firsts``, once."""
+    if isinstance(passes, bool) or not isinstance(passes, int) or not 1 <= passes <= MAX_PASSES:
+        raise InputError(f"--passes must be an integer in [1, {MAX_PASSES}]; got {passes!r}.")
+    return PassChains(
+        passes,
+        {
+            first: [
+                {op: pass_chain(c, op, passes, first) for op in OPERATORS} for c in conversations
+            ]
+            for first in firsts
+        },
+    )
+
+
+def _chains_for(chains: PassChains | None, conversations, passes: int, first: str = "extractive"):
+    """Per conversation ``{operator: chain}``: from ``chains`` when given (checked against
+    ``passes`` and the conversations), else built here."""
+    if chains is None:
+        return [{op: pass_chain(c, op, passes, first) for op in OPERATORS} for c in conversations]
+    if chains.passes != passes or len(chains.by_first.get(first, ())) != len(conversations):
+        raise InputError(
+            f"chains: built for {chains.passes} passes and "
+            f"{len(chains.by_first.get(first, ()))} conversations ({first} first); "
+            f"the call asks for {passes} passes and {len(conversations)} conversations."
+        )
+    return chains.by_first[first]
+
+
 def _render(date: str, records: Sequence[Record]) -> str:
     body = "\n".join(r.text for r in records)
     if not body:
@@ -167,13 +215,17 @@ def survival(
     first: str = "extractive",
     *,
     later: OperatorBackend | None = None,
+    chains: Sequence[dict[str, list[str]]] | None = None,
 ) -> Survival:
     """Per conversation, how many answerable questions survive ``k`` passes (module docstring;
-    ``later``: the backend of passes ``k >= 2``, as in `pass_chain`)."""
+    ``later``: the backend of passes ``k >= 2``, as in `pass_chain`; ``chains``: the
+    conversations' chains of this operator when already built, e.g. ``PassChains.of``)."""
     tok = make_tokenizer("regex")
     surv, risk, lens = [], [], []
-    for c in conversations:
-        chain = pass_chain(c, operator, passes, first, later=later)
+    if chains is not None and len(chains) != len(conversations):
+        raise InputError(f"survival: {len(chains)} chains for {len(conversations)} conversations.")
+    for i, c in enumerate(conversations):
+        chain = pass_chain(c, operator, passes, first, later=later) if chains is None else chains[i]
         counts = np.zeros(passes + 1)
         n_risk = 0
         for q in c.queries:
@@ -406,7 +458,7 @@ def chain_tables(chain: dict[str, list[str]], order: Sequence[str], passes: int)
     return tokens, length
 
 
-def utility_over_time(
+def timeline_utility(
     conversation: Conversation,
     chains: dict[str, dict[str, list[str]]],
     budgets: Sequence[float],
@@ -472,11 +524,13 @@ def timeline_report(
     resamples: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    chains: PassChains | None = None,
 ) -> dict:
     """The LoCoMo timeline (module docstring): survival against passes per operator and first-pass
     backend, the geometric-or-not answer, utility per policy against time at each budget with
     per-conversation t-intervals, and each operator's crossover time with a Webb wild cluster
-    bootstrap interval over conversations (`theory.crossover_interval`'s rule). MODEL §10."""
+    bootstrap interval over conversations (`theory.crossover_interval`'s rule). ``chains``: the
+    conversations' `pass_chains` when already built (else built here). MODEL §10."""
     import jax
 
     import theory
@@ -485,14 +539,17 @@ def timeline_report(
     if isinstance(passes, bool) or not isinstance(passes, int) or not 1 <= passes <= MAX_PASSES:
         raise InputError(f"--passes must be an integer in [1, {MAX_PASSES}]; got {passes!r}.")
     surv = {}
+    by_first = {first: _chains_for(chains, conversations, passes, first) for first in FIRST_PASS}
     for first in FIRST_PASS:
         for op in OPERATORS:
-            surv[f"{first}/{op}"] = survival_report(survival(conversations, op, passes, first))
+            mine = [ch[op] for ch in by_first[first]]
+            surv[f"{first}/{op}"] = survival_report(
+                survival(conversations, op, passes, first, chains=mine)
+            )
     curves: dict = {}
-    for c in conversations:
-        chains = {op: pass_chain(c, op, passes, "extractive") for op in OPERATORS}
-        for key, acc in utility_over_time(
-            c, chains, budgets, policies=policies, cap=cap, passes=passes
+    for c, chs in zip(conversations, by_first["extractive"]):
+        for key, acc in timeline_utility(
+            c, chs, budgets, policies=policies, cap=cap, passes=passes
         ).items():
             curves.setdefault(key, []).append(acc)
     T = max(len(c.sessions) for c in conversations)

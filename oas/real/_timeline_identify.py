@@ -28,7 +28,7 @@ best number of passes ``k*(B)``?
   value, built without it: ``predicted + mean(r) +- t_{n-1} sd(r) sqrt(1 + 1/n)`` over the other
   conversations' held-out residuals ``r``; the coverage of those intervals is reported.
 
-References: MODEL §10, §2; docs/over-time.md ("Prediction over time"), docs/identify.md.
+References: MODEL §10, §2; docs/timeline.md ("Prediction over time"), docs/identify.md.
 """
 
 from __future__ import annotations
@@ -43,11 +43,12 @@ from oas.real._text import make_tokenizer
 from oas.real._timeline import (
     GENERATION_POLICY,
     MAX_PASSES,
+    PassChains,
+    _chains_for,
     _fit,
     _params,
-    pass_chain,
     survival,
-    utility_over_time,
+    timeline_utility,
 )
 from oas.real._types import Conversation
 from retcon.errors import InputError
@@ -135,7 +136,7 @@ def session_length_law(lengths):
 _OPEN = 1e-9  # keeps a measured first pass that lost nothing (S_1 = 1) inside theory's (0, 1)
 
 
-def predict_over_time(fit: PassChainFit, session_lengths, budgets) -> dict[str, dict]:
+def predict_timeline(fit: PassChainFit, session_lengths, budgets) -> dict[str, dict]:
     """Theory's ``t*`` and ``k*`` per budget for a conversation with these raw session lengths.
 
     Returns:
@@ -173,7 +174,7 @@ def predict_over_time(fit: PassChainFit, session_lengths, budgets) -> dict[str, 
     return out
 
 
-def observed_over_time(
+def observed_timeline(
     conversation: Conversation, chains: dict, budgets: Sequence[float], passes: int
 ) -> dict:
     """The conversation's own ``t*`` and ``k*`` per operator and budget (module docstring).
@@ -185,7 +186,7 @@ def observed_over_time(
     import theory
 
     policies = ("periodic", *[f"{GENERATION_POLICY}{k}" for k in range(2, passes + 1)])
-    curves = utility_over_time(
+    curves = timeline_utility(
         conversation, chains, budgets, policies=policies, cap=max(budgets), passes=passes
     )
     ret = curves[("retain-all", None)]
@@ -272,10 +273,12 @@ def timeline_identify(
     passes: int = 4,
     budgets: Sequence[float] = IDENTIFY_BUDGETS,
     level: float = 0.95,
+    chains: PassChains | None = None,
 ) -> dict:
-    """Leave one conversation out: theory's ``t*`` and ``k*`` against the observed ones.
+    """Leave one conversation out: theory's ``t*`` and ``k*`` against the observed ones
+    (``chains``: the conversations' `pass_chains` when already built).
 
-    Returns the JSON-ready report (module docstring; docs/over-time.md). MODEL §10.
+    Returns the JSON-ready report (module docstring; docs/timeline.md). MODEL §10.
     """
     from retcon.inference import holm
 
@@ -292,14 +295,13 @@ def timeline_identify(
     tok = make_tokenizer("regex")
     stats: dict[str, list] = {op: [] for op in OPERATORS}
     session_lengths, observed = [], []
-    for c in conversations:
-        chains = {op: pass_chain(c, op, passes, "extractive") for op in OPERATORS}
+    for c, chs in zip(conversations, _chains_for(chains, conversations, passes)):
         for op in OPERATORS:
-            stats[op].append(survival([c], op, passes, "extractive"))
+            stats[op].append(survival([c], op, passes, "extractive", chains=[chs[op]]))
         session_lengths.append(
-            np.array([tok.count(chains[OPERATORS[0]][s.session_id][0]) for s in c.sessions], float)
+            np.array([tok.count(chs[OPERATORS[0]][s.session_id][0]) for s in c.sessions], float)
         )
-        observed.append(observed_over_time(c, chains, b, passes))
+        observed.append(observed_timeline(c, chs, b, passes))
     # predictions, one conversation held out at a time
     pred = {
         ch: {q: {op: np.full((g, len(b)), np.nan) for op in OPERATORS} for q in QUANTITIES}
@@ -317,7 +319,7 @@ def timeline_identify(
                 np.concatenate([s[j].lengths for j in rest]),
             )
             fits[op].append(fit)
-            for ch, vals in predict_over_time(fit, session_lengths[i], b).items():
+            for ch, vals in predict_timeline(fit, session_lengths[i], b).items():
                 for q in QUANTITIES:
                     pred[ch][q][op][i] = vals[q]
     cells = []
@@ -416,7 +418,7 @@ def synthetic_conversation(rng, *, support, ratio, sessions, per_session, shape,
 
 
 def synthetic_observed(lengths, ok, per_session, budgets, ratio) -> dict:
-    """``t*`` and ``k*`` observed in a synthetic conversation, as `observed_over_time` reads them
+    """``t*`` and ``k*`` observed in a synthetic conversation, as `observed_timeline` reads them
     on text: prefix packing most recent first (the query about session ``s`` at time ``t`` is
     answered iff sessions ``s..t`` fit after ``k`` passes, and it survived them)."""
     import theory
@@ -499,7 +501,7 @@ def identify_operating(
                 np.array([convs[j][1] for j in rest]),
                 np.stack([convs[j][2] for j in rest]),
             )
-            for ch, vals in predict_over_time(fit, convs[i][3], b).items():
+            for ch, vals in predict_timeline(fit, convs[i][3], b).items():
                 for q in QUANTITIES:
                     pred[ch][q][i] = vals[q]
         for ch in CHAINS:

@@ -1,6 +1,6 @@
 """Figures of ``retcon timeline``; palette, figures and ``save`` from ``retcon.plots``.
 
-References: MODEL §10; docs/over-time.md.
+References: MODEL §10; docs/timeline.md.
 """
 
 from __future__ import annotations

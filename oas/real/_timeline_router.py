@@ -1,11 +1,11 @@
 """The router over time on LoCoMo read as a stream (MODEL §10; issue 21 item 5).
 
 Leave one conversation out: for each held-out conversation the router's parameters
-(``oas.OverTimeRouter``: the per-pass length ratios, ``v(k)`` and ``g``) are fitted on the other
+(``oas.TimelineRouter``: the per-pass length ratios, ``v(k)`` and ``g``) are fitted on the other
 conversations only, then the router runs on the held-out stream (``oas.route_stream``: it sees the
 observed length of each unit at its current generation and predicts later passes with the fitted
 ratios; it never reads a pass's output before choosing it). Its outcome is the lexical reader on
-the packed context, as for the policies of `oas.real.utility_over_time` (same stream, same pass
+the packed context, as for the policies of `oas.real.timeline_utility` (same stream, same pass
 chains, same packing), so per-conversation differences are paired.
 
 Fitted on the training conversations, per operator (extractive passes; `pass_chain`):
@@ -20,7 +20,7 @@ sessions that ask a question), the router's gain over each baseline as a Student
 ``G - 1`` df (`retcon.inference.group_t_interval`) and an exact two-sided sign-flip p-value
 (`retcon.inference.sign_flip_test`, ``G <= 16``).
 
-References: MODEL §10, §2; docs/over-time.md.
+References: MODEL §10, §2; docs/timeline.md.
 """
 
 from __future__ import annotations
@@ -29,15 +29,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from oas import ROUTER_POLICY, OverTimeRouter, content_tokens, route_stream
+from oas import ROUTER_POLICY, TimelineRouter, content_tokens, route_stream
 from oas.real._readers import lexical_correct
 from oas.real._timeline import (
+    PassChains,
+    _chains_for,
     chain_tables,
     context_accuracy,
     evidence_session_ids,
-    pass_chain,
     stream_steps,
-    utility_over_time,
+    timeline_utility,
 )
 from oas.real._types import Conversation
 from retcon.errors import InputError
@@ -85,8 +86,8 @@ def conversation_stats(
     return st
 
 
-def fit_timeline_router(stats: Sequence[_Stats]) -> OverTimeRouter:
-    """`OverTimeRouter` from the training conversations' pooled sums (module docstring)."""
+def fit_timeline_router(stats: Sequence[_Stats]) -> TimelineRouter:
+    """`TimelineRouter` from the training conversations' pooled sums (module docstring)."""
     if not stats:
         raise InputError("fit_timeline_router: needs at least one training conversation.")
     lens = np.sum([s.len_sum for s in stats], axis=0)
@@ -100,7 +101,7 @@ def fit_timeline_router(stats: Sequence[_Stats]) -> OverTimeRouter:
     g = sum(s.guess_hits for s in stats) / gn if gn else 0.0
     # an empty pass (no tokens left) keeps a tiny ratio: the unit is as good as gone
     ratio = np.maximum(lens[1:], 1e-9) / np.maximum(lens[:-1], 1e-9)
-    return OverTimeRouter(hits / asked - g, ratio, g)
+    return TimelineRouter(hits / asked - g, ratio, g)
 
 
 def _time_mean(acc: np.ndarray) -> np.ndarray:
@@ -116,9 +117,11 @@ def timeline_router_report(
     budgets: Sequence[float] = (256.0, 1024.0, 4096.0),
     cap: float = 4096.0,
     level: float = 0.95,
+    chains: PassChains | None = None,
 ) -> dict:
     """The router over time on LoCoMo, leave one conversation out, against the policies of
-    `utility_over_time` (module docstring). MODEL §10.
+    `timeline_utility` (module docstring; ``chains``: the conversations' `pass_chains` when
+    already built). MODEL §10.
 
     Returns a JSON-able dict: ``per_conversation`` (time-averaged utility of every policy),
     ``utility`` (mean over conversations with its t-interval per policy, operator, budget),
@@ -133,32 +136,28 @@ def timeline_router_report(
             f"timeline_router_report: leave-one-out needs >= 3 conversations; got {G}."
         )
     nB = len(budgets)
-    chains_all = [
-        {op: pass_chain(c, op, passes, "extractive") for op in OPERATORS} for c in conversations
-    ]
+    chains_all = _chains_for(chains, conversations, passes)
     base = []  # per conversation: {(policy, op): (nB, T)}
     stats = []  # per conversation: {op: _Stats}
-    for c, chains in zip(conversations, chains_all):
-        curves = utility_over_time(c, chains, budgets, policies=BASELINES, cap=cap, passes=passes)
+    for c, chs in zip(conversations, chains_all):
+        curves = timeline_utility(c, chs, budgets, policies=BASELINES, cap=cap, passes=passes)
         base.append(curves)
         steps = stream_steps(c)
         order = list(steps[-1].session_ids)
         where = {q.query_id: evidence_session_ids(c, q) for q in c.queries}
         answers = {q.query_id: set(content_tokens(q.answer)) for q in c.queries}
-        tokens0, length0 = chain_tables(chains[OPERATORS[0]], order, passes)
+        tokens0, length0 = chain_tables(chs[OPERATORS[0]], order, passes)
         zeros = np.zeros((len(order), len(order)), np.int32)
         ret_records = [
             context_accuracy(steps, order, tokens0, length0, zeros, b, answers, where)[1]
             for b in budgets
         ]
-        stats.append(
-            {op: conversation_stats(c, chains[op], passes, ret_records) for op in OPERATORS}
-        )
+        stats.append({op: conversation_stats(c, chs[op], passes, ret_records) for op in OPERATORS})
     rows = [(p, None if p == "retain-all" else op) for p in BASELINES for op in OPERATORS]
     rows = list(dict.fromkeys(rows)) + [(ROUTER_POLICY, op) for op in OPERATORS]
     per = {r: np.full((G, nB), np.nan) for r in rows}
     fits = []
-    for gi, (c, chains) in enumerate(zip(conversations, chains_all)):
+    for gi, (c, chs) in enumerate(zip(conversations, chains_all)):
         for r in rows:
             if r[0] != ROUTER_POLICY:
                 per[r][gi] = _time_mean(base[gi][r])
@@ -170,7 +169,7 @@ def timeline_router_report(
         for op in OPERATORS:
             router = fit_timeline_router([stats[j][op] for j in range(G) if j != gi])
             fold[op] = router.to_json()
-            tokens, length = chain_tables(chains[op], order, passes)
+            tokens, length = chain_tables(chs[op], order, passes)
             for bi, b in enumerate(budgets):
                 gens = route_stream(length, router, b)
                 acc, _ = context_accuracy(steps, order, tokens, length, gens, b, answers, where)

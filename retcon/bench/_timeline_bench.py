@@ -13,7 +13,7 @@ session counts ``T`` at a fixed number of queries, so the seconds per query show
 ``searchsorted``, so the overflow step finds its cut by a vectorised comparison over the ``T + 1``
 running totals (``O(T)`` a step where the kernel's binary search is ``O(log T)``).
 
-References: MODEL §10 (stream, policies), §2 (packing, reader); docs/over-time.md.
+References: MODEL §10 (stream, policies), §2 (packing, reader); docs/timeline.md.
 """
 
 from __future__ import annotations

@@ -324,10 +324,10 @@ def _run(args: argparse.Namespace, claims, config) -> int:
                 append_robustness(out.stage, section)
                 print(section["statement"], file=sys.stderr)
             if args.over_time:
-                from paper_checks import append_overtime, locomo_or_none
+                from paper_checks import append_timeline, locomo_or_none
 
                 log.info("paper-checks: beyond the paper: memory over time")
-                append_overtime(out.stage, locomo_or_none(config.data))
+                append_timeline(out.stage, locomo_or_none(config.data))
     if args.json:
         from retcon.cli import print_json
 

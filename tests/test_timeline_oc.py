@@ -5,10 +5,10 @@ import jax
 import numpy as np
 import pytest
 
-from paper_checks._overtime_oc import (
+from paper_checks._timeline_oc import (
     cell_z,
     centred_policy,
-    operating_overtime,
+    operating_timeline,
     plateau_null,
 )
 from retcon.vocab import OPERATORS
@@ -47,7 +47,7 @@ def test_null_worlds_hold_their_truth():
 def test_operating_characteristics():
     """A clear effect: power 1; the simultaneous rule's false-YES rate is at most the marginal's
     (a larger z on the same data sets can only remove YES)."""
-    oc = operating_overtime(_pool(0.1), key=jax.random.key(0), n_datasets=12)
+    oc = operating_timeline(_pool(0.1), key=jax.random.key(0), n_datasets=12)
     assert cell_z(9, "simultaneous") > cell_z(9, "marginal") == pytest.approx(1.96, abs=1e-3)
     for name in ("inverted_u", "budget_aware_beats_overflow", "budget_aware_beats_retain_all"):
         m, s = oc[name]["marginal"], oc[name]["simultaneous"]

@@ -5,7 +5,7 @@ gives the same stream quantity for a unit passed ``k`` times, with the pass chai
 arrays instead of H10's powers, so that one formula serves both H10 (``support[k] = phi^k``,
 ``ratio[k] = rho^k``) and a chain measured pass by pass on real text (``support[k] = S_k``, the
 share of answers surviving ``k`` passes; ``ratio[k] = R_k``, the length after ``k`` passes over
-the raw length), whose loss may level off (docs/over-time.md).
+the raw length), whose loss may level off (docs/timeline.md).
 
 At time ``t`` with every unit passed ``k`` times, a query about the session of age ``n - 1`` is
 answered from its unit iff the ``n`` most recent units fit: ``R_k S_n <= B`` (prefix packing,
@@ -18,7 +18,7 @@ mixture of the ``n``-session laws ``F_n`` (`theory.sum_cdf`). ``k = 0, 1`` with 
 recovers `theory.stream_curve`'s ``u_ret`` and ``u_op``. The best number of passes ``k*_t(B)`` is
 the smallest maximiser over the chain; it does not depend on ``a`` or ``g`` (for ``a > g``).
 
-References: docs/model.md §10; docs/over-time.md ("Prediction over time").
+References: docs/model.md §10; docs/timeline.md ("Prediction over time").
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from typing import NamedTuple
 import numpy as np
 
 from retcon.errors import InputError, Spell, check_choice
-from theory import _overtime_formulas as OF
+from theory import _timeline_formulas as OF
 from theory._checks import check_budgets, check_reader
 from theory._dists import LengthDist
-from theory._overtime import AGE_LAWS, _age_weights, sum_cdf
+from theory._timeline import AGE_LAWS, _age_weights, sum_cdf
 
 
 def _check_chain(support, ratio, spell: Spell) -> tuple[np.ndarray, np.ndarray]:

@@ -1,6 +1,6 @@
 """Error rates of the simulation statements of ``paper-checks --over-time`` (MODEL §10).
 
-Three statements of `paper_checks._overtime` are answered from simulated streams: utility is an
+Three statements of `paper_checks._timeline` are answered from simulated streams: utility is an
 inverted U in the number of passes; budget-aware beats ``overflow``; it beats ``retain-all``. Each
 rule's false-YES rate and power are measured here, at the section's own number of streams, in
 synthetic worlds whose truth is set and whose spread is the simulation's own (as
@@ -25,9 +25,9 @@ the null world to the true one), to say how much of the power is the effect's si
 Each rule comes in two strengths: ``marginal`` (every cell at ``z = 1.96``: the section's first
 rules) and ``simultaneous`` (Bonferroni over the cells of the statement: ``z`` at
 ``1 - 0.025 / cells``), since "YES when some cell is clear" multiplies a cell's error by the number
-of cells. The section uses the simultaneous rules (docs/over-time.md has both sets of figures).
+of cells. The section uses the simultaneous rules (docs/timeline.md has both sets of figures).
 
-References: docs/over-time.md ("Error rates of the simulation statements"), docs/statistics.md.
+References: docs/timeline.md ("Error rates of the simulation statements"), docs/statistics.md.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import math
 import jax
 import numpy as np
 
-from paper_checks._overtime import Z, beats, inverted_u
+from paper_checks._timeline_rules import Z, beats, inverted_u
 from paper_checks.operating import TARGETS
 from retcon.vocab import OPERATORS
 
@@ -118,7 +118,7 @@ def _summary(ans: dict[str, list[str]], n: int, q: int, null_name: str) -> dict:
     }
 
 
-def operating_overtime(r, *, key: jax.Array, n_datasets: int = N_DATASETS) -> dict:
+def operating_timeline(r, *, key: jax.Array, n_datasets: int = N_DATASETS) -> dict:
     """False-YES rate, power and false-NO rate of each simulation statement, for both rules.
 
     Args:

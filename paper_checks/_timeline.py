@@ -12,7 +12,7 @@ Four statements, each answered YES / NO / UNDECIDED from intervals:
    ``oas.real.survival_report``): NO when an alternative law wins the leave-one-conversation-out
    comparison for a majority of the pass chains, YES when geometric is not rejected for every
    chain, else UNDECIDED; UNDECIDED without the data. Measured error rates of the per-chain rule
-   (docs/over-time.md; G = 10, 60 synthetic runs each): a geometric world called non-geometric
+   (docs/timeline.md; G = 10, 60 synthetic runs each): a geometric world called non-geometric
    0/60, a levels-off world detected 53/60. The simulation cannot answer it: it assumes H10.
 3. and 4. *The budget-aware policy beats overflow* / *beats retain-all* (simulation): per operator
    and budget, the paired per-stream difference of the time-averaged utility, ``mean +- 1.96 SE``
@@ -23,75 +23,16 @@ Rules 1, 3 and 4 compare every operator x budget cell, so each cell's interval i
 (Bonferroni over the cells, ``z`` about 2.94 for 15 cells): with marginal 1.96 intervals the
 "beats" rules said YES in 11% of worlds where budget-aware equals its baseline in every cell.
 Their false-YES rate and power are measured on every run, on the section's own streams
-(`paper_checks._overtime_oc`); a rule that misses the targets (false YES <= 5%, power >= 80%,
+(`paper_checks._timeline_oc`); a rule that misses the targets (false YES <= 5%, power >= 80%,
 false NO <= 5%) makes its statement UNDECIDED, with the figures in the report.
 """
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
+from paper_checks._timeline_rules import beats, inverted_u
 from retcon.vocab import OPERATORS
 
 QUERIES = 512
-Z = 1.959963984540054
-
-
-def _answer(pos: int, neg: int) -> str:
-    if pos and not neg:
-        return "YES"
-    if neg and not pos:
-        return "NO"
-    return "UNDECIDED"
-
-
-def inverted_u(summary: dict) -> dict:
-    """Statement 1 from `sim.summarize_timeline`'s ``by_generation`` rows."""
-    cells, yes, mono = [], 0, 0
-    for row in summary["by_generation"]:
-        u, lo, hi = (np.asarray(row[k], float) for k in ("utility", "lower", "upper"))
-        k = int(np.argmax(u))
-        interior = 0 < k < u.size - 1 and lo[k] > hi[0] and lo[k] > hi[-1]
-        end = k in (0, u.size - 1) and hi[u.size - 1 - k] < lo[k]
-        yes += bool(interior)
-        mono += bool(end)
-        cells.append(
-            {
-                "operator": row["operator"],
-                "budget": row["budget"],
-                "best_k": k,
-                "inverted_u": bool(interior),
-            }
-        )
-    answer = "YES" if yes else ("NO" if mono == len(cells) else "UNDECIDED")
-    return {"answer": answer, "cells": cells}
-
-
-def beats(r, policy: str, baseline: str, budgets, *, z: float = Z) -> dict:
-    """Statements 3-4 from `sim.simulate_timeline`'s per-query outcomes (paired by stream);
-    ``z``: each cell's normal quantile (`paper_checks._overtime_oc.cell_z`)."""
-    cells, pos, neg = [], 0, 0
-    for op in OPERATORS:
-        i = r.rows.index((policy, op))
-        j = r.rows.index((baseline, None if baseline == "retain-all" else op))
-        d = (r.outcome[:, i] - r.outcome[:, j]).mean(-1)  # (Q, nB): time-averaged
-        mean, se = d.mean(0), d.std(0, ddof=1) / math.sqrt(d.shape[0])
-        for bi, b in enumerate(budgets):
-            lo, hi = mean[bi] - z * se[bi], mean[bi] + z * se[bi]
-            pos += lo > 0
-            neg += hi < 0
-            cells.append(
-                {
-                    "operator": op,
-                    "budget": float(b),
-                    "difference": float(mean[bi]),
-                    "lower": float(lo),
-                    "upper": float(hi),
-                }
-            )
-    return {"answer": _answer(pos, neg), "cells": cells}
 
 
 def geometric(conversations, passes: int = 4) -> dict:
@@ -114,19 +55,19 @@ def geometric(conversations, passes: int = 4) -> dict:
     return {"answer": answer, "verdicts": verdicts}
 
 
-def overtime_section(conversations=None, *, queries: int = QUERIES, seed: int = 0) -> dict:
+def timeline_section(conversations=None, *, queries: int = QUERIES, seed: int = 0) -> dict:
     """The four statements; ``conversations`` (LoCoMo) may be ``None`` (statement 2 UNDECIDED)."""
     import jax
 
     import sim
-    from paper_checks._overtime_oc import by_generation_rows, cell_z, operating_overtime
+    from paper_checks._timeline_oc import by_generation_rows, cell_z, operating_timeline
 
     ss = sim.load_stream("locomo-stream")
     r = sim.simulate_timeline(ss, queries=queries, seed=seed)
     # simultaneous rules (Bonferroni over the cells); their error rates, measured on this pool,
-    # gate the answers (paper_checks._overtime_oc)
+    # gate the answers (paper_checks._timeline_oc)
     z = cell_z(len(OPERATORS) * len(r.budgets), "simultaneous")
-    oc = operating_overtime(r, key=jax.random.key(seed))
+    oc = operating_timeline(r, key=jax.random.key(seed))
     geo = (
         geometric(conversations)
         if conversations is not None
@@ -168,13 +109,13 @@ STATEMENTS = (
 )
 
 
-def overtime_markdown(section: dict) -> str:
-    """The REPORT.md section (rules and error rates: this module's docstring, docs/over-time.md)."""
+def timeline_markdown(section: dict) -> str:
+    """The REPORT.md section (rules and error rates: this module's docstring, docs/timeline.md)."""
     lines = [
         "## Beyond the paper: memory over time",
         "",
         f"Simulation: `{section['scenario']}`, {section['queries']} streams; LoCoMo: answer "
-        "survival against passes. Rules and their error rates: docs/over-time.md. Not graded.",
+        "survival against passes. Rules and their error rates: docs/timeline.md. Not graded.",
         "",
         "| statement | answer | evidence | rule's error rates |",
         "| --- | --- | --- | --- |",
@@ -191,7 +132,7 @@ def overtime_markdown(section: dict) -> str:
                 f"{sum(c['upper'] < 0 for c in s['cells'])} below, of {len(s['cells'])}"
             )
         if "operating" in s:
-            from paper_checks._overtime_oc import fmt_operating
+            from paper_checks._timeline_oc import fmt_operating
 
             o = s["operating"]["simultaneous"]
             err = fmt_operating(o) + ("" if o["meets_targets"] else ": misses the targets")
@@ -212,13 +153,13 @@ def locomo_or_none(data):
         return None
 
 
-def append_overtime(out_dir, conversations=None, **kwargs) -> dict:
+def append_timeline(out_dir, conversations=None, **kwargs) -> dict:
     """Write ``over_time.json`` and append the section to ``REPORT.md`` under ``out_dir``."""
     from paper_checks._report import append_section
 
-    section = overtime_section(conversations, **kwargs)
-    append_section(out_dir, "over_time.json", section, overtime_markdown(section))
+    section = timeline_section(conversations, **kwargs)
+    append_section(out_dir, "over_time.json", section, timeline_markdown(section))
     return section
 
 
-__all__ = ["append_overtime", "locomo_or_none", "overtime_markdown", "overtime_section"]
+__all__ = ["append_timeline", "locomo_or_none", "timeline_markdown", "timeline_section"]

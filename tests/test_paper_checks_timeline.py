@@ -6,7 +6,8 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from paper_checks._overtime import beats, inverted_u, overtime_markdown
+from paper_checks._timeline import timeline_markdown
+from paper_checks._timeline_rules import beats, inverted_u
 from retcon.cli import main
 from retcon.vocab import OPERATORS
 
@@ -70,11 +71,11 @@ def test_markdown_names_every_statement():
         "budget_aware_beats_overflow": {"answer": "YES", "cells": [cell]},
         "budget_aware_beats_retain_all": {"answer": "YES", "cells": [cell]},
     }
-    md = overtime_markdown(sec)
+    md = timeline_markdown(sec)
     assert "## Beyond the paper: memory over time" in md and md.count("| YES |") == 3
 
 
-def test_over_time_needs_out(capsys):
+def test_timeline_needs_out(capsys):
     try:
         rc = main(["paper-checks", "--over-time"])
     except SystemExit as e:
@@ -85,7 +86,7 @@ def test_over_time_needs_out(capsys):
 
 
 @pytest.mark.slow
-def test_paper_checks_over_time_end_to_end(tmp_path, monkeypatch):
+def test_paper_checks_timeline_end_to_end(tmp_path, monkeypatch):
     """`retcon paper-checks --over-time --out DIR` at small sizes (claim 1 on 30 LoCoMo questions,
     no simulated presets, 20 resamples): the section is appended to REPORT.md with all four
     statements, over_time.json carries each simulation rule's measured error rates, and a rule

@@ -22,7 +22,7 @@ without):
   and ``oldest`` (the query needs the first session, so the whole memory: §6's ``B*`` along
   time with ``L = Lambda_t``).
 
-References: docs/model.md §10, §6; docs/over-time.md.
+References: docs/model.md §10, §6; docs/timeline.md.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 from retcon.errors import InputError, Spell, check_choice
-from theory import _overtime_formulas as OF
+from theory import _timeline_formulas as OF
 from theory._checks import check_budgets, check_model
 from theory._dists import LengthDist
 
@@ -44,7 +44,7 @@ AGE_LAWS = ("uniform", "oldest")
 SUM_FAMILIES = ("point", "uniform", "exponential", "gamma")
 
 
-def _check_over_time(compress_ratio, fidelity, acc_raw, acc_guess, spell: Spell):
+def _check_timeline(compress_ratio, fidelity, acc_raw, acc_guess, spell: Spell):
     m = check_model(compress_ratio, fidelity, acc_raw, acc_guess, spell)
     if not 0.0 < m.fidelity < 1.0:
         raise InputError(
@@ -81,7 +81,7 @@ def generation_utility(
 
     References: docs/model.md §10.
     """
-    m = _check_over_time(compress_ratio, fidelity, acc_raw, acc_guess, Spell("generation_utility"))
+    m = _check_timeline(compress_ratio, fidelity, acc_raw, acc_guess, Spell("generation_utility"))
     b = check_budgets(budgets, Spell("generation_utility")).reshape(-1)
     ks = _check_generations(generations, Spell("generation_utility"))
     fit = dist.cdf(b[:, None] / m.compress_ratio ** ks[None, :].astype(np.float64))
@@ -135,7 +135,7 @@ def best_generation(
 def closed_form_best_generation(
     dist: LengthDist, budgets, *, compress_ratio, fidelity, acc_raw, acc_guess
 ) -> BestGeneration:
-    """``k*(B)`` from the closed forms of `theory.overtime_symbolic` (point, uniform, exponential).
+    """``k*(B)`` from the closed forms of `theory.timeline_symbolic` (point, uniform, exponential).
 
     ``k_c`` is the real stationary point (the kink for the uniform law, the first fit for the
     point mass); ``k*`` is the better of ``floor(k_c)`` and ``ceil(k_c)`` (``ln(U - g)`` is concave
@@ -147,7 +147,7 @@ def closed_form_best_generation(
 
     References: docs/model.md §10.
     """
-    m = _check_over_time(
+    m = _check_timeline(
         compress_ratio, fidelity, acc_raw, acc_guess, Spell("closed_form_best_generation")
     )
     b = check_budgets(budgets, Spell("closed_form_best_generation")).reshape(-1)
@@ -288,7 +288,7 @@ def stream_curve(
 
     References: docs/model.md §10.
     """
-    m = _check_over_time(compress_ratio, fidelity, acc_raw, acc_guess, Spell("stream_curve"))
+    m = _check_timeline(compress_ratio, fidelity, acc_raw, acc_guess, Spell("stream_curve"))
     check_choice(Spell("stream_curve").lead("age_law"), age_law, AGE_LAWS)
     if not isinstance(horizon, (int, np.integer)) or isinstance(horizon, bool) or horizon < 1:
         raise InputError(

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import theory
 from retcon.errors import InputError
-from theory import _overtime as O
-from theory import _overtime_formulas as OF
+from theory import _timeline as O
+from theory import _timeline_formulas as OF
 
 READER: dict[str, Any] = {"acc_raw": 0.9, "acc_guess": 0.1}
 
@@ -281,7 +281,7 @@ def test_generation_utility_is_the_derivation():
     """MODEL §10: the run-time U(B, k) is the derived expression (exactly, by simplify)."""
     import sympy as sp
 
-    from theory import overtime_symbolic as OS
+    from theory import timeline_symbolic as OS
 
     fv = sp.Symbol("Fv")
     derived = OS.generation_utility_expr().subs(OS.F(OS.B / OS.rho**OS.k), fv)
@@ -292,7 +292,7 @@ def test_generation_utility_is_the_derivation():
 @pytest.mark.slow
 def test_symbolic_lemmas():
     """MODEL §10: the log-slope lemma (concavity from §6.4's elasticity) and scale invariance."""
-    from theory import overtime_symbolic as OS
+    from theory import timeline_symbolic as OS
 
     assert OS.log_slope_residual() == 0
     assert OS.scale_residual() == 0
@@ -303,7 +303,7 @@ def test_closed_forms_match_the_derivation():
     """MODEL §10: k_c of the uniform / point and exponential laws, formulas vs lambdified sympy."""
     import sympy as sp
 
-    from theory import overtime_symbolic as OS
+    from theory import timeline_symbolic as OS
 
     fit = sp.lambdify((OS.ell, OS.B, OS.rho), OS.uniform_best_generation().k_c, "math")
     assert OS.point_mass_best_generation().k_c == OS.uniform_best_generation().k_c

@@ -1,8 +1,8 @@
 """The run-time formulas of memory over time (MODEL §10): sympy's results written out once.
 
-`theory.overtime_symbolic` derives each of these from the reader's outcomes; sympy stays the
+`theory.timeline_symbolic` derives each of these from the reader's outcomes; sympy stays the
 source of truth, these are what runs (no sympy import, no derivation per process).
-tests/test_theory_overtime.py checks each against the lambdified derivation on a grid of numbers,
+tests/test_theory_timeline.py checks each against the lambdified derivation on a grid of numbers,
 against numeric integration of the length law, and the integer best generation against a brute
 force over ``k``.
 
@@ -21,7 +21,7 @@ import numpy as np
 def generation_utility(cdf_at_fit, phi, k, a, g):
     """``U(B, k) = g + (a - g) phi^k F(B / rho^k)`` from the CDF value ``F(B / rho^k)``.
 
-    `theory.overtime_symbolic.generation_utility_expr`. References: docs/model.md §10.
+    `theory.timeline_symbolic.generation_utility_expr`. References: docs/model.md §10.
     """
     return g + (a - g) * phi**k * cdf_at_fit
 
@@ -29,7 +29,7 @@ def generation_utility(cdf_at_fit, phi, k, a, g):
 def fit_generation(length, budget, rho):
     """Real ``k`` with ``rho^k length = budget``: ``ln(length / budget) / ln(1 / rho)``.
 
-    `theory.overtime_symbolic.fit_generation`. References: docs/model.md §10.
+    `theory.timeline_symbolic.fit_generation`. References: docs/model.md §10.
     """
     return np.log(np.asarray(length, dtype=np.float64) / budget) / math.log(1.0 / rho)
 
@@ -42,7 +42,7 @@ def loss_ratio(phi, rho) -> float:
 def exponential_stationary_budget(r: float) -> float:
     """``y* = -r - W_{-1}(-r e^{-r})``, the root of ``y / (e^y - 1) = r`` for ``0 < r < 1``.
 
-    `theory.overtime_symbolic.exponential_stationary_budget`. References: docs/model.md §10.
+    `theory.timeline_symbolic.exponential_stationary_budget`. References: docs/model.md §10.
     """
     import scipy.special as sc
 
@@ -65,7 +65,7 @@ def exponential_stationary_budget(r: float) -> float:
 def exponential_best_generation(mean, budget, phi, rho):
     """Real ``k_c`` for ``L ~ Exp(mean)``: the unit's mean ``rho^k mean`` equals ``budget / y*``.
 
-    `theory.overtime_symbolic.exponential_best_generation`. References: docs/model.md §10.
+    `theory.timeline_symbolic.exponential_best_generation`. References: docs/model.md §10.
     """
     y_star = exponential_stationary_budget(loss_ratio(phi, rho))
     return fit_generation(mean * y_star, budget, rho)
