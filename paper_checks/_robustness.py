@@ -2,7 +2,7 @@
 audited LoCoMo side by side (``retcon paper-checks --locomo-audit FILE``; issue 32).
 
 The audited run is the same run (config, seed, so the same bootstrap keys) with
-``CheckConfig.locomo_audit`` set: ``locomo_conversations`` applies the audit
+``CheckConfig.locomo_audit`` set: ``paper_checks._sources.locomo_conversations`` applies the audit
 (``oas.real.apply_audit``) wherever paper-checks pairs LoCoMo under the oracle protocol. The
 theory and simulation sources do not read LoCoMo; the audited workspace reuses them.
 
@@ -19,20 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from paper_checks._types import ClaimResult
-
-
-def locomo_conversations(config, path):
-    """LoCoMo's conversations from ``path``, with ``config.locomo_audit`` applied when set."""
-    from oas.real import load_locomo
-
-    loaded = load_locomo(path)
-    audit = getattr(config, "locomo_audit", None)
-    if audit is None:
-        return loaded.conversations
-    from oas.real import apply_audit, parse_audit_modes
-
-    modes = parse_audit_modes(config.audit_mode, "CheckConfig.audit_mode")
-    return apply_audit(loaded, audit, modes).loaded.conversations
 
 
 def audited_workspace(ws, audit: str | Path, mode: str = "drop,cite"):

@@ -485,6 +485,20 @@ def llm_configured() -> bool:
     )
 
 
+def locomo_conversations(config, path):
+    """LoCoMo's conversations from ``path``, with ``config.locomo_audit`` applied when set."""
+    from oas.real import load_locomo
+
+    loaded = load_locomo(path)
+    audit = getattr(config, "locomo_audit", None)
+    if audit is None:
+        return loaded.conversations
+    from oas.real import apply_audit, parse_audit_modes
+
+    modes = parse_audit_modes(config.audit_mode, "CheckConfig.audit_mode")
+    return apply_audit(loaded, audit, modes).loaded.conversations
+
+
 def _locomo_paired(
     config: CheckConfig,
     reader: str,
@@ -507,8 +521,6 @@ def _locomo_paired(
     reader: how often a context "contains" an answer it was not built for).
     """
     import dataclasses
-
-    from paper_checks._robustness import locomo_conversations
 
     path = locomo_path(config.data)
     conversations = locomo_conversations(config, path)

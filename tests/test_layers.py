@@ -260,3 +260,100 @@ def test_a_renamed_function_fails_paper_checks_at_import(monkeypatch):
     monkeypatch.delitem(sys.modules, "paper_checks._sources")
     with pytest.raises(ImportError, match="simulate_queries"):
         importlib.import_module("paper_checks._sources")
+
+
+def _runtime_nodes(tree: ast.AST):
+    """Every node of ``tree`` but those under ``if TYPE_CHECKING:`` (imports for the type checker
+    only, which never run)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If):
+                test = child.test
+                name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", None)
+                if name == "TYPE_CHECKING":
+                    stack.extend(child.orelse)
+                    continue
+            stack.append(child)
+
+
+def file_imports(sources: dict[str, str | ast.Module]) -> dict[str, set[str]]:
+    """The file-level import graph: ``module -> {modules it imports}``, function-level imports
+    included, package ``__init__`` files left out (a package re-exports its files; an import of
+    the package is not an edge to any one of them). ``sources`` maps module names to their text or
+    tree; a name ending in ``.__init__`` is a package."""
+    modules = {m for m in sources if not m.endswith(".__init__")}
+    graph: dict[str, set[str]] = {}
+    for module in modules:
+        source = sources[module]
+        tree = ast.parse(source) if isinstance(source, str) else source
+        runtime = ast.Module(body=[], type_ignores=[])
+        runtime.body = [
+            n for n in _runtime_nodes(tree) if isinstance(n, ast.Import | ast.ImportFrom)
+        ]
+        targets = {t for _, t in imported_modules(runtime, module, False)}
+        graph[module] = {t for t in targets if t in modules and t != module}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one file (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(cycles)
+
+
+def _module_key(path: Path) -> str:
+    name = module_name(path)
+    return f"{name}.__init__" if path.stem == "__init__" else name
+
+
+def test_no_file_level_import_cycle():
+    """Issue 33: no two files import each other, directly or around a loop, even when one side
+    hides the import inside a function. Move the shared piece down instead."""
+    sources = {_module_key(p): _tree(p) for p in _files() if p.suffix == ".py"}
+    cycles = import_cycles(file_imports(sources))
+    assert not cycles, "file-level import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
+def test_the_cycle_finder_finds_a_hidden_cycle():
+    """The finder is not vacuous: a cycle hidden by a function-level import is found, a
+    type-checking-only import and an import of the package are not edges."""
+    sources = {
+        "oas.__init__": "from ._a import f\nfrom ._b import g\n",
+        "oas._a": "from ._b import g\n",
+        "oas._b": "def g():\n    from ._a import f\n",
+        "oas._c": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ._d import h\n",
+        "oas._d": "from ._c import x\nimport oas\n",
+    }
+    assert import_cycles(file_imports(sources)) == [["oas._a", "oas._b"]]

@@ -9,7 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from paper_checks import CheckConfig
-from paper_checks._robustness import locomo_conversations, robustness, robustness_markdown
+from paper_checks._robustness import robustness, robustness_markdown
+from paper_checks._sources import locomo_conversations
 from paper_checks._types import ClaimResult
 from retcon.cli import main
 from tests._data import LOCOMO_PATH, needs_locomo

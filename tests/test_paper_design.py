@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from oas._features import compute_features
-from oas.real._paper_design import AlnumTokenizer, cap_records, cheapest_first
+from oas.real._paper_design import cap_records, cheapest_first
 from oas.real._run import PairJob
+from oas.real._text import AlnumTokenizer
 from retcon.errors import InputError
 from tests._cli import run_cli
 from tests._data import LOCOMO_PATH, needs_locomo

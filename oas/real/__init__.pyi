@@ -60,7 +60,6 @@ from ._pair import query_rows as query_rows
 from ._pair import summarize as summarize
 from ._paper_design import PAPER_BUDGETS as PAPER_BUDGETS
 from ._paper_design import PAPER_SETTINGS as PAPER_SETTINGS
-from ._paper_design import AlnumTokenizer as AlnumTokenizer
 from ._paper_design import paper_sample_queries as paper_sample_queries
 from ._readers import LexicalReader as LexicalReader
 from ._readers import SentenceReader as SentenceReader
@@ -79,6 +78,7 @@ from ._retrieval_features import locomo_retrieval_features as locomo_retrieval_f
 from ._retrieval_features import unit_retrieval_features as unit_retrieval_features
 from ._run import PairJob as PairJob
 from ._run import run_pair_job as run_pair_job
+from ._text import AlnumTokenizer as AlnumTokenizer
 from ._text import RegexTokenizer as RegexTokenizer
 from ._text import TiktokenTokenizer as TiktokenTokenizer
 from ._text import Tokenizer as Tokenizer

@@ -25,12 +25,11 @@ References: MODEL §2 (packing, token count), §8 (features 3, 6), §11 (protoco
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import numpy as np
 
-from oas.real._text import RegexTokenizer
+from oas.real._text import AlnumTokenizer
 from oas.real._types import Conversation, Query
 
 DESIGNS = ("ours", "paper")
@@ -40,16 +39,6 @@ PAPER_SPLIT = (("train", 350), ("dev", 75), ("test", 75))
 PAPER_BUDGETS = {"locomo": (16, 32, 64, 128), "longmemeval": (32, 64, 128, 256)}
 #: What ``--design paper`` sets on a pair run (the rest of the options keep their meaning).
 PAPER_SETTINGS = {"granularity": "turn", "packing": "skip", "tokenizer": "alnum"}
-
-_ALNUM = re.compile(r"[A-Za-z0-9]+")
-
-
-class AlnumTokenizer(RegexTokenizer):
-    """The paper's token cost: maximal runs of ASCII letters and digits (MODEL §2); ``truncate``
-    keeps the prefix up to the end of the ``n``-th run."""
-
-    name = "alnum"
-    _pattern = _ALNUM
 
 
 def cheapest_first(

@@ -84,6 +84,17 @@ class RegexTokenizer:
         return text
 
 
+_ALNUM = re.compile(r"[A-Za-z0-9]+")
+
+
+class AlnumTokenizer(RegexTokenizer):
+    """The paper's token cost: maximal runs of ASCII letters and digits (MODEL §2); ``truncate``
+    keeps the prefix up to the end of the ``n``-th run."""
+
+    name = "alnum"
+    _pattern = _ALNUM
+
+
 class TiktokenTokenizer:
     """BPE budget tokenizer from ``tiktoken`` (extra ``tokenizers``); encodings must be local.
 
@@ -122,8 +133,6 @@ def make_tokenizer(name: str = "regex") -> Tokenizer:
     if name == "regex":
         return RegexTokenizer()
     if name == "alnum":  # the paper's alphanumeric-token count (MODEL §2)
-        from oas.real._paper_design import AlnumTokenizer
-
         return AlnumTokenizer()
     if name == "tiktoken" or name.startswith("tiktoken:"):
         return TiktokenTokenizer(name.partition(":")[2] or "cl100k_base")
