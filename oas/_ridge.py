@@ -11,9 +11,9 @@ over the rows): a training split's moments are the total minus its fold's, which
 standardization, ``Z'Z`` and ``Z'(y - ybar)``; one ``eigh`` of ``Z'Z`` serves every penalty; and a
 fold's held-out squared error for each action and penalty is a quadratic form in its own moments
 (``_grid_from_moments``). Two backends run it: ``jax`` (the default; moments and grid in one
-``jit``, float32 unless x64 is enabled) and ``numpy`` (float64). ``method="rows"`` keeps the former
-path (a pass over the rows per split: standardize, Gram matrix, batched solve, held-out
-predictions) as the reference; in float64 the two agree to 1e-10. The CV error of a penalty is the
+``jit``, float32 unless x64 is enabled) and ``numpy`` (float64). The former path (a pass over the
+rows per split) is the test oracle ``tests/_references/ridge_rows.py``; in float64 the two agree
+to 1e-10. The CV error of a penalty is the
 mean squared error over the held-out rows of all folds; each action takes its own argmin (ties go
 to the larger penalty).
 
@@ -33,7 +33,6 @@ from oas._checks import check_positive_int
 from retcon.errors import InputError, check_choice
 
 BACKENDS = ("jax", "numpy")
-METHODS = ("moments", "rows")
 
 DEFAULT_PENALTIES = tuple(float(x) for x in 10.0 ** np.arange(-3.0, 5.01, 0.5))
 
@@ -111,118 +110,9 @@ def _labels_in_string_order(g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.unique(g.astype(str), return_inverse=True)
 
 
-def _solve_one(x, y, w, lam):
-    """Standardize on the rows with weight w, then solve the penalized normal equations."""
-    nw = jnp.sum(w)
-    mean = (w @ x) / nw
-    var = (w @ (x - mean) ** 2) / nw
-    scale = jnp.where(var > 1e-12, jnp.sqrt(var), 1.0)
-    z = (x - mean) / scale
-    ybar = (w @ y) / nw
-    zw = z * w[:, None]
-    gram = zw.T @ z + lam * jnp.eye(x.shape[1], dtype=x.dtype)
-    theta = jnp.linalg.solve(gram, zw.T @ (y - ybar))
-    return mean, scale, theta, ybar
-
-
-@jax.jit
-def _solve_all(x, y, train_w, x_out, y_out, out_w, penalties):
-    """All solves: ``train_w`` (F, n) x actions (A) x ``penalties`` (P), and held-out squared errors.
-
-    ``x_out`` (K, m, p), ``y_out`` (K, m, A): the held-out rows of each of the K = F - 1 folds,
-    padded to m rows with weight ``out_w`` (K, m) 0. Padding rows of ``x`` and ``y`` have weight 0 in
-    every split; both paddings only keep shapes in a few buckets so that ``jit`` compiles once per
-    bucket.
-
-    Returns ``(mean (F,A,P,p), scale, theta (F,A,P,p), intercept (F,A,P), sse (K,A,P))``.
-    """
-
-    def per(w, yv, lam):
-        return _solve_one(x, yv, w, lam)
-
-    over_p = jax.vmap(per, in_axes=(None, None, 0))
-    over_a = jax.vmap(over_p, in_axes=(None, 1, None))
-    mean, scale, theta, b = jax.vmap(over_a, in_axes=(0, None, None))(train_w, y, penalties)
-    k = x_out.shape[0]
-    # the standardization depends on the split only: one (m, p) block per fold
-    z_out = (x_out - mean[:k, 0, 0, None, :]) / scale[:k, 0, 0, None, :]
-    pred = b[:k, :, :, None] + jnp.einsum("kmq,kapq->kapm", z_out, theta[:k])
-    resid = jnp.moveaxis(y_out, 2, 1)[:, :, None, :] - pred  # (K, A, P, m)
-    sse = jnp.einsum("km,kapm->kap", out_w, resid * resid)
-    return mean, scale, theta, b, sse
-
-
 def _bucket(n: int, least: int) -> int:
     """The power of two >= max(n, least): padded sizes recur, so compilations are shared."""
     return max(least, 1 << (max(n, 1) - 1).bit_length())
-
-
-def _solve_numpy(x, y, fold, n_folds, lam):
-    """The closed form in numpy float64 on the K folds and the full set.
-
-    Returns ``(mean (p,), scale (p,), theta (P, p, A), intercept (A,), sse (A, P))``: the
-    standardization, coefficients and intercepts of the fit on all rows, and the held-out squared
-    errors summed over the folds.
-    """
-    p, a = x.shape[1], y.shape[1]
-    sse = np.zeros((a, lam.size))
-    eye = np.eye(p)
-    for k in range(n_folds + 1):
-        train = fold != k  # k == n_folds: all rows
-        xt, yt = x[train], y[train]
-        mean = xt.mean(0)
-        var = ((xt - mean) ** 2).mean(0)
-        scale = np.where(var > 1e-12, np.sqrt(var), 1.0)
-        z = (xt - mean) / scale
-        ybar = yt.mean(0)
-        rhs = np.broadcast_to(z.T @ (yt - ybar), (lam.size, p, a))
-        theta = np.linalg.solve(z.T @ z + lam[:, None, None] * eye, rhs)  # (P, p, A)
-        if k == n_folds:
-            return mean, scale, theta, ybar, sse
-        held = ~train
-        pred = ((x[held] - mean) / scale) @ theta.transpose(1, 0, 2).reshape(p, -1)
-        resid = (y[held] - ybar)[:, None, :] - pred.reshape(-1, lam.size, a)
-        sse += (resid * resid).sum(0).T
-    raise AssertionError("unreachable")
-
-
-def _solve_jax(x, y, fold, n_folds, lam):
-    """The closed form in one ``jit`` call (float32 unless x64 is enabled); as ``_solve_numpy``."""
-    n = x.shape[0]
-    n_pad = _bucket(n, 256)
-    train_w = np.concatenate(
-        [(fold[None, :] != np.arange(n_folds)[:, None]), np.ones((1, n), bool)]
-    )
-    train_w = np.pad(train_w.astype(np.float64), ((0, 0), (0, n_pad - n)))
-    # held-out rows grouped by fold, each fold padded to m rows (weight 0)
-    size = np.bincount(fold, minlength=n_folds)
-    m = _bucket(int(size.max()), 64)
-    first = np.r_[0, np.cumsum(size)[:-1]]
-    slot = np.arange(m)[None, :]
-    out_w = slot < size[:, None]
-    rows = np.argsort(fold, kind="stable")[np.minimum(first[:, None] + slot, n - 1)]
-    rows = np.where(out_w, rows, 0)
-    pad = ((0, n_pad - n), (0, 0))
-    mean, scale, theta, b, sse = (
-        np.asarray(v, dtype=np.float64)
-        for v in _solve_all(
-            jnp.asarray(np.pad(x, pad)),
-            jnp.asarray(np.pad(y, pad)),
-            jnp.asarray(train_w),
-            jnp.asarray(x[rows]),
-            jnp.asarray(y[rows]),
-            jnp.asarray(out_w.astype(np.float64)),
-            jnp.asarray(lam),
-        )
-    )
-    # (F, A, P, ...) -> the full split's fit, theta as (P, p, A)
-    return (
-        mean[-1, 0, 0],
-        scale[-1, 0, 0],
-        theta[-1].transpose(1, 2, 0),
-        b[-1, :, 0],
-        sse.sum(0),
-    )
 
 
 def fold_moments(x: np.ndarray, y: np.ndarray, fold: np.ndarray, n_folds: int) -> np.ndarray:
@@ -338,7 +228,6 @@ def fit_ridge(
     penalties=DEFAULT_PENALTIES,
     n_folds: int = 5,
     backend: str = "jax",
-    method: str = "moments",
 ) -> RidgeFit:
     """Fit one ridge model per action; choose each action's penalty by grouped K-fold CV.
 
@@ -352,10 +241,6 @@ def fit_ridge(
       backend: ``"jax"`` (one ``jit`` call; float32 unless the caller enabled x64 with
         ``jax.enable_x64(True)``) or ``"numpy"`` (float64). Both select the same penalties (up to exact ties in the CV error)
         and, in float64, agree to about 1e-11 (docs/performance.md).
-      method: ``"moments"`` (one pass over the rows builds each fold's moments; every split, penalty
-        and held-out error comes from them, ``_grid_from_moments``) or ``"rows"`` (the former
-        path: a pass over the rows per split; kept as the reference). Float64 coefficients agree
-        to 1e-10.
 
     Returns:
       ``RidgeFit``; coefficients of the fit on all n rows at each action's chosen penalty.
@@ -375,13 +260,8 @@ def fit_ridge(
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
         raise InputError("fit_ridge: features and outcomes must be finite.")
     backend = check_choice("backend", backend, BACKENDS)
-    method = check_choice("method", method, METHODS)
     fold = grouped_folds(key, groups, n_folds)
-    if method == "moments":
-        mean, scale, theta, b, sse = _solve_moments(x, y, fold, n_folds, lam, backend)
-    else:
-        solve = _solve_numpy if backend == "numpy" else _solve_jax
-        mean, scale, theta, b, sse = solve(x, y, fold, n_folds, lam)
+    mean, scale, theta, b, sse = _solve_moments(x, y, fold, n_folds, lam, backend)
     cv_error = sse / x.shape[0]  # (A, P)
     # argmin with ties to the larger penalty: search the reversed grid
     order = np.argsort(lam, kind="stable")[::-1]

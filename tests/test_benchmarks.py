@@ -294,7 +294,6 @@ def test_targets_verdicts():
                 "instances": 10**5,
                 "speedup_f64_vs_numpy": 0.5,
                 "speedup_f64_vs_sklearn_ridge": 2.5,
-                "speedup_f32_vs_rows_f32": 4.5,
             }
         ],
         "bootstrap": [
@@ -306,7 +305,7 @@ def test_targets_verdicts():
     assert met == [
         *(False, False, False, True),  # sim: best numpy, interleaved, words, Threefry floor
         *(True, False, False),  # sim: numpy frontier, budgets, bandwidth
-        *(False, True, True),  # OAS
+        *(False, True),  # OAS
         *(True, False, False),  # bootstrap numpy, loop; memory
     ]
     result["sim"][1]["jax_rss_peak_mib"] = 820.0

@@ -10,8 +10,6 @@ The alternatives, each on the very folds ``fit_ridge`` draws:
 - numpy running the same sufficient statistics, float64: ``fit_ridge(..., backend="numpy")`` (one
   pass over the rows builds each fold's moments of ``[1, x, y]``; per split one ``eigh`` serves
   every penalty, and the held-out errors come from each fold's own moments);
-- ``jax_rows_f32``: the default path before sufficient statistics (``method="rows"``: a pass over
-  the rows per split), float32 as the default runs;
 - ``sklearn_ridge``: what a competent scikit-learn user writes: per budget and training split, one
   multi-target ``Ridge`` on the standardized features with the outcomes repeated once per penalty
   and ``alpha`` an array with one penalty per target (7 x 6 = 42 fits), held-out errors from its
@@ -168,11 +166,9 @@ def sklearn_ridge(data: OasData, folds: np.ndarray, penalties=PENALTIES) -> list
     return out
 
 
-def jax_grid(
-    key: jax.Array, data: OasData, penalties=PENALTIES, backend: str = "jax", method="moments"
-) -> list:
+def jax_grid(key: jax.Array, data: OasData, penalties=PENALTIES, backend: str = "jax") -> list:
     """``oas.fit_ridge`` once per budget (``jax``: one jit call over folds x actions x penalties;
-    ``method="rows"``: the former path, a pass over the rows per split)."""
+    the moments path)."""
     from oas import fit_ridge
 
     out = []
@@ -187,7 +183,6 @@ def jax_grid(
                 penalties=penalties,
                 n_folds=N_FOLDS,
                 backend=backend,
-                method=method,
             )
         )
     return out
@@ -327,12 +322,7 @@ def bench_oas(
         fns: dict[str, Callable[[], object]] = {
             "jax_f64": lambda data=data: _jax_f64(key, data, penalties),
             "jax_f32": lambda data=data: [f.coef for f in jax_grid(key, data, penalties)],
-            # the default path before sufficient statistics (float32, a pass over rows per split)
-            "jax_rows_f32": lambda data=data: [
-                f.coef for f in jax_grid(key, data, penalties, method="rows")
-            ],
         }
-        jax_grid(key, data, penalties, method="rows")  # compile
         fns["numpy"] = lambda data=data: _numpy_fits(key, data, penalties)
         for name in alts[1:]:
             fns[name] = lambda alt=ALTERNATIVES[name], data=data, folds=folds: alt(
@@ -343,7 +333,6 @@ def bench_oas(
         for name in alts:
             row[f"speedup_f64_vs_{name}"] = t[name] / t["jax_f64"]
             row[f"speedup_f32_vs_{name}"] = t[name] / t["jax_f32"]
-        row["speedup_f32_vs_rows_f32"] = t["jax_rows_f32"] / t["jax_f32"]
         if "sklearn_ridge" in t:
             row["numpy_vs_sklearn_ridge"] = t["sklearn_ridge"] / t["numpy"]
         row["gflops_f64"] = grid_flops(n, len(penalties)) / t["jax_f64"] / 1e9

@@ -97,7 +97,6 @@ OAS_COLS = [
     ("numpy_s", "numpy same closed form s"),
     ("sklearn_ridge_s", "scikit-learn multi-target Ridge s"),
     ("sklearn_grid_s", "scikit-learn GridSearchCV s"),
-    ("speedup_f32_vs_rows_f32", "default / former default"),
     ("speedup_f64_vs_numpy", "JAX f64 / numpy"),
     ("speedup_f32_vs_numpy", "JAX f32 / numpy"),
     ("speedup_f64_vs_sklearn_ridge", "JAX f64 / Ridge"),
@@ -253,7 +252,6 @@ def targets(result: dict) -> list[dict]:
             1.5,
         ),
         ("speedup_f64_vs_sklearn_ridge", "JAX f64 >= 2x scikit-learn multi-target Ridge", 2.0),
-        ("speedup_f32_vs_rows_f32", "default >= 4x the former default (rows per split)", 4.0),
     ):
         out.append(
             {
