@@ -37,7 +37,7 @@ def _sizes(text: str) -> int:
 
 
 def register(subparsers) -> None:
-    from retcon.cli import add_common
+    from retcon.cli import JoinLists, add_common, list_type
 
     p = subparsers.add_parser(
         "bench",
@@ -60,14 +60,16 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--only",
+        type=list_type(str, what="benchmark names", example="sim,oas"),
         default=None,
         metavar="LIST",
         help="comma-separated subset of bootstrap,oas,sim,budgets,scaleout,profile,timeline (default: all)",
     )
     p.add_argument(
         "--sizes",
-        type=_sizes,
+        type=list_type(_sizes, what="sizes"),
         nargs="+",
+        action=JoinLists,
         default=None,
         metavar="N",
         help="sizes for every selected size sweep (queries, instances, rows), e.g. 1e4 1e5",
@@ -100,11 +102,10 @@ def run(args) -> int:
 
     changes = {}
     if args.only is not None:
-        only = tuple(s.strip() for s in args.only.split(",") if s.strip())
-        bad = [s for s in only if s not in BENCHMARKS]
-        if bad or not only:
+        only = tuple(args.only)
+        if any(s not in BENCHMARKS for s in only):
             raise InputError(
-                f"--only must list names from {','.join(BENCHMARKS)}; got {args.only!r}."
+                f"--only must list names from {','.join(BENCHMARKS)}; got {','.join(only)!r}."
             )
         changes["only"] = only
     if args.sizes is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from retcon.cli import add_common, add_moved_out
+from retcon.cli import add_common, add_moved_out, list_type
 from retcon.vocab import EVALUATE_INTERVALS
 from theory import PACKINGS
 
@@ -47,6 +47,7 @@ def register(subparsers) -> None:
     add_moved_out(p, "--output FILE")
     p.add_argument(
         "--budgets",
+        type=list_type(what="budgets in tokens", example="32,64,128"),
         default=None,
         help="comma-separated budget grid in tokens (default: the scenario's)",
     )
@@ -142,6 +143,7 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--split",
+        type=list_type(what="shares", example="0.5,0.2,0.3"),
         default="0.5,0.2,0.3",
         help="shares of groups for train,calibration,test (default 0.5,0.2,0.3)",
     )
@@ -215,18 +217,6 @@ def _help(parser) -> int:
     return 2
 
 
-def _floats(option: str, text: str) -> list[float]:
-    from retcon.errors import InputError
-
-    try:
-        values = [float(t) for t in text.split(",") if t.strip()]
-    except ValueError:
-        raise InputError(f"{option} must be comma-separated numbers; got {text!r}.") from None
-    if not values:
-        raise InputError(f"{option} must list at least one number; got {text!r}.")
-    return values
-
-
 def _emit(args, obj: dict, text: str) -> None:
     if args.json:
         from retcon.cli import print_json
@@ -240,15 +230,20 @@ def _emit(args, obj: dict, text: str) -> None:
 _BYTES_PER_INSTANCE = 4096
 
 
-def _check_split_option(text: str) -> list[float]:
+def _check_split_option(fractions: list[float]) -> list[float]:
     from retcon.errors import InputError
 
-    fractions = _floats("--split", text)
     if len(fractions) != 3 or not all(0 < f < float("inf") for f in fractions):
         raise InputError(
-            f"--split must give three positive finite shares train,calibration,test; got {text!r}."
+            f"--split must give three positive finite shares train,calibration,test; got "
+            f"{_joined(fractions)!r}."
         )
     return fractions
+
+
+def _joined(values) -> str:
+    """A parsed list option as a user would type it: ``0.5,0.2,0.3``."""
+    return ",".join(f"{v:g}" for v in values)
 
 
 def _check_alpha(alpha: float) -> None:
@@ -323,10 +318,10 @@ def _run_pair_simulate(args) -> int:
     )
     budgets = None
     if args.budgets is not None:
-        budgets = np.asarray(_floats("--budgets", args.budgets))
+        budgets = np.asarray(args.budgets)
         if not np.all((budgets > 0) & np.isfinite(budgets)):
             raise InputError(
-                f"--budgets must be finite numbers > 0 (tokens); got {args.budgets!r}."
+                f"--budgets must be finite numbers > 0 (tokens); got {_joined(args.budgets)!r}."
             )
     try:
         import sim
@@ -548,9 +543,9 @@ def _run_evaluate(args) -> int:
         fix=f"use at most {memory_limit() // per_resample} resamples",
     )
     if router is None:
-        _check_folds(args.folds, data, fractions, 0, f"--split {args.split}", args.data)
+        _check_folds(args.folds, data, fractions, 0, f"--split {_joined(fractions)}", args.data)
     elif n_groups < 3:
-        _check_folds(2, data, fractions, 0, f"--split {args.split}", args.data)
+        _check_folds(2, data, fractions, 0, f"--split {_joined(fractions)}", args.data)
     from retcon.errors import worded_for
 
     with worded_for(f"--data {args.data}", _FITTED_WORDS):

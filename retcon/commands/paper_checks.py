@@ -9,7 +9,7 @@ from retcon.vocab import READERS
 
 
 def register(subparsers) -> None:
-    from retcon.cli import add_common
+    from retcon.cli import add_common, list_type
 
     p = subparsers.add_parser(
         "paper-checks",
@@ -35,7 +35,11 @@ def register(subparsers) -> None:
         "SKIPPED (without it, paper-checks stops at once with an error when LoCoMo is missing)",
     )
     p.add_argument(
-        "--claims", metavar="IDS", default=None, help="comma-separated claim ids (default: all)"
+        "--claims",
+        type=list_type(str, what="claim ids", example="1,4,7"),
+        metavar="IDS",
+        default=None,
+        help="comma-separated claim ids (default: all)",
     )
     p.add_argument(
         "--limit",
@@ -176,11 +180,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be a positive integer; got {args.limit}.")
-    claims = None
-    if args.claims is not None:
-        claims = [c.strip() for c in args.claims.split(",") if c.strip()]
-        if not claims:
-            raise InputError(f"--claims must list claim ids such as 1,4,7; got {args.claims!r}.")
+    claims = args.claims
+    if claims is not None:  # before any work; run_checks says the same, later
         from paper_checks import CHECKS
 
         unknown = [c for c in claims if c not in CHECKS]

@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 
+from retcon.cli import add_transport_options  # noqa: F401 - timeline.py imports it from here
 from retcon.vocab import LLM_JUDGES, READERS
 from theory import PACKINGS
 
@@ -59,22 +60,8 @@ def register_pair(pair_subparsers) -> None:
         p.set_defaults(func=run_pair, dataset=name)
 
 
-def _budgets(text: str) -> list[int]:
-    from retcon.errors import InputError
-
-    out = []
-    for piece in text.replace(",", " ").split():
-        try:
-            out.append(int(piece))
-        except ValueError:
-            raise InputError(
-                f"--budgets must be positive integers (tokens); got {piece!r}."
-            ) from None
-    return out
-
-
 def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -> None:
-    from retcon.cli import add_common
+    from retcon.cli import add_common, add_llm_options, list_type
 
     p.add_argument(
         "--data",
@@ -110,6 +97,7 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
     )
     p.add_argument(
         "--budgets",
+        type=list_type(int, what="budgets in tokens (integers)", example="32,64"),
         default=None,
         help="budgets in tokens, comma or space separated (default: 4 per octave from 32 to 2048)",
     )
@@ -177,39 +165,7 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
             help="keep the _abs (abstention) questions (excluded by default)",
         )
     g = p.add_argument_group("llm", _LLM_HELP)
-    g.add_argument(
-        "--llm-base-url",
-        action="append",
-        default=None,
-        metavar="URL",
-        help="repeat for several servers of the same model (requests spread by load); default "
-        "$RETCON_LLM_BASE_URL (comma-separated list), else $OPENAI_BASE_URL",
-    )
-    g.add_argument("--llm-model", default=None, help="default $RETCON_LLM_MODEL")
-    g.add_argument(
-        "--llm-api-key",
-        default=None,
-        help="default $RETCON_LLM_API_KEY (sent only to the hosts of $RETCON_LLM_BASE_URL), else "
-        "$OPENAI_API_KEY (only to api.openai.com and $OPENAI_BASE_URL's host); docs/llm.md",
-    )
-    g.add_argument(
-        "--llm-timeout",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="seconds to wait for one response before retrying (default $RETCON_LLM_TIMEOUT, "
-        "else 300)",
-    )
-    add_transport_options(g)
-    g.add_argument("--llm-cache", metavar="DIR", default=None, help="response cache folder")
-    g.add_argument(
-        "--concurrency",
-        type=int,
-        default=None,
-        metavar="N",
-        help="LLM requests in flight at once, over all servers (default $RETCON_LLM_CONCURRENCY, "
-        "else 8); rows are the same for any N",
-    )
+    add_llm_options(g)
     g.add_argument(
         "--llm-judge",
         choices=LLM_JUDGES,
@@ -246,23 +202,6 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     add_common(p, out=False)
-
-
-def add_transport_options(g) -> None:
-    """``--llm-follow-redirects`` and ``--llm-max-response-bytes``, for every LLM option group."""
-    g.add_argument(
-        "--llm-follow-redirects",
-        action="store_true",
-        help="follow HTTP redirects from the endpoint (off: a redirect is an error); the API key "
-        "is never sent to another scheme, host or port",
-    )
-    g.add_argument(
-        "--llm-max-response-bytes",
-        type=int,
-        default=None,
-        metavar="N",
-        help="longest response body accepted (default $RETCON_LLM_MAX_RESPONSE_BYTES, else 1 MiB)",
-    )
 
 
 def llm_options(args) -> dict:
@@ -393,7 +332,7 @@ def run_pair(args) -> int:
         out=args.output,
         operators=args.operators,
         reader=args.reader,
-        budgets=tuple(_budgets(args.budgets)) if args.budgets else None,
+        budgets=tuple(args.budgets) if args.budgets else None,
         limit=args.limit,
         granularity=args.granularity,
         order=args.order,

@@ -27,7 +27,7 @@ def _scenario_options(p: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers) -> None:
-    from retcon.cli import add_common
+    from retcon.cli import add_common, list_type
 
     p = subparsers.add_parser(
         "simulate",
@@ -106,12 +106,14 @@ def register(subparsers) -> None:
     )
     s.add_argument(
         "--budget-spillover",
+        type=list_type(example="0,0.1,0.2"),
         default="0,0.05,0.1,0.2,0.4",
         metavar="LIST",
         help="comma-separated x_b values in [0, 1] (default 0,0.05,0.1,0.2,0.4)",
     )
     s.add_argument(
         "--rank-spillover",
+        type=list_type(example="0,0.1,0.2"),
         default="0,0.05,0.1,0.2,0.4",
         metavar="LIST",
         help="comma-separated x_r values >= 0 (default 0,0.05,0.1,0.2,0.4)",
@@ -135,18 +137,6 @@ def _num(x):
 
 def _list(a) -> list:
     return [_num(v) for v in a]
-
-
-def _floats(option: str, text: str) -> list[float]:
-    try:
-        vals = [float(t) for t in text.split(",") if t.strip()]
-    except ValueError:
-        raise InputError(
-            f"{option} must be comma-separated numbers like 0,0.1,0.2; got {text!r}."
-        ) from None
-    if not vals:
-        raise InputError(f"{option} must hold at least one number; got {text!r}.")
-    return vals
 
 
 def simulate_report(scenario, result, cx, seed: int, backend: str = "jax") -> dict:
@@ -584,8 +574,7 @@ def run_stress(args) -> int:
         write_text_atomic,
     )
 
-    xb = _floats("--budget-spillover", args.budget_spillover)
-    xr = _floats("--rank-spillover", args.rank_spillover)
+    xb, xr = args.budget_spillover, args.rank_spillover
     if args.out is not None:
         check_out_dir("--out", args.out, inputs=[("--config", args.config)])
     scenario = _load(args)  # a bad scenario file is reported before JAX is imported
