@@ -262,19 +262,19 @@ def add_llm_options(g) -> None:
 
 
 def write_sidecar(
-    folder: str | os.PathLike,
-    config: Any,
-    *,
-    seed: int | None,
-    command: str,
-    **extra: Any,
+    folder: Any, config: Any, *, seed: int | None, command: str, **extra: Any
 ) -> Path:
-    """Write ``FOLDER/sidecar.json`` (``retcon.output.sidecar``) atomically; return its path."""
+    """Write ``folder / "sidecar.json"`` (``retcon.output.sidecar``) atomically; return its path.
+
+    Args:
+      folder: a ``Path``, or the ``retcon.output.OutputSet`` of the run (its ``/`` stages the file).
+    """
     from retcon.output import sidecar, write_json_atomic
 
-    return write_json_atomic(
-        Path(folder) / "sidecar.json", sidecar(config, seed=seed, command=command, **extra)
+    target = (
+        folder / "sidecar.json" if not isinstance(folder, str) else Path(folder) / "sidecar.json"
     )
+    return write_json_atomic(target, sidecar(config, seed=seed, command=command, **extra))
 
 
 def wrote(files: Sequence[str], folder: str | os.PathLike) -> str:

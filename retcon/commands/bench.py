@@ -89,7 +89,7 @@ def run(args) -> int:
     import logging
 
     from retcon.bench import BENCHMARKS, BenchConfig, quick_config, render_report, run_bench
-    from retcon.cli import print_json
+    from retcon.cli import emit, wrote
     from retcon.errors import InputError, check_memory, memory_limit
     from retcon.output import (
         OutputSet,
@@ -165,10 +165,6 @@ def run(args) -> int:
         with OutputSet(args.out, last=("bench.json",)) as out:
             write_text_atomic(out / "bench.md", f"Command: `{command}`\n\n{text}\n")
             write_json_atomic(out / "bench.json", {**meta, "result": to_jsonable(result)})
-    if args.json:
-        print_json({"config": dataclasses.asdict(config), "seed": args.seed, **result})
-    else:
-        print(text)
-        if args.out is not None:
-            print(f"wrote bench.md, bench.json to {args.out}")
+    tail = f"\n{wrote(['bench.md', 'bench.json'], args.out)}" if args.out is not None else ""
+    emit(args, {"config": dataclasses.asdict(config), "seed": args.seed, **result}, text + tail)
     return 0

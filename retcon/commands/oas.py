@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from retcon.cli import add_common, add_moved_out, list_type
+from retcon.cli import add_common, add_moved_out, emit, list_type, write_sidecar, wrote
 from retcon.vocab import EVALUATE_INTERVALS
 from theory import PACKINGS
 
@@ -217,15 +217,6 @@ def _help(parser) -> int:
     return 2
 
 
-def _emit(args, obj: dict, text: str) -> None:
-    if args.json:
-        from retcon.cli import print_json
-
-        print_json(obj)
-    else:
-        print(text, end="" if text.endswith("\n") else "\n")
-
-
 # Rough peak bytes per simulated paired instance (instances, outcomes, rows, the written file).
 _BYTES_PER_INSTANCE = 4096
 
@@ -371,7 +362,7 @@ def _run_pair_simulate(args) -> int:
             )
         ),
     }
-    _emit(
+    emit(
         args,
         summary,
         f"wrote {data.n} paired instances ({summary['groups']} groups, scenario {scenario}) "
@@ -436,7 +427,7 @@ def _run_fit(args) -> int:
         "tau_crc": router.to_json()["thresholds"]["crc"],
         "calibration_harm": router.provenance["calibration_harm"],
     }
-    _emit(args, summary, fit_summary(router, args.router_out))
+    emit(args, summary, fit_summary(router, args.router_out))
     return 0
 
 
@@ -519,7 +510,6 @@ def _run_evaluate(args) -> int:
     from retcon.output import (
         OutputSet,
         check_out_dir,
-        sidecar,
         write_json_atomic,
         write_text_atomic,
     )
@@ -580,24 +570,26 @@ def _run_evaluate(args) -> int:
                 "allow_overlap": args.allow_overlap,
             }
             write_json_atomic(out / "evaluation.json", obj)
-            write_json_atomic(
-                out / "sidecar.json",
-                sidecar(
-                    config,
-                    seed=args.seed,
-                    command="retcon evaluate",
-                    outputs=list(EVALUATE_FILES[:-1]),
-                ),
+            write_sidecar(
+                out,
+                config,
+                seed=args.seed,
+                command="retcon evaluate",
+                outputs=list(EVALUATE_FILES[:-1]),
             )
-    if args.json:
-        _emit(args, obj, "")
-        return 0
-    text = table if verbosity(args) > 0 else evaluation_summary(ev)
-    print(text, end="" if text.endswith("\n") else "\n")
-    if args.out:
-        print(f"wrote {', '.join(EVALUATE_FILES)} to {args.out} (evaluation.md: the full tables)")
-    elif verbosity(args) <= 0:
-        print("Full tables (per budget, harm, paired differences): -v, or --out DIR to write them.")
+
+    def text() -> str:
+        body = table if verbosity(args) > 0 else evaluation_summary(ev)
+        body += "" if body.endswith("\n") else "\n"
+        if args.out:
+            return body + f"{wrote(EVALUATE_FILES, args.out)} (evaluation.md: the full tables)"
+        if verbosity(args) <= 0:
+            return body + (
+                "Full tables (per budget, harm, paired differences): -v, or --out DIR to write them."
+            )
+        return body
+
+    emit(args, obj, text)
     return 0
 
 
@@ -626,7 +618,7 @@ def _run_predict(args) -> int:
         v: float(np.mean([r[f"action_{v}"] != "ret" for r in rows]))
         for v in ("argmax", "calibrated", "crc")
     }
-    _emit(
+    emit(
         args,
         {"decisions": args.decisions, "n": data.n, "consolidation_rate": rate},
         f"wrote {data.n} decisions to {args.decisions}",

@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 
-from retcon.cli import add_transport_options  # noqa: F401 - timeline.py imports it from here
+from retcon.cli import add_transport_options, emit  # noqa: F401 - timeline.py imports the first
 from retcon.vocab import LLM_JUDGES, READERS
 from theory import PACKINGS
 
@@ -232,14 +232,8 @@ def run_fetch(args) -> int:
         "downloaded": got.downloaded,
         "sha256": got.sha256,
     }
-    if args.json:
-        from retcon.cli import print_json
-
-        print_json(info)
-    else:
-        print(
-            f"{args.name}: {got.path} ({'downloaded' if got.downloaded else 'already in the cache'}; sha256 ok)"
-        )
+    how = "downloaded" if got.downloaded else "already in the cache"
+    emit(args, info, f"{args.name}: {got.path} ({how}; sha256 ok)")
     return 0
 
 
@@ -250,13 +244,45 @@ def run_path(args) -> int:
     present = path.is_file()
     valid = present and sha256_of(path) == DATASETS[args.name]["sha256"]
     info = {"name": args.name, "path": str(path), "present": present, "sha256_ok": bool(valid)}
-    if args.json:
-        from retcon.cli import print_json
-
-        print_json(info)
-    else:
-        print(f"{path} ({'valid' if valid else 'present, wrong sha256' if present else 'absent'})")
+    emit(
+        args,
+        info,
+        f"{path} ({'valid' if valid else 'present, wrong sha256' if present else 'absent'})",
+    )
     return 0 if valid else 1
+
+
+def _pair_text(summary: dict) -> str:
+    """The text report of ``retcon pair locomo|longmemeval``."""
+    from oas.real import format_table
+
+    out = []
+    rep = summary["load"]
+    out.append(
+        f"{summary['output']}: {summary['n_rows']} rows, {summary['n_queries']} questions, "
+        f"{summary['n_groups']} conversations ({summary['n_written']} written now, "
+        f"{summary['n_resumed']} resumed)."
+    )
+    out.append(
+        f"excluded: {rep['n_excluded']} ({rep['excluded_reason']}); evidence ids dropped "
+        f"{rep['n_evidence_dropped']}, repaired {rep['n_evidence_repaired']}; questions without "
+        f"evidence {rep['n_no_evidence']}."
+    )
+    out.append(format_table(summary))
+    if "retrieval_recall" in summary:
+        rr = summary["retrieval_recall"]
+        out.append(
+            "retrieval recall (packed ret)"
+            + "".join(f"{v:8.3f}" for v in rr["packed"])
+            + f"; whole cluster {rr['cluster']:.3f}"
+        )
+    if "type_classifier" in summary:
+        tc = summary["type_classifier"]
+        out.append(
+            f"type classifier (leave-one-conversation-out): accuracy {tc['accuracy']:.3f}; "
+            f"confusion (rows gold {tc['classes']}): {tc['confusion']}"
+        )
+    return "\n".join(out)
 
 
 def _refuse_ignored_options(args) -> None:
@@ -351,38 +377,9 @@ def run_pair(args) -> int:
         type_source=args.type_source or "predicted",
         **_audit_options(args),
     )
-    from retcon.cli import print_json, verbosity
+    from retcon.cli import verbosity
 
     summary = run_pair_job(job, progress=not args.no_progress and verbosity(args) >= 0)
-    if args.json:
-        print_json(summary)
-    else:
-        from oas.real import format_table
-
-        rep = summary["load"]
-        print(
-            f"{summary['output']}: {summary['n_rows']} rows, {summary['n_queries']} questions, "
-            f"{summary['n_groups']} conversations ({summary['n_written']} written now, "
-            f"{summary['n_resumed']} resumed)."
-        )
-        print(
-            f"excluded: {rep['n_excluded']} ({rep['excluded_reason']}); evidence ids dropped "
-            f"{rep['n_evidence_dropped']}, repaired {rep['n_evidence_repaired']}; questions without "
-            f"evidence {rep['n_no_evidence']}."
-        )
-        print(format_table(summary))
-        if "retrieval_recall" in summary:
-            rr = summary["retrieval_recall"]
-            print(
-                "retrieval recall (packed ret)"
-                + "".join(f"{v:8.3f}" for v in rr["packed"])
-                + f"; whole cluster {rr['cluster']:.3f}"
-            )
-        if "type_classifier" in summary:
-            tc = summary["type_classifier"]
-            print(
-                f"type classifier (leave-one-conversation-out): accuracy {tc['accuracy']:.3f}; "
-                f"confusion (rows gold {tc['classes']}): {tc['confusion']}"
-            )
+    emit(args, summary, lambda: _pair_text(summary))
     sys.stdout.flush()
     return 0

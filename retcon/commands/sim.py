@@ -328,11 +328,10 @@ def run_simulate(args) -> int:
     import sys
     import time
 
-    from retcon.cli import print_json
+    from retcon.cli import emit, write_sidecar, wrote
     from retcon.output import (
         OutputSet,
         check_out_dir,
-        sidecar,
         write_json_atomic,
         write_text_atomic,
     )
@@ -414,33 +413,25 @@ def run_simulate(args) -> int:
             timing["total_s"] = time.perf_counter() - t_start
             write_json_atomic(out / "simulate.json", report)
             write_text_atomic(out / "simulate.txt", words + "\n\n" + table + "\n")
-            write_json_atomic(
-                out / "sidecar.json",
-                sidecar(
-                    scenario.to_dict(),
-                    seed=args.seed,
-                    command="retcon simulate",
-                    n_queries=int(result.n_queries),
-                    resamples=args.resamples,
-                    outputs=list(SIMULATE_FILES[:-1]),
-                ),
+            write_sidecar(
+                out,
+                scenario.to_dict(),
+                seed=args.seed,
+                command="retcon simulate",
+                n_queries=int(result.n_queries),
+                resamples=args.resamples,
+                outputs=list(SIMULATE_FILES[:-1]),
             )
     if not args.out:  # with --out, the figure written to simulate.json
         timing["total_s"] = time.perf_counter() - t_start
-    if args.json:
-        print_json(report)
-    else:
-        print(words)
-        print()
-        print(table)
-        if args.out:
-            print(f"\nwrote {', '.join(SIMULATE_FILES)} to {args.out}")
-        else:
-            print(
-                "\nFigures: rerun with --out DIR to write DIR/delta.png (dU per operator with the "
-                "crossovers) and DIR/decomposition.png (coverage and replacement), with "
-                "simulate.json, simulate.txt and sidecar.json."
-            )
+    after = (
+        wrote(SIMULATE_FILES, args.out)
+        if args.out
+        else "Figures: rerun with --out DIR to write DIR/delta.png (dU per operator with the "
+        "crossovers) and DIR/decomposition.png (coverage and replacement), with "
+        "simulate.json, simulate.txt and sidecar.json."
+    )
+    emit(args, report, f"{words}\n\n{table}\n\n{after}")
     return 0
 
 
@@ -565,11 +556,10 @@ def stress_conclusion(report: dict) -> str:
 
 
 def run_stress(args) -> int:
-    from retcon.cli import print_json
+    from retcon.cli import emit, write_sidecar, wrote
     from retcon.output import (
         OutputSet,
         check_out_dir,
-        sidecar,
         write_json_atomic,
         write_text_atomic,
     )
@@ -610,25 +600,21 @@ def run_stress(args) -> int:
             plot_phase(res, scenario.name, out / "phase.png")
             write_json_atomic(out / "stress.json", report)
             write_text_atomic(out / "stress.txt", table + "\n")
-            write_json_atomic(
-                out / "sidecar.json",
-                sidecar(
-                    scenario.to_dict(),
-                    seed=args.seed,
-                    command="retcon stress",
-                    memories=args.memories,
-                    memory_size=args.memory_size,
-                    budget_spillover=xb,
-                    rank_spillover=xr,
-                    outputs=["phase.png", "stress.json", "stress.txt"],
-                ),
+            write_sidecar(
+                out,
+                scenario.to_dict(),
+                seed=args.seed,
+                command="retcon stress",
+                memories=args.memories,
+                memory_size=args.memory_size,
+                budget_spillover=xb,
+                rank_spillover=xr,
+                outputs=["phase.png", "stress.json", "stress.txt"],
             )
-    if args.json:
-        print_json(report)
-    else:
-        print(table)
-        if args.out:
-            print(f"\nwrote phase.png, stress.json, stress.txt, sidecar.json to {args.out}")
-        else:
-            print("\nFigure: rerun with --out DIR to write DIR/phase.png (the phase diagrams).")
+    after = (
+        wrote(["phase.png", "stress.json", "stress.txt", "sidecar.json"], args.out)
+        if args.out
+        else "Figure: rerun with --out DIR to write DIR/phase.png (the phase diagrams)."
+    )
+    emit(args, report, f"{table}\n\n{after}")
     return 0

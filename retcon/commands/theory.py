@@ -358,9 +358,7 @@ def write_outputs(res: dict, out_dir: str | os.PathLike[str], args) -> list[str]
 
 def run(args: argparse.Namespace) -> int:
     """Compute, print (text or one JSON object), and write ``--out`` files."""
-    import sys
-
-    from retcon.cli import print_json
+    from retcon.cli import emit, wrote
     from retcon.output import OutputSet, check_out_dir
 
     if args.out is not None:
@@ -370,10 +368,5 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         with OutputSet(args.out, last=("sidecar.json",)) as out:
             written = write_outputs(res, out.stage, args)
-    if args.json:
-        print_json(res)
-    else:
-        sys.stdout.write(format_text(res) + "\n")
-        if written:
-            sys.stdout.write(f"wrote {', '.join(written)} to {args.out}\n")
+    emit(args, res, lambda: format_text(res) + (f"\n{wrote(written, args.out)}" if written else ""))
     return 0
