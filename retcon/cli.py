@@ -261,6 +261,24 @@ def add_llm_options(g) -> None:
     )
 
 
+def llm_options(args) -> dict:
+    """The ``add_llm_options`` values as ``PairJob.llm`` / ``make_operators("llm")`` keywords.
+
+    Options left unset stay ``None``: ``oas.real.resolve_endpoint``, the one reader of the
+    endpoint's environment, fills them (and binds an environment key to its own hosts).
+    """
+    return {
+        "base_url": args.llm_base_url,
+        "model": args.llm_model,
+        "api_key": args.llm_api_key,
+        "cache_dir": args.llm_cache,
+        "concurrency": args.concurrency,
+        "timeout": args.llm_timeout,
+        "follow_redirects": bool(getattr(args, "llm_follow_redirects", False)),
+        "max_response_bytes": getattr(args, "llm_max_response_bytes", None),
+    }
+
+
 def write_sidecar(
     folder: Any, config: Any, *, seed: int | None, command: str, **extra: Any
 ) -> Path:

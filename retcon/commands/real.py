@@ -205,7 +205,12 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
 
 
 def llm_options(args) -> dict:
-    """Endpoint options for the ``llm`` backend and reader: flags, else environment."""
+    """Endpoint options for ``retcon timeline``'s llm passes: flags, else environment.
+
+    Kept for ``retcon/commands/timeline.py`` only, which tests ``base_url`` to know whether an
+    endpoint is configured; ``retcon pair`` uses ``retcon.cli.llm_options`` (no environment:
+    ``oas.real.resolve_endpoint`` reads it).
+    """
     env = os.environ
     return {
         "base_url": args.llm_base_url
@@ -351,7 +356,9 @@ def run_pair(args) -> int:
         from retcon.output import check_out_dir
 
         check_out_dir("--llm-cache", args.llm_cache, what="the cached LLM responses")
-    llm = llm_options(args)
+    from retcon.cli import llm_options as llm_flags
+
+    llm = llm_flags(args)
     job = PairJob(
         dataset=args.dataset,
         data=args.data,
