@@ -91,15 +91,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("--router-out", required=True, metavar="FILE", help="router JSON to write")
     add_moved_out(p, "--router-out FILE")
-    p.add_argument(
-        "--alpha",
-        type=float,
-        default=0.1,
-        help="harm bound for tau_B in [0, 1); 0 is the paper's zero-harm rule (default 0.1)",
-    )
-    p.add_argument(
-        "--folds", type=int, default=5, help="grouped K-fold for the ridge penalty (default 5)"
-    )
+    _add_alpha_folds(p)
     p.add_argument(
         "--calibration-fraction",
         type=float,
@@ -132,15 +124,7 @@ def register(subparsers) -> None:
         metavar="FILE",
         help="use this fitted router for the oas policies (else fit one on the train groups)",
     )
-    p.add_argument(
-        "--alpha",
-        type=float,
-        default=0.1,
-        help="harm bound for tau_B in [0, 1); 0 is the paper's zero-harm rule (default 0.1)",
-    )
-    p.add_argument(
-        "--folds", type=int, default=5, help="grouped K-fold for the ridge penalty (default 5)"
-    )
+    _add_alpha_folds(p)
     p.add_argument(
         "--split",
         type=list_type(what="shares", example="0.5,0.2,0.3"),
@@ -210,6 +194,19 @@ _FITTED_WORDS = {
     "evaluate: ": "",
     "group_split: ": "",
 }
+
+
+def _add_alpha_folds(p) -> None:
+    """``--alpha`` and ``--folds`` of ``fit`` and ``evaluate``."""
+    p.add_argument(
+        "--alpha",
+        type=float,
+        default=0.1,
+        help="harm bound for tau_B in [0, 1); 0 is the paper's zero-harm rule (default 0.1)",
+    )
+    p.add_argument(
+        "--folds", type=int, default=5, help="grouped K-fold for the ridge penalty (default 5)"
+    )
 
 
 def _help(parser) -> int:

@@ -211,20 +211,15 @@ def llm_options(args) -> dict:
     endpoint is configured; ``retcon pair`` uses ``retcon.cli.llm_options`` (no environment:
     ``oas.real.resolve_endpoint`` reads it).
     """
+    from retcon.cli import llm_options as flags
+
     env = os.environ
-    return {
-        "base_url": args.llm_base_url
-        or env.get("RETCON_LLM_BASE_URL")
-        or env.get("OPENAI_BASE_URL"),
-        "model": args.llm_model or env.get("RETCON_LLM_MODEL"),
-        # an environment key is bound to its hosts: resolve_endpoint picks it (docs/llm.md)
-        "api_key": args.llm_api_key,
-        "cache_dir": args.llm_cache,
-        "concurrency": args.concurrency,
-        "timeout": args.llm_timeout,
-        "follow_redirects": bool(getattr(args, "llm_follow_redirects", False)),
-        "max_response_bytes": getattr(args, "llm_max_response_bytes", None),
-    }
+    opts = flags(args)
+    opts["base_url"] = (
+        opts["base_url"] or env.get("RETCON_LLM_BASE_URL") or env.get("OPENAI_BASE_URL")
+    )
+    opts["model"] = opts["model"] or env.get("RETCON_LLM_MODEL")
+    return opts
 
 
 def run_fetch(args) -> int:

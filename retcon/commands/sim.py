@@ -104,20 +104,14 @@ def register(subparsers) -> None:
         metavar="M",
         help="queries (clusters) per memory, 1..64 (default 8)",
     )
-    s.add_argument(
-        "--budget-spillover",
-        type=list_type(example="0,0.1,0.2"),
-        default="0,0.05,0.1,0.2,0.4",
-        metavar="LIST",
-        help="comma-separated x_b values in [0, 1] (default 0,0.05,0.1,0.2,0.4)",
-    )
-    s.add_argument(
-        "--rank-spillover",
-        type=list_type(example="0,0.1,0.2"),
-        default="0,0.05,0.1,0.2,0.4",
-        metavar="LIST",
-        help="comma-separated x_r values >= 0 (default 0,0.05,0.1,0.2,0.4)",
-    )
+    for kind, symbol, bounds in (("budget", "x_b", "in [0, 1]"), ("rank", "x_r", ">= 0")):
+        s.add_argument(
+            f"--{kind}-spillover",
+            type=list_type(example="0,0.1,0.2"),
+            default="0,0.05,0.1,0.2,0.4",
+            metavar="LIST",
+            help=f"comma-separated {symbol} values {bounds} (default 0,0.05,0.1,0.2,0.4)",
+        )
     add_common(s)
     s.set_defaults(func=run_stress)
 
