@@ -267,6 +267,7 @@ def _run(args: argparse.Namespace, claims, config) -> int:
         run_checks,
         write_run,
     )
+    from retcon.cli import emit
     from retcon.output import OutputSet
 
     log = logging.getLogger("paper_checks")
@@ -314,29 +315,31 @@ def _run(args: argparse.Namespace, claims, config) -> int:
 
                 log.info("paper-checks: beyond the paper: memory over time")
                 append_overtime(out.stage, locomo_or_none(config.data))
-    if args.json:
-        from retcon.cli import print_json
 
+    def text() -> str:
+        width = max(len(r.verdict) for r in results)
+        lines = [
+            f"claim {r.claim_id}: {r.verdict:<{width}}  {format_measured(r):<28} "
+            f"{r.details.get('headline', '')}  [false PASS / power: {format_oc_cell(r)}]"
+            for r in results
+        ]
+        if end_to_end is not None:
+            if "skipped" in end_to_end:
+                lines.append(f"end to end: skipped ({end_to_end['skipped']})")
+            for v in end_to_end.get("verdicts", []):
+                lines.append(f"end to end: {v['answer']:<9}  {v['statement']}: {v['evidence']}")
+        if args.out and report is not None:
+            lines.append(
+                f"wrote REPORT.md, report.json and {len(report['figures'])} figures to {args.out}"
+            )
+        return "\n".join(lines)
+
+    obj = None
+    if args.json:
         obj = report or report_json(results, ws.data_sources())
         if end_to_end is not None:
             obj = {**obj, "end_to_end": _end_to_end_json(end_to_end)}
-        print_json(obj)
-    else:
-        width = max(len(r.verdict) for r in results)
-        for r in results:
-            print(
-                f"claim {r.claim_id}: {r.verdict:<{width}}  {format_measured(r):<28} "
-                f"{r.details.get('headline', '')}  [false PASS / power: {format_oc_cell(r)}]"
-            )
-        if end_to_end is not None:
-            if "skipped" in end_to_end:
-                print(f"end to end: skipped ({end_to_end['skipped']})")
-            for v in end_to_end.get("verdicts", []):
-                print(f"end to end: {v['answer']:<9}  {v['statement']}: {v['evidence']}")
-        if args.out and report is not None:
-            print(
-                f"wrote REPORT.md, report.json and {len(report['figures'])} figures to {args.out}"
-            )
+    emit(args, obj, text)
     return 0
 
 
