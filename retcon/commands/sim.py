@@ -429,6 +429,19 @@ def run_simulate(args) -> int:
     return 0
 
 
+# The per-budget curves and the budgets of each stress condition, in the order --json lists them.
+_STRESS_CURVES = (
+    "delta",
+    "delta_se",
+    "coverage_loc",
+    "replacement_loc",
+    "spillover",
+    "spillover_se",
+    "spill_ratio",
+)
+_STRESS_BUDGETS = ("crossover_budget", "predicted_crossover", "crossover_shift")
+
+
 def stress_report(scenario, res) -> dict:
     """The ``--json`` object of ``retcon stress``."""
     import numpy as np
@@ -444,19 +457,11 @@ def stress_report(scenario, res) -> dict:
             sig = np.abs(res.delta[c, i]) > 2 * res.delta_se[c, i]
             ratio = res.spill_ratio[c, i][sig]
             ops[op] = {
-                "delta": _list(res.delta[c, i]),
-                "delta_se": _list(res.delta_se[c, i]),
-                "coverage_loc": _list(res.coverage_loc[c, i]),
-                "replacement_loc": _list(res.replacement_loc[c, i]),
-                "spillover": _list(res.spillover[c, i]),
-                "spillover_se": _list(res.spillover_se[c, i]),
-                "spill_ratio": _list(res.spill_ratio[c, i]),
+                **{k: _list(getattr(res, k)[c, i]) for k in _STRESS_CURVES},
                 "max_spill_ratio": _num(ratio.max()) if ratio.size else None,
                 "spill_relative": _num(summary.relative[c, i]),
                 "spill_ratio_away": _num(summary.away[c, i]),
-                "crossover_budget": _num(res.crossover_budget[c, i]),
-                "predicted_crossover": _num(res.predicted_crossover[c, i]),
-                "crossover_shift": _num(res.crossover_shift[c, i]),
+                **{k: _num(getattr(res, k)[c, i]) for k in _STRESS_BUDGETS},
                 "n_crossings": int(res.n_crossings[c, i]),
                 "sign_reversal": bool(res.sign_reversal[c, i]),
                 "predicted_reversal": bool(res.predicted_reversal[c, i]),
