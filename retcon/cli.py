@@ -25,7 +25,11 @@ import argparse
 import importlib
 import logging
 import os
+import re
 import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
 from retcon.errors import InputError, cli_spelling, seed_type
 
@@ -135,6 +139,179 @@ def print_json(obj) -> None:
     from retcon.output import dumps
 
     sys.stdout.write(dumps(obj) + "\n")
+
+
+def parse_list(
+    text: str, item: Callable[[str], Any] = float, *, what: str = "numbers", example: str = ""
+) -> list:
+    """The items of one option value, separated by commas and/or spaces (``"32,64"``, ``"32 64"``).
+
+    The one list syntax of the command line; every list option parses through it (``list_type``).
+
+    Args:
+      text: the value as typed.
+      item: converts one piece; a ``ValueError``/``TypeError`` from it is reported as "expected
+        ``what``", an ``argparse.ArgumentTypeError`` keeps its own words.
+      what: the items, as the message names them (``"budgets in tokens"``).
+      example: a value that would be accepted, for the message (``"32,64"``).
+
+    Raises:
+      argparse.ArgumentTypeError: ``expected WHAT separated by commas (e.g. EXAMPLE); got 'PIECE'``;
+        argparse prefixes the option (``argument --budgets: ...``) and exits with status 2.
+    """
+    eg = f" (e.g. {example})" if example else ""
+    pieces = [piece for piece in re.split(r"[,\s]+", str(text)) if piece]
+    if not pieces:
+        raise argparse.ArgumentTypeError(
+            f"expected {what} separated by commas{eg}; got {str(text)!r}"
+        )
+    out = []
+    for piece in pieces:
+        try:
+            out.append(item(piece))
+        except (ValueError, TypeError):
+            raise argparse.ArgumentTypeError(
+                f"expected {what} separated by commas{eg}; got {piece!r}"
+            ) from None
+    return out
+
+
+def list_type(
+    item: Callable[[str], Any] = float, *, what: str = "numbers", example: str = ""
+) -> Callable[[str], list]:
+    """argparse ``type=`` of a list option: ``parse_list`` with these ``item``, ``what``, ``example``.
+
+    With ``nargs="+"`` add ``action=JoinLists`` so ``--budgets 32,64 128`` gives one flat list.
+    """
+
+    def parse(text: str) -> list:
+        return parse_list(text, item, what=what, example=example)
+
+    parse.__name__ = what  # argparse names the type by it in its own messages
+    return parse
+
+
+class JoinLists(argparse.Action):
+    """``nargs="+"`` with a ``list_type``: the tokens' lists joined into one list."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, [x for v in values or () for x in v])
+
+
+def add_transport_options(g) -> None:
+    """``--llm-follow-redirects`` and ``--llm-max-response-bytes`` (part of ``add_llm_options``)."""
+    g.add_argument(
+        "--llm-follow-redirects",
+        action="store_true",
+        help="follow HTTP redirects from the endpoint (off: a redirect is an error); the API key "
+        "is never sent to another scheme, host or port",
+    )
+    g.add_argument(
+        "--llm-max-response-bytes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="longest response body accepted (default $RETCON_LLM_MAX_RESPONSE_BYTES, else 1 MiB)",
+    )
+
+
+def add_llm_options(g) -> None:
+    """The endpoint options of every command that calls an LLM, with one set of help texts.
+
+    ``--llm-base-url`` (repeatable), ``--llm-model``, ``--llm-api-key``, ``--llm-timeout``, the
+    transport options, ``--llm-cache`` and ``--concurrency``; ``llm_options(args)`` reads them back.
+    Unset options are ``None`` and ``oas.real.resolve_endpoint`` fills them from the environment.
+
+    Args:
+      g: the parser or argument group to add them to.
+    """
+    g.add_argument(
+        "--llm-base-url",
+        action="append",
+        default=None,
+        metavar="URL",
+        help="OpenAI-compatible endpoint; repeat for several servers of the same model (requests "
+        "spread by load); default $RETCON_LLM_BASE_URL (comma-separated list), else "
+        "$OPENAI_BASE_URL",
+    )
+    g.add_argument("--llm-model", default=None, help="default $RETCON_LLM_MODEL")
+    g.add_argument(
+        "--llm-api-key",
+        default=None,
+        help="default $RETCON_LLM_API_KEY (sent only to the hosts of $RETCON_LLM_BASE_URL), else "
+        "$OPENAI_API_KEY (only to api.openai.com and $OPENAI_BASE_URL's host); docs/llm.md",
+    )
+    g.add_argument(
+        "--llm-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds to wait for one response before retrying (default $RETCON_LLM_TIMEOUT, "
+        "else 300)",
+    )
+    add_transport_options(g)
+    g.add_argument("--llm-cache", metavar="DIR", default=None, help="response cache folder")
+    g.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        metavar="N",
+        help="LLM requests in flight at once, over all servers (default $RETCON_LLM_CONCURRENCY, "
+        "else 8); rows are the same for any N",
+    )
+
+
+def llm_options(args) -> dict:
+    """The ``add_llm_options`` values as ``PairJob.llm`` / ``make_operators("llm")`` keywords.
+
+    Options left unset stay ``None``: ``oas.real.resolve_endpoint``, the one reader of the
+    endpoint's environment, fills them (and binds an environment key to its own hosts).
+    """
+    return {
+        "base_url": args.llm_base_url,
+        "model": args.llm_model,
+        "api_key": args.llm_api_key,
+        "cache_dir": args.llm_cache,
+        "concurrency": args.concurrency,
+        "timeout": args.llm_timeout,
+        "follow_redirects": bool(getattr(args, "llm_follow_redirects", False)),
+        "max_response_bytes": getattr(args, "llm_max_response_bytes", None),
+    }
+
+
+def write_sidecar(
+    folder: Any, config: Any, *, seed: int | None, command: str, **extra: Any
+) -> Path:
+    """Write ``folder / "sidecar.json"`` (``retcon.output.sidecar``) atomically; return its path.
+
+    Args:
+      folder: a ``Path``, or the ``retcon.output.OutputSet`` of the run (its ``/`` stages the file).
+    """
+    from retcon.output import sidecar, write_json_atomic
+
+    target = (
+        folder / "sidecar.json" if not isinstance(folder, str) else Path(folder) / "sidecar.json"
+    )
+    return write_json_atomic(target, sidecar(config, seed=seed, command=command, **extra))
+
+
+def wrote(files: Sequence[str], folder: str | os.PathLike) -> str:
+    """The line a command prints after ``--out DIR``: ``wrote a.json, b.png to DIR``."""
+    return f"wrote {', '.join(files)} to {folder}"
+
+
+def emit(args, obj: Any, text: str | Callable[[], str] = "") -> None:
+    """Print a command's result: with ``--json`` one JSON object (``obj``), else ``text``.
+
+    ``text`` (or the function that makes it, called only without ``--json``) is written with
+    one final newline; an empty text prints nothing.
+    """
+    if getattr(args, "json", False):
+        print_json(obj)
+        return
+    body = text() if callable(text) else text
+    if body:
+        sys.stdout.write(body if body.endswith("\n") else body + "\n")
 
 
 def verbosity(args) -> int:

@@ -11,6 +11,7 @@ import scipy.stats as sst
 
 import theory
 from retcon.cli import main
+from tests._cli import run_cli
 
 
 def run_json(capsys, *argv):
@@ -147,7 +148,11 @@ def test_out_writes_table_figure_sidecar(tmp_path, capsys):
         ),
         (["--fidelity", "-0.5"], "--fidelity must be in [0, inf); got -0.5."),
         (["--budgets", "100", "-5"], "--budgets must be in (0, inf) tokens; got -5."),
-        (["--budgets", "100,abc"], "--budgets must be positive numbers (tokens); got 'abc'."),
+        (
+            ["--budgets", "100,abc"],
+            "argument --budgets: expected budgets in tokens separated by commas (e.g. 100,200); "
+            "got 'abc'",
+        ),
         (
             ["--dist", "cauchy"],
             "--dist must be one of point, uniform, exponential, gamma, lognormal, weibull; got 'cauchy'.",
@@ -168,10 +173,10 @@ def test_out_writes_table_figure_sidecar(tmp_path, capsys):
 )
 def test_bad_input_exit_2_one_line(capsys, argv, message):
     """Bad input: status 2, one line on stderr naming the option, the range and the value; no traceback."""
-    assert main(["crossover", *argv]) == 2
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    assert captured.err == f"retcon crossover: error: {message}\n"
+    status, out, err = run_cli(["crossover", *argv], capsys)  # argparse: SystemExit(2)
+    assert status == 2
+    assert out == ""
+    assert err == f"retcon crossover: error: {message}\n"
 
 
 def test_console_script_exit_status():

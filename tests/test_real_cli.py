@@ -15,6 +15,7 @@ from oas.real import fetch
 from oas.real._fetch import DATASETS
 from retcon.cli import main
 from retcon.errors import InputError
+from tests._cli import run_cli
 from tests._data import needs_locomo
 
 FIX = Path(__file__).parent / "fixtures"
@@ -198,15 +199,16 @@ def test_pair_longmemeval_fixture_extractive_and_sentence(tmp_path, capsys):
         ),
         (
             ["pair", "locomo", "--budgets", "32,abc", "--output", "x.jsonl"],
-            "--budgets must be positive integers",
+            "--budgets: expected budgets in tokens \\(integers\\) .*; got 'abc'",
         ),
         (["pair", "locomo", "--output", "x.parquet"], "--output must end in .jsonl or .csv"),
     ],
 )
 def test_pair_bad_input_exits_2_with_one_line(tmp_path, monkeypatch, capsys, argv, message):
     monkeypatch.chdir(tmp_path)
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip()
+    status, _, err = run_cli(argv, capsys)  # argparse refuses some at parse time (SystemExit)
+    assert status == 2
+    err = err.strip()
     assert len(err.splitlines()) == 1
     import re
 

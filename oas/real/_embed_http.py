@@ -23,27 +23,13 @@ import json
 import math
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
 from oas.real._http import EndpointPool, Route
 from oas.real._llm_cache import embedding_key, read_entry, write_entry
-from oas.real._llm_config import (
-    EndpointConfig,
-    bound_api_key,
-    check_base_url,
-    default_cache_dir,
-    split_urls,
-)
+from oas.real._llm_config import resolve_endpoint
 from retcon.errors import InputError
-
-# Environment keys of the embeddings endpoint, each with the URL variable it is bound to.
-EMBED_KEYS = (
-    ("RETCON_EMBED_API_KEY", "RETCON_EMBED_BASE_URL"),
-    ("RETCON_LLM_API_KEY", "RETCON_LLM_BASE_URL"),
-    ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
-)
 
 
 def parse_embeddings(raw: bytes) -> list[list[float]] | None:
@@ -92,38 +78,24 @@ class OpenAIEmbedder:
         max_retries: int = 4,
         sleep=None,
     ):
-        env = os.environ
-        name = f"openai:{model}"
-        url = (
-            base_url
-            or env.get("RETCON_EMBED_BASE_URL")
-            or next(iter(split_urls(env.get("RETCON_LLM_BASE_URL"))), None)
-            or env.get("OPENAI_BASE_URL")
-        )
-        if not model:
-            raise InputError("--embedder openai:MODEL needs a model name; got none.")
-        if not url:
-            raise InputError(
-                "--embedder openai:MODEL needs an endpoint: set RETCON_EMBED_BASE_URL (or "
-                "RETCON_LLM_BASE_URL / OPENAI_BASE_URL) to the API root, e.g. http://host:8000/v1."
-            )
-        url = url.strip().rstrip("/")
-        check_base_url(f"--embedder {name}: the endpoint ($RETCON_EMBED_BASE_URL)", url)
-        if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-            raise InputError(f"OpenAIEmbedder.batch must be an integer >= 1; got {batch!r}.")
-        self.model = model
-        self.base_url = url
-        self.batch = batch
-        self.name = name
-        self.config = EndpointConfig(
-            base_url=url,
-            model=model,
-            api_key=bound_api_key([url], api_key, EMBED_KEYS),
-            cache_dir=Path(cache_dir).expanduser() if cache_dir else default_cache_dir(),
+        # the address, key and model: arguments, else the environment (resolve_endpoint)
+        config = resolve_endpoint(
+            base_url,
+            model,
+            api_key,
+            cache_dir,
+            kind="embeddings",
             timeout=float(timeout),
             max_retries=max_retries,
             concurrency=1,
         )
+        if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+            raise InputError(f"OpenAIEmbedder.batch must be an integer >= 1; got {batch!r}.")
+        self.model = model
+        self.base_url = config.base_url
+        self.batch = batch
+        self.name = f"openai:{model}"
+        self.config = config
         self.pool = EndpointPool(self.config, route=EMBEDDINGS, sleep=sleep)
         self._memo: dict[str, np.ndarray] = {}
 

@@ -17,6 +17,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from oas.real._lexical import lexical_correct
 from oas.real._llm_client import (
     CallStats,
     ChatClient,
@@ -362,8 +363,6 @@ def clean_reply(reply: str) -> str:
 
 def _lexical_correct(gold: str, response: str) -> bool:
     # The lexical rule of the `lexical` reader: one rule for both (MODEL §9).
-    from oas.real._readers import lexical_correct
-
     return bool(lexical_correct(str(gold), response))
 
 

@@ -233,28 +233,74 @@ def split_urls(value: str | Sequence[str] | None) -> list[str]:
 CHAT_KEYS = (("RETCON_LLM_API_KEY", "RETCON_LLM_BASE_URL"), ("OPENAI_API_KEY", "OPENAI_BASE_URL"))
 
 
+# Environment keys of the embeddings endpoint, each with the URL variable it is bound to.
+EMBED_KEYS = (
+    ("RETCON_EMBED_API_KEY", "RETCON_EMBED_BASE_URL"),
+    ("RETCON_LLM_API_KEY", "RETCON_LLM_BASE_URL"),
+    ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+)
+ENDPOINT_KINDS = ("chat", "embeddings")
+
+
 def resolve_endpoint(
     base_url: str | Sequence[str] | None = None,
     model: str | None = None,
     api_key: str | None = None,
     cache_dir: str | os.PathLike | None = None,
+    *,
+    kind: str = "chat",
     **kwargs: Any,
 ) -> EndpointConfig:
-    """Build an ``EndpointConfig`` from arguments, else the environment.
+    """Build an ``EndpointConfig`` from arguments, else the environment: the one reader of the
+    endpoint's environment (URL, model, key, timeout and caps), for chat and for embeddings.
 
-    ``base_url`` may name several endpoints serving the same model: a sequence, or one string with
-    the URLs separated by commas or spaces.
+    ``base_url`` may name several chat endpoints serving the same model: a sequence, or one string
+    with the URLs separated by commas or spaces.
 
-    Environment: ``RETCON_LLM_BASE_URL`` (else ``OPENAI_BASE_URL``; a comma-separated list for
-    several endpoints), ``RETCON_LLM_MODEL``, ``RETCON_LLM_API_KEY`` (else ``OPENAI_API_KEY``;
-    each sent only to the hosts it is bound to, module docstring), ``RETCON_LLM_CONCURRENCY`` (when
-    ``concurrency`` is not given), ``RETCON_LLM_TIMEOUT`` (when ``timeout`` is not given); the cache
-    from ``default_cache_dir``.
+    Environment, ``kind="chat"``: ``RETCON_LLM_BASE_URL`` (else ``OPENAI_BASE_URL``; a
+    comma-separated list for several endpoints), ``RETCON_LLM_MODEL``, ``RETCON_LLM_API_KEY`` (else
+    ``OPENAI_API_KEY``; each sent only to the hosts it is bound to, module docstring),
+    ``RETCON_LLM_CONCURRENCY`` (when ``concurrency`` is not given), ``RETCON_LLM_TIMEOUT`` (when
+    ``timeout`` is not given), ``RETCON_LLM_MAX_RESPONSE_BYTES``; the cache from
+    ``default_cache_dir``.
+
+    ``kind="embeddings"`` (``--embedder openai:MODEL``): one endpoint, ``base_url`` else
+    ``RETCON_EMBED_BASE_URL``, else the first URL of ``RETCON_LLM_BASE_URL``, else
+    ``OPENAI_BASE_URL``; ``model`` is required; the keys of ``EMBED_KEYS``; the other settings come
+    from ``kwargs`` only.
 
     Raises:
       InputError: no base URL or no model configured, or a bad setting.
     """
     env = os.environ
+    if kind == "embeddings":
+        name = f"openai:{model}"
+        url = (
+            base_url
+            or env.get("RETCON_EMBED_BASE_URL")
+            or next(iter(split_urls(env.get("RETCON_LLM_BASE_URL"))), None)
+            or env.get("OPENAI_BASE_URL")
+        )
+        if not model:
+            raise InputError("--embedder openai:MODEL needs a model name; got none.")
+        if not url:
+            raise InputError(
+                "--embedder openai:MODEL needs an endpoint: set RETCON_EMBED_BASE_URL (or "
+                "RETCON_LLM_BASE_URL / OPENAI_BASE_URL) to the API root, e.g. http://host:8000/v1."
+            )
+        url = str(url).strip().rstrip("/")
+        check_base_url(f"--embedder {name}: the endpoint ($RETCON_EMBED_BASE_URL)", url)
+        return EndpointConfig(
+            base_url=url,
+            model=model,
+            api_key=bound_api_key([url], api_key, EMBED_KEYS),
+            cache_dir=Path(cache_dir).expanduser() if cache_dir else default_cache_dir(),
+            **kwargs,
+        )
+    if kind != "chat":
+        raise InputError(
+            f"resolve_endpoint: kind must be one of {list(ENDPOINT_KINDS)}; got {kind!r}."
+        )
     urls = split_urls(base_url) or split_urls(
         env.get("RETCON_LLM_BASE_URL") or env.get("OPENAI_BASE_URL")
     )
@@ -268,7 +314,7 @@ def resolve_endpoint(
         check_base_url("LLM base URL", url)
     if not model:
         raise InputError("no LLM model configured: pass --llm-model or set RETCON_LLM_MODEL.")
-    for name, var, kind in (
+    for name, var, conv in (
         ("concurrency", "RETCON_LLM_CONCURRENCY", int),
         ("timeout", "RETCON_LLM_TIMEOUT", float),
         ("max_response_bytes", "RETCON_LLM_MAX_RESPONSE_BYTES", int),
@@ -278,13 +324,13 @@ def resolve_endpoint(
             text = env.get(var)
             if text:
                 try:
-                    kwargs[name] = kind(text)
+                    kwargs[name] = conv(text)
                     if not kwargs[name] > 0 or (name == "timeout" and kwargs[name] > MAX_TIMEOUT):
                         raise ValueError(text)
                 except ValueError:
                     raise InputError(
                         f"{var} must be "
-                        f"{'an integer >= 1' if kind is int else f'seconds in (0, {MAX_TIMEOUT:g}]'}; "
+                        f"{'an integer >= 1' if conv is int else f'seconds in (0, {MAX_TIMEOUT:g}]'}; "
                         f"got {text!r}."
                     ) from None
     if kwargs.get("follow_redirects") is None:
@@ -301,6 +347,7 @@ def resolve_endpoint(
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
+    "EMBED_KEYS",
     "EndpointConfig",
     "bound_api_key",
     "check_base_url",

@@ -23,36 +23,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from oas._text import content_tokens, normalize
 from oas.real._bm25 import bm25_scores
+from oas.real._lexical import answer_recall, lexical_correct
 from oas.real._text import split_sentences
 from oas.real._types import Query
 from retcon.errors import InputError, Spell
 from retcon.vocab import READERS
 
-
-def lexical_correct(answer, context: str) -> bool:
-    """True when every content token of the normalized ``answer`` is a token of ``context``.
-
-    Args:
-      answer: the gold answer (a string, or a number as LoCoMo sometimes stores it).
-      context: the text the reader sees.
-
-    Returns:
-      False when the answer has no token at all.
-    """
-    need = set(content_tokens(answer))
-    if not need:
-        return False
-    return need <= set(normalize(context).split())
-
-
-def answer_recall(answer, text: str) -> float:
-    """Share of the gold answer's distinct content tokens found among ``text``'s tokens."""
-    need = set(content_tokens(answer))
-    if not need:
-        return 0.0
-    return len(need & set(normalize(text).split())) / len(need)
+__all__ = [
+    "LexicalReader",
+    "SentenceReader",
+    "TopKReader",
+    "answer_recall",
+    "lexical_correct",
+    "make_reader",
+]
 
 
 class LexicalReader:

@@ -14,8 +14,9 @@ import hashlib
 import json
 import shutil
 import sys
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
 from oas.real._checks import check_budgets
 from retcon.errors import InputError, Spell, check_choice, check_range
@@ -226,28 +227,39 @@ def _load(job: PairJob):
     return path, load_longmemeval(path, include_abstention=job.include_abstention), None
 
 
-def _backends(job: PairJob):
+def _endpoint(job: PairJob):
+    """The job's LLM endpoint, resolved once from ``job.llm`` else the environment
+    (``resolve_endpoint``), or None when neither the operators nor the reader is ``llm``."""
+    if "llm" not in (job.operators, job.reader):
+        return None
+    from oas.real._llm_config import resolve_endpoint
+
+    keys = (
+        "base_url",
+        "model",
+        "api_key",
+        "cache_dir",
+        "concurrency",
+        "timeout",
+        "follow_redirects",
+        "max_response_bytes",
+    )
+    settings: dict[str, Any] = {k: job.llm.get(k) for k in keys}
+    return resolve_endpoint(**settings)
+
+
+def _backends(job: PairJob, endpoint=None):
     from oas.real._embed import make_embedder
     from oas.real._operators import make_operators
     from oas.real._readers import make_reader
     from oas.real._text import make_tokenizer
 
     llm = {k: v for k, v in job.llm.items() if v is not None}
-    if "llm" in (job.operators, job.reader):
-        from oas.real._llm_client import EndpointPool, resolve_endpoint
+    if endpoint is not None:
+        from oas.real._llm_client import EndpointPool
 
         # One pool for both roles: --concurrency bounds operators and reader together.
-        keys = (
-            "base_url",
-            "model",
-            "api_key",
-            "cache_dir",
-            "concurrency",
-            "timeout",
-            "follow_redirects",
-            "max_response_bytes",
-        )
-        pool = llm["pool"] = EndpointPool(resolve_endpoint(**{k: llm.get(k) for k in keys}))
+        pool = llm["pool"] = EndpointPool(endpoint)
     else:
         pool = None
     operators = make_operators(job.operators, **(llm if job.operators == "llm" else {}))
@@ -412,9 +424,12 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
     from retcon.vocab import OPERATORS
 
     meta_path = Path(f"{out}.meta.json")
+    endpoint = _endpoint(job)
+    if endpoint is not None:  # the protocol records the model, from arguments or environment
+        job = replace(job, llm={**job.llm, "model": endpoint.model})
     _check_resume(job, meta_path, out)
     data_path, loaded, audit = _load(job)  # audit: the AuditReport of --locomo-audit, or None
-    operators, reader, tokenizer, embedder, pool = _backends(job)
+    operators, reader, tokenizer, embedder, pool = _backends(job, endpoint)
     assert job.budgets is not None  # PairJob.__post_init__ fills in the default grid
     typing = None
     if job.pair_protocol == "end-to-end" and job.type_source == "predicted":

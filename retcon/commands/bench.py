@@ -37,7 +37,7 @@ def _sizes(text: str) -> int:
 
 
 def register(subparsers) -> None:
-    from retcon.cli import add_common
+    from retcon.cli import JoinLists, add_common, list_type
 
     p = subparsers.add_parser(
         "bench",
@@ -60,14 +60,16 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--only",
+        type=list_type(str, what="benchmark names", example="sim,oas"),
         default=None,
         metavar="LIST",
         help="comma-separated subset of bootstrap,oas,sim,budgets,scaleout,profile,timeline (default: all)",
     )
     p.add_argument(
         "--sizes",
-        type=_sizes,
+        type=list_type(_sizes, what="sizes"),
         nargs="+",
+        action=JoinLists,
         default=None,
         metavar="N",
         help="sizes for every selected size sweep (queries, instances, rows), e.g. 1e4 1e5",
@@ -87,7 +89,7 @@ def run(args) -> int:
     import logging
 
     from retcon.bench import BENCHMARKS, BenchConfig, quick_config, render_report, run_bench
-    from retcon.cli import print_json
+    from retcon.cli import emit, wrote
     from retcon.errors import InputError, check_memory, memory_limit
     from retcon.output import (
         OutputSet,
@@ -100,11 +102,10 @@ def run(args) -> int:
 
     changes = {}
     if args.only is not None:
-        only = tuple(s.strip() for s in args.only.split(",") if s.strip())
-        bad = [s for s in only if s not in BENCHMARKS]
-        if bad or not only:
+        only = tuple(args.only)
+        if any(s not in BENCHMARKS for s in only):
             raise InputError(
-                f"--only must list names from {','.join(BENCHMARKS)}; got {args.only!r}."
+                f"--only must list names from {','.join(BENCHMARKS)}; got {','.join(only)!r}."
             )
         changes["only"] = only
     if args.sizes is not None:
@@ -164,10 +165,6 @@ def run(args) -> int:
         with OutputSet(args.out, last=("bench.json",)) as out:
             write_text_atomic(out / "bench.md", f"Command: `{command}`\n\n{text}\n")
             write_json_atomic(out / "bench.json", {**meta, "result": to_jsonable(result)})
-    if args.json:
-        print_json({"config": dataclasses.asdict(config), "seed": args.seed, **result})
-    else:
-        print(text)
-        if args.out is not None:
-            print(f"wrote bench.md, bench.json to {args.out}")
+    tail = f"\n{wrote(['bench.md', 'bench.json'], args.out)}" if args.out is not None else ""
+    emit(args, {"config": dataclasses.asdict(config), "seed": args.seed, **result}, text + tail)
     return 0

@@ -51,9 +51,9 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from oas import format_report, identify_report, plot_report, read_paired
-    from retcon.cli import print_json
+    from retcon.cli import emit, write_sidecar, wrote
     from retcon.errors import InputError
-    from retcon.output import OutputSet, check_out_dir, sidecar, to_jsonable, write_json_atomic
+    from retcon.output import OutputSet, check_out_dir, to_jsonable, write_json_atomic
 
     for name, v in (("--resamples", args.resamples), ("--strata", args.strata)):
         if v < 1:
@@ -91,19 +91,14 @@ def run(args: argparse.Namespace) -> int:
         with OutputSet(args.out, last=("sidecar.json",)) as out:
             plot_report(rep, out / "identify_curves.png")
             write_json_atomic(out / "identify.json", to_jsonable(rep))
-            write_json_atomic(
-                out / "sidecar.json",
-                sidecar(
-                    config,
-                    seed=args.seed,
-                    command="retcon identify",
-                    outputs=["identify.json", "identify_curves.png"],
-                ),
+            write_sidecar(
+                out,
+                config,
+                seed=args.seed,
+                command="retcon identify",
+                outputs=["identify.json", "identify_curves.png"],
             )
-    if args.json:
-        print_json(to_jsonable(rep))
-    else:
-        print(format_report(rep))
-        if args.out:
-            print(f"\nwrote identify.json, identify_curves.png, sidecar.json to {Path(args.out)}")
+    files = ["identify.json", "identify_curves.png", "sidecar.json"]
+    tail = f"\n\n{wrote(files, Path(args.out))}" if args.out else ""
+    emit(args, to_jsonable(rep), lambda: format_report(rep) + tail)
     return 0

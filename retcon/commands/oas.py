@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from retcon.cli import add_common, add_moved_out
+from retcon.cli import add_common, add_moved_out, emit, list_type, write_sidecar, wrote
 from retcon.vocab import EVALUATE_INTERVALS
 from theory import PACKINGS
 
@@ -47,6 +47,7 @@ def register(subparsers) -> None:
     add_moved_out(p, "--output FILE")
     p.add_argument(
         "--budgets",
+        type=list_type(what="budgets in tokens", example="32,64,128"),
         default=None,
         help="comma-separated budget grid in tokens (default: the scenario's)",
     )
@@ -90,15 +91,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("--router-out", required=True, metavar="FILE", help="router JSON to write")
     add_moved_out(p, "--router-out FILE")
-    p.add_argument(
-        "--alpha",
-        type=float,
-        default=0.1,
-        help="harm bound for tau_B in [0, 1); 0 is the paper's zero-harm rule (default 0.1)",
-    )
-    p.add_argument(
-        "--folds", type=int, default=5, help="grouped K-fold for the ridge penalty (default 5)"
-    )
+    _add_alpha_folds(p)
     p.add_argument(
         "--calibration-fraction",
         type=float,
@@ -131,17 +124,10 @@ def register(subparsers) -> None:
         metavar="FILE",
         help="use this fitted router for the oas policies (else fit one on the train groups)",
     )
-    p.add_argument(
-        "--alpha",
-        type=float,
-        default=0.1,
-        help="harm bound for tau_B in [0, 1); 0 is the paper's zero-harm rule (default 0.1)",
-    )
-    p.add_argument(
-        "--folds", type=int, default=5, help="grouped K-fold for the ridge penalty (default 5)"
-    )
+    _add_alpha_folds(p)
     p.add_argument(
         "--split",
+        type=list_type(what="shares", example="0.5,0.2,0.3"),
         default="0.5,0.2,0.3",
         help="shares of groups for train,calibration,test (default 0.5,0.2,0.3)",
     )
@@ -210,45 +196,42 @@ _FITTED_WORDS = {
 }
 
 
+def _add_alpha_folds(p) -> None:
+    """``--alpha`` and ``--folds`` of ``fit`` and ``evaluate``."""
+    p.add_argument(
+        "--alpha",
+        type=float,
+        default=0.1,
+        help="harm bound for tau_B in [0, 1); 0 is the paper's zero-harm rule (default 0.1)",
+    )
+    p.add_argument(
+        "--folds", type=int, default=5, help="grouped K-fold for the ridge penalty (default 5)"
+    )
+
+
 def _help(parser) -> int:
     parser.print_help(sys.stdout)
     return 2
-
-
-def _floats(option: str, text: str) -> list[float]:
-    from retcon.errors import InputError
-
-    try:
-        values = [float(t) for t in text.split(",") if t.strip()]
-    except ValueError:
-        raise InputError(f"{option} must be comma-separated numbers; got {text!r}.") from None
-    if not values:
-        raise InputError(f"{option} must list at least one number; got {text!r}.")
-    return values
-
-
-def _emit(args, obj: dict, text: str) -> None:
-    if args.json:
-        from retcon.cli import print_json
-
-        print_json(obj)
-    else:
-        print(text, end="" if text.endswith("\n") else "\n")
 
 
 # Rough peak bytes per simulated paired instance (instances, outcomes, rows, the written file).
 _BYTES_PER_INSTANCE = 4096
 
 
-def _check_split_option(text: str) -> list[float]:
+def _check_split_option(fractions: list[float]) -> list[float]:
     from retcon.errors import InputError
 
-    fractions = _floats("--split", text)
     if len(fractions) != 3 or not all(0 < f < float("inf") for f in fractions):
         raise InputError(
-            f"--split must give three positive finite shares train,calibration,test; got {text!r}."
+            f"--split must give three positive finite shares train,calibration,test; got "
+            f"{_joined(fractions)!r}."
         )
     return fractions
+
+
+def _joined(values) -> str:
+    """A parsed list option as a user would type it: ``0.5,0.2,0.3``."""
+    return ",".join(f"{v:g}" for v in values)
 
 
 def _check_alpha(alpha: float) -> None:
@@ -323,10 +306,10 @@ def _run_pair_simulate(args) -> int:
     )
     budgets = None
     if args.budgets is not None:
-        budgets = np.asarray(_floats("--budgets", args.budgets))
+        budgets = np.asarray(args.budgets)
         if not np.all((budgets > 0) & np.isfinite(budgets)):
             raise InputError(
-                f"--budgets must be finite numbers > 0 (tokens); got {args.budgets!r}."
+                f"--budgets must be finite numbers > 0 (tokens); got {_joined(args.budgets)!r}."
             )
     try:
         import sim
@@ -376,7 +359,7 @@ def _run_pair_simulate(args) -> int:
             )
         ),
     }
-    _emit(
+    emit(
         args,
         summary,
         f"wrote {data.n} paired instances ({summary['groups']} groups, scenario {scenario}) "
@@ -441,7 +424,7 @@ def _run_fit(args) -> int:
         "tau_crc": router.to_json()["thresholds"]["crc"],
         "calibration_harm": router.provenance["calibration_harm"],
     }
-    _emit(args, summary, fit_summary(router, args.router_out))
+    emit(args, summary, fit_summary(router, args.router_out))
     return 0
 
 
@@ -524,7 +507,6 @@ def _run_evaluate(args) -> int:
     from retcon.output import (
         OutputSet,
         check_out_dir,
-        sidecar,
         write_json_atomic,
         write_text_atomic,
     )
@@ -548,9 +530,9 @@ def _run_evaluate(args) -> int:
         fix=f"use at most {memory_limit() // per_resample} resamples",
     )
     if router is None:
-        _check_folds(args.folds, data, fractions, 0, f"--split {args.split}", args.data)
+        _check_folds(args.folds, data, fractions, 0, f"--split {_joined(fractions)}", args.data)
     elif n_groups < 3:
-        _check_folds(2, data, fractions, 0, f"--split {args.split}", args.data)
+        _check_folds(2, data, fractions, 0, f"--split {_joined(fractions)}", args.data)
     from retcon.errors import worded_for
 
     with worded_for(f"--data {args.data}", _FITTED_WORDS):
@@ -585,24 +567,26 @@ def _run_evaluate(args) -> int:
                 "allow_overlap": args.allow_overlap,
             }
             write_json_atomic(out / "evaluation.json", obj)
-            write_json_atomic(
-                out / "sidecar.json",
-                sidecar(
-                    config,
-                    seed=args.seed,
-                    command="retcon evaluate",
-                    outputs=list(EVALUATE_FILES[:-1]),
-                ),
+            write_sidecar(
+                out,
+                config,
+                seed=args.seed,
+                command="retcon evaluate",
+                outputs=list(EVALUATE_FILES[:-1]),
             )
-    if args.json:
-        _emit(args, obj, "")
-        return 0
-    text = table if verbosity(args) > 0 else evaluation_summary(ev)
-    print(text, end="" if text.endswith("\n") else "\n")
-    if args.out:
-        print(f"wrote {', '.join(EVALUATE_FILES)} to {args.out} (evaluation.md: the full tables)")
-    elif verbosity(args) <= 0:
-        print("Full tables (per budget, harm, paired differences): -v, or --out DIR to write them.")
+
+    def text() -> str:
+        body = table if verbosity(args) > 0 else evaluation_summary(ev)
+        body += "" if body.endswith("\n") else "\n"
+        if args.out:
+            return body + f"{wrote(EVALUATE_FILES, args.out)} (evaluation.md: the full tables)"
+        if verbosity(args) <= 0:
+            return body + (
+                "Full tables (per budget, harm, paired differences): -v, or --out DIR to write them."
+            )
+        return body
+
+    emit(args, obj, text)
     return 0
 
 
@@ -631,7 +615,7 @@ def _run_predict(args) -> int:
         v: float(np.mean([r[f"action_{v}"] != "ret" for r in rows]))
         for v in ("argmax", "calibrated", "crc")
     }
-    _emit(
+    emit(
         args,
         {"decisions": args.decisions, "n": data.n, "consolidation_rate": rate},
         f"wrote {data.n} decisions to {args.decisions}",

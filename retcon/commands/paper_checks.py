@@ -9,7 +9,7 @@ from retcon.vocab import READERS
 
 
 def register(subparsers) -> None:
-    from retcon.cli import add_common
+    from retcon.cli import add_common, list_type
 
     p = subparsers.add_parser(
         "paper-checks",
@@ -35,7 +35,11 @@ def register(subparsers) -> None:
         "SKIPPED (without it, paper-checks stops at once with an error when LoCoMo is missing)",
     )
     p.add_argument(
-        "--claims", metavar="IDS", default=None, help="comma-separated claim ids (default: all)"
+        "--claims",
+        type=list_type(str, what="claim ids", example="1,4,7"),
+        metavar="IDS",
+        default=None,
+        help="comma-separated claim ids (default: all)",
     )
     p.add_argument(
         "--limit",
@@ -184,11 +188,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be a positive integer; got {args.limit}.")
-    claims = None
-    if args.claims is not None:
-        claims = [c.strip() for c in args.claims.split(",") if c.strip()]
-        if not claims:
-            raise InputError(f"--claims must list claim ids such as 1,4,7; got {args.claims!r}.")
+    claims = args.claims
+    if claims is not None:  # before any work; run_checks says the same, later
         from paper_checks import CHECKS
 
         unknown = [c for c in claims if c not in CHECKS]
@@ -281,6 +282,7 @@ def _run(args: argparse.Namespace, claims, config) -> int:
         run_checks,
         write_run,
     )
+    from retcon.cli import emit
     from retcon.output import OutputSet
 
     log = logging.getLogger("paper_checks")
@@ -328,29 +330,31 @@ def _run(args: argparse.Namespace, claims, config) -> int:
 
                 log.info("paper-checks: beyond the paper: memory over time")
                 append_timeline(out.stage, locomo_or_none(config.data))
-    if args.json:
-        from retcon.cli import print_json
 
+    def text() -> str:
+        width = max(len(r.verdict) for r in results)
+        lines = [
+            f"claim {r.claim_id}: {r.verdict:<{width}}  {format_measured(r):<28} "
+            f"{r.details.get('headline', '')}  [false PASS / power: {format_oc_cell(r)}]"
+            for r in results
+        ]
+        if end_to_end is not None:
+            if "skipped" in end_to_end:
+                lines.append(f"end to end: skipped ({end_to_end['skipped']})")
+            for v in end_to_end.get("verdicts", []):
+                lines.append(f"end to end: {v['answer']:<9}  {v['statement']}: {v['evidence']}")
+        if args.out and report is not None:
+            lines.append(
+                f"wrote REPORT.md, report.json and {len(report['figures'])} figures to {args.out}"
+            )
+        return "\n".join(lines)
+
+    obj = None
+    if args.json:
         obj = report or report_json(results, ws.data_sources(), ws.paper_tables())
         if end_to_end is not None:
             obj = {**obj, "end_to_end": _end_to_end_json(end_to_end)}
-        print_json(obj)
-    else:
-        width = max(len(r.verdict) for r in results)
-        for r in results:
-            print(
-                f"claim {r.claim_id}: {r.verdict:<{width}}  {format_measured(r):<28} "
-                f"{r.details.get('headline', '')}  [false PASS / power: {format_oc_cell(r)}]"
-            )
-        if end_to_end is not None:
-            if "skipped" in end_to_end:
-                print(f"end to end: skipped ({end_to_end['skipped']})")
-            for v in end_to_end.get("verdicts", []):
-                print(f"end to end: {v['answer']:<9}  {v['statement']}: {v['evidence']}")
-        if args.out and report is not None:
-            print(
-                f"wrote REPORT.md, report.json and {len(report['figures'])} figures to {args.out}"
-            )
+    emit(args, obj, text)
     return 0
 
 

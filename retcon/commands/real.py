@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 
+from retcon.cli import add_transport_options, emit  # noqa: F401 - timeline.py imports the first
 from retcon.vocab import LLM_JUDGES, READERS
 from theory import PACKINGS
 
@@ -59,22 +60,8 @@ def register_pair(pair_subparsers) -> None:
         p.set_defaults(func=run_pair, dataset=name)
 
 
-def _budgets(text: str) -> list[int]:
-    from retcon.errors import InputError
-
-    out = []
-    for piece in text.replace(",", " ").split():
-        try:
-            out.append(int(piece))
-        except ValueError:
-            raise InputError(
-                f"--budgets must be positive integers (tokens); got {piece!r}."
-            ) from None
-    return out
-
-
 def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -> None:
-    from retcon.cli import add_common
+    from retcon.cli import add_common, add_llm_options, list_type
 
     p.add_argument(
         "--data",
@@ -110,6 +97,7 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
     )
     p.add_argument(
         "--budgets",
+        type=list_type(int, what="budgets in tokens (integers)", example="32,64"),
         default=None,
         help="budgets in tokens, comma or space separated (default: 4 per octave from 32 to 2048)",
     )
@@ -189,39 +177,7 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
             help="keep the _abs (abstention) questions (excluded by default)",
         )
     g = p.add_argument_group("llm", _LLM_HELP)
-    g.add_argument(
-        "--llm-base-url",
-        action="append",
-        default=None,
-        metavar="URL",
-        help="repeat for several servers of the same model (requests spread by load); default "
-        "$RETCON_LLM_BASE_URL (comma-separated list), else $OPENAI_BASE_URL",
-    )
-    g.add_argument("--llm-model", default=None, help="default $RETCON_LLM_MODEL")
-    g.add_argument(
-        "--llm-api-key",
-        default=None,
-        help="default $RETCON_LLM_API_KEY (sent only to the hosts of $RETCON_LLM_BASE_URL), else "
-        "$OPENAI_API_KEY (only to api.openai.com and $OPENAI_BASE_URL's host); docs/llm.md",
-    )
-    g.add_argument(
-        "--llm-timeout",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="seconds to wait for one response before retrying (default $RETCON_LLM_TIMEOUT, "
-        "else 300)",
-    )
-    add_transport_options(g)
-    g.add_argument("--llm-cache", metavar="DIR", default=None, help="response cache folder")
-    g.add_argument(
-        "--concurrency",
-        type=int,
-        default=None,
-        metavar="N",
-        help="LLM requests in flight at once, over all servers (default $RETCON_LLM_CONCURRENCY, "
-        "else 8); rows are the same for any N",
-    )
+    add_llm_options(g)
     g.add_argument(
         "--llm-judge",
         choices=LLM_JUDGES,
@@ -260,39 +216,22 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
     add_common(p, out=False)
 
 
-def add_transport_options(g) -> None:
-    """``--llm-follow-redirects`` and ``--llm-max-response-bytes``, for every LLM option group."""
-    g.add_argument(
-        "--llm-follow-redirects",
-        action="store_true",
-        help="follow HTTP redirects from the endpoint (off: a redirect is an error); the API key "
-        "is never sent to another scheme, host or port",
-    )
-    g.add_argument(
-        "--llm-max-response-bytes",
-        type=int,
-        default=None,
-        metavar="N",
-        help="longest response body accepted (default $RETCON_LLM_MAX_RESPONSE_BYTES, else 1 MiB)",
-    )
-
-
 def llm_options(args) -> dict:
-    """Endpoint options for the ``llm`` backend and reader: flags, else environment."""
+    """Endpoint options for ``retcon timeline``'s llm passes: flags, else environment.
+
+    Kept for ``retcon/commands/timeline.py`` only, which tests ``base_url`` to know whether an
+    endpoint is configured; ``retcon pair`` uses ``retcon.cli.llm_options`` (no environment:
+    ``oas.real.resolve_endpoint`` reads it).
+    """
+    from retcon.cli import llm_options as flags
+
     env = os.environ
-    return {
-        "base_url": args.llm_base_url
-        or env.get("RETCON_LLM_BASE_URL")
-        or env.get("OPENAI_BASE_URL"),
-        "model": args.llm_model or env.get("RETCON_LLM_MODEL"),
-        # an environment key is bound to its hosts: resolve_endpoint picks it (docs/llm.md)
-        "api_key": args.llm_api_key,
-        "cache_dir": args.llm_cache,
-        "concurrency": args.concurrency,
-        "timeout": args.llm_timeout,
-        "follow_redirects": bool(getattr(args, "llm_follow_redirects", False)),
-        "max_response_bytes": getattr(args, "llm_max_response_bytes", None),
-    }
+    opts = flags(args)
+    opts["base_url"] = (
+        opts["base_url"] or env.get("RETCON_LLM_BASE_URL") or env.get("OPENAI_BASE_URL")
+    )
+    opts["model"] = opts["model"] or env.get("RETCON_LLM_MODEL")
+    return opts
 
 
 def run_fetch(args) -> int:
@@ -305,14 +244,8 @@ def run_fetch(args) -> int:
         "downloaded": got.downloaded,
         "sha256": got.sha256,
     }
-    if args.json:
-        from retcon.cli import print_json
-
-        print_json(info)
-    else:
-        print(
-            f"{args.name}: {got.path} ({'downloaded' if got.downloaded else 'already in the cache'}; sha256 ok)"
-        )
+    how = "downloaded" if got.downloaded else "already in the cache"
+    emit(args, info, f"{args.name}: {got.path} ({how}; sha256 ok)")
     return 0
 
 
@@ -323,13 +256,45 @@ def run_path(args) -> int:
     present = path.is_file()
     valid = present and sha256_of(path) == DATASETS[args.name]["sha256"]
     info = {"name": args.name, "path": str(path), "present": present, "sha256_ok": bool(valid)}
-    if args.json:
-        from retcon.cli import print_json
-
-        print_json(info)
-    else:
-        print(f"{path} ({'valid' if valid else 'present, wrong sha256' if present else 'absent'})")
+    emit(
+        args,
+        info,
+        f"{path} ({'valid' if valid else 'present, wrong sha256' if present else 'absent'})",
+    )
     return 0 if valid else 1
+
+
+def _pair_text(summary: dict) -> str:
+    """The text report of ``retcon pair locomo|longmemeval``."""
+    from oas.real import format_table
+
+    out = []
+    rep = summary["load"]
+    out.append(
+        f"{summary['output']}: {summary['n_rows']} rows, {summary['n_queries']} questions, "
+        f"{summary['n_groups']} conversations ({summary['n_written']} written now, "
+        f"{summary['n_resumed']} resumed)."
+    )
+    out.append(
+        f"excluded: {rep['n_excluded']} ({rep['excluded_reason']}); evidence ids dropped "
+        f"{rep['n_evidence_dropped']}, repaired {rep['n_evidence_repaired']}; questions without "
+        f"evidence {rep['n_no_evidence']}."
+    )
+    out.append(format_table(summary))
+    if "retrieval_recall" in summary:
+        rr = summary["retrieval_recall"]
+        out.append(
+            "retrieval recall (packed ret)"
+            + "".join(f"{v:8.3f}" for v in rr["packed"])
+            + f"; whole cluster {rr['cluster']:.3f}"
+        )
+    if "type_classifier" in summary:
+        tc = summary["type_classifier"]
+        out.append(
+            f"type classifier (leave-one-conversation-out): accuracy {tc['accuracy']:.3f}; "
+            f"confusion (rows gold {tc['classes']}): {tc['confusion']}"
+        )
+    return "\n".join(out)
 
 
 def _refuse_ignored_options(args) -> None:
@@ -398,14 +363,16 @@ def run_pair(args) -> int:
         from retcon.output import check_out_dir
 
         check_out_dir("--llm-cache", args.llm_cache, what="the cached LLM responses")
-    llm = llm_options(args)
+    from retcon.cli import llm_options as llm_flags
+
+    llm = llm_flags(args)
     job = PairJob(
         dataset=args.dataset,
         data=args.data,
         out=args.output,
         operators=args.operators,
         reader=args.reader,
-        budgets=tuple(_budgets(args.budgets)) if args.budgets else None,
+        budgets=tuple(args.budgets) if args.budgets else None,
         limit=args.limit,
         granularity=args.granularity,
         order=args.order,
@@ -425,38 +392,9 @@ def run_pair(args) -> int:
         design=args.design,
         **_audit_options(args),
     )
-    from retcon.cli import print_json, verbosity
+    from retcon.cli import verbosity
 
     summary = run_pair_job(job, progress=not args.no_progress and verbosity(args) >= 0)
-    if args.json:
-        print_json(summary)
-    else:
-        from oas.real import format_table
-
-        rep = summary["load"]
-        print(
-            f"{summary['output']}: {summary['n_rows']} rows, {summary['n_queries']} questions, "
-            f"{summary['n_groups']} conversations ({summary['n_written']} written now, "
-            f"{summary['n_resumed']} resumed)."
-        )
-        print(
-            f"excluded: {rep['n_excluded']} ({rep['excluded_reason']}); evidence ids dropped "
-            f"{rep['n_evidence_dropped']}, repaired {rep['n_evidence_repaired']}; questions without "
-            f"evidence {rep['n_no_evidence']}."
-        )
-        print(format_table(summary))
-        if "retrieval_recall" in summary:
-            rr = summary["retrieval_recall"]
-            print(
-                "retrieval recall (packed ret)"
-                + "".join(f"{v:8.3f}" for v in rr["packed"])
-                + f"; whole cluster {rr['cluster']:.3f}"
-            )
-        if "type_classifier" in summary:
-            tc = summary["type_classifier"]
-            print(
-                f"type classifier (leave-one-conversation-out): accuracy {tc['accuracy']:.3f}; "
-                f"confusion (rows gold {tc['classes']}): {tc['confusion']}"
-            )
+    emit(args, summary, lambda: _pair_text(summary))
     sys.stdout.flush()
     return 0

@@ -27,7 +27,7 @@ def _scenario_options(p: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers) -> None:
-    from retcon.cli import add_common
+    from retcon.cli import add_common, list_type
 
     p = subparsers.add_parser(
         "simulate",
@@ -104,18 +104,14 @@ def register(subparsers) -> None:
         metavar="M",
         help="queries (clusters) per memory, 1..64 (default 8)",
     )
-    s.add_argument(
-        "--budget-spillover",
-        default="0,0.05,0.1,0.2,0.4",
-        metavar="LIST",
-        help="comma-separated x_b values in [0, 1] (default 0,0.05,0.1,0.2,0.4)",
-    )
-    s.add_argument(
-        "--rank-spillover",
-        default="0,0.05,0.1,0.2,0.4",
-        metavar="LIST",
-        help="comma-separated x_r values >= 0 (default 0,0.05,0.1,0.2,0.4)",
-    )
+    for kind, symbol, bounds in (("budget", "x_b", "in [0, 1]"), ("rank", "x_r", ">= 0")):
+        s.add_argument(
+            f"--{kind}-spillover",
+            type=list_type(example="0,0.1,0.2"),
+            default="0,0.05,0.1,0.2,0.4",
+            metavar="LIST",
+            help=f"comma-separated {symbol} values {bounds} (default 0,0.05,0.1,0.2,0.4)",
+        )
     add_common(s)
     s.set_defaults(func=run_stress)
 
@@ -135,18 +131,6 @@ def _num(x):
 
 def _list(a) -> list:
     return [_num(v) for v in a]
-
-
-def _floats(option: str, text: str) -> list[float]:
-    try:
-        vals = [float(t) for t in text.split(",") if t.strip()]
-    except ValueError:
-        raise InputError(
-            f"{option} must be comma-separated numbers like 0,0.1,0.2; got {text!r}."
-        ) from None
-    if not vals:
-        raise InputError(f"{option} must hold at least one number; got {text!r}.")
-    return vals
 
 
 def simulate_report(scenario, result, cx, seed: int, backend: str = "jax") -> dict:
@@ -338,11 +322,10 @@ def run_simulate(args) -> int:
     import sys
     import time
 
-    from retcon.cli import print_json
+    from retcon.cli import emit, write_sidecar, wrote
     from retcon.output import (
         OutputSet,
         check_out_dir,
-        sidecar,
         write_json_atomic,
         write_text_atomic,
     )
@@ -424,34 +407,39 @@ def run_simulate(args) -> int:
             timing["total_s"] = time.perf_counter() - t_start
             write_json_atomic(out / "simulate.json", report)
             write_text_atomic(out / "simulate.txt", words + "\n\n" + table + "\n")
-            write_json_atomic(
-                out / "sidecar.json",
-                sidecar(
-                    scenario.to_dict(),
-                    seed=args.seed,
-                    command="retcon simulate",
-                    n_queries=int(result.n_queries),
-                    resamples=args.resamples,
-                    outputs=list(SIMULATE_FILES[:-1]),
-                ),
+            write_sidecar(
+                out,
+                scenario.to_dict(),
+                seed=args.seed,
+                command="retcon simulate",
+                n_queries=int(result.n_queries),
+                resamples=args.resamples,
+                outputs=list(SIMULATE_FILES[:-1]),
             )
     if not args.out:  # with --out, the figure written to simulate.json
         timing["total_s"] = time.perf_counter() - t_start
-    if args.json:
-        print_json(report)
-    else:
-        print(words)
-        print()
-        print(table)
-        if args.out:
-            print(f"\nwrote {', '.join(SIMULATE_FILES)} to {args.out}")
-        else:
-            print(
-                "\nFigures: rerun with --out DIR to write DIR/delta.png (dU per operator with the "
-                "crossovers) and DIR/decomposition.png (coverage and replacement), with "
-                "simulate.json, simulate.txt and sidecar.json."
-            )
+    after = (
+        wrote(SIMULATE_FILES, args.out)
+        if args.out
+        else "Figures: rerun with --out DIR to write DIR/delta.png (dU per operator with the "
+        "crossovers) and DIR/decomposition.png (coverage and replacement), with "
+        "simulate.json, simulate.txt and sidecar.json."
+    )
+    emit(args, report, f"{words}\n\n{table}\n\n{after}")
     return 0
+
+
+# The per-budget curves and the budgets of each stress condition, in the order --json lists them.
+_STRESS_CURVES = (
+    "delta",
+    "delta_se",
+    "coverage_loc",
+    "replacement_loc",
+    "spillover",
+    "spillover_se",
+    "spill_ratio",
+)
+_STRESS_BUDGETS = ("crossover_budget", "predicted_crossover", "crossover_shift")
 
 
 def stress_report(scenario, res) -> dict:
@@ -469,19 +457,11 @@ def stress_report(scenario, res) -> dict:
             sig = np.abs(res.delta[c, i]) > 2 * res.delta_se[c, i]
             ratio = res.spill_ratio[c, i][sig]
             ops[op] = {
-                "delta": _list(res.delta[c, i]),
-                "delta_se": _list(res.delta_se[c, i]),
-                "coverage_loc": _list(res.coverage_loc[c, i]),
-                "replacement_loc": _list(res.replacement_loc[c, i]),
-                "spillover": _list(res.spillover[c, i]),
-                "spillover_se": _list(res.spillover_se[c, i]),
-                "spill_ratio": _list(res.spill_ratio[c, i]),
+                **{k: _list(getattr(res, k)[c, i]) for k in _STRESS_CURVES},
                 "max_spill_ratio": _num(ratio.max()) if ratio.size else None,
                 "spill_relative": _num(summary.relative[c, i]),
                 "spill_ratio_away": _num(summary.away[c, i]),
-                "crossover_budget": _num(res.crossover_budget[c, i]),
-                "predicted_crossover": _num(res.predicted_crossover[c, i]),
-                "crossover_shift": _num(res.crossover_shift[c, i]),
+                **{k: _num(getattr(res, k)[c, i]) for k in _STRESS_BUDGETS},
                 "n_crossings": int(res.n_crossings[c, i]),
                 "sign_reversal": bool(res.sign_reversal[c, i]),
                 "predicted_reversal": bool(res.predicted_reversal[c, i]),
@@ -575,17 +555,15 @@ def stress_conclusion(report: dict) -> str:
 
 
 def run_stress(args) -> int:
-    from retcon.cli import print_json
+    from retcon.cli import emit, write_sidecar, wrote
     from retcon.output import (
         OutputSet,
         check_out_dir,
-        sidecar,
         write_json_atomic,
         write_text_atomic,
     )
 
-    xb = _floats("--budget-spillover", args.budget_spillover)
-    xr = _floats("--rank-spillover", args.rank_spillover)
+    xb, xr = args.budget_spillover, args.rank_spillover
     if args.out is not None:
         check_out_dir("--out", args.out, inputs=[("--config", args.config)])
     scenario = _load(args)  # a bad scenario file is reported before JAX is imported
@@ -621,25 +599,21 @@ def run_stress(args) -> int:
             plot_phase(res, scenario.name, out / "phase.png")
             write_json_atomic(out / "stress.json", report)
             write_text_atomic(out / "stress.txt", table + "\n")
-            write_json_atomic(
-                out / "sidecar.json",
-                sidecar(
-                    scenario.to_dict(),
-                    seed=args.seed,
-                    command="retcon stress",
-                    memories=args.memories,
-                    memory_size=args.memory_size,
-                    budget_spillover=xb,
-                    rank_spillover=xr,
-                    outputs=["phase.png", "stress.json", "stress.txt"],
-                ),
+            write_sidecar(
+                out,
+                scenario.to_dict(),
+                seed=args.seed,
+                command="retcon stress",
+                memories=args.memories,
+                memory_size=args.memory_size,
+                budget_spillover=xb,
+                rank_spillover=xr,
+                outputs=["phase.png", "stress.json", "stress.txt"],
             )
-    if args.json:
-        print_json(report)
-    else:
-        print(table)
-        if args.out:
-            print(f"\nwrote phase.png, stress.json, stress.txt, sidecar.json to {args.out}")
-        else:
-            print("\nFigure: rerun with --out DIR to write DIR/phase.png (the phase diagrams).")
+    after = (
+        wrote(["phase.png", "stress.json", "stress.txt", "sidecar.json"], args.out)
+        if args.out
+        else "Figure: rerun with --out DIR to write DIR/phase.png (the phase diagrams)."
+    )
+    emit(args, report, f"{table}\n\n{after}")
     return 0

@@ -16,7 +16,7 @@ DIST_OPTIONS = ("length", "max", "mean", "shape", "scale", "sigma")
 
 def register(subparsers) -> None:
     """Add ``retcon crossover`` to the ``retcon`` command line."""
-    from retcon.cli import add_common
+    from retcon.cli import JoinLists, add_common, list_type
 
     p = subparsers.add_parser(
         "crossover",
@@ -70,6 +70,8 @@ def register(subparsers) -> None:
     p.add_argument(
         "--budgets",
         nargs="+",
+        type=list_type(what="budgets in tokens", example="100,200"),
+        action=JoinLists,
         default=None,
         metavar="B",
         help="budgets in tokens (space- or comma-separated); default: 13 budgets, "
@@ -77,25 +79,6 @@ def register(subparsers) -> None:
     )
     add_common(p, seed=False)
     p.set_defaults(func=run)
-
-
-def _parse_budgets(tokens):
-    from retcon.errors import InputError
-
-    if tokens is None:
-        return None
-    out = []
-    for tok in tokens:
-        for part in str(tok).split(","):
-            if not part.strip():
-                continue
-            try:
-                out.append(float(part))
-            except ValueError:
-                raise InputError(
-                    f"--budgets must be positive numbers (tokens); got {part!r}."
-                ) from None
-    return out
 
 
 def default_budgets(dist, given: str = ""):
@@ -205,7 +188,7 @@ def compute(args) -> dict:
         dist = theory.empirical_lengths(sample)
     else:
         dist = theory.make_length_dist(name, **params)
-    budgets = _parse_budgets(args.budgets)
+    budgets = args.budgets
     given = " ".join(f"--{k} {v:g}" for k, v in params.items() if v is not None)
     budgets = default_budgets(dist, given) if budgets is None else budgets
     kw = dict(compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
@@ -375,9 +358,7 @@ def write_outputs(res: dict, out_dir: str | os.PathLike[str], args) -> list[str]
 
 def run(args: argparse.Namespace) -> int:
     """Compute, print (text or one JSON object), and write ``--out`` files."""
-    import sys
-
-    from retcon.cli import print_json
+    from retcon.cli import emit, wrote
     from retcon.output import OutputSet, check_out_dir
 
     if args.out is not None:
@@ -387,10 +368,5 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         with OutputSet(args.out, last=("sidecar.json",)) as out:
             written = write_outputs(res, out.stage, args)
-    if args.json:
-        print_json(res)
-    else:
-        sys.stdout.write(format_text(res) + "\n")
-        if written:
-            sys.stdout.write(f"wrote {', '.join(written)} to {args.out}\n")
+    emit(args, res, lambda: format_text(res) + (f"\n{wrote(written, args.out)}" if written else ""))
     return 0
