@@ -44,6 +44,7 @@ from ._instances import render as render
 from ._llm_client import ChatClient as ChatClient
 from ._llm_client import EndpointPool as EndpointPool
 from ._llm_client import resolve_endpoint as resolve_endpoint
+from ._llm_config import chat_urls as chat_urls
 from ._locomo import Loaded as Loaded
 from ._locomo import LoadReport as LoadReport
 from ._locomo import load_locomo as load_locomo

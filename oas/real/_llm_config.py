@@ -242,6 +242,16 @@ EMBED_KEYS = (
 ENDPOINT_KINDS = ("chat", "embeddings")
 
 
+def chat_urls(base_url: str | Sequence[str] | None = None) -> list[str]:
+    """The chat endpoint's URLs ``resolve_endpoint`` would use: ``base_url`` when given, else
+    ``$RETCON_LLM_BASE_URL`` (a comma-separated list), else ``$OPENAI_BASE_URL``; empty when no
+    endpoint is configured (a command that runs LLM work only when one is, asks this)."""
+    env = os.environ
+    return split_urls(base_url) or split_urls(
+        env.get("RETCON_LLM_BASE_URL") or env.get("OPENAI_BASE_URL")
+    )
+
+
 def resolve_endpoint(
     base_url: str | Sequence[str] | None = None,
     model: str | None = None,
@@ -301,9 +311,7 @@ def resolve_endpoint(
         raise InputError(
             f"resolve_endpoint: kind must be one of {list(ENDPOINT_KINDS)}; got {kind!r}."
         )
-    urls = split_urls(base_url) or split_urls(
-        env.get("RETCON_LLM_BASE_URL") or env.get("OPENAI_BASE_URL")
-    )
+    urls = chat_urls(base_url)
     model = model or env.get("RETCON_LLM_MODEL")
     if not urls:
         raise InputError(

@@ -9,10 +9,9 @@ References: MODEL §8-9.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
-from retcon.cli import add_transport_options, emit  # noqa: F401 - timeline.py imports the first
+from retcon.cli import emit
 from retcon.vocab import LLM_JUDGES, READERS
 from theory import PACKINGS
 
@@ -214,24 +213,6 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     add_common(p, out=False)
-
-
-def llm_options(args) -> dict:
-    """Endpoint options for ``retcon timeline``'s llm passes: flags, else environment.
-
-    Kept for ``retcon/commands/timeline.py`` only, which tests ``base_url`` to know whether an
-    endpoint is configured; ``retcon pair`` uses ``retcon.cli.llm_options`` (no environment:
-    ``oas.real.resolve_endpoint`` reads it).
-    """
-    from retcon.cli import llm_options as flags
-
-    env = os.environ
-    opts = flags(args)
-    opts["base_url"] = (
-        opts["base_url"] or env.get("RETCON_LLM_BASE_URL") or env.get("OPENAI_BASE_URL")
-    )
-    opts["model"] = opts["model"] or env.get("RETCON_LLM_MODEL")
-    return opts
 
 
 def run_fetch(args) -> int:

@@ -102,12 +102,6 @@ _HELP = {
     "--queries": "simulated streams (default 4096)",
     "--resamples": "bootstrap resamples of the crossover interval (default 1000)",
     "--data": "the locomo10.json file",
-    "--llm-base-url": "OpenAI-compatible endpoint, repeatable (default $RETCON_LLM_BASE_URL)",
-    "--llm-model": "default $RETCON_LLM_MODEL",
-    "--llm-api-key": "as in `retcon pair` (docs/llm.md)",
-    "--llm-timeout": "seconds per response before a retry (default 300)",
-    "--llm-cache": "response cache folder",
-    "--concurrency": "LLM requests in flight at once (default 8)",
     "--llm-sessions": "llm passes on each conversation's first N sessions (default: all)",
     "--llm-conversations": "llm passes on the first G conversations (default: all)",
     "--llm-operators": "comma-separated operators for the llm passes (default: all three)",
@@ -137,18 +131,12 @@ def _add_locomo_options(p, *, least: int) -> None:
 def _add_llm_pass_options(p) -> None:
     """Passes 2 and later with the ``llm`` operator too, when an endpoint is configured (flags,
     else ``RETCON_LLM_BASE_URL`` / ``OPENAI_BASE_URL``)."""
-    from retcon.commands.real import add_transport_options
+    from retcon.cli import add_llm_options
 
     g = p.add_argument_group(
         "llm passes", "with an endpoint, passes 2..K are also made by the llm operator"
     )
-    _add(g, "--llm-base-url", action="append", metavar="URL")
-    _add(g, "--llm-model")
-    _add(g, "--llm-api-key")
-    _add(g, "--llm-timeout", type=float, metavar="SECONDS")
-    add_transport_options(g)
-    _add(g, "--llm-cache", metavar="DIR")
-    _add(g, "--concurrency", type=int, metavar="N")
+    add_llm_options(g)
     _add(g, "--llm-sessions", type=int, metavar="N")
     _add(g, "--llm-conversations", type=int, metavar="G")
     _add(g, "--llm-operators", default="merge,abstract,rewrite", metavar="OPS")
@@ -157,10 +145,11 @@ def _add_llm_pass_options(p) -> None:
 def _llm_backend(args):
     """``(backend, oas.real.LLMPasses)`` for the llm passes, or None without an endpoint; checks
     the options before any work."""
-    from retcon.commands.real import llm_options
+    from oas.real import chat_urls
+    from retcon.cli import llm_options
 
     opts = llm_options(args)
-    if not opts["base_url"]:
+    if not chat_urls(opts["base_url"]):
         for opt in ("llm_sessions", "llm_conversations", "llm_model"):
             if getattr(args, opt) is not None:
                 raise InputError(
