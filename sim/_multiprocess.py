@@ -28,9 +28,7 @@ import subprocess
 import sys
 import time
 
-import jax
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from retcon.errors import InputError
 from sim._chunks import add_chunks
@@ -52,6 +50,8 @@ def initialize(
 
     With no arguments JAX reads the process layout from the cluster's environment.
     """
+    import jax
+
     try:
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
     except (AttributeError, KeyError, ValueError):  # an older JAX without the option
@@ -115,6 +115,9 @@ def run_chunks_multiprocess(fn, n: int, chunk: int):
     """``run_chunks`` for a multi-process run, chunks of ``chunk`` queries (its ``layout`` over all
     devices): this process's chunks on its local devices, then the sums of all processes added.
     Returns ``(sums int64, counts int64)``."""
+    import jax
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
     P, p = jax.process_count(), jax.process_index()
     local = jax.local_devices()
     if chunk % len(local):

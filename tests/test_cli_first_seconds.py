@@ -87,3 +87,12 @@ def test_print_scenario_unknown(capsys):
     assert main(["simulate", "--print-scenario", "nope"]) == 2
     err = capsys.readouterr().err
     assert "--print-scenario" in err and "'nope'" in err and "locomo-like" in err
+
+
+def test_default_simulate_never_imports_jax(tmp_path):
+    """Issue 34: the default ``retcon simulate`` on a CPU runs the numpy kernel, its keys derived
+    in numpy (JAX's threefry, bit for bit, ``sim.kernel.key_of_seed``), so JAX is never imported
+    (``tests/test_sim_kernel.py`` pins the numpy keys to JAX's)."""
+    argv = ["-q", "simulate", "--json", "--seed", "3", "--queries", "4096", "--resamples", "50"]
+    res = fresh(repr(argv), {"JAX_PLATFORMS": ""})
+    assert res["rc"] == 0 and "jax" not in res["heavy"], res

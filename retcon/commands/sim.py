@@ -344,8 +344,6 @@ def run_simulate(args) -> int:
         check_out_dir("--out", args.out, inputs=[("--config", args.config)])
     scenario = _load(args)  # a bad scenario file is reported before JAX is imported
 
-    import jax
-
     from sim import (
         check_processes,
         choose_backend,
@@ -364,19 +362,25 @@ def run_simulate(args) -> int:
         options = {k: v for k, v in vars(args).items() if k not in ("func", "processes")}
         return launch("simulate", options, processes)
     initialize_from_env()  # one process of a multi-process run started by the environment
-    k_sim, k_boot = jax.random.split(jax.random.key(args.seed))
+    # The run's two keys as uint32 words, derived in numpy (JAX's threefry, bit for bit): the
+    # numpy kernel then runs without importing JAX at all, the JAX kernel takes the same words.
+    from sim.kernel import key_of_seed, split_key
+
+    k_sim, k_boot = split_key(key_of_seed(args.seed))
     from retcon.cli import verbosity
 
     quiet = verbosity(args) < 0
-    enable_compile_cache()
-    clock = _CompileClock()
-    t0, c0 = time.perf_counter(), clock.seconds
     backend = choose_backend(scenario, None if asked == "auto" else asked)
+    clock = None
+    if backend == "jax":
+        enable_compile_cache()
+        clock = _CompileClock()
+    t0, c0 = time.perf_counter(), (clock.seconds if clock else 0.0)
     result = simulate(
         k_sim, scenario, args.queries, progress=False if quiet else None, backend=backend
     )
     t1 = time.perf_counter()
-    compile_s = clock.seconds - c0
+    compile_s = (clock.seconds - c0) if clock else 0.0
     cx = simulated_crossover(k_boot, result, n_resamples=args.resamples)
     t2 = time.perf_counter()
     report = simulate_report(scenario, result, cx, args.seed, backend)
@@ -394,8 +398,8 @@ def run_simulate(args) -> int:
         report["timing"] = timing
     table = simulate_table(scenario, result, cx, backend)
     words = conclusion(scenario, result, cx)
-    if jax.process_index() != 0:  # multi-process: process 0 reports
-        return 0
+    if "jax" in sys.modules and sys.modules["jax"].process_index() != 0:
+        return 0  # multi-process (JAX only): process 0 reports
     if args.out:
         from sim import plot_decomposition, plot_delta
 
