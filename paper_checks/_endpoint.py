@@ -2,7 +2,7 @@
 a one-sided test at the two budgets the claim names, not a Bonferroni over the whole grid.
 
 Not wired into the verdicts yet: ``_verdicts.reversal_test`` still decides claims 1 and 4. This
-module is the measured alternative (tests/test_paper_checks_power.py; docs/statistics.md §6).
+module is the measured alternative (tests/paper_checks/test_paper_checks_power.py; docs/statistics.md §6).
 
 Rule: an operator reverses when its per-conversation ``dU`` is significantly above 0 at the
 tightest budget *and* significantly below 0 at the loosest, each one-sided t-test at level

@@ -4,7 +4,7 @@ Every value here is copied from MODEL §11 ("Published values"), which records t
 paper's v2 text. Keys are ``(row, budget)``: the row is an operator (``abstract``, ``merge``,
 ``rewrite``) or a routing policy, the budget a token count. A gain is ``acc(o) - acc(ret)``
 over the same questions; ``[lo, hi]`` is the paper's 95% question-level bootstrap interval;
-``(helped, harmed)`` are question counts. ``tests/test_published.py`` parses MODEL.md and checks
+``(helped, harmed)`` are question counts. ``tests/paper_checks/test_published.py`` parses MODEL.md and checks
 these cells against its text, so a transcription typo fails a test.
 
 References: MODEL §11 (Tables 2, 3, 4, 8).

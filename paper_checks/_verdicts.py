@@ -198,7 +198,7 @@ def reversal_test(budgets, group_delta, *, alpha: float = ALPHA) -> ReversalTest
     ``i*`` with ``dU > 0`` (or none); every gain test before ``i*`` and every loss test after it is
     a true null, and a grade 2 needs one of them to reject. Those are at most ``m - 1`` tests per
     operator, ``K (m - 1)`` in all, so a false reversal has probability at most ``alpha`` (union
-    bound), whatever the curves; tests/test_paper_checks_operating.py measures it in the null world.
+    bound), whatever the curves; tests/paper_checks/test_paper_checks_operating.py measures it in the null world.
 
     Args:
       budgets: ``(m,)`` budgets (any order; sorted here).

@@ -20,7 +20,7 @@ operation on a contiguous row of queries.
 Randomness: ``simulate`` seeds one ``Generator`` per chunk of ``CHUNK`` queries from the key's
 words and the chunk's index (``chunk_rng``), so a run's bytes depend on the key, the number of
 queries and the budgets only. The stream is not the JAX kernel's (``sim.kernel`` draws with
-Threefry); the two backends agree in distribution (tests/test_sim_numpy_kernel.py).
+Threefry); the two backends agree in distribution (tests/sim/test_sim_numpy_kernel.py).
 
 References: MODEL §2 (packing, reader), §3 (``G_B``, ``H_B``), §4 (coverage / replacement).
 """

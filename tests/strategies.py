@@ -1,6 +1,6 @@
 """The project's own Hypothesis strategies for the single-cluster model (MODEL §6).
 
-Used by tests/test_theory_crossover.py and by the examples of docs/testing.md: length
+Used by tests/theory/test_theory_crossover.py and by the examples of docs/testing.md: length
 distributions (``NICE``: families whose elasticity is non-increasing, MODEL §6.4; ``ANY``: those
 and point masses) as ``(name, params)`` specs for ``theory.make_length_dist`` (``dist_of``), and
 readers ``(phi, a, g)`` with ``g < a phi < a`` (``readers``).

@@ -7,7 +7,7 @@ Parametrisations follow scipy.stats: ``lognormal(sigma, scale)`` is ``scale * ex
 The CDF, quantiles, log-density and mean are each family's closed form in numpy (with
 ``scipy.special``'s incomplete gamma and normal integral for ``gamma`` and ``lognormal``, imported
 when first needed), so the crossover path does not import ``scipy.stats`` (about 0.3 s);
-tests/test_theory_formulas.py checks every one against scipy.stats.
+tests/theory/test_theory_formulas.py checks every one against scipy.stats.
 References: docs/model.md §6 (``L ~ F``), §6.3 (tail exponent), §6.5 (scaling).
 """
 

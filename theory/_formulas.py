@@ -6,7 +6,7 @@ process (a ``limit`` and two ``simplify`` calls, ``lambdify``) and importing sym
 second per ``retcon crossover``, so the run-time path evaluates these plain functions instead.
 
 Each function uses only ``+ - * / **`` on its arguments, so the same code runs on floats, numpy
-arrays, jax arrays and sympy symbols: tests/test_theory_formulas.py calls it with sympy symbols
+arrays, jax arrays and sympy symbols: tests/theory/test_theory_formulas.py calls it with sympy symbols
 and checks the expression it returns against the derivation it stands for (exactly, by
 ``simplify``), and on a grid of numbers against the lambdified derivation.
 

@@ -2,7 +2,7 @@
 
 `theory.timeline_symbolic` derives each of these from the reader's outcomes; sympy stays the
 source of truth, these are what runs (no sympy import, no derivation per process).
-tests/test_theory_timeline.py checks each against the lambdified derivation on a grid of numbers,
+tests/theory/test_theory_timeline.py checks each against the lambdified derivation on a grid of numbers,
 against numeric integration of the length law, and the integer best generation against a brute
 force over ``k``.
 

@@ -11,7 +11,7 @@ Prefix packing of the one unit distinguishes two events:
 so ``U(B, k) = g + (a - g) phi^k F(B / rho^k)``. Everything below is derived from that expression
 with ``F`` an undefined function (any law), then specialised to the point mass, the uniform and
 the exponential law. ``theory._timeline_formulas`` writes the results out as plain arithmetic for
-the run-time path; tests/test_theory_timeline.py checks the two against each other.
+the run-time path; tests/theory/test_theory_timeline.py checks the two against each other.
 
 References: docs/model.md §10 (generations, H10, ``k*``), §6 (the single-cluster model), §6.4
 (elasticity), §6.5 (scale).

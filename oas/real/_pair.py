@@ -39,7 +39,7 @@ from theory import PACKINGS, octave_grid
 #: Four budgets per octave from 32 to 2048 tokens (25 budgets). LoCoMo's crossovers lie between
 #: about 150 and 1900 tokens; on the old factor-2 grid (32, 64, ..., 2048) the crossover
 #: interpolated in log B sat up to +18% above the continuous B* of a single-cluster model, on
-#: this one under +1.5% (``theory.grid_bias``; docs/real-data.md, tests/test_grid_bias.py).
+#: this one under +1.5% (``theory.grid_bias``; docs/real-data.md, tests/theory/test_grid_bias.py).
 DEFAULT_BUDGETS = octave_grid(32, 2048, 4)
 
 

@@ -15,7 +15,7 @@ A REFERENCE COPY of MODEL §2's packing and reader, the third beside ``sim/kerne
 and its numpy twin in the same file (the table at the top of ``sim/kernel/__init__.py``). It stays in
 the bench, not in ``tests/``, because ``retcon bench`` ships to users and times it as the baseline a
 competent numpy user writes first; it is never on a path that computes a reported number. A change to
-the reader there must be made here too: tests/test_benchmarks.py pins this copy to the kernel
+the reader there must be made here too: tests/retcon/test_benchmarks.py pins this copy to the kernel
 (``test_best_numpy_equals_per_budget_packing``: the numpy kernel equals ``evaluate`` bit for bit on
 shared draws; ``test_numpy_kernel_equals_jax_kernel_on_shared_draws``, slow tier: the JAX kernel
 equals it on the JAX kernel's draws, every packing mode).

@@ -225,7 +225,7 @@ def query_keys(root: jax.Array, idx: jax.Array) -> jax.Array:
 
 
 # ---- numpy twin (sim.numpy_kernel's draws): the same distributions, record-major, drawn
-# by numpy's Generator; pinned in distribution by tests/test_sim_numpy_kernel.py ----
+# by numpy's Generator; pinned in distribution by tests/sim/test_sim_numpy_kernel.py ----
 
 
 class NpParams(NamedTuple):
@@ -390,7 +390,7 @@ def columns_of(d: NpDraw) -> Columns:
 
 # Keys in numpy: JAX's default PRNG (threefry2x32, ``jax_threefry_partitionable``) for the words
 # the numpy path reads, so it derives its keys from a seed without importing JAX and every number
-# stays the one of the JAX key (tests/test_sim_kernel.py pins them bit for bit over many seeds).
+# stays the one of the JAX key (tests/sim/test_sim_kernel.py pins them bit for bit over many seeds).
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 

@@ -33,7 +33,7 @@ class LazyJit:
     """``jax.jit(fun, **options)``, built on the first call (which imports JAX).
 
     ``jitted`` is the ``jax.jit`` object itself (its ``_cache_size()`` counts the compiled shapes,
-    tests/test_sim_kernel.py's trace-count test).
+    tests/sim/test_sim_kernel.py's trace-count test).
     """
 
     def __init__(self, fun, options: dict):

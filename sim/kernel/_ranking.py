@@ -298,7 +298,7 @@ def _frontier_by_rank(lengths, scores, top, k: int, mode: str) -> Frontier:
 
 
 # ---- numpy twin (sim.numpy_kernel's rank order): the same stable order by the same sorting
-# network on whole rows of queries (tests/test_sim_numpy_kernel.py) ----
+# network on whole rows of queries (tests/sim/test_sim_numpy_kernel.py) ----
 
 
 def _rank_keys(scores: np.ndarray) -> tuple[np.ndarray, int]:

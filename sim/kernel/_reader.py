@@ -224,7 +224,7 @@ def query_outcomes(
 
 
 # ---- numpy twin (sim.numpy_kernel's frontier and reader): bit for bit the JAX kernel's on the
-# same draws (tests/test_benchmarks.py, tests/test_sim_numpy_kernel.py) ----
+# same draws (tests/retcon/test_benchmarks.py, tests/sim/test_sim_numpy_kernel.py) ----
 
 GRID_F32 = np.float32(2**GRID_BITS)
 

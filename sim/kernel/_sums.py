@@ -220,7 +220,7 @@ def _running_sum(x: jax.Array) -> jax.Array:
 
 
 # ---- numpy twin (sim.numpy_kernel's sums): the same 17 integer columns from the frontier's
-# step events, bit for bit (tests/test_sim_numpy_kernel.py) ----
+# step events, bit for bit (tests/sim/test_sim_numpy_kernel.py) ----
 
 
 def bucket_table(budgets: np.ndarray):

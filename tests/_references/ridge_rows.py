@@ -3,7 +3,7 @@
 The path ``oas.fit_ridge`` took before sufficient statistics: for each of the K folds and the full
 set, standardize on the training rows, solve the penalized normal equations for every penalty, and
 sum the held-out squared errors. It is slower than the moments path (one pass over the rows) and
-exists only to pin it: ``tests/test_oas_ridge.py`` compares the two to 1e-10 in float64.
+exists only to pin it: ``tests/oas/test_oas_ridge.py`` compares the two to 1e-10 in float64.
 """
 
 import numpy as np

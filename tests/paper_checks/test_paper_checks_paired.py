@@ -1,0 +1,227 @@
+"""``retcon paper-checks --paired FILE``: any valid paired file is graded by the same claim checks
+as LoCoMo (docs/paper-checks.md, "Your own model").
+
+A file made in a world where a claim holds grades it PASS; one where it is false (every operator's
+outcome a copy of ``y_ret``) never grades claim 1 PASS; a file without ``len(C)`` makes claim 5
+INCONCLUSIVE naming the column; malformed files get the paired reader's one-line errors (exit 2).
+The worlds are the single-cluster reader models of ``test_paper_checks_claims`` (MODEL §6).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+import oas
+import paper_checks as pc
+from paper_checks._oc import rule_operating_characteristics
+from paper_checks._paired import fill_cluster_tokens, load_paired_source
+from paper_checks._requirements import Needs, unmet
+from retcon.cli import main
+from retcon.vocab import ACTIONS
+from tests.paper_checks.test_paper_checks_claims import HOLDS, world_paired
+
+SMALL = dict(n_q=60, n_groups=12, **HOLDS)
+
+
+def _world(seed):
+    """``world_paired`` with features 8-11 the one-hot of the query type, as the format requires."""
+    data = world_paired(seed, **SMALL)
+    feats = data.features.copy()
+    feats[:, 7:11] = np.eye(4)[data.query_type_slot]
+    return data._replace(features=feats)
+
+
+def _cli(capsys, *args) -> dict:
+    assert main(["paper-checks", *args, "--json", "--no-figures"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _check(files, names, claims, out=None) -> dict:
+    """The claims on the files through the same path as the CLI (``run_checks``, ``write_run``),
+    at the resample count of ``test_paper_checks_claims`` (shared compilation in one run)."""
+    cfg = pc.CheckConfig(
+        paired=tuple(str(files[n]) for n in names),
+        readers=tuple(f"r{i}" for i in range(len(names))),
+        scenarios=(),
+        n_resamples=200,
+    )
+    results, ws = pc.run_checks(cfg, claims=claims)
+    if out is None:
+        return {"verdicts": {r.claim_id: r.verdict for r in results}}
+    return pc.write_run(out, results, ws, figures=False)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """Paired files of one world: ``holds`` (consolidation reverses), ``null`` (every operator
+    equals ret on every row), ``no_length`` (no cluster_tokens) and ``second`` (another reader)."""
+    d = tmp_path_factory.mktemp("paired")
+    holds = _world(1)
+    y = holds.outcomes.copy()
+    y[:, 1:] = y[:, :1]
+    out = {
+        "holds": holds,
+        "null": holds._replace(outcomes=y),
+        "no_length": holds._replace(cluster_tokens=None),
+        "second": _world(2),
+    }
+    paths = {}
+    for name, data in out.items():
+        paths[name] = d / f"{name}.jsonl"
+        oas.write_paired(paths[name], data)
+    return paths
+
+
+def test_a_file_where_the_claims_hold_grades_them_pass(files, tmp_path):
+    """MODEL §6.1-6.3: strong compression reverses the sign; claim 4 reads the second file. The
+    report names the file, its sha256, its group count and each rule's operating
+    characteristics at that group count."""
+    obj = _check(files, ["holds", "second"], ["1", "4"], tmp_path)
+    assert obj["verdicts"] == {"1": "PASS", "4": "PASS"}, obj["claims"][0]["details"]["reason"]
+    assert "paired:r0" in obj["claims"][0]["details"]["grades"]
+    data = {d["name"]: d for d in obj["data"]}
+    assert set(data) == {"r0", "r1"}
+    sha = hashlib.sha256(files["holds"].read_bytes()).hexdigest()
+    assert data["r0"]["sha256"] == sha and data["r0"]["n_groups"] == SMALL["n_groups"]
+    assert data["r0"]["provenance"]["kind"] == "unknown"  # no sidecar, no meta_p_* columns
+    oc = obj["operating_characteristics"]["1"]
+    assert oc["n_groups"] == SMALL["n_groups"] and set(oc) >= {"false_pass_rate", "power"}
+    md = (tmp_path / "REPORT.md").read_text()
+    assert sha in md and f"G = {SMALL['n_groups']} groups" in md
+    assert "Rule's operating characteristics: " in md
+
+
+def test_operator_outcomes_copied_from_ret_never_pass_claim_1(files):
+    """The claim is false when every operator equals retention on every row: dU = 0 at every
+    budget, so no reversal (and no tight-budget gain) can be graded PASS."""
+    v = _check(files, ["null"], ["1", "2"])["verdicts"]
+    assert v["1"] != "PASS" and v["2"] != "PASS"
+
+
+def test_a_file_without_cluster_tokens_makes_the_length_claims_inconclusive(files, capsys):
+    """Claims 5-7 need len(C) per row (cluster_tokens or evidence_structure): without it they are
+    INCONCLUSIVE and name the column, before anything is measured; claim 1 does not need it."""
+    obj = _cli(capsys, "--paired", str(files["no_length"]), "--claims", "5,6,7")
+    assert obj["verdicts"] == {"5": "INCONCLUSIVE", "6": "INCONCLUSIVE", "7": "INCONCLUSIVE"}
+    n = 9 * SMALL["n_q"]  # 9 budgets per question
+    for c in obj["claims"]:
+        assert "needs column 'cluster_tokens' in every row" in c["details"]["reason"]
+        assert f"lacks it in {n} of {n} rows" in c["details"]["reason"]
+    (src,) = obj["data"]
+    assert src["name"] == "no_length" and src["length_source"]["missing"] == n
+    assert src["sha256"] == hashlib.sha256(files["no_length"].read_bytes()).hexdigest()
+    assert _check(files, ["no_length"], ["1"])["verdicts"] == {"1": "PASS"}
+
+
+def test_len_c_is_read_from_evidence_structure_when_cluster_tokens_is_absent(files, tmp_path):
+    """len(C) = the summed lengths of ret's evidence records (MODEL §6.5), row by row."""
+    data = oas.read_paired(files["no_length"])
+    assert np.isnan(data.cluster_tokens).all()
+    lengths = world_paired(1, **SMALL).cluster_tokens
+    structure = np.array(
+        [
+            {
+                "packing": "prefix",
+                "lengths": {
+                    a: [L / 2, 7.0, L / 2] for a in ("ret", "merge", "abstract", "rewrite")
+                },
+                "evidence": {a: [1, 0, 1] for a in ("ret", "merge", "abstract", "rewrite")},
+            }
+            for L in lengths
+        ],
+        dtype=object,
+    )
+    filled, counts = fill_cluster_tokens(data._replace(meta={"evidence_structure": structure}))
+    np.testing.assert_allclose(filled.cluster_tokens, lengths)
+    assert counts == {"cluster_tokens": 0, "evidence_structure": data.n, "missing": 0}
+    assert unmet(filled, Needs(columns=("cluster_tokens",)), "u") == []
+    few = Needs(min_groups=20, min_budgets=20)
+    assert [g.split(";")[0] for g in unmet(filled, few, "u")] == [
+        "needs at least 20 groups (column 'group_id')",
+        "needs at least 20 distinct budgets (column 'budget')",
+    ]
+
+
+def test_simulated_files_say_so(files, tmp_path):
+    """Provenance: the meta_p_<action> columns of `retcon pair simulate` mark simulated data."""
+    data = oas.read_paired(files["holds"]).take(np.arange(48))
+    meta = {f"meta_p_{a}": np.full(data.n, 0.5, dtype=object) for a in ACTIONS}
+    path = tmp_path / "sim.jsonl"
+    oas.write_paired(path, data._replace(meta=meta))
+    src = load_paired_source(path, "s")
+    assert src.provenance["kind"] == "simulated" and "SIMULATED" in src.provenance["statement"]
+    assert src.n_groups == SMALL["n_groups"] and src.n_rows == 48
+
+
+@pytest.mark.parametrize(
+    ("row", "expect"),
+    [
+        ({"y_ret": 1.5}, "field 'y_ret' must be in [0, 1]"),
+        ({"y_merg": 1.0}, "unknown column 'y_merg'"),
+    ],
+)
+def test_malformed_files_give_the_paired_readers_one_line_error(
+    files, tmp_path, capsys, row, expect
+):
+    lines = files["holds"].read_text().splitlines()
+    bad = {**json.loads(lines[2]), **row}
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join([*lines[:2], json.dumps(bad), *lines[3:]]) + "\n")
+    assert main(["paper-checks", "--paired", str(path), "--json"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and f"bad.jsonl:3: {expect}" in err
+
+
+def test_bad_paired_options_exit_2_with_one_line(files, tmp_path, capsys):
+    for args, expect in (
+        (["--paired", str(tmp_path / "none.jsonl")], "--paired: no such file"),
+        (["--paired", str(files["holds"]), "--data", str(files["holds"])], "--data applies"),
+        (["--paired", str(files["holds"]), "--reader-name", "a", "--reader-name", "b"], "2 names"),
+        (["--paired", str(files["holds"]), "--paired", str(files["holds"])], "must differ"),
+        (["--reader-name", "a"], "--reader-name names --paired files"),
+    ):
+        assert main(["paper-checks", *args, "--json"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and expect in err, err
+
+
+@pytest.mark.slow
+def test_simulated_paired_data_through_the_cli(tmp_path, capsys):
+    """`retcon pair simulate` then `retcon paper-checks --paired`: graded verdicts, the file
+    reported as simulated; the same file with every operator's outcome a copy of y_ret never
+    grades claim 1 PASS."""
+    sim = tmp_path / "p.jsonl"
+    args = ["pair", "simulate", "--scenario", "locomo-like", "--instances", "1600"]
+    args += ["--budgets", "8,16,32,64,128,256,512,1024", "--output", str(sim), "--json"]
+    assert main(args) == 0
+    capsys.readouterr()
+    obj = _cli(capsys, "--paired", str(sim), "--claims", "1,2,3,5,6")
+    assert set(obj["verdicts"].values()) <= set(pc.VERDICTS) - {"SKIPPED"}
+    (src,) = obj["data"]
+    assert src["provenance"]["kind"] == "simulated" and src["n_groups"] == 25
+    data = oas.read_paired(sim)
+    y = data.outcomes.copy()
+    y[:, 1:] = y[:, :1]
+    null = tmp_path / "null.jsonl"
+    oas.write_paired(null, data._replace(outcomes=y))
+    assert _cli(capsys, "--paired", str(null), "--claims", "1")["verdicts"]["1"] != "PASS"
+
+
+def test_operating_characteristics_hook_says_how_it_got_each_figure(monkeypatch):
+    """Tabled at this G, interpolated between two tabled G, the nearest tabled G (labelled as not
+    recomputed), or not measured: the report always states which."""
+    from paper_checks import _oc
+
+    assert rule_operating_characteristics("1", 10)["method"].startswith("not measured")
+    monkeypatch.setitem(_oc.OC_TABLE, "1", {10: (0.04, 0.6), 20: (0.02, 0.9)})
+    oc = rule_operating_characteristics
+    assert (oc("1", 10)["false_pass_rate"], oc("1", 10)["method"]) == (0.04, "tabled")
+    mid = oc("1", 15)
+    assert mid["power"] == pytest.approx(0.75) and mid["method"].startswith("interpolated")
+    far = oc("1", 26)
+    assert far["power"] == 0.9 and far["method"] == "nearest tabled (G=20), not recomputed for G=26"
+    assert oc("1", None)["false_pass_rate"] is None and oc("2", 10)["power"] is None
