@@ -37,7 +37,6 @@ from ._out_of_fold import CurveComparison as CurveComparison
 from ._out_of_fold import OutOfFold as OutOfFold
 from ._out_of_fold import compare_crossovers as compare_crossovers
 from ._out_of_fold import out_of_fold as out_of_fold
-from ._out_of_fold import predict_success as predict_success
 from ._out_of_fold import single_cluster_crossover as single_cluster_crossover
 from ._paired import PairedData as PairedData
 from ._paired import paired_from_rows as paired_from_rows

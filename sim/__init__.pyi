@@ -4,7 +4,6 @@
 from . import kernel as kernel
 from . import numpy_kernel as numpy_kernel
 from ._crossover import SimulatedCrossover as SimulatedCrossover
-from ._crossover import bootstrap_crossover as bootstrap_crossover
 from ._crossover import simulated_crossover as simulated_crossover
 from ._instances import Instances as Instances
 from ._instances import simulate_instances as simulate_instances

@@ -1,6 +1,6 @@
 """Builders shared by the sim tests: scenarios from a few numbers, in the TOML layout."""
 
-from sim import scenario_from_dict
+from sim._scenario import scenario_from_dict
 
 
 def make_scenario(

@@ -8,9 +8,6 @@ from ._checks import DIST_PARAMS as DIST_PARAMS
 from ._checks import DIST_SCALE_PARAM as DIST_SCALE_PARAM
 from ._checks import check_dist_params as check_dist_params
 from ._checks import check_model as check_model
-from ._crossover import REASON_NO_LOSS as REASON_NO_LOSS
-from ._crossover import REASON_USELESS as REASON_USELESS
-from ._crossover import REASON_WEAK as REASON_WEAK
 from ._crossover import Crossover as Crossover
 from ._crossover import GridBias as GridBias
 from ._crossover import TightBudget as TightBudget
@@ -31,11 +28,9 @@ from ._grid import CrossoverInterval as CrossoverInterval
 from ._grid import GridCrossover as GridCrossover
 from ._grid import crossover_interval as crossover_interval
 from ._grid import crossover_replicates as crossover_replicates
-from ._grid import crossover_status as crossover_status
 from ._grid import format_crossover as format_crossover
 from ._grid import grid_crossover as grid_crossover
 from ._grid import octave_grid as octave_grid
-from ._grid import sign_changes as sign_changes
 from ._pack import cumsum_in_order as cumsum_in_order
 from ._pack import pack as pack
 from ._pack import pack_one as pack_one
@@ -61,6 +56,4 @@ from ._timeline_stream import h10_chain as h10_chain
 from ._timeline_stream import stream_best_generation as stream_best_generation
 from ._timeline_stream import stream_generation_utility as stream_generation_utility
 from ._twins import Decomposition as Decomposition
-from ._twins import decompose_jax as decompose_jax
-from ._twins import decompose_numpy as decompose_numpy
 from ._twins import delta_curve_jax as delta_curve_jax

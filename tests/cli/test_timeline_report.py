@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from oas.real._timeline import timeline_report
+from oas.real._timeline_router import timeline_router_report
 from retcon.errors import InputError
 from tests._cli import run_cli as _run
 from tests._data import LOCOMO_PATH, needs_locomo
@@ -150,17 +152,17 @@ def test_chains_built_once_give_the_same_reports(three):
     chains = real.pass_chains(three, 2)
     kw = {"passes": 2, "budgets": (256.0, 1024.0)}
     assert real.pass_chains(three, 2).by_first == chains.by_first  # deterministic
-    a = real.timeline_report(three, resamples=4, **kw)
-    b = real.timeline_report(three, resamples=4, chains=chains, **kw)
+    a = timeline_report(three, resamples=4, **kw)
+    b = timeline_report(three, resamples=4, chains=chains, **kw)
     assert json.dumps(a, default=str) == json.dumps(b, default=str)
-    a = real.timeline_router_report(three, **kw)
-    b = real.timeline_router_report(three, chains=chains, **kw)
+    a = timeline_router_report(three, **kw)
+    b = timeline_router_report(three, chains=chains, **kw)
     assert json.dumps(a, default=str) == json.dumps(b, default=str)
     a = real.timeline_identify(three, **kw)
     b = real.timeline_identify(three, chains=chains, **kw)
     assert json.dumps(a, default=str) == json.dumps(b, default=str)
     with pytest.raises(InputError, match="built for 2 passes"):
-        real.timeline_report(three, passes=3, chains=chains)
+        timeline_report(three, passes=3, chains=chains)
     merge = chains.of("extractive", "merge")
     assert len(merge) == 3 and all(len(t) == 3 for ch in merge for t in ch.values())
 

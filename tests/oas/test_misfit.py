@@ -11,12 +11,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from tests._identify_worlds import make_world, random_reader, strata_of
 
 import oas
 from oas._identify import N_PARAMS, success_prob
 from oas._misfit import _row_scores, format_misfit, misfit_tests
 from retcon.inference import sign_flip_quadratic_test, sign_flip_test
+from tests._identify_worlds import make_world, random_reader, strata_of
 
 
 def _misfit(w, seed=0):

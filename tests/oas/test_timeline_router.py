@@ -266,9 +266,13 @@ def test_locomo_router_is_fitted_without_the_held_out_conversation():
     """Leave one conversation out: each fold's router equals the fit on the other conversations'
     sums alone, and the router never passes a unit more than --passes times."""
     from oas import route_stream
-    from oas.real import load_locomo, timeline_router_report
+    from oas.real import load_locomo
     from oas.real._timeline import chain_tables, pass_chain, stream_steps
-    from oas.real._timeline_router import conversation_stats, fit_timeline_router
+    from oas.real._timeline_router import (
+        conversation_stats,
+        fit_timeline_router,
+        timeline_router_report,
+    )
 
     convs = load_locomo(str(LOCOMO)).conversations[:3]
     rep = timeline_router_report(convs, passes=2, budgets=(1024.0,))

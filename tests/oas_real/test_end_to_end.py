@@ -290,7 +290,8 @@ def test_openai_embedder_against_a_local_endpoint(conv, tmp_path, monkeypatch):
 def test_retrieval_recall_summary_and_gap_split():
     from types import SimpleNamespace
 
-    from oas.real import gap_split, predict_conversation_types, retrieval_recall_summary
+    from oas.real import gap_split, predict_conversation_types
+    from oas.real._endtoend import retrieval_recall_summary
     from retcon.errors import InputError
 
     rows = SimpleNamespace(

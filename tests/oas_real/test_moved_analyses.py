@@ -64,7 +64,8 @@ def test_k_is_chosen_on_the_training_conversations_only():
 
 
 def test_recall_at_k_counts_gold_turns_in_the_top_k_units():
-    from oas.real import load_locomo, memory_units, rank_units, recall_at_k
+    from oas.real import load_locomo, rank_units, recall_at_k
+    from oas.real._retrieval import memory_units
 
     convs = load_locomo(FIX / "locomo_tiny.json").conversations
     res = recall_at_k(convs, "bm25", "turn", (1, 3))

@@ -21,16 +21,16 @@ from oas.real import (
     RegexTokenizer,
     SentenceReader,
     bm25_scores,
-    cluster_of,
     lexical_correct,
     load_locomo,
     load_longmemeval,
     make_operators,
     make_reader,
-    pack_texts,
-    parse_ids,
-    render,
 )
+from oas.real._bm25 import bm25_order
+from oas.real._instances import cluster_of, order_records, pack_texts, render
+from oas.real._lexical import answer_recall
+from oas.real._locomo import parse_ids
 from oas.real._pair import ConversationContext, query_rows
 from retcon.errors import InputError
 from tests._data import needs_locomo
@@ -86,7 +86,7 @@ def test_bm25_matches_hand_computed_scores():
     s1 = idf_dog * 1 * 2.5 / (1 + norm1)
     got = bm25_scores("cat and the dog?", docs)
     np.testing.assert_allclose(got, [s0, s1, 0.0], rtol=1e-12)
-    assert real.bm25_order("cat dog", docs) == [0, 1, 2]
+    assert bm25_order("cat dog", docs) == [0, 1, 2]
 
 
 @given(
@@ -95,7 +95,7 @@ def test_bm25_matches_hand_computed_scores():
     )
 )
 def test_bm25_order_is_a_permutation_by_decreasing_score(docs):
-    order = real.bm25_order("ab xy", docs)
+    order = bm25_order("ab xy", docs)
     assert sorted(order) == list(range(len(docs)))
     s = bm25_scores("ab xy", docs)
     assert all(s[order[i]] >= s[order[i + 1]] for i in range(len(docs) - 1))
@@ -427,7 +427,7 @@ def test_sentence_reader_picks_best_sentence_and_applies_threshold():
     )
     # the answer is elsewhere in the context: lexical finds it, the sentence reader does not
     assert r.score(_q("tea", "How long was Bo's marathon?"), ctx) == 0.0
-    assert real.answer_recall("four hours", "four days") == 0.5
+    assert answer_recall("four hours", "four days") == 0.5
 
 
 # --- instances and crossover ------------------------------------------------------------------
@@ -508,10 +508,10 @@ def test_pair_config_validates():
 def test_bm25_order_ranks_the_matching_session_first(tiny):
     q = tiny.queries[1]  # "Where did Bo run a marathon?"; both sessions mention the marathon
     texts = [render(r) for r in cluster_of(q, tiny, "session")]
-    assert real.order_records(texts, "Who finished the marathon in four hours?", "bm25") == [1, 0]
-    assert real.order_records(texts, q.text, "chronological") == [0, 1]
+    assert order_records(texts, "Who finished the marathon in four hours?", "bm25") == [1, 0]
+    assert order_records(texts, q.text, "chronological") == [0, 1]
     with pytest.raises(InputError, match="^order_records: order must be one of"):
-        real.order_records(texts, q.text, "random")
+        order_records(texts, q.text, "random")
 
 
 @needs_locomo

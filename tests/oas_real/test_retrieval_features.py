@@ -17,9 +17,9 @@ from oas import (
     retrieval_features_batch,
     sim_retrieval_features,
 )
-from oas.real import unit_retrieval_features
 from oas.real._bm25 import bm25_scores
 from oas.real._instances import render
+from oas.real._retrieval_features import unit_retrieval_features
 from oas.real._types import Record
 from retcon.errors import InputError
 

@@ -12,7 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import theory
+from sim._crossover import bootstrap_crossover
 from theory import grid_crossover
+from theory._grid import crossover_status, sign_changes
 
 BUDGETS = [32, 64, 128, 256, 512]
 
@@ -46,13 +48,11 @@ def test_sim_reports_the_grid_crossover_of_its_point_curve():
     """sim's bootstrap: block sums whose pooled mean is each regression curve give theory's B*."""
     import jax
 
-    import sim
-
     curves = np.asarray(REGRESSION)  # (n_ops, nB)
     count = np.array([3.0, 1.0, 2.0, 4.0])  # queries per block; the pooled mean is the curve
     noise = np.array([1.0, -1.0, 2.0, -2.0])[:, None, None] * 1e-3  # sums to 0 over blocks
     blocks = count[:, None, None] * curves[None] + noise
-    cx = sim.bootstrap_crossover(jax.random.key(0), BUDGETS, blocks, count, n_resamples=50)
+    cx = bootstrap_crossover(jax.random.key(0), BUDGETS, blocks, count, n_resamples=50)
     g = grid_crossover(BUDGETS, curves)
     np.testing.assert_allclose(cx.crossover_budget, g.crossover_budget, rtol=1e-9)
     assert cx.status == ("multiple", "multiple")
@@ -120,8 +120,8 @@ def test_status_rule_is_shared_with_sign_changes():
         [0.1, 0.2, 0.3, 0.4, 0.5],
         [0.2, 0.1, -0.1, -0.1, -0.1],
     ):
-        dirs = [d for _, _, d in theory.sign_changes(c)]
-        assert theory.crossover_status(dirs) == str(grid_crossover(BUDGETS, c).status)
+        dirs = [d for _, _, d in sign_changes(c)]
+        assert crossover_status(dirs) == str(grid_crossover(BUDGETS, c).status)
 
 
 @pytest.mark.parametrize(
@@ -160,7 +160,7 @@ def test_roots_lie_in_their_brackets_and_signs_agree(values):
     b = 8.0 * 2.0 ** np.arange(len(values))
     v = np.asarray(values)
     g = grid_crossover(b, v)
-    for i, j, _ in theory.sign_changes(v):
+    for i, j, _ in sign_changes(v):
         r = g.roots[j - 1]
         assert b[i] <= r <= b[j]
     if g.status == "unique":
@@ -195,7 +195,7 @@ def _reference_interval(budgets, point, reps, level):
     b = np.log(np.asarray(budgets, float))
 
     def root(curve):
-        downs = [(i, j) for i, j, d in theory.sign_changes(curve) if d < 0]
+        downs = [(i, j) for i, j, d in sign_changes(curve) if d < 0]
         if not downs:
             return 0.0 if not np.any(np.nan_to_num(curve, nan=-1.0) > 0) else math.inf
         i, j = downs[-1]

@@ -19,6 +19,8 @@ import theory
 from retcon.errors import InputError
 from tests.strategies import ANY, NICE, dist_of, readers
 from theory import symbolic as S
+from theory._crossover import REASON_WEAK
+from theory._twins import decompose_jax, decompose_numpy
 
 # --- strategies (shared: tests/strategies.py, docs/testing.md) ------------------------------------
 
@@ -148,9 +150,7 @@ def test_tight_condition_fails_means_none(spec, reader, margin):
     rho = lo + margin * (1 - lo)
     assume(0.0 < rho < 1.0 and rho ** (-dist.tail_exponent) < kap * (1 - 1e-6))
     res = theory.crossover(dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
-    assert (
-        res.status == "none" and res.reason == theory.REASON_WEAK and res.crossover_budget is None
-    )
+    assert res.status == "none" and res.reason == REASON_WEAK and res.crossover_budget is None
     grid = theory.scan_budgets(dist, rho)
     grid = grid[dist.cdf(grid) > 0]
     d = ref_delta(dist.cdf, grid, rho, phi, a, g)
@@ -441,9 +441,9 @@ def test_numpy_and_jax_twins_equal_sympy(f_b, extra, reader):
         S.g: sp.Float(g, 30),
     }
     ref = [float(e.subs(subs)) for e in d]
-    np_out = theory.decompose_numpy(f_b, f_s, fidelity=phi, acc_raw=a, acc_guess=g)
+    np_out = decompose_numpy(f_b, f_s, fidelity=phi, acc_raw=a, acc_guess=g)
     with jax.enable_x64(True):
-        jx_out = theory.decompose_jax(
+        jx_out = decompose_jax(
             jnp.float64(f_b), jnp.float64(f_s), fidelity=phi, acc_raw=a, acc_guess=g
         )
         jx_out = [float(v) for v in jx_out]
