@@ -115,7 +115,11 @@ class Workspace:
         self.seed = int(seed)
         self.root = jax.random.PRNGKey(self.seed)
         self._memo: dict[str, Any] = {}
-        self.timings: dict[str, float] = {}
+        self.timings: dict[str, float] = {}  # per source, wall seconds including nested sources
+        # (stage, seconds) in the order stages end, each without the stages nested in it; never
+        # written to report.json (same seed, same bytes): ``stage_timings`` reads it
+        self.stages: list[tuple[str, float]] = []
+        self._nested = 0.0  # seconds of the stages finished inside the one now running
         self._progress = progress or (lambda msg: None)
 
     def provide(self, name: str, value: Any) -> None:
@@ -129,15 +133,33 @@ class Workspace:
 
         return jax.random.fold_in(self.root, stable_id(name))
 
+    def timed(self, stage: str, make: Callable[[], Any]) -> Any:
+        """``make()``, its wall seconds recorded in ``stages`` as ``(stage, seconds)`` less the
+        seconds of the stages (sources) it started, which are recorded on their own."""
+        import time
+
+        outer, self._nested = self._nested, 0.0
+        t0 = time.perf_counter()
+        try:
+            return make()
+        finally:
+            wall = time.perf_counter() - t0
+            self.stages.append((stage, wall - self._nested))
+            self._nested = outer + wall
+
     def _get(self, name: str, make: Callable[[], Any]) -> Any:
         if name not in self._memo:
             import time
 
             t0 = time.perf_counter()
-            try:
-                self._memo[name] = ("ok", make())
-            except (DependencyMissing, DataMissing) as e:
-                self._memo[name] = ("err", e)
+
+            def build() -> None:
+                try:
+                    self._memo[name] = ("ok", make())
+                except (DependencyMissing, DataMissing) as e:
+                    self._memo[name] = ("err", e)
+
+            self.timed(name, build)
             self.timings[name] = time.perf_counter() - t0
             self._progress(f"{name}: {self._memo[name][0]} ({self.timings[name]:.1f} s)")
         status, value = self._memo[name]
