@@ -25,6 +25,7 @@ from ._robustness import audited_workspace as audited_workspace
 from ._robustness import robustness as robustness
 from ._router_oc import router_rule_characteristics as router_rule_characteristics
 from ._run import run_checks as run_checks
+from ._run import stage_timings as stage_timings
 from ._run import write_run as write_run
 from ._sources import DataMissing as DataMissing
 from ._sources import DependencyMissing as DependencyMissing

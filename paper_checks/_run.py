@@ -46,12 +46,30 @@ def run_checks(
     for cid in ids:
         if progress:
             progress(f"claim {cid}")
-        results.append(with_operating_characteristics(CHECKS[cid](ws), ws))
+        result = ws.timed(f"claim {cid}", lambda cid=cid: CHECKS[cid](ws))
+        results.append(
+            ws.timed(
+                f"operating characteristics {cid}",
+                lambda r=result: with_operating_characteristics(r, ws),
+            )
+        )
     if ws.config.design == "paper":  # the paper's tables beside ours (paper_checks._design)
         if progress:
             progress("tables")
         ws.paper_tables()
     return results, ws
+
+
+def stage_timings(ws: Workspace) -> list[tuple[str, float]]:
+    """Where a run's wall time went: ``(stage, seconds)`` in the order the stages ended.
+
+    A stage is a claim (``"claim 4"``: its own work, without the sources it built), the operating
+    characteristics added to a claim that carries none (``"operating characteristics 4"``), or
+    a source built once and shared (its memo name: ``"locomo:sentence"``, the LoCoMo pairing of
+    one reader; ``"sim-paired:<preset>"``; ``"loco:<reader>"``, ...), each without the sources
+    it started itself, so the seconds add up to the run's time in ``run_checks``. Timings are
+    never written to report.json (same seed, same bytes)."""
+    return [(stage, float(seconds)) for stage, seconds in ws.stages]
 
 
 def with_operating_characteristics(result: ClaimResult, ws: Workspace) -> ClaimResult:

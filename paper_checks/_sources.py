@@ -38,7 +38,8 @@ from oas.real import (
     make_tokenizer,
     paper_sample_queries,
     predict_conversation_types,
-    query_rows,
+    prepare_query_rows,
+    score_query_rows,
 )
 from paper_checks._config import CheckConfig
 from paper_checks._curves import (
@@ -115,7 +116,14 @@ class Workspace:
         self.seed = int(seed)
         self.root = jax.random.PRNGKey(self.seed)
         self._memo: dict[str, Any] = {}
-        self.timings: dict[str, float] = {}
+        self.timings: dict[str, float] = {}  # per source, wall seconds including nested sources
+        # (stage, seconds) in the order stages end, each without the stages nested in it; never
+        # written to report.json (same seed, same bytes): ``stage_timings`` reads it
+        self.stages: list[tuple[str, float]] = []
+        self._nested = 0.0  # seconds of the stages finished inside the one now running
+        # (conversation_id, query_id) -> oas.real.QueryPlan of the oracle LoCoMo pairing, shared
+        # by the readers
+        self._locomo_plans: dict[tuple[str, str], Any] = {}
         self._progress = progress or (lambda msg: None)
 
     def provide(self, name: str, value: Any) -> None:
@@ -129,15 +137,33 @@ class Workspace:
 
         return jax.random.fold_in(self.root, stable_id(name))
 
+    def timed(self, stage: str, make: Callable[[], Any]) -> Any:
+        """``make()``, its wall seconds recorded in ``stages`` as ``(stage, seconds)`` less the
+        seconds of the stages (sources) it started, which are recorded on their own."""
+        import time
+
+        outer, self._nested = self._nested, 0.0
+        t0 = time.perf_counter()
+        try:
+            return make()
+        finally:
+            wall = time.perf_counter() - t0
+            self.stages.append((stage, wall - self._nested))
+            self._nested = outer + wall
+
     def _get(self, name: str, make: Callable[[], Any]) -> Any:
         if name not in self._memo:
             import time
 
             t0 = time.perf_counter()
-            try:
-                self._memo[name] = ("ok", make())
-            except (DependencyMissing, DataMissing) as e:
-                self._memo[name] = ("err", e)
+
+            def build() -> None:
+                try:
+                    self._memo[name] = ("ok", make())
+                except (DependencyMissing, DataMissing) as e:
+                    self._memo[name] = ("err", e)
+
+            self.timed(name, build)
             self.timings[name] = time.perf_counter() - t0
             self._progress(f"{name}: {self._memo[name][0]} ({self.timings[name]:.1f} s)")
         status, value = self._memo[name]
@@ -232,15 +258,26 @@ class Workspace:
         return out
 
     def locomo_paired(self, reader: str):
+        """``oas.PairedData`` of ``reader`` on LoCoMo (oracle evidence, MODEL §9). The readers
+        share one packing and feature computation per (question, budget, action)
+        (``self._locomo_plans``), dropped once every reader of ``config.readers`` has its data."""
+
         def make():
+            plans = self._locomo_plans
             if reader != "llm":  # the main reader's chance rate corrects claims 2-3
-                return _locomo_paired(self.config, reader, chance=reader == self.config.readers[0])
+                return _locomo_paired(
+                    self.config, reader, chance=reader == self.config.readers[0], plans=plans
+                )
             try:  # an endpoint that is down or answers garbage skips the llm unit, not the run
-                return _locomo_paired(self.config, reader)
+                return _locomo_paired(self.config, reader, plans=plans)
             except InputError as e:
                 raise DependencyMissing(f"llm reader unavailable: {e}") from None
 
-        return self._get(f"locomo:{reader}", make)
+        try:
+            return self._get(f"locomo:{reader}", make)
+        finally:
+            if all(f"locomo:{r}" in self._memo for r in self.config.readers):
+                self._locomo_plans.clear()  # no reader left to share them with
 
     def locomo_end_to_end(self, type_source: str):
         """``(paired, classifier report or None)``: LoCoMo end to end under the main reader, the
@@ -506,8 +543,14 @@ def _locomo_paired(
     chance: bool = False,
     protocol: str = "oracle",
     predicted_types: dict | None = None,
+    plans: dict | None = None,
 ):
     """LoCoMo paired data (MODEL §9): dataset operators, the given reader, ``config.budgets``.
+
+    ``plans`` (``(conversation_id, query_id) -> oas.real.QueryPlan``, filled as it goes) holds the reader-independent
+    part of the rows (packing, features; ``oas.real.prepare_query_rows``) so that other readers of
+    the same ``config`` and ``protocol`` reuse it; only the readers' scores are computed per reader.
+    Pass the same dict only to calls whose ``config``, ``protocol`` and ``predicted_types`` agree.
 
     ``protocol="end-to-end"``: the cluster is what BM25 retrieves over the conversation's sessions
     (``oas.real.PairConfig``, docs/end-to-end.md), and the type feature is ``predicted_types``'s
@@ -552,27 +595,30 @@ def _locomo_paired(
     sample = None
     if paper:  # the paper's stratified outcome-blind sample replaces --limit (MODEL §11)
         sample = {q.query_id for _, q in paper_sample_queries(conversations)}
+    plans = {} if plans is None else plans
     rows = []
     for conv in conversations:
-        ctx = ConversationContext(conv, pc.granularity, make_embedder())
         if sample is not None:
             queries = [q for q in conv.queries if q.query_id in sample]
         else:
             queries = list(conv.queries if per_conv is None else conv.queries[:per_conv])
+        ctx = None  # built only when a query of the conversation has no plan yet
         for i, q in enumerate(queries):
-            mine = query_rows(q, ctx, operators=operators, reader=rdr, config=pc, tokenizer=tok)
+            key = (conv.conversation_id, q.query_id)
+            if key not in plans:
+                if ctx is None:
+                    ctx = ConversationContext(conv, pc.granularity, make_embedder())
+                plans[key] = prepare_query_rows(
+                    q, ctx, operators=operators, config=pc, tokenizer=tok
+                )
+            plan = plans[key]
+            mine = score_query_rows(plan, q, rdr)
             if chance:
                 decoy = _decoy_answer(queries, i)
                 if decoy is None:
                     continue  # no other answer in the conversation: no chance rate, row left out
-                other = query_rows(
-                    dataclasses.replace(q, answer=decoy),
-                    ctx,
-                    operators=operators,
-                    reader=rdr,
-                    config=pc,
-                    tokenizer=tok,
-                )
+                # the plan does not read the answer: the decoy is scored on the same contexts
+                other = score_query_rows(plan, dataclasses.replace(q, answer=decoy), rdr)
                 for row, o in zip(mine, other):
                     for a in ("ret", *OPERATORS):
                         row[f"meta_chance_{a}"] = o[f"y_{a}"]

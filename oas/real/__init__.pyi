@@ -44,8 +44,11 @@ from ._operators import make_operators as make_operators
 from ._pair import DEFAULT_BUDGETS as DEFAULT_BUDGETS
 from ._pair import ConversationContext as ConversationContext
 from ._pair import PairConfig as PairConfig
+from ._pair import QueryPlan as QueryPlan
 from ._pair import format_table as format_table
+from ._pair import prepare_query_rows as prepare_query_rows
 from ._pair import query_rows as query_rows
+from ._pair import score_query_rows as score_query_rows
 from ._pair import summarize as summarize
 from ._paper_design import PAPER_BUDGETS as PAPER_BUDGETS
 from ._paper_design import PAPER_SETTINGS as PAPER_SETTINGS

@@ -139,6 +139,27 @@ def _prepare(
     return _Prepared(texts, [tokenizer.count(t) for t in texts], [records[i] for i in idx])
 
 
+class QueryPlan(NamedTuple):
+    """The reader-independent part of one query's paired-data rows (MODEL §2, §8).
+
+    Everything but the outcomes: the cluster and its generated records packed under each budget
+    (the contexts a reader is handed), the features and the metadata. ``score_query_rows`` turns
+    it into rows under a reader, so several readers (or a decoy answer, the chance rate) share
+    one packing, one tokenization and one feature computation per ``(query, budget, action)``.
+
+    Attributes:
+      query_id: the query it was built for.
+      heads: per budget, the row's leading columns (``instance_id`` .. ``budget``).
+      contexts: per budget, ``{action: packed context}`` in ``ACTIONS`` order.
+      tails: per budget, the columns after the outcomes (features, structure, metadata).
+    """
+
+    query_id: str
+    heads: tuple[dict, ...]
+    contexts: tuple[dict[str, str], ...]
+    tails: tuple[dict, ...]
+
+
 def query_rows(
     query: Query,
     ctx: ConversationContext,
@@ -150,6 +171,9 @@ def query_rows(
     skip_ids: Collection[str] = frozenset(),
 ) -> list[dict]:
     """The paired-data rows of one query, one per budget not in ``skip_ids``.
+
+    ``score_query_rows(prepare_query_rows(...), query, reader)``: the reader-independent work,
+    then the reader's scores.
 
     Args:
       query: a query of ``ctx.conversation`` with a 4-way type.
@@ -165,12 +189,39 @@ def query_rows(
 
     References: MODEL §2, §8.
     """
+    plan = prepare_query_rows(
+        query, ctx, operators=operators, config=config, tokenizer=tokenizer, skip_ids=skip_ids
+    )
+    return score_query_rows(plan, query, reader)
+
+
+def prepare_query_rows(
+    query: Query,
+    ctx: ConversationContext,
+    *,
+    operators,
+    config: PairConfig,
+    tokenizer: Tokenizer,
+    skip_ids: Collection[str] = frozenset(),
+) -> QueryPlan:
+    """The reader-independent part of ``query_rows``: clusters, packing, features, metadata.
+
+    Args: as ``query_rows``, without the reader.
+
+    Returns:
+      ``QueryPlan``, one entry per budget not in ``skip_ids``.
+
+    Raises:
+      InputError: the query's type (or predicted type) has no 4-way slot.
+
+    References: MODEL §2 (packing), §8 (features).
+    """
     from oas._features import FEATURE_NAMES, compute_features
     from oas._structure import STRUCTURE_COLUMN, make_structure
 
     todo = [b for b in config.budgets if f"{query.query_id}@{b}" not in skip_ids]
     if not todo:
-        return []
+        return QueryPlan(query.query_id, (), (), ())
     vocab_name = next((n for n, v in VOCABULARIES.items() if query.query_type in v), None)
     if vocab_name is None:
         raise InputError(
@@ -216,31 +267,27 @@ def query_rows(
         }
     raw = prepared["ret"]
     emb = ctx.embedder.embed([r.text for r in raw.records])
-    scores: dict[str, float] = {}
-    rows = []
+    seen: dict[str, str] = {}  # loose budgets repeat the same context: one string kept for all
+    heads, contexts, tails = [], [], []
     for budget in todo:
-        row = {
-            "instance_id": f"{query.query_id}@{budget}",
-            "query_id": query.query_id,
-            "group_id": query.conversation_id,
-            "query_type": typed,  # the type the features see: predicted under a classifier
-            "budget": budget,
-        }
+        heads.append(
+            {
+                "instance_id": f"{query.query_id}@{budget}",
+                "query_id": query.query_id,
+                "group_id": query.conversation_id,
+                "query_type": typed,  # the type the features see: predicted under a classifier
+                "budget": budget,
+            }
+        )
+        packed = {}
         for action in ACTIONS:
             p = prepared[action]
             if paper and action != "ret":  # generated records capped at the budget (MODEL §11)
                 texts, lengths = cap_records(p.texts, budget, tokenizer)
                 p = _Prepared(*cheapest_first(texts, lengths, p.records))
             context = pack_texts(p.texts, p.lengths, budget, config.packing, tokenizer).context
-            if context not in scores:  # loose budgets repeat the same context
-                y = float(reader.score(query, context)) if context else 0.0
-                if not 0.0 <= y <= 1.0 or math.isnan(y):
-                    raise InputError(
-                        f"reader {getattr(reader, 'name', reader)!r} scored query {query.query_id} "
-                        f"{y!r}; expected a number in [0, 1]."
-                    )
-                scores[context] = y
-            row[f"y_{action}"] = scores[context]
+            packed[action] = seen.setdefault(context, context)
+        contexts.append(packed)
         feats = compute_features(
             budget,
             raw.lengths,
@@ -250,21 +297,61 @@ def query_rows(
             packing=config.packing,
             definitions=definitions,
         )
-        row.update(zip(FEATURE_NAMES, (float(v) for v in feats)))
-        row[STRUCTURE_COLUMN] = make_structure(
+        tail: dict = dict(zip(FEATURE_NAMES, (float(v) for v in feats)))
+        tail[STRUCTURE_COLUMN] = make_structure(
             config.packing,
             {a: prepared[a].lengths for a in ACTIONS},
             {a: [1] * len(prepared[a].lengths) for a in ACTIONS},
         )
-        row["meta_source_type"] = query.source_type
+        tail["meta_source_type"] = query.source_type
         if paper:
-            row["meta_design"] = "paper"
-        row["cluster_tokens"] = int(sum(raw.lengths))
+            tail["meta_design"] = "paper"
+        tail["cluster_tokens"] = int(sum(raw.lengths))
         for action in OPERATORS:
-            row[f"meta_tokens_{action}"] = int(sum(prepared[action].lengths))
+            tail[f"meta_tokens_{action}"] = int(sum(prepared[action].lengths))
         if config.protocol == "end-to-end":
-            row.update(_end_to_end_meta(query, raw, budget, config.packing))
-            row.update(post_retrieval)
+            tail.update(_end_to_end_meta(query, raw, budget, config.packing))
+            tail.update(post_retrieval)
+        tails.append(tail)
+    return QueryPlan(query.query_id, tuple(heads), tuple(contexts), tuple(tails))
+
+
+def score_query_rows(plan: QueryPlan, query: Query, reader) -> list[dict]:
+    """The rows of ``plan`` with ``reader``'s outcomes ``y_<action>`` (MODEL §8).
+
+    Args:
+      plan: ``prepare_query_rows`` of ``query`` (or of a query that differs only in its answer:
+        the plan does not read the answer, so a decoy answer reuses it).
+      query: the question and the gold answer the reader is judged against.
+      reader: a ``Reader``; each distinct context is scored once, in budget then action order.
+
+    Returns:
+      row dicts, as ``query_rows`` gives them (fresh dicts: the plan is not changed).
+
+    Raises:
+      InputError: ``plan`` was built for another query, or the reader scored outside [0, 1].
+    """
+    if plan.query_id != query.query_id:
+        raise InputError(
+            f"score_query_rows: the plan is of query {plan.query_id!r}; got query "
+            f"{query.query_id!r}."
+        )
+    scores: dict[str, float] = {}
+    rows = []
+    for head, packed, tail in zip(plan.heads, plan.contexts, plan.tails):
+        row = dict(head)
+        for action in ACTIONS:
+            context = packed[action]
+            if context not in scores:  # loose budgets repeat the same context
+                y = float(reader.score(query, context)) if context else 0.0
+                if not 0.0 <= y <= 1.0 or math.isnan(y):
+                    raise InputError(
+                        f"reader {getattr(reader, 'name', reader)!r} scored query {query.query_id} "
+                        f"{y!r}; expected a number in [0, 1]."
+                    )
+                scores[context] = y
+            row[f"y_{action}"] = scores[context]
+        row.update(tail)
         rows.append(row)
     return rows
 
