@@ -50,6 +50,13 @@ def register(subparsers) -> None:
     )
     p.add_argument("--no-figures", action="store_true", help="skip the figures")
     p.add_argument(
+        "--timing",
+        action="store_true",
+        help="the wall-clock seconds of each stage (each claim, each data source built): as "
+        "`timing` in --json, else on stderr; never in report.json, so the same seed gives the "
+        "same bytes",
+    )
+    p.add_argument(
         "--magnitude",
         action="store_true",
         help="add the ungraded section 'beyond the paper: magnitude' (needs --out): the "
@@ -349,11 +356,25 @@ def _run(args: argparse.Namespace, claims, config) -> int:
             )
         return "\n".join(lines)
 
+    timing = None
+    if args.timing:
+        from paper_checks import stage_timings
+
+        stages = stage_timings(ws)
+        timing = {
+            "stages": [{"stage": name, "seconds": round(sec, 3)} for name, sec in stages],
+            "total_s": round(sum(sec for _, sec in stages), 3),
+        }
+        if not args.json:
+            for name, sec in stages:
+                print(f"timing: {name:<40} {sec:8.2f} s", file=sys.stderr)
     obj = None
     if args.json:
         obj = report or report_json(results, ws.data_sources(), ws.paper_tables())
         if end_to_end is not None:
             obj = {**obj, "end_to_end": _end_to_end_json(end_to_end)}
+        if timing is not None:
+            obj = {**obj, "timing": timing}
     emit(args, obj, text)
     return 0
 

@@ -108,3 +108,23 @@ def test_run_checks_times_each_claim_and_its_sources_apart(clock, monkeypatch, t
     a = (tmp_path / "a" / "report.json").read_bytes()
     assert a == (tmp_path / "b" / "report.json").read_bytes()
     assert "77.0" not in a.decode() and "timing" not in json.loads(a)
+
+
+@pytest.mark.slow
+def test_cli_timing_only_with_the_flag(tmp_path, monkeypatch, capsys):
+    """Issue 34: ``paper-checks --timing --json`` carries the stages and their seconds; without
+    the flag the JSON has no ``timing`` (the same seed gives the same bytes)."""
+    import json
+
+    from retcon.cli import main
+
+    monkeypatch.setenv("RETCON_DATA_DIR", str(tmp_path / "none"))
+    argv = ["-q", "paper-checks", "--sim-only", "--claims", "3", "--no-figures", "--json"]
+    assert main([*argv, "--timing"]) == 0
+    timed = json.loads(capsys.readouterr().out)
+    stages = {s["stage"]: s["seconds"] for s in timed["timing"]["stages"]}
+    assert "claim 3" in stages and any(k.startswith("sim-paired:") for k in stages)
+    assert all(v >= 0 for v in stages.values())
+    assert main(argv) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert "timing" not in plain and {k: v for k, v in timed.items() if k != "timing"} == plain
