@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from retcon.errors import Spell
+from retcon.errors import InputError, Spell
 from theory._checks import (
     DIST_PARAMS,
     DIST_SCALE_PARAM,
@@ -299,3 +299,18 @@ def empirical_lengths(sample) -> LengthDist:
     arr = np.sort(check_sample(sample))
     arr.setflags(write=False)
     return LengthDist("empirical", {"n": int(arr.size)}, arr)
+
+
+def check_dist(dist, spell: Spell, needs: tuple[str, ...] = ("name", "params", "cdf")):
+    """``dist`` itself when it is a `LengthDist` or has the attributes ``needs`` (a duck-typed
+    law); else `InputError` naming the argument.
+
+    ``spell``: the `Spell` of the public function checked (``crossover: dist``); ``needs``: what
+    that function reads of ``dist``.
+    """
+    if not isinstance(dist, LengthDist) and not all(hasattr(dist, a) for a in needs):
+        raise InputError(
+            f"{spell.lead('dist')} must be a theory.LengthDist (from make_length_dist or "
+            f"empirical_lengths); got {type(dist).__name__}."
+        )
+    return dist
