@@ -244,7 +244,7 @@ def _check_call(name: str, func: Callable, args: tuple, kwargs: dict, allowed: f
             msg = str(e)
             assert "\n" not in msg, f"{name}: a multi-line message: {msg!r}"
             heads = (name, *DELEGATES.get(name, ()))
-            assert any(msg.startswith((f"{h}: ", f"{h}(")) for h in heads), (
+            assert any(msg.startswith((f"{h}: ", f"{h}(", f"{h}.")) for h in heads), (
                 f"{name}: the message does not open with the function's name: {msg!r}"
             )
             return
@@ -295,6 +295,28 @@ def test_fuzz_make_length_dist_names(name, data):
     _check_call(
         "make_length_dist", theory.make_length_dist, (name,), _dist_params(data), frozenset()
     )
+
+
+@pytest.mark.parametrize("family", sorted(theory.DIST_PARAMS))
+@settings(max_examples=12, deadline=None, database=None)
+@given(data=st.data())
+def test_fuzz_length_dist_summaries(family, data):
+    """A law built from extreme valid parameters: ``mean`` and ``tail_exponent`` are numbers
+    (``inf`` documented: a mean that overflows, a tail faster than any power), ``scaled`` checks
+    its factor."""
+    params = {
+        p: data.draw(st.one_of(REALS, st.sampled_from(EDGES)), label=p)
+        for p in theory.DIST_PARAMS[family]
+    }
+    try:
+        dist = theory.make_length_dist(family, **params)
+    except InputError:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for value in (dist.mean, dist.tail_exponent):
+            assert isinstance(value, float) and not math.isnan(value), (dist, value)
+    _check_call("LengthDist.scaled", dist.scaled, (data.draw(SCALARS, label="s"),), {}, frozenset())
 
 
 # --- the cases issue 35 names, pinned -------------------------------------------------------
