@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -52,6 +53,43 @@ class Row(NamedTuple):
 
 def where(path, line: int) -> str:
     return f"{path}:{line}"
+
+
+class DuplicateKeyError(InputError):
+    """A JSON object gives one key twice (`unique_keys`); ``key`` is that key."""
+
+    def __init__(self, message: str, key: str):
+        super().__init__(message)
+        self.key = key
+
+
+def unique_keys(place: str):
+    """A ``json`` ``object_pairs_hook`` that refuses a key given twice in one object.
+
+    Python's ``json`` keeps the last of duplicate keys without a word, so ``{"y_ret": 1,
+    "y_ret": 0}`` would silently mean 0; a file that says two things is refused instead.
+    ``place``: the file or ``file:line`` the text came from, first in the message.
+    """
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise DuplicateKeyError(
+                    f"{place}: duplicate key {key!r} in one object; JSON would keep only the "
+                    f"last value, so the file is ambiguous. Give each key once.",
+                    key,
+                )
+            out[key] = value
+        return out
+
+    return hook
+
+
+# A number as a CSV cell spells it: JSON's number grammar (what `csv_cell` writes), plus the
+# ``nan``/``inf`` words refused below with their own message. float() alone would also take
+# ``1_0`` (10), padded or ``infinity`` cells that no JSON row could hold.
+_CSV_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|[+-]?(?i:nan|inf)")
 
 
 def check_columns(columns, path, line: int, *, outcomes: bool = True) -> None:
@@ -129,14 +167,18 @@ def _id(value, path, line, field) -> str:
 FEATURE_LIMIT = 1e12
 
 
-def _number(value, path, line, field) -> float:
+def _number(value, path, line, field, text_cells: bool = False) -> float:
     if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
+        if not text_cells:
             raise InputError(
-                f"{where(path, line)}: field {field!r} must be a number; got {value!r}."
-            ) from None
+                f"{where(path, line)}: field {field!r} must be a number; got the string "
+                f"{value[:40]!r} (write numbers without quotes; only CSV cells are text)."
+            )
+        if not _CSV_NUMBER.fullmatch(value):
+            raise InputError(
+                f"{where(path, line)}: field {field!r} must be a number; got {value[:40]!r}."
+            )
+        value = float(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(f"{where(path, line)}: field {field!r} must be a number; got {value!r}.")
     x = float(value)
@@ -161,9 +203,19 @@ def _list(value, path, line, field) -> list:
 
 
 def validate_row(
-    raw: dict, path, line: int, *, columns_checked: bool = False, outcomes: bool = True
+    raw: dict,
+    path,
+    line: int,
+    *,
+    columns_checked: bool = False,
+    outcomes: bool = True,
+    text: bool = False,
 ) -> Row:
     """Check one row (a dict from JSONL, CSV or Parquet) and return it typed.
+
+    ``text``: the row's cells are text (a CSV row), so a number is read from its spelling (JSON's
+    number grammar); in JSONL and Parquet a number given as a string (``"1"``) is refused.
+    Either way ``"1"`` never means a different thing in one format than in another.
 
     Raises:
       InputError: naming ``path:line``, the field, what was expected and what came.
@@ -183,7 +235,7 @@ def validate_row(
             f"{where(path, line)}: field 'query_type' must be one of locomo={list(LOCOMO_TYPES)} "
             f"or longmemeval={list(LONGMEMEVAL_TYPES)}; got {qt!r}."
         )
-    budget = _number(raw["budget"], path, line, "budget")
+    budget = _number(raw["budget"], path, line, "budget", text)
     if budget <= 0:
         raise InputError(f"{where(path, line)}: field 'budget' must be > 0 tokens; got {budget:g}.")
     ys = []
@@ -191,16 +243,22 @@ def validate_row(
         if c not in raw:  # allowed only without outcomes (check_columns)
             ys.append(float("nan"))
             continue
-        y = _number(raw[c], path, line, c)
+        y = _number(raw[c], path, line, c, text)
         if not 0.0 <= y <= 1.0:
             raise InputError(f"{where(path, line)}: field {c!r} must be in [0, 1]; got {y:g}.")
         ys.append(y)
     meta = {c: v for c, v in raw.items() if c.startswith(META_PREFIX)}
     if STRUCTURE_COLUMN in raw:
-        meta[STRUCTURE_COLUMN] = check_structure(raw[STRUCTURE_COLUMN], path, line)
+        cell = raw[STRUCTURE_COLUMN]
+        if text and isinstance(cell, str):  # a CSV cell holds the object as JSON
+            try:
+                cell = json.loads(cell, object_pairs_hook=unique_keys(where(path, line)))
+            except (json.JSONDecodeError, RecursionError):
+                cell = raw[STRUCTURE_COLUMN]  # check_structure names what is wrong
+        meta[STRUCTURE_COLUMN] = check_structure(cell, path, line)
     features = lengths = sessions = emb = texts = None
     if FEATURE_NAMES[0] in raw:
-        features = np.array([_number(raw[c], path, line, c) for c in FEATURE_NAMES])
+        features = np.array([_number(raw[c], path, line, c, text) for c in FEATURE_NAMES])
         big = np.flatnonzero(np.abs(features) > FEATURE_LIMIT)
         if big.size:
             c = FEATURE_NAMES[big[0]]
@@ -257,11 +315,13 @@ def validate_row(
                 )
             texts = tuple(tx)
     if LENGTH_COLUMN in raw:
-        cluster_tokens = _number(raw[LENGTH_COLUMN], path, line, LENGTH_COLUMN)
+        cluster_tokens = _number(raw[LENGTH_COLUMN], path, line, LENGTH_COLUMN, text)
     elif lengths is not None:
         cluster_tokens = float(lengths.sum())
     elif "meta_cluster_tokens" in raw:  # files written before the column was part of the format
-        cluster_tokens = _number(raw["meta_cluster_tokens"], path, line, "meta_cluster_tokens")
+        cluster_tokens = _number(
+            raw["meta_cluster_tokens"], path, line, "meta_cluster_tokens", text
+        )
     else:
         cluster_tokens = math.nan
     # 0: the retriever returned no record of the query's cluster (docs/paired-data.md)

@@ -15,7 +15,14 @@ from pathlib import Path
 
 import numpy as np
 
-from oas._checks import KNOWN_COLUMNS, Row, check_columns, validate_row, vocabulary_name
+from oas._checks import (
+    KNOWN_COLUMNS,
+    Row,
+    check_columns,
+    unique_keys,
+    validate_row,
+    vocabulary_name,
+)
 from retcon.errors import InputError, decode_utf8, parse_json
 from retcon.vocab import VOCABULARIES
 
@@ -54,10 +61,7 @@ def iter_raw_rows(path, *, outcomes: bool = True) -> Iterator[tuple[int, dict, b
                 text = decode_utf8(raw, str(path), line).removesuffix("\n")
                 if not text.strip():
                     continue
-                row = parse_json(
-                    text, f"{path}:{line}", lines=False, hint="; a row is one flat object"
-                )
-                yield line, row, False
+                yield line, _json_row(text, f"{path}:{line}"), False
     elif fmt == "csv":
         decode_utf8(path.read_bytes(), str(path))  # name the line of a non-UTF-8 byte
         with open(path, encoding="utf-8", newline="") as f:
@@ -85,12 +89,25 @@ def iter_raw_rows(path, *, outcomes: bool = True) -> Iterator[tuple[int, dict, b
             yield i, row, False
 
 
+def _json_row(text: str, place: str) -> dict:
+    """One JSONL row, refusing a key given twice (`oas._checks.unique_keys`); text that is not
+    JSON gets `retcon.errors.parse_json`'s message."""
+    try:
+        return json.loads(text, object_pairs_hook=unique_keys(place))
+    except (json.JSONDecodeError, RecursionError):
+        return parse_json(text, place, lines=False, hint="; a row is one flat object")
+
+
 def validated_rows(path, raw_rows, vocabulary=None, *, outcomes: bool = True) -> list[Row]:
+    """Validate ``(line, row, columns_checked)`` triples of `iter_raw_rows` (a CSV row, whose
+    columns the header checked, has text cells; `oas._checks.validate_row`)."""
     rows: list[Row] = []
     seen: dict[str, int] = {}
     vocab_line = None
     for line, raw, checked in raw_rows:
-        row = validate_row(raw, path, line, columns_checked=checked, outcomes=outcomes)
+        row = validate_row(
+            raw, path, line, columns_checked=checked, outcomes=outcomes, text=checked
+        )
         if row.instance_id in seen:
             raise InputError(
                 f"{path}:{line}: field 'instance_id': duplicate {row.instance_id!r} "

@@ -14,7 +14,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from retcon.errors import InputError, Spell, check_range
+from retcon.errors import InputError, Spell
+from retcon.errors import check_range as _check_range
 
 #: The one table of length families: name -> its parameters, in the order samplers read them
 #: (API keyword = CLI option without the dashes = TOML key of a sim scenario). Every parameter is
@@ -124,7 +125,9 @@ def check_dist_params(
             return f"{spell(arg)} {value}"
 
     if not isinstance(name, str) or name not in DIST_PARAMS:
-        raise InputError(f"{lead('dist')} must be one of {', '.join(DIST_PARAMS)}; got {name!r}.")
+        raise InputError(
+            f"{lead('dist')} must be one of {', '.join(DIST_PARAMS)}; got {_short(name)}."
+        )
     needed = DIST_PARAMS[name]
     given = {k: v for k, v in params.items() if v is not None}
     for extra, value in given.items():
@@ -132,7 +135,7 @@ def check_dist_params(
             takes = " and ".join(inner(p) for p in needed)
             raise InputError(
                 f"{lead(extra)} does not apply to {with_value('dist', name)} "
-                f"(it takes {takes}); got {value!r}."
+                f"(it takes {takes}); got {_short(value)}."
             )
     out = {}
     for p in needed:
@@ -171,3 +174,49 @@ def check_scale(s) -> float:
     if math.isinf(val):
         raise InputError(f"LengthDist.scaled(s) must be finite, in (0, inf); got {val:g}.")
     return val
+
+
+def check_finite(name: str, value, low: float | None = None, **kw) -> float:
+    """`check_range` that also refuses ``inf``: a finite number in ``[low, inf)``/``(low, inf)``.
+
+    ``name``: the argument as the message opens (``octave_grid: low``); ``kw``: ``low_open``.
+    """
+    val = check_range(name, value, low, None, **kw)
+    if math.isinf(val):
+        raise InputError(f"{name} must be a finite number; got {val:g}.")
+    return val
+
+
+def check_int(name: str, value, low: int, high: int) -> int:
+    """An integer (not a bool) in ``[low, high]``: a count of grid points, passes or samples.
+
+    ``high`` bounds the work a call may ask for, so that a huge count is refused in one line
+    instead of allocating or looping for hours.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InputError(f"{name} must be an integer in [{low}, {high}]; got {_short(value)}.")
+    if not low <= value <= high:
+        raise InputError(f"{name} must be an integer in [{low}, {high}]; got {value}.")
+    return int(value)
+
+
+def check_numbers(name: str, values) -> np.ndarray:
+    """``values`` as a float64 array (any shape; NaN and inf kept for the caller to judge)."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be numbers; got {_short(values)}.") from None
+
+
+def _short(value) -> str:
+    """``repr(value)`` on one line, at most 60 characters (a message stays one line)."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_range(name: str, value, low=None, high=None, **kw) -> float:
+    """`retcon.errors.check_range` for one scalar: an array or list is refused in one line
+    (its shape named), where ``float()`` would otherwise print a multi-line ``repr``."""
+    if np.ndim(value) != 0:
+        raise InputError(f"{name} must be one number; got an array of shape {np.shape(value)}.")
+    return _check_range(name, value, low, high, **kw)

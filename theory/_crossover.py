@@ -18,8 +18,15 @@ import numpy as np
 
 from retcon.errors import Spell
 from theory import _formulas
-from theory._checks import check_budgets, check_model, check_reader
-from theory._dists import LengthDist
+from theory._checks import (
+    check_budgets,
+    check_finite,
+    check_int,
+    check_model,
+    check_range,
+    check_reader,
+)
+from theory._dists import LengthDist, check_dist
 from theory._grid import STATUS_UNIQUE, crossover_status
 from theory._twins import Decomposition, decompose_numpy
 
@@ -27,6 +34,8 @@ from theory._twins import Decomposition, decompose_numpy
 REASON_USELESS = "a*phi <= g"  # the generated record is no better than guessing: ret wins
 REASON_NO_LOSS = "phi >= 1"  # no detail lost: consolidation never loses
 REASON_WEAK = "compression too weak"  # tight-budget condition rho^(-k) > kappa fails (§6.3)
+#: The most grid points a scan may ask for (``n_log``, ``n``): a bound on the work of one call.
+_MAX_GRID = 1_000_000
 
 
 class Crossover(NamedTuple):
@@ -125,7 +134,12 @@ def tight_budget_condition(
     rho, phi, a, g = check_model(
         compress_ratio, fidelity, acc_raw, acc_guess, Spell("tight_budget_condition")
     )
-    k = dist.tail_exponent if isinstance(dist, LengthDist) else float(dist)
+    if isinstance(dist, LengthDist):
+        k = dist.tail_exponent
+    else:
+        k = check_range(
+            Spell("tight_budget_condition").lead("dist"), dist, 0.0, None, low_open=False
+        )
     kap = kappa(phi, a, g)
     value = math.inf if math.isinf(k) else rho ** (-k)
     phi_e = _phi_eff(phi, a)
@@ -162,6 +176,7 @@ def delta_curve(
     References: docs/model.md §4, §6.1.
     """
     rho, phi, a, g = check_model(compress_ratio, fidelity, acc_raw, acc_guess, Spell("delta_curve"))
+    check_dist(dist, Spell("delta_curve"))
     b = check_budgets(budgets, Spell("delta_curve"))
     return decompose_numpy(dist.cdf(b), dist.cdf(b / rho), fidelity=phi, acc_raw=a, acc_guess=g)
 
@@ -189,6 +204,10 @@ def scan_budgets(dist: LengthDist, compress_ratio: float, *, n_log: int = 400) -
     log-spaced budgets from ``rho Q(1e-300) / 2`` to ``2 Q(1 - 1e-12)``. For an empirical sample,
     every observed length and its ``rho`` multiple. Nothing below ``_SCAN_FLOOR`` (1e-280 tokens).
     """
+    spell = Spell("scan_budgets")
+    check_dist(dist, spell)
+    compress_ratio = check_model(compress_ratio, 0.5, 1.0, 0.0, spell).compress_ratio
+    n_log = check_int(spell.lead("n_log"), n_log, 1, _MAX_GRID)
     if dist.name == "empirical":
         q = _sorted_unique(dist.observed())
     else:
@@ -256,6 +275,7 @@ def crossover(
     References: docs/model.md §6.3 (when a crossover exists), §6.4 (uniqueness), §6.6 (closed forms).
     """
     rho, phi, a, g = check_model(compress_ratio, fidelity, acc_raw, acc_guess, Spell("crossover"))
+    check_dist(dist, Spell("crossover"))
     kap = kappa(phi, a, g)
     phi_e = _phi_eff(phi, a)
     if a * phi_e <= g:  # dU = (a phi - g) F(B/rho) - (a - g) F(B) <= 0 everywhere
@@ -321,6 +341,10 @@ def elasticity_nonincreasing(dist: LengthDist, *, n: int = 400, rtol: float = 1e
       n: grid size (quantiles ``p`` from ``1e-9`` to ``1 - 1e-9``, log-dense in both tails).
       rtol: tolerance relative to ``max e`` for rounding.
     """
+    spell = Spell("elasticity_nonincreasing")
+    check_dist(dist, spell, needs=("continuous", "ppf", "elasticity"))
+    n = check_int(spell.lead("n"), n, 4, _MAX_GRID)
+    rtol = check_finite(spell.lead("rtol"), rtol, 0.0, low_open=False)
     if not dist.continuous:
         return False
     p = np.concatenate(
@@ -374,7 +398,7 @@ def grid_bias(
         compress_ratio=compress_ratio, fidelity=fidelity, acc_raw=acc_raw, acc_guess=acc_guess
     )
     exact = crossover(dist, **kw).crossover_budget
-    b = np.asarray(budgets, dtype=np.float64)
+    b = check_budgets(budgets, Spell("grid_bias"))
     grid = float(grid_crossover(b, delta_curve(dist, b, **kw).delta).crossover_budget)
     ex = math.nan if exact is None else float(exact)
     rel = grid / ex - 1.0 if np.isfinite(grid) and np.isfinite(ex) else math.nan

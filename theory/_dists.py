@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from retcon.errors import Spell
+from retcon.errors import InputError, Spell
 from theory._checks import (
     DIST_PARAMS,
     DIST_SCALE_PARAM,
@@ -84,7 +84,7 @@ class LengthDist:
 
     @property
     def mean(self) -> float:
-        """``E[L]`` in tokens."""
+        """``E[L]`` in tokens; ``inf`` when it overflows a float (extreme parameters)."""
         if self.name == "point":
             return self.params["length"]
         if self.name == "empirical":
@@ -97,11 +97,11 @@ class LengthDist:
         if self.name == "gamma":
             return p["shape"] * p["scale"]
         # lognormal: scale exp(sigma^2 / 2); weibull: scale Gamma(1 + 1/shape); inf on overflow
-        if self.name == "lognormal":
-            log_mean = p["sigma"] ** 2 / 2.0
-        else:
-            log_mean = math.lgamma(1.0 + 1.0 / p["shape"])
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore"):  # a huge sigma overflows sigma^2 too: inf, no error
+            if self.name == "lognormal":
+                log_mean = np.float64(p["sigma"]) ** 2 / 2.0
+            else:
+                log_mean = math.lgamma(1.0 + 1.0 / p["shape"])
             return float(p["scale"] * np.exp(log_mean))
 
     @property
@@ -252,9 +252,22 @@ class LengthDist:
         """The law of ``s L`` (tokens). References: docs/model.md §6.5."""
         s = check_scale(s)
         if self.name == "empirical":
-            return LengthDist("empirical", dict(self.params), self.observed() * s)
-        key = DIST_SCALE_PARAM[self.name]
-        return LengthDist(self.name, {**self.params, key: self.params[key] * s})
+            scaled = self.observed() * s
+            # the largest length may overflow, the smallest underflow to 0
+            top = float(scaled.max()) if scaled.min() > 0 else 0.0
+            params = dict(self.params)
+        else:
+            key = DIST_SCALE_PARAM[self.name]
+            top = self.params[key] * s
+            params = {**self.params, key: top}
+        if math.isinf(top) or top == 0.0:
+            raise InputError(
+                f"LengthDist.scaled(s): s={s:g} takes {self.describe()} outside the finite "
+                f"positive floats; got a scale of {top:g}."
+            )
+        if self.name == "empirical":
+            return LengthDist("empirical", params, scaled)
+        return LengthDist(self.name, params)
 
     def describe(self) -> str:
         """``exponential(mean=300)``."""
@@ -299,3 +312,18 @@ def empirical_lengths(sample) -> LengthDist:
     arr = np.sort(check_sample(sample))
     arr.setflags(write=False)
     return LengthDist("empirical", {"n": int(arr.size)}, arr)
+
+
+def check_dist(dist, spell: Spell, needs: tuple[str, ...] = ("name", "params", "cdf")):
+    """``dist`` itself when it is a `LengthDist` or has the attributes ``needs`` (a duck-typed
+    law); else `InputError` naming the argument.
+
+    ``spell``: the `Spell` of the public function checked (``crossover: dist``); ``needs``: what
+    that function reads of ``dist``.
+    """
+    if not isinstance(dist, LengthDist) and not all(hasattr(dist, a) for a in needs):
+        raise InputError(
+            f"{spell.lead('dist')} must be a theory.LengthDist (from make_length_dist or "
+            f"empirical_lengths); got {type(dist).__name__}."
+        )
+    return dist

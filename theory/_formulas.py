@@ -21,6 +21,14 @@ import math
 
 import numpy as np
 
+from retcon.errors import InputError, Spell
+from theory._checks import check_model
+from theory._dists import check_dist
+
+#: The largest order ``n = 1/rho`` whose exponential polynomial `closed_form_crossover` solves
+#: (``np.roots`` of an ``n x n`` companion matrix: under a second at 256, seconds at 1000).
+_MAX_EXP_ORDER = 256
+
 
 def reader_success(support, acc_raw, acc_guess):
     """The reader of docs/model.md §2: ``p = clip(g + (a - g) s, 0, 1)`` from the support ``s``.
@@ -128,10 +136,27 @@ def closed_form_crossover(
     """The §6.6 closed-form ``B*`` for ``dist`` where one exists, else ``None``.
 
     Covered: point mass (``g < a phi < a``), uniform with ``rho < 1/kappa``, exponential with
-    ``1/rho`` an integer ``n >= 2`` and ``1 < kappa < n``. Inputs are assumed validated.
+    ``1/rho`` an integer ``n >= 2`` and ``1 < kappa < n``.
+
+    Raises:
+      InputError: ``dist`` is not a `theory.LengthDist`, a model scalar is outside its range
+        (`theory.check_model`), or ``dist`` is exponential with ``1/rho`` above
+        ``_MAX_EXP_ORDER`` (the polynomial of order ``1/rho`` is not solved; `theory.crossover`
+        answers for any ``rho``).
 
     References: docs/model.md §6.6.
     """
+    spell = Spell("closed_form_crossover")
+    check_dist(dist, spell)
+    compress_ratio, fidelity, acc_raw, acc_guess = check_model(
+        compress_ratio, fidelity, acc_raw, acc_guess, spell
+    )
+    if dist.name == "exponential" and not 1.0 / compress_ratio <= _MAX_EXP_ORDER:
+        raise InputError(
+            f"{spell.lead('compress_ratio')} must be at least 1/{_MAX_EXP_ORDER} for the "
+            f"exponential closed form (a polynomial of order 1/compress_ratio); got "
+            f"{compress_ratio:g} (theory.crossover covers it)."
+        )
     if not acc_guess < acc_raw * fidelity < acc_raw:
         return None
     kap = kappa(fidelity, acc_raw, acc_guess)

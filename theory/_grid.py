@@ -26,6 +26,12 @@ from typing import NamedTuple
 import numpy as np
 
 from retcon.errors import InputError
+from theory._checks import _short, check_numbers, check_range
+
+#: The largest budget `octave_grid` builds (tokens, an exact int64 and float64 count) and the most
+#: budgets it returns: bounds on one call.
+_MAX_TOKENS = float(2**53)
+_MAX_GRID = 1_000_000
 
 #: Status names, shared with ``theory.crossover``.
 STATUS_NONE, STATUS_UNIQUE, STATUS_MULTIPLE = "none", "unique", "multiple"
@@ -78,7 +84,9 @@ def sign_changes(values) -> list[tuple[int, int, int]]:
       ``[(i, j, direction)]``: consecutive nonzero finite entries ``i < j`` of opposite sign, with
       ``direction`` ``-1`` for ``+ -> -`` and ``+1`` for ``- -> +``.
     """
-    v = np.asarray(values, dtype=np.float64)
+    v = check_numbers("sign_changes: values", values)
+    if v.ndim != 1:
+        raise InputError(f"sign_changes: values must be 1-D; got shape {v.shape}.")
     idx = np.flatnonzero(np.isfinite(v) & (v != 0))
     s = np.sign(v[idx])
     return [
@@ -102,8 +110,8 @@ def grid_crossover(budgets, delta) -> GridCrossover:
 
     References: docs/model.md §6.4.
     """
-    b = np.asarray(budgets, dtype=np.float64)
-    d = np.asarray(delta, dtype=np.float64)
+    b = check_numbers("grid_crossover: budgets", budgets)
+    d = check_numbers("grid_crossover: delta", delta)
     if b.ndim != 1 or b.size < 1:
         raise InputError(f"grid_crossover: budgets must be 1-D and non-empty; got shape {b.shape}.")
     if not (np.all(np.isfinite(b)) and np.all(b > 0) and np.all(np.diff(b) > 0)):
@@ -252,11 +260,27 @@ def octave_grid(low: float, high: float, per_octave: int) -> tuple[int, ...]:
     References: docs/model.md §6.4 (the crossover of a sampled curve is interpolated in ``log B``;
     its bias against the continuous ``B*`` falls with the square of the spacing).
     """
-    if not (0 < low < high) or not np.isfinite(high):
-        raise InputError(f"octave_grid: need 0 < low < high; got low={low!r}, high={high!r}.")
-    if isinstance(per_octave, bool) or int(per_octave) != per_octave or per_octave < 1:
-        raise InputError(f"octave_grid: per_octave must be an integer >= 1; got {per_octave!r}.")
-    n = int(np.floor(np.log2(high / low) * per_octave + 1e-9))
+    low = check_range("octave_grid: low", low, 0.0, _MAX_TOKENS)
+    high = check_range("octave_grid: high", high, 0.0, _MAX_TOKENS, high_open=False)
+    if not low < high:
+        raise InputError(f"octave_grid: need 0 < low < high; got low={low:g}, high={high:g}.")
+    if (
+        isinstance(per_octave, bool)
+        or not isinstance(per_octave, (int, float, np.integer, np.floating))
+        or not np.isfinite(per_octave)
+        or int(per_octave) != per_octave
+        or per_octave < 1
+    ):
+        raise InputError(
+            f"octave_grid: per_octave must be an integer >= 1; got {_short(per_octave)}."
+        )
+    steps = np.log2(high / low) * per_octave if high / low < np.inf else np.inf
+    if not steps < _MAX_GRID:
+        raise InputError(
+            f"octave_grid: per_octave ({per_octave}) from low={low:g} to high={high:g} asks for "
+            f"{steps + 1:.3g} budgets; at most {_MAX_GRID} are built."
+        )
+    n = int(np.floor(steps + 1e-9))
     b = np.round(low * 2.0 ** (np.arange(n + 1) / per_octave)).astype(np.int64)
     return tuple(int(x) for x in np.unique(b))
 

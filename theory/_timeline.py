@@ -35,16 +35,32 @@ import numpy as np
 
 from retcon.errors import InputError, Spell, check_choice
 from theory import _timeline_formulas as OF
-from theory._checks import check_budgets, check_model
-from theory._dists import LengthDist
+from theory._checks import _short, check_budgets, check_int, check_model, check_numbers
+from theory._dists import LengthDist, check_dist
 
 #: How the age of a query's evidence is drawn at time ``t`` (module docstring).
 AGE_LAWS = ("uniform", "oldest")
 #: Families with a closed-form law of the sum of ``n`` lengths (`sum_cdf`).
 SUM_FAMILIES = ("point", "uniform", "exponential", "gamma")
+#: The most lengths `sum_cdf` sums (and so the longest horizon of `stream_curve`): a bound on the
+#: work of one call. The uniform's Irwin-Hall sum runs in high precision, about 3 s at 2000.
+_MAX_SUM = 100_000
+_MAX_IRWIN_HALL = 2000
+#: The most passes `best_generation` evaluates (``max_generation``).
+_MAX_PASSES = 100_000
 
 
-def _check_timeline(compress_ratio, fidelity, acc_raw, acc_guess, spell: Spell):
+def check_age_law(age_law, spell: Spell) -> str:
+    """``age_law`` when it is one of `AGE_LAWS`; else `InputError` naming the argument."""
+    if not isinstance(age_law, str):
+        raise InputError(
+            f"{spell.lead('age_law')} must be one of {', '.join(AGE_LAWS)}; got {_short(age_law)}."
+        )
+    return check_choice(spell.lead("age_law"), age_law, AGE_LAWS)
+
+
+def _check_timeline(dist, compress_ratio, fidelity, acc_raw, acc_guess, spell: Spell):
+    check_dist(dist, spell)
     m = check_model(compress_ratio, fidelity, acc_raw, acc_guess, spell)
     if not 0.0 < m.fidelity < 1.0:
         raise InputError(
@@ -81,7 +97,9 @@ def generation_utility(
 
     References: docs/model.md §10.
     """
-    m = _check_timeline(compress_ratio, fidelity, acc_raw, acc_guess, Spell("generation_utility"))
+    m = _check_timeline(
+        dist, compress_ratio, fidelity, acc_raw, acc_guess, Spell("generation_utility")
+    )
     b = check_budgets(budgets, Spell("generation_utility")).reshape(-1)
     ks = _check_generations(generations, Spell("generation_utility"))
     fit = dist.cdf(b[:, None] / m.compress_ratio ** ks[None, :].astype(np.float64))
@@ -116,8 +134,7 @@ def best_generation(
 
     References: docs/model.md §10.
     """
-    if not isinstance(max_generation, int) or max_generation < 0:
-        raise InputError(f"--max-generation must be an integer >= 0; got {max_generation!r}.")
+    check_int(Spell("best_generation").lead("max_generation"), max_generation, 0, _MAX_PASSES)
     ks = np.arange(max_generation + 1)
     u = generation_utility(
         dist,
@@ -148,7 +165,7 @@ def closed_form_best_generation(
     References: docs/model.md §10.
     """
     m = _check_timeline(
-        compress_ratio, fidelity, acc_raw, acc_guess, Spell("closed_form_best_generation")
+        dist, compress_ratio, fidelity, acc_raw, acc_guess, Spell("closed_form_best_generation")
     )
     b = check_budgets(budgets, Spell("closed_form_best_generation")).reshape(-1)
     rho, phi = m.compress_ratio, m.fidelity
@@ -203,9 +220,25 @@ def sum_cdf(dist: LengthDist, n, x) -> np.ndarray:
 
     References: docs/model.md §10.
     """
-    nn = np.asarray(n, dtype=np.int64)
-    xx = np.asarray(x, dtype=np.float64)
-    nn, xx = np.broadcast_arrays(nn, xx)
+    spell = Spell("sum_cdf")
+    check_dist(dist, spell)
+    nf = check_numbers(spell.lead("n"), n)
+    cap = _MAX_IRWIN_HALL if dist.name == "uniform" else _MAX_SUM
+    bad = ~((nf == np.round(nf)) & (nf >= 1) & (nf <= cap))
+    if bad.any():
+        raise InputError(
+            f"{spell.lead('n')} must be integers in [1, {cap}] for {dist.name} lengths; "
+            f"got {nf[bad].flat[0]:g}."
+        )
+    xx = check_numbers(spell.lead("x"), x)
+    if np.isnan(xx).any():
+        raise InputError(f"{spell.lead('x')} must be numbers (tokens), not NaN; got nan.")
+    try:
+        nn, xx = np.broadcast_arrays(nf.astype(np.int64), xx)
+    except ValueError:
+        raise InputError(
+            f"{spell.lead('n')} and x must broadcast together; got shapes {nf.shape} and {xx.shape}."
+        ) from None
     p = dist.params
     if dist.name == "point":
         return (nn * p["length"] <= xx).astype(np.float64)
@@ -288,12 +321,10 @@ def stream_curve(
 
     References: docs/model.md §10.
     """
-    m = _check_timeline(compress_ratio, fidelity, acc_raw, acc_guess, Spell("stream_curve"))
-    check_choice(Spell("stream_curve").lead("age_law"), age_law, AGE_LAWS)
-    if not isinstance(horizon, (int, np.integer)) or isinstance(horizon, bool) or horizon < 1:
-        raise InputError(
-            f"{Spell('stream_curve').lead('horizon')} must be an integer >= 1; got {horizon!r}."
-        )
+    m = _check_timeline(dist, compress_ratio, fidelity, acc_raw, acc_guess, Spell("stream_curve"))
+    check_age_law(age_law, Spell("stream_curve"))
+    cap = _MAX_IRWIN_HALL if dist.name == "uniform" else _MAX_SUM
+    check_int(Spell("stream_curve").lead("horizon"), horizon, 1, cap)
     b = check_budgets(budgets, Spell("stream_curve")).reshape(-1)
     n = np.arange(1, int(horizon) + 1)
     f_raw = sum_cdf(dist, n[None, :], b[:, None])  # (m, T) over n
@@ -322,7 +353,11 @@ class CrossoverTime(NamedTuple):
 
 def first_positive_time(delta) -> np.ndarray:
     """First time ``1..T`` where ``delta[..., t - 1] > 0``; NaN where there is none. MODEL §10."""
-    d = np.asarray(delta, np.float64)
+    d = check_numbers("first_positive_time: delta", delta)
+    if d.ndim < 1 or d.shape[-1] == 0:
+        raise InputError(
+            f"first_positive_time: delta must have a time axis (shape (..., T >= 1)); got shape {d.shape}."
+        )
     pos = d > 0
     first = np.argmax(pos, axis=-1) + 1.0
     return np.where(pos.any(-1), first, np.nan)
@@ -375,16 +410,20 @@ def point_mass_crossover_time(length: float, budget: float, *, compress_ratio, f
     Depends on ``B / l``, ``rho`` and ``phi`` only. References: docs/model.md §10.
     """
     spell = Spell("point_mass_crossover_time")
-    check_choice(spell.lead("age_law"), age_law, AGE_LAWS)
+    check_age_law(age_law, spell)
     for name, value in (
         ("length", length),
         ("compress_ratio", compress_ratio),
         ("fidelity", fidelity),
     ):
         if not (isinstance(value, numbers.Real) and math.isfinite(value) and float(value) > 0):
-            raise InputError(f"{spell.lead(name)} must be a finite number > 0; got {value!r}.")
+            raise InputError(
+                f"{spell.lead(name)} must be a finite number > 0; got {_short(value)}."
+            )
     if not (isinstance(budget, numbers.Real) and math.isfinite(budget) and float(budget) >= 0):
-        raise InputError(f"{spell.lead('budget')} must be a finite number >= 0; got {budget!r}.")
+        raise InputError(
+            f"{spell.lead('budget')} must be a finite number >= 0; got {_short(budget)}."
+        )
     most = budget / length / compress_ratio
     if not most <= _MAX_SESSIONS:
         raise InputError(

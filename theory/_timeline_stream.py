@@ -27,16 +27,19 @@ from typing import NamedTuple
 
 import numpy as np
 
-from retcon.errors import InputError, Spell, check_choice
+from retcon.errors import InputError, Spell
 from theory import _timeline_formulas as OF
-from theory._checks import check_budgets, check_reader
-from theory._dists import LengthDist
-from theory._timeline import AGE_LAWS, _age_weights, sum_cdf
+from theory._checks import check_budgets, check_finite, check_int, check_numbers, check_reader
+from theory._dists import LengthDist, check_dist
+from theory._timeline import _MAX_IRWIN_HALL, _MAX_SUM, _age_weights, check_age_law, sum_cdf
+
+#: The most passes `h10_chain` builds: a bound on the work of one call.
+_MAX_PASSES = 100_000
 
 
 def _check_chain(support, ratio, spell: Spell) -> tuple[np.ndarray, np.ndarray]:
-    s = np.asarray(support, np.float64)
-    r = np.asarray(ratio, np.float64)
+    s = check_numbers(spell.lead("support"), support)
+    r = check_numbers(spell.lead("ratio"), ratio)
     if s.ndim != 1 or s.size == 0 or r.shape != s.shape:
         raise InputError(
             f"{spell.lead('support')} and ratio must be 1-D arrays of the same length >= 1 "
@@ -51,10 +54,19 @@ def _check_chain(support, ratio, spell: Spell) -> tuple[np.ndarray, np.ndarray]:
 
 def h10_chain(compress_ratio: float, fidelity: float, passes: int):
     """H10's chain ``(support, ratio) = (phi^k, rho^k)`` for ``k = 0 .. passes``. MODEL §10."""
-    if isinstance(passes, bool) or not isinstance(passes, (int, np.integer)) or passes < 0:
-        raise InputError(f"h10_chain: passes must be an integer >= 0; got {passes!r}.")
-    k = np.arange(int(passes) + 1, dtype=np.float64)
-    return float(fidelity) ** k, float(compress_ratio) ** k
+    spell = Spell("h10_chain")
+    rho = check_finite(spell.lead("compress_ratio"), compress_ratio, 0.0)
+    phi = check_finite(spell.lead("fidelity"), fidelity, 0.0, low_open=False)
+    k = np.arange(check_int(spell.lead("passes"), passes, 0, _MAX_PASSES) + 1, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        support, ratio = phi**k, rho**k
+    for arg, chain in (("fidelity", support), ("compress_ratio", ratio)):
+        if not np.isfinite(chain).all():
+            raise InputError(
+                f"{spell.lead(arg)} to the power passes ({passes}) overflows a float; "
+                f"got {arg}={chain[1]:g}."
+            )
+    return support, ratio
 
 
 def stream_generation_utility(
@@ -83,10 +95,11 @@ def stream_generation_utility(
     References: docs/model.md §10.
     """
     spell = Spell("stream_generation_utility")
+    check_dist(dist, spell)
     s, r = _check_chain(support, ratio, spell)
-    check_choice(spell.lead("age_law"), age_law, AGE_LAWS)
-    if isinstance(time, bool) or not isinstance(time, (int, np.integer)) or time < 1:
-        raise InputError(f"{spell.lead('time')} must be an integer >= 1; got {time!r}.")
+    check_age_law(age_law, spell)
+    cap = _MAX_IRWIN_HALL if dist.name == "uniform" else _MAX_SUM
+    check_int(spell.lead("time"), time, 1, cap)
     _, a, g = check_reader(1.0, acc_raw, acc_guess, spell)
     b = check_budgets(budgets, spell).reshape(-1)
     n = np.arange(1, int(time) + 1)

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from oas._checks import DuplicateKeyError, unique_keys
 from retcon.errors import InputError, Spell
 
 
@@ -19,7 +20,14 @@ def read_json(path: str | Path, what: str) -> Any:
         raise InputError(f"{what} file {str(path)!r} does not exist or is not a file.")
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
+            return json.load(f, object_pairs_hook=unique_keys(f"{what} file {str(path)!r}"))
+    except DuplicateKeyError as e:
+        record, line = _locate_duplicate(path.read_text(encoding="utf-8"))
+        at = f": record {record} (line {line})" if record is not None else ""
+        raise InputError(
+            f"{what} file {str(path)!r}{at}: duplicate key {e.key!r} in one object; JSON would "
+            f"keep only the last value, so the file is ambiguous. Give each key once."
+        ) from None
     except json.JSONDecodeError as e:
         raise InputError(
             f"{what} file {str(path)!r} is not valid JSON: {e.msg} at line {e.lineno}, "
@@ -31,6 +39,28 @@ def read_json(path: str | Path, what: str) -> Any:
         ) from None
     except RecursionError:
         raise InputError(f"{what} file {str(path)!r}: JSON nested too deeply to read.") from None
+
+
+def _locate_duplicate(text: str) -> tuple[int | None, int]:
+    """``(record, line)`` of the first top-level list element holding a duplicate key (record
+    counted from 0, as the readers' messages count them); ``(None, 1)`` when the top level is not
+    a list. Runs only after `unique_keys` found a duplicate, so valid files pay nothing."""
+    decoder = json.JSONDecoder(object_pairs_hook=unique_keys(""))
+    start = len(text) - len(text.lstrip())
+    if not text[start:].startswith("["):
+        return None, 1
+    pos, record = start + 1, 0
+    while pos < len(text):
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        if pos >= len(text) or text[pos] == "]":
+            break
+        try:
+            _, pos = decoder.raw_decode(text, pos)
+        except DuplicateKeyError:
+            return record, text.count("\n", 0, pos) + 1
+        record += 1
+    return None, 1
 
 
 def require(obj: Any, field: str, where: str, kind: type | tuple[type, ...] | None = None) -> Any:
