@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 
 import theory
 from retcon.errors import InputError
+from theory._grid import sign_changes
 
 EDGES = [
     0.0,
@@ -143,7 +144,7 @@ CASES: dict[str, tuple[Callable, tuple, dict, frozenset]] = {
         frozenset(),
     ),
     "grid_crossover": (theory.grid_crossover, (BUDGETS, CURVES), {}, frozenset({"nan"})),
-    "sign_changes": (theory.sign_changes, (CURVES,), {}, frozenset()),
+    "sign_changes": (sign_changes, (CURVES,), {}, frozenset()),
     "octave_grid": (theory.octave_grid, (SCALARS, SCALARS, COUNTS), {}, frozenset()),
     "crossover_time": (
         theory.crossover_time,
@@ -356,7 +357,7 @@ KW = dict(fidelity=0.85, acc_raw=0.9, acc_guess=0.1)
             lambda: theory.sum_cdf(theory.make_length_dist("point", length=1.0), "x", 1.0),
             "sum_cdf: n",
         ),
-        (lambda: theory.sign_changes(math.nan), "sign_changes: values"),
+        (lambda: sign_changes(math.nan), "sign_changes: values"),
         (lambda: theory.first_positive_time("x"), "first_positive_time: delta"),
         (
             lambda: theory.scan_budgets(
