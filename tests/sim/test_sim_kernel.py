@@ -470,6 +470,7 @@ def test_split_arrays_are_the_jax_split():
             assert np.asarray(x).tobytes() == y.tobytes(), name
 
 
+@pytest.mark.slow
 def test_jitted_kernel_compiles_once_per_shape():
     """Trace count (as blackjax's ``chex.assert_max_traces``, counted by a Python side effect
     inside the traced function and by ``jax.jit``'s cache): the kernel's jitted stages trace once
@@ -545,6 +546,7 @@ def test_numpy_simulate_path_never_imports_jax():
     assert np.nan_to_num(cx.ci_lower).tolist() == lower
 
 
+@pytest.mark.slow
 def test_jax_backend_keyed_by_words_equals_typed_key():
     """The JAX kernel keyed with the numpy words (``split_key(key_of_seed(s))``) gives the bytes
     of the typed JAX key, and so does the crossover's bootstrap: a caller (the CLI) can make its
