@@ -2,13 +2,10 @@
 ``retcon.lazy.attach_stub`` at run time; the package docstring is in ``__init__.py``)."""
 
 from ._bootstrap_bench import bench_bootstrap as bench_bootstrap
-from ._bootstrap_bench import bootstrap_loop as bootstrap_loop
 from ._machine import MachineLimits as MachineLimits
 from ._machine import machine_info as machine_info
 from ._machine import machine_limits as machine_limits
 from ._oas_bench import bench_oas as bench_oas
-from ._oas_bench import check_oas_agreement as check_oas_agreement
-from ._oas_bench import sklearn_grid as sklearn_grid
 from ._profile import profile_sim as profile_sim
 from ._report import render_report as render_report
 from ._report import targets as targets
@@ -19,6 +16,4 @@ from ._run import run_bench as run_bench
 from ._sim_bench import bench_budgets as bench_budgets
 from ._sim_bench import bench_scaleout as bench_scaleout
 from ._sim_bench import bench_sim as bench_sim
-from ._sim_bench import check_sim_agreement as check_sim_agreement
 from ._sim_numpy import params_of as params_of
-from ._sim_numpy import simulate_numpy as simulate_numpy
