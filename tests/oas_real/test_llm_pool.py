@@ -191,6 +191,7 @@ def test_urls_from_a_list_or_the_environment(monkeypatch, tmp_path):
         resolve_endpoint(None, "m", "", tmp_path, concurrency=0)
 
 
+@pytest.mark.slow
 def test_a_shared_pool_bounds_operators_and_reader_together(tmp_path):
     from oas.real._llm import LLMOperators, LLMReader
 

@@ -69,6 +69,7 @@ def _t(v):
     return t_estimate(v)
 
 
+@pytest.mark.slow
 def test_locomo_shaped_data_has_the_requested_curve():
     y, g, b = O.locomo_shaped_data(jax.random.PRNGKey(0), np.array(O.LOCOMO_DELTA))
     assert y.shape == (10 * 50 * 7, 4) and set(np.unique(y)) <= {0.0, 1.0}

@@ -364,6 +364,7 @@ def test_numeric_root_matches_independent_solve(name, params, frozen):
     assert res.crossover_budget == pytest.approx(0.5 * (lo + hi), rel=1e-8)
 
 
+@pytest.mark.slow
 def test_empirical_sample_close_to_parametric():
     """docs/model.md §6, §9: the crossover of 3000 sampled lengths is within 5% of the exact one."""
     kw = dict(compress_ratio=0.3, fidelity=0.85, acc_raw=0.9, acc_guess=0.1)
