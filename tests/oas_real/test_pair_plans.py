@@ -114,6 +114,7 @@ def _assert_same(a, b, where):
 
 
 @needs_locomo
+@pytest.mark.slow
 def test_workspace_readers_share_one_plan_per_question(monkeypatch):
     calls = []
     real = _sources.prepare_query_rows

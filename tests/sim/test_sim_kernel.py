@@ -279,7 +279,7 @@ def test_instances_contract():
 @pytest.mark.parametrize(
     "packing",
     [
-        "prefix",
+        pytest.param("prefix", marks=pytest.mark.slow),
         pytest.param("skip", marks=pytest.mark.slow),
         pytest.param("cut", marks=pytest.mark.slow),
     ],
