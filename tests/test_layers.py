@@ -12,6 +12,7 @@ the test provably can fail.
 
 import ast
 import functools
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -279,7 +280,7 @@ def _runtime_nodes(tree: ast.AST):
             stack.append(child)
 
 
-def file_imports(sources: dict[str, str | ast.Module]) -> dict[str, set[str]]:
+def file_imports(sources: Mapping[str, str | ast.Module]) -> dict[str, set[str]]:
     """The file-level import graph: ``module -> {modules it imports}``, function-level imports
     included, package ``__init__`` files left out (a package re-exports its files; an import of
     the package is not an edge to any one of them). ``sources`` maps module names to their text or
