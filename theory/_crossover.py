@@ -141,7 +141,11 @@ def tight_budget_condition(
             Spell("tight_budget_condition").lead("dist"), dist, 0.0, None, low_open=False
         )
     kap = kappa(phi, a, g)
-    value = math.inf if math.isinf(k) else rho ** (-k)
+    # rho^(-k) past the float range (a subnormal rho, a large k) is +inf: the condition holds then.
+    try:
+        value = math.inf if math.isinf(k) else rho ** (-k)
+    except OverflowError:
+        value = math.inf
     phi_e = _phi_eff(phi, a)
     if math.isinf(value):
         ratio = math.inf if a * phi_e > g else (-math.inf if a * phi_e < g else -(a - g))

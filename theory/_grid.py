@@ -136,7 +136,13 @@ def grid_crossover(budgets, delta) -> GridCrossover:
     di = np.take_along_axis(np.nan_to_num(d), prev_c, axis=-1)
     dj = np.nan_to_num(d)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        root = np.exp(logb[prev_c] + (logb - logb[prev_c]) * di / (di - dj))
+        span = logb - logb[prev_c]
+        step = span * di / (di - dj)
+        # span * di can pass the float range when |dU| is huge (the fuzz found 1.3e305); the
+        # weight di / (di - dj) is in [0, 1] there, so take it first (elsewhere the order above
+        # is kept, bit for bit).
+        step = np.where(np.isinf(span * di), span * (di / (di - dj)), step)
+        root = np.exp(logb[prev_c] + step)
     roots = np.where(change, root, np.nan)[..., 1:]
     direction = np.where(change, s.astype(np.int8), 0)[..., 1:]
     n = change.sum(-1)

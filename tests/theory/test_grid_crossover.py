@@ -283,3 +283,13 @@ def test_every_command_reports_the_same_crossover_interval():
             assert (c.point, c.lower, c.upper) == pytest.approx(
                 (ref.crossover_budget[j], ref.lower[j], ref.upper[j])
             )
+
+
+def test_grid_crossover_stays_finite_at_huge_values():
+    """docs/model.md §6.4: the root interpolated between two budgets lies between them.
+
+    The slow fuzz found ``dU = (1.3e305, -1)`` on budgets ``(1e-300, 1e300)`` giving ``B* = inf``
+    (the log-budget span times ``dU`` passed the float range before the division).
+    """
+    out = theory.grid_crossover([1e-300, 1e300], [1.301213681043437e305, -1.0])
+    assert out.status == "unique" and 1e-300 <= out.crossover_budget <= 1e300

@@ -129,6 +129,21 @@ def test_tight_budget_condition_accepts_exponent():
     assert theory.tight_budget_condition(0.2, **kw).holds is False  # 2^0.2 = 1.15 < kappa = 1.20
 
 
+def test_tight_budget_condition_past_the_float_range():
+    """docs/model.md §6.3: ``rho^(-k)`` beyond the largest float is +inf, and the condition holds.
+
+    The slow fuzz found ``rho = 5e-324`` (subnormal) with ``k = 1`` raising ``OverflowError``
+    (there with ``phi = 0``, where kappa is infinite and the condition fails).
+    """
+    kw = dict(fidelity=0.85, acc_raw=0.9, acc_guess=0.1)
+    dist = theory.make_length_dist("uniform", max=200.0)
+    tight = theory.tight_budget_condition(dist, compress_ratio=5e-324, **kw)
+    assert tight.value == math.inf and tight.holds
+    assert theory.tight_budget_condition(400.0, compress_ratio=0.01, **kw).value == math.inf
+    worthless = dict(fidelity=0.0, acc_raw=1.0, acc_guess=0.0)  # kappa = inf
+    assert not theory.tight_budget_condition(dist, compress_ratio=5e-324, **worthless).holds
+
+
 @given(
     spec=st.sampled_from(
         [
