@@ -44,6 +44,7 @@ __all__ = [
 _SYSTEM_NOTES = "You edit memory notes from a conversation. Reply with the note only."
 _SYSTEM_QA = "You answer questions about a conversation using only the memory you are given."
 _SYSTEM_JUDGE = "You grade answers. Reply with yes or no only."
+_SYSTEM_DECOY = "You write wrong answers for a quiz. Reply with the wrong answer only."
 
 # The operators' instructions, and the user-message templates. The material comes first and the
 # instruction last: a 135M model given the instruction first tends to repeat it instead of
@@ -69,6 +70,13 @@ PROMPTS = {
     "judge": (
         "Question: {question}\nCorrect answer: {answer}\nResponse: {response}\n\n"
         "Does the response contain the correct answer? Reply yes or no.\n\nReply:"
+    ),
+    # The judge probe's topical decoy (docs/llm.md "Checking the judge"): on the question's
+    # topic, in the gold answer's form, and wrong.
+    "wrong_answer": (
+        "Question: {question}\nCorrect answer: {answer}\n\n"
+        "Write a different answer of the same kind that is wrong. Do not repeat the correct "
+        "answer.\n\nWrong answer:"
     ),
 }
 
@@ -324,9 +332,23 @@ class LLMReader(_LLMClient):
 
     def score(self, query: Query, context: str) -> float:
         """1.0 when the judged answer is correct, else 0.0."""
+        return self.score_with_lexical(query, context)[0]
+
+    def score_with_lexical(self, query: Query, context: str) -> tuple[float, float]:
+        """``(judged score, lexical score)`` of the model's one answer to ``query`` from ``context``.
+
+        The second is the lexical rule on the same answer (equal to the first under
+        ``judge="lexical"``): the agreement table of ``--llm-judge llm`` compares the two.
+        """
         response = self.answer(query, context)
+        lexical = 1.0 if _lexical_correct(query.answer, response) else 0.0
         if self.judge == "lexical":
-            return 1.0 if _lexical_correct(query.answer, response) else 0.0
+            return lexical, lexical
+        return (1.0 if self.verdict(query, response) else 0.0), lexical
+
+    def verdict(self, query: Query, response: str) -> bool | None:
+        """The LLM judge's verdict on ``response`` against ``query``'s gold answer: ``True`` (yes),
+        ``False`` (no) or ``None`` (neither; counted in ``unparsed_verdicts``)."""
         prompt = PROMPTS["judge"].format(
             question=query.text.strip(),
             answer=str(query.answer).strip(),
@@ -336,7 +358,16 @@ class LLMReader(_LLMClient):
         if verdict is None:
             with self._lock:
                 self.unparsed_verdicts += 1
-        return 1.0 if verdict else 0.0
+        return verdict
+
+    def wrong_answer(self, query: Query) -> str:
+        """A topical but wrong answer to ``query``, written by the model from the question and its
+        gold answer (the ``topical`` decoy of the judge probe, ``oas.real._judge``)."""
+        prompt = PROMPTS["wrong_answer"].format(
+            question=query.text.strip(), answer=str(query.answer).strip()
+        )
+        reply = clean_reply(self._ep.ask(_SYSTEM_DECOY, prompt, self._ep.max_tokens))
+        return reply.split("\n", 1)[0].strip()
 
 
 def parse_yes_no(reply: str) -> bool | None:

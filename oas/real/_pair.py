@@ -337,13 +337,21 @@ def score_query_rows(plan: QueryPlan, query: Query, reader) -> list[dict]:
             f"{query.query_id!r}."
         )
     scores: dict[str, float] = {}
+    # An LLM judge is checked against the lexical rule on the same answers (oas.real._judge):
+    # its rows carry the lexical verdicts as meta_lexical_<action>.
+    lexical: dict[str, float] | None = {} if getattr(reader, "judge", None) == "llm" else None
     rows = []
     for head, packed, tail in zip(plan.heads, plan.contexts, plan.tails):
         row = dict(head)
         for action in ACTIONS:
             context = packed[action]
             if context not in scores:  # loose budgets repeat the same context
-                y = float(reader.score(query, context)) if context else 0.0
+                if lexical is not None:
+                    y, lex = reader.score_with_lexical(query, context) if context else (0.0, 0.0)
+                    lexical[context] = float(lex)
+                else:
+                    y = reader.score(query, context) if context else 0.0
+                y = float(y)
                 if not 0.0 <= y <= 1.0 or math.isnan(y):
                     raise InputError(
                         f"reader {getattr(reader, 'name', reader)!r} scored query {query.query_id} "
@@ -351,6 +359,9 @@ def score_query_rows(plan: QueryPlan, query: Query, reader) -> list[dict]:
                     )
                 scores[context] = y
             row[f"y_{action}"] = scores[context]
+        if lexical is not None:
+            for action in ACTIONS:
+                row[f"meta_lexical_{action}"] = lexical[packed[action]]
         row.update(tail)
         rows.append(row)
     return rows

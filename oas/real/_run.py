@@ -77,6 +77,7 @@ class PairJob:
     locomo_audit: str | None = None
     audit_mode: str = "drop,cite"
     design: str = "ours"
+    judge_threshold: float = 0.10
 
     def __post_init__(self):
         from oas.real._pair import DEFAULT_BUDGETS
@@ -102,6 +103,7 @@ class PairJob:
         timeout = self.llm.get("timeout")
         if timeout is not None:
             check_range(spell.lead("llm_timeout"), timeout, 0.0, 86400.0, high_open=False)
+        check_range(spell.lead("judge_threshold"), self.judge_threshold, 0.0, 1.0, high_open=False)
         if self.limit is not None and self.limit <= 0:
             raise InputError(f"{spell.lead('limit')} must be a positive integer; got {self.limit}.")
         if not 0.0 < self.sentence_threshold <= 1.0:
@@ -152,6 +154,10 @@ class PairJob:
             )
         if self.design != "ours":  # runs of our design keep their digests
             p["design"] = self.design
+        if self.reader == "llm" and self.llm_judge == "llm":
+            # Checked-judge rows carry the lexical verdicts (meta_lexical_<action>): a file of an
+            # unchecked judge's rows is not resumed into one of them.
+            p["judge_check"] = "meta_lexical"
         if self.locomo_audit is not None:  # runs without the audit keep their digests
             from oas.real._fetch import sha256_of
 
@@ -556,9 +562,35 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
         summary["llm_endpoints"] = pool.endpoints
     if audit is not None:
         summary["locomo_audit"] = {k: v for k, v in audit.as_json().items() if k != "changes"}
+    if job.reader == "llm" and job.llm_judge == "llm":
+        summary["judge_check"] = _check_judge(job, reader, pairs, data, pool)
+        meta["judge_check"] = summary["judge_check"]  # provenance of the run's outcomes
     meta["summary"] = summary
     write_json_atomic(meta_path, meta)
     return summary
+
+
+def _check_judge(job: PairJob, reader, pairs, data, pool) -> dict:
+    """The judge probe and the LLM-vs-lexical agreement of a ``--llm-judge llm`` run
+    (``oas.real._judge``); a flagged judge is said on stderr too."""
+    from oas.real._judge import judge_agreement, judge_probe
+    from retcon.vocab import ACTIONS
+
+    workers = pool.config.concurrency if pool is not None else 1
+    probe = judge_probe(reader, pairs, threshold=job.judge_threshold, workers=workers)
+    import numpy as np
+
+    llm = np.asarray(data.outcomes, dtype=np.float64)  # (rows, actions), ACTIONS order
+    lexical = np.stack([np.asarray(data.meta[f"meta_lexical_{a}"], float) for a in ACTIONS], 1)
+    agreement = judge_agreement(llm.reshape(-1), lexical.reshape(-1))
+    if probe.flagged:
+        print(f"retcon pair: warning: {probe.line()}", file=sys.stderr)
+    return {
+        "probe": probe.as_json(),
+        "line": probe.line(),
+        "agreement": agreement.as_json(),
+        "agreement_lines": agreement.lines(),
+    }
 
 
 def _write_rows(

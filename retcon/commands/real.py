@@ -181,7 +181,16 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
         "--llm-judge",
         choices=LLM_JUDGES,
         default=None,
-        help="--reader llm: judge its answer by the lexical rule (default) or by the LLM (yes/no)",
+        help="--reader llm: judge its answer by the lexical rule (default) or by the LLM (yes/no); "
+        "an LLM judge is checked on wrong answers (docs/llm.md, 'Checking the judge')",
+    )
+    g.add_argument(
+        "--judge-threshold",
+        type=float,
+        default=None,
+        metavar="RATE",
+        help="--llm-judge llm: the false-acceptance rate on wrong answers above which the judge is "
+        "flagged, on stderr and in the report (default 0.1)",
     )
     e = p.add_argument_group("end to end", "retrieved evidence and a predicted query type")
     e.add_argument(
@@ -269,6 +278,10 @@ def _pair_text(summary: dict) -> str:
             + "".join(f"{v:8.3f}" for v in rr["packed"])
             + f"; whole cluster {rr['cluster']:.3f}"
         )
+    if "judge_check" in summary:
+        jc = summary["judge_check"]
+        out.append(jc["line"])
+        out.extend(jc["agreement_lines"])
     if "type_classifier" in summary:
         tc = summary["type_classifier"]
         out.append(
@@ -297,6 +310,10 @@ def _refuse_ignored_options(args) -> None:
         raise InputError(
             f"--llm-judge judges the llm reader's answers; it needs --reader llm (got --reader "
             f"{args.reader})."
+        )
+    if args.judge_threshold is not None and (args.reader, args.llm_judge) != ("llm", "llm"):
+        raise InputError(
+            "--judge-threshold flags a lenient LLM judge; it needs --reader llm --llm-judge llm."
         )
 
 
@@ -372,6 +389,7 @@ def run_pair(args) -> int:
         type_source=args.type_source or "predicted",
         design=args.design,
         **_audit_options(args),
+        **({} if args.judge_threshold is None else {"judge_threshold": args.judge_threshold}),
     )
     from retcon.cli import verbosity
 
