@@ -30,6 +30,11 @@ from ._fetch import cached_path as cached_path
 from ._fetch import fetch as fetch
 from ._fetch import sha256_of as sha256_of
 from ._instances import Packed as Packed
+from ._judge import JudgeAgreement as JudgeAgreement
+from ._judge import JudgeProbe as JudgeProbe
+from ._judge import judge_agreement as judge_agreement
+from ._judge import judge_probe as judge_probe
+from ._judge import wilson_interval as wilson_interval
 from ._llm_client import ChatClient as ChatClient
 from ._llm_client import EndpointPool as EndpointPool
 from ._llm_client import resolve_endpoint as resolve_endpoint

@@ -551,6 +551,9 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
         summary["retrieval_recall"] = retrieval_recall_summary(data)
         if typing is not None:
             summary["type_classifier"] = typing[1]
+    if job.reader == "llm" and job.llm_judge == "llm":  # before the call counts: they count it
+        summary["judge_check"] = _check_judge(job, reader, pairs, data, pool)
+        meta["judge_check"] = summary["judge_check"]  # provenance of the run's outcomes
     calls = {}
     for part, obj in (("operators", operators), ("reader", reader)):
         stats = getattr(obj, "stats", None)  # the llm backend counts cache hits and requests
@@ -562,9 +565,6 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
         summary["llm_endpoints"] = pool.endpoints
     if audit is not None:
         summary["locomo_audit"] = {k: v for k, v in audit.as_json().items() if k != "changes"}
-    if job.reader == "llm" and job.llm_judge == "llm":
-        summary["judge_check"] = _check_judge(job, reader, pairs, data, pool)
-        meta["judge_check"] = summary["judge_check"]  # provenance of the run's outcomes
     meta["summary"] = summary
     write_json_atomic(meta_path, meta)
     return summary

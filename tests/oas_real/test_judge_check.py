@@ -153,6 +153,9 @@ def test_an_exact_judge_has_rate_zero_and_a_rerun_sends_nothing(tmp_path, capsys
     assert probe["lower"] == 0.0 and 0.0 < probe["upper"] < 0.5
     assert probe["n_decoys"] == probe["by_kind"]["other-gold"]["n_decoys"] + 6
     assert again["n_written"] == 0 and again["judge_check"] == first["judge_check"]
+    # the call counts include the probe's calls: all of the first run's, none of the rerun's
+    assert first["llm_calls"]["reader"]["requests"] == n_sent
+    assert again["llm_calls"]["reader"]["requests"] == 0
     assert "FLAGGED" not in capsys.readouterr().err
     table = first["judge_check"]["agreement"]["table"]
     assert table["no"]["no"] == first["judge_check"]["agreement"]["n"] == 48

@@ -536,3 +536,56 @@ def test_two_servers_give_the_rows_of_one_and_survive_a_kill(tmp_path):
         f"{t_both:.1f} s; server killed after {killed_at[0]} cached calls: {t_kill:.1f} s "
         f"(killed server {ep_d}, survivor {ep_c})"
     )
+
+
+def test_paper_protocol_subset_with_a_checked_judge(llama_server, tmp_path):
+    """Issue 32 item 3 at test size: the paper's LoCoMo protocol (``--design paper``: the
+    75-question sample, budgets 16-128, evidence turns) on its first 6 questions, with the model
+    as operators, reader and a checked judge. The rows are complete and paired, the judge probe
+    is reported with a rate in [0, 1], and a rerun against a dead address re-sends nothing (same
+    rows, same probe, no new cache entry). docs/llm.md gives the command of the full 75 x 4."""
+    from oas._paired import read_paired
+    from oas.real import PAPER_BUDGETS
+
+    base_url, _ = llama_server
+    data = _locomo()
+    cache = tmp_path / "cache"
+
+    def run(url: str, out: Path) -> dict:
+        args = ["pair", "locomo", "--data", str(data), "--design", "paper", "--limit", "6"]
+        args += ["--operators", "llm", "--reader", "llm", "--llm-judge", "llm"]
+        args += ["--no-progress", "--json", "--output", str(out)]
+        args += ["--llm-base-url", url, "--llm-model", MODEL_ALIAS, "--llm-cache", str(cache)]
+        r = _retcon(args)
+        assert r.returncode == 0, f"retcon {' '.join(args)} failed: {r.stderr[-2000:]}"
+        return json.loads(r.stdout)
+
+    t0 = time.monotonic()
+    first = run(base_url, tmp_path / "paper.jsonl")
+    took = time.monotonic() - t0
+    rows = _read_rows(tmp_path / "paper.jsonl")
+    budgets = set(PAPER_BUDGETS["locomo"])
+    assert len({r["query_id"] for r in rows}) == 6 and len(rows) == 6 * len(budgets)
+    assert {r["budget"] for r in rows} == budgets
+    paired = read_paired(tmp_path / "paper.jsonl", vocabulary="locomo")
+    assert paired.outcomes.shape == (len(rows), 4)
+    for r in rows:
+        assert all(r[f"y_{a}"] in (0.0, 1.0) for a in ("ret", "merge", "abstract", "rewrite"))
+        assert all(r[f"meta_lexical_{a}"] in (0.0, 1.0) for a in ("ret", "merge", "abstract"))
+    probe = first["judge_check"]["probe"]
+    assert probe["n_decoys"] > 0 and 0.0 <= probe["rate"] <= 1.0
+    assert 0.0 <= probe["lower"] <= probe["rate"] <= probe["upper"] <= 1.0
+    assert first["judge_check"]["agreement"]["n"] == 4 * len(rows)
+    entries = _cache_entries(cache)
+
+    dead = f"http://127.0.0.1:{_free_port()}/v1"
+    again = run(dead, tmp_path / "rerun.jsonl")
+    assert _read_rows(tmp_path / "rerun.jsonl") == rows
+    assert again["judge_check"] == first["judge_check"]
+    assert _cache_entries(cache) == entries
+    stats = _llm_stats(again)
+    assert stats is not None and stats["requests"] == 0 and stats["misses"] == 0
+    print(
+        f"[llm] --design paper --limit 6 with a checked judge: {took:.1f} s, {len(entries)} calls "
+        f"({len(entries) / took:.2f} calls/s); {first['judge_check']['line']}"
+    )
