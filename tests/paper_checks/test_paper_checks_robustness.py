@@ -98,6 +98,88 @@ def test_paper_checks_writes_the_robustness_section(tmp_path, capsys):
     assert [c["claim_id"] for c in section["claims"]] == ["1", "2"]
     assert json.loads((out / "report.json").read_text(encoding="utf-8"))["robustness"] == section
     assert section["crossovers"] and all(x["audited"] for x in section["crossovers"])
+    joint = section["crossovers"][0]["change_joint"]  # lexical/merge: crosses in both runs
+    assert section["crossovers"][0]["curve"] == "lexical/merge" and joint["share_defined"] >= 0.95
+    assert joint["lower"] <= joint["change"] <= joint["upper"]
     text = (out / "REPORT.md").read_text(encoding="utf-8")
     assert "## Robustness: LoCoMo and the audited LoCoMo" in text
     assert section["statement"] in text
+
+
+def _curves(groups: int, cross_at: float, budgets, noise: float, seed: int):
+    """(G, 3, nB) per-group dU curves crossing zero near ``cross_at`` (log-linear), with noise."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    base = -np.log(np.asarray(budgets, float) / cross_at)  # + below cross_at, - above
+    return base[None, None, :] + noise * rng.standard_normal((groups, 3, len(budgets)))
+
+
+def test_joint_crossover_change_is_paired():
+    import jax
+    import numpy as np
+
+    from paper_checks._robustness import joint_crossover_change
+
+    budgets = np.array([16.0, 32.0, 64.0, 128.0, 256.0])
+    groups = np.array([f"g{i}" for i in range(10)])
+    x = _curves(10, 60.0, budgets, 0.3, 0)
+    key = jax.random.PRNGKey(0)
+    # the same data under another group order: no change, and every replicate agrees exactly
+    order = np.arange(10)[::-1]
+    same = joint_crossover_change(key, budgets, groups, x, groups[order], x[order], n_resamples=200)
+    for v in same.values():
+        assert v["change"] == 0.0 and v["lower"] == 0.0 and v["upper"] == 0.0
+        assert v["n_groups"] == 10 and v["share_defined"] > 0.9
+    # every curve moved right by a factor 2 (crossover ~60 -> ~120): the joint interval is
+    # positive and narrower than the two separate intervals would allow
+    moved = _curves(10, 120.0, budgets, 0.3, 0)
+    got = joint_crossover_change(key, budgets, groups, x, groups, moved, n_resamples=200)
+    for v in got.values():
+        assert v["change"] > 0 and 0 < v["lower"] <= v["change"] <= v["upper"]
+    # curves that mostly never cross: too few replicates cross for an interval
+    flat = np.abs(_curves(10, 60.0, budgets, 0.3, 1)) + 0.5
+    none = joint_crossover_change(key, budgets, groups, flat, groups, x, n_resamples=100)
+    for v in none.values():
+        assert v["change"] is None and v["lower"] is None and v["share_defined"] < 0.95
+    # only the groups both runs have are compared
+    part = joint_crossover_change(key, budgets, groups, x, groups[:7], x[:7], n_resamples=50)
+    assert all(v["n_groups"] == 7 for v in part.values())
+
+
+def test_joint_mean_change_pairs_the_conversations():
+    import jax
+    import numpy as np
+
+    from paper_checks._robustness import joint_mean_change
+
+    rng = np.random.default_rng(1)
+    groups = np.repeat([f"c{i}" for i in range(10)], 8)
+    v = rng.integers(-1, 2, size=groups.size).astype(float)
+    key = jax.random.PRNGKey(3)
+    assert joint_mean_change(key, groups, v, groups[::-1], v[::-1], n_resamples=100) == (
+        0.0,
+        0.0,
+        0.0,
+    )
+    # one conversation's rows all become +1 after the audit: a positive change, paired interval
+    w = v.copy()
+    w[groups == "c0"] = 1.0
+    change, lo, hi = joint_mean_change(key, groups, v, groups, w, n_resamples=400)
+    assert change == pytest.approx((w.sum() - v.sum()) / v.size)
+    assert change is not None and lo is not None and hi is not None
+    assert change > 0 and 0.0 <= lo <= change <= hi
+    # a question dropped by the audit: the means are over each run's own rows
+    change, _, _ = joint_mean_change(key, groups, v, groups[1:], v[1:], n_resamples=50)
+    assert change == pytest.approx(v[1:].mean() - v.mean())
+    assert joint_mean_change(key, groups, v, np.array([]), np.array([])) == (None, None, None)
+
+
+def test_table_4_rows_in_the_markdown():
+    section = robustness([_claim("1", "PASS", 0.2)], _ws(), [_claim("1", "PASS", 0.2)], _ws("a"))
+    cell = {"operator": "merge", "budget": 16, "paper": 0.1, "ours": 0.05, "ours_audited": 0.07}
+    cell.update(interval=[0.0, 0.1], interval_audited=[0.01, 0.13], change=0.02)
+    cell.update(change_joint=[-0.01, 0.05], n=75, n_audited=75)
+    md = robustness_markdown({**section, "table_4": [cell]})
+    assert "| merge | 16 | +0.100 | +0.050 [0.000, 0.100] | +0.070 [0.010, 0.130] |" in md
+    assert "+0.020 [-0.010, +0.050] |" in md
