@@ -185,15 +185,16 @@ def joint_mean_change(
 ) -> tuple[float | None, float | None, float | None]:
     """``(change, lower, upper)`` of the mean of ``values_after`` minus that of ``values_before``
     (rows of two runs on the same conversations), with a paired cluster bootstrap: the
-    conversations both have are resampled, the same draw for both runs, and each run's mean is
-    taken over the rows of the drawn conversations. ``None`` for an undefined figure."""
+    conversations of either run are resampled, the same draw for both runs, and each run's mean is
+    taken over its rows of the drawn conversations. ``None`` for an undefined figure."""
     import jax
     import numpy as np
 
     gb = np.asarray(groups_before).astype(str)
     ga = np.asarray(groups_after).astype(str)
     vb, va = np.asarray(values_before, float), np.asarray(values_after, float)
-    shared = sorted(set(gb.tolist()) & set(ga.tolist()))
+    # every conversation of either run: one with no row in a run adds nothing to that run's mean
+    shared = sorted(set(gb.tolist()) | set(ga.tolist()))
     if not shared or not vb.size or not va.size:
         return None, None, None
 
@@ -242,9 +243,9 @@ def _table_4_change(ws_before, ws_after) -> list[dict] | None:
         diff = y[rows, ACTIONS.index(op)] - y[rows, 0]
         return np.asarray(p.group_id).astype(str)[rows], diff
 
-    after = {(c["operator"], c["budget"]): c for c in ta["table_4"]}
+    after = {(c["operator"], c["budget"]): c for c in ta["table_4"]["cells"]}
     out = []
-    for i, c in enumerate(tb["table_4"]):
+    for i, c in enumerate(tb["table_4"]["cells"]):
         a = after.get((c["operator"], c["budget"])) or {}
         key = jax.random.fold_in(ws_before.key("robustness-table-4"), i)
         change, lo, hi = joint_mean_change(

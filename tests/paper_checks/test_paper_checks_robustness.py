@@ -183,3 +183,28 @@ def test_table_4_rows_in_the_markdown():
     md = robustness_markdown({**section, "table_4": [cell]})
     assert "| merge | 16 | +0.100 | +0.050 [0.000, 0.100] | +0.070 [0.010, 0.130] |" in md
     assert "+0.020 [-0.010, +0.050] |" in md
+
+
+@pytest.mark.slow
+@needs_locomo
+@needs_audit
+def test_table_4_under_the_paper_design_on_both_annotations():
+    from paper_checks._robustness import _table_4_change, audited_workspace
+    from paper_checks._sources import Workspace
+
+    config = CheckConfig.fast(design="paper", readers=("lexical",), data=str(LOCOMO_PATH))
+    ws = Workspace(config, 0)
+    cells = _table_4_change(ws, audited_workspace(ws, AUDIT))
+    assert cells is not None and len(cells) == 12  # 3 operators x 4 budgets
+    assert {c["budget"] for c in cells} == {16, 32, 64, 128}
+    for c in cells:
+        # the paper's 75-question sample, drawn on each (a question may lack a budget's row)
+        assert 70 <= c["n"] <= 75 and 70 <= c["n_audited"] <= 75
+        assert c["change"] == pytest.approx(c["ours_audited"] - c["ours"], abs=1e-6)
+        lo, hi = c["change_joint"]
+        assert lo is not None and hi is not None and lo <= hi
+    print("\n".join(robustness_markdown({**_empty_section(), "table_4": cells}).splitlines()[-14:]))
+
+
+def _empty_section():
+    return robustness([], _ws(), [], _ws("a"))
