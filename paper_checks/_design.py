@@ -10,6 +10,9 @@ sample, budgets 16-128, cheapest-first packing, alphanumeric tokens, capped reco
   by grouped five-fold cross-fitting (``paper_checks._crossfit``), with both intervals of the
   accuracy. The paper's Table 8 is measured on LongMemEval; its value is shown at the budgets both
   grids share (32, 64, 128) as a reference, not as the same experiment.
+* **Tables 1, 7, 9, 10** (``paper_checks._tables_more``): fit-stratified gain, gain by type at
+  256 (LongMemEval only), budget pressure, operator against operator; measured on LongMemEval in
+  the paper, so on LoCoMo its values are a reference at the shared budgets.
 * **Not made**: the tables these data cannot make, each with its reason.
 
 Which interval a verdict uses: the conversation-level one. LoCoMo's 75 questions sit in 10
@@ -18,7 +21,7 @@ records, so the question bootstrap (the paper's unit) treats correlated question
 and is too narrow; the conversation-level Student-t interval on G - 1 df is the stricter, honest
 one (docs/statistics.md). Both are shown.
 
-References: MODEL §11 (protocol, Tables 4 and 8), §8 (policies).
+References: MODEL §11 (protocol, Tables 1, 3, 4, 7, 8, 9, 10), §8 (policies).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from paper_checks._published import (
     in_interval,
 )
 from paper_checks._tables import question_bootstrap, table_4, table_4_json, table_4_markdown
+from paper_checks._tables_more import table_1, table_7, table_9, table_10
 from retcon.inference import group_mean_interval
 
 #: Our policy name for each row of the paper's Table 8.
@@ -59,27 +63,21 @@ VERDICT_INTERVAL_LONGMEMEVAL = (
 #: The tables of MODEL §11 a LongMemEval run (``--paired`` a ``pair longmemeval --design paper``
 #: file) does not make, with the reason.
 NOT_MADE_LONGMEMEVAL = {
-    "1": "fit-stratified table: not built yet",
     "2": "OAS table: not built yet (Table 8 holds its direct and calibrated rows)",
     "4": "LoCoMo gains: this run grades a LongMemEval file",
     "5": "second answer model: no endpoint (needs --reader llm with a second model)",
     "6": "full-history BM25 stress test: not run (needs the full-history design and an endpoint)",
-    "7": "by type: not built yet",
-    "9": "budget pressure: not built yet",
-    "10": "operator against operator: not built yet",
     "11": "MLP - ridge: not built yet (the MLP grid of MODEL §8 is not wired in)",
     "12": "independent full-history four-action test: no endpoint",
 }
 #: The tables of MODEL §11 a LoCoMo run does not make, with the reason.
 NOT_MADE = {
-    "1": "fit-stratified table: on LongMemEval in the paper; not built for LoCoMo yet",
     "2": "OAS on LongMemEval: no LongMemEval file in this run",
     "3": "LongMemEval gains: no LongMemEval file in this run",
     "5": "second answer model: no endpoint (needs --reader llm with a second model)",
     "6": "full-history BM25 stress test: not run (needs the full-history design and an endpoint)",
-    "7": "by type at 256 on LongMemEval: no LongMemEval file in this run",
-    "9": "budget pressure on LongMemEval: no LongMemEval file in this run",
-    "10": "operator against operator on LongMemEval: no LongMemEval file in this run",
+    "7": "by type at 256 on LongMemEval: LoCoMo's grid stops at 128 and its query types are not "
+    "LongMemEval's",
     "11": "MLP - ridge on LongMemEval: no LongMemEval file in this run",
     "12": "independent full-history four-action test: no endpoint",
 }
@@ -196,6 +194,7 @@ def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000) -> dict:
         )
     )
     not_made = NOT_MADE_LONGMEMEVAL if dataset == "longmemeval" else NOT_MADE
+    more = more_tables(jax.random.fold_in(key, 1), paired, dataset, n_resamples=n_resamples)
     return {
         "design": "paper",
         "dataset": dataset,
@@ -211,8 +210,44 @@ def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000) -> dict:
             "paper_in_conversation_interval": _count(t4, "paper_in_conversation_interval"),
         },
         "table_8": {"note": note, "rows": t8},
+        **more,
         "not_made": [{"table": k, "reason": v} for k, v in not_made.items()],
     }
+
+
+#: Each extra table's function, its name in the block, and whether it needs LongMemEval's types
+#: and its 256-token budget.
+_MORE = (
+    ("table_1", "fit-stratified gain over retention", table_1, False),
+    ("table_7", "gain over retention at 256 tokens by query type", table_7, True),
+    ("table_9", "budget pressure (f_B: the share of evidence turns cheapest-first retention packs "
+                "whole)", table_9, False),
+    ("table_10", "operator against operator (accuracy difference)", table_10, False),
+)  # fmt: skip
+
+
+def more_tables(key: jax.Array, paired, dataset: str, *, n_resamples: int = 10_000) -> dict:
+    """Tables 1, 7 (LongMemEval only), 9 and 10 (``paper_checks._tables_more``), each with a note
+    and its cells; table ``k`` uses ``fold_in(key, k)``.
+
+    References: MODEL §11 (Tables 1, 7, 9, 10).
+    """
+    lme = dataset == "longmemeval"
+    out = {}
+    for k, (name, title, fn, lme_only) in enumerate(_MORE):
+        if lme_only and not lme:
+            continue
+        note = title + (
+            ""
+            if lme
+            else "; the paper measured it on LongMemEval (budgets 32-256): its value is a "
+            "reference at the budgets both grids share, not the same experiment"
+        )
+        out[name] = {
+            "note": note,
+            "cells": fn(jax.random.fold_in(key, k), paired, n_resamples=n_resamples),
+        }
+    return out
 
 
 def skipped_tables(reason: str) -> dict:
@@ -220,7 +255,7 @@ def skipped_tables(reason: str) -> dict:
     return {
         "design": "paper",
         "skipped": reason,
-        "not_made": [{"table": "4", "reason": reason}, {"table": "8", "reason": reason}]
+        "not_made": [{"table": t, "reason": reason} for t in ("1", "4", "8", "9", "10")]
         + [{"table": k, "reason": v} for k, v in NOT_MADE.items()],
     }
 
@@ -289,9 +324,41 @@ def tables_markdown(tables: dict) -> str:
             f"{_f(p.get('accuracy'))} | {p.get('harms', '-')} | {_f(r['difference'], True)} | "
             f"{_yes(r['paper_in_question_interval'])} | {_yes(r['paper_in_conversation_interval'])} |"
         )
+    for name, *_ in _MORE:
+        if name in tables:
+            lines += ["", *_more_markdown(name, tables[name])]
     lines += ["", "## Tables not made", ""]
     lines += [f"- Table {t['table']}: {t['reason']}." for t in tables["not_made"]]
     return "\n".join(lines) + "\n"
+
+
+#: The columns that name a cell of each extra table, before the shared ones.
+_KEYS = {
+    "table_1": ("stratum", "operator", "budget"),
+    "table_7": ("type", "operator", "budget"),
+    "table_9": ("row", "budget"),
+    "table_10": ("row", "budget"),
+}
+
+
+def _more_markdown(name: str, table: dict) -> list[str]:
+    keys = _KEYS[name]
+    number = name.split("_")[1]
+    lines = [f"## Table {number}: {table['note']}", ""]
+    lines.append(
+        "| " + " | ".join(keys) + " | n | ours | question interval | conversation interval | "
+        "paper | ours - paper | in q | in c |"
+    )
+    lines.append("|" + "---|" * (len(keys) + 9))
+    for c in table["cells"]:
+        lines.append(
+            "| " + " | ".join(str(c[k]) for k in keys) + f" | {c['n']} | {_f(c['ours'], True)} | "
+            f"{_iv(c['question_interval'])} | {_iv(c['conversation_interval'])} | "
+            f"{_f(c['paper'], True)} | {_f(c['difference'], True)} | "
+            f"{_yes(c['paper_in_question_interval'])} | "
+            f"{_yes(c['paper_in_conversation_interval'])} |"
+        )
+    return lines
 
 
 def _cells(cells: list[dict]):
