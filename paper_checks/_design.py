@@ -30,6 +30,7 @@ import jax
 import numpy as np
 
 from paper_checks._published import (
+    TABLE_2,
     TABLE_3,
     TABLE_3_BUDGETS,
     TABLE_8,
@@ -63,7 +64,6 @@ VERDICT_INTERVAL_LONGMEMEVAL = (
 #: The tables of MODEL §11 a LongMemEval run (``--paired`` a ``pair longmemeval --design paper``
 #: file) does not make, with the reason.
 NOT_MADE_LONGMEMEVAL = {
-    "2": "OAS table: not built yet (Table 8 holds its direct and calibrated rows)",
     "4": "LoCoMo gains: this run grades a LongMemEval file",
     "5": "second answer model: no endpoint (needs --reader llm with a second model)",
     "6": "full-history BM25 stress test: not run (needs the full-history design and an endpoint)",
@@ -72,7 +72,6 @@ NOT_MADE_LONGMEMEVAL = {
 }
 #: The tables of MODEL §11 a LoCoMo run does not make, with the reason.
 NOT_MADE = {
-    "2": "OAS on LongMemEval: no LongMemEval file in this run",
     "3": "LongMemEval gains: no LongMemEval file in this run",
     "5": "second answer model: no endpoint (needs --reader llm with a second model)",
     "6": "full-history BM25 stress test: not run (needs the full-history design and an endpoint)",
@@ -88,7 +87,7 @@ def _r(x) -> float | None:
     return round(x, 6) if np.isfinite(x) else None
 
 
-def table_8(key: jax.Array, paired, *, n_resamples: int = 10_000) -> list[dict]:
+def table_8(key: jax.Array, paired, *, n_resamples: int = 10_000, ev=None) -> list[dict]:
     """Table 8's rows on ``paired``: accuracy (harmful choices) per policy and budget, cross-fitted.
 
     Args:
@@ -96,6 +95,8 @@ def table_8(key: jax.Array, paired, *, n_resamples: int = 10_000) -> list[dict]:
         ``j`` ``fold_in(key, 1 + 16 * i + j)``.
       paired: ``oas.PairedData``.
       n_resamples: question-bootstrap replicates.
+      ev: the cross-fitted choices (``crossfit_evaluate(fold_in(key, 0), paired)``) when the
+        caller has them already; ``None`` computes them.
 
     Returns:
       one dict per (row, budget): ``row``, ``policy``, ``budget``, ``n``, ``accuracy``, ``harms``,
@@ -107,7 +108,8 @@ def table_8(key: jax.Array, paired, *, n_resamples: int = 10_000) -> list[dict]:
     """
     from paper_checks._crossfit import crossfit_evaluate
 
-    ev = crossfit_evaluate(jax.random.fold_in(key, 0), paired)
+    if ev is None:
+        ev = crossfit_evaluate(jax.random.fold_in(key, 0), paired)
     groups = np.asarray(paired.group_id).astype(str)
     budgets = np.unique(ev.budget)
     out = []
@@ -146,6 +148,51 @@ def table_8(key: jax.Array, paired, *, n_resamples: int = 10_000) -> list[dict]:
     return out
 
 
+#: Table 2's rows and our policy for each.
+TABLE_2_POLICIES = {"direct": "oas", "calibrated": "oas-calibrated@0"}
+
+
+def table_2(key: jax.Array, paired, ev, *, n_resamples: int = 10_000) -> list[dict]:
+    """Table 2: direct and calibrated OAS, gain over retention and harmful choices per budget.
+
+    Args:
+      key: JAX key; cell ``k`` (in the returned order) uses ``fold_in(key, k)``.
+      paired: ``oas.PairedData`` (for the conversations of the rows).
+      ev: the cross-fitted choices of Table 8 (``paper_checks._crossfit.crossfit_evaluate``).
+      n_resamples: question-bootstrap replicates.
+
+    Returns:
+      one dict per (row, budget), rows ``direct`` then ``calibrated``: ``row``, ``policy``,
+      ``budget``, ``harms`` (ours), ``paper_harms``, ``paper_interval`` and the ``mean_cell``
+      fields of the gain ``y(chosen) - y(ret)`` (``paper_checks._tables_more``).
+
+    References: MODEL §8 (calibration), §11 (Table 2).
+    """
+    from paper_checks._tables_more import mean_cell
+
+    groups = np.asarray(paired.group_id).astype(str)[ev.index]
+    out = []
+    for row, policy in TABLE_2_POLICIES.items():
+        gain = ev.outcome(policy) - ev.outcomes[:, 0]
+        harm = ev.harm(policy)
+        for b in np.unique(ev.budget):
+            rows = ev.budget == b
+            pub = TABLE_2.get((row, int(b)))
+            k = jax.random.fold_in(key, len(out))
+            cell = mean_cell(
+                k, gain[rows], groups[rows], None if pub is None else pub.value, n_resamples
+            )
+            out.append(
+                {"row": row, "policy": policy, "budget": int(b), "harms": int(harm[rows].sum())}
+                | cell
+                | {
+                    "paper_harms": None if pub is None else pub.harmed,
+                    "paper_interval": None if pub is None else [pub.lo, pub.hi],
+                }
+            )
+    return out
+
+
 def _count(cells, flag: str) -> dict:
     known = [c[flag] for c in cells if c[flag] is not None]
     return {"in": int(sum(known)), "of": len(known)}
@@ -177,7 +224,12 @@ def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000) -> dict:
         gains["published"], gains["budgets"] = TABLE_3, TABLE_3_BUDGETS
     cells = table_4(jax.random.fold_in(key, 4), paired, n_resamples=n_resamples, **gains)
     t4 = table_4_json(cells)
-    t8 = table_8(jax.random.fold_in(key, 8), paired, n_resamples=n_resamples)
+    from paper_checks._crossfit import crossfit_evaluate
+
+    k8 = jax.random.fold_in(key, 8)
+    ev = crossfit_evaluate(jax.random.fold_in(k8, 0), paired)
+    t8 = table_8(k8, paired, n_resamples=n_resamples, ev=ev)
+    t2 = table_2(jax.random.fold_in(key, 2), paired, ev, n_resamples=n_resamples)
     gain_table = "table_3" if dataset == "longmemeval" else "table_4"
     note = (
         "the paper's Table 8 is measured on LongMemEval (budgets 32-256); ours on "
@@ -210,6 +262,17 @@ def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000) -> dict:
             "paper_in_conversation_interval": _count(t4, "paper_in_conversation_interval"),
         },
         "table_8": {"note": note, "rows": t8},
+        "table_2": {
+            "note": "direct and calibrated OAS (alpha = 0), gain over retention and harmful "
+            "choices, from Table 8's cross-fitted choices"
+            + (
+                ""
+                if dataset == "longmemeval"
+                else "; the paper measured it on LongMemEval (budgets 32-256): its value is a "
+                "reference at the budgets both grids share, not the same experiment"
+            ),
+            "cells": t2,
+        },
         **more,
         "not_made": [{"table": k, "reason": v} for k, v in not_made.items()],
     }
@@ -255,7 +318,7 @@ def skipped_tables(reason: str) -> dict:
     return {
         "design": "paper",
         "skipped": reason,
-        "not_made": [{"table": t, "reason": reason} for t in ("1", "4", "8", "9", "10")]
+        "not_made": [{"table": t, "reason": reason} for t in ("1", "2", "4", "8", "9", "10")]
         + [{"table": k, "reason": v} for k, v in NOT_MADE.items()],
     }
 
@@ -324,7 +387,7 @@ def tables_markdown(tables: dict) -> str:
             f"{_f(p.get('accuracy'))} | {p.get('harms', '-')} | {_f(r['difference'], True)} | "
             f"{_yes(r['paper_in_question_interval'])} | {_yes(r['paper_in_conversation_interval'])} |"
         )
-    for name, *_ in _MORE:
+    for name in ("table_2", *(m[0] for m in _MORE)):
         if name in tables:
             lines += ["", *_more_markdown(name, tables[name])]
     lines += ["", "## Tables not made", ""]
@@ -334,6 +397,7 @@ def tables_markdown(tables: dict) -> str:
 
 #: The columns that name a cell of each extra table, before the shared ones.
 _KEYS = {
+    "table_2": ("row", "budget", "harms", "paper_harms"),
     "table_1": ("stratum", "operator", "budget"),
     "table_7": ("type", "operator", "budget"),
     "table_9": ("row", "budget"),
@@ -352,7 +416,9 @@ def _more_markdown(name: str, table: dict) -> list[str]:
     lines.append("|" + "---|" * (len(keys) + 9))
     for c in table["cells"]:
         lines.append(
-            "| " + " | ".join(str(c[k]) for k in keys) + f" | {c['n']} | {_f(c['ours'], True)} | "
+            "| "
+            + " | ".join("-" if c[k] is None else str(c[k]) for k in keys)
+            + f" | {c['n']} | {_f(c['ours'], True)} | "
             f"{_iv(c['question_interval'])} | {_iv(c['conversation_interval'])} | "
             f"{_f(c['paper'], True)} | {_f(c['difference'], True)} | "
             f"{_yes(c['paper_in_question_interval'])} | "
