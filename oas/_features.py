@@ -7,23 +7,26 @@ compute its inputs without JAX.
 Features, in ``FEATURE_NAMES`` order (MODEL §8):
   1. ``budget_over_512``          B / 512
   2. ``token_pressure``           len(C) / B, with len(C) the sum of raw record token lengths
-  3. ``budget_fit_fraction``      f_B: share of C's raw tokens that retention packs under B
-                                  (prefix / skip / cut packing, MODEL §2); under the paper's
-                                  definitions the share of C's records (evidence turns) that
-                                  cheapest-first retention packs whole
+  3. ``budget_fit_fraction``      f_B: share of C's records (evidence turns) that cheapest-first
+                                  retention packs whole (the paper's, the default); under
+                                  ``definitions="ours"`` the share of C's raw tokens that
+                                  retention packs under B (prefix / skip / cut packing, MODEL §2)
   4. ``constituent_count``        |C|
   5. ``session_count``            number of distinct session ids in C
-  6. ``embedding_inconsistency``  mean over C of 1 - cos(e_m, centroid); the centroid is the mean
-                                  of the unit-normalized record embeddings; under the paper's
-                                  definitions the mean squared distance of the unit-normalized
-                                  embeddings to their mean, ``mean_m ||e_m - ebar||^2``
+  6. ``embedding_inconsistency``  mean squared distance of the unit-normalized record embeddings
+                                  to their mean, ``mean_m ||e_m - ebar||^2`` (the paper's, the
+                                  default); under ``definitions="ours"`` the mean over C of
+                                  1 - cos(e_m, centroid), the centroid the mean of the unit vectors
   7. ``mean_pairwise_cosine``     mean of cos(e_i, e_j) over pairs i < j; 1.0 for one record
   8-11. ``query_type_0..3``       one-hot of the query type's slot in its vocabulary
                                   (``retcon.vocab``)
 
-``definitions`` picks features 3 and 6: ``"ours"`` (the package's, above) or ``"paper"`` (MODEL
-§8 as the paper defines them; ``--design paper``). ``DEFAULT_DEFINITIONS`` is the one place that
-sets which a caller gets without saying: flipping it to ``"paper"`` flips every feature computed.
+``definitions`` picks features 3 and 6: ``"paper"`` (MODEL §8, the spec: the paper's definitions)
+or ``"ours"`` (the package's before issue 31; kept so that older runs can be reproduced).
+``DEFAULT_DEFINITIONS`` is the one place that sets which a caller gets without saying; it is
+``"paper"``, so every feature computed (simulated and real, oracle and end to end) is the paper's
+unless a caller asks for ``"ours"``. Feature 3 under ``"paper"`` ignores ``packing``: the paper's
+``f_B`` is cheapest-first whatever the context packing.
 
 References: MODEL §2 (packing), §8 (features).
 """
@@ -52,8 +55,8 @@ N_FEATURES = len(FEATURE_NAMES)
 N_QUERY_TYPES = 4
 #: Features 3 and 6: the package's definitions or the paper's (MODEL §8).
 FEATURE_DEFINITIONS = ("ours", "paper")
-#: What ``compute_features`` uses when the caller does not say; the paper's is one edit away.
-DEFAULT_DEFINITIONS = "ours"
+#: What ``compute_features`` uses when the caller does not say: the paper's (MODEL §8).
+DEFAULT_DEFINITIONS = "paper"
 
 
 def check_definitions(definitions: str | None) -> str:
@@ -199,9 +202,10 @@ def compute_features_batch(
       session_ids: shape ``(n, K)``, integer session ids (any integers; compared within a row).
       embeddings: shape ``(n, K, D)``, record embeddings.
       query_type_slot: shape ``(n,)`` int in 0..3, the query type's index in its vocabulary.
-      packing: ``"prefix"`` (default), ``"skip"`` or ``"cut"`` for feature 3.
-      definitions: features 3 and 6, ``"ours"`` or ``"paper"`` (module docstring); ``None``:
-        ``DEFAULT_DEFINITIONS``.
+      packing: ``"prefix"`` (default), ``"skip"`` or ``"cut"`` for feature 3 under
+        ``definitions="ours"`` (the paper's feature 3 is cheapest-first).
+      definitions: features 3 and 6, ``"paper"`` or ``"ours"`` (module docstring); ``None``:
+        ``DEFAULT_DEFINITIONS`` (``"paper"``).
 
     Returns:
       shape ``(n, 11)`` float64, columns in ``FEATURE_NAMES`` order.
@@ -263,8 +267,10 @@ def compute_features(
       session_ids: shape ``(k,)``, the records' session ids (any hashable labels).
       embeddings: shape ``(k, D)``, record embeddings.
       query_type_slot: the query type's index (0..3) in its vocabulary.
-      packing: ``"prefix"`` (default), ``"skip"`` or ``"cut"`` for feature 3.
-      definitions: features 3 and 6, ``"ours"`` or ``"paper"``; ``None``: ``DEFAULT_DEFINITIONS``.
+      packing: ``"prefix"`` (default), ``"skip"`` or ``"cut"`` for feature 3 under
+        ``definitions="ours"``.
+      definitions: features 3 and 6, ``"paper"`` or ``"ours"``; ``None``: ``DEFAULT_DEFINITIONS``
+        (``"paper"``).
 
     Returns:
       shape ``(11,)`` float64 in ``FEATURE_NAMES`` order.

@@ -10,6 +10,9 @@ sample, budgets 16-128, cheapest-first packing, alphanumeric tokens, capped reco
   by grouped five-fold cross-fitting (``paper_checks._crossfit``), with both intervals of the
   accuracy. The paper's Table 8 is measured on LongMemEval; its value is shown at the budgets both
   grids share (32, 64, 128) as a reference, not as the same experiment.
+* **Tables 1, 7, 9, 10** (``paper_checks._tables_more``): fit-stratified gain, gain by type at
+  256 (LongMemEval only), budget pressure, operator against operator; measured on LongMemEval in
+  the paper, so on LoCoMo its values are a reference at the shared budgets.
 * **Not made**: the tables these data cannot make, each with its reason.
 
 Which interval a verdict uses: the conversation-level one. LoCoMo's 75 questions sit in 10
@@ -18,7 +21,7 @@ records, so the question bootstrap (the paper's unit) treats correlated question
 and is too narrow; the conversation-level Student-t interval on G - 1 df is the stricter, honest
 one (docs/statistics.md). Both are shown.
 
-References: MODEL §11 (protocol, Tables 4 and 8), §8 (policies).
+References: MODEL §11 (protocol, Tables 1, 3, 4, 7, 8, 9, 10), §8 (policies).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import jax
 import numpy as np
 
 from paper_checks._published import (
+    TABLE_2,
     TABLE_3,
     TABLE_3_BUDGETS,
     TABLE_8,
@@ -34,6 +38,7 @@ from paper_checks._published import (
     in_interval,
 )
 from paper_checks._tables import question_bootstrap, table_4, table_4_json, table_4_markdown
+from paper_checks._tables_more import table_1, table_7, table_9, table_10
 from retcon.inference import group_mean_interval
 
 #: Our policy name for each row of the paper's Table 8.
@@ -59,27 +64,19 @@ VERDICT_INTERVAL_LONGMEMEVAL = (
 #: The tables of MODEL §11 a LongMemEval run (``--paired`` a ``pair longmemeval --design paper``
 #: file) does not make, with the reason.
 NOT_MADE_LONGMEMEVAL = {
-    "1": "fit-stratified table: not built yet",
-    "2": "OAS table: not built yet (Table 8 holds its direct and calibrated rows)",
     "4": "LoCoMo gains: this run grades a LongMemEval file",
     "5": "second answer model: no endpoint (needs --reader llm with a second model)",
     "6": "full-history BM25 stress test: not run (needs the full-history design and an endpoint)",
-    "7": "by type: not built yet",
-    "9": "budget pressure: not built yet",
-    "10": "operator against operator: not built yet",
     "11": "MLP - ridge: not built yet (the MLP grid of MODEL §8 is not wired in)",
     "12": "independent full-history four-action test: no endpoint",
 }
 #: The tables of MODEL §11 a LoCoMo run does not make, with the reason.
 NOT_MADE = {
-    "1": "fit-stratified table: on LongMemEval in the paper; not built for LoCoMo yet",
-    "2": "OAS on LongMemEval: no LongMemEval file in this run",
     "3": "LongMemEval gains: no LongMemEval file in this run",
     "5": "second answer model: no endpoint (needs --reader llm with a second model)",
     "6": "full-history BM25 stress test: not run (needs the full-history design and an endpoint)",
-    "7": "by type at 256 on LongMemEval: no LongMemEval file in this run",
-    "9": "budget pressure on LongMemEval: no LongMemEval file in this run",
-    "10": "operator against operator on LongMemEval: no LongMemEval file in this run",
+    "7": "by type at 256 on LongMemEval: LoCoMo's grid stops at 128 and its query types are not "
+    "LongMemEval's",
     "11": "MLP - ridge on LongMemEval: no LongMemEval file in this run",
     "12": "independent full-history four-action test: no endpoint",
 }
@@ -90,7 +87,7 @@ def _r(x) -> float | None:
     return round(x, 6) if np.isfinite(x) else None
 
 
-def table_8(key: jax.Array, paired, *, n_resamples: int = 10_000) -> list[dict]:
+def table_8(key: jax.Array, paired, *, n_resamples: int = 10_000, ev=None) -> list[dict]:
     """Table 8's rows on ``paired``: accuracy (harmful choices) per policy and budget, cross-fitted.
 
     Args:
@@ -98,6 +95,8 @@ def table_8(key: jax.Array, paired, *, n_resamples: int = 10_000) -> list[dict]:
         ``j`` ``fold_in(key, 1 + 16 * i + j)``.
       paired: ``oas.PairedData``.
       n_resamples: question-bootstrap replicates.
+      ev: the cross-fitted choices (``crossfit_evaluate(fold_in(key, 0), paired)``) when the
+        caller has them already; ``None`` computes them.
 
     Returns:
       one dict per (row, budget): ``row``, ``policy``, ``budget``, ``n``, ``accuracy``, ``harms``,
@@ -109,7 +108,8 @@ def table_8(key: jax.Array, paired, *, n_resamples: int = 10_000) -> list[dict]:
     """
     from paper_checks._crossfit import crossfit_evaluate
 
-    ev = crossfit_evaluate(jax.random.fold_in(key, 0), paired)
+    if ev is None:
+        ev = crossfit_evaluate(jax.random.fold_in(key, 0), paired)
     groups = np.asarray(paired.group_id).astype(str)
     budgets = np.unique(ev.budget)
     out = []
@@ -148,6 +148,51 @@ def table_8(key: jax.Array, paired, *, n_resamples: int = 10_000) -> list[dict]:
     return out
 
 
+#: Table 2's rows and our policy for each.
+TABLE_2_POLICIES = {"direct": "oas", "calibrated": "oas-calibrated@0"}
+
+
+def table_2(key: jax.Array, paired, ev, *, n_resamples: int = 10_000) -> list[dict]:
+    """Table 2: direct and calibrated OAS, gain over retention and harmful choices per budget.
+
+    Args:
+      key: JAX key; cell ``k`` (in the returned order) uses ``fold_in(key, k)``.
+      paired: ``oas.PairedData`` (for the conversations of the rows).
+      ev: the cross-fitted choices of Table 8 (``paper_checks._crossfit.crossfit_evaluate``).
+      n_resamples: question-bootstrap replicates.
+
+    Returns:
+      one dict per (row, budget), rows ``direct`` then ``calibrated``: ``row``, ``policy``,
+      ``budget``, ``harms`` (ours), ``paper_harms``, ``paper_interval`` and the ``mean_cell``
+      fields of the gain ``y(chosen) - y(ret)`` (``paper_checks._tables_more``).
+
+    References: MODEL §8 (calibration), §11 (Table 2).
+    """
+    from paper_checks._tables_more import mean_cell
+
+    groups = np.asarray(paired.group_id).astype(str)[ev.index]
+    out = []
+    for row, policy in TABLE_2_POLICIES.items():
+        gain = ev.outcome(policy) - ev.outcomes[:, 0]
+        harm = ev.harm(policy)
+        for b in np.unique(ev.budget):
+            rows = ev.budget == b
+            pub = TABLE_2.get((row, int(b)))
+            k = jax.random.fold_in(key, len(out))
+            cell = mean_cell(
+                k, gain[rows], groups[rows], None if pub is None else pub.value, n_resamples
+            )
+            out.append(
+                {"row": row, "policy": policy, "budget": int(b), "harms": int(harm[rows].sum())}
+                | cell
+                | {
+                    "paper_harms": None if pub is None else pub.harmed,
+                    "paper_interval": None if pub is None else [pub.lo, pub.hi],
+                }
+            )
+    return out
+
+
 def _count(cells, flag: str) -> dict:
     known = [c[flag] for c in cells if c[flag] is not None]
     return {"in": int(sum(known)), "of": len(known)}
@@ -179,7 +224,12 @@ def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000) -> dict:
         gains["published"], gains["budgets"] = TABLE_3, TABLE_3_BUDGETS
     cells = table_4(jax.random.fold_in(key, 4), paired, n_resamples=n_resamples, **gains)
     t4 = table_4_json(cells)
-    t8 = table_8(jax.random.fold_in(key, 8), paired, n_resamples=n_resamples)
+    from paper_checks._crossfit import crossfit_evaluate
+
+    k8 = jax.random.fold_in(key, 8)
+    ev = crossfit_evaluate(jax.random.fold_in(k8, 0), paired)
+    t8 = table_8(k8, paired, n_resamples=n_resamples, ev=ev)
+    t2 = table_2(jax.random.fold_in(key, 2), paired, ev, n_resamples=n_resamples)
     gain_table = "table_3" if dataset == "longmemeval" else "table_4"
     note = (
         "the paper's Table 8 is measured on LongMemEval (budgets 32-256); ours on "
@@ -196,6 +246,7 @@ def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000) -> dict:
         )
     )
     not_made = NOT_MADE_LONGMEMEVAL if dataset == "longmemeval" else NOT_MADE
+    more = more_tables(jax.random.fold_in(key, 1), paired, dataset, n_resamples=n_resamples)
     return {
         "design": "paper",
         "dataset": dataset,
@@ -211,8 +262,55 @@ def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000) -> dict:
             "paper_in_conversation_interval": _count(t4, "paper_in_conversation_interval"),
         },
         "table_8": {"note": note, "rows": t8},
+        "table_2": {
+            "note": "direct and calibrated OAS (alpha = 0), gain over retention and harmful "
+            "choices, from Table 8's cross-fitted choices"
+            + (
+                ""
+                if dataset == "longmemeval"
+                else "; the paper measured it on LongMemEval (budgets 32-256): its value is a "
+                "reference at the budgets both grids share, not the same experiment"
+            ),
+            "cells": t2,
+        },
+        **more,
         "not_made": [{"table": k, "reason": v} for k, v in not_made.items()],
     }
+
+
+#: Each extra table's function, its name in the block, and whether it needs LongMemEval's types
+#: and its 256-token budget.
+_MORE = (
+    ("table_1", "fit-stratified gain over retention", table_1, False),
+    ("table_7", "gain over retention at 256 tokens by query type", table_7, True),
+    ("table_9", "budget pressure (f_B: the share of evidence turns cheapest-first retention packs "
+                "whole)", table_9, False),
+    ("table_10", "operator against operator (accuracy difference)", table_10, False),
+)  # fmt: skip
+
+
+def more_tables(key: jax.Array, paired, dataset: str, *, n_resamples: int = 10_000) -> dict:
+    """Tables 1, 7 (LongMemEval only), 9 and 10 (``paper_checks._tables_more``), each with a note
+    and its cells; table ``k`` uses ``fold_in(key, k)``.
+
+    References: MODEL §11 (Tables 1, 7, 9, 10).
+    """
+    lme = dataset == "longmemeval"
+    out = {}
+    for k, (name, title, fn, lme_only) in enumerate(_MORE):
+        if lme_only and not lme:
+            continue
+        note = title + (
+            ""
+            if lme
+            else "; the paper measured it on LongMemEval (budgets 32-256): its value is a "
+            "reference at the budgets both grids share, not the same experiment"
+        )
+        out[name] = {
+            "note": note,
+            "cells": fn(jax.random.fold_in(key, k), paired, n_resamples=n_resamples),
+        }
+    return out
 
 
 def skipped_tables(reason: str) -> dict:
@@ -220,7 +318,7 @@ def skipped_tables(reason: str) -> dict:
     return {
         "design": "paper",
         "skipped": reason,
-        "not_made": [{"table": "4", "reason": reason}, {"table": "8", "reason": reason}]
+        "not_made": [{"table": t, "reason": reason} for t in ("1", "2", "4", "8", "9", "10")]
         + [{"table": k, "reason": v} for k, v in NOT_MADE.items()],
     }
 
@@ -248,10 +346,11 @@ def tables_markdown(tables: dict) -> str:
     t4 = tables[name]
     q, c = t4["paper_in_question_interval"], t4["paper_in_conversation_interval"]
     title = "Table 3" if lme else "Table 4"
-    md = table_4_markdown(_cells(t4["cells"])).rstrip("\n")
-    if lme:
-        md = md.replace("## Table 4: LoCoMo,", "## Table 3: LongMemEval,")
-        md = md.replace(", the stricter one with questions nested in 10 conversations", "")
+    md = (
+        table_4_markdown(_cells(t4["cells"]), "Table 3: LongMemEval", "")
+        if lme
+        else table_4_markdown(_cells(t4["cells"]))
+    ).rstrip("\n")
     lines = [
         "# The paper's tables beside ours (--design paper)",
         "",
@@ -288,9 +387,44 @@ def tables_markdown(tables: dict) -> str:
             f"{_f(p.get('accuracy'))} | {p.get('harms', '-')} | {_f(r['difference'], True)} | "
             f"{_yes(r['paper_in_question_interval'])} | {_yes(r['paper_in_conversation_interval'])} |"
         )
+    for name in ("table_2", *(m[0] for m in _MORE)):
+        if name in tables:
+            lines += ["", *_more_markdown(name, tables[name])]
     lines += ["", "## Tables not made", ""]
     lines += [f"- Table {t['table']}: {t['reason']}." for t in tables["not_made"]]
     return "\n".join(lines) + "\n"
+
+
+#: The columns that name a cell of each extra table, before the shared ones.
+_KEYS = {
+    "table_2": ("row", "budget", "harms", "paper_harms"),
+    "table_1": ("stratum", "operator", "budget"),
+    "table_7": ("type", "operator", "budget"),
+    "table_9": ("row", "budget"),
+    "table_10": ("row", "budget"),
+}
+
+
+def _more_markdown(name: str, table: dict) -> list[str]:
+    keys = _KEYS[name]
+    number = name.split("_")[1]
+    lines = [f"## Table {number}: {table['note']}", ""]
+    lines.append(
+        "| " + " | ".join(keys) + " | n | ours | question interval | conversation interval | "
+        "paper | ours - paper | in q | in c |"
+    )
+    lines.append("|" + "---|" * (len(keys) + 9))
+    for c in table["cells"]:
+        lines.append(
+            "| "
+            + " | ".join("-" if c[k] is None else str(c[k]) for k in keys)
+            + f" | {c['n']} | {_f(c['ours'], True)} | "
+            f"{_iv(c['question_interval'])} | {_iv(c['conversation_interval'])} | "
+            f"{_f(c['paper'], True)} | {_f(c['difference'], True)} | "
+            f"{_yes(c['paper_in_question_interval'])} | "
+            f"{_yes(c['paper_in_conversation_interval'])} |"
+        )
+    return lines
 
 
 def _cells(cells: list[dict]):

@@ -7,7 +7,7 @@ over the same questions; ``[lo, hi]`` is the paper's 95% question-level bootstra
 ``(helped, harmed)`` are question counts. ``tests/paper_checks/test_published.py`` parses MODEL.md and checks
 these cells against its text, so a transcription typo fails a test.
 
-References: MODEL §11 (Tables 2, 3, 4, 8).
+References: MODEL §11 (Tables 1, 2, 3, 4, 7, 8, 9, 10).
 """
 
 from __future__ import annotations
@@ -111,6 +111,94 @@ TABLE_2: dict[tuple[str, int], Gain] = {
     ("calibrated", 64): Gain(0.142, 0.056, 0.234, None, 3),
     ("calibrated", 128): Gain(0.092, 0.034, 0.160, None, 2),
     ("calibrated", 256): Gain(-0.003, -0.009, 0.000, None, 1),
+}
+
+
+# MODEL §11, Table 1: fit-stratified gain (LongMemEval) by whether retention packs all the
+# evidence. Keys ``(stratum, operator, budget)``, stratum ``"incomplete"`` or ``"complete"``;
+# ``helped`` / ``harmed`` here are the paper's help / harm *rates* (at 128; none given at 256).
+TABLE_1_BUDGETS = (128, 256)
+TABLE_1_N: dict[tuple[str, int], int] = {
+    ("incomplete", 128): 36,
+    ("complete", 128): 39,
+    ("incomplete", 256): 11,
+    ("complete", 256): 64,
+}
+TABLE_1_RATES: dict[tuple[str, str, int], tuple[float, float]] = {
+    ("incomplete", "abstract", 128): (0.38, 0.04),
+    ("incomplete", "merge", 128): (0.41, 0.08),
+    ("incomplete", "rewrite", 128): (0.39, 0.08),
+    ("complete", "abstract", 128): (0.06, 0.10),
+    ("complete", "merge", 128): (0.06, 0.21),
+    ("complete", "rewrite", 128): (0.08, 0.17),
+}
+TABLE_1: dict[tuple[str, str, int], float] = {
+    ("incomplete", "abstract", 128): 0.343,
+    ("incomplete", "merge", 128): 0.324,
+    ("incomplete", "rewrite", 128): 0.306,
+    ("complete", "abstract", 128): -0.043,
+    ("complete", "merge", 128): -0.145,
+    ("complete", "rewrite", 128): -0.094,
+    ("incomplete", "abstract", 256): -0.061,
+    ("incomplete", "merge", 256): 0.152,
+    ("incomplete", "rewrite", 256): -0.061,
+    ("complete", "abstract", 256): -0.083,
+    ("complete", "merge", 256): -0.151,
+    ("complete", "rewrite", 256): -0.089,
+}
+
+# MODEL §11, Table 7: gain over retention at 256 tokens by LongMemEval type, n per type.
+TABLE_7_BUDGET = 256
+TABLE_7_N: dict[str, int] = {
+    "single-session": 9,
+    "multi-session": 13,
+    "temporal-reasoning": 13,
+    "knowledge-update": 40,
+    "all": 75,
+}
+_TABLE_7_TEXT = {  # abstract / merge / rewrite
+    "single-session": (0.037, -0.037, -0.037),
+    "multi-session": (0.051, 0.179, -0.077),
+    "temporal-reasoning": (-0.154, -0.051, 0.051),
+    "knowledge-update": (-0.125, -0.233, -0.142),
+    "all": (-0.080, -0.107, -0.084),
+}
+TABLE_7: dict[tuple[str, str], float] = {
+    (t, op): v for t, vals in _TABLE_7_TEXT.items() for op, v in zip(OPERATORS, vals, strict=True)
+}
+
+# MODEL §11, Table 9: budget pressure (LongMemEval) at 32 / 64 / 128 / 256: the mean of f_B, and
+# the share of questions with full fit (f_B = 1) and with zero fit (f_B = 0), as fractions (the
+# paper prints percentages).
+TABLE_9_BUDGETS = (32, 64, 128, 256)
+_TABLE_9_TEXT = {
+    "mean fit": (0.065, 0.424, 0.718, 0.911),
+    "full fit": (0.013, 0.093, 0.520, 0.853),
+    "zero fit": (0.787, 0.107, 0.013, 0.000),
+}
+TABLE_9: dict[tuple[str, int], float] = {
+    (row, b): v
+    for row, vals in _TABLE_9_TEXT.items()
+    for b, v in zip(TABLE_9_BUDGETS, vals, strict=True)
+}
+
+# MODEL §11, Table 10: operator against operator, accuracy difference at 32 / 64 / 128 / 256
+# (LongMemEval); an interval where the paper prints one.
+TABLE_10_BUDGETS = (32, 64, 128, 256)
+TABLE_10_ROWS = (("merge", "abstract"), ("abstract", "rewrite"), ("merge", "rewrite"))
+TABLE_10: dict[tuple[str, int], Gain] = {
+    ("merge - abstract", 32): Gain(-0.013),
+    ("merge - abstract", 64): Gain(-0.009),
+    ("merge - abstract", 128): Gain(-0.022),
+    ("merge - abstract", 256): Gain(-0.031),
+    ("abstract - rewrite", 32): Gain(0.298, 0.196, 0.396),
+    ("abstract - rewrite", 64): Gain(0.133, 0.027, 0.240),
+    ("abstract - rewrite", 128): Gain(0.027),
+    ("abstract - rewrite", 256): Gain(0.018),
+    ("merge - rewrite", 32): Gain(0.284, 0.173, 0.396),
+    ("merge - rewrite", 64): Gain(0.124, 0.018, 0.227),
+    ("merge - rewrite", 128): Gain(0.004),
+    ("merge - rewrite", 256): Gain(-0.013),
 }
 
 

@@ -152,15 +152,25 @@ def _flag(x) -> str:
     return "-" if x is None else ("yes" if x else "no")
 
 
-def table_4_markdown(cells: list[Table4Cell]) -> str:
-    """Table 4 as a markdown table for ``TABLES.md``."""
+def table_4_markdown(
+    cells: list[Table4Cell],
+    title: str = "Table 4: LoCoMo",
+    nesting: str = ", the stricter one with questions nested in 10 conversations",
+) -> str:
+    """A gain table (Table 4, or Table 3 with its title) as a markdown table for ``TABLES.md``.
+
+    Args:
+      cells: the table's cells.
+      title: the heading's table and data set (``"Table 3: LongMemEval"`` for Table 3).
+      nesting: what the conversation interval's unit adds, after "ours (...)" ("" where each
+        question is its own group, as on LongMemEval).
+    """
     lines = [
-        "## Table 4: LoCoMo, gain over retention (paper beside ours)",
+        f"## {title}, gain over retention (paper beside ours)",
         "",
         "Question interval: the paper's unit (question-level paired bootstrap). Conversation "
-        "interval: ours (per-conversation means, Student-t on G - 1 df), the stricter one with "
-        "questions nested in 10 conversations. `in q` / `in c`: the paper's value lies in our "
-        "question / conversation interval.",
+        f"interval: ours (per-conversation means, Student-t on G - 1 df){nesting}. "
+        "`in q` / `in c`: the paper's value lies in our question / conversation interval.",
         "",
         "| operator | budget | n | paper | paper interval | ours | h/h | question interval | "
         "conversation interval | ours - paper | in q | in c |",

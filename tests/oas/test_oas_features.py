@@ -66,24 +66,41 @@ def cos(u, v):
     return float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)))
 
 
+def cheapest_whole_share(budget, lengths):
+    """The paper's f_B as a loop: records by increasing length (ties in the given order), each that
+    still fits taken whole; the share of the records taken."""
+    left, taken = budget, 0
+    for i in sorted(range(len(lengths)), key=lambda i: (lengths[i], i)):
+        if lengths[i] <= left:
+            left -= lengths[i]
+            taken += 1
+    return taken / len(lengths)
+
+
 @given(instances())
 def test_features_match_definitions(inst):
-    """MODEL §8 features 1-11, each against its definition written as a loop."""
+    """MODEL §8 features 1-11, each against its definition written as a loop; the default is the
+    paper's features 3 and 6, ``definitions="ours"`` the package's older ones."""
     budget, lengths, sessions, emb, slot = inst
     f = compute_features(budget, lengths, sessions, emb, slot)
-    assert f.shape == (len(FEATURE_NAMES),)
+    ours = compute_features(budget, lengths, sessions, emb, slot, definitions="ours")
+    assert f.shape == ours.shape == (len(FEATURE_NAMES),)
     assert f[0] == pytest.approx(budget / 512)
     assert f[1] == pytest.approx(sum(lengths) / budget)
-    assert f[2] == pytest.approx(fit_loop(budget, lengths, "prefix"))
+    assert f[2] == pytest.approx(cheapest_whole_share(budget, lengths))
+    assert ours[2] == pytest.approx(fit_loop(budget, lengths, "prefix"))
     assert f[3] == len(lengths)
     assert f[4] == len(set(sessions))
     units = [e / np.linalg.norm(e) for e in emb]
     centroid = np.mean(units, axis=0)
+    spread = np.mean([float(np.sum((u - centroid) ** 2)) for u in units])
+    assert f[5] == pytest.approx(spread, abs=1e-9)
     if np.linalg.norm(centroid) > 1e-6:
-        assert f[5] == pytest.approx(np.mean([1 - cos(e, centroid) for e in emb]), abs=1e-9)
+        assert ours[5] == pytest.approx(np.mean([1 - cos(e, centroid) for e in emb]), abs=1e-9)
     pairs = [cos(a, b) for a, b in itertools.combinations(emb, 2)]
     assert f[6] == pytest.approx(np.mean(pairs) if pairs else 1.0, abs=1e-9)
     assert f[7:].tolist() == np.eye(4)[slot].tolist()
+    assert np.delete(f, [2, 5]).tolist() == np.delete(ours, [2, 5]).tolist()
 
 
 def test_batch_equals_single_with_padding():

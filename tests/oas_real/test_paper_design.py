@@ -83,8 +83,14 @@ def test_paper_features_on_a_small_cluster():
         f = compute_features(budget, lengths, ["s1"] * 4, emb, 0, definitions="paper")
         assert f[2] == pytest.approx(reference_fit_share(budget, lengths))
         assert f[5] == pytest.approx(reference_spread(emb))
-    ours = compute_features(8, lengths, ["s1"] * 4, emb, 0)
+    ours = compute_features(8, lengths, ["s1"] * 4, emb, 0, definitions="ours")
     assert ours[2] != pytest.approx(reference_fit_share(8, lengths))  # tokens, prefix: 7/18
+    # the paper's definitions are the default (MODEL §8): no argument gives the paper's features
+    default = compute_features(8, lengths, ["s1"] * 4, emb, 0)
+    assert (
+        default.tolist()
+        == compute_features(8, lengths, ["s1"] * 4, emb, 0, "prefix", "paper").tolist()
+    )
     with pytest.raises(InputError, match="definitions must be one of"):
         compute_features(8, lengths, ["s1"] * 4, emb, 0, definitions="theirs")
 

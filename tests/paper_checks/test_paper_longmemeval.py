@@ -70,7 +70,7 @@ def test_tables_of_the_papers_design_on_the_longmemeval_file(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_paper_checks_design_paper_grades_the_longmemeval_file(tmp_path, capsys):
-    from paper_checks._published import TABLE_3
+    from paper_checks._published import TABLE_3, TABLE_7
 
     lme = tmp_path / "lme.jsonl"
     argv = ["-q", "pair", "longmemeval", "--design", "paper", "--operators", "extractive"]
@@ -86,3 +86,7 @@ def test_paper_checks_design_paper_grades_the_longmemeval_file(tmp_path, capsys)
     assert all(c["paper"] == TABLE_3[(c["operator"], c["budget"])].value for c in cells)
     assert all(c["n"] == 48 for c in cells) and len(t["table_8"]["rows"]) == 24
     assert "4" in {x["table"] for x in t["not_made"]}
+    assert not {"1", "2", "7", "9", "10"} & {x["table"] for x in t["not_made"]}
+    assert all(c["paper"] is not None for c in t["table_2"]["cells"])  # the paper's own grid
+    assert [(c["type"], c["operator"]) for c in t["table_7"]["cells"]] == list(TABLE_7)
+    assert sum(c["n"] for c in t["table_7"]["cells"] if c["operator"] == "merge") == 2 * 48

@@ -80,3 +80,60 @@ def test_in_interval():
     assert pub.in_interval(0.1, 0.0, 0.2)
     assert pub.in_interval(0.2, 0.0, 0.2)
     assert not pub.in_interval(0.3, 0.0, 0.2)
+
+
+def test_table_1_cells_match_model_text():
+    text = _bullet("Table 1,")
+    at128, at256 = text.split("At 256,")
+    cell = re.compile(rf"(abstract|merge|rewrite) {NUM} \({NUM}/{NUM}; (\d+)\)")
+    for stratum in ("incomplete", "complete"):
+        found = cell.findall(at128[at128.index(f" {stratum} fit") :])[:3]
+        assert [f[0] for f in found] == list(pub.OPERATORS), stratum
+        for op, v, h, m, n in found:
+            assert pub.TABLE_1[(stratum, op, 128)] == _num(v)
+            assert pub.TABLE_1_RATES[(stratum, op, 128)] == (_num(h), _num(m))
+            assert pub.TABLE_1_N[(stratum, 128)] == int(n)
+    for stratum in ("incomplete", "complete"):
+        seg = at256[at256.index(f" {stratum} (n = ") :]
+        n = re.match(r" \w+ \(n = (\d+)\)", seg)
+        assert n is not None and pub.TABLE_1_N[(stratum, 256)] == int(n[1])
+        found = re.findall(rf"(abstract|merge|rewrite) {NUM}", seg)[:3]
+        assert [f[0] for f in found] == list(pub.OPERATORS)
+        for op, v in found:
+            assert pub.TABLE_1[(stratum, op, 256)] == _num(v)
+    assert len(pub.TABLE_1) == 12
+
+
+def test_table_7_cells_match_model_text():
+    text = _bullet("Table 7,")
+    names: dict[str, str] = {"temporal": "temporal-reasoning"}
+    pattern = re.compile(rf"([a-z-]+) \((\d+)\) {NUM} / {NUM} / {NUM}")
+    found = pattern.findall(text)
+    assert len(found) == 5
+    for name, n, *vals in found:
+        t = str(names.get(name, name))
+        assert pub.TABLE_7_N[t] == int(n)
+        for op, v in zip(pub.OPERATORS, vals, strict=True):
+            assert pub.TABLE_7[(t, op)] == _num(v), (t, op)
+    assert len(pub.TABLE_7) == 15
+
+
+def test_table_9_cells_match_model_text():
+    text = _bullet("Table 9,")
+    for row, label, scale in (("mean fit", "mean fit", 1.0), ("full fit", "full fit", 100.0),
+                              ("zero fit", "zero fit", 100.0)):  # fmt: skip
+        seg = text[text.index(label) + len(label) :]
+        vals = re.findall(r"(\d*\.?\d+)", seg)[:4]
+        for b, v in zip(pub.TABLE_9_BUDGETS, vals, strict=True):
+            assert pub.TABLE_9[(row, b)] == pytest.approx(float(v) / scale, abs=1e-12), (row, b)
+
+
+def test_table_10_cells_match_model_text():
+    text = _bullet("Table 10,")
+    for first, second in pub.TABLE_10_ROWS:
+        row = f"{first} - {second}"
+        seg = text[text.index(row) + len(row) :].split(";")[0]
+        cells = re.findall(rf"{NUM}(?: \[{NUM}, {NUM}\])?", seg)[:4]
+        for b, (v, lo, hi) in zip(pub.TABLE_10_BUDGETS, cells, strict=True):
+            want = pub.Gain(_num(v), _num(lo) if lo else None, _num(hi) if hi else None)
+            assert pub.TABLE_10[(row, b)] == want, (row, b)
