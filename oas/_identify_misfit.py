@@ -88,35 +88,15 @@ def reader_context_test(key: jax.Array, structure, budget, slot, outcomes, group
     }
 
 
-def misfit_attribution(
-    key: jax.Array,
-    structure,
-    budget,
-    slot,
-    outcomes,
-    groups,
-    theta,
-    strata,
-    *,
-    stratum_names=None,
-    alpha: float = MISFIT_ALPHA,
-) -> dict:
-    """``misfit_tests`` with ``reader_test`` and ``looks_like`` (module doc); same arguments."""
-    m = misfit_tests(
-        key,
-        structure,
-        budget,
-        slot,
-        outcomes,
-        groups,
-        theta,
-        strata,
-        stratum_names=stratum_names,
-        alpha=alpha,
-    )
-    r = reader_context_test(
-        jax.random.fold_in(key, 7_777), structure, budget, slot, outcomes, groups, theta
-    )
+def misfit_attribution(key: jax.Array, *rows, stratum_names=None, alpha=MISFIT_ALPHA) -> dict:
+    """``misfit_tests`` with ``reader_test`` and ``looks_like`` (module doc).
+
+    Args:
+      key: JAX key; rows: ``misfit_tests``'s ``structure, budget, slot, outcomes, groups,
+        theta, strata``; stratum_names, alpha: as ``misfit_tests``.
+    """
+    m = misfit_tests(key, *rows, stratum_names=stratum_names, alpha=alpha)
+    r = reader_context_test(jax.random.fold_in(key, 7_777), *rows[:6])
     reader = bool(np.isfinite(r["p_value"]) and r["p_value"] <= alpha)
     looks = "none" if not m["misfit"] else "reader" if reader else "operators"
     return {**m, "reader_test": r, "looks_like": looks}
