@@ -24,7 +24,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from oas._misfit import format_misfit, misfit_tests
+from oas._identify_misfit import format_misfit_attribution, misfit_attribution
 from oas._strata import length_strata, stratum_label
 from oas._structure import paired_structure
 from retcon.errors import InputError
@@ -216,7 +216,7 @@ def identify_report(
         "overall": _comparison_dict(overall),
         "strata": strata,
         "single_cluster": single,
-        "misfit": misfit_tests(
+        "misfit": misfit_attribution(
             jax.random.fold_in(k_diag, 999),
             structure,
             data.budget,
@@ -323,7 +323,7 @@ def format_report(rep: dict) -> str:
             )
     if rep.get("misfit"):
         lines.append("")
-        lines.append(format_misfit(rep["misfit"]))
+        lines.append(format_misfit_attribution(rep["misfit"]))
     if rep.get("single_cluster"):
         lines.append("")
         lines.append("single-cluster closed route (MODEL §6, theory.crossover):")

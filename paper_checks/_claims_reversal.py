@@ -26,6 +26,7 @@ from paper_checks._claim_base import (
     source_budgets,
 )
 from paper_checks._curves import chance_outcomes
+from paper_checks._operating_crossover import continuous_interval
 from paper_checks._requirements import Needs
 from paper_checks._rules import (
     loose_oc,
@@ -87,9 +88,25 @@ def check_sign_reversal(ws: Workspace) -> ClaimResult:
             "theory B* [shown]: "
             + ", ".join(f"{o} {c.crossover.fmt()}" for o, c in theory.operators.items())
         )
+    covers = None
+    if head is not None and measured.defined:
+        wide = continuous_interval(source_budgets(head), measured)
+        covers = {
+            "grid_truth": measured,
+            "continuous": wide,
+            "note": "grid_truth: the interval covers the root of the population dU interpolated "
+            "on the data's grid; continuous: widened to the grid's brackets, it covers the "
+            "continuous B* wherever dU has one sign change between those grid budgets "
+            "(paper_checks._operating_crossover; docs/statistics.md)",
+        }
+        parts.append(
+            f"{op_h} B* interval for the grid truth {measured.fmt()}, for the continuous B* "
+            f"{wide.fmt()}"
+        )
     if chk is not None:
         parts.append("reader check: " + admission_text(reader, chk))
     details = {
+        "crossover_covers": covers,
         "grades": grades,
         "sim_grades": sim_grades,
         "admissibility": {reader: chk},

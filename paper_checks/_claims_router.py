@@ -188,9 +188,10 @@ def check_harm_calibration(ws: Workspace) -> ClaimResult:
     reader, ev = _loco(ws, skipped)
     src = ws.unit(reader)
     harm, cost, inconclusive, sweep, crc = {}, {}, {}, {}, {}
-    harm_g, cost_g = {}, {}
+    harm_g, cost_g, base_harm = {}, {}, float("nan")
     if ev is not None:
         h_oas, a_oas = ev.harm("oas"), ev.outcome("oas")
+        base_harm = float(np.nanmean(ev.per_group(h_oas)))
         sweep["oas"] = {"harm": float(h_oas.mean()), "accuracy": float(a_oas.mean())}
         for var in ("oas-calibrated", "oas-crc"):
             for a in ev.alphas:
@@ -260,6 +261,7 @@ def check_harm_calibration(ws: Workspace) -> ClaimResult:
             harm_g,
             cost_g,
             ws.config.max_accuracy_cost,
+            base_harm=base_harm,
             n_datasets=ws.config.oc_datasets,
         )
         if harm_g

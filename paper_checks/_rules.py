@@ -7,8 +7,8 @@ anyone's paired file call the same rules (docs/statistics.md). Every rule comes 
 (``paper_checks.operating.operating_characteristics``), in worlds that take the data's own
 between-group spread and set only the truth: null worlds where the claim is false at its
 boundary, a true world at the paper's effect (MODEL §11, ``paper_checks._effects``) and a
-half-size world (its PASS share is ``power_half``). Claims 6, 7 and 9 still take their true world
-from the data's effect turned to the claim's side (no paper figure is mapped for them yet).
+half-size world (its PASS share is ``power_half``); claims 6-9 at the effects stated in
+docs/statistics.md ("The stated effects of claims 6-9"), never at the data's own.
 ``paper_checks._claims`` measures the arrays on LoCoMo and calls these; which readings stand is
 ``paper_checks._acceptance``.
 
@@ -21,7 +21,17 @@ import jax
 import numpy as np
 
 from paper_checks._curves import t_estimate
-from paper_checks._effects import paper_curves
+from paper_checks._effects import (
+    CROSS_NOTE_BEATS,
+    CROSS_NOTE_CONDITION,
+    HARM_COST,
+    HARM_CUT,
+    MLP_MINUS_RIDGE,
+    ROUTER_GAIN,
+    ROUTER_GAIN_BUDGETS,
+    cross_note_effects,
+    paper_curves,
+)
 from paper_checks._loco import t_interval
 from paper_checks._scaling import slope_test
 from paper_checks._types import Verdict
@@ -292,17 +302,14 @@ def conditions(conds: dict) -> dict:
 
 
 def cross_note_oc(key, beats: dict, conds: dict, *, n_datasets: int = N_DATASETS):
-    """Claim 6's rule (``verdict_cross_note`` of t-intervals) in a true world with each unit's
-    measured effect turned to the claim's side (beats: ``|mean|``; conditions: the measured
-    means, with the smallest turned negative when none is), and null worlds where one operator
-    ties rewrite or every condition favours merge (one dominates), with LoCoMo's spread."""
+    """Claim 6's rule (``verdict_cross_note`` of t-intervals) in a true world at the paper's stated
+    effects (``_effects.cross_note_effects``: Table 4's ``o - rewrite`` per operator, Table 7's
+    per-type ``merge - abstract`` size with the signs taking turns), and null worlds where one
+    operator ties rewrite or every condition favours merge (one dominates), with the data's
+    spread."""
     data = {f"b:{k}": v for k, v in beats.items()} | {f"c:{k}": v for k, v in conds.items()}
-    mu = {k: np.nanmean(v) for k, v in data.items()}
-    true = {k: abs(m) if k.startswith("b:") else m for k, m in mu.items()}
+    true = cross_note_effects(beats, conds)
     ck = [k for k in data if k.startswith("c:")]
-    if ck and not (any(true[k] > 0 for k in ck) and any(true[k] < 0 for k in ck)):
-        lo_k, hi_k = min(ck, key=lambda k: true[k]), max(ck, key=lambda k: true[k])
-        true[lo_k], true[hi_k] = -abs(true[lo_k]), abs(true[hi_k])
     nulls = {}
     bk = [k for k in data if k.startswith("b:")]
     if bk:
@@ -323,20 +330,21 @@ def cross_note_oc(key, beats: dict, conds: dict, *, n_datasets: int = N_DATASETS
         nulls,
         key,
         n_datasets,
-        ("LoCoMo's effects turned to the claim's side, LoCoMo's spread", "those effects halved"),
+        (
+            f"the paper's effects: o - rewrite {CROSS_NOTE_BEATS['abstract']:+.3f} (abstract), "
+            f"{CROSS_NOTE_BEATS['merge']:+.3f} (merge) from Table 4; merge - abstract "
+            f"+-{CROSS_NOTE_CONDITION:.3f} per query type from Table 7; the data's spread",
+            "those effects halved",
+        ),
     )
 
 
-#: The smallest effect of interest where a claim states none (one accuracy point: claim 7's own
-#: gain on LoCoMo): the true world of a direction-only rule is never weaker than this.
-MIN_EFFECT = 0.01
-
-
 def positive_oc(key, units: dict, *, n_datasets: int = N_DATASETS):
-    """A "positive in every unit" rule (``verdict_router_gain`` of t-intervals) in a true world
-    with each unit's measured mean turned positive (``|mean|``, at least ``MIN_EFFECT``) and null
-    worlds with one unit at 0, with the measured spread."""
-    mu = {k: max(abs(float(np.nanmean(v))), MIN_EFFECT) for k, v in units.items()}
+    """Claim 7's "positive in every unit" rule (``verdict_router_gain`` of t-intervals) in a true
+    world at the paper's gain over the best fixed policy (``_effects.ROUTER_GAIN``: Table 8 at the
+    budget-stressed budgets) in every unit, and null worlds with one unit at 0, with the
+    measured spread."""
+    mu = dict.fromkeys(units, ROUTER_GAIN)
     return _halved_oc(
         lambda d: verdict_router_gain({k: t_estimate(v) for k, v in d.items()}).verdict,
         units,
@@ -345,15 +353,19 @@ def positive_oc(key, units: dict, *, n_datasets: int = N_DATASETS):
         key,
         n_datasets,
         (
-            f"the measured effect as |mean| (at least {MIN_EFFECT:g}), its spread",
-            "that effect halved",
+            f"the paper's gain {ROUTER_GAIN:+.4f} (Table 8, direct OAS - fixed operator at "
+            f"{' and '.join(map(str, ROUTER_GAIN_BUDGETS))}), the data's spread",
+            "half the paper's gain",
         ),
     )
 
 
 def equivalence_oc(key, diff, margin: float, *, n_datasets: int = N_DATASETS):
-    """Claim 8's rule in a true world with no difference and null worlds at the margin (MLP
-    better or worse by ``margin``), with the measured spread."""
+    """Claim 8's rule in a true world at the paper's ``acc(mlp) - acc(ridge)``
+    (``_effects.MLP_MINUS_RIDGE``, Table 11's mean) and null worlds at the margin (MLP better or
+    worse by ``margin``), with the measured spread. Where ``margin`` is below the paper's 1.55
+    points the true world lies outside the equivalence region: the claim holds there, the rule's
+    PASS (equivalence) does not, and its power is low by construction."""
     return operating_characteristics(
         lambda d: (
             verdict_no_reliable_improvement(
@@ -362,13 +374,13 @@ def equivalence_oc(key, diff, margin: float, *, n_datasets: int = N_DATASETS):
         ),
         np.asarray(diff).shape[0],
         group_values={"d": np.asarray(diff, float)},
-        true_means={"d": 0.0},
+        true_means={"d": MLP_MINUS_RIDGE},
         null_means={"MLP better by the margin": {"d": margin}, "MLP worse by it": {"d": -margin}},
         key=key,
         n_datasets=n_datasets,
-        true_world="no difference, the measured spread",
-        half_means={"d": margin / 2},
-        half_world="a difference of half the margin",
+        true_world=f"the paper's MLP - ridge {MLP_MINUS_RIDGE:+.4f} (Table 11), the data's spread",
+        half_means={"d": MLP_MINUS_RIDGE / 2},
+        half_world="half the paper's difference",
     )
 
 
@@ -378,14 +390,24 @@ def harm_verdict(harm, cost, max_cost, missing=(), inconclusive=None) -> Verdict
     )
 
 
-def harm_oc(key, harm_g: dict, cost_g: dict, max_cost: float, *, n_datasets: int = N_DATASETS):
-    """Claim 9's rule in a true world with each unit's measured harm change turned negative
-    (``-|mean|``) at its measured cost (capped at half the bound), and null worlds where one
+def harm_oc(
+    key,
+    harm_g: dict,
+    cost_g: dict,
+    max_cost: float,
+    *,
+    base_harm: float,
+    n_datasets: int = N_DATASETS,
+):
+    """Claim 9's rule in a true world at the paper's effects: every binding unit cuts the harm
+    rate by ``_effects.HARM_CUT`` (Table 2: 39 harmful choices to 7) of ``base_harm`` (the
+    uncalibrated router's harm rate, a nuisance parameter of the data, not its effect) at the
+    paper's bounded cost ``_effects.HARM_COST`` (Table 8 at 128 and 256); null worlds where one
     unit's harm is unchanged or its cost sits at twice the bound, with the measured spread."""
     bound = max_cost
     data = {f"h:{k}": v for k, v in harm_g.items()} | {f"c:{k}": v for k, v in cost_g.items()}
-    true = {f"h:{k}": -abs(float(np.nanmean(v))) for k, v in harm_g.items()}
-    true |= {f"c:{k}": min(float(np.nanmean(v)), bound / 2) for k, v in cost_g.items()}
+    true = {f"h:{k}": -HARM_CUT * float(base_harm) for k in harm_g}
+    true |= {f"c:{k}": HARM_COST for k in cost_g}
     first = next(iter(harm_g))
     nulls = {
         "harm unchanged": {**true, f"h:{first}": 0.0},
@@ -405,7 +427,10 @@ def harm_oc(key, harm_g: dict, cost_g: dict, max_cost: float, *, n_datasets: int
         null_means=nulls,
         key=key,
         n_datasets=n_datasets,
-        true_world="the measured harm changes (as -|mean|) at their costs, the measured spread",
+        true_world=(
+            f"the paper's harm cut ({HARM_CUT:.0%} of the router's harm rate {base_harm:.4f}, "
+            f"Table 2) at its bounded cost {HARM_COST:.3f} (Table 8), the data's spread"
+        ),
         half_means={k: (v / 2 if k.startswith("h:") else v) for k, v in true.items()},
-        half_world="those harm changes halved",
+        half_world="half that harm cut, the same cost",
     )

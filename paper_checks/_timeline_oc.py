@@ -33,6 +33,7 @@ References: docs/timeline.md ("Error rates of the simulation statements"), docs/
 from __future__ import annotations
 
 import math
+from typing import Any, NamedTuple, cast
 
 import jax
 import numpy as np
@@ -189,3 +190,63 @@ def fmt_operating(oc: dict) -> str:
         f"a tenth of the effect), false NO {oc['false_no']:.1%} ({oc['n_datasets']} data sets "
         f"of {oc['queries']} streams per world)"
     )
+
+
+# ---- statement 2 ("the loss per pass is geometric"): nested survival worlds -----------------------
+
+
+class NestedSurvival(NamedTuple):
+    """Survival counts in the layout of ``oas.real.survival``'s result (which ``survival_report``
+    reads): ``survived (G, K + 1)``, ``at_risk (G,)``, ``lengths (G, K + 1)``."""
+
+    survived: np.ndarray
+    at_risk: np.ndarray
+    lengths: np.ndarray
+
+
+def nested_survival(
+    rng: np.random.Generator,
+    *,
+    floor: float,
+    phi: float,
+    n_groups: int = 10,
+    at_risk: tuple[int, int] = (40, 80),
+    passes: int = 4,
+    tilt: float = 0.1,
+):
+    """One data set of answer survival against passes where a question lost stays lost.
+
+    Per conversation, ``n ~ U(at_risk)`` answerable questions; each is *robust* (never lost) with
+    probability ``floor`` and otherwise survives each pass with probability ``phi`` (times a
+    per-conversation tilt ``U(1 - tilt, 1 + tilt)``, capped below 1) until it is lost: survival
+    ``S_k = floor + (1 - floor) phi^k`` levels off at ``floor``; ``floor = 0`` is the geometric law
+    (H10). Counts are nested (``survived[:, k] <= survived[:, k - 1]``), as a pass chain's are.
+
+    Returns:
+      ``NestedSurvival`` (the fields of ``oas.real.survival``'s result; lengths zero).
+    """
+    surv = np.zeros((n_groups, passes + 1))
+    risk = rng.integers(at_risk[0], at_risk[1] + 1, size=n_groups).astype(float)
+    for g, n in enumerate(risk.astype(int)):
+        p = min(phi * rng.uniform(1 - tilt, 1 + tilt), 0.999)
+        robust = rng.random(n) < floor
+        lost_at = 1 + rng.geometric(1 - p, size=n) - 1  # passes survived before the loss
+        alive = robust[:, None] | (np.arange(passes + 1)[None, :] <= lost_at[:, None] - 1)
+        alive[:, 0] = True
+        surv[g] = alive.sum(0)
+    return NestedSurvival(surv, risk, np.zeros_like(surv))
+
+
+def geometric_rule_rates(
+    seed: int, *, floor: float, phi: float, n_datasets: int = 60, **world
+) -> dict[str, float]:
+    """Shares of ``oas.real.survival_report``'s verdicts (the per-chain rule of statement 2) over
+    ``n_datasets`` ``nested_survival`` data sets: ``{verdict: share}``."""
+    from oas.real import survival_report
+
+    rng = np.random.default_rng(seed)
+    verdicts = [
+        survival_report(cast(Any, nested_survival(rng, floor=floor, phi=phi, **world)))["verdict"]
+        for _ in range(n_datasets)
+    ]
+    return {v: verdicts.count(v) / n_datasets for v in sorted(set(verdicts))}

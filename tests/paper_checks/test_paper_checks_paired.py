@@ -83,6 +83,10 @@ def test_a_file_where_the_claims_hold_grades_them_pass(files, tmp_path):
     obj = _check(files, ["holds", "second"], ["1", "4"], tmp_path)
     assert obj["verdicts"] == {"1": "PASS", "4": "PASS"}, obj["claims"][0]["details"]["reason"]
     assert "paired:r0" in obj["claims"][0]["details"]["grades"]
+    # the crossover's two intervals (issue 30 item 6): the continuous one holds the grid one
+    cov = obj["claims"][0]["details"]["crossover_covers"]
+    (g, c) = (cov["grid_truth"], cov["continuous"])
+    assert c["lower"] <= g["lower"] <= g["upper"] <= c["upper"], cov
     data = {d["name"]: d for d in obj["data"]}
     assert set(data) == {"r0", "r1"}
     sha = hashlib.sha256(files["holds"].read_bytes()).hexdigest()
