@@ -83,6 +83,16 @@ TIMELINE_STYLES = {
 # Reference marks (a crossover time, a no-spillover crossover): a colour no operator, policy or
 # decomposition term uses, so a mark is never read as a line of the data.
 REFERENCE_COLOR = "#c51b7d"
+# Their markers, drawn at staggered points (``markevery``), so a policy whose curve runs on top
+# of another's stays visible.
+TIMELINE_MARKERS = {
+    "retain-all": "o",
+    "overflow": "s",
+    "periodic": "^",
+    "budget-aware": "D",
+    "tiered": "v",
+    "router": "P",
+}
 FIXED_POLICIES = ("always-ret", "always-merge", "always-abstract", "always-rewrite")
 LEARNED_POLICIES = ("oas", "oas-calibrated", "oas-crc", "mlp", "theory")
 
@@ -156,6 +166,11 @@ def figure_name(stem: str, fmt: str = "png") -> str:
     if fmt not in FORMATS:
         raise ValueError(f"figure format must be one of {', '.join(FORMATS)}; got {fmt!r}.")
     return f"{stem}.{fmt}"
+
+
+def with_format(names, fmt: str = "png") -> list[str]:
+    """A command's output names with every ``.png`` figure renamed to ``fmt`` (``--format``)."""
+    return [figure_name(n[:-4], fmt) if n.endswith(".png") else n for n in names]
 
 
 def register_style() -> None:
