@@ -5,6 +5,8 @@ from ._baselines import KnnChoice as KnnChoice
 from ._baselines import evidence_fit_rule as evidence_fit_rule
 from ._baselines import knn_router as knn_router
 from ._baselines import training_selected_operator as training_selected_operator
+from ._decisions import decision_shares as decision_shares
+from ._decisions import decisions_figure as decisions_figure
 from ._embed import HashedTfidf as HashedTfidf
 from ._embed import embed_texts as embed_texts
 from ._evaluate import DIFFERENCES as DIFFERENCES

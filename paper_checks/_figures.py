@@ -17,6 +17,7 @@ from retcon.plots import (
     OPERATOR_COLORS,
     OPERATOR_DASHES,
     budget_axis,
+    figure_name,
     grid,
     new_figure,
     policy_style,
@@ -24,6 +25,7 @@ from retcon.plots import (
 )
 
 __all__ = [
+    "delta_curves_legend",
     "grid",
     "new_figure",
     "plot_coverage_replacement",
@@ -36,11 +38,18 @@ __all__ = [
 ]
 
 
-def plot_delta_curves(ax, source: SourceCurves) -> None:
-    """``dU_o(B)`` per operator with its 95% band and crossover markers (MODEL §6)."""
+# Line widths per operator, widest drawn first: on real data two operators can give equal
+# curves (merge and rewrite on LoCoMo), and the wider one then shows around the narrower.
+_WIDTHS = {"merge": 2.8, "abstract": 1.9, "rewrite": 1.3}
+
+
+def plot_delta_curves(ax, source: SourceCurves, *, legend: bool = True) -> None:
+    """``dU_o(B)`` per operator with its 95% band and crossover markers (MODEL §6); with
+    ``legend=False`` the caller draws one legend for the figure (``delta_curves_legend``)."""
     for op, c in source.operators.items():
         col = OPERATOR_COLORS.get(op)
-        ax.plot(c.budgets, c.delta, color=col, ls=OPERATOR_DASHES.get(op, "-"), label=op)
+        ls = OPERATOR_DASHES.get(op, "-")
+        ax.plot(c.budgets, c.delta, color=col, ls=ls, lw=_WIDTHS.get(op, 1.6), label=op)
         if np.any(c.lower != c.upper):
             ax.fill_between(c.budgets, c.lower, c.upper, color=col, alpha=0.2, lw=0)
         if c.crossover.defined:
@@ -50,7 +59,14 @@ def plot_delta_curves(ax, source: SourceCurves) -> None:
     budget_axis(ax)
     ax.set_ylabel("dU = U(o) - U(ret)")
     ax.set_title(source.name, fontsize=9)
-    ax.legend(fontsize=7)
+    if legend:
+        ax.legend(fontsize=7)
+
+
+def delta_curves_legend(fig, ax) -> None:
+    """One legend for a figure of ``plot_delta_curves`` panels, below them, off the data."""
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), frameon=False)
 
 
 def plot_coverage_replacement(ax, source: SourceCurves, op: str) -> None:
@@ -187,8 +203,9 @@ def plot_harm_tradeoff(ax, harm, accuracy, labels, *, ref_harm=None, ref_accurac
     ax.legend(fontsize=7)
 
 
-def report_figures(out_dir, ws) -> list[str]:
-    """Figures of the sources this run already measured (nothing new is computed)."""
+def report_figures(out_dir, ws, fmt: str = "png") -> list[str]:
+    """Figures of the sources this run already measured (nothing new is computed), in ``fmt``
+    (``retcon.plots.FORMATS``)."""
     out = Path(out_dir)
     paths = []
     done = ws.measured()
@@ -200,10 +217,11 @@ def report_figures(out_dir, ws) -> list[str]:
     ]
     if curves:
         fig, axes = grid(len(curves))
+        fig.set_layout_engine("constrained")
         for ax, s in zip(axes, curves):
-            plot_delta_curves(ax, s)
-        fig.tight_layout()
-        paths.append(str(save(fig, out / "fig_delta_curves.png", dpi=120)))
+            plot_delta_curves(ax, s, legend=False)
+        delta_curves_legend(fig, axes[0])
+        paths.append(str(save(fig, out / figure_name("fig_delta_curves", fmt), dpi=120)))
     loco = {k[5:]: v for k, v in done.items() if k.startswith("loco:")}
     if loco:
         fig, axes = grid(len(loco), width=5.0, height=4.0)
@@ -229,5 +247,5 @@ def report_figures(out_dir, ws) -> list[str]:
             data = "paired file" if ws.config.paired else "LoCoMo"
             ax.set_title(f"{data} {reader}, leave-one-group-out", fontsize=9)
         fig.tight_layout()
-        paths.append(str(save(fig, out / "fig_harm_tradeoff.png", dpi=120)))
+        paths.append(str(save(fig, out / figure_name("fig_harm_tradeoff", fmt), dpi=120)))
     return paths

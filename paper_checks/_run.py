@@ -95,13 +95,15 @@ def write_run(
     *,
     figures: bool = True,
     command: str = "retcon paper-checks",
+    figure_format: str = "png",
 ) -> dict:
-    """Draw the report's figures from the workspace's sources, then write REPORT.md and report.json."""
+    """Draw the report's figures (in ``figure_format``: png, pdf or svg) from the workspace's
+    sources, then write REPORT.md, report.json and report.html."""
     from paper_checks._figures import report_figures
 
     out = Path(out_dir)
-    paths = report_figures(out, ws) if figures else []
-    return write_report(
+    paths = report_figures(out, ws, figure_format) if figures else []
+    report = write_report(
         out,
         results,
         config=ws.config,
@@ -111,3 +113,7 @@ def write_run(
         data=ws.data_sources(),
         tables=ws.paper_tables(),
     )
+    from paper_checks._report_html import write_html
+
+    write_html(out, results, report, figures=paths, command=command)
+    return report

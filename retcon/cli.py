@@ -97,9 +97,15 @@ def _add_verbosity(parser: argparse.ArgumentParser, *, top: bool = False) -> Non
 
 
 def add_common(
-    parser: argparse.ArgumentParser, *, out: bool = True, seed: bool = True, json_flag: bool = True
+    parser: argparse.ArgumentParser,
+    *,
+    out: bool = True,
+    seed: bool = True,
+    json_flag: bool = True,
+    figures: bool = False,
 ) -> None:
-    """Add the shared options ``--json``, ``--out DIR``, ``--seed S`` and ``-v``/``-q``."""
+    """Add the shared options ``--json``, ``--out DIR``, ``--seed S`` and ``-v``/``-q``; with
+    ``figures`` (a command that draws) also ``--format png|pdf|svg``."""
     if json_flag:
         parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     if out:
@@ -116,6 +122,15 @@ def add_common(
             default=0,
             metavar="S",
             help="root JAX key of the run, an integer in [0, 2**32) (default 0)",
+        )
+    if figures:
+        from retcon.plots import FORMATS  # light: no matplotlib until a figure is drawn
+
+        parser.add_argument(
+            "--format",
+            choices=FORMATS,
+            default="png",
+            help="file format of the figures written under --out (default png)",
         )
     _add_verbosity(parser)
 

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import numpy as np
 
-from retcon.plots import DECOMPOSITION_STYLES, OPERATOR_COLORS, budget_axis, new_figure, save
+from retcon.plots import (
+    DECOMPOSITION_STYLES,
+    OPERATOR_COLORS,
+    REFERENCE_COLOR,
+    budget_axis,
+    new_figure,
+    save,
+)
 from retcon.vocab import OPERATORS
 
 
@@ -82,18 +89,27 @@ def plot_decomposition(result, title: str, path: Path) -> Path:
 
 
 def plot_phase(res, title: str, path: Path) -> Path:
-    """Phase diagrams: budget x spillover knob, colour = sign and size of ``dU`` (MODEL §5)."""
+    """Phase diagrams: budget x spillover knob, colour = sign and size of ``dU`` (MODEL §5).
+
+    The knob axis is to scale (0, 0.05, 0.1, 0.2, 0.4 sit at their values). Per panel: the
+    simulated ``dU = 0`` contour, the Assumption-1 prediction's crossover at each condition
+    (``C_loc + R_loc``, ignoring ``S``), and a fixed reference: the crossover simulated with no
+    spillover at all (both knobs 0), a vertical that does not move, in ``REFERENCE_COLOR``.
+    The legend sits below the panels, the colour bar at their right."""
     from matplotlib.colors import TwoSlopeNorm
+    from matplotlib.lines import Line2D
 
     b = res.budgets
     panels = [
         ("budget spillover x_b", res.rank_spillover == 0, res.budget_spillover),
         ("rank spillover x_r", res.budget_spillover == 0, res.rank_spillover),
     ]
-    fig, flat = new_figure(2, 3, width=5.5, height=3, sharex=True)
+    fig, flat = new_figure(2, 3, width=5.2, height=2.7, sharex=True)
+    fig.set_layout_engine("constrained")
     axes = flat.reshape(3, 2)
     vmax = float(np.nanmax(np.abs(res.delta))) or 1.0
     norm = TwoSlopeNorm(vmin=-vmax, vcenter=0.0, vmax=vmax)
+    base = np.flatnonzero((res.budget_spillover == 0) & (res.rank_spillover == 0))
     mesh = None
     for col, (label, sel, knob) in enumerate(panels):
         rows = np.flatnonzero(sel)
@@ -102,30 +118,26 @@ def plot_phase(res, title: str, path: Path) -> Path:
         for i, op in enumerate(OPERATORS):
             ax = axes[i, col]
             z = res.delta[rows, i]
-            yy = np.arange(len(y))
-            mesh = ax.pcolormesh(b, yy, z, cmap="RdBu", norm=norm, shading="nearest")
+            mesh = ax.pcolormesh(b, y, z, cmap="RdBu", norm=norm, shading="nearest")
             if len(y) > 1:
-                ax.contour(b, yy, z, levels=[0.0], colors="black", linewidths=1.0)
-            # a light line on a dark outline reads on both ends of the diverging colormap
-            pred = res.predicted_crossover[rows, i]
-            ax.plot(pred, yy, color="black", linewidth=3.2, solid_capstyle="round")
+                ax.contour(b, y, z, levels=[0.0], colors="black", linewidths=1.0)
             ax.plot(
-                pred,
-                yy,
+                res.predicted_crossover[rows, i],
+                y,
                 color="gold",
                 linestyle="--",
                 linewidth=1.8,
                 marker="o",
                 markersize=3.5,
-                label="Assumption-1 crossover",
+                path_effects=_outline(),
             )
-            ax.set_yticks(yy)
+            if len(base) and np.isfinite(res.crossover_budget[base[0], i]):
+                ax.axvline(res.crossover_budget[base[0], i], color=REFERENCE_COLOR, linewidth=1.6)
+            ax.set_yticks(y)
             ax.set_yticklabels([f"{v:g}" for v in y])
             budget_axis(ax, label=i == 2)
             ax.set_title(f"{op}: dU vs budget and {label}", fontsize=9)
             ax.set_ylabel(label, fontsize=9)
-    from matplotlib.lines import Line2D
-
     handles = [
         Line2D([], [], color="black", linewidth=1.0, label="simulated dU = 0"),
         Line2D(
@@ -135,13 +147,27 @@ def plot_phase(res, title: str, path: Path) -> Path:
             linestyle="--",
             marker="o",
             markersize=3.5,
-            path_effects=[],
-            label="Assumption-1 crossover (no spillover)",
+            path_effects=_outline(),
+            label="Assumption-1 prediction's crossover (C_loc + R_loc, per condition)",
+        ),
+        Line2D(
+            [],
+            [],
+            color=REFERENCE_COLOR,
+            linewidth=1.6,
+            label="simulated crossover with no spillover (x_b = x_r = 0)",
         ),
     ]
-    fig.legend(handles=handles, loc="upper right", fontsize=8, ncol=2, frameon=False)
+    fig.legend(handles=handles, loc="outside lower center", fontsize=8, ncol=2, frameon=False)
     assert mesh is not None  # every panel has at least one condition
     fig.colorbar(mesh, ax=axes, label="dU (blue: consolidate wins, red: retain wins)")
-    fig.suptitle(f"{title}: Assumption-1 stress test", x=0.3)
+    fig.suptitle(f"{title}: Assumption-1 stress test")
     out = save(fig, path, dpi=130)
     return out
+
+
+def _outline() -> list:
+    """A dark outline under a light line, so it reads on both ends of the diverging colormap."""
+    from matplotlib import patheffects
+
+    return [patheffects.Stroke(linewidth=3.4, foreground="black"), patheffects.Normal()]

@@ -35,7 +35,7 @@ def register(subparsers) -> None:
         "--strata", type=int, default=3, help="strata of raw evidence length (default 3)"
     )
     p.add_argument("--no-diagnostics", action="store_true", help="skip the diagnostics")
-    add_common(p)
+    add_common(p, figures=True)
     p.set_defaults(func=run)
 
 
@@ -81,6 +81,11 @@ def run(args: argparse.Namespace) -> int:
         n_strata=args.strata,
         diagnostics=not args.no_diagnostics,
     )
+    from retcon.plots import with_format
+
+    files = with_format(
+        ["identify.json", "identify_curves.png", "sidecar.json"], getattr(args, "format", "png")
+    )
     if args.out:
         config = {
             "data": str(args.data),
@@ -89,16 +94,15 @@ def run(args: argparse.Namespace) -> int:
             "strata": args.strata,
         }
         with OutputSet(args.out, last=("sidecar.json",)) as out:
-            plot_report(rep, out / "identify_curves.png")
+            plot_report(rep, out / files[1])
             write_json_atomic(out / "identify.json", to_jsonable(rep))
             write_sidecar(
                 out,
                 config,
                 seed=args.seed,
                 command="retcon identify",
-                outputs=["identify.json", "identify_curves.png"],
+                outputs=files[:2],
             )
-    files = ["identify.json", "identify_curves.png", "sidecar.json"]
     tail = f"\n\n{wrote(files, Path(args.out))}" if args.out else ""
     emit(args, to_jsonable(rep), lambda: format_report(rep) + tail)
     return 0

@@ -152,7 +152,7 @@ def register(subparsers) -> None:
         help="packing for feature 3 of raw-field rows",
     )
     p.add_argument("--allow-overlap", action="store_true", help=_ALLOW_OVERLAP_HELP)
-    add_common(p)
+    add_common(p, figures=True)
     p.set_defaults(func=_run_evaluate)
 
     p = subparsers.add_parser(
@@ -486,9 +486,18 @@ EVALUATE_FILES = (
     "evaluation.md",
     "accuracy_by_budget.png",
     "accuracy_by_budget.pdf",
+    "router_decisions.png",
     "evaluation.json",
     "sidecar.json",
 )
+
+
+def _evaluate_files(fmt: str) -> list[str]:
+    """``EVALUATE_FILES`` with the figures in ``--format`` (the PDF of the accuracy figure is
+    always written, once)."""
+    from retcon.plots import with_format
+
+    return list(dict.fromkeys(with_format(EVALUATE_FILES, fmt)))
 
 
 def _run_evaluate(args) -> int:
@@ -496,6 +505,7 @@ def _run_evaluate(args) -> int:
 
     from oas import (
         accuracy_figure,
+        decisions_figure,
         evaluate,
         evaluation_json,
         evaluation_table,
@@ -549,12 +559,15 @@ def _run_evaluate(args) -> int:
         )
     obj = evaluation_json(ev)
     table = evaluation_table(ev)
+    files = _evaluate_files(getattr(args, "format", "png"))
     if args.out:
         with OutputSet(args.out, last=("sidecar.json",)) as out:
             write_text_atomic(out / "evaluation.md", table)
             fig = accuracy_figure(ev)
-            save(fig, out / "accuracy_by_budget.png", dpi=150)
-            save(fig, out / "accuracy_by_budget.pdf")
+            for name in files:
+                if name.startswith("accuracy_by_budget."):
+                    save(fig, out / name, **({} if name.endswith(".pdf") else {"dpi": 150}))
+            save(decisions_figure(ev, data), out / files[-3], dpi=130)
             config = {
                 "data": args.data,
                 "router": args.router,
@@ -572,14 +585,14 @@ def _run_evaluate(args) -> int:
                 config,
                 seed=args.seed,
                 command="retcon evaluate",
-                outputs=list(EVALUATE_FILES[:-1]),
+                outputs=files[:-1],
             )
 
     def text() -> str:
         body = table if verbosity(args) > 0 else evaluation_summary(ev)
         body += "" if body.endswith("\n") else "\n"
         if args.out:
-            return body + f"{wrote(EVALUATE_FILES, args.out)} (evaluation.md: the full tables)"
+            return body + f"{wrote(files, args.out)} (evaluation.md: the full tables)"
         if verbosity(args) <= 0:
             return body + (
                 "Full tables (per budget, harm, paired differences): -v, or --out DIR to write them."

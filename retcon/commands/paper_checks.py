@@ -112,7 +112,7 @@ def register(subparsers) -> None:
         "16-128, cheapest-first packing, alphanumeric tokens, capped records, its features 3 and "
         "6) and a 'tables' block (TABLES.md with --out): Tables 4 and 8 beside the paper's",
     )
-    add_common(p)
+    add_common(p, figures=True)
     p.set_defaults(func=run)
 
 
@@ -313,7 +313,13 @@ def _run(args: argparse.Namespace, claims, config) -> int:
     end_to_end = None
     if args.out:
         with OutputSet(args.out, last=("report.json", "REPORT.md")) as out:
-            report = write_run(out.stage, results, ws, figures=not args.no_figures)
+            report = write_run(
+                out.stage,
+                results,
+                ws,
+                figures=not args.no_figures,
+                figure_format=getattr(args, "format", "png"),
+            )
             if args.magnitude:
                 from paper_checks import append_magnitude
 
@@ -352,7 +358,7 @@ def _run(args: argparse.Namespace, claims, config) -> int:
                 lines.append(f"end to end: {v['answer']:<9}  {v['statement']}: {v['evidence']}")
         if args.out and report is not None:
             lines.append(
-                f"wrote REPORT.md, report.json and {len(report['figures'])} figures to {args.out}"
+                f"wrote REPORT.md, report.json, report.html and {len(report['figures'])} figures to {args.out}"
             )
         return "\n".join(lines)
 

@@ -82,7 +82,7 @@ def register(subparsers) -> None:
         help="add the run's wall-clock seconds (compile, kernel, bootstrap, plots) as `timing` to "
         "--json and simulate.json; without it the same seed gives the same bytes",
     )
-    add_common(p)
+    add_common(p, figures=True)
     p.set_defaults(func=run_simulate)
 
     s = subparsers.add_parser(
@@ -112,7 +112,7 @@ def register(subparsers) -> None:
             metavar="LIST",
             help=f"comma-separated {symbol} values {bounds} (default 0,0.05,0.1,0.2,0.4)",
         )
-    add_common(s)
+    add_common(s, figures=True)
     s.set_defaults(func=run_stress)
 
 
@@ -329,6 +329,7 @@ def run_simulate(args) -> int:
         write_json_atomic,
         write_text_atomic,
     )
+    from retcon.plots import with_format
 
     if getattr(args, "print_scenario", None) is not None:
         sys.stdout.write(print_scenario(args.print_scenario))
@@ -400,13 +401,14 @@ def run_simulate(args) -> int:
     words = conclusion(scenario, result, cx)
     if "jax" in sys.modules and sys.modules["jax"].process_index() != 0:
         return 0  # multi-process (JAX only): process 0 reports
+    files = with_format(SIMULATE_FILES, getattr(args, "format", "png"))
     if args.out:
         from sim import plot_decomposition, plot_delta
 
         with OutputSet(args.out, last=("sidecar.json",)) as out:
             t3 = time.perf_counter()
-            plot_delta(result, cx, scenario.name, out / "delta.png")
-            plot_decomposition(result, scenario.name, out / "decomposition.png")
+            plot_delta(result, cx, scenario.name, out / files[0])
+            plot_decomposition(result, scenario.name, out / files[1])
             timing["plot_s"] = time.perf_counter() - t3
             timing["total_s"] = time.perf_counter() - t_start
             write_json_atomic(out / "simulate.json", report)
@@ -418,12 +420,12 @@ def run_simulate(args) -> int:
                 command="retcon simulate",
                 n_queries=int(result.n_queries),
                 resamples=args.resamples,
-                outputs=list(SIMULATE_FILES[:-1]),
+                outputs=files[:-1],
             )
     if not args.out:  # with --out, the figure written to simulate.json
         timing["total_s"] = time.perf_counter() - t_start
     after = (
-        wrote(SIMULATE_FILES, args.out)
+        wrote(files, args.out)
         if args.out
         else "Figures: rerun with --out DIR to write DIR/delta.png (dU per operator with the "
         "crossovers) and DIR/decomposition.png (coverage and replacement), with "
@@ -566,6 +568,7 @@ def run_stress(args) -> int:
         write_json_atomic,
         write_text_atomic,
     )
+    from retcon.plots import with_format
 
     xb, xr = args.budget_spillover, args.rank_spillover
     if args.out is not None:
@@ -596,11 +599,14 @@ def run_stress(args) -> int:
         raise InputError(msg) from None
     report = stress_report(scenario, res)
     table = stress_conclusion(report) + "\n\n" + stress_table(scenario, res, report)
+    files = with_format(
+        ["phase.png", "stress.json", "stress.txt", "sidecar.json"], getattr(args, "format", "png")
+    )
     if args.out:
         from sim import plot_phase
 
         with OutputSet(args.out, last=("sidecar.json",)) as out:
-            plot_phase(res, scenario.name, out / "phase.png")
+            plot_phase(res, scenario.name, out / files[0])
             write_json_atomic(out / "stress.json", report)
             write_text_atomic(out / "stress.txt", table + "\n")
             write_sidecar(
@@ -612,10 +618,10 @@ def run_stress(args) -> int:
                 memory_size=args.memory_size,
                 budget_spillover=xb,
                 rank_spillover=xr,
-                outputs=["phase.png", "stress.json", "stress.txt"],
+                outputs=files[:-1],
             )
     after = (
-        wrote(["phase.png", "stress.json", "stress.txt", "sidecar.json"], args.out)
+        wrote(files, args.out)
         if args.out
         else "Figure: rerun with --out DIR to write DIR/phase.png (the phase diagrams)."
     )

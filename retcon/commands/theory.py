@@ -77,7 +77,7 @@ def register(subparsers) -> None:
         help="budgets in tokens (space- or comma-separated); default: 13 budgets, "
         "geometric from median/16 to 8 x median of the length",
     )
-    add_common(p, seed=False)
+    add_common(p, seed=False, figures=True)
     p.set_defaults(func=run)
 
 
@@ -293,7 +293,7 @@ def write_outputs(res: dict, out_dir: str | os.PathLike[str], args) -> list[str]
 
     import theory
     from retcon.output import sidecar, write_json_atomic, write_text_atomic
-    from retcon.plots import DECOMPOSITION_STYLES, budget_axis, new_figure, save
+    from retcon.plots import DECOMPOSITION_STYLES, budget_axis, figure_name, new_figure, save
 
     out = Path(out_dir)  # a staging folder (retcon.output.OutputSet)
     csv = "budget,delta,coverage,replacement\n" + "".join(
@@ -340,12 +340,12 @@ def write_outputs(res: dict, out_dir: str | os.PathLike[str], args) -> list[str]
     ax.set_title(f"consolidate vs retain, rho={res['compress_ratio']:g}, phi={res['fidelity']:g}")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    paths.append(save(fig, out / "crossover.png", dpi=120))
+    paths.append(save(fig, out / figure_name("crossover", getattr(args, "format", "png")), dpi=120))
     paths.append(write_json_atomic(out / "crossover.json", res))
     config = {
         k: v
         for k, v in vars(args).items()
-        if k not in ("func", "json", "out", "verbose", "quiet", "command")
+        if k not in ("func", "json", "out", "verbose", "quiet", "command", "format")
     }
     paths.append(
         write_json_atomic(

@@ -44,7 +44,7 @@ def register(subparsers) -> None:
         "`retcon timeline [options]` with no subcommand runs `timeline simulate [options]` (kept).",
     )
     _add_simulate_options(p)  # the form without a subcommand: hidden, `timeline simulate`'s
-    add_common(p)
+    add_common(p, figures=True)
     p.add_argument("--data", action=_Moved, const="is read by `retcon timeline locomo|identify`")
     p.add_argument("--identify", nargs=0, action=_Moved, const=_IDENTIFY)
     for action in p._actions:
@@ -60,7 +60,7 @@ def register(subparsers) -> None:
         "and utility against the number of passes. Default scenario: locomo-stream.",
     )
     _add_simulate_options(s)
-    add_common(s)
+    add_common(s, figures=True)
     s.set_defaults(func=run_simulated)
     loc = forms.add_parser(
         "locomo",
@@ -73,7 +73,7 @@ def register(subparsers) -> None:
     _add(loc, "--resamples", type=int, default=1000, metavar="R")
     loc.add_argument("--identify", nargs=0, action=_Moved, const=_IDENTIFY, help=argparse.SUPPRESS)
     _add_llm_pass_options(loc)
-    add_common(loc)
+    add_common(loc, figures=True)
     loc.set_defaults(func=run_locomo)
     ident = forms.add_parser(
         "identify",
@@ -202,11 +202,13 @@ def _emit(args, report: dict, text: str, name: str, plots, meta=None, *, say: bo
 
     from retcon.cli import print_json, verbosity
     from retcon.output import OutputSet, sidecar, write_json_atomic, write_text_atomic
+    from retcon.plots import figure_name
 
     if args.out:
         with OutputSet(args.out, last=("sidecar.json",)) as out:
+            fmt = getattr(args, "format", "png")
             for plot, file, data in plots:
-                plot(data, out / file)
+                plot(data, out / figure_name(Path(file).stem, fmt))
             write_json_atomic(out / f"{name}.json", report)
             write_text_atomic(out / f"{name}.txt", text + "\n")
             meta = meta or {"data": Path(args.data).name}
