@@ -7,6 +7,7 @@ from ._baselines import knn_router as knn_router
 from ._baselines import training_selected_operator as training_selected_operator
 from ._embed import HashedTfidf as HashedTfidf
 from ._embed import embed_texts as embed_texts
+from ._estimator import OASRouter as OASRouter
 from ._evaluate import DIFFERENCES as DIFFERENCES
 from ._evaluate import POLICIES as POLICIES
 from ._evaluate import Evaluation as Evaluation
