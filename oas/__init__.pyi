@@ -9,6 +9,7 @@ from ._decisions import decision_shares as decision_shares
 from ._decisions import decisions_figure as decisions_figure
 from ._embed import HashedTfidf as HashedTfidf
 from ._embed import embed_texts as embed_texts
+from ._estimator import OASRouter as OASRouter
 from ._evaluate import DIFFERENCES as DIFFERENCES
 from ._evaluate import POLICIES as POLICIES
 from ._evaluate import Evaluation as Evaluation

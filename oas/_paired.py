@@ -17,11 +17,12 @@ import io
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any, Literal, overload
 
 import numpy as np
 
 from oas._checks import FEATURE_NAMES, LENGTH_COLUMN, OUTCOME_COLUMNS
-from oas._paired_features import EmbedFn, PairedData, assemble
+from oas._paired_features import EmbedFn, PairedData, assemble, import_pandas
 from oas._paired_format import (
     csv_cell,
     format_of,
@@ -39,6 +40,26 @@ from theory import PACKINGS
 __all__ = ["PairedData", "paired_from_rows", "paired_rows", "read_paired", "write_paired"]
 
 
+@overload
+def read_paired(
+    path,
+    *,
+    packing: str = ...,
+    embed: EmbedFn | None = ...,
+    vocabulary: str | None = ...,
+    outcomes: bool = ...,
+    as_frame: Literal[False] = ...,
+) -> PairedData: ...
+@overload
+def read_paired(
+    path,
+    *,
+    packing: str = ...,
+    embed: EmbedFn | None = ...,
+    vocabulary: str | None = ...,
+    outcomes: bool = ...,
+    as_frame: Literal[True],
+) -> Any: ...  # a pandas.DataFrame (pandas is optional)
 def read_paired(
     path,
     *,
@@ -46,7 +67,8 @@ def read_paired(
     embed: EmbedFn | None = None,
     vocabulary: str | None = None,
     outcomes: bool = True,
-) -> PairedData:
+    as_frame: bool = False,
+) -> PairedData | Any:
     """Read and validate a paired-data file; compute the features of rows that give raw fields.
 
     Args:
@@ -58,17 +80,22 @@ def read_paired(
         first row's.
       outcomes: if False (input to ``retcon predict``), the ``y_*`` columns may be absent; their
         values are then NaN.
+      as_frame: if True, return ``PairedData.to_pandas()`` of the data (a ``pandas.DataFrame``,
+        the same validation first); pandas is optional (the extra ``pandas``).
 
     Returns:
-      ``PairedData`` in file order.
+      ``PairedData`` in file order, or its ``pandas.DataFrame`` with ``as_frame``.
 
     Raises:
       InputError: missing or unknown columns, NaN, outcomes outside [0, 1], unknown query types or
         two vocabularies in one file, duplicate ``instance_id``, non-positive budgets, malformed
         raw fields; the message names the file, the line and the field.
+      ImportError: ``as_frame`` without pandas installed (checked before the file is read).
 
     References: MODEL §8.
     """
+    if as_frame:
+        import_pandas("read_paired(..., as_frame=True)")
     check_choice("packing", packing, PACKINGS)
     if vocabulary is not None:
         check_choice("vocabulary", vocabulary, tuple(VOCABULARIES))
@@ -77,7 +104,8 @@ def read_paired(
     )
     if not rows:
         raise InputError(f"{path}: no rows; expected at least one paired-data row.")
-    return assemble(rows, path, packing=packing, embed=embed)
+    data = assemble(rows, path, packing=packing, embed=embed)
+    return data.to_pandas() if as_frame else data
 
 
 def row_ids(data: PairedData, i: int) -> dict:

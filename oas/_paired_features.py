@@ -14,7 +14,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from oas._checks import FEATURE_NAMES, Row, vocabulary_name
+from oas._checks import (
+    FEATURE_NAMES,
+    ID_COLUMNS,
+    KNOWN_COLUMNS,
+    LENGTH_COLUMN,
+    OUTCOME_COLUMNS,
+    Row,
+    vocabulary_name,
+)
 from oas._features import compute_features_batch
 from retcon.errors import InputError
 from retcon.vocab import ACTIONS, VOCABULARIES
@@ -87,6 +95,46 @@ class PairedData(NamedTuple):
             {k: v[index] for k, v in self.meta.items()},
             None if self.cluster_tokens is None else self.cluster_tokens[index],
         )
+
+    def to_pandas(self):
+        """The rows as a ``pandas.DataFrame``, one row per instance, in the paired-data format's
+        columns and order (docs/paired-data.md): ``instance_id``, ``query_id``, ``group_id``,
+        ``query_type``, ``budget``, ``y_<action>``, the 11 features by name, ``cluster_tokens``
+        (where the data carry it; NaN where a row does not give it), then the ``meta`` columns
+        (objects, unchanged). ``df[list(FEATURE_NAMES)]`` and ``df[list(OUTCOME_COLUMNS)]`` are
+        the X and Y of ``oas.OASRouter``.
+
+        Raises:
+          ImportError: pandas is not installed (the extra ``pandas``).
+
+        References: MODEL §8 (paired data, features).
+        """
+        pd = import_pandas("PairedData.to_pandas")
+        ids = (self.instance_id, self.query_id, self.group_id)
+        columns: dict[str, Any] = {c: np.asarray(v).astype(str) for c, v in zip(ID_COLUMNS, ids)}
+        columns["query_type"] = np.asarray(self.query_type).astype(str)
+        columns["budget"] = np.asarray(self.budget, dtype=np.float64)
+        y, x = np.asarray(self.outcomes, np.float64), np.asarray(self.features, np.float64)
+        columns.update({c: y[:, a] for a, c in enumerate(OUTCOME_COLUMNS)})
+        columns.update({c: x[:, j] for j, c in enumerate(FEATURE_NAMES)})
+        if self.cluster_tokens is not None:
+            columns[LENGTH_COLUMN] = np.asarray(self.cluster_tokens, dtype=np.float64)
+        known = [c for c in KNOWN_COLUMNS if c in self.meta]
+        for c in known + sorted(c for c in self.meta if c not in KNOWN_COLUMNS):
+            columns[c] = np.asarray(self.meta[c], dtype=object)
+        return pd.DataFrame(columns, index=pd.RangeIndex(self.n))
+
+
+def import_pandas(where: str):
+    """``pandas``, or an ``ImportError`` naming ``where`` and the extra that installs it."""
+    try:
+        import pandas as pd  # pyright: ignore[reportMissingImports]  # extra 'pandas'
+    except ImportError:
+        raise ImportError(
+            f"{where} needs pandas, which is optional; install it with "
+            "pip install 'retcon[pandas]' (or pip install pandas)."
+        ) from None
+    return pd
 
 
 def _default_embedder() -> EmbedFn:
