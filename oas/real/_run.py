@@ -59,6 +59,8 @@ class PairJob:
     reader: str = "lexical"
     budgets: tuple[int, ...] | None = None
     limit: int | None = None
+    first: int | None = None
+    structure: bool = True
     granularity: str = "session"
     order: str = "chronological"
     packing: str = "cut"
@@ -102,8 +104,15 @@ class PairJob:
         timeout = self.llm.get("timeout")
         if timeout is not None:
             check_range(spell.lead("llm_timeout"), timeout, 0.0, 86400.0, high_open=False)
-        if self.limit is not None and self.limit <= 0:
-            raise InputError(f"{spell.lead('limit')} must be a positive integer; got {self.limit}.")
+        for name in ("limit", "first"):
+            n = getattr(self, name)
+            if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n <= 0):
+                raise InputError(f"{spell.lead(name)} must be a positive integer; got {n!r}.")
+        if self.limit is not None and self.first is not None:
+            raise InputError(
+                f"{spell.lead('first')} and {spell('limit')} are two selections of the questions "
+                f"(the first N of the file; N spread over the conversations); give one of them."
+            )
         if not 0.0 < self.sentence_threshold <= 1.0:
             raise InputError(
                 f"{spell.lead('sentence_threshold')} must be in (0, 1]; "
@@ -150,6 +159,8 @@ class PairJob:
                 top_k=self.top_k,
                 type_source=self.type_source,
             )
+        if not self.structure:  # rows without evidence_structure (runs with it keep digests)
+            p["structure"] = False
         if self.design != "ours":  # runs of our design keep their digests
             p["design"] = self.design
         if self.locomo_audit is not None:  # runs without the audit keep their digests
@@ -454,9 +465,10 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
     if job.design == "paper" and job.dataset == "locomo":  # the paper's sample, then --limit of it
         from oas.real._paper_design import paper_sample_queries
 
-        pairs = paper_sample_queries(loaded.conversations)[: job.limit]
+        pairs = select_queries(paper_sample_queries(loaded.conversations), job.limit, job.first)
     else:
-        pairs = list(iter_queries(loaded.conversations, job.limit))
+        pairs = select_queries(list(iter_queries(loaded.conversations)), job.limit, job.first)
+    _check_selection(out, pairs)
     split = None
     if job.design == "paper" and job.dataset == "longmemeval":  # the paper's 350/75/75, scaled
         from oas.real._paper_design import paper_split
@@ -588,6 +600,7 @@ def _write_rows(
     from collections import deque
     from concurrent.futures import ThreadPoolExecutor, wait
 
+    from oas._structure import STRUCTURE_COLUMN
     from oas.real._pair import ConversationContext, query_rows
 
     workers = pool.config.concurrency if pool is not None else 1
@@ -615,6 +628,8 @@ def _write_rows(
                 row = {**row, "meta_audit": ",".join(audit.modes), "meta_audit_change": change}
             if split is not None:  # --design paper on LongMemEval: the question's split
                 row = {**row, "meta_split": split[str(row["query_id"])]}
+            if not job.structure:  # --no-structure: rows without evidence_structure
+                row = {k: v for k, v in row.items() if k != STRUCTURE_COLUMN}
             writer.write({**row, PROTOCOL_COLUMN: stamp})
             n_written += 1
         open_queries[cid] -= 1
@@ -656,6 +671,51 @@ def _write_rows(
             if bar is not None:
                 bar.close()
     return n_written
+
+
+def select_queries(pairs: list, limit: int | None = None, first: int | None = None) -> list:
+    """The ``(conversation, query)`` pairs a run pairs, in file order (``--limit``, ``--first``).
+
+    ``first``: the first ``first`` pairs. ``limit``: spread over the conversations, as
+    ``paper-checks --limit``: the first ``ceil(limit / G)`` questions of each of the ``G``
+    conversations in ``pairs``, so every conversation stays a group (a grouped fit needs
+    several); with fewer questions than conversations (LongMemEval: one question each), one
+    question of each of the first ``limit`` conversations. Neither: all of them.
+    """
+    if first is not None:
+        return pairs[:first]
+    if limit is None:
+        return pairs
+    groups = list(dict.fromkeys(conv.conversation_id for conv, _ in pairs))
+    per = -(-limit // max(len(groups), 1))
+    used = set(groups[:limit])
+    taken: dict[str, int] = {}
+    out = []
+    for conv, query in pairs:
+        cid = conv.conversation_id
+        if cid in used and taken.get(cid, 0) < per:
+            taken[cid] = taken.get(cid, 0) + 1
+            out.append((conv, query))
+    return out
+
+
+def _check_selection(out: Path, pairs: list) -> None:
+    """Refuse to resume ``out`` when it holds rows of questions this run does not select: its
+    rows were chosen by another ``--limit`` or ``--first`` (``--limit`` took the first N questions
+    before it spread over the conversations); a selection that holds the old one resumes."""
+    from oas._paired_writer import existing_ids
+
+    chosen = {str(q.query_id) for _, q in pairs}
+    old = {i.rsplit("@", 1)[0] for i in existing_ids(out)}
+    extra = sorted(old - chosen)
+    if extra:
+        raise InputError(
+            f"{_SPELL.lead('out')} {str(out)!r} holds rows of {len(extra)} questions this run "
+            f"does not select (e.g. {extra[0]!r}): it was written with another --limit or --first "
+            f"(--limit N now spreads over the conversations; --first N takes the first N "
+            f"questions, as --limit did before). Rerun with the selection that wrote it to "
+            f"resume, or choose a new {_SPELL('out')}."
+        )
 
 
 def _progress_bar(job: PairJob, total: int, progress: bool):
