@@ -14,6 +14,7 @@ import hashlib
 import json
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -406,8 +407,14 @@ def _discard_new(partial: Path, meta: Path, had_partial: bool, had_meta: bool) -
                 pass
 
 
-def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
+def run_pair_job(job: PairJob, *, progress: bool | Callable[[int, int, str], None] = True) -> dict:
     """Run ``retcon pair``; returns the JSON summary (also written to ``<out>.meta.json``).
+
+    Args:
+      job: the run's options.
+      progress: ``progress(done, total, note)`` called as questions are written (``note``: the
+        endpoint pool's counters of an LLM run, else empty); the command line draws its bar from
+        it. ``True``: a tqdm bar on stderr of this function's own; ``False``: nothing.
 
     Returns:
       dict with ``output``, ``n_rows``, ``n_written``, ``n_resumed``, the load report (``load``),
@@ -424,7 +431,7 @@ def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
         return _run_locked(job, out, progress=progress)
 
 
-def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
+def _run_locked(job: PairJob, out: Path, *, progress) -> dict:
     import jax
     import numpy as np
 
@@ -718,9 +725,30 @@ def _check_selection(out: Path, pairs: list) -> None:
         )
 
 
-def _progress_bar(job: PairJob, total: int, progress: bool):
+class _Reported:
+    """The bar's two calls made on a ``progress(done, total, note)`` callback instead."""
+
+    def __init__(self, report: Callable[[int, int, str], None], total: int):
+        self.report, self.total, self.n, self.note = report, total, 0, ""
+        report(0, total, "")
+
+    def update(self, k: int) -> None:
+        self.n += k
+        self.report(self.n, self.total, self.note)
+
+    def set_postfix_str(self, note: str, refresh: bool = True) -> None:
+        self.note = note
+        self.report(self.n, self.total, note)
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(job: PairJob, total: int, progress):
     if not progress:
         return None
+    if callable(progress):
+        return _Reported(progress, total)
     from tqdm import tqdm
 
     return tqdm(total=total, desc=f"pair {job.dataset}", unit="q", file=sys.stderr)

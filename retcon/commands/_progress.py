@@ -71,9 +71,10 @@ class Bar:
         self._on = enabled(args)
         self._desc, self._unit = desc, unit
         self._bar: Any = None
+        self._finished = False  # closed: later updates draw no second bar
 
     def _make(self, total: int | None) -> Any:
-        if self._bar is None and self._on:
+        if self._bar is None and self._on and not self._finished:
             from tqdm import tqdm
 
             self._bar = tqdm(total=total, desc=self._desc, unit=self._unit, file=sys.stderr)
@@ -86,6 +87,8 @@ class Bar:
         if total is not None and bar.total != total:
             bar.total = total
         bar.update(max(0, int(done) - bar.n))
+        if total is not None and done >= total:  # finished: the ETA and rate stop here
+            self.close()
 
     def note(self, text: str) -> None:
         bar = self._make(None)
@@ -106,6 +109,7 @@ class Bar:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+        self._finished = True
 
     def __enter__(self) -> Bar:
         return self

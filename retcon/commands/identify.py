@@ -61,13 +61,6 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--folds must be 0 (leave one group out) or >= 2; got {args.folds}.")
     if args.out:
         check_out_dir("--out", args.out, inputs=[("--data", args.data)])
-    from retcon.commands import _progress
-
-    _progress.announce(
-        args,
-        f"reading {args.data}, then identification by {args.folds or 'leave-one-group-out'} "
-        f"folds and {args.resamples} bootstrap refits (JAX compiles first)",
-    )
     data = read_paired(args.data)
     from retcon.errors import check_memory, memory_limit
 
@@ -85,6 +78,13 @@ def run(args: argparse.Namespace) -> int:
             f"--data {args.data!r}: no {STRUCTURE_COLUMN!r} column, which identification "
             f"needs; write the file with `retcon pair ...` without --no-structure."
         )
+    from retcon.commands import _progress
+
+    _progress.announce(
+        args,
+        f"{data.n} rows of {args.data}: identification by {args.folds or 'leave-one-group-out'} "
+        f"folds and {args.resamples} bootstrap refits (JAX compiles first)",
+    )
     folds = args.folds or int(np.unique(data.group_id.astype(str)).size)
     import jax
 

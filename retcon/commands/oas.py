@@ -400,14 +400,14 @@ def _run_fit(args) -> int:
 
         raise InputError(f"--folds must be an integer >= 2; got {args.folds}.")
     check_out_file("--router-out", args.router_out, inputs=[("--data", args.data)])
+    data = read_paired(args.data, packing=args.packing)
     from retcon.commands import _progress
 
     _progress.announce(
         args,
-        f"reading {args.data}, then the ridge penalty by {args.folds}-fold grouped "
-        "cross-validation and the calibrated thresholds (JAX compiles first)",
+        f"{data.n} rows of {args.data}: the ridge penalty by {args.folds}-fold grouped "
+        "cross-validation, then the calibrated thresholds (JAX compiles first)",
     )
-    data = read_paired(args.data, packing=args.packing)
     fractions = (1 - args.calibration_fraction, args.calibration_fraction)
     _check_folds(
         args.folds,
@@ -539,16 +539,16 @@ def _run_evaluate(args) -> int:
         raise InputError(f"--resamples must be an integer >= 10; got {args.resamples}.")
     if args.out is not None:
         check_out_dir("--out", args.out, inputs=[("--data", args.data), ("--router", args.router)])
+    router = load_router(args.router, option="--router") if args.router else None
+    data = read_paired(args.data, packing=args.packing)
     from retcon.commands import _progress
 
     fitted = "the given router" if args.router else f"a {args.folds}-fold ridge fit"
     _progress.announce(
         args,
-        f"reading {args.data}, then a split by group, {fitted}, every policy scored on the "
-        "test groups (JAX compiles first)",
+        f"{data.n} rows of {args.data}: a split by group, {fitted}, every policy scored on "
+        "the test groups (JAX compiles first)",
     )
-    router = load_router(args.router, option="--router") if args.router else None
-    data = read_paired(args.data, packing=args.packing)
     n_groups = len(set(map(str, data.group_id)))
     per_resample = 12 * n_groups + 16 * 1024  # (R, G) draws and weights, (R, statistics)
     check_memory(

@@ -220,11 +220,7 @@ def run(args: argparse.Namespace) -> int:
     from retcon.commands import _progress
 
     n_claims = f"{len(claims)} claims" if claims else "the claims"
-    if args.paired:
-        _progress.announce(
-            args,
-            f"{n_claims} on the --paired files; JAX compiles first, then a bar of claims",
-        )
+    if args.paired:  # announced once the files are read (a refusal of one stays one line)
         return _run(args, claims, paired_config(args))
     check_locomo_given(args.data, getattr(args, "sim_only", False))
     overrides = {"data": args.data}
@@ -321,6 +317,9 @@ def _run(args: argparse.Namespace, claims, config) -> int:
     for reader in config.readers if config.paired else ():
         # every file read and validated before any claim is measured
         check_paired_groups(ws.paired_source(reader))
+    if config.paired:
+        n_claims = f"{len(claims)} claims" if claims else "the claims"
+        _progress.announce(args, f"{n_claims} on the --paired files; a bar of claims follows")
     for msg in held:
         bar.write(f"paper-checks: {msg}")
     held = None

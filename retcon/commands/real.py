@@ -408,7 +408,14 @@ def run_pair(args) -> int:
         args,
         f"loading {args.data or args.dataset}, then pairing {which}; a bar of questions follows",
     )
-    summary = run_pair_job(job, progress=_progress.enabled(args))
+    with _progress.bar(args, unit="q", desc=f"pair {args.dataset}") as bar:
+
+        def report(done: int, total: int, note: str) -> None:
+            bar.update(done, total)
+            if note:
+                bar.note(note)
+
+        summary = run_pair_job(job, progress=report)
     emit(args, summary, lambda: _pair_text(summary))
     sys.stdout.flush()
     return 0

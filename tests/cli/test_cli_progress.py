@@ -52,21 +52,34 @@ def stderr_until_progress(argv: list[str], tmp_path: Path, *, limit_s: float = 1
     return lines
 
 
+def start_up_seconds() -> float:
+    """Seconds the interpreter takes, now, to import numpy and build the CLI's parser: the floor
+    under any command's first line (about 0.5 s on an idle machine)."""
+    code = "import numpy, retcon.cli; retcon.cli.build_parser()"
+    t0 = time.monotonic()
+    subprocess.run([sys.executable, "-c", code], check=True)
+    return time.monotonic() - t0
+
+
 def check_progress(argv: list[str], tmp_path: Path, words: tuple[str, ...]) -> None:
     """The first stderr line is the command's progress line, within ``WITHIN_S`` of the start.
 
-    On a machine shared by many jobs the interpreter's own start (numpy's import alone) can take
-    longer than that, so the run is tried up to three times and the fastest counts.
+    On a machine shared by many jobs the start-up alone (numpy's import) can take longer than
+    that, so the allowance is the larger of ``WITHIN_S`` and twice the start-up measured just
+    before (the line must come before JAX, the data and the compile, whatever the load); the run
+    is tried up to three times and the fastest counts.
     """
+    within = WITHIN_S
     for _ in range(3):
+        within = max(WITHIN_S, 2 * start_up_seconds())
         lines = stderr_until_progress(argv, tmp_path)
         assert lines, f"retcon {' '.join(argv)} printed nothing on stderr"
-        if lines[-1][0] < WITHIN_S:
+        if lines[-1][0] < within:
             break
     at, first = lines[-1]
     command = " ".join(a for a in argv if not a.startswith("-"))
     assert first.startswith("retcon "), lines  # no line of XLA's or a traceback before it
-    assert at < WITHIN_S, f"first progress line after {at:.2f} s: {first!r}"
+    assert at < within, f"first progress line after {at:.2f} s (allowed {within:.2f} s): {first!r}"
     assert all(w in first for w in words), (first, command)
 
 
@@ -74,7 +87,7 @@ def check_progress(argv: list[str], tmp_path: Path, words: tuple[str, ...]) -> N
 def paired(tmp_path_factory) -> Path:
     """A small paired file of 12 groups (``pair simulate``), shared by the module's tests."""
     out = tmp_path_factory.mktemp("paired") / "paired.jsonl"
-    argv = ["-q", "pair", "simulate", "--instances", "2400", "--groups", "12", "--output"]
+    argv = ["-q", "pair", "simulate", "--instances", "700", "--groups", "12", "--output"]
     assert main([*argv, str(out)]) == 0
     return out
 
