@@ -360,6 +360,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stdout)
         return 2
     v = verbosity(args)
+    from retcon.commands._progress import quiet_xla
+
+    quiet_xla()  # before any command imports JAX: XLA's compile alarms are not failures
     configure_logging(logging.DEBUG if v > 0 else logging.WARNING if v < 0 else logging.INFO)
     sub = getattr(args, "pair_command", None) or getattr(args, "data_command", None)
     name = f"{parser.prog} {args.command}" + (f" {sub}" if sub else "")

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 from retcon.cli import main
+
+# The line a long command prints first, before the work (issue 36: ``retcon stress: 9 spillover
+# conditions ...``; ``retcon.commands._progress.announce``); an error line says ``: error:``.
+_PROGRESS_LINE = re.compile(r"^retcon [a-z][a-z -]*: (?!error: )")
 
 
 def run_cli(argv, capsys) -> tuple[int | str | None, str, str]:
@@ -13,3 +19,15 @@ def run_cli(argv, capsys) -> tuple[int | str | None, str, str]:
         rc = e.code
     out, err = capsys.readouterr()
     return rc, out, err
+
+
+def error_lines(err: str) -> list[str]:
+    """The lines of ``err`` after the command's first progress line, if it printed one.
+
+    The one-line contract of a refusal is about what comes after the line saying what the
+    command will do: a check that only the work can make (a size, a write) fails after it.
+    """
+    lines = err.strip().splitlines()
+    if lines and _PROGRESS_LINE.match(lines[0]):
+        return lines[1:]
+    return lines

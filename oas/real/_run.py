@@ -14,6 +14,7 @@ import hashlib
 import json
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,8 @@ class PairJob:
     reader: str = "lexical"
     budgets: tuple[int, ...] | None = None
     limit: int | None = None
+    first: int | None = None
+    structure: bool = True
     granularity: str = "session"
     order: str = "chronological"
     packing: str = "cut"
@@ -104,8 +107,15 @@ class PairJob:
         if timeout is not None:
             check_range(spell.lead("llm_timeout"), timeout, 0.0, 86400.0, high_open=False)
         check_range(spell.lead("judge_threshold"), self.judge_threshold, 0.0, 1.0, high_open=False)
-        if self.limit is not None and self.limit <= 0:
-            raise InputError(f"{spell.lead('limit')} must be a positive integer; got {self.limit}.")
+        for name in ("limit", "first"):
+            n = getattr(self, name)
+            if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n <= 0):
+                raise InputError(f"{spell.lead(name)} must be a positive integer; got {n!r}.")
+        if self.limit is not None and self.first is not None:
+            raise InputError(
+                f"{spell.lead('first')} and {spell('limit')} are two selections of the questions "
+                f"(the first N of the file; N spread over the conversations); give one of them."
+            )
         if not 0.0 < self.sentence_threshold <= 1.0:
             raise InputError(
                 f"{spell.lead('sentence_threshold')} must be in (0, 1]; "
@@ -152,6 +162,8 @@ class PairJob:
                 top_k=self.top_k,
                 type_source=self.type_source,
             )
+        if not self.structure:  # rows without evidence_structure (runs with it keep digests)
+            p["structure"] = False
         if self.design != "ours":  # runs of our design keep their digests
             p["design"] = self.design
         if self.reader == "llm" and self.llm_judge == "llm":
@@ -401,8 +413,14 @@ def _discard_new(partial: Path, meta: Path, had_partial: bool, had_meta: bool) -
                 pass
 
 
-def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
+def run_pair_job(job: PairJob, *, progress: bool | Callable[[int, int, str], None] = True) -> dict:
     """Run ``retcon pair``; returns the JSON summary (also written to ``<out>.meta.json``).
+
+    Args:
+      job: the run's options.
+      progress: ``progress(done, total, note)`` called as questions are written (``note``: the
+        endpoint pool's counters of an LLM run, else empty); the command line draws its bar from
+        it. ``True``: a tqdm bar on stderr of this function's own; ``False``: nothing.
 
     Returns:
       dict with ``output``, ``n_rows``, ``n_written``, ``n_resumed``, the load report (``load``),
@@ -419,7 +437,7 @@ def run_pair_job(job: PairJob, *, progress: bool = True) -> dict:
         return _run_locked(job, out, progress=progress)
 
 
-def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
+def _run_locked(job: PairJob, out: Path, *, progress) -> dict:
     import jax
     import numpy as np
 
@@ -460,9 +478,10 @@ def _run_locked(job: PairJob, out: Path, *, progress: bool) -> dict:
     if job.design == "paper" and job.dataset == "locomo":  # the paper's sample, then --limit of it
         from oas.real._paper_design import paper_sample_queries
 
-        pairs = paper_sample_queries(loaded.conversations)[: job.limit]
+        pairs = select_queries(paper_sample_queries(loaded.conversations), job.limit, job.first)
     else:
-        pairs = list(iter_queries(loaded.conversations, job.limit))
+        pairs = select_queries(list(iter_queries(loaded.conversations)), job.limit, job.first)
+    _check_selection(out, pairs)
     split = None
     if job.design == "paper" and job.dataset == "longmemeval":  # the paper's 350/75/75, scaled
         from oas.real._paper_design import paper_split
@@ -620,6 +639,7 @@ def _write_rows(
     from collections import deque
     from concurrent.futures import ThreadPoolExecutor, wait
 
+    from oas._structure import STRUCTURE_COLUMN
     from oas.real._pair import ConversationContext, query_rows
 
     workers = pool.config.concurrency if pool is not None else 1
@@ -647,6 +667,8 @@ def _write_rows(
                 row = {**row, "meta_audit": ",".join(audit.modes), "meta_audit_change": change}
             if split is not None:  # --design paper on LongMemEval: the question's split
                 row = {**row, "meta_split": split[str(row["query_id"])]}
+            if not job.structure:  # --no-structure: rows without evidence_structure
+                row = {k: v for k, v in row.items() if k != STRUCTURE_COLUMN}
             writer.write({**row, PROTOCOL_COLUMN: stamp})
             n_written += 1
         open_queries[cid] -= 1
@@ -690,9 +712,75 @@ def _write_rows(
     return n_written
 
 
-def _progress_bar(job: PairJob, total: int, progress: bool):
+def select_queries(pairs: list, limit: int | None = None, first: int | None = None) -> list:
+    """The ``(conversation, query)`` pairs a run pairs, in file order (``--limit``, ``--first``).
+
+    ``first``: the first ``first`` pairs. ``limit``: spread over the conversations, as
+    ``paper-checks --limit``: the first ``ceil(limit / G)`` questions of each of the ``G``
+    conversations in ``pairs``, so every conversation stays a group (a grouped fit needs
+    several); with fewer questions than conversations (LongMemEval: one question each), one
+    question of each of the first ``limit`` conversations. Neither: all of them.
+    """
+    if first is not None:
+        return pairs[:first]
+    if limit is None:
+        return pairs
+    groups = list(dict.fromkeys(conv.conversation_id for conv, _ in pairs))
+    per = -(-limit // max(len(groups), 1))
+    used = set(groups[:limit])
+    taken: dict[str, int] = {}
+    out = []
+    for conv, query in pairs:
+        cid = conv.conversation_id
+        if cid in used and taken.get(cid, 0) < per:
+            taken[cid] = taken.get(cid, 0) + 1
+            out.append((conv, query))
+    return out
+
+
+def _check_selection(out: Path, pairs: list) -> None:
+    """Refuse to resume ``out`` when it holds rows of questions this run does not select: its
+    rows were chosen by another ``--limit`` or ``--first`` (``--limit`` took the first N questions
+    before it spread over the conversations); a selection that holds the old one resumes."""
+    from oas._paired_writer import existing_ids
+
+    chosen = {str(q.query_id) for _, q in pairs}
+    old = {i.rsplit("@", 1)[0] for i in existing_ids(out)}
+    extra = sorted(old - chosen)
+    if extra:
+        raise InputError(
+            f"{_SPELL.lead('out')} {str(out)!r} holds rows of {len(extra)} questions this run "
+            f"does not select (e.g. {extra[0]!r}): it was written with another --limit or --first "
+            f"(--limit N now spreads over the conversations; --first N takes the first N "
+            f"questions, as --limit did before). Rerun with the selection that wrote it to "
+            f"resume, or choose a new {_SPELL('out')}."
+        )
+
+
+class _Reported:
+    """The bar's two calls made on a ``progress(done, total, note)`` callback instead."""
+
+    def __init__(self, report: Callable[[int, int, str], None], total: int):
+        self.report, self.total, self.n, self.note = report, total, 0, ""
+        report(0, total, "")
+
+    def update(self, k: int) -> None:
+        self.n += k
+        self.report(self.n, self.total, self.note)
+
+    def set_postfix_str(self, note: str, refresh: bool = True) -> None:
+        self.note = note
+        self.report(self.n, self.total, note)
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(job: PairJob, total: int, progress):
     if not progress:
         return None
+    if callable(progress):
+        return _Reported(progress, total)
     from tqdm import tqdm
 
     return tqdm(total=total, desc=f"pair {job.dataset}", unit="q", file=sys.stderr)

@@ -405,7 +405,7 @@ def bench_pair_throughput(
                 operators="llm",
                 reader="llm",
                 budgets=tuple(budgets),
-                limit=limit,
+                first=limit,
                 llm={
                     "base_url": [srv.base_url],
                     "model": "fake",

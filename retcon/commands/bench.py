@@ -148,6 +148,13 @@ def run(args) -> int:
         check_out_dir("--out", args.out)
     config = quick_config(**changes) if args.quick else BenchConfig(**changes)
 
+    from retcon.commands import _progress
+
+    _progress.announce(
+        args,
+        f"the benchmarks {', '.join(config.only)} ({'quick' if args.quick else 'full'} sizes); "
+        "a line as each starts",
+    )
     log = logging.getLogger("retcon.bench")
 
     def say(msg):

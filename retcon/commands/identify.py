@@ -47,10 +47,9 @@ _BYTES_PER_ROW_RESAMPLE = 1024
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    import jax
     import numpy as np
 
-    from oas import format_report, identify_report, plot_report, read_paired
+    from oas import read_paired  # identify_report (JAX) after the checks and the progress line
     from retcon.cli import emit, write_sidecar, wrote
     from retcon.errors import InputError
     from retcon.output import OutputSet, check_out_dir, to_jsonable, write_json_atomic
@@ -72,7 +71,25 @@ def run(args: argparse.Namespace) -> int:
         args.resamples * per_resample,
         fix=f"use at most {memory_limit() // per_resample} resamples for {data.n} rows",
     )
+    from oas import STRUCTURE_COLUMN
+
+    if STRUCTURE_COLUMN not in data.meta:
+        raise InputError(
+            f"--data {args.data!r}: no {STRUCTURE_COLUMN!r} column, which identification "
+            f"needs; write the file with `retcon pair ...` without --no-structure."
+        )
+    from retcon.commands import _progress
+
+    _progress.announce(
+        args,
+        f"{data.n} rows of {args.data}: identification by {args.folds or 'leave-one-group-out'} "
+        f"folds and {args.resamples} bootstrap refits (JAX compiles first)",
+    )
     folds = args.folds or int(np.unique(data.group_id.astype(str)).size)
+    import jax
+
+    from oas import format_report, identify_report, plot_report
+
     rep = identify_report(
         data,
         key=jax.random.key(args.seed),

@@ -72,6 +72,12 @@ def register(subparsers) -> None:
         "one group, round-robin in order of first appearance, so a verdict rule can be checked "
         "at G groups (default: the scenario's own grouping)",
     )
+    p.add_argument(
+        "--no-structure",
+        action="store_true",
+        help="leave the evidence_structure column out of the rows (smaller files; "
+        "retcon identify and the magnitude checks need it)",
+    )
     add_common(p, out=False)
     p.set_defaults(func=_run_pair_simulate)
 
@@ -291,7 +297,6 @@ def _spread_over_groups(data, n_groups: int):
 
 
 def _run_pair_simulate(args) -> int:
-    import jax
     import numpy as np
 
     from retcon.errors import InputError, check_memory, memory_limit
@@ -321,7 +326,7 @@ def _run_pair_simulate(args) -> int:
             "sim.simulate_instances), which is not available."
         ) from None
     scenario = args.scenario if args.scenario is not None else sim.DEFAULT_PRESET
-    from oas import format_of, simulate_paired, write_paired
+    from oas import format_of  # simulate_paired (JAX) after the checks and the progress line
 
     check_out_file("--output", args.output, inputs=[("--scenario", scenario)])
     try:
@@ -334,6 +339,17 @@ def _run_pair_simulate(args) -> int:
             f"{args.groups}."
         )
     sim.load_scenario(scenario)  # a bad --scenario fails here, before the work
+    from retcon.commands import _progress
+
+    _progress.announce(
+        args,
+        f"{args.instances} paired instances of {scenario} to {args.output}; JAX compiles first "
+        "(seconds to a minute), then the instances",
+    )
+    import jax
+
+    from oas import simulate_paired, write_paired
+
     data = simulate_paired(
         jax.random.key(args.seed),
         scenario,
@@ -344,6 +360,10 @@ def _run_pair_simulate(args) -> int:
     )
     if args.groups is not None:
         data = _spread_over_groups(data, args.groups)
+    if args.no_structure:
+        from oas import STRUCTURE_COLUMN
+
+        data = data._replace(meta={k: v for k, v in data.meta.items() if k != STRUCTURE_COLUMN})
     write_paired(args.output, data)
     summary = {
         "output": args.output,
@@ -369,9 +389,7 @@ def _run_pair_simulate(args) -> int:
 
 
 def _run_fit(args) -> int:
-    import jax
-
-    from oas import fit_router, read_paired, save_router
+    from oas import read_paired  # fit_router (JAX) after the checks and the progress line
     from retcon.errors import check_range
     from retcon.output import check_out_file, sidecar
 
@@ -383,6 +401,13 @@ def _run_fit(args) -> int:
         raise InputError(f"--folds must be an integer >= 2; got {args.folds}.")
     check_out_file("--router-out", args.router_out, inputs=[("--data", args.data)])
     data = read_paired(args.data, packing=args.packing)
+    from retcon.commands import _progress
+
+    _progress.announce(
+        args,
+        f"{data.n} rows of {args.data}: the ridge penalty by {args.folds}-fold grouped "
+        "cross-validation, then the calibrated thresholds (JAX compiles first)",
+    )
     fractions = (1 - args.calibration_fraction, args.calibration_fraction)
     _check_folds(
         args.folds,
@@ -403,6 +428,9 @@ def _run_fit(args) -> int:
         seed=args.seed,
         command="retcon fit",
     )
+    import jax
+
+    from oas import fit_router, save_router
     from retcon.errors import worded_for
 
     with worded_for(f"--data {args.data}", _FITTED_WORDS):
@@ -501,17 +529,7 @@ def _evaluate_files(fmt: str) -> list[str]:
 
 
 def _run_evaluate(args) -> int:
-    import jax
-
-    from oas import (
-        accuracy_figure,
-        decisions_figure,
-        evaluate,
-        evaluation_json,
-        evaluation_table,
-        load_router,
-        read_paired,
-    )
+    from oas import load_router, read_paired  # JAX after the checks and the progress line
     from retcon.cli import verbosity
     from retcon.errors import InputError, check_memory, memory_limit
     from retcon.output import (
@@ -532,6 +550,14 @@ def _run_evaluate(args) -> int:
         check_out_dir("--out", args.out, inputs=[("--data", args.data), ("--router", args.router)])
     router = load_router(args.router, option="--router") if args.router else None
     data = read_paired(args.data, packing=args.packing)
+    from retcon.commands import _progress
+
+    fitted = "the given router" if args.router else f"a {args.folds}-fold ridge fit"
+    _progress.announce(
+        args,
+        f"{data.n} rows of {args.data}: a split by group, {fitted}, every policy scored on "
+        "the test groups (JAX compiles first)",
+    )
     n_groups = len(set(map(str, data.group_id)))
     per_resample = 12 * n_groups + 16 * 1024  # (R, G) draws and weights, (R, statistics)
     check_memory(
@@ -543,6 +569,9 @@ def _run_evaluate(args) -> int:
         _check_folds(args.folds, data, fractions, 0, f"--split {_joined(fractions)}", args.data)
     elif n_groups < 3:
         _check_folds(2, data, fractions, 0, f"--split {_joined(fractions)}", args.data)
+    import jax
+
+    from oas import accuracy_figure, decisions_figure, evaluate, evaluation_json, evaluation_table
     from retcon.errors import worded_for
 
     with worded_for(f"--data {args.data}", _FITTED_WORDS):

@@ -217,7 +217,10 @@ def run(args: argparse.Namespace) -> int:
         inputs = [("--data", args.data)] + [("--paired", f) for f in args.paired or ()]
         check_out_dir("--out", args.out, inputs=inputs)
     _check_audit(args)
-    if args.paired:
+    from retcon.commands import _progress
+
+    n_claims = f"{len(claims)} claims" if claims else "the claims"
+    if args.paired:  # announced once the files are read (a refusal of one stays one line)
         return _run(args, claims, paired_config(args))
     check_locomo_given(args.data, getattr(args, "sim_only", False))
     overrides = {"data": args.data}
@@ -230,6 +233,12 @@ def run(args: argparse.Namespace) -> int:
         overrides["design"] = args.design
     if args.limit is not None:
         overrides["locomo_limit"] = args.limit
+    on = f"LoCoMo ({args.data})" if args.data else "the simulations only (--sim-only)"
+    _progress.announce(
+        args,
+        f"{n_claims} on {on} and the simulations ({'full' if args.full else 'fast'} scale); "
+        "JAX compiles first, then a bar of claims with a line per stage",
+    )
     from paper_checks import llm_configured
 
     if llm_configured():  # claim 4: the llm reader too, when an endpoint is configured
@@ -282,6 +291,7 @@ def _run(args: argparse.Namespace, claims, config) -> int:
     import logging
 
     from paper_checks import (
+        CHECKS,
         Workspace,
         format_measured,
         format_oc_cell,
@@ -290,25 +300,43 @@ def _run(args: argparse.Namespace, claims, config) -> int:
         write_run,
     )
     from retcon.cli import emit
+    from retcon.commands import _progress
     from retcon.output import OutputSet
 
     log = logging.getLogger("paper_checks")
     held: list[str] | None = []  # progress held back until the files pass, so a refusal is 1 line
+    bar = _progress.bar(args, unit="claim")
 
     def progress(msg: str) -> None:
         if held is not None:
             held.append(msg)
         else:
-            log.info(f"paper-checks: {msg}")
+            bar.write(f"paper-checks: {msg}")
 
     ws = Workspace(config, args.seed, progress=progress)
     for reader in config.readers if config.paired else ():
         # every file read and validated before any claim is measured
         check_paired_groups(ws.paired_source(reader))
+    if config.paired:
+        n_claims = f"{len(claims)} claims" if claims else "the claims"
+        _progress.announce(args, f"{n_claims} on the --paired files; a bar of claims follows")
     for msg in held:
-        log.info(f"paper-checks: {msg}")
+        bar.write(f"paper-checks: {msg}")
     held = None
-    results, ws = run_checks(config, seed=args.seed, claims=claims, workspace=ws)
+    total = len(claims) if claims else len(CHECKS)
+    started = [0]
+
+    def claim_started(msg: str) -> None:  # run_checks: "claim N" as each claim starts
+        if msg.startswith("claim "):
+            bar.update(started[0], total)
+            started[0] += 1
+        bar.note(msg)
+
+    with bar:
+        results, ws = run_checks(
+            config, seed=args.seed, claims=claims, workspace=ws, progress=claim_started
+        )
+        bar.update(total, total)
     report = None
     end_to_end = None
     if args.out:

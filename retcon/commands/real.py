@@ -101,7 +101,27 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
         help="budgets in tokens, comma or space separated (default: 4 per octave from 32 to 2048)",
     )
     p.add_argument(
-        "--limit", type=int, default=None, metavar="N", help="only the first N questions"
+        "--limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="about N questions spread over the conversations: the first ceil(N / G) of each of "
+        "the G conversations, so every conversation stays a group (as paper-checks --limit); "
+        "N < G: one of each of the first N conversations",
+    )
+    p.add_argument(
+        "--first",
+        type=int,
+        default=None,
+        metavar="N",
+        help="only the first N questions of the file (what --limit meant before: one or two "
+        "conversations of LoCoMo)",
+    )
+    p.add_argument(
+        "--no-structure",
+        action="store_true",
+        help="leave the evidence_structure column out of the rows (smaller files; "
+        "retcon identify and the magnitude checks need it)",
     )
     p.add_argument(
         "--granularity",
@@ -262,7 +282,7 @@ def _pair_text(summary: dict) -> str:
     rep = summary["load"]
     out.append(
         f"{summary['output']}: {summary['n_rows']} rows, {summary['n_queries']} questions, "
-        f"{summary['n_groups']} conversations ({summary['n_written']} written now, "
+        f"{summary['n_groups']} conversations = groups ({summary['n_written']} written now, "
         f"{summary['n_resumed']} resumed)."
     )
     out.append(
@@ -372,6 +392,8 @@ def run_pair(args) -> int:
         reader=args.reader,
         budgets=tuple(args.budgets) if args.budgets else None,
         limit=args.limit,
+        first=args.first,
+        structure=not args.no_structure,
         granularity=args.granularity,
         order=args.order,
         packing=args.packing,
@@ -391,9 +413,27 @@ def run_pair(args) -> int:
         **_audit_options(args),
         **({} if args.judge_threshold is None else {"judge_threshold": args.judge_threshold}),
     )
-    from retcon.cli import verbosity
+    from retcon.commands import _progress
 
-    summary = run_pair_job(job, progress=not args.no_progress and verbosity(args) >= 0)
+    which = (
+        f"the first {args.first} questions"
+        if args.first is not None
+        else f"about {args.limit} questions spread over the conversations"
+        if args.limit is not None
+        else "every question"
+    )
+    _progress.announce(
+        args,
+        f"loading {args.data or args.dataset}, then pairing {which}; a bar of questions follows",
+    )
+    with _progress.bar(args, unit="q", desc=f"pair {args.dataset}") as bar:
+
+        def report(done: int, total: int, note: str) -> None:
+            bar.update(done, total)
+            if note:
+                bar.note(note)
+
+        summary = run_pair_job(job, progress=report)
     emit(args, summary, lambda: _pair_text(summary))
     sys.stdout.flush()
     return 0

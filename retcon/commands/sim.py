@@ -574,6 +574,14 @@ def run_stress(args) -> int:
     if args.out is not None:
         check_out_dir("--out", args.out, inputs=[("--config", args.config)])
     scenario = _load(args)  # a bad scenario file is reported before JAX is imported
+    from retcon.commands import _progress
+
+    _progress.announce(
+        args,
+        f"{1 + sum(x > 0 for x in xb) + sum(x > 0 for x in xr)} spillover conditions on "
+        f"{scenario.name}, {args.memories} memories of {args.memory_size} queries; JAX "
+        "compiles first, then a bar",
+    )
     import jax
 
     from sim import stress
@@ -586,6 +594,7 @@ def run_stress(args) -> int:
             memory_size=args.memory_size,
             budget_spillover=xb,
             rank_spillover=xr,
+            progress=None if _progress.enabled(args) else False,
         )
     except InputError as e:
         msg = str(e)

@@ -231,6 +231,13 @@ def run_simulated(args) -> int:
     from sim import check_timeline_size
 
     check_timeline_size(ss, args.budgets, args.queries, scenario=args.scenario)
+    from retcon.commands import _progress
+
+    _progress.announce(
+        args,
+        f"the stream {ss.name}: every policy simulated over its generations at each budget, "
+        "then the bootstrap (JAX compiles first; a minute or more at the defaults)",
+    )
     from retcon.commands.sim import enable_compile_cache
 
     enable_compile_cache()
@@ -258,6 +265,13 @@ def run_locomo(args) -> int:
     llm = _llm_backend(args)
     convs = real.load_locomo(args.data).conversations
     real.check_locomo_stream(convs, args.data)
+    from retcon.commands import _progress
+
+    _progress.announce(
+        args,
+        f"{len(convs)} conversations of {args.data} as a stream: {args.passes} passes of "
+        "every policy, then the bootstrap",
+    )
     rep = real.locomo_report(
         convs,
         real.pass_chains(convs, args.passes),
@@ -281,6 +295,13 @@ def run_identify(args) -> int:
 
     convs = real.load_locomo(args.data).conversations
     real.check_locomo_stream(convs, args.data, least=3, each_asked=True)
+    from retcon.commands import _progress
+
+    _progress.announce(
+        args,
+        f"{len(convs)} conversations of {args.data}: {args.passes} passes, then t* and k* "
+        "leaving one conversation out at a time",
+    )
     chains = real.pass_chains(convs, args.passes, firsts=("extractive",))
     budgets = budgets or real.IDENTIFY_BUDGETS
     d = to_jsonable(

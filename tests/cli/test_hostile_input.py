@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 from retcon.cli import main
+from tests._cli import error_lines
 from tests._cli import run_cli as _run
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
@@ -614,7 +615,7 @@ def test_bad_input_meets_the_contract(command, argv, words, env, capsys):
     rc, out, err = _run(_fill(argv, env), capsys)
     assert rc == 2, (rc, err)
     assert "Traceback" not in err
-    lines = err.strip().splitlines()
+    lines = error_lines(err)
     assert len(lines) == 1, err
     for w in words:
         assert w in lines[0], (w, lines[0])
@@ -743,7 +744,7 @@ def test_resume_protocol_lives_in_the_file(tmp_path, capsys):
     capsys.readouterr()
     assert main(_pair_args(out, "--budgets", "32")) == 2
     err = capsys.readouterr().err
-    assert "--output" in err and "other options" in err and len(err.strip().splitlines()) == 1
+    assert "--output" in err and "other options" in err and len(error_lines(err)) == 1
     assert main(_pair_args(out, "--budgets", "32,64")) == 0  # the same protocol resumes
 
 
@@ -816,7 +817,7 @@ def test_planted_symlink_at_lock_or_partial_is_refused(tmp_path, capsys, planted
         link.symlink_to(target)
         rc, stdout, err = _run(_pair_args(out), capsys)
         assert rc == 2 and stdout == "" and "Traceback" not in err, err
-        assert len(err.strip().splitlines()) == 1 and "symbolic link" in err, err
+        assert len(error_lines(err)) == 1 and "symbolic link" in err, err
         assert victim.read_text() == "precious\n" and not dangling.exists()
         assert not out.exists() and link.is_symlink()
         link.unlink()
@@ -878,8 +879,9 @@ def test_os_error_at_write_time_is_one_line(tmp_path, env, capsys, monkeypatch, 
     rc, out, err = _run(argv, capsys)
     monkeypatch.undo()
     assert rc == 2 and out == "" and "Traceback" not in err, err
-    line = err.strip()
-    assert len(line.splitlines()) == 1 and f"[{fault}]" in line, line
+    lines = error_lines(err)
+    line = lines[-1] if lines else ""
+    assert len(lines) == 1 and f"[{fault}]" in line, err
     assert Path(final).name in line, line
     assert not Path(final).exists() or (Path(final).is_dir() and not any(Path(final).iterdir()))
     left = {p.name for p in tmp_path.rglob("*")} - before
@@ -1057,5 +1059,5 @@ def test_disk_full_after_pair_simulate_is_one_line(tmp_path, capsys, monkeypatch
     rc, stdout, err = _run(["pair", "simulate", "--instances", "40", "--output", str(out)], capsys)
     monkeypatch.undo()
     assert rc == 2 and stdout == "" and "Traceback" not in err
-    assert len(err.strip().splitlines()) == 1 and "p.jsonl" in err and "[ENOSPC]" in err, err
+    assert len(error_lines(err)) == 1 and "p.jsonl" in err and "[ENOSPC]" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from retcon.errors import InputError
+from tests._cli import error_lines
 from tests._cli import run_cli as _run
 from tests._data import LOCOMO_PATH, needs_locomo
 
@@ -28,7 +29,7 @@ def _refused(argv, capsys, *words) -> str:
     rc, out, err = _run(argv, capsys)
     assert rc == 2, (rc, err)
     assert "Traceback" not in err
-    lines = err.strip().splitlines()
+    lines = error_lines(err)
     assert len(lines) == 1, err
     assert out == ""
     for w in words:

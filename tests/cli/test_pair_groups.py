@@ -36,3 +36,20 @@ def test_groups_out_of_range_is_a_clear_error(tmp_path, capsys):
     assert rc == 2 and "--groups must be an integer in [1, --instances = 5]; got 0" in (
         capsys.readouterr().err
     )
+
+
+def test_select_queries_limit_spreads_first_takes_the_head():
+    """``pair --limit`` / ``--first`` (issue 36 item 4): the selection of ``oas.real._run``."""
+    from types import SimpleNamespace
+
+    from oas.real._run import select_queries
+
+    convs = [SimpleNamespace(conversation_id=c) for c in "abc"]
+    pairs = [(conv, f"{conv.conversation_id}{i}") for conv in convs for i in range(4)]
+    ids = lambda sel: [q for _, q in sel]  # noqa: E731
+    assert ids(select_queries(pairs)) == ids(pairs)
+    assert ids(select_queries(pairs, first=5)) == ["a0", "a1", "a2", "a3", "b0"]
+    assert ids(select_queries(pairs, limit=5)) == ["a0", "a1", "b0", "b1", "c0", "c1"]
+    assert ids(select_queries(pairs, limit=3)) == ["a0", "b0", "c0"]
+    assert ids(select_queries(pairs, limit=2)) == ["a0", "b0"]  # fewer than the conversations
+    assert ids(select_queries(pairs, limit=100)) == ids(pairs)

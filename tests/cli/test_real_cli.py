@@ -15,7 +15,7 @@ from oas.real import fetch
 from oas.real._fetch import DATASETS
 from retcon.cli import main
 from retcon.errors import InputError
-from tests._cli import run_cli
+from tests._cli import error_lines, run_cli
 from tests._data import needs_locomo
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
@@ -104,7 +104,7 @@ def test_pair_locomo_resumes_and_is_readable_by_oas(tmp_path, capsys):
         "--no-progress",
         "--json",
     ]
-    assert main(args + ["--limit", "6"]) == 0
+    assert main(args + ["--first", "6"]) == 0
     first = json.loads(capsys.readouterr().out)
     assert first["n_rows"] == 18 and first["n_written"] == 18 and first["load"]["n_excluded"] == 446
     assert not Path(f"{out}.partial").exists()
@@ -112,20 +112,59 @@ def test_pair_locomo_resumes_and_is_readable_by_oas(tmp_path, capsys):
     text = out.read_text()
     Path(f"{out}.partial").write_text(text + text.splitlines()[0][:25])
     out.unlink()
-    assert main(args + ["--limit", "8"]) == 0
+    assert main(args + ["--first", "8"]) == 0
     second = json.loads(capsys.readouterr().out)
     assert second["n_resumed"] == 18 and second["n_written"] == 6 and second["n_rows"] == 24
     rows = _rows(out)
     assert [r["instance_id"] for r in rows[:18]] == [
         r["instance_id"] for r in _rows_from_text(text)
     ]
-    assert main(args + ["--limit", "8"]) == 0  # finished file: nothing to do
+    assert main(args + ["--first", "8"]) == 0  # finished file: nothing to do
     assert json.loads(capsys.readouterr().out)["n_written"] == 0
     data = read_paired(out)
     assert data.n == 24 and data.vocabulary == "locomo" and set(data.group_id) == {"conv-26"}
     # changing the protocol on the same file is refused
-    assert main(args + ["--limit", "8", "--reader", "sentence"]) == 2
+    assert main(args + ["--first", "8", "--reader", "sentence"]) == 2
     assert "was written with reader='lexical'" in capsys.readouterr().err
+
+
+@needs_locomo
+def test_pair_locomo_limit_spreads_over_conversations(tmp_path, capsys):
+    """Issue 36 item 4: ``--limit N`` takes the first ceil(N / G) questions of each of the G
+    conversations (as paper-checks --limit); ``--first N`` the first N of the file. A file
+    written by one selection is resumed by a selection that holds it, refused by one that does
+    not; ``--no-structure`` leaves evidence_structure out, and identify refuses such a file."""
+    out = tmp_path / "paired.jsonl"
+    args = ["pair", "locomo", "--output", str(out), "--budgets", "32,2048", "-q", "--json"]
+    assert main([*args, "--limit", "15"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    rows = _rows(out)
+    per_group: dict[str, set] = {}
+    for r in rows:
+        per_group.setdefault(r["group_id"], set()).add(r["query_id"])
+    assert rep["n_groups"] == len(per_group) == 10 and rep["n_queries"] == 20
+    assert {len(q) for q in per_group.values()} == {2}
+    assert "evidence_structure" in rows[0]
+    # a selection that holds the file's questions resumes it: 3 per conversation
+    assert main([*args, "--limit", "25"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["n_resumed"] == 40 and rep["n_written"] == 20 and rep["n_queries"] == 30
+    # --first 3 does not select the other conversations' rows: refused, in one line
+    assert main([*args, "--first", "3"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "does not select" in err and "--first" in err
+    assert main([*args, "--first", "3", "--limit", "3"]) == 2
+    assert "give one of them" in capsys.readouterr().err
+    lean = tmp_path / "lean.jsonl"
+    argv = ["pair", "locomo", "--output", str(lean), "--budgets", "32,2048", "-q", "--json"]
+    assert main([*argv, "--first", "3", "--no-structure"]) == 0
+    capsys.readouterr()
+    lean_rows = _rows(lean)
+    assert len(lean_rows) == 6 and all("evidence_structure" not in r for r in lean_rows)
+    assert [r["instance_id"] for r in lean_rows[:4]] == [r["instance_id"] for r in rows[:4]]
+    assert main(["identify", "--data", str(lean)]) == 2
+    (err,) = error_lines(capsys.readouterr().err)
+    assert "evidence_structure" in err and str(lean) in err
 
 
 def _rows_from_text(text):
@@ -208,7 +247,7 @@ def test_pair_bad_input_exits_2_with_one_line(tmp_path, monkeypatch, capsys, arg
     monkeypatch.chdir(tmp_path)
     status, _, err = run_cli(argv, capsys)  # argparse refuses some at parse time (SystemExit)
     assert status == 2
-    err = err.strip()
+    err = "\n".join(error_lines(err))  # after the line saying what pair will do (issue 36)
     assert len(err.splitlines()) == 1
     import re
 
@@ -258,7 +297,7 @@ def test_pair_llm_backend_wiring_and_cache_hits_on_rerun(tmp_path, capsys, monke
             "llm",
             "--reader",
             "llm",
-            "--limit",
+            "--first",
             "2",
             "--budgets",
             "64,2048",
@@ -318,7 +357,7 @@ def test_pair_topk_reader_runs(tmp_path, capsys):
     """`retcon pair locomo --reader topk` runs end to end and records its reader."""
     out = tmp_path / "topk.jsonl"
     argv = ["pair", "locomo", "--data", str(FIX / "locomo_tiny.json"), "--output", str(out)]
-    argv += ["--reader", "topk", "--budgets", "32", "--limit", "1", "--no-progress", "--json"]
+    argv += ["--reader", "topk", "--budgets", "32", "--first", "1", "--no-progress", "--json"]
     assert main(argv) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["protocol"]["reader"] == "topk" and summary["n_rows"] == 1

@@ -207,7 +207,7 @@ def test_locomo_end_to_end_recall_and_classifier(tmp_path):
         "locomo",
         str(tmp_path / "e2e.jsonl"),
         budgets=(64, 2048),
-        limit=60,
+        first=60,
         pair_protocol="end-to-end",
     )
     s = run_pair_job(job, progress=False)

@@ -539,7 +539,7 @@ def _pair_cli(tmp_path, *extra):
             str(data),
             "--operators",
             "llm",
-            "--limit",
+            "--first",
             "1",
             "--budgets",
             "64",

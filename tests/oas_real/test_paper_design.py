@@ -150,7 +150,7 @@ def test_paper_design_rows_features_on_real_locomo():
 def test_pair_locomo_design_paper_cli_on_real_data(tmp_path, capsys):
     out = tmp_path / "p.jsonl"
     argv = ["-q", "pair", "locomo", "--design", "paper", "--data", str(LOCOMO_PATH)]
-    argv += ["--output", str(out), "--limit", "12", "--json", "--no-progress"]
+    argv += ["--output", str(out), "--first", "12", "--json", "--no-progress"]
     rc, stdout, _ = run_cli(argv, capsys)
     assert rc == 0, stdout
     summary = json.loads(stdout)
