@@ -25,6 +25,7 @@ class _Server:
 
     def __init__(self, reply):
         self.seen: list[dict[str, str]] = []
+        self.requests: list[tuple[str, str, bytes]] = []  # (method, path, body)
         outer = self
 
         class H(BaseHTTPRequestHandler):
@@ -33,9 +34,9 @@ class _Server:
 
             def _handle(self):
                 n = int(self.headers.get("Content-Length") or 0)
-                if n:
-                    self.rfile.read(n)
+                body = self.rfile.read(n) if n else b""
                 outer.seen.append({k.lower(): v for k, v in self.headers.items()})
+                outer.requests.append((self.command, self.path, body))
                 reply(self)
 
             do_POST = _handle
@@ -251,3 +252,53 @@ def test_dense_config_hidden_size_checked(tmp_path, cfg, got):
     msg = str(ei.value)
     assert "config.json" in msg and "'hidden_size'" in msg and got in msg and "\n" not in msg
     assert _config_int({"hidden_size": 384}, "hidden_size", tmp_path / "config.json") == 384
+
+
+@pytest.mark.parametrize("code", [307, 308])
+def test_follow_redirects_resends_a_307_post_within_its_origin(tmp_path, code):
+    """With --llm-follow-redirects a 307/308 (the same POST again) is resent, body and key, on the
+    same scheme, host and port."""
+
+    def reply(h):
+        if h.path.endswith("/moved"):
+            _ok(h)
+        else:
+            _redirect_to("/v1/moved", code)(h)
+
+    with _Server(reply) as srv:
+        text, _ = _pool(srv.port, tmp_path, follow_redirects=True).send(BODY)
+    assert text == "fine"
+    assert srv.requests == [
+        ("POST", "/v1/chat/completions", BODY),
+        ("POST", "/v1/moved", BODY),
+    ]
+    assert srv.seen[1].get("authorization") == f"Bearer {KEY}"
+
+
+@pytest.mark.parametrize("code", [307, 308])
+def test_follow_redirects_refuses_a_307_post_to_another_port(tmp_path, code):
+    """A 307/308 to another origin is refused in one line naming both addresses: neither the key
+    nor the body goes there."""
+    with _Server(_ok) as other:
+        target = f"http://127.0.0.1:{other.port}/v1/chat/completions"
+        with _Server(_redirect_to(target, code)) as first, pytest.raises(InputError) as ei:
+            _pool(first.port, tmp_path, follow_redirects=True).send(BODY)
+    msg = str(ei.value)
+    assert "\n" not in msg
+    assert f"HTTP {code} redirect from http://127.0.0.1:{first.port}/v1" in msg
+    assert f"to {target} refused" in msg and "same scheme, host and port" in msg
+    assert other.requests == [] and other.seen == []
+    assert len(first.requests) == 1
+
+
+def test_follow_redirects_refuses_a_307_post_to_another_host_name(tmp_path):
+    """The same port under another host name is another origin: the POST is not resent."""
+
+    def reply(h):
+        port = h.server.server_address[1]
+        _redirect_to(f"http://localhost:{port}/v1/moved", 307)(h)
+
+    with _Server(reply) as srv, pytest.raises(InputError, match="refused") as ei:
+        _pool(srv.port, tmp_path, follow_redirects=True).send(BODY)
+    assert f"localhost:{srv.port}/v1/moved" in str(ei.value)
+    assert [p for _, p, _ in srv.requests] == ["/v1/chat/completions"]
