@@ -302,3 +302,59 @@ def test_follow_redirects_refuses_a_307_post_to_another_host_name(tmp_path):
         _pool(srv.port, tmp_path, follow_redirects=True).send(BODY)
     assert f"localhost:{srv.port}/v1/moved" in str(ei.value)
     assert [p for _, p, _ in srv.requests] == ["/v1/chat/completions"]
+
+
+# ---- a real command against a redirecting loopback server ----------------------------------------
+
+LLM_ENV = (
+    "RETCON_LLM_BASE_URL",
+    "RETCON_LLM_MODEL",
+    "RETCON_LLM_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+    "RETCON_LLM_MAX_RESPONSE_BYTES",
+    "RETCON_LLM_TIMEOUT",
+)
+
+
+@pytest.mark.parametrize(
+    ("code", "flags"),
+    [(302, []), (308, []), (307, ["--llm-follow-redirects"]), (308, ["--llm-follow-redirects"])],
+)
+@pytest.mark.parametrize("key_from", ["--llm-api-key", "RETCON_LLM_API_KEY"])
+def test_pair_locomo_against_a_redirecting_server(
+    tmp_path, capsys, monkeypatch, code, flags, key_from
+):
+    """``retcon pair locomo --operators llm`` on the tiny LoCoMo fixture, its endpoint answering
+    a redirect to a second loopback server: exit 2, one line naming both addresses, nothing
+    written (no pairs, no cache entry), and the second server sees no request, so no key."""
+    from pathlib import Path
+
+    from tests._cli import run_cli
+
+    for v in LLM_ENV:
+        monkeypatch.delenv(v, raising=False)
+    data = Path(__file__).resolve().parents[1] / "fixtures" / "locomo_tiny.json"
+    out, cache = tmp_path / "p.jsonl", tmp_path / "cache"
+    with _Server(_ok) as other:
+        target = f"http://127.0.0.1:{other.port}/v1/chat/completions"
+        with _Server(_redirect_to(target, code)) as first:
+            url = f"http://127.0.0.1:{first.port}/v1"
+            key = ["--llm-api-key", KEY]
+            if key_from == "RETCON_LLM_API_KEY":
+                monkeypatch.setenv("RETCON_LLM_BASE_URL", url)
+                monkeypatch.setenv("RETCON_LLM_API_KEY", KEY)
+                key = []
+            argv = ["pair", "locomo", "--data", str(data), "--operators", "llm", "--limit", "1"]
+            argv += ["--budgets", "64", "--no-progress", "--output", str(out)]
+            argv += ["--llm-base-url", url, "--llm-model", "m", "--llm-cache", str(cache)]
+            rc, stdout, err = run_cli([*argv, *key, *flags], capsys)
+    lines = err.strip().splitlines()
+    assert rc == 2, err
+    assert len(lines) == 1, err
+    assert "Traceback" not in err and stdout == ""
+    assert f"HTTP {code} redirect from {url}/chat/completions to {target} refused" in lines[0]
+    assert first.seen and first.seen[0].get("authorization") == f"Bearer {KEY}"
+    assert other.seen == [] and other.requests == []
+    assert not out.exists()
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []  # no pairs, no cache entry
