@@ -4,8 +4,10 @@ oversized answers are refused. Loopback servers on 127.0.0.1 only."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -328,8 +330,6 @@ def test_pair_locomo_against_a_redirecting_server(
     """``retcon pair locomo --operators llm`` on the tiny LoCoMo fixture, its endpoint answering
     a redirect to a second loopback server: exit 2, one line naming both addresses, nothing
     written (no pairs, no cache entry), and the second server sees no request, so no key."""
-    from pathlib import Path
-
     from tests._cli import run_cli
 
     for v in LLM_ENV:
@@ -358,3 +358,81 @@ def test_pair_locomo_against_a_redirecting_server(
     assert other.seen == [] and other.requests == []
     assert not out.exists()
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []  # no pairs, no cache entry
+
+
+# ---- timeline locomo --llm-cache, checked before any work ----------------------------------------
+
+
+def _damage(kind: str, tmp_path):
+    """A ``--llm-cache`` that cannot serve: ``(the path to pass, words the line must hold)``."""
+    c = tmp_path / "cache"
+    if kind == "a file":
+        c.write_text("x")
+        return c, ["--llm-cache", "is a file; expected a folder"]
+    if kind == "under a file":
+        c.write_text("x")
+        return c / "sub", ["--llm-cache", "is a file, so no folder can be made under it"]
+    if kind == "unwritable":
+        return Path("/proc/retcon-cache"), ["--llm-cache", "/proc", "cannot write"]
+    c.mkdir()
+    if kind == "journal a file":
+        (c / "journal").write_text("x")
+        return c, ["journal", "should be the folder", "got a file"]
+    if kind == "journal entry a folder":
+        (c / "journal" / "1-ab.jsonl").mkdir(parents=True)
+        return c, ["1-ab.jsonl", "should be a journal file", "got a folder"]
+    assert kind == "shard a file"
+    (c / "ab").write_text("x")
+    return c, ["ab", "should be a folder of cache entries", "got a file"]
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "a file",
+        "under a file",
+        "unwritable",
+        "journal a file",
+        "journal entry a folder",
+        "shard a file",
+    ],
+)
+def test_timeline_locomo_llm_cache_is_checked_before_any_work(kind, tmp_path, capsys, monkeypatch):
+    """``timeline locomo --llm-cache`` that is a file, cannot be written or holds a damaged
+    journal or shard: exit 2, one line naming it, before the data are read or a call is made."""
+    from tests._cli import run_cli
+
+    if kind == "unwritable" and os.access("/proc", os.W_OK) and not Path("/proc").is_mount():
+        pytest.skip("/proc is writable here")
+    for v in LLM_ENV:
+        monkeypatch.delenv(v, raising=False)
+    data = tmp_path / "locomo10.json"
+    data.write_text("not read")  # the check comes before the data are read
+    cache, words = _damage(kind, tmp_path)
+    with _Server(_ok) as srv:
+        url = f"http://127.0.0.1:{srv.port}/v1"
+        argv = ["timeline", "locomo", "--data", str(data), "--passes", "2"]
+        argv += ["--llm-base-url", url, "--llm-model", "m", "--llm-cache", str(cache)]
+        rc, out, err = run_cli(argv, capsys)
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1, err
+    assert "Traceback" not in err and out == ""
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    assert srv.requests == []
+
+
+def test_a_damaged_cache_is_refused_when_the_client_is_made(tmp_path):
+    """The library's own check (``ChatClient``): the message names the folder and the part."""
+    from oas.real._llm_client import ChatClient
+
+    (tmp_path / "journal").write_text("x")
+    cfg = EndpointConfig(base_url="http://127.0.0.1:1/v1", model="m", cache_dir=tmp_path)
+    with pytest.raises(InputError) as ei:
+        ChatClient(cfg)
+    msg = str(ei.value)
+    assert "\n" not in msg and str(tmp_path / "journal") in msg and "got a file" in msg
+    (tmp_path / "journal").unlink()
+    (tmp_path / "journal").mkdir()
+    (tmp_path / "ab").mkdir()
+    ChatClient(cfg).close()  # a sound cache is taken as it is
