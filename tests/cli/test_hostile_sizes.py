@@ -504,3 +504,24 @@ def test_pair_end_to_end_is_the_same_bytes_twice(tmp_path, capsys):
         written.append(out.read_bytes())
     assert written[0] == written[1]
     assert written[0]
+
+
+# ---- item 11: paper-checks --paired --full is honoured, not ignored ------------------------------
+
+
+def test_paper_checks_paired_honours_full(paired_file):
+    """``--paired FILE --full`` grades the file at paper scale (2000 resamples, ``full`` recorded
+    in the report's mode line); without ``--full`` the fast 500."""
+    from paper_checks import CheckConfig
+    from retcon.cli import build_parser
+    from retcon.commands.paper_checks import paired_config
+
+    parser = build_parser()
+    fast = paired_config(parser.parse_args(["paper-checks", "--paired", str(paired_file)]))
+    full = paired_config(
+        parser.parse_args(["paper-checks", "--paired", str(paired_file), "--full"])
+    )
+    assert (fast.full, fast.n_resamples) == (False, CheckConfig.fast().n_resamples)
+    assert (full.full, full.n_resamples) == (True, CheckConfig.full_scale().n_resamples)
+    assert full.n_resamples > fast.n_resamples
+    assert full.paired == fast.paired == (str(paired_file),)
