@@ -244,6 +244,22 @@ def test_scenario_toml_50000_levels_one_line(tmp_path):
     assert "\n" not in str(ei.value) and "deep.toml" in str(ei.value)
 
 
+@pytest.mark.parametrize("name", ["crossover_curves", "phase_diagram"])
+def test_experiment_toml_50000_levels_one_line(tmp_path, capsys, name):
+    """The experiments' config reader refuses depth as the scenario readers do: through a
+    script's own command line, exit 2 and one line naming the file."""
+    import importlib
+
+    p = tmp_path / "deep.toml"
+    p.write_text("x = " + "[" * 50_000 + "]" * 50_000 + "\n")
+    script = importlib.import_module(f"experiments.{name}")
+    rc = script.main(["--config", str(p), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2, err
+    assert len(err) == 1 and "nested too deeply" in err[0] and "deep.toml" in err[0], err
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize(("cfg", "got"), [({}, "no such field"), ({"hidden_size": "384"}, "'384'")])
 def test_dense_config_hidden_size_checked(tmp_path, cfg, got):
     """Issue 35 item 10: a missing or string ``hidden_size`` names the file and the field."""
