@@ -298,6 +298,18 @@ def test_fuzz_make_length_dist_names(name, data):
     )
 
 
+def _extreme_law(family: str, data) -> theory.LengthDist | None:
+    """A law of ``family`` from drawn parameters (extreme floats included); None when refused."""
+    params = {
+        p: data.draw(st.one_of(REALS, st.sampled_from(EDGES)), label=p)
+        for p in theory.DIST_PARAMS[family]
+    }
+    try:
+        return theory.make_length_dist(family, **params)
+    except InputError:
+        return None
+
+
 @pytest.mark.parametrize("family", sorted(theory.DIST_PARAMS))
 @settings(max_examples=12, deadline=None, database=None)
 @given(data=st.data())
@@ -305,13 +317,8 @@ def test_fuzz_length_dist_summaries(family, data):
     """A law built from extreme valid parameters: ``mean`` and ``tail_exponent`` are numbers
     (``inf`` documented: a mean that overflows, a tail faster than any power), ``scaled`` checks
     its factor."""
-    params = {
-        p: data.draw(st.one_of(REALS, st.sampled_from(EDGES)), label=p)
-        for p in theory.DIST_PARAMS[family]
-    }
-    try:
-        dist = theory.make_length_dist(family, **params)
-    except InputError:
+    dist = _extreme_law(family, data)
+    if dist is None:
         return
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -407,13 +414,8 @@ def test_fuzz_length_dist_cdf(family, data):
     +-inf, subnormal, huge, negative): values in [0, 1], non-decreasing in ``x``, never NaN where
     ``x`` is a number (a NaN ``x`` is the caller's to refuse), no numpy warning; a string is
     refused with ``InputError`` or ``ValueError``."""
-    params = {
-        p: data.draw(st.one_of(REALS, st.sampled_from(EDGES)), label=p)
-        for p in theory.DIST_PARAMS[family]
-    }
-    try:
-        dist = theory.make_length_dist(family, **params)
-    except InputError:
+    dist = _extreme_law(family, data)
+    if dist is None:
         return
     xs = data.draw(st.lists(REALS, min_size=1, max_size=6), label="x")
     with warnings.catch_warnings():
