@@ -52,6 +52,10 @@ def load_config(path) -> dict:
         raise InputError(f"--config: {e}") from None
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{path}: not valid TOML ({e}).") from None
+    except RecursionError:  # as the scenario readers: one line, not a 3,000-line traceback
+        raise InputError(
+            f"{path}: TOML nested too deeply; an experiment's config is a flat table."
+        ) from None
     return check_config(config, str(path))
 
 

@@ -120,8 +120,13 @@ class LengthDist:
 
     # --- numpy ------------------------------------------------------------------------------
     def cdf(self, x) -> np.ndarray:
-        """``F(x)`` as float64, right-continuous, shape of ``x`` (tokens)."""
+        """``F(x)`` as float64, right-continuous, shape of ``x`` (tokens). A length past the
+        float range in scale units (``x / scale`` overflows) has ``F = 1``, without a warning."""
         x = np.asarray(x, dtype=np.float64)
+        with np.errstate(over="ignore"):  # x / scale -> inf: F = 1 exactly, as the formulas give
+            return self._cdf(x)
+
+    def _cdf(self, x: np.ndarray) -> np.ndarray:
         p = self.params
         if self.name == "point":
             return (x >= p["length"]).astype(np.float64)

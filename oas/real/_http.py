@@ -25,7 +25,8 @@ name, prompt longer than the context) fail at once.
 Redirects (``_RedirectHandler``, replacing urllib's default, which replays the POST and its
 ``Authorization`` header to any ``Location``): none is followed unless
 ``EndpointConfig.follow_redirects``; a 3xx fails at once naming both addresses. When followed, the
-key is dropped on a hop that changes scheme, host or port. A body longer than
+key is dropped on a hop that changes scheme, host or port, and a 307/308 (which resends the POST
+and its body) is followed only within the origin, refused naming both addresses otherwise. A body longer than
 ``EndpointConfig.max_response_bytes`` (1 MiB by default) fails at once and is never cached; an
 error body is read up to the same cap.
 
@@ -319,17 +320,21 @@ def _origin(url: str) -> tuple[str, str, int | None]:
 
 
 class _RedirectRefused(Exception):
-    """A 3xx answer while redirects are off: carries both addresses for the error message."""
+    """A 3xx answer that is not followed: carries both addresses and why, for the error message."""
 
-    def __init__(self, code: int, src: str, dst: str):
-        super().__init__(code, src, dst)
-        self.code, self.src, self.dst = code, src, dst
+    def __init__(self, code: int, src: str, dst: str, why: str = ""):
+        super().__init__(code, src, dst, why)
+        self.code, self.src, self.dst, self.why = code, src, dst, why
 
 
 class _RedirectHandler(urllib.request.HTTPRedirectHandler):
     """Refuse every redirect (``follow=False``), or follow it but drop ``Authorization`` on a hop
     that changes scheme, host or port. Replaces urllib's default handler, which replays the
-    request headers, key included, to any ``Location``."""
+    request headers, key included, to any ``Location``.
+
+    A 301/302/303 of a POST becomes a GET without the body (urllib's rule). A 307/308 of a POST
+    asks for the same POST again: it is resent, body and key, only within its origin; to another
+    origin it is refused naming both addresses (the prompt is not sent there either)."""
 
     def __init__(self, follow: bool):
         self.follow = follow
@@ -337,10 +342,41 @@ class _RedirectHandler(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         if not self.follow:
             raise _RedirectRefused(code, req.full_url, newurl)
+        same = _origin(newurl) == _origin(req.full_url)
+        if code in (307, 308) and req.get_method() == "POST":
+            if not same:
+                raise _RedirectRefused(code, req.full_url, newurl, _CROSS_ORIGIN_RESEND)
+            return urllib.request.Request(
+                newurl,
+                data=req.data,
+                headers=dict(req.headers),
+                origin_req_host=req.origin_req_host,
+                unverifiable=True,
+                method="POST",
+            )
         new = super().redirect_request(req, fp, code, msg, headers, newurl)
-        if new is not None and _origin(newurl) != _origin(req.full_url):
+        if new is not None and not same:
             new.remove_header("Authorization")
         return new
+
+
+_NOT_FOLLOWED = (
+    "redirects are not followed; --llm-follow-redirects follows them, without the key across "
+    "origins"
+)
+_CROSS_ORIGIN_RESEND = (
+    "a 307/308 redirect resends the request body, which --llm-follow-redirects allows only "
+    "within the same scheme, host and port"
+)
+
+
+def _refused_redirect(code: int, src: str, dst: str, why: str = "") -> _Attempt:
+    """The failure of a redirect that is not followed: both addresses, credentials redacted."""
+    failure = (
+        f"HTTP {code} redirect from {redact_url(src)} to {redact_url(dst)} refused "
+        f"({why or _NOT_FOLLOWED})"
+    )
+    return _Attempt(None, failure, None, True, False)
 
 
 _Origin = tuple[str, str, int | None]
@@ -541,12 +577,7 @@ def _try_kept(
     if status in _REDIRECTS and location:
         dst = urllib.parse.urljoin(url, location)
         if urllib.parse.urlsplit(dst).scheme.lower() in ("http", "https", "ftp", ""):
-            failure = (
-                f"HTTP {status} redirect from {redact_url(url)} to {redact_url(dst)} refused "
-                "(redirects are not followed; --llm-follow-redirects follows them, without the "
-                "key across origins)"
-            )
-            return _Attempt(None, failure, None, True, False)
+            return _refused_redirect(status, url, dst)
     text = "" if raw is None else raw.decode("utf-8", "replace")
     failure = f"HTTP {status}: {_snippet(text)}"
     if status not in _RETRY_STATUS:
@@ -568,12 +599,7 @@ def _try_urllib(
         if len(raw) > cap:
             return _too_long(cap)
     except _RedirectRefused as e:
-        failure = (
-            f"HTTP {e.code} redirect from {redact_url(e.src)} to {redact_url(e.dst)} refused "
-            "(redirects are not followed; --llm-follow-redirects follows them, without the key "
-            "across origins)"
-        )
-        return _Attempt(None, failure, None, True, False)
+        return _refused_redirect(e.code, e.src, e.dst, e.why)
     except urllib.error.HTTPError as e:
         failure = f"HTTP {e.code}: {_snippet(_safe_read(e, cap))}"
         if e.code not in _RETRY_STATUS:

@@ -318,6 +318,47 @@ def recover_journals(cache_dir) -> int:
     return rewritten
 
 
+def check_cache_dir(cache_dir, name: str = "LLM cache") -> Path:
+    """Refuse, before any call is made, a cache folder that could not be written or read back:
+    ``cache_dir`` a file or under one, not writable, or holding a ``journal`` that is not a folder,
+    a journal that is not a file, or an entry shard (two hex digits) that is not a folder.
+
+    Args:
+      cache_dir: the cache folder (created later if absent). name: how the user set it
+        (``--llm-cache``), for the message.
+
+    Raises:
+      InputError: one line naming the folder, the offending path, what was expected and what came.
+    """
+    from retcon.errors import InputError
+    from retcon.output import check_out_dir
+
+    root = check_out_dir(name, cache_dir, what="the cached LLM responses")
+    if not root.is_dir():
+        return root
+
+    def refuse(path: Path, expected: str) -> None:
+        got = "a folder" if path.is_dir() else "a file" if path.is_file() else "not a regular file"
+        raise InputError(
+            f"{name} {str(root)!r}: {str(path)!r} should be {expected}; got {got} (a damaged "
+            "cache: move it away or choose another folder)."
+        )
+
+    journals = root / JOURNAL_DIR
+    if journals.exists() or journals.is_symlink():
+        if journals.is_symlink() or not journals.is_dir():
+            refuse(journals, "the folder of the cache's journals")
+        check_out_dir(name, journals, what="the cache's journals")
+        for j in sorted(journals.glob("*.jsonl")):
+            if j.is_symlink() or not j.is_file():
+                refuse(j, "a journal file")
+    for child in sorted(root.iterdir()):
+        shard = len(child.name) == 2 and all(c in "0123456789abcdef" for c in child.name)
+        if shard and (child.is_symlink() or not child.is_dir()):
+            refuse(child, "a folder of cache entries")
+    return root
+
+
 def _readable(cache_dir, key: str) -> bool:
     try:
         entry = json.loads(entry_path(cache_dir, key).read_text(encoding="utf-8"))
@@ -330,6 +371,7 @@ __all__ = [
     "CACHE_FORMAT",
     "CacheJournal",
     "cache_key",
+    "check_cache_dir",
     "embedding_key",
     "entry_path",
     "read_entry",

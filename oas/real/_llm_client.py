@@ -30,6 +30,7 @@ from oas.real._llm_cache import (
     CACHE_FORMAT,
     CacheJournal,
     cache_key,
+    check_cache_dir,
     entry_path,
     read_entry,
     recover_journals,
@@ -71,6 +72,7 @@ class ChatClient:
         self.pool = pool if pool is not None else EndpointPool(config, sleep=sleep)
         self._lock = threading.Lock()
         self._hits = self._misses = self._requests = self._retries = 0
+        check_cache_dir(config.cache_dir)
         _recover_once(config.cache_dir)
         self._journal = CacheJournal(config.cache_dir)
         self._finalizer = weakref.finalize(self, self._journal.close)

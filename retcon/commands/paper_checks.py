@@ -20,7 +20,10 @@ def register(subparsers) -> None:
         "absent). Fast by default (minutes); --full for paper scale.",
     )
     p.add_argument(
-        "--full", action="store_true", help="paper scale (large simulations, all of LoCoMo)"
+        "--full",
+        action="store_true",
+        help="paper scale (large simulations, all of LoCoMo, 2000 resamples; with --paired: the "
+        "2000 resamples)",
     )
     p.add_argument(
         "--data",

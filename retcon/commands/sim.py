@@ -560,6 +560,54 @@ def stress_conclusion(report: dict) -> str:
     return "\n".join(lines)
 
 
+# `retcon stress`'s size, before any work (sim/_stress.py). Memory: one memory's evaluation at a
+# time holds about four (nB, M, 7 contexts, M * k_max) float32/int32 arrays (the packings ranked,
+# kept and put back in order). Work: memories x conditions x budgets x M**2 record placements
+# (each of a memory's M queries ranks the M clusters' records). At the defaults (29 budgets,
+# 9 conditions, M = 8) 8192 memories (1.4e8 placements) took 152 s on two busy cores, 512 took 76 s,
+# so about 1e6 placements a second once compiled: the cap of 1e11 is about a day of work there.
+_STRESS_BYTES_PER_CELL = 4 * 7 * 4
+STRESS_MAX_PLACEMENTS = 1e11
+_STRESS_RATE = 1e6  # placements a second, as measured above
+
+
+def check_stress_size(args, scenario) -> None:
+    """Refuse a ``retcon stress`` run too large for this machine (memory, as ``simulate``) or for a
+    day of work, before JAX is imported; the scenario's own budgets meet the same estimate."""
+    from retcon.errors import check_memory
+
+    if isinstance(args.memories, bool) or not 1 <= args.memories < 2**31:
+        raise InputError(f"--memories must be an integer in [1, 2**31); got {args.memories}.")
+    m = args.memory_size
+    if not 1 <= m <= 64:  # sim.stress's MAX_MEMORY_SIZE
+        raise InputError(f"--memory-size must be an integer in [1, 64]; got {m}.")
+    # the conditions of sim.stress_conditions: (0, 0), then each knob value > 0 (bad values are
+    # refused by sim.stress before any work)
+    n_cond = 1 + sum(1 for x in (*args.budget_spillover, *args.rank_spillover) if float(x) > 0)
+    nb = len(scenario.budgets)
+    src = (
+        f"--config {args.config}"
+        if args.config is not None
+        else f"--scenario {args.scenario}"
+        if args.scenario is not None
+        else f"the scenario {scenario.name!r}"
+    )
+    sizes = f"{nb} budgets of {src}, {n_cond} spillover conditions"
+    per = _STRESS_BYTES_PER_CELL * nb * m * m * scenario.k_max
+    check_memory(
+        f"--memory-size {m} ({sizes})", per, fix="use a smaller --memory-size or fewer budgets"
+    )
+    work = float(args.memories) * n_cond * nb * m * m
+    if work > STRESS_MAX_PLACEMENTS:
+        most = int(STRESS_MAX_PLACEMENTS // (n_cond * nb * m * m))
+        raise InputError(
+            f"--memories {args.memories} (--memory-size {m}, {sizes}) needs about {work:.3g} "
+            f"record placements of work, about {work / _STRESS_RATE / 3600:.3g} hours on two "
+            f"cores; the limit here is {STRESS_MAX_PLACEMENTS:.3g} (about a day); use at most "
+            f"{most} memories."
+        )
+
+
 def run_stress(args) -> int:
     from retcon.cli import emit, write_sidecar, wrote
     from retcon.output import (
@@ -574,6 +622,7 @@ def run_stress(args) -> int:
     if args.out is not None:
         check_out_dir("--out", args.out, inputs=[("--config", args.config)])
     scenario = _load(args)  # a bad scenario file is reported before JAX is imported
+    check_stress_size(args, scenario)
     from retcon.commands import _progress
 
     _progress.announce(

@@ -149,6 +149,10 @@ def _llm_backend(args):
     from retcon.cli import llm_options
 
     opts = llm_options(args)
+    if args.llm_cache is not None:  # up front, as `pair`; the client checks what the folder holds
+        from retcon.output import check_out_dir
+
+        check_out_dir("--llm-cache", args.llm_cache, what="the cached LLM responses")
     if not chat_urls(opts["base_url"]):
         for opt in ("llm_sessions", "llm_conversations", "llm_model"):
             if getattr(args, opt) is not None:

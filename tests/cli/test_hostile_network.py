@@ -4,8 +4,10 @@ oversized answers are refused. Loopback servers on 127.0.0.1 only."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +27,7 @@ class _Server:
 
     def __init__(self, reply):
         self.seen: list[dict[str, str]] = []
+        self.requests: list[tuple[str, str, bytes]] = []  # (method, path, body)
         outer = self
 
         class H(BaseHTTPRequestHandler):
@@ -33,9 +36,9 @@ class _Server:
 
             def _handle(self):
                 n = int(self.headers.get("Content-Length") or 0)
-                if n:
-                    self.rfile.read(n)
+                body = self.rfile.read(n) if n else b""
                 outer.seen.append({k.lower(): v for k, v in self.headers.items()})
+                outer.requests.append((self.command, self.path, body))
                 reply(self)
 
             do_POST = _handle
@@ -241,6 +244,22 @@ def test_scenario_toml_50000_levels_one_line(tmp_path):
     assert "\n" not in str(ei.value) and "deep.toml" in str(ei.value)
 
 
+@pytest.mark.parametrize("name", ["crossover_curves", "phase_diagram"])
+def test_experiment_toml_50000_levels_one_line(tmp_path, capsys, name):
+    """The experiments' config reader refuses depth as the scenario readers do: through a
+    script's own command line, exit 2 and one line naming the file."""
+    import importlib
+
+    p = tmp_path / "deep.toml"
+    p.write_text("x = " + "[" * 50_000 + "]" * 50_000 + "\n")
+    script = importlib.import_module(f"experiments.{name}")
+    rc = script.main(["--config", str(p), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2, err
+    assert len(err) == 1 and "nested too deeply" in err[0] and "deep.toml" in err[0], err
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize(("cfg", "got"), [({}, "no such field"), ({"hidden_size": "384"}, "'384'")])
 def test_dense_config_hidden_size_checked(tmp_path, cfg, got):
     """Issue 35 item 10: a missing or string ``hidden_size`` names the file and the field."""
@@ -251,3 +270,185 @@ def test_dense_config_hidden_size_checked(tmp_path, cfg, got):
     msg = str(ei.value)
     assert "config.json" in msg and "'hidden_size'" in msg and got in msg and "\n" not in msg
     assert _config_int({"hidden_size": 384}, "hidden_size", tmp_path / "config.json") == 384
+
+
+@pytest.mark.parametrize("code", [307, 308])
+def test_follow_redirects_resends_a_307_post_within_its_origin(tmp_path, code):
+    """With --llm-follow-redirects a 307/308 (the same POST again) is resent, body and key, on the
+    same scheme, host and port."""
+
+    def reply(h):
+        if h.path.endswith("/moved"):
+            _ok(h)
+        else:
+            _redirect_to("/v1/moved", code)(h)
+
+    with _Server(reply) as srv:
+        text, _ = _pool(srv.port, tmp_path, follow_redirects=True).send(BODY)
+    assert text == "fine"
+    assert srv.requests == [
+        ("POST", "/v1/chat/completions", BODY),
+        ("POST", "/v1/moved", BODY),
+    ]
+    assert srv.seen[1].get("authorization") == f"Bearer {KEY}"
+
+
+@pytest.mark.parametrize("code", [307, 308])
+def test_follow_redirects_refuses_a_307_post_to_another_port(tmp_path, code):
+    """A 307/308 to another origin is refused in one line naming both addresses: neither the key
+    nor the body goes there."""
+    with _Server(_ok) as other:
+        target = f"http://127.0.0.1:{other.port}/v1/chat/completions"
+        with _Server(_redirect_to(target, code)) as first, pytest.raises(InputError) as ei:
+            _pool(first.port, tmp_path, follow_redirects=True).send(BODY)
+    msg = str(ei.value)
+    assert "\n" not in msg
+    assert f"HTTP {code} redirect from http://127.0.0.1:{first.port}/v1" in msg
+    assert f"to {target} refused" in msg and "same scheme, host and port" in msg
+    assert other.requests == [] and other.seen == []
+    assert len(first.requests) == 1
+
+
+def test_follow_redirects_refuses_a_307_post_to_another_host_name(tmp_path):
+    """The same port under another host name is another origin: the POST is not resent."""
+
+    def reply(h):
+        port = h.server.server_address[1]
+        _redirect_to(f"http://localhost:{port}/v1/moved", 307)(h)
+
+    with _Server(reply) as srv, pytest.raises(InputError, match="refused") as ei:
+        _pool(srv.port, tmp_path, follow_redirects=True).send(BODY)
+    assert f"localhost:{srv.port}/v1/moved" in str(ei.value)
+    assert [p for _, p, _ in srv.requests] == ["/v1/chat/completions"]
+
+
+# ---- a real command against a redirecting loopback server ----------------------------------------
+
+LLM_ENV = (
+    "RETCON_LLM_BASE_URL",
+    "RETCON_LLM_MODEL",
+    "RETCON_LLM_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+    "RETCON_LLM_MAX_RESPONSE_BYTES",
+    "RETCON_LLM_TIMEOUT",
+)
+
+
+@pytest.mark.parametrize(
+    ("code", "flags"),
+    [(302, []), (308, []), (307, ["--llm-follow-redirects"]), (308, ["--llm-follow-redirects"])],
+)
+@pytest.mark.parametrize("key_from", ["--llm-api-key", "RETCON_LLM_API_KEY"])
+def test_pair_locomo_against_a_redirecting_server(
+    tmp_path, capsys, monkeypatch, code, flags, key_from
+):
+    """``retcon pair locomo --operators llm`` on the tiny LoCoMo fixture, its endpoint answering
+    a redirect to a second loopback server: exit 2, one line naming both addresses, nothing
+    written (no pairs, no cache entry), and the second server sees no request, so no key."""
+    from tests._cli import run_cli
+
+    for v in LLM_ENV:
+        monkeypatch.delenv(v, raising=False)
+    data = Path(__file__).resolve().parents[1] / "fixtures" / "locomo_tiny.json"
+    out, cache = tmp_path / "p.jsonl", tmp_path / "cache"
+    with _Server(_ok) as other:
+        target = f"http://127.0.0.1:{other.port}/v1/chat/completions"
+        with _Server(_redirect_to(target, code)) as first:
+            url = f"http://127.0.0.1:{first.port}/v1"
+            key = ["--llm-api-key", KEY]
+            if key_from == "RETCON_LLM_API_KEY":
+                monkeypatch.setenv("RETCON_LLM_BASE_URL", url)
+                monkeypatch.setenv("RETCON_LLM_API_KEY", KEY)
+                key = []
+            argv = ["pair", "locomo", "--data", str(data), "--operators", "llm", "--limit", "1"]
+            argv += ["--budgets", "64", "--no-progress", "--output", str(out)]
+            argv += ["--llm-base-url", url, "--llm-model", "m", "--llm-cache", str(cache)]
+            rc, stdout, err = run_cli([*argv, *key, *flags], capsys)
+    lines = err.strip().splitlines()
+    assert rc == 2, err
+    assert len(lines) == 1, err
+    assert "Traceback" not in err and stdout == ""
+    assert f"HTTP {code} redirect from {url}/chat/completions to {target} refused" in lines[0]
+    assert first.seen and first.seen[0].get("authorization") == f"Bearer {KEY}"
+    assert other.seen == [] and other.requests == []
+    assert not out.exists()
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []  # no pairs, no cache entry
+
+
+# ---- timeline locomo --llm-cache, checked before any work ----------------------------------------
+
+
+def _damage(kind: str, tmp_path):
+    """A ``--llm-cache`` that cannot serve: ``(the path to pass, words the line must hold)``."""
+    c = tmp_path / "cache"
+    if kind == "a file":
+        c.write_text("x")
+        return c, ["--llm-cache", "is a file; expected a folder"]
+    if kind == "under a file":
+        c.write_text("x")
+        return c / "sub", ["--llm-cache", "is a file, so no folder can be made under it"]
+    if kind == "unwritable":
+        return Path("/proc/retcon-cache"), ["--llm-cache", "/proc", "cannot write"]
+    c.mkdir()
+    if kind == "journal a file":
+        (c / "journal").write_text("x")
+        return c, ["journal", "should be the folder", "got a file"]
+    if kind == "journal entry a folder":
+        (c / "journal" / "1-ab.jsonl").mkdir(parents=True)
+        return c, ["1-ab.jsonl", "should be a journal file", "got a folder"]
+    assert kind == "shard a file"
+    (c / "ab").write_text("x")
+    return c, ["ab", "should be a folder of cache entries", "got a file"]
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "a file",
+        "under a file",
+        "unwritable",
+        "journal a file",
+        "journal entry a folder",
+        "shard a file",
+    ],
+)
+def test_timeline_locomo_llm_cache_is_checked_before_any_work(kind, tmp_path, capsys, monkeypatch):
+    """``timeline locomo --llm-cache`` that is a file, cannot be written or holds a damaged
+    journal or shard: exit 2, one line naming it, before the data are read or a call is made."""
+    from tests._cli import run_cli
+
+    if kind == "unwritable" and os.access("/proc", os.W_OK) and not Path("/proc").is_mount():
+        pytest.skip("/proc is writable here")
+    for v in LLM_ENV:
+        monkeypatch.delenv(v, raising=False)
+    data = tmp_path / "locomo10.json"
+    data.write_text("not read")  # the check comes before the data are read
+    cache, words = _damage(kind, tmp_path)
+    with _Server(_ok) as srv:
+        url = f"http://127.0.0.1:{srv.port}/v1"
+        argv = ["timeline", "locomo", "--data", str(data), "--passes", "2"]
+        argv += ["--llm-base-url", url, "--llm-model", "m", "--llm-cache", str(cache)]
+        rc, out, err = run_cli(argv, capsys)
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1, err
+    assert "Traceback" not in err and out == ""
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    assert srv.requests == []
+
+
+def test_a_damaged_cache_is_refused_when_the_client_is_made(tmp_path):
+    """The library's own check (``ChatClient``): the message names the folder and the part."""
+    from oas.real._llm_client import ChatClient
+
+    (tmp_path / "journal").write_text("x")
+    cfg = EndpointConfig(base_url="http://127.0.0.1:1/v1", model="m", cache_dir=tmp_path)
+    with pytest.raises(InputError) as ei:
+        ChatClient(cfg)
+    msg = str(ei.value)
+    assert "\n" not in msg and str(tmp_path / "journal") in msg and "got a file" in msg
+    (tmp_path / "journal").unlink()
+    (tmp_path / "journal").mkdir()
+    (tmp_path / "ab").mkdir()
+    ChatClient(cfg).close()  # a sound cache is taken as it is

@@ -298,6 +298,18 @@ def test_fuzz_make_length_dist_names(name, data):
     )
 
 
+def _extreme_law(family: str, data) -> theory.LengthDist | None:
+    """A law of ``family`` from drawn parameters (extreme floats included); None when refused."""
+    params = {
+        p: data.draw(st.one_of(REALS, st.sampled_from(EDGES)), label=p)
+        for p in theory.DIST_PARAMS[family]
+    }
+    try:
+        return theory.make_length_dist(family, **params)
+    except InputError:
+        return None
+
+
 @pytest.mark.parametrize("family", sorted(theory.DIST_PARAMS))
 @settings(max_examples=12, deadline=None, database=None)
 @given(data=st.data())
@@ -305,13 +317,8 @@ def test_fuzz_length_dist_summaries(family, data):
     """A law built from extreme valid parameters: ``mean`` and ``tail_exponent`` are numbers
     (``inf`` documented: a mean that overflows, a tail faster than any power), ``scaled`` checks
     its factor."""
-    params = {
-        p: data.draw(st.one_of(REALS, st.sampled_from(EDGES)), label=p)
-        for p in theory.DIST_PARAMS[family]
-    }
-    try:
-        dist = theory.make_length_dist(family, **params)
-    except InputError:
+    dist = _extreme_law(family, data)
+    if dist is None:
         return
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -394,3 +401,52 @@ def test_closed_form_crossover_unchanged_on_valid_inputs():
         num = theory.crossover(dist, compress_ratio=rho, **KW).crossover_budget
         assert cf is not None and num is not None
         assert cf == pytest.approx(num, rel=1e-9)
+
+
+# --- the law's CDF and the section-2 reader ---------------------------------------------------
+
+
+@pytest.mark.parametrize("family", sorted(theory.DIST_PARAMS))
+@settings(max_examples=12, deadline=None, database=None)
+@given(data=st.data())
+def test_fuzz_length_dist_cdf(family, data):
+    """``LengthDist.cdf`` of a law built from extreme valid parameters, at any floats (NaN,
+    +-inf, subnormal, huge, negative): values in [0, 1], non-decreasing in ``x``, never NaN where
+    ``x`` is a number (a NaN ``x`` is the caller's to refuse), no numpy warning; a string is
+    refused with ``InputError`` or ``ValueError``."""
+    dist = _extreme_law(family, data)
+    if dist is None:
+        return
+    xs = data.draw(st.lists(REALS, min_size=1, max_size=6), label="x")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = np.asarray(dist.cdf(np.asarray(xs, dtype=np.float64)), dtype=np.float64)
+    x = np.asarray(xs, dtype=np.float64)
+    assert got.shape == x.shape
+    ok = ~np.isnan(x)
+    assert not np.any(np.isnan(got[ok])), (dist, xs, got)
+    # scipy's gammainc gives 1 + 2**-52 at a tiny shape (1e-20): one ulp past 1 is tolerated,
+    # not clipped, so the values of valid runs keep their bits
+    assert np.all((got[ok] >= 0.0) & (got[ok] <= 1.0 + 2**-50)), (dist, xs, got)
+    order = np.argsort(x[ok], kind="stable")
+    assert np.all(np.diff(got[ok][order]) >= 0.0), (dist, xs, got)
+    with pytest.raises((InputError, ValueError)):
+        dist.cdf("x")
+
+
+@settings(max_examples=40, deadline=None, database=None)
+@given(
+    s=st.one_of(st.floats(0.0, 1.0), st.sampled_from([0.0, 5e-324, 1e300, 1.7976931348623157e308])),
+    a=st.one_of(st.floats(0.0, 1.0), st.sampled_from(EDGES[:4])),
+    g=st.one_of(st.floats(0.0, 1.0), st.sampled_from(EDGES[:4])),
+)
+def test_fuzz_reader_success(s, a, g):
+    """``reader_success`` over its documented range (support in [0, inf), accuracies in
+    [0, 1]): finite, in [0, 1], the same for a float and a numpy array (MODEL §2). Outside that
+    range it is a formula its callers validate (module docstring)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = theory.reader_success(s, a, g)
+        arr = theory.reader_success(np.array([s]), a, g)
+    assert math.isfinite(p) and 0.0 <= p <= 1.0, (s, a, g, p)
+    assert float(np.asarray(arr).reshape(-1)[0]) == p
