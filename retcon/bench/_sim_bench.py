@@ -410,14 +410,29 @@ def words_needed(npr, st) -> float:
     return float(1 + 2 * (w @ rec + st.n_distractors) + 4 * (w @ used))
 
 
+def _alternated_medians(fns: dict, rounds: int) -> dict[str, float]:
+    """Each of ``fns`` once (warm-up), then ``rounds`` rounds of all of them in turn: the median
+    wall seconds of each (a load change hits every one alike)."""
+    import statistics
+    import time
+
+    for f in fns.values():
+        f()
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(rounds):
+        for k, f in fns.items():
+            t0 = time.perf_counter()
+            f()
+            times[k].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
 def bench_words(seed: int, n: int, *, scenario: str = "locomo-like", rounds: int = 3) -> dict:
     """Issue 25 item 2: the JAX kernel's draws against their floor. Words generated per query (a
     lower bound from the jaxpr, ``_draw_words``) against the words needed (``words_needed``), and
     the kernel's time per query against the Threefry floor: ``jax.random.bits`` making exactly the
     needed words for ``n`` queries in one ``jit``, timed alternately with the kernel in this
     process (medians)."""
-    import statistics
-    import time
 
     import jax
     import jax.numpy as jnp
@@ -446,15 +461,7 @@ def bench_words(seed: int, n: int, *, scenario: str = "locomo-like", rounds: int
         "kernel": lambda: simulate(key, sc, n, b, progress=False, backend="jax"),
         "floor": floor_run,
     }
-    for f in fns.values():
-        f()
-    times: dict[str, list[float]] = {k: [] for k in fns}
-    for _ in range(rounds):
-        for k, f in fns.items():
-            t0 = time.perf_counter()
-            f()
-            times[k].append(time.perf_counter() - t0)
-    med = {k: statistics.median(v) for k, v in times.items()}
+    med = _alternated_medians(fns, rounds)
     return {
         "queries": int(n),
         "words_needed_per_query": need,
@@ -479,8 +486,6 @@ def bench_numpy_floor(seed: int, n: int, *, scenario: str = "locomo-like", round
     (`sim.numpy_kernel.simulate_block_sums` on one chunk): ``draws`` (``draw_columns``),
     ``frontier`` (``frontier_columns``: the ranking and the closed-form frontier) and ``sums``
     (``event_histogram`` at the scenario's budgets); their shares are the profile."""
-    import statistics
-    import time
 
     from sim import kernel as K
     from sim import load_scenario
@@ -509,15 +514,7 @@ def bench_numpy_floor(seed: int, n: int, *, scenario: str = "locomo-like", round
         NK.event_histogram(state["front"], b, 0, n_blocks, table)
 
     fns = {"floor": floor, "draws": draws, "frontier": frontier, "sums": sums}
-    for f in fns.values():
-        f()
-    times: dict[str, list[float]] = {k: [] for k in fns}
-    for _ in range(rounds):
-        for k, f in fns.items():
-            t0 = time.perf_counter()
-            f()
-            times[k].append(time.perf_counter() - t0)
-    med = {k: statistics.median(v) for k, v in times.items()}
+    med = _alternated_medians(fns, rounds)
     kernel = med["draws"] + med["frontier"] + med["sums"]
     return {
         "queries": n,
