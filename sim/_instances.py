@@ -24,6 +24,7 @@ References: MODEL §8 (instances, features, paired outcomes), §2 (reader).
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -123,6 +124,18 @@ def _record_extras(key, mask, r_c, longmemeval: bool):
     return sessions, jnp.where(mask[:, None], e, 0.0)
 
 
+@partial(jax.jit, static_argnames=("longmemeval",))
+def _extras_jit(keys, mask, redundancy, *, longmemeval: bool):
+    """`_record_extras` of every query, compiled once per shape (not once per call)."""
+    return jax.vmap(lambda k, m, r: _record_extras(k, m, r, longmemeval))(keys, mask, redundancy)
+
+
+@jax.jit
+def _ranked_jit(draws: K.Draw, pr: K.Params):
+    """`_ranked_context` of every query, compiled once per shape (not once per call)."""
+    return jax.vmap(lambda d: _ranked_context(d, pr))(draws)
+
+
 def predict_types(key: jax.Array, gold: np.ndarray, confusion: np.ndarray) -> np.ndarray:
     """The classifier's predicted type slot per query, from the confusion row of its gold type.
 
@@ -192,10 +205,13 @@ def simulate_instances(
         k_sim, jnp.arange(n_q, dtype=jnp.int32), jnp.asarray(b, jnp.float32), pr, st=st
     )
     longmemeval = scenario.vocabulary == "longmemeval"
-    sessions, emb = jax.jit(jax.vmap(lambda k, m, r: _record_extras(k, m, r, longmemeval)))(
-        K.query_keys(k_extra, jnp.arange(n_q, dtype=jnp.int32)), draws.ev_mask, draws.redundancy
+    sessions, emb = _extras_jit(
+        K.query_keys(k_extra, jnp.arange(n_q, dtype=jnp.int32)),
+        draws.ev_mask,
+        draws.redundancy,
+        longmemeval=longmemeval,
     )
-    ctx_len, ctx_ev = jax.jit(jax.vmap(lambda d: _ranked_context(d, pr)))(draws)
+    ctx_len, ctx_ev = _ranked_jit(draws, pr)
     rows = np.arange(int(n_instances))
     q, j = rows // nb, rows % nb
     p = np.asarray(out.m).astype(np.float64) / K.GRID

@@ -130,6 +130,20 @@ def load_stream(path_or_name: str | Path | None = None) -> StreamScenario:
 
 TIMELINE_CHUNK = 256  # streams per compiled call of `sim.simulate_timeline` (its CHUNK)
 
+
+def bucket(n: int) -> int:
+    """The compiled size that holds ``n`` sessions or budgets: the smallest of 1, 2, 3, 4, 6, 8,
+    12, 16, 24, ... (powers of two and 1.5 times them) at least ``n``.
+
+    ``sim.simulate_timeline`` pads the time and budget axes to it, so a run at another ``T`` or
+    number of budgets in the same step reuses the compiled kernel, at most 1.5x the work of ``n``.
+    """
+    size = 1
+    while size < n:
+        size = size * 3 // 2 if size >= 2 and size & (size - 1) == 0 else 1 << size.bit_length()
+    return size
+
+
 MAX_QUERIES = 2**20  # --queries and the scenario's ``queries``: the same cap
 # Peak bytes of one compiled chunk per (stream, budget, session): XLA's intermediates for every
 # policy row and pass, measured at about 4.6e2 B (256 budgets, 32 sessions: 1.2 GB peak) and
@@ -141,8 +155,9 @@ _BYTES_PER_OUTCOME_CELL = 3 * 8
 
 def timeline_bytes(sessions: int, n_budgets: int, queries: int, n_rows: int, passes: int) -> float:
     """Estimated peak memory of `simulate_timeline` (MODEL §10): one compiled chunk of
-    ``TIMELINE_CHUNK`` streams plus the outcomes of every stream kept in numpy."""
-    chunk = TIMELINE_CHUNK * n_budgets * sessions * _BYTES_PER_CHUNK_CELL
+    ``TIMELINE_CHUNK`` streams (compiled at the `bucket` of ``sessions`` and ``n_budgets``) plus
+    the outcomes of every stream kept in numpy."""
+    chunk = TIMELINE_CHUNK * bucket(n_budgets) * bucket(sessions) * _BYTES_PER_CHUNK_CELL
     kept = queries * n_budgets * (n_rows * sessions + 3 * (passes + 1)) * _BYTES_PER_OUTCOME_CELL
     return float(chunk + kept)
 
@@ -168,12 +183,19 @@ def check_timeline_size(ss, budgets, queries, *, scenario=None) -> None:
     what_b = f"--budgets ({len(b)} values)" if budgets is not None else f"{src} ({len(b)} budgets)"
     what_q = f"--queries {q}" if queries is not None else f"{q} queries"
     rows = 1 + 3 * (len(TIMELINE_POLICIES) - 1)
-    need = timeline_bytes(ss.stream.sessions, len(b), q, rows, ss.stream.max_generation)
-    per_budget = timeline_bytes(ss.stream.sessions, 1, q, rows, ss.stream.max_generation)
-    most = int(memory_limit() // per_budget)
+
+    def need_at(n: int) -> float:
+        return timeline_bytes(ss.stream.sessions, n, q, rows, ss.stream.max_generation)
+
+    limit = memory_limit()
+    lo, hi = 0, int(limit // need_at(1))  # the most budgets that fit: need_at grows with n
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if need_at(mid) <= limit else (lo, mid - 1)
+    most = lo
     check_memory(
         f"{what_b} with {what_q}",
-        need,
+        need_at(len(b)),
         fix=f"use at most {most} budgets with {q} queries, or fewer queries"
         if most >= 1
         else "use fewer queries",

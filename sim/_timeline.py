@@ -42,7 +42,7 @@ import numpy as np
 
 from retcon.errors import InputError, Spell, check_choice
 from retcon.vocab import OPERATORS, TIMELINE_POLICIES
-from sim._stream import TIMELINE_CHUNK, StreamScenario
+from sim._stream import TIMELINE_CHUNK, StreamScenario, bucket
 from sim.kernel import GRID, kept_fraction, quantized_success
 from theory import cumsum_in_order, pack, sample_lengths
 
@@ -50,6 +50,7 @@ from theory import cumsum_in_order, pack, sample_lengths
 CONSOLIDATING = TIMELINE_POLICIES[1:]
 MAX_BY_GENERATION = 6  # utility against k for k = 0 .. this
 CHUNK = TIMELINE_CHUNK  # queries per compiled call (sim._stream sizes it before any work)
+MIN_SESSIONS = 8  # the smallest compiled time axis (`bucket`): every T <= 8 shares one trace
 
 
 class StreamStatic(NamedTuple):
@@ -204,21 +205,28 @@ def _newest_first(T: int) -> tuple[np.ndarray, np.ndarray]:
     return np.clip(t - j, 0, T - 1), (t - j) >= 0
 
 
-def evidence_outcome(lengths, gens, n_units, qtype, op: int, budgets, st: StreamStatic, pr):
+def evidence_outcome(
+    lengths, gens, n_units, qtype, op: int, budgets, st: StreamStatic, pr, times=None
+):
     """Quantized success ``(nB, Tsel)`` of the query's evidence at each budget and time.
 
     Args:
       lengths: ``(T,)`` session lengths. gens: ``(nB or 1, Tsel, T)`` generations per time row.
       n_units: ``(Tsel,)`` units that must fit (the evidence is the ``n``-th most recent).
       qtype: the query type. op: operator index (ignored where every ``k`` is 0).
-      budgets: ``(nB,)``.
+      budgets: ``(nB,)``. times: ``(Tsel,)`` 0-based time of each row (may be traced).
 
-    Rows of ``gens`` are the times ``T - Tsel + 1 .. T`` (the last ``Tsel`` sessions).
+    Rows of ``gens`` are the times ``times`` (default the last ``Tsel`` sessions,
+    ``T - Tsel + 1 .. T``).
     """
     T = st.sessions
-    idx, valid = _newest_first(T)
     tsel = gens.shape[-2]
-    idx, valid = idx[T - tsel :], valid[T - tsel :]
+    if times is None:
+        idx, valid = _newest_first(T)
+        idx, valid = idx[T - tsel :], valid[T - tsel :]
+    else:  # the rows of `_newest_first` at the given times
+        ago = times[:, None] - jnp.arange(T)[None, :]
+        idx, valid = jnp.clip(ago, 0, T - 1), ago >= 0
     g_ord = jnp.take_along_axis(gens, jnp.broadcast_to(idx, gens.shape), axis=-1)
     unit = lengths[idx] * jnp.power(pr.compress[op], g_ord.astype(jnp.float32))
     unit = jnp.where(valid, unit, jnp.zeros((), unit.dtype))
@@ -235,13 +243,15 @@ def evidence_outcome(lengths, gens, n_units, qtype, op: int, budgets, st: Stream
     return quantized_success(support, pr.acc_raw[qtype], pr.acc_guess), kept_e >= len_e
 
 
-def evidence_levels(P, lengths, levels, n_units, qtype, op: int, budgets, st: StreamStatic, pr):
+def evidence_levels(
+    P, lengths, levels, n_units, qtype, op: int, budgets, st: StreamStatic, pr, times=None
+):
     """`evidence_outcome` from level counts, ``O(n_levels)`` per time instead of ``O(T)``.
 
     Args:
       P: `prefix_sums` of ``lengths`` ``(T + 1,)``. lengths: ``(T,)``.
       levels: ``(nB or 1, Tsel, n_levels)`` level counts per time row (`overflow_levels`).
-      n_units: ``(Tsel,)``; qtype, op, budgets: as `evidence_outcome`.
+      n_units: ``(Tsel,)``; qtype, op, budgets, times: as `evidence_outcome`.
 
     With ``prefix`` and ``cut`` packing, most recent first, the evidence (the ``n``-th most recent
     unit, ``s_e = t - n + 1``) keeps its tokens by the total of the newer units alone:
@@ -254,7 +264,7 @@ def evidence_levels(P, lengths, levels, n_units, qtype, op: int, budgets, st: St
     T = st.sessions
     tsel = levels.shape[-2]
     n_lev = levels.shape[-1]
-    t = jnp.arange(T - tsel, T, dtype=jnp.int32)  # 0-based time of each row
+    t = jnp.arange(T - tsel, T, dtype=jnp.int32) if times is None else times  # 0-based, per row
     rho = pr.compress[op]
     powers = jnp.power(rho, jnp.arange(n_lev + 1, dtype=jnp.float32))
     s_e = t - (n_units - 1)  # the evidence unit, 0-based
@@ -282,22 +292,36 @@ def evidence_levels(P, lengths, levels, n_units, qtype, op: int, budgets, st: St
     return quantized_success(support, pr.acc_raw[qtype], pr.acc_guess), kept_e >= len_e
 
 
-def query_timeline(key, budgets, st: StreamStatic, pr: StreamParams):
+def _last_session(st: StreamStatic, sessions):
+    """The stream's last session ``T`` (``st.sessions``, or the traced ``sessions`` of a stream
+    padded to ``st.sessions``) and the 0-based time row ``(1,)`` where it is read."""
+    T = st.sessions if sessions is None else sessions
+    return T, jnp.reshape(jnp.asarray(T, jnp.int32) - 1, (1,))
+
+
+def query_timeline(key, budgets, st: StreamStatic, pr: StreamParams, sessions=None):
     """One stream: ``(rows, nB, T)`` quantized successes and ``(n_ops, K + 1, nB)`` by generation.
 
     Rows: ``retain-all``, then for each operator (``OPERATORS`` order) each consolidating policy of
     ``st.policies``. ``prefix`` and ``cut`` packing run on level counts (`evidence_levels`,
     `overflow_levels`): the cost per stream is linear in ``T``; ``skip`` runs
     `query_timeline_dense` (``O(T^2)``). MODEL §10.
+
+    ``sessions``: the stream's ``T`` (may be traced) when ``st.sessions`` is a padded size: every
+    time row ``t < T`` depends on the sessions ``<= t`` alone (the draws of a longer stream begin
+    with those of a shorter one), so rows up to ``T`` are the unpadded numbers and the rest are
+    dropped by the caller; ``by_generation`` is read at session ``T``.
     """
     if st.packing == "skip":
-        return query_timeline_dense(key, budgets, st, pr)
+        return query_timeline_dense(key, budgets, st, pr, sessions)
     T = st.sessions
+    last, last_row = _last_session(st, sessions)
     lengths, qtype, n_units = draw_stream(key, st, pr)
+    n_last = n_units[last_row]
     P = prefix_sums(lengths)
 
-    def outcome(levels, op, n=n_units):
-        return evidence_levels(P, lengths, levels, n, qtype, op, budgets, st, pr)
+    def outcome(levels, op, n=n_units, times=None):
+        return evidence_levels(P, lengths, levels, n, qtype, op, budgets, st, pr, times)
 
     m_ret, fits_raw = outcome(jnp.zeros((1, T, 0), jnp.int32), 0)
     rows = [m_ret]
@@ -325,8 +349,8 @@ def query_timeline(key, budgets, st: StreamStatic, pr: StreamParams):
         n_lev = st.n_generations - 1
         ks = jnp.arange(st.n_generations, dtype=jnp.int32)
         # every unit passed k times at the last session: c_l = T for l <= k
-        fixed = jnp.where(jnp.arange(1, n_lev + 1)[None, :] <= ks[:, None], T, 0)
-        m_k = jax.vmap(lambda c, op=op: outcome(c[None, None, :], op, n_units[-1:])[0][:, 0])(
+        fixed = jnp.where(jnp.arange(1, n_lev + 1)[None, :] <= ks[:, None], last, 0)
+        m_k = jax.vmap(lambda c, op=op: outcome(c[None, None, :], op, n_last, last_row)[0][:, 0])(
             fixed.astype(jnp.int32)
         )
         by_gen.append(m_k)
@@ -348,15 +372,18 @@ def draw_stream(key, st: StreamStatic, pr: StreamParams):
     return lengths, qtype, n_units
 
 
-def query_timeline_dense(key, budgets, st: StreamStatic, pr: StreamParams):
+def query_timeline_dense(key, budgets, st: StreamStatic, pr: StreamParams, sessions=None):
     """One stream: ``(rows, nB, T)`` quantized successes and ``(n_ops, K + 1, nB)`` by generation.
 
     Rows: ``retain-all``, then for each operator (``OPERATORS`` order) each consolidating policy of
     ``st.policies``. Every time row packs the whole memory (``O(T^2)`` per stream): the
     direct form of MODEL §10, run for ``skip`` packing and as `query_timeline`'s reference.
+    ``sessions``: as `query_timeline` (units after a row's time are absent, so padding is too).
     """
     T = st.sessions
+    _, last_row = _last_session(st, sessions)
     lengths, qtype, n_units = draw_stream(key, st, pr)
+    n_last = n_units[last_row]
     zeros = jnp.zeros((1, T, T), jnp.int32)
     m_ret, fits_raw = evidence_outcome(lengths, zeros, n_units, qtype, 0, budgets, st, pr)
     rows = [m_ret]
@@ -384,18 +411,20 @@ def query_timeline_dense(key, budgets, st: StreamStatic, pr: StreamParams):
         ks = jnp.arange(st.n_generations, dtype=jnp.int32)[:, None, None, None]
         fixed = jnp.broadcast_to(ks, (st.n_generations, 1, 1, T))
         m_k = jax.vmap(
-            lambda g, op=op: evidence_outcome(lengths, g, n_units[-1:], qtype, op, budgets, st, pr)[
-                0
-            ][:, 0]
+            lambda g, op=op: evidence_outcome(
+                lengths, g, n_last, qtype, op, budgets, st, pr, last_row
+            )[0][:, 0]
         )(fixed)
         by_gen.append(m_k)
     return jnp.stack(rows), jnp.stack(by_gen)
 
 
 @partial(jax.jit, static_argnames=("st",))
-def _chunk(root, idx, budgets, pr: StreamParams, *, st: StreamStatic):
+def _chunk(root, idx, budgets, pr: StreamParams, sessions, *, st: StreamStatic):
+    """`query_timeline` of the streams ``idx``; ``st.sessions`` and ``budgets`` padded to their
+    `bucket`, ``sessions`` the live ``T`` (traced: another ``T`` in the bucket reuses the trace)."""
     keys = jax.vmap(lambda i: jax.random.fold_in(root, i))(idx)
-    return jax.vmap(lambda k: query_timeline(k, budgets, st, pr))(keys)
+    return jax.vmap(lambda k: query_timeline(k, budgets, st, pr, sessions))(keys)
 
 
 class TimelineResult(NamedTuple):
@@ -446,15 +475,20 @@ def simulate_timeline(
     if isinstance(q, bool) or not isinstance(q, int) or q < 2:
         raise InputError(f"--queries must be an integer >= 2; got {q!r}.")
     st, pr = stream_params(ss, pol)
+    T, nb = st.sessions, b.size
+    # compiled at bucketed sizes (the padding rows and budgets are dropped): one trace per bucket
+    padded = st._replace(sessions=max(MIN_SESSIONS, bucket(T)))
+    b_pad = np.concatenate([b, np.repeat(b[-1:], bucket(nb) - nb)])
     root = jax.random.key(seed)
-    bj = jnp.asarray(b, jnp.float32)
+    bj = jnp.asarray(b_pad, jnp.float32)
+    live = jnp.int32(T)
     outs, gens = [], []
     for start in range(0, q, CHUNK):
         idx = jnp.arange(start, start + CHUNK, dtype=jnp.uint32)
-        o, g = _chunk(root, idx, bj, pr, st=st)
+        o, g = _chunk(root, idx, bj, pr, live, st=padded)
         n = min(CHUNK, q - start)
-        outs.append(np.asarray(o)[:n])
-        gens.append(np.asarray(g)[:n])
+        outs.append(np.asarray(o)[:n, :, :nb, :T])
+        gens.append(np.asarray(g)[:n, ..., :nb])
     rows: list[tuple[str, str | None]] = [("retain-all", None)]
     for op in OPERATORS:
         rows += [(p, op) for p in pol if p != "retain-all"]

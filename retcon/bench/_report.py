@@ -167,6 +167,15 @@ WORDS_COLS = [
     ("kernel_over_floor", "kernel / floor"),
 ]
 
+NUMPY_FLOOR_COLS = [
+    ("queries", "queries"),
+    ("normals_per_query", "normals/query"),
+    ("kernel_us_per_query", "numpy kernel us/query"),
+    ("normal_floor_us_per_query", "float32-normal floor us/query"),
+    ("kernel_over_floor", "kernel / floor"),
+    ("draws_over_floor", "draws / floor"),
+]
+
 
 def _row_at(rows, key, value):
     for r in rows or []:
@@ -211,6 +220,14 @@ def targets(result: dict) -> list[dict]:
             "target": "simulation JAX kernel <= 1.5x the Threefry floor for the words it needs",
             "measured": None if w is None else w["kernel_over_floor"],
             "met": None if w is None else w["kernel_over_floor"] <= 1.5,
+        }
+    )
+    nf = (result.get("sim_numpy_floor") or [None])[0]
+    out.append(
+        {
+            "target": "simulation numpy kernel <= 2x the float32-normal draw floor per query",
+            "measured": None if nf is None else nf["kernel_over_floor"],
+            "met": None if nf is None else nf["kernel_over_floor"] <= 2.0,
         }
     )
     r = _row_at(sim, "queries", 10**6)
@@ -342,6 +359,14 @@ def render_report(result: dict) -> str:
                 result["sim_words"],
                 WORDS_COLS,
                 "Simulation kernel (JAX): words drawn per query and the Threefry floor",
+            )
+        )
+    if result.get("sim_numpy_floor"):
+        parts.append(
+            table(
+                result["sim_numpy_floor"],
+                NUMPY_FLOOR_COLS,
+                "Simulation kernel (numpy, one thread): time per query and the float32-normal floor",
             )
         )
     if result.get("sim_budgets"):

@@ -188,6 +188,12 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
         result["sim_words"] = [
             bench_words(seed, min(max(config.sim_sizes), 262144), scenario=config.scenario)
         ]
+        from retcon.bench._sim_bench import bench_numpy_floor
+
+        say("simulation: the numpy kernel against its float32-normal floor")
+        result["sim_numpy_floor"] = [
+            bench_numpy_floor(seed, min(max(config.sim_sizes), 32768), scenario=config.scenario)
+        ]
     if "budgets" in config.only:
         from retcon.bench._sim_bench import bench_budgets
 

@@ -410,14 +410,29 @@ def words_needed(npr, st) -> float:
     return float(1 + 2 * (w @ rec + st.n_distractors) + 4 * (w @ used))
 
 
+def _alternated_medians(fns: dict, rounds: int) -> dict[str, float]:
+    """Each of ``fns`` once (warm-up), then ``rounds`` rounds of all of them in turn: the median
+    wall seconds of each (a load change hits every one alike)."""
+    import statistics
+    import time
+
+    for f in fns.values():
+        f()
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(rounds):
+        for k, f in fns.items():
+            t0 = time.perf_counter()
+            f()
+            times[k].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
 def bench_words(seed: int, n: int, *, scenario: str = "locomo-like", rounds: int = 3) -> dict:
     """Issue 25 item 2: the JAX kernel's draws against their floor. Words generated per query (a
     lower bound from the jaxpr, ``_draw_words``) against the words needed (``words_needed``), and
     the kernel's time per query against the Threefry floor: ``jax.random.bits`` making exactly the
     needed words for ``n`` queries in one ``jit``, timed alternately with the kernel in this
     process (medians)."""
-    import statistics
-    import time
 
     import jax
     import jax.numpy as jnp
@@ -446,15 +461,7 @@ def bench_words(seed: int, n: int, *, scenario: str = "locomo-like", rounds: int
         "kernel": lambda: simulate(key, sc, n, b, progress=False, backend="jax"),
         "floor": floor_run,
     }
-    for f in fns.values():
-        f()
-    times: dict[str, list[float]] = {k: [] for k in fns}
-    for _ in range(rounds):
-        for k, f in fns.items():
-            t0 = time.perf_counter()
-            f()
-            times[k].append(time.perf_counter() - t0)
-    med = {k: statistics.median(v) for k, v in times.items()}
+    med = _alternated_medians(fns, rounds)
     return {
         "queries": int(n),
         "words_needed_per_query": need,
@@ -466,4 +473,57 @@ def bench_words(seed: int, n: int, *, scenario: str = "locomo-like", rounds: int
         "kernel_us_per_query": med["kernel"] / n * 1e6,
         "threefry_floor_us_per_query": med["floor"] / n * 1e6,
         "kernel_over_floor": med["kernel"] / med["floor"],
+    }
+
+
+def bench_numpy_floor(seed: int, n: int, *, scenario: str = "locomo-like", rounds: int = 5) -> dict:
+    """Issue 34: the numpy kernel's time per query against its draw floor, on one thread, in
+    this process, the stages and the floor alternated each round (medians).
+
+    The floor is ``rng.standard_normal((2 (K + D), n), float32)`` on the kernel's own generator
+    (``chunk_rng``, SFC64): one float32 normal per record slot for its length and one for its
+    score, the draws a ``lognormal`` query cannot do without. The stages are the kernel's
+    (`sim.numpy_kernel.simulate_block_sums` on one chunk): ``draws`` (``draw_columns``),
+    ``frontier`` (``frontier_columns``: the ranking and the closed-form frontier) and ``sums``
+    (``event_histogram`` at the scenario's budgets); their shares are the profile."""
+
+    from sim import kernel as K
+    from sim import load_scenario
+    from sim import numpy_kernel as NK
+
+    sc = load_scenario(scenario)
+    st, pr = NK.params_of(sc)
+    key = K.key_of_seed(seed)
+    b = np.asarray(sc.budgets, np.float32)
+    table = NK.bucket_table(b)
+    n = int(min(n, NK.CHUNK))
+    n_blocks = min(1024, n)
+    slots = 2 * (st.k_max + st.n_distractors)
+    state: dict = {}
+
+    def floor():
+        NK.chunk_rng(key, 0).standard_normal((slots, n), np.float32)
+
+    def draws():
+        state["cols"] = NK.draw_columns(NK.chunk_rng(key, 0), n, st, pr)
+
+    def frontier():
+        state["front"] = NK.frontier_columns(state["cols"], pr)
+
+    def sums():
+        NK.event_histogram(state["front"], b, 0, n_blocks, table)
+
+    fns = {"floor": floor, "draws": draws, "frontier": frontier, "sums": sums}
+    med = _alternated_medians(fns, rounds)
+    kernel = med["draws"] + med["frontier"] + med["sums"]
+    return {
+        "queries": n,
+        "budgets": int(b.size),
+        "normals_per_query": slots,
+        "kernel_us_per_query": kernel / n * 1e6,
+        "normal_floor_us_per_query": med["floor"] / n * 1e6,
+        "kernel_over_floor": kernel / med["floor"],
+        "stage_us_per_query": {k: med[k] / n * 1e6 for k in ("draws", "frontier", "sums")},
+        "stage_share": {k: med[k] / kernel for k in ("draws", "frontier", "sums")},
+        "draws_over_floor": med["draws"] / med["floor"],
     }

@@ -304,8 +304,10 @@ def _run(args: argparse.Namespace, claims, config) -> int:
     )
     from retcon.cli import emit
     from retcon.commands import _progress
+    from retcon.commands.sim import enable_compile_cache
     from retcon.output import OutputSet
 
+    enable_compile_cache()  # XLA's compiled kernels kept across runs, as `simulate` does
     log = logging.getLogger("paper_checks")
     held: list[str] | None = []  # progress held back until the files pass, so a refusal is 1 line
     bar = _progress.bar(args, unit="claim")

@@ -265,6 +265,21 @@ def test_profile_stages():
     assert all(v >= 0 for v in p["numpy"].values())
 
 
+def test_numpy_floor_bench_reads_the_kernel_stages():
+    """The numpy kernel's floor row: the stages sum to the kernel's time, the floor is positive
+    and the ratio is the two side by side."""
+    from retcon.bench._sim_bench import bench_numpy_floor
+
+    r = bench_numpy_floor(0, 2048, rounds=1)
+    assert r["queries"] == 2048 and r["normals_per_query"] > 0
+    per = r["stage_us_per_query"]
+    assert sum(per.values()) == pytest.approx(r["kernel_us_per_query"])
+    assert r["kernel_over_floor"] == pytest.approx(
+        r["kernel_us_per_query"] / r["normal_floor_us_per_query"]
+    )
+    assert sum(r["stage_share"].values()) == pytest.approx(1.0)
+
+
 def test_targets_verdicts():
     """The target table reads the right rows: 10^6 queries, 10^5 instances, 10^5 bootstrap rows
     for the numpy anchor and the largest bootstrap for the loop."""
@@ -285,6 +300,7 @@ def test_targets_verdicts():
         ],
         "sim_interleaved": [{"queries": 10**6, "speedup_vs_best_numpy": 0.6}],
         "sim_words": [{"generated_over_needed": 2.1, "kernel_over_floor": 1.4}],
+        "sim_numpy_floor": [{"kernel_over_floor": 2.5}],
         "sim_budgets": [
             {"budgets": 1, "jax_s": 1.0},
             {"budgets": 64, "jax_s": 1.6},
@@ -304,6 +320,7 @@ def test_targets_verdicts():
     met = [t["met"] for t in targets(result)]
     assert met == [
         *(False, False, False, True),  # sim: best numpy, interleaved, words, Threefry floor
+        False,  # sim: the numpy kernel over its float32-normal floor
         *(True, False, False),  # sim: numpy frontier, budgets, bandwidth
         *(False, True),  # OAS
         *(True, False, False),  # bootstrap numpy, loop; memory
@@ -312,8 +329,10 @@ def test_targets_verdicts():
     result["sim_budgets"][1]["jax_s"] = 1.4
     result["sim"][0]["speedup_vs_best_numpy"] = 1.6
     result["sim_interleaved"][0]["speedup_vs_best_numpy"] = 1.6
+    result["sim_numpy_floor"][0]["kernel_over_floor"] = 1.9
     t = targets(result)
-    assert t[-1]["met"] is True and t[5]["met"] is True and t[0]["met"] is True
+    assert t[-1]["met"] is True and t[6]["met"] is True and t[0]["met"] is True
+    assert t[4]["met"] is True
     assert t[1]["met"] is True
     text = render_report({**result, "targets": targets(result)})
     assert "| 1,000,000 |" in text and "Targets" in text

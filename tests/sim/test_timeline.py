@@ -233,3 +233,79 @@ def test_linear_kernel_equals_dense_kernel(tmp_path, packing):
     tol = 0 if packing == "prefix" else 128  # grid steps of 2**-24
     assert np.abs(a - b).max() <= tol and np.abs(ga - gb).max() <= tol
     assert len(np.unique(a)) >= 5 and (a[:, 1:] != a[:, :1]).any()  # not all at one value
+
+
+def _bucket_stream(tmp_path, sessions: int, budgets, extra="", name="b", cap=400.0):
+    """A small stream scenario of ``sessions`` sessions at ``budgets`` (its own file ``name``)."""
+    import sim
+
+    text = BASE.replace("budgets = [500.0, 1000.0]", f"budgets = {list(map(float, budgets))}")
+    p = tmp_path / f"{name}.toml"
+    p.write_text(
+        text + "[stream]\n" + f"sessions = {sessions}\ncap = {cap}\nmax_generation = 3\n"
+        'session_length = {dist = "exponential", mean = 150.0}\n' + extra,
+        encoding="utf-8",
+    )
+    return sim.load_stream(str(p))
+
+
+@pytest.mark.parametrize("packing", ["prefix", pytest.param("skip", marks=pytest.mark.slow)])
+def test_padded_timeline_is_the_unpadded_one(tmp_path, monkeypatch, packing):
+    """`simulate_timeline` compiles T and the budget count at their `bucket` (11 -> 12 sessions,
+    5 -> 6 budgets) and drops the padding: the same bytes as the kernel compiled at the exact
+    sizes (every time row depends on the sessions up to it; each budget on itself). MODEL §10."""
+    import dataclasses
+
+    import sim._timeline as tl
+
+    ss = _bucket_stream(tmp_path, 11, [150.0, 300.0, 700.0, 1500.0, 3000.0])
+    ss = dataclasses.replace(ss, scenario=dataclasses.replace(ss.scenario, packing=packing))
+    padded = tl.simulate_timeline(ss, queries=24, seed=2)
+    monkeypatch.setattr(tl, "bucket", lambda n: n)
+    monkeypatch.setattr(tl, "MIN_SESSIONS", 1)
+    exact = tl.simulate_timeline(ss, queries=24, seed=2)
+    assert padded.outcome.shape == exact.outcome.shape == (24, len(exact.rows), 5, 11)
+    assert padded.outcome.tobytes() == exact.outcome.tobytes()
+    assert padded.by_generation.tobytes() == exact.by_generation.tobytes()
+    assert len(np.unique(padded.outcome)) >= 5  # not all at one value
+    assert (padded.outcome[..., -1] != padded.outcome[..., 0]).any()  # the last time is read
+
+
+@pytest.mark.slow
+def test_timeline_at_another_T_reuses_the_trace(tmp_path, monkeypatch):
+    """Trace count (as the kernel's `test_jitted_kernel_compiles_once_per_shape`, counted by a
+    Python side effect that runs while tracing only): a second `simulate_timeline` in the same
+    process at another T and budget count in the same `bucket` (13 and 16 sessions, 5 and 6
+    budgets, other cap and query count) reuses the compiled chunk; T = 17 (bucket 24) traces
+    once more."""
+    import sim._timeline as tl
+
+    traces = []
+    real = tl.query_timeline
+
+    def counted(key, budgets, st, pr, sessions=None):
+        traces.append((st.sessions, budgets.shape))
+        return real(key, budgets, st, pr, sessions)
+
+    monkeypatch.setattr(tl, "query_timeline", counted)
+    pol = ("retain-all", "periodic", "overflow")
+    extra = 'age = "oldest"\n'  # a static structure no other test compiles
+    a = _bucket_stream(tmp_path, 13, [300.0, 800.0, 1200.0, 2000.0, 5000.0], extra, "a")
+    r13 = tl.simulate_timeline(a, policies=pol, queries=300, seed=1)  # two chunks, one trace
+    assert traces == [(16, (6,))]
+    size = tl._chunk._cache_size()  # pyright: ignore[reportAttributeAccessIssue]
+    b = _bucket_stream(
+        tmp_path, 16, [200.0, 500.0, 900.0, 1500.0, 2500.0, 4000.0], extra, "b", cap=900.0
+    )
+    r16 = tl.simulate_timeline(b, policies=pol, queries=40, seed=1)
+    assert traces == [(16, (6,))]
+    assert tl._chunk._cache_size() == size  # pyright: ignore[reportAttributeAccessIssue]
+    assert r13.outcome.shape[-2:] == (5, 13) and r16.outcome.shape[-2:] == (6, 16)
+    c = _bucket_stream(tmp_path, 17, [300.0, 800.0, 1200.0, 2000.0, 5000.0], extra, "c")
+    tl.simulate_timeline(c, policies=pol, queries=8, seed=1)
+    assert traces == [(16, (6,)), (24, (6,))]
+    # the shared draws: the first 13 times of the 16-session stream are the 13-session run's
+    # (same key, same scenario but T), at the budgets both have
+    a16 = _bucket_stream(tmp_path, 16, [300.0, 800.0, 1200.0, 2000.0, 5000.0], extra, "a16")
+    r = tl.simulate_timeline(a16, policies=pol, queries=300, seed=1)
+    assert r.outcome[..., :13].tobytes() == r13.outcome.tobytes()
