@@ -760,7 +760,7 @@ def _check_selection(out: Path, pairs: list) -> None:
 class _Reported:
     """The bar's two calls made on a ``progress(done, total, note)`` callback instead."""
 
-    def __init__(self, report: Callable[[int, int, str], None], total: int):
+    def __init__(self, report: Callable[[int, int, str], object], total: int):
         self.report, self.total, self.n, self.note = report, total, 0, ""
         report(0, total, "")
 

@@ -237,7 +237,10 @@ def check_locomo_stream(conversations, path, *, least: int = 1, each_asked: bool
     """
     where = f"--data {str(path)!r}"
     if len(conversations) < least:
-        need = "a conversation" if least == 1 else f"at least {least} conversations (leave one out)"
+        need = {
+            1: "a conversation",
+            2: "at least 2 conversations (its intervals resample conversations)",
+        }.get(least, f"at least {least} conversations (leave one out)")
         raise InputError(f"{where}: needs {need}; got {len(conversations)}.")
     for c in conversations:
         if not c.sessions:

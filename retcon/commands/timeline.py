@@ -169,6 +169,10 @@ def _llm_backend(args):
     return make_operators("llm", **opts), plan
 
 
+#: The most budgets ``timeline locomo`` / ``identify`` take (their work is linear in them).
+MAX_DATA_BUDGETS = 64
+
+
 def _checked(args, *, inputs, least_passes: int | None = None) -> tuple[float, ...] | None:
     """The checks of every form before any work: ``--policy`` names, ``--resamples``,
     ``--passes``, ``--budgets`` strictly increasing, ``--out`` usable, ``--data`` a file.
@@ -190,6 +194,12 @@ def _checked(args, *, inputs, least_passes: int | None = None) -> tuple[float, .
         raise InputError(f"--resamples must be an integer in [0, 100000]; got {args.resamples}.")
     if (b := args.budgets) is not None and any(y <= x for x, y in zip(b, b[1:])):
         raise InputError(f"--budgets must be strictly increasing; got {b}.")
+    if b is not None and least_passes is not None and len(b) > MAX_DATA_BUDGETS:
+        # locomo / identify: every budget repeats every pass of every policy over every question
+        raise InputError(
+            f"--budgets takes at most {MAX_DATA_BUDGETS} budgets on a dataset (each one repeats "
+            f"every pass of every policy over every question); got {len(b)}."
+        )
     if args.out is not None:
         check_out_dir("--out", args.out, inputs=inputs)
     data = getattr(args, "data", None)
@@ -268,7 +278,7 @@ def run_locomo(args) -> int:
 
     llm = _llm_backend(args)
     convs = real.load_locomo(args.data).conversations
-    real.check_locomo_stream(convs, args.data)
+    real.check_locomo_stream(convs, args.data, least=2)
     from retcon.commands import _progress
 
     _progress.announce(

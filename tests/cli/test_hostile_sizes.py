@@ -179,8 +179,8 @@ NOT_SIZED = {
     "pair longmemeval": "as pair locomo",
     "data fetch": "downloads one known file",
     "data path": "prints a path",
-    "timeline locomo": "KNOWN GAP: --budgets of 20,000 values runs for minutes unrefused",
-    "timeline identify": "KNOWN GAP: as timeline locomo",
+    "timeline locomo": "--budgets capped at 64 values (test_timeline_on_data_caps_its_budgets)",
+    "timeline identify": "as timeline locomo",
     "paper-checks": "its sizes come from CheckConfig (fast or --full), not from free numbers",
 }
 
@@ -222,6 +222,24 @@ def test_the_enumeration_lists_every_command_that_sizes_its_work(tmp_path):
     assert sized <= set(commands), sized - set(commands)
     assert not sized & set(NOT_SIZED)
     assert set(commands) == sized | set(NOT_SIZED), set(commands) ^ (sized | set(NOT_SIZED))
+
+
+@pytest.mark.parametrize("form", ["locomo", "identify"])
+def test_timeline_on_data_caps_its_budgets(form, capsys):
+    """Issue 35 item 2: ``timeline locomo --budgets 1 .. 20000`` ran for minutes unrefused (a
+    3-conversation file, 330 MB and growing); the budgets are now capped before any reading."""
+    data = Path(__file__).resolve().parents[1] / "fixtures" / "locomo_tiny.json"
+    argv = ["timeline", form, "--data", str(data), "--budgets", *map(str, range(1, 20001))]
+    _refused(argv, capsys, "--budgets takes at most 64 budgets", "got 20000")
+
+
+def test_timeline_locomo_on_one_conversation_names_the_need(capsys):
+    """Issue 35 item 3: a one-conversation file gave ``wild_cluster_replicates: group_values must
+    have shape (G >= 2, ...)`` (an internal function) even with ``--resamples 0``."""
+    data = Path(__file__).resolve().parents[1] / "fixtures" / "locomo_tiny.json"
+    argv = ["timeline", "locomo", "--data", str(data), "--resamples", "0"]
+    line = _refused(argv, capsys, "needs at least 2 conversations", "got 1")
+    assert "wild_cluster" not in line
 
 
 def test_stress_refuses_a_billion_memories_up_front(capsys):
