@@ -97,6 +97,10 @@ def check_budgets(budgets, spell: Spell) -> np.ndarray:
 _CHECK_DIST_SPELL = Spell("check_dist_params")
 
 
+#: The gamma shapes whose CDF ``scipy.special.gammainc`` computes within [0, 1] (the fuzz).
+GAMMA_SHAPES = (1e-12, 1e12)
+
+
 def check_dist_params(
     name, params: dict, *, spell: Spell | Callable[[str], str] = _CHECK_DIST_SPELL
 ) -> tuple[str, dict[str, float]]:
@@ -146,6 +150,13 @@ def check_dist_params(
         val = check_range(lead(p), given[p], 0.0, None)
         if math.isinf(val):
             raise InputError(f"{lead(p)} must be finite, in (0, inf); got {val:g}.")
+        if name == "gamma" and p == "shape" and not GAMMA_SHAPES[0] <= val <= GAMMA_SHAPES[1]:
+            # scipy's regularized incomplete gamma leaves [0, 1] below (1 + 2e-14 at 1e-300) and
+            # answers NaN or a wrong 1 above (at 1e307): the range where the CDF is trusted
+            raise InputError(
+                f"{lead(p)} of the gamma law must be in [{GAMMA_SHAPES[0]:g}, "
+                f"{GAMMA_SHAPES[1]:g}] (where its CDF is computed accurately); got {val:g}."
+            )
         out[p] = val
     return name, out
 

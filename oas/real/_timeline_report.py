@@ -236,18 +236,18 @@ def check_locomo_stream(conversations, path, *, least: int = 1, each_asked: bool
       InputError: naming ``--data``, the conversation and what is needed.
     """
     where = f"--data {str(path)!r}"
-    if len(conversations) < least:
-        need = {
-            1: "a conversation",
-            2: "at least 2 conversations (its intervals resample conversations)",
-        }.get(least, f"at least {least} conversations (leave one out)")
-        raise InputError(f"{where}: needs {need}; got {len(conversations)}.")
     for c in conversations:
         if not c.sessions:
             raise InputError(
                 f"{where}: conversation {c.conversation_id!r} has no sessions (session_1, ...); "
                 "the stream needs at least one."
             )
+    if len(conversations) < least:
+        need = {
+            1: "a conversation",
+            2: "at least 2 conversations (its intervals resample conversations)",
+        }.get(least, f"at least {least} conversations (leave one out)")
+        raise InputError(f"{where}: needs {need}; got {len(conversations)}.")
     if each_asked:
         for c in conversations:
             if not c.queries:

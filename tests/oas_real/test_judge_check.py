@@ -50,7 +50,7 @@ def _job(srv, tmp_path, **kw) -> PairJob:
         reader="llm",
         llm_judge="llm",
         budgets=(64, 256),
-        limit=6,
+        first=6,
         llm={"base_url": [srv.base_url], "model": "fake", "cache_dir": str(tmp_path / "cache")},
         **kw,
     )
@@ -165,7 +165,7 @@ def test_an_exact_judge_has_rate_zero_and_a_rerun_sends_nothing(tmp_path, capsys
 def test_the_threshold_is_an_option_and_the_report_says_it(tmp_path, capsys):
     out = tmp_path / "p.jsonl"
     args = ["pair", "locomo", "--data", str(LOCOMO_PATH), "--reader", "llm", "--llm-judge", "llm"]
-    args += ["--budgets", "64", "--limit", "3", "--output", str(out), "--no-progress"]
+    args += ["--budgets", "64", "--first", "3", "--output", str(out), "--no-progress"]
     with FakeLLMServer(reply=_reply("all")) as srv:
         args += ["--llm-base-url", srv.base_url, "--llm-model", "fake"]
         args += ["--llm-cache", str(tmp_path / "cache")]

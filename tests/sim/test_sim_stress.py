@@ -10,6 +10,7 @@ import pytest
 import sim
 from retcon.cli import main
 from retcon.errors import InputError
+from tests._cli import error_lines
 
 MEMORIES, SIZE = 64, 4
 KNOBS = dict(budget_spillover=(0.0, 0.2, 0.5), rank_spillover=(0.0, 0.2, 0.5))
@@ -104,7 +105,7 @@ def test_stress_cli_writes_phase_diagram_and_json(tmp_path, capsys):
 
 def test_stress_bad_knob_exits_2(capsys):
     assert main(["stress", "--budget-spillover", "0,1.5", "--memories", "4"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
+    err = error_lines(capsys.readouterr().err)  # after the line saying what stress will do
     assert len(err) == 1 and "--budget-spillover" in err[0] and "1.5" in err[0]
 
 
