@@ -57,7 +57,10 @@ def attribute(w, seed: int = 0) -> dict:
     )
 
 
-@pytest.mark.parametrize(("kind", "want"), [("fidelity", "operators"), ("reader", "reader")])
+@pytest.mark.parametrize(
+    ("kind", "want"),
+    [pytest.param("fidelity", "operators", marks=pytest.mark.slow), ("reader", "reader")],
+)
 def test_one_world_of_each_kind_is_attributed(kind, want):
     m = attribute(world(kind, 100))
     assert m["misfit"] and m["looks_like"] == want, m["reader_test"]

@@ -115,6 +115,7 @@ def _curves(groups: int, cross_at: float, budgets, noise: float, seed: int):
     return base[None, None, :] + noise * rng.standard_normal((groups, 3, len(budgets)))
 
 
+@pytest.mark.slow  # 3 s of bootstrap crossovers
 def test_joint_crossover_change_is_paired():
     import jax
     import numpy as np
