@@ -110,3 +110,15 @@ def toy_instances(
         ctx_len,
         ctx_ev,
     )
+
+
+#: The budgets of the toy paired data the ``oas`` tests share.
+TOY_BUDGETS = [64, 128, 256, 512]
+
+
+def toy_paired():
+    """The ``oas`` tests' toy paired data: 30 groups of 8 queries at ``TOY_BUDGETS`` (keys 0, 1)."""
+    from oas._simulate import paired_from_instances
+
+    inst = toy_instances(jax.random.key(0), 30, 8, TOY_BUDGETS)
+    return paired_from_instances(jax.random.key(1), inst)

@@ -15,19 +15,17 @@ import numpy as np
 import pytest
 
 import oas
-from oas._simulate import paired_from_instances
 from retcon.errors import InputError
 from retcon.vocab import ACTIONS
 from tests._data import needs_locomo
-from tests._toy import toy_instances
+from tests._toy import TOY_BUDGETS, toy_paired
 
-BUDGETS = [64, 128, 256, 512]
+BUDGETS = TOY_BUDGETS
 
 
 @pytest.fixture(scope="module")
 def toy():
-    inst = toy_instances(jax.random.key(0), 30, 8, BUDGETS)
-    return paired_from_instances(jax.random.key(1), inst)
+    return toy_paired()
 
 
 @pytest.fixture(scope="module")

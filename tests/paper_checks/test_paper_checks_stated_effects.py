@@ -3,7 +3,6 @@ from the data's own effect: the transcribed cells match MODEL.md, and moving the
 leaves every rate unchanged (only the data's spread enters a world)."""
 
 import re
-from pathlib import Path
 
 import jax
 import numpy as np
@@ -11,18 +10,7 @@ import pytest
 
 from paper_checks import _effects as eff
 from paper_checks._rules import cross_note_oc, equivalence_oc, harm_oc, positive_oc
-
-MODEL = Path(__file__).resolve().parents[3] / "shared" / "docs" / "MODEL.md"
-NUM = r"([+-]?\d*\.\d+)"
-
-
-def _bullet(title: str) -> str:
-    if not MODEL.exists():
-        pytest.skip(f"{MODEL} not present")
-    text = MODEL.read_text(encoding="utf-8")
-    start = text.index(f"- {title}")
-    end = text.find("\n- ", start + 2)
-    return " ".join(text[start:end].split())
+from tests.paper_checks.test_published import NUM, _bullet  # MODEL §11 read once
 
 
 def test_table_7_and_11_match_model_text():
