@@ -124,3 +124,25 @@ def strata_of(world: World, n_strata: int = 3) -> np.ndarray:
     _, first = np.unique(world.query, return_index=True)
     edges = np.quantile(raw[first], np.linspace(0, 1, n_strata + 1))
     return np.clip(np.searchsorted(edges[1:-1], raw, side="right"), 0, n_strata - 1)
+
+
+def misfit_args(world: World, seed: int = 0) -> tuple:
+    """The positional arguments of ``oas._misfit.misfit_tests`` and
+    ``oas._identify_misfit.misfit_attribution`` for ``world``: a key, the stored structure, the
+    rows, and ``theta`` from ``oas.identify`` fitted with key ``seed`` (no resamples)."""
+    import jax
+
+    w = world
+    fit = oas.identify(
+        jax.random.key(seed), w.structure, w.budget, w.slot, w.outcomes, w.groups, n_resamples=0
+    )
+    return (
+        jax.random.key(seed + 1),
+        w.structure,
+        w.budget,
+        w.slot,
+        w.outcomes,
+        w.groups,
+        fit.theta,
+        strata_of(w),
+    )

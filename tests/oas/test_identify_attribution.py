@@ -18,7 +18,7 @@ from oas._identify_misfit import (
     misfit_attribution,
     reader_context_test,
 )
-from tests._identify_worlds import make_world, random_reader, strata_of
+from tests._identify_worlds import make_world, misfit_args, random_reader
 
 
 def degrade(rng, w, reader, per_doubling: float):
@@ -42,19 +42,7 @@ def world(kind: str, seed: int):
 
 
 def attribute(w, seed: int = 0) -> dict:
-    fit = oas.identify(
-        jax.random.key(seed), w.structure, w.budget, w.slot, w.outcomes, w.groups, n_resamples=0
-    )
-    return misfit_attribution(
-        jax.random.key(seed + 1),
-        w.structure,
-        w.budget,
-        w.slot,
-        w.outcomes,
-        w.groups,
-        fit.theta,
-        strata_of(w),
-    )
+    return misfit_attribution(*misfit_args(w, seed))
 
 
 @pytest.mark.parametrize(

@@ -16,24 +16,11 @@ import oas
 from oas._identify import N_PARAMS, success_prob
 from oas._misfit import _row_scores, format_misfit, misfit_tests
 from retcon.inference import sign_flip_quadratic_test, sign_flip_test
-from tests._identify_worlds import make_world, random_reader, strata_of
+from tests._identify_worlds import make_world, misfit_args, random_reader, strata_of
 
 
 def _misfit(w, seed=0):
-    fit = oas.identify(
-        jax.random.key(seed), w.structure, w.budget, w.slot, w.outcomes, w.groups, n_resamples=0
-    )
-    return misfit_tests(
-        jax.random.key(seed + 1),
-        w.structure,
-        w.budget,
-        w.slot,
-        w.outcomes,
-        w.groups,
-        fit.theta,
-        strata_of(w),
-        stratum_names=["short", "middle", "long"],
-    )
+    return misfit_tests(*misfit_args(w, seed), stratum_names=["short", "middle", "long"])
 
 
 def test_quadratic_sign_flip_is_the_sign_flip_test_in_one_dimension():
