@@ -19,6 +19,7 @@ References: MODEL §2 (packing, support), docs/paired-data.md.
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 
@@ -70,7 +71,7 @@ def check_structure(value, path, line: int) -> dict:
             if (
                 isinstance(x, bool)
                 or not isinstance(x, (int, float))
-                or not np.isfinite(x)
+                or not -math.inf < x < math.inf  # NaN and infinities; a huge int is finite
                 or x <= 0
             ):
                 raise InputError(f"{at}.lengths[{a!r}] must hold token lengths > 0; got {x!r}.")

@@ -154,6 +154,9 @@ STOPWORDS = frozenset(
 )
 
 
+_ARTICLES = frozenset(("a", "an", "the"))
+
+
 def normalize(text) -> str:
     """SQuAD-style normalization: NFKC, lower case, punctuation to spaces, articles dropped.
 
@@ -165,7 +168,7 @@ def normalize(text) -> str:
     """
     s = unicodedata.normalize("NFKC", str(text)).lower()
     s = _PUNCT_TO_SPACE.sub(" ", s)
-    return " ".join(w for w in s.split() if w not in ("a", "an", "the"))
+    return " ".join([w for w in s.split() if w not in _ARTICLES])
 
 
 def content_tokens(text) -> list[str]:

@@ -54,6 +54,8 @@ def pack_reference(lengths, budget, mode: str = "prefix") -> np.ndarray:
         raise InputError(
             "pack_reference: lengths must have a record axis (shape (..., K)); got a scalar."
         )
+    if x.ndim == 1 and np.ndim(budget) == 0:  # one record list: the same steps on Python floats
+        return _pack_one(x.tolist(), float(budget), mode)  # (numpy's per-call cost dominates)
     remaining = np.broadcast_to(np.asarray(budget, dtype=np.float64), x.shape[:-1]).copy()
     packing = np.ones(x.shape[:-1], bool)  # False once prefix / cut have stopped
     kept = np.zeros_like(x)
@@ -68,3 +70,22 @@ def pack_reference(lengths, budget, mode: str = "prefix") -> np.ndarray:
         if mode != "skip":
             packing = fits
     return kept
+
+
+def _pack_one(lengths: list[float], remaining: float, mode: str):
+    """``pack_reference`` of one record list: the loop above on Python floats (IEEE doubles, so
+    the same values bit for bit)."""
+    import numpy as np
+
+    packing = True
+    kept = []
+    for length in lengths:
+        fits = packing and length <= remaining
+        take = length if fits else 0.0
+        if mode == "cut" and packing and not fits:
+            take = max(remaining, 0.0)
+        kept.append(take)
+        remaining = remaining - take
+        if mode != "skip":
+            packing = fits
+    return np.array(kept, dtype=np.float64)

@@ -8,7 +8,16 @@ References: MODEL §9 (readers).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from oas._text import content_tokens, normalize
+
+
+@lru_cache(maxsize=2048)
+def _context_terms(context: str) -> frozenset[str]:
+    """The normalized tokens of a context, kept for the contexts scored again (the chance decoy,
+    the other readers, budgets past saturation give the same text)."""
+    return frozenset(normalize(context).split())
 
 
 def lexical_correct(answer, context: str) -> bool:
@@ -24,7 +33,7 @@ def lexical_correct(answer, context: str) -> bool:
     need = set(content_tokens(answer))
     if not need:
         return False
-    return need <= set(normalize(context).split())
+    return need <= _context_terms(context)
 
 
 def answer_recall(answer, text: str) -> float:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import islice
 from typing import Protocol, runtime_checkable
 
 from oas._text import content_tokens, normalize
@@ -71,17 +72,16 @@ class RegexTokenizer:
     _pattern = _TOKEN  # a token is one match (the paper's count, ``AlnumTokenizer``, has its own)
 
     def count(self, text: str) -> int:
-        return sum(1 for _ in self._pattern.finditer(text))
+        return len(self._pattern.findall(text))
 
     def truncate(self, text: str, n_tokens: int) -> str:
         if n_tokens <= 0:
             return ""
-        end = 0
-        for i, m in enumerate(self._pattern.finditer(text)):
-            if i == n_tokens:
-                return text[:end]
-            end = m.end()
-        return text
+        matches = self._pattern.finditer(text)
+        last = next(islice(matches, n_tokens - 1, None), None)  # the n-th token, skipped in C
+        if last is None or next(matches, None) is None:  # n tokens or fewer: the whole text
+            return text
+        return text[: last.end()]
 
 
 _ALNUM = re.compile(r"[A-Za-z0-9]+")
