@@ -6,8 +6,10 @@ become ``null``) and carries the run's sidecar (config, seed, versions).
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import math
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -57,6 +59,17 @@ def format_oc_cell(r: ClaimResult) -> str:
     if fp is None or pw is None:
         return "-"
     return f"{100 * fp:.1f}% / {100 * pw:.1f}%"
+
+
+def format_claims(results: Sequence[ClaimResult]) -> list[str]:
+    """One line per claim, as ``retcon paper-checks`` prints them: id, verdict, measured value
+    with its CI, the headline and the rule's false-PASS rate and power."""
+    width = max((len(r.verdict) for r in results), default=0)
+    return [
+        f"claim {r.claim_id}: {r.verdict:<{width}}  {format_measured(r):<28} "
+        f"{r.details.get('headline', '')}  [false PASS / power: {format_oc_cell(r)}]"
+        for r in results
+    ]
 
 
 def _cell(text: str) -> str:
@@ -243,3 +256,12 @@ def append_section(out_dir, json_name: str, section: dict, markdown: str) -> Non
     report = out / "REPORT.md"
     text = report.read_text(encoding="utf-8") if report.is_file() else ""
     write_text_atomic(report, text.rstrip("\n") + "\n\n" + markdown)
+
+
+def write_results(name: str, args: argparse.Namespace, out, data, text: str, *, seed) -> None:
+    """A script's ``OUT/<name>.json`` (sidecar of ``args`` with ``data``), then ``text`` on
+    stdout: the last step of the scripts that take their options on the command line."""
+    meta = sidecar(vars(args), seed=seed, command=f"python -m experiments.{name}")
+    meta["data"] = data
+    write_json_atomic(Path(out) / f"{name}.json", meta)
+    sys.stdout.write(text)
