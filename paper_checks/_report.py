@@ -6,10 +6,8 @@ become ``null``) and carries the run's sidecar (config, seed, versions).
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import math
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -256,12 +254,3 @@ def append_section(out_dir, json_name: str, section: dict, markdown: str) -> Non
     report = out / "REPORT.md"
     text = report.read_text(encoding="utf-8") if report.is_file() else ""
     write_text_atomic(report, text.rstrip("\n") + "\n\n" + markdown)
-
-
-def write_results(name: str, args: argparse.Namespace, out, data, text: str, *, seed) -> None:
-    """A script's ``OUT/<name>.json`` (sidecar of ``args`` with ``data``), then ``text`` on
-    stdout: the last step of the scripts that take their options on the command line."""
-    meta = sidecar(vars(args), seed=seed, command=f"python -m experiments.{name}")
-    meta["data"] = data
-    write_json_atomic(Path(out) / f"{name}.json", meta)
-    sys.stdout.write(text)

@@ -5,21 +5,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 GRANULARITIES = ("session", "turn")
-
-
-def _ints(option: str, text: str) -> tuple[int, ...]:
-    from retcon.errors import InputError
-
-    try:
-        ks = tuple(int(x) for x in text.split(","))
-    except ValueError:
-        ks = ()
-    if not ks or min(ks) < 1:
-        raise InputError(f"{option} must be comma-separated positive integers; got {text!r}.")
-    return ks
 
 
 def table(summary: dict) -> str:
@@ -64,16 +51,18 @@ def main(doc: str | None, argv=None) -> int:
     p.add_argument("--turn-k", default="5,10,20,40")
     p.add_argument("--granularity", choices=(*GRANULARITIES, "both"), default="both")
     args = p.parse_args(argv)
-    import os
 
     from oas.real import load_locomo, recall_at_k, recall_at_k_summary
-    from paper_checks._report import write_results
+    from paper_checks._script_args import locomo_file, numbers, write_results
     from retcon.output import check_out_dir
 
-    ks = {"session": _ints("--session-k", args.session_k), "turn": _ints("--turn-k", args.turn_k)}
+    ks = {
+        "session": numbers("--session-k", args.session_k, int),
+        "turn": numbers("--turn-k", args.turn_k, int),
+    }
     out = check_out_dir("--out", args.out)
     out.mkdir(parents=True, exist_ok=True)
-    data = args.data or str(Path(os.environ.get("RETCON_DATA_DIR", ".")) / "locomo10.json")
+    data = locomo_file(args.data)
     conversations = load_locomo(data).conversations
     grans = GRANULARITIES if args.granularity == "both" else (args.granularity,)
     cells: dict = {}

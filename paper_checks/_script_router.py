@@ -18,15 +18,6 @@ def _log(msg: str) -> None:
     sys.stderr.flush()
 
 
-def _numbers(option: str, text: str) -> tuple[float, ...]:
-    from retcon.errors import InputError
-
-    try:
-        return tuple(float(x) for x in text.split(","))
-    except ValueError:
-        raise InputError(f"{option} must be comma-separated numbers; got {text!r}.") from None
-
-
 def _fmt(g: dict) -> str:
     return f"{g['point']:+.3f} [{g['lower']:+.3f}, {g['upper']:+.3f}]"
 
@@ -270,11 +261,10 @@ def main(doc: str | None, argv=None) -> int:
     p.add_argument("--signals", default="0,0.03,0.05", help="--rule-oc worlds (0: the null)")
     p.add_argument("--datasets", type=int, default=100, help="--rule-oc data sets per world")
     args = p.parse_args(argv)
-    import os
 
     import jax
 
-    from paper_checks._report import write_results
+    from paper_checks._script_args import locomo_file, numbers, write_results
     from retcon.errors import InputError
     from retcon.output import check_out_dir
 
@@ -285,7 +275,7 @@ def main(doc: str | None, argv=None) -> int:
     key = jax.random.key(args.seed)
     res: dict = {}
     if args.e2e:
-        data = args.data or str(Path(os.environ.get("RETCON_DATA_DIR", ".")) / "locomo10.json")
+        data = locomo_file(args.data)
         retrieval = {
             "granularity": args.granularity,
             "retriever": args.retriever,
@@ -304,7 +294,7 @@ def main(doc: str | None, argv=None) -> int:
     if args.sim:
         res["simulation"] = simulation(
             jax.random.fold_in(key, 1),
-            recalls=_numbers("--recalls", args.recalls),
+            recalls=numbers("--recalls", args.recalls),
             n_instances=args.instances,
             theory=not args.no_theory,
         )
@@ -318,7 +308,7 @@ def main(doc: str | None, argv=None) -> int:
                     f"got {item!r}."
                 )
             runs[label] = path
-        data = args.data or str(Path(os.environ.get("RETCON_DATA_DIR", ".")) / "locomo10.json")
+        data = locomo_file(args.data)
         from oas.real import topk_sweep
 
         res["topk"] = topk_sweep(jax.random.fold_in(key, 3), runs, data, progress=_log)
@@ -326,7 +316,7 @@ def main(doc: str | None, argv=None) -> int:
         res["rule_oc"] = rule_oc(
             jax.random.fold_in(key, 2),
             out,
-            signals=_numbers("--signals", args.signals),
+            signals=numbers("--signals", args.signals),
             n_datasets=args.datasets,
         )
     write_results("end_to_end_router", args, out, res, tables(res), seed=args.seed)

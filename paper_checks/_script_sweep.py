@@ -12,13 +12,11 @@ ACCURACIES = (1.0, 0.85, 0.7, 0.55, 0.4, 0.25)
 
 
 def _floats(option: str, text: str) -> tuple[float, ...]:
+    from paper_checks._script_args import numbers
     from retcon.errors import InputError
 
-    try:
-        vals = tuple(float(x) for x in text.split(","))
-    except ValueError:
-        raise InputError(f"{option} must be comma-separated numbers; got {text!r}.") from None
-    if not vals or vals[0] != 1.0:
+    vals = numbers(option, text)
+    if vals[0] != 1.0:
         raise InputError(f"{option} must start with 1 (the slices go through it); got {text!r}.")
     return vals
 

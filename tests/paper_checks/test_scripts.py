@@ -99,7 +99,8 @@ def test_sweep_table_lists_each_cell_with_its_interval():
 
 
 def test_recall_table_shows_the_difference_from_bm25_and_the_types():
-    from paper_checks._script_recall import _ints, table
+    from paper_checks._script_args import numbers
+    from paper_checks._script_recall import table
 
     s = {"k": [1, 4], "mean": [0.2, 0.6], "lower": [0.1, 0.5], "upper": [0.3, 0.7]}
     s["by_type"] = {"single-hop": [0.3, 0.8]}
@@ -110,9 +111,11 @@ def test_recall_table_shows_the_difference_from_bm25_and_the_types():
     assert "- dense: single-hop 0.800" in text and "| retriever | k = 1 | k = 4 |" in text
     from retcon.errors import InputError
 
-    assert _ints("--turn-k", "5,10") == (5, 10)
+    assert numbers("--turn-k", "5,10", int) == (5, 10)
     with pytest.raises(InputError, match="--turn-k"):
-        _ints("--turn-k", "0,5")
+        numbers("--turn-k", "0,5", int)
+    with pytest.raises(InputError, match="--recalls must be comma-separated numbers"):
+        numbers("--recalls", "1,x")
 
 
 def test_append_sections_writes_the_asked_sections_in_order(tmp_path, monkeypatch):
