@@ -7,6 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from retcon.errors import InputError
+
 
 def _figure(results: dict, path: Path) -> None:
     """Accuracy per action against budget: one line style and marker per run, one colour per action."""
@@ -45,7 +47,6 @@ def main(doc: str | None, argv=None) -> int:
     import jax
 
     from oas.real import end_to_end_report, gap_split, side_by_side
-    from retcon.errors import InputError
     from retcon.output import check_out_dir, sidecar, write_json_atomic, write_text_atomic
 
     runs = {}

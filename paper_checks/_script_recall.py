@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from paper_checks._script_args import locomo_file, numbers, write_results
+
 GRANULARITIES = ("session", "turn")
 
 
@@ -53,7 +55,6 @@ def main(doc: str | None, argv=None) -> int:
     args = p.parse_args(argv)
 
     from oas.real import load_locomo, recall_at_k, recall_at_k_summary
-    from paper_checks._script_args import locomo_file, numbers, write_results
     from retcon.output import check_out_dir
 
     ks = {

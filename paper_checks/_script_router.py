@@ -10,6 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
+from paper_checks._script_args import locomo_file, numbers, write_results
+from retcon.errors import InputError
+
 RECALLS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5)
 
 
@@ -264,8 +267,6 @@ def main(doc: str | None, argv=None) -> int:
 
     import jax
 
-    from paper_checks._script_args import locomo_file, numbers, write_results
-    from retcon.errors import InputError
     from retcon.output import check_out_dir
 
     if not args.e2e and not args.sim and not args.rule_oc and not args.topk:

@@ -7,14 +7,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from paper_checks._script_args import numbers
+from retcon.errors import InputError
+
 RECALLS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5)  # the defaults of --recalls and --accuracies
 ACCURACIES = (1.0, 0.85, 0.7, 0.55, 0.4, 0.25)
 
 
 def _floats(option: str, text: str) -> tuple[float, ...]:
-    from paper_checks._script_args import numbers
-    from retcon.errors import InputError
-
     vals = numbers(option, text)
     if vals[0] != 1.0:
         raise InputError(f"{option} must start with 1 (the slices go through it); got {text!r}.")
@@ -40,7 +40,6 @@ def main(doc: str | None, argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--resamples", type=int, default=500)
     args = p.parse_args(argv)
-    from retcon.errors import InputError
 
     recalls = _floats("--recalls", args.recalls)
     accuracies = (
