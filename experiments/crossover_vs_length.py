@@ -8,7 +8,7 @@ sidecar with ``--from-sidecar DIR/crossover_vs_length.json``. The numbers come f
 ``paper_checks._experiments``; this script only parses, calls and writes.
 """
 
-from experiments._common import run_experiment
+from paper_checks import run_experiment
 
 
 def main(argv=None) -> int:

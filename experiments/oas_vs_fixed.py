@@ -7,7 +7,7 @@ sidecar with ``--from-sidecar DIR/oas_vs_fixed.json``. The numbers come from
 ``paper_checks._experiments``; this script only parses, calls and writes.
 """
 
-from experiments._common import run_experiment
+from paper_checks import run_experiment
 
 
 def main(argv=None) -> int:

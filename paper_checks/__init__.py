@@ -7,11 +7,13 @@ the mechanism, real data decides). Each rule's error rates at the data's group c
 power, false FAIL) come from the public module ``paper_checks.operating``.
 
 Public: the nine claims (``check_*``, ``CHECKS``, ``CLAIMS``), ``run_checks``
-and ``write_run``, ``stage_timings`` (a run's wall seconds per stage, never in report.json),
-the config (``CheckConfig``, ``TheoryModel``, ``Workspace``), the result types
+and ``write_run``, ``append_sections`` (the optional sections ``retcon paper-checks`` appends),
+``report_json`` and ``format_claims`` (its JSON and its lines of text), ``stage_timings`` (a
+run's wall seconds per stage, never in report.json), the config (``CheckConfig``,
+``TheoryModel``, ``Workspace``, ``locomo_path``, ``llm_configured``), the result types
 (``ClaimResult``, ``Verdict``, ``Estimate``, ``SourceCurves``, ``VERDICTS``), the errors
-(``DataMissing``, ``DependencyMissing``), ``EXPERIMENTS`` and ``router_rule_characteristics`` for
-``experiments/``, and the report sections ``retcon paper-checks`` appends.
+(``DataMissing``, ``DependencyMissing``) and ``run_experiment``, the body of every script in
+``experiments/``.
 
 References: MODEL §3-9; docs/paper-checks.md.
 """

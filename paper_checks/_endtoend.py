@@ -15,7 +15,7 @@ group, MODEL §8's eleven plus the post-retrieval features 12-15, and margin ove
 chosen inside the training folds, never on the held-out conversation), its 95% t interval over the
 conversations (``retcon.inference.group_t_interval``), beside the oracle protocol's OAS gain and
 the oracle selector's headroom. The rule's error rates were measured in synthetic worlds of LoCoMo's
-end-to-end shape (``paper_checks.router_rule_characteristics``; ``ROUTER_RULE_OC``); an answer whose
+end-to-end shape (``paper_checks._router_oc.router_rule_characteristics``; ``ROUTER_RULE_OC``); an answer whose
 error rate at the data's group count misses its target (false YES or false NO above 5%), or was
 not measured there, reads UNDECIDED with the reason.
 

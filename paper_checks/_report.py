@@ -59,6 +59,17 @@ def format_oc_cell(r: ClaimResult) -> str:
     return f"{100 * fp:.1f}% / {100 * pw:.1f}%"
 
 
+def format_claims(results: Sequence[ClaimResult]) -> list[str]:
+    """One line per claim, as ``retcon paper-checks`` prints them: id, verdict, measured value
+    with its CI, the headline and the rule's false-PASS rate and power."""
+    width = max((len(r.verdict) for r in results), default=0)
+    return [
+        f"claim {r.claim_id}: {r.verdict:<{width}}  {format_measured(r):<28} "
+        f"{r.details.get('headline', '')}  [false PASS / power: {format_oc_cell(r)}]"
+        for r in results
+    ]
+
+
 def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 

@@ -117,3 +117,57 @@ def write_run(
 
     write_html(out, results, report, figures=paths, command=command)
     return report
+
+
+def append_sections(
+    out_dir,
+    results: Sequence[ClaimResult],
+    ws: Workspace,
+    *,
+    magnitude: bool = False,
+    end_to_end: bool = False,
+    locomo_audit: str | Path | None = None,
+    audit_mode: str = "drop,cite",
+    over_time: bool = False,
+    claims: Sequence[str] | None = None,
+    note: Callable[[str], None] | None = None,
+) -> dict:
+    """Append the optional sections to ``out_dir/REPORT.md`` after ``write_run``, in this order:
+    the identified reader's magnitude (``paper_checks._magnitude``), end to end
+    (``paper_checks._endtoend``), robustness (``locomo_audit``: the same ``claims`` rerun on
+    LoCoMo with the audit applied, ``paper_checks._robustness``; its statement goes to ``note``)
+    and memory over time (``paper_checks._timeline``). Each writes its own JSON beside REPORT.md.
+
+    Returns:
+      ``{"end_to_end": section, "robustness": section}``, each key present when written.
+    """
+    import logging
+
+    log = logging.getLogger("paper_checks")
+    written: dict = {}
+    if magnitude:
+        from paper_checks._magnitude import append_magnitude
+
+        append_magnitude(out_dir, ws)
+    if end_to_end:
+        from paper_checks._endtoend import append_end_to_end
+
+        log.info("paper-checks: beyond the paper: end to end")
+        written["end_to_end"] = append_end_to_end(out_dir, ws)
+    if locomo_audit is not None:
+        from paper_checks._robustness import append_robustness, audited_workspace, robustness
+
+        log.info("paper-checks: robustness: the audited LoCoMo")
+        ws_a = audited_workspace(ws, locomo_audit, audit_mode)
+        after, ws_a = run_checks(ws_a.config, seed=ws.seed, claims=claims, workspace=ws_a)
+        section = robustness(results, ws, after, ws_a)
+        append_robustness(out_dir, section)
+        written["robustness"] = section
+        if note is not None:
+            note(section["statement"])
+    if over_time:
+        from paper_checks._timeline import append_timeline, locomo_or_none
+
+        log.info("paper-checks: beyond the paper: memory over time")
+        append_timeline(out_dir, locomo_or_none(ws.config.data))
+    return written

@@ -329,6 +329,29 @@ def emit(args, obj: Any, text: str | Callable[[], str] = "") -> None:
         sys.stdout.write(body if body.endswith("\n") else body + "\n")
 
 
+def enable_compile_cache() -> str | None:
+    """Keep XLA's compiled kernels across runs: JAX's persistent compilation cache in the user cache
+    directory (``retcon.cache.user_cache_dir() / "jax"``), unless the user chose a directory
+    (``JAX_COMPILATION_CACHE_DIR``). Returns the directory, or ``None`` if it cannot be used."""
+    import os
+    from pathlib import Path
+
+    import jax
+
+    d = os.environ.get("JAX_COMPILATION_CACHE_DIR")
+    if not d:
+        from retcon.cache import user_cache_dir
+
+        d = str(user_cache_dir() / "jax")
+    try:
+        Path(d).mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    jax.config.update("jax_compilation_cache_dir", d)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    return d
+
+
 def verbosity(args) -> int:
     """``-v`` count minus ``-q`` count (0 by default)."""
     return int(getattr(args, "verbose", 0) or 0) - int(getattr(args, "quiet", 0) or 0)

@@ -291,24 +291,20 @@ def _check_audit(args: argparse.Namespace) -> None:
 
 def _run(args: argparse.Namespace, claims, config) -> int:
     """Measure the claims on ``config``'s data, write the report, print the verdicts."""
-    import logging
-
     from paper_checks import (
         CHECKS,
         Workspace,
-        format_measured,
-        format_oc_cell,
+        append_sections,
+        format_claims,
         report_json,
         run_checks,
         write_run,
     )
-    from retcon.cli import emit
+    from retcon.cli import emit, enable_compile_cache
     from retcon.commands import _progress
-    from retcon.commands.sim import enable_compile_cache
     from retcon.output import OutputSet
 
     enable_compile_cache()  # XLA's compiled kernels kept across runs, as `simulate` does
-    log = logging.getLogger("paper_checks")
     held: list[str] | None = []  # progress held back until the files pass, so a refusal is 1 line
     bar = _progress.bar(args, unit="claim")
 
@@ -353,37 +349,22 @@ def _run(args: argparse.Namespace, claims, config) -> int:
                 figures=not args.no_figures,
                 figure_format=getattr(args, "format", "png"),
             )
-            if args.magnitude:
-                from paper_checks import append_magnitude
-
-                append_magnitude(out.stage, ws)
-            if args.end_to_end:
-                from paper_checks import append_end_to_end
-
-                log.info("paper-checks: beyond the paper: end to end")
-                end_to_end = append_end_to_end(out.stage, ws)
-            if getattr(args, "locomo_audit", None):
-                from paper_checks import append_robustness, audited_workspace, robustness
-
-                log.info("paper-checks: robustness: the audited LoCoMo")
-                ws_a = audited_workspace(ws, args.locomo_audit, args.audit_mode)
-                after, ws_a = run_checks(ws_a.config, seed=args.seed, claims=claims, workspace=ws_a)
-                section = robustness(results, ws, after, ws_a)
-                append_robustness(out.stage, section)
-                print(section["statement"], file=sys.stderr)
-            if args.over_time:
-                from paper_checks import append_timeline, locomo_or_none
-
-                log.info("paper-checks: beyond the paper: memory over time")
-                append_timeline(out.stage, locomo_or_none(config.data))
+            sections = append_sections(
+                out.stage,
+                results,
+                ws,
+                magnitude=args.magnitude,
+                end_to_end=args.end_to_end,
+                locomo_audit=getattr(args, "locomo_audit", None),
+                audit_mode=getattr(args, "audit_mode", None) or "drop,cite",
+                over_time=args.over_time,
+                claims=claims,
+                note=lambda statement: print(statement, file=sys.stderr),
+            )
+            end_to_end = sections.get("end_to_end")
 
     def text() -> str:
-        width = max(len(r.verdict) for r in results)
-        lines = [
-            f"claim {r.claim_id}: {r.verdict:<{width}}  {format_measured(r):<28} "
-            f"{r.details.get('headline', '')}  [false PASS / power: {format_oc_cell(r)}]"
-            for r in results
-        ]
+        lines = format_claims(results)
         if end_to_end is not None:
             if "skipped" in end_to_end:
                 lines.append(f"end to end: skipped ({end_to_end['skipped']})")

@@ -266,29 +266,6 @@ def conclusion(scenario, result, cx) -> str:
     return "\n".join(lines)
 
 
-def enable_compile_cache() -> str | None:
-    """Keep XLA's compiled kernels across runs: JAX's persistent compilation cache in the user cache
-    directory (``retcon.cache.user_cache_dir() / "jax"``), unless the user chose a directory
-    (``JAX_COMPILATION_CACHE_DIR``). Returns the directory, or ``None`` if it cannot be used."""
-    import os
-    from pathlib import Path
-
-    import jax
-
-    d = os.environ.get("JAX_COMPILATION_CACHE_DIR")
-    if not d:
-        from retcon.cache import user_cache_dir
-
-        d = str(user_cache_dir() / "jax")
-    try:
-        Path(d).mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
-    jax.config.update("jax_compilation_cache_dir", d)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    return d
-
-
 class _CompileClock:
     """Seconds JAX spends compiling or loading compiled code (``jax.monitoring`` duration events)."""
 
@@ -368,7 +345,7 @@ def run_simulate(args) -> int:
     from sim.kernel import key_of_seed, split_key
 
     k_sim, k_boot = split_key(key_of_seed(args.seed))
-    from retcon.cli import verbosity
+    from retcon.cli import enable_compile_cache, verbosity
 
     quiet = verbosity(args) < 0
     backend = choose_backend(scenario, None if asked == "auto" else asked)

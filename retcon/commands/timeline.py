@@ -252,7 +252,7 @@ def run_simulated(args) -> int:
         f"the stream {ss.name}: every policy simulated over its generations at each budget, "
         "then the bootstrap (JAX compiles first; a minute or more at the defaults)",
     )
-    from retcon.commands.sim import enable_compile_cache
+    from retcon.cli import enable_compile_cache
 
     enable_compile_cache()
     from oas.real import plot_by_generation, plot_utility, simulated_report, timeline_text

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -14,58 +12,16 @@ import pytest
 from oas.real._http import EndpointPool
 from oas.real._llm_config import EndpointConfig
 from retcon.errors import InputError
+from tests._fakes import FakeServer, chat_body, send
 
 KEY = "sk-test-secret"
 
 
-def _chat_body(text: str) -> bytes:
-    return json.dumps({"choices": [{"message": {"content": text}}]}).encode()
-
-
-class _Server:
-    """A loopback HTTP server; ``reply(handler)`` answers each request; records the headers."""
-
-    def __init__(self, reply):
-        self.seen: list[dict[str, str]] = []
-        self.requests: list[tuple[str, str, bytes]] = []  # (method, path, body)
-        outer = self
-
-        class H(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def _handle(self):
-                n = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(n) if n else b""
-                outer.seen.append({k.lower(): v for k, v in self.headers.items()})
-                outer.requests.append((self.command, self.path, body))
-                reply(self)
-
-            do_POST = _handle
-            do_GET = _handle
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *a):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-OK_BODY = _chat_body("fine")
+OK_BODY = chat_body("fine")
 
 
 def _ok(h, body=OK_BODY):
-    h.send_response(200)
-    h.send_header("Content-Type", "application/json")
-    h.send_header("Content-Length", str(len(body)))
-    h.end_headers()
-    h.wfile.write(body)
+    send(h, body)
 
 
 def _redirect_to(url, code=302):
@@ -96,9 +52,9 @@ BODY = json.dumps({"model": "m", "messages": []}).encode()
 
 @pytest.mark.parametrize("code", [301, 302, 303, 307, 308])
 def test_redirect_refused_by_default_and_other_server_sees_nothing(tmp_path, code):
-    with _Server(_ok) as other:
+    with FakeServer(_ok) as other:
         target = f"http://127.0.0.1:{other.port}/v1/chat/completions"
-        with _Server(_redirect_to(target, code)) as first, pytest.raises(InputError) as ei:
+        with FakeServer(_redirect_to(target, code)) as first, pytest.raises(InputError) as ei:
             _pool(first.port, tmp_path).send(BODY)
     msg = str(ei.value)
     assert "\n" not in msg
@@ -109,9 +65,9 @@ def test_redirect_refused_by_default_and_other_server_sees_nothing(tmp_path, cod
 
 
 def test_follow_redirects_drops_key_across_origins(tmp_path):
-    with _Server(_ok) as other:
+    with FakeServer(_ok) as other:
         target = f"http://127.0.0.1:{other.port}/v1/chat/completions"
-        with _Server(_redirect_to(target, 302)) as first:
+        with FakeServer(_redirect_to(target, 302)) as first:
             pool = _pool(first.port, tmp_path, follow_redirects=True)
             text, _ = pool.send(BODY)
     assert text == "fine"
@@ -127,7 +83,7 @@ def test_follow_redirects_keeps_key_on_same_origin(tmp_path):
         else:
             _redirect_to("/v1/moved", 302)(h)
 
-    with _Server(reply) as srv:
+    with FakeServer(reply) as srv:
         text, _ = _pool(srv.port, tmp_path, follow_redirects=True).send(BODY)
     assert text == "fine"
     assert len(srv.seen) == 2
@@ -135,8 +91,8 @@ def test_follow_redirects_keeps_key_on_same_origin(tmp_path):
 
 
 def test_oversized_answer_refused_naming_endpoint(tmp_path):
-    big = _chat_body("x" * (2 << 20))
-    with _Server(lambda h: _ok(h, big)) as srv, pytest.raises(InputError) as ei:
+    big = chat_body("x" * (2 << 20))
+    with FakeServer(lambda h: _ok(h, big)) as srv, pytest.raises(InputError) as ei:
         _pool(srv.port, tmp_path).send(BODY)
     msg = str(ei.value)
     assert "\n" not in msg
@@ -145,8 +101,8 @@ def test_oversized_answer_refused_naming_endpoint(tmp_path):
 
 
 def test_response_cap_configurable(tmp_path):
-    body = _chat_body("y" * 5000)
-    with _Server(lambda h: _ok(h, body)) as srv:
+    body = chat_body("y" * 5000)
+    with FakeServer(lambda h: _ok(h, body)) as srv:
         with pytest.raises(InputError, match="cap"):
             _pool(srv.port, tmp_path, max_response_bytes=1000).send(BODY)
         text, _ = _pool(srv.port, tmp_path, max_response_bytes=len(body)).send(BODY)
@@ -170,9 +126,9 @@ def test_cli_redirect_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
     from oas.real._llm_config import resolve_endpoint
 
     monkeypatch.delenv("RETCON_LLM_MAX_RESPONSE_BYTES", raising=False)
-    with _Server(_ok) as other:
+    with FakeServer(_ok) as other:
         target = f"http://127.0.0.1:{other.port}/v1/chat/completions"
-        with _Server(_redirect_to(target)) as first:
+        with FakeServer(_redirect_to(target)) as first:
             url = f"http://127.0.0.1:{first.port}/v1"
             off = resolve_endpoint(url, "m", KEY, tmp_path, follow_redirects=None, max_retries=0)
             assert off.follow_redirects is False
@@ -283,7 +239,7 @@ def test_follow_redirects_resends_a_307_post_within_its_origin(tmp_path, code):
         else:
             _redirect_to("/v1/moved", code)(h)
 
-    with _Server(reply) as srv:
+    with FakeServer(reply) as srv:
         text, _ = _pool(srv.port, tmp_path, follow_redirects=True).send(BODY)
     assert text == "fine"
     assert srv.requests == [
@@ -297,9 +253,9 @@ def test_follow_redirects_resends_a_307_post_within_its_origin(tmp_path, code):
 def test_follow_redirects_refuses_a_307_post_to_another_port(tmp_path, code):
     """A 307/308 to another origin is refused in one line naming both addresses: neither the key
     nor the body goes there."""
-    with _Server(_ok) as other:
+    with FakeServer(_ok) as other:
         target = f"http://127.0.0.1:{other.port}/v1/chat/completions"
-        with _Server(_redirect_to(target, code)) as first, pytest.raises(InputError) as ei:
+        with FakeServer(_redirect_to(target, code)) as first, pytest.raises(InputError) as ei:
             _pool(first.port, tmp_path, follow_redirects=True).send(BODY)
     msg = str(ei.value)
     assert "\n" not in msg
@@ -316,7 +272,7 @@ def test_follow_redirects_refuses_a_307_post_to_another_host_name(tmp_path):
         port = h.server.server_address[1]
         _redirect_to(f"http://localhost:{port}/v1/moved", 307)(h)
 
-    with _Server(reply) as srv, pytest.raises(InputError, match="refused") as ei:
+    with FakeServer(reply) as srv, pytest.raises(InputError, match="refused") as ei:
         _pool(srv.port, tmp_path, follow_redirects=True).send(BODY)
     assert f"localhost:{srv.port}/v1/moved" in str(ei.value)
     assert [p for _, p, _ in srv.requests] == ["/v1/chat/completions"]
@@ -352,9 +308,9 @@ def test_pair_locomo_against_a_redirecting_server(
         monkeypatch.delenv(v, raising=False)
     data = Path(__file__).resolve().parents[1] / "fixtures" / "locomo_tiny.json"
     out, cache = tmp_path / "p.jsonl", tmp_path / "cache"
-    with _Server(_ok) as other:
+    with FakeServer(_ok) as other:
         target = f"http://127.0.0.1:{other.port}/v1/chat/completions"
-        with _Server(_redirect_to(target, code)) as first:
+        with FakeServer(_redirect_to(target, code)) as first:
             url = f"http://127.0.0.1:{first.port}/v1"
             key = ["--llm-api-key", KEY]
             if key_from == "RETCON_LLM_API_KEY":
@@ -425,7 +381,7 @@ def test_timeline_locomo_llm_cache_is_checked_before_any_work(kind, tmp_path, ca
     data = tmp_path / "locomo10.json"
     data.write_text("not read")  # the check comes before the data are read
     cache, words = _damage(kind, tmp_path)
-    with _Server(_ok) as srv:
+    with FakeServer(_ok) as srv:
         url = f"http://127.0.0.1:{srv.port}/v1"
         argv = ["timeline", "locomo", "--data", str(data), "--passes", "2"]
         argv += ["--llm-base-url", url, "--llm-model", "m", "--llm-cache", str(cache)]

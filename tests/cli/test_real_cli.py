@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import http.server
 import json
-import threading
 from pathlib import Path
 
 import pytest
@@ -17,6 +14,7 @@ from retcon.cli import main
 from retcon.errors import InputError
 from tests._cli import error_lines, run_cli
 from tests._data import needs_locomo
+from tests._fakes import FakeServer, ScriptedChat, echo_first_line, send
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -55,13 +53,15 @@ def test_fetch_wrong_checksum_leaves_nothing(tmp_path, monkeypatch, payload):
 
 def test_fetch_over_local_http_and_cli(tmp_path, monkeypatch, payload, capsys):
     src, sha = payload
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(src.parent))
-    handler.log_message = lambda *a, **k: None
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/locomo10.json"
+
+    def reply(h):  # the file at its name, else 404
+        if h.path == "/locomo10.json":
+            send(h, src.read_bytes(), Content_Type="application/octet-stream")
+        else:
+            send(h, b"", status=404)
+
+    with FakeServer(reply) as server:
+        url = f"http://127.0.0.1:{server.port}/locomo10.json"
         monkeypatch.setenv("RETCON_DATA_DIR", str(tmp_path / "cache"))
         assert main(["data", "fetch", "locomo", "--url", url, "--sha256", sha, "--json"]) == 0
         out = json.loads(capsys.readouterr().out)
@@ -72,9 +72,6 @@ def test_fetch_over_local_http_and_cli(tmp_path, monkeypatch, payload, capsys):
         assert main(["data", "fetch", "locomo", "--url", url, "--sha256", "f" * 64]) == 2
         assert "does not match" in capsys.readouterr().err
         assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["locomo10.json"]
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @needs_locomo
@@ -261,34 +258,10 @@ def test_pair_locomo_absent_from_cache(tmp_path, monkeypatch, capsys):
     assert "retcon data fetch locomo" in capsys.readouterr().err
 
 
-class _StubChat(http.server.BaseHTTPRequestHandler):
-    """A fake OpenAI-compatible endpoint: echoes the user message's last line, counts requests."""
-
-    calls = 0
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).calls += 1
-        text = body["messages"][-1]["content"].strip().splitlines()[0][:200]
-        reply = json.dumps(
-            {"choices": [{"message": {"role": "assistant", "content": text}}]}
-        ).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
-
-    def log_message(self, *args):
-        pass
-
-
 @needs_locomo
 def test_pair_llm_backend_wiring_and_cache_hits_on_rerun(tmp_path, capsys, monkeypatch):
     """The CLI hands --llm-* options to oas.real._llm; a rerun into a new file costs no request."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _StubChat)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with ScriptedChat(echo_first_line) as server:  # echoes the last message's first line
         monkeypatch.setenv("RETCON_LLM_MODEL", "stub-model")
         base = [
             "pair",
@@ -302,7 +275,7 @@ def test_pair_llm_backend_wiring_and_cache_hits_on_rerun(tmp_path, capsys, monke
             "--budgets",
             "64,2048",
             "--llm-base-url",
-            f"http://127.0.0.1:{server.server_address[1]}/v1",
+            server.base_url,
             "--llm-cache",
             str(tmp_path / "cache"),
             "--no-progress",
@@ -311,18 +284,15 @@ def test_pair_llm_backend_wiring_and_cache_hits_on_rerun(tmp_path, capsys, monke
         assert main(base + ["--output", str(tmp_path / "a.jsonl")]) == 0
         first = json.loads(capsys.readouterr().out)
         assert first["n_rows"] == 4 and first["llm_calls"]["operators"]["requests"] > 0
-        sent = _StubChat.calls
+        sent = len(server.posts)
         assert main(base + ["--output", str(tmp_path / "b.jsonl")]) == 0
         second = json.loads(capsys.readouterr().out)
-        assert _StubChat.calls == sent
+        assert len(server.posts) == sent
         assert (
             second["llm_calls"]["operators"]["requests"] == 0
             and second["llm_calls"]["reader"]["requests"] == 0
         )
         assert (tmp_path / "a.jsonl").read_text() == (tmp_path / "b.jsonl").read_text()
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _choices(argv_prefix, option):

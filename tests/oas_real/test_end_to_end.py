@@ -11,6 +11,7 @@ from oas.real._classifier import cross_fit_types, fit_type_classifier, hashed_ng
 from oas.real._endtoend import crossover_ci, loco_policies
 from oas.real._retrieval import evidence_recall, rank_units, retrieve
 from oas.real._run import PairJob, protocol_digest
+from tests._fakes import FakeServer, send
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -221,9 +222,6 @@ def test_locomo_end_to_end_recall_and_classifier(tmp_path):
 
 
 def test_openai_embedder_against_a_local_endpoint(conv, tmp_path, monkeypatch):
-    import http.server
-    import threading
-
     from oas.real import make_embedder
 
     monkeypatch.setenv("RETCON_CACHE_DIR", str(tmp_path))
@@ -231,35 +229,23 @@ def test_openai_embedder_against_a_local_endpoint(conv, tmp_path, monkeypatch):
     seen = []
     fail = [1]  # the first request answers 503: retried through the chat client's transport
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            if fail and fail.pop():
-                self.send_response(503)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return
-            seen.append((self.path, body["model"], len(body["input"])))
-            data = [
-                {"index": i, "embedding": [float("four" in t.lower()), 1.0, float(len(t) % 3)]}
-                for i, t in enumerate(body["input"])
-            ]
-            out = json.dumps({"data": data[::-1]}).encode()  # any order: sorted by index
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(out)))
-            self.end_headers()
-            self.wfile.write(out)
+    def reply(h):
+        body = json.loads(h.body)
+        if fail and fail.pop():
+            send(h, status=503)
+            return
+        seen.append((h.path, body["model"], len(body["input"])))
+        data = [
+            {"index": i, "embedding": [float("four" in t.lower()), 1.0, float(len(t) % 3)]}
+            for i, t in enumerate(body["input"])
+        ]
+        send(h, json.dumps({"data": data[::-1]}).encode())  # any order: sorted by index
 
-        def log_message(self, *args):
-            pass
+    import os
 
-    srv = http.server.HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    try:
-        import os
-
+    with FakeServer(reply) as srv:
         old = os.environ.get("RETCON_EMBED_BASE_URL")
-        os.environ["RETCON_EMBED_BASE_URL"] = f"http://127.0.0.1:{srv.server_port}/v1"
+        os.environ["RETCON_EMBED_BASE_URL"] = srv.base_url
         try:
             emb = make_embedder("openai:tiny-embed")
         finally:
@@ -283,8 +269,6 @@ def test_openai_embedder_against_a_local_endpoint(conv, tmp_path, monkeypatch):
         q = Query("q", conv.conversation_id, "four hours", "", "temporal", ("D2:1",))
         top = retrieve(q, conv, "session", top_k=1, retriever="embedding", embedder=emb)
         assert top[0].session_id == "S2"
-    finally:
-        srv.shutdown()
 
 
 def test_retrieval_recall_summary_and_gap_split():

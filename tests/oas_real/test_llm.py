@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -37,38 +35,11 @@ from oas.real._llm_client import (
     resolve_endpoint,
 )
 from oas.real._types import Conversation, OperatorBackend, Query, Reader, Record, Session
-from retcon.bench.llm_throughput import completion_body
 from retcon.errors import InputError
+from tests._fakes import ScriptedChat
+
 
 # --------------------------------------------------------------------------------------- stub server
-_completion = completion_body  # the fake server's body, one definition
-
-
-class _Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args):  # keep pytest output clean
-        pass
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        srv = self.server
-        srv.requests.append(
-            {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
-        )
-        step = srv.script.pop(0) if srv.script else srv.default
-        kind, payload = step if isinstance(step, tuple) else ("fn", step)
-        if kind == "fn":
-            kind, payload = "ok", payload(body)
-        status, data = {"ok": (200, None), "garbage": (200, payload)}.get(
-            kind, (kind, b'{"error": "boom"}')
-        )
-        data = _completion(payload) if kind == "ok" else data
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
 def _echo(body) -> str:
     """Default stub reply: a short deterministic function of the last user message."""
     return "echo " + body["messages"][-1]["content"][:24]
@@ -76,16 +47,8 @@ def _echo(body) -> str:
 
 @pytest.fixture
 def server():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    srv.requests, srv.script, srv.default = [], [], _echo
-    t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    t.start()
-    srv.base_url = f"http://127.0.0.1:{srv.server_address[1]}/v1"
-    try:
+    with ScriptedChat(_echo) as srv:
         yield srv
-    finally:
-        srv.shutdown()
-        srv.server_close()
 
 
 def _free_port() -> int:
@@ -114,12 +77,12 @@ def test_success_then_cache_hit_on_repeat(server, tmp_path):
     assert tuple(c.stats) == (0, 1, 1, 0)  # hits, misses, requests, retries
     again = c.complete(MSG, temperature=0.0, max_tokens=8)
     assert again == first and tuple(c.stats) == (1, 1, 1, 0)
-    assert len(server.requests) == 1 and server.requests[0]["path"] == "/v1/chat/completions"
-    assert server.requests[0]["body"]["model"] == "stub-model"
+    assert len(server.posts) == 1 and server.posts[0]["path"] == "/v1/chat/completions"
+    assert server.posts[0]["body"]["model"] == "stub-model"
     # a fresh client (a rerun) finds it on disk: no request at all
     c2 = _client(server.base_url, tmp_path)
     assert c2.complete(MSG, temperature=0.0, max_tokens=8) == first
-    assert tuple(c2.stats) == (1, 0, 0, 0) and len(server.requests) == 1
+    assert tuple(c2.stats) == (1, 0, 0, 0) and len(server.posts) == 1
     (entry,) = _entries(tmp_path)
     assert json.loads(entry.read_text())["response"] == first
 
@@ -161,7 +124,7 @@ def test_garbage_forever_fails_after_bounded_tries_and_caches_nothing(server, tm
     msg = str(e.value)
     assert server.base_url + "/chat/completions" in msg and "4 tries" in msg and "garbage" in msg
     assert "\n" not in msg  # the CLI shows one line
-    assert len(server.requests) == 4 and c.stats.requests == 4
+    assert len(server.posts) == 4 and c.stats.requests == 4
     assert sleeps == [1.0, 2.0, 3.0]  # doubled, capped at max_backoff
     assert _entries(tmp_path) == []
     assert isinstance(e.value, InputError)
@@ -182,7 +145,7 @@ def test_client_error_is_not_retried(server, tmp_path):
     c = _client(server.base_url, tmp_path)
     with pytest.raises(LLMEndpointError, match="refused the request .*HTTP 400"):
         c.complete(MSG)
-    assert len(server.requests) == 1 and _entries(tmp_path) == []
+    assert len(server.posts) == 1 and _entries(tmp_path) == []
 
 
 def test_cache_is_independent_of_base_url_and_survives_a_corrupt_entry(server, tmp_path):
@@ -214,7 +177,7 @@ def test_interrupted_run_resumes_from_cache(server, tmp_path):
 def test_api_key_goes_in_the_header_not_the_key(server, tmp_path):
     cfg = resolve_endpoint(server.base_url, "stub-model", "sk-secret", tmp_path)
     ChatClient(cfg).complete(MSG)
-    assert server.requests[0]["auth"] == "Bearer sk-secret"
+    assert server.posts[0]["auth"] == "Bearer sk-secret"
     (entry,) = _entries(tmp_path)
     assert "sk-secret" not in entry.read_text()
 
@@ -318,15 +281,15 @@ def test_operators_follow_the_backend_contract(server, tmp_path):
         assert g.source_ids == ("D1:1", "D2:4", "D3:1", "D3:2")
         assert (g.session_id, g.date) == ("S1", "1 May 2023")
     # every note reached the model with its date, each request with the short-output cap
-    merge_prompt = server.requests[3]["body"]["messages"][-1]["content"]
+    merge_prompt = server.posts[3]["body"]["messages"][-1]["content"]
     assert "1. (1 May 2023) Caroline" in merge_prompt and "2. (8 May 2023) Melanie" in merge_prompt
-    caps = [r["body"]["max_tokens"] for r in server.requests]
+    caps = [r["body"]["max_tokens"] for r in server.posts]
     # rewrite of R1 (8 words): ceil(0.8 * 1.3 * 8) = 9 tokens; abstract of 3 notes: half of merge's
     assert caps[0] == 9 and caps[4] == max(8, -(-caps[3] // 2)) and all(c <= 256 for c in caps)
-    assert all(r["body"]["temperature"] == 0.0 for r in server.requests)
-    n = len(server.requests)
+    assert all(r["body"]["temperature"] == 0.0 for r in server.posts)
+    n = len(server.posts)
     ops2 = LLMOperators(server.base_url, "stub-model", cache_dir=tmp_path)
-    assert ops2.rewrite(cluster, _conv(cluster)) == rw and len(server.requests) == n
+    assert ops2.rewrite(cluster, _conv(cluster)) == rw and len(server.posts) == n
     assert ops2.stats.hits == 3 and ops2.stats.misses == 0
 
 
@@ -368,7 +331,7 @@ def test_max_input_chars_cuts_long_notes(server, tmp_path, monkeypatch):
     ops = LLMOperators(server.base_url, "stub-model", cache_dir=tmp_path)
     long = Record("D9:9", "S9", "", "word " * 200, ("D9:9",))
     ops.abstract([long, long], _conv([long]))
-    content = server.requests[-1]["body"]["messages"][-1]["content"]
+    content = server.posts[-1]["body"]["messages"][-1]["content"]
     assert len(content) < len(PROMPTS["abstract"]) + 130
     monkeypatch.setenv("RETCON_LLM_MAX_INPUT_CHARS", "lots")
     with pytest.raises(InputError, match="RETCON_LLM_MAX_INPUT_CHARS"):
@@ -394,19 +357,19 @@ def test_reader_with_llm_judge(server, tmp_path):
     rd = LLMReader(server.base_url, "stub-model", cache_dir=tmp_path, judge="llm")
     assert isinstance(rd, Reader) and rd.name == "llm"
     assert rd.score(Q, "(1 May 2023) Caroline went to the support group yesterday.") == 1.0
-    judge_prompt = server.requests[1]["body"]["messages"][-1]["content"]
+    judge_prompt = server.posts[1]["body"]["messages"][-1]["content"]
     assert "Correct answer: 7 May 2023" in judge_prompt and "Response: 7 May 2023\n" in judge_prompt
-    assert server.requests[1]["body"]["max_tokens"] == 8
+    assert server.posts[1]["body"]["max_tokens"] == 8
     assert rd.score(Q, "other context") == 0.0
     assert rd.score(Q, "") == 0.0 and rd.unparsed_verdicts == 1
-    assert "Memory:\n(empty)" in server.requests[4]["body"]["messages"][-1]["content"]
+    assert "Memory:\n(empty)" in server.posts[4]["body"]["messages"][-1]["content"]
 
 
 def test_reader_question_date_reaches_the_prompt(server, tmp_path):
     server.script = [("ok", "x"), ("ok", "no")]
     q = Query("q2", "c1", "How long ago?", "2 days", "temporal-reasoning", (), date="2023/05/30")
     LLMReader(server.base_url, "stub-model", cache_dir=tmp_path, judge="llm").score(q, "ctx")
-    assert "(asked on 2023/05/30)" in server.requests[0]["body"]["messages"][-1]["content"]
+    assert "(asked on 2023/05/30)" in server.posts[0]["body"]["messages"][-1]["content"]
 
 
 def test_reader_with_lexical_judge(server, tmp_path):
@@ -420,7 +383,7 @@ def test_reader_with_lexical_judge(server, tmp_path):
     rd = LLMReader(server.base_url, "stub-model", cache_dir=tmp_path)
     assert rd.score(Q, "ctx a") == 1.0
     assert rd.score(Q, "ctx b") == 0.0
-    assert len(server.requests) == 2  # no judge call
+    assert len(server.posts) == 2  # no judge call
 
 
 # ------------------------------------------------------------------------------------ parsing
@@ -504,9 +467,9 @@ def test_paired_rows_through_the_stub_endpoint_then_all_hits(server, tmp_path):
     rows, ops_stats, rd_stats = run()
     assert len(rows) == 4 and all(r["y_ret"] == 1.0 for r in rows)
     assert ops_stats.misses > 0 and rd_stats.misses > 0
-    n = len(server.requests)
+    n = len(server.posts)
     rows2, ops2, rd2 = run()
-    assert rows2 == rows and len(server.requests) == n
+    assert rows2 == rows and len(server.posts) == n
     assert ops2.requests == rd2.requests == ops2.misses == rd2.misses == 0
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import experiments
-from experiments._common import KEYS
+from paper_checks._scripts import KEYS
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -85,7 +85,7 @@ def test_sim_and_oas_experiments(name, tmp_path):
 def test_every_experiment_has_a_script_and_a_config_with_known_keys():
     import tomllib
 
-    from experiments._common import check_config
+    from paper_checks._scripts import check_config
 
     for name in experiments.NAMES:
         assert (REPO / "experiments" / f"{name}.py").is_file()
@@ -126,8 +126,9 @@ def test_end_to_end_report_key_depends_on_the_run_name_not_its_position(tmp_path
     import jax
     import numpy as np
 
-    import experiments.end_to_end as e2e
     import oas.real
+    import paper_checks._script_end_to_end as e2e
+    from experiments.end_to_end import main
 
     seen: dict = {}
 
@@ -142,8 +143,8 @@ def test_end_to_end_report_key_depends_on_the_run_name_not_its_position(tmp_path
     for f in files.values():
         f.write_text("")
     runs = [f"{n}={f}" for n, f in files.items()]
-    e2e.main([*(f"--run={r}" for r in runs), "--out", str(tmp_path / "o1")])
-    e2e.main([*(f"--run={r}" for r in runs[::-1][:2]), "--out", str(tmp_path / "o2")])
+    main([*(f"--run={r}" for r in runs), "--out", str(tmp_path / "o1")])
+    main([*(f"--run={r}" for r in runs[::-1][:2]), "--out", str(tmp_path / "o2")])
     assert seen[str(files["b"])][0] == seen[str(files["b"])][1]
     assert seen[str(files["c"])][0] == seen[str(files["c"])][1]
     assert seen[str(files["b"])][0] != seen[str(files["c"])][0]
@@ -151,7 +152,7 @@ def test_end_to_end_report_key_depends_on_the_run_name_not_its_position(tmp_path
 
 def test_end_to_end_figure_draws_every_run(tmp_path, monkeypatch):
     """Six runs, four actions: 24 curves (more runs than line styles must not drop any)."""
-    import experiments.end_to_end as e2e
+    import paper_checks._script_end_to_end as e2e
     import retcon.plots
 
     drawn = {}

@@ -111,7 +111,7 @@ def _no_locomo(tmp_path, monkeypatch):
 def test_section_without_locomo_is_skipped(tmp_path, monkeypatch):
     _no_locomo(tmp_path, monkeypatch)
     ws = pc.Workspace(pc.CheckConfig(), seed=0)
-    section = pc.append_end_to_end(tmp_path, ws)
+    section = E2E.append_end_to_end(tmp_path, ws)
     assert "LoCoMo" in section["skipped"]
     assert "Skipped: LoCoMo data absent" in (tmp_path / "REPORT.md").read_text()
     assert "skipped" in json.loads((tmp_path / "end_to_end.json").read_text())

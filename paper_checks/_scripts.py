@@ -1,9 +1,15 @@
-"""What every experiment script shares: arguments, its TOML config, and the outputs it writes.
+"""The scripts of ``experiments/``: each is ``run_experiment(name, __doc__, argv)``, and this module
+parses its arguments, computes and writes its outputs.
 
+Figures (``paper_checks._experiments.EXPERIMENTS``):
 ``python -m experiments.<name> --config experiments/<name>.toml --out DIR`` writes
 ``DIR/<name>.png`` and ``DIR/<name>.json`` (the figure's numbers under ``data`` plus the sidecar:
 the exact config, seed, package and library versions). ``--from-sidecar DIR/<name>.json`` reruns
 with the config and seed recorded there, so every figure is reproducible from its sidecar.
+
+Analyses with their options on the command line (``SCRIPTS``): ``end_to_end``,
+``end_to_end_sim`` and ``retriever_recall`` (``paper_checks._script_end_to_end``),
+``end_to_end_router`` (``paper_checks._script_router``); each writes ``OUT/<name>.json``.
 """
 
 from __future__ import annotations
@@ -120,9 +126,35 @@ def resolve(args) -> tuple[dict, int]:
     return config, seed
 
 
-def run_experiment(name: str, doc: str | None, argv=None) -> int:
-    """Parse, compute with ``paper_checks.EXPERIMENTS[name]``, write figure + sidecar."""
-    from paper_checks import EXPERIMENTS, DataMissing, DependencyMissing
+#: The scripts that take their options on the command line (not a TOML config).
+SCRIPTS = ("end_to_end", "end_to_end_sim", "end_to_end_router", "retriever_recall")
+
+
+def run_experiment(name: str, doc: str | None = None, argv=None) -> int:
+    """Run the script ``python -m experiments.<name>`` on ``argv`` (``doc``: its ``--help``
+    description): a figure computed by ``EXPERIMENTS[name]`` from its TOML config, written with
+    its sidecar, or one of the analyses in ``SCRIPTS``. Returns the exit status.
+
+    Raises:
+      InputError: ``name`` is neither (the analyses also raise it on bad options).
+    """
+    if name == "end_to_end":
+        from paper_checks._script_end_to_end import main
+    elif name == "end_to_end_sim":
+        from paper_checks._script_sweep import main
+    elif name == "end_to_end_router":
+        from paper_checks._script_router import main
+    elif name == "retriever_recall":
+        from paper_checks._script_recall import main
+    else:
+        return _run_figure(name, doc, argv)
+    return main(doc, argv)
+
+
+def _run_figure(name: str, doc: str | None, argv) -> int:
+    """A figure of ``EXPERIMENTS``: parse, compute, write the figure and its sidecar."""
+    from paper_checks._experiments import EXPERIMENTS
+    from paper_checks._sources import DataMissing, DependencyMissing
     from retcon.output import (
         OutputSet,
         check_out_dir,
@@ -131,6 +163,9 @@ def run_experiment(name: str, doc: str | None, argv=None) -> int:
     )
     from retcon.plots import save
 
+    if name not in EXPERIMENTS:
+        known = sorted(EXPERIMENTS) + list(SCRIPTS)
+        raise InputError(f"run_experiment: unknown name {name!r}; expected one of {known}.")
     args = parser(name, doc).parse_args(argv)
     try:
         check_out_dir("--out", args.out, inputs=[("--config", args.config)])
@@ -153,14 +188,3 @@ def run_experiment(name: str, doc: str | None, argv=None) -> int:
         return 2
     print(f"wrote {name}.png and {name}.json to {args.out}")
     return 0
-
-
-def write_results(name: str, args: argparse.Namespace, out, data, text: str, *, seed) -> None:
-    """A script's ``OUT/<name>.json`` (sidecar of ``args`` with ``data``), then ``text`` on
-    stdout: the last step of the scripts that take their options on the command line."""
-    from retcon.output import sidecar, write_json_atomic
-
-    meta = sidecar(vars(args), seed=seed, command=f"python -m experiments.{name}")
-    meta["data"] = data
-    write_json_atomic(Path(out) / f"{name}.json", meta)
-    sys.stdout.write(text)
