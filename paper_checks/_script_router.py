@@ -118,12 +118,19 @@ def rule_oc(key, out_dir: Path, *, signals, n_datasets: int, n_questions: int = 
     cache = Path(out_dir) / "rule_oc.jsonl"
     done = {}
     if cache.is_file():
+        kept = []
         for line in cache.read_text().splitlines():
             try:
                 r = json.loads(line)
             except json.JSONDecodeError:  # a line cut by an interruption
                 continue
             done[(r["signal"], r["index"])] = r
+            kept.append(line + "\n")
+        text = cache.read_text()
+        if text and not text.endswith("\n"):  # drop the cut tail, so the next record starts a line
+            tmp = cache.with_name(cache.name + ".tmp")
+            tmp.write_text("".join(kept))
+            tmp.replace(cache)
 
     def record(r: dict) -> None:
         with cache.open("a") as f:

@@ -50,6 +50,29 @@ def test_rule_oc_resumes_from_its_cache_and_skips_a_cut_line(tmp_path, monkeypat
     assert json.loads(lines[-1])["index"] == 1 and len(lines) == 3
 
 
+def test_rule_oc_cache_cut_without_a_newline_loses_no_later_record(tmp_path, monkeypatch):
+    """A kill in the middle of a write leaves a tail with no newline; the resumed run drops it,
+    so the next record starts its own line and is read back (a cache survives an interruption)."""
+    from paper_checks import _router_oc, _script_router
+
+    old = {
+        "signal": 0.0,
+        "index": 0,
+        "deployable": {"verdict": "NO"},
+        "anchored": {"verdict": "NO"},
+    }
+    (tmp_path / "rule_oc.jsonl").write_text(json.dumps(old) + "\n" + '{"signal": 0.0, "ind')
+
+    def fake(key, signals, *, n_datasets, n_questions, progress, done):
+        progress({**old, "index": 1})
+        return []
+
+    monkeypatch.setattr(_router_oc, "router_rule_characteristics", fake)
+    _script_router.rule_oc(None, tmp_path, signals=(0.0,), n_datasets=2)
+    lines = (tmp_path / "rule_oc.jsonl").read_text().splitlines()
+    assert [json.loads(x)["index"] for x in lines] == [0, 1]
+
+
 def test_router_tables_show_every_policy_of_every_section():
     from paper_checks._script_router import tables
 
