@@ -153,3 +153,16 @@ def test_moments_equal_the_row_pass_to_1e10():
     np.testing.assert_array_equal(
         grouped_folds(jax.random.key(6), g, 4), grouped_folds(jax.random.key(6), g.astype(str), 4)
     )
+
+
+def test_group_permutation_equals_jaxs_permutation():
+    """MODEL §8 (the folds' deal): ``_permutation`` reads one fixed-shape draw instead of
+    compiling per group count; it must give ``jax.random.permutation``'s values, typed and raw
+    keys, on both sides of the one-sort limit (1625)."""
+    from oas._ridge import _permutation
+
+    for n in (1, 2, 7, 48, 300, 1625, 1626):
+        for key in (jax.random.key(n), jax.random.PRNGKey(n + 1)):
+            np.testing.assert_array_equal(
+                _permutation(key, n), np.asarray(jax.random.permutation(key, n))
+            )
