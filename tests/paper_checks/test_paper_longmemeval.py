@@ -101,16 +101,3 @@ def test_paper_checks_design_paper_grades_the_longmemeval_file(paired_fixture, c
     assert all(c["paper"] is not None for c in t["table_2"]["cells"])  # the paper's own grid
     assert [(c["type"], c["operator"]) for c in t["table_7"]["cells"]] == list(TABLE_7)
     assert sum(c["n"] for c in t["table_7"]["cells"] if c["operator"] == "merge") == 2 * 48
-
-
-@pytest.mark.parametrize(
-    ("extra", "says"),
-    [
-        (["--design", "ours"], "--tables-only makes the paper's tables, which need --design paper"),
-        (["--design", "paper", "--claims", "1"], "--tables-only measures no claim"),
-    ],
-)
-def test_tables_only_refuses_what_it_cannot_do(extra, says, capsys):
-    argv = ["-q", "paper-checks", "--tables-only", "--paired", str(FIX / "missing.jsonl")]
-    rc, _, err = run_cli(argv + extra, capsys)
-    assert rc != 0 and says in err and len(err.strip().splitlines()) == 1, err
