@@ -89,10 +89,32 @@ def grouped_folds(key: jax.Array, groups, n_folds: int) -> np.ndarray:
     return fold_of_group[ids.reshape(-1)]
 
 
+#: Up to this many groups ``jax.random.permutation`` sorts once (by one 32-bit key per element,
+#: stably), so ``_permutation`` reads its sort keys off one fixed-shape draw.
+_ONE_ROUND = 1625
+
+
+def _permutation(key, n: int) -> np.ndarray:
+    """``jax.random.permutation(key, n)``, the same values, compiled once for every ``n`` up to
+    ``_ONE_ROUND`` instead of once per ``n`` (each compilation took longer than the ridge grid).
+
+    For such ``n`` JAX's shuffle is one stable sort of ``arange(n)`` by the bits of
+    ``split(key)[1]`` of shape ``(n,)``; with ``jax_threefry_partitionable`` (JAX's default)
+    those bits are the first ``n`` of a longer draw, so one draw of ``2048`` serves every ``n``
+    (``tests/oas/test_ridge.py`` checks the equality). Otherwise, the op itself, jitted per ``n``.
+    """
+    if n <= _ONE_ROUND and jax.config.jax_threefry_partitionable:  # pyright: ignore[reportAttributeAccessIssue]
+        return np.argsort(np.asarray(_sort_bits(key))[:n], kind="stable")
+    return np.asarray(_permutation_jit(key, n))
+
+
+@jax.jit
+def _sort_bits(key):
+    return jax.random.bits(jax.random.split(key)[1], (2048,), jnp.uint32)
+
+
 @partial(jax.jit, static_argnums=1)
-def _permutation(key, n: int):
-    """``jax.random.permutation(key, n)``, compiled once per ``n`` (the same values; op by op it
-    took longer than the whole ridge grid)."""
+def _permutation_jit(key, n: int):
     return jax.random.permutation(key, n)
 
 

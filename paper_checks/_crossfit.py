@@ -27,6 +27,7 @@ from oas import (
     calibrate_accuracy,
     calibrated_policy,
     evidence_fit_rule,
+    grouped_folds,
     knn_router,
     predict_ridge,
     training_selected_operator,
@@ -49,9 +50,9 @@ def deal_folds(key: jax.Array, units, n_folds: int = N_FOLDS) -> np.ndarray:
             f"cross-fitting needs at least {n_folds} units (questions) for {n_folds} folds; got "
             f"{labels.size}."
         )
-    perm = np.asarray(jax.random.permutation(key, labels.size))
-    fold_of = dict(zip(labels[perm].tolist(), (np.arange(labels.size) % n_folds).tolist()))
-    return np.array([fold_of[x] for x in u.tolist()], dtype=np.int64)
+    # the same deal as ``oas.grouped_folds`` (sorted labels, keyed permutation, round-robin),
+    # whose permutation compiles once for every unit count
+    return np.asarray(grouped_folds(key, u, n_folds), dtype=np.int64)
 
 
 def crossfit_evaluate(key: jax.Array, paired, *, units=None, n_folds: int = N_FOLDS) -> LocoEval:
@@ -86,7 +87,7 @@ def crossfit_evaluate(key: jax.Array, paired, *, units=None, n_folds: int = N_FO
         fit_rows = np.flatnonzero((fold != f) & (fold != (f + 1) % n_folds))
         train, calib, test = paired.take(fit_rows), paired.take(cal_rows), paired.take(test_rows)
         seen = paired.take(np.concatenate([fit_rows, cal_rows]))
-        ridge = fit_ridge_on(jax.random.fold_in(key, 1 + f), train)
+        ridge = fit_ridge_on(jax.random.fold_in(key, 1 + f), train, backend="numpy")
         mu, mu_cal = predict_ridge(ridge, test.features), predict_ridge(ridge, calib.features)
         th = calibrate_accuracy(mu_cal, calib.outcomes, calib.budget, 0.0)
         op = training_selected_operator(seen.outcomes)

@@ -25,6 +25,7 @@ import jax
 import numpy as np
 
 from paper_checks._published import OPERATORS, TABLE_4, TABLE_4_BUDGETS, in_interval
+from retcon.bootstrap import resample_draws
 from retcon.errors import InputError
 from retcon.inference import group_mean_interval
 from retcon.vocab import ACTIONS
@@ -65,7 +66,7 @@ def question_bootstrap(key: jax.Array, diff, n_resamples: int = 10_000, level: f
         raise InputError(
             f"question_bootstrap: diff must be a non-empty (n,) array; got {diff.shape}."
         )
-    idx = np.asarray(jax.random.randint(key, (n_resamples, len(diff)), 0, len(diff)))
+    idx = resample_draws(key, len(diff), n_resamples)  # numpy, seeded by the key: no compile
     means = diff[idx].mean(axis=1)
     a = (1.0 - level) / 2.0
     return float(np.quantile(means, a)), float(np.quantile(means, 1.0 - a))

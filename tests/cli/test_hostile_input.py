@@ -574,6 +574,12 @@ CASES = [
     ),
     ("paper-checks", ["paper-checks", "--seed", BIG_SEED], ["--seed"]),
     ("paper-checks", ["paper-checks", "--magnitude"], ["--magnitude", "--out DIR"]),
+    ("paper-checks", ["paper-checks", "--tables-only"], ["--tables-only", "--design paper"]),
+    (
+        "paper-checks",
+        ["paper-checks", "--tables-only", "--design", "paper", "--claims", "1"],
+        ["--tables-only", "--claims 1"],
+    ),
     # retcon identify (issue 23 item 7: a size that cannot fit is refused with its estimate)
     (
         "identify",

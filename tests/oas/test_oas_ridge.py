@@ -153,3 +153,16 @@ def test_moments_equal_the_row_pass_to_1e10():
     np.testing.assert_array_equal(
         grouped_folds(jax.random.key(6), g, 4), grouped_folds(jax.random.key(6), g.astype(str), 4)
     )
+
+
+@pytest.mark.slow  # about 4 s: JAX's own permutation compiles for each case
+def test_group_permutation_equals_jaxs_permutation():
+    """MODEL §8 (the folds' deal): ``_permutation`` reads one fixed-shape draw instead of
+    compiling per group count; it must give ``jax.random.permutation``'s values, typed and raw
+    keys, up to the one-sort limit (1625; past it ``_permutation`` runs JAX's op itself)."""
+    from oas._ridge import _permutation
+
+    reference = jax.jit(jax.random.permutation, static_argnums=1)
+    cases = [(jax.random.key(n), n) for n in (7, 1625)] + [(jax.random.PRNGKey(3), 7)]
+    for key, n in cases:
+        np.testing.assert_array_equal(_permutation(key, n), np.asarray(reference(key, n)))

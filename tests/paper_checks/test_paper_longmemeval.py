@@ -2,6 +2,8 @@
 format, the four types, 48 questions; ``tests/fixtures/make_longmemeval_paper.py``)."""
 
 import collections
+import contextlib
+import io
 import json
 import sys
 from pathlib import Path
@@ -11,6 +13,22 @@ import pytest
 from tests._cli import run_cli
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def paired_fixture(tmp_path_factory):
+    """``(summary, path)``: the fixture paired once per module by ``retcon pair longmemeval
+    --design paper`` (its ``--json`` summary and the paired file the other tests read)."""
+    from retcon.cli import main
+
+    out = tmp_path_factory.mktemp("lme") / "lme.jsonl"
+    argv = ["-q", "pair", "longmemeval", "--design", "paper", "--operators", "extractive"]
+    argv += ["--data", str(FIX / "longmemeval_paper.json"), "--output", str(out), "--json"]
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        rc = main([*argv, "--no-progress"])
+    assert rc == 0, stderr.getvalue()
+    return json.loads(stdout.getvalue()), out
 
 
 def test_fixture_is_what_its_script_writes():
@@ -25,13 +43,8 @@ def test_fixture_is_what_its_script_writes():
     assert kinds == {"ss": 12, "ms": 12, "tr": 12, "ku": 12}
 
 
-def test_pair_longmemeval_design_paper_runs_the_papers_grid_and_split(tmp_path, capsys):
-    out = tmp_path / "lme.jsonl"
-    argv = ["-q", "pair", "longmemeval", "--design", "paper", "--operators", "extractive"]
-    argv += ["--data", str(FIX / "longmemeval_paper.json"), "--output", str(out), "--json"]
-    rc, stdout, err = run_cli(argv + ["--no-progress"], capsys)
-    assert rc == 0, err
-    summary = json.loads(stdout)
+def test_pair_longmemeval_design_paper_runs_the_papers_grid_and_split(paired_fixture):
+    summary, out = paired_fixture
     assert summary["budgets"] == [32.0, 64.0, 128.0, 256.0] and summary["n_queries"] == 48
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert {r["meta_design"] for r in rows} == {"paper"}
@@ -48,19 +61,16 @@ def test_pair_longmemeval_design_paper_runs_the_papers_grid_and_split(tmp_path, 
 
 
 @pytest.mark.slow
-def test_tables_of_the_papers_design_on_the_longmemeval_file(tmp_path, capsys):
-    """The tables block on the fixture's paired rows (fewer bootstrap replicates); slow tier: the
-    five ridge fits of cross-fitting take about 3 s on 2 cores."""
+def test_tables_of_the_papers_design_on_the_longmemeval_file(paired_fixture):
+    """The tables block on the fixture's paired rows through the API (fewer bootstrap
+    replicates); slow tier: the fast test below runs the same tables through the CLI."""
     import jax
 
     from oas import read_paired
     from paper_checks._design import paper_tables
     from paper_checks._published import TABLE_3
 
-    lme = tmp_path / "lme.jsonl"
-    argv = ["-q", "pair", "longmemeval", "--design", "paper", "--operators", "extractive"]
-    argv += ["--data", str(FIX / "longmemeval_paper.json"), "--output", str(lme), "--no-progress"]
-    assert run_cli(argv, capsys)[0] == 0
+    lme = paired_fixture[1]
     t = paper_tables(jax.random.key(0), read_paired(lme), n_resamples=200)
     assert t["dataset"] == "longmemeval" and "table_4" not in t
     assert [(c["operator"], c["budget"]) for c in t["table_3"]["cells"]] == list(TABLE_3)
@@ -68,18 +78,19 @@ def test_tables_of_the_papers_design_on_the_longmemeval_file(tmp_path, capsys):
     assert all(r["paper"] is not None for r in t["table_8"]["rows"])  # the paper's own grid
 
 
-@pytest.mark.slow
-def test_paper_checks_design_paper_grades_the_longmemeval_file(tmp_path, capsys):
+def test_paper_checks_design_paper_grades_the_longmemeval_file(paired_fixture, capsys):
+    """MODEL §11 (Tables 3, 7, 8, 2): the fixture through ``pair longmemeval --design paper`` and
+    ``paper-checks --design paper --tables-only``; fast tier (no claim's rule is simulated, the
+    cross-fitted ridge runs in numpy, the question bootstrap draws with numpy)."""
     from paper_checks._published import TABLE_3, TABLE_7
 
-    lme = tmp_path / "lme.jsonl"
-    argv = ["-q", "pair", "longmemeval", "--design", "paper", "--operators", "extractive"]
-    argv += ["--data", str(FIX / "longmemeval_paper.json"), "--output", str(lme), "--no-progress"]
-    assert run_cli(argv, capsys)[0] == 0
-    argv = ["-q", "paper-checks", "--design", "paper", "--paired", str(lme), "--claims", "1"]
+    lme = paired_fixture[1]
+    argv = ["-q", "paper-checks", "--design", "paper", "--paired", str(lme), "--tables-only"]
     rc, stdout, err = run_cli(argv + ["--no-figures", "--json"], capsys)
     assert rc == 0, err
-    t = json.loads(stdout)["tables"]
+    report = json.loads(stdout)
+    assert report["claims"] == []
+    t = report["tables"]
     assert t["dataset"] == "longmemeval" and t["n_questions"] == 48
     cells = t["table_3"]["cells"]
     assert [(c["operator"], c["budget"]) for c in cells] == list(TABLE_3)
