@@ -42,6 +42,7 @@ from sim.kernel._draws import (
     draw_columns,
     draw_of_columns,
     params_of,
+    query_types,
 )
 from sim.kernel._ranking import rank_order
 from sim.kernel._reader import GRID_F32 as GRID
@@ -94,6 +95,7 @@ __all__ = [
     "outcome_of_frontier",
     "params_of",
     "positions",
+    "query_types",
     "rank_order",
     "reader_tables",
     "simulate_block_sums",

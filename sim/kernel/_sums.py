@@ -10,6 +10,7 @@ References: MODEL §3-§4 (``dU = C + R`` exact).
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -263,10 +264,10 @@ def positions(budgets: np.ndarray, x: np.ndarray, table=None) -> np.ndarray:
     return pos
 
 
-# the histogram column of a query's step events: 12 weighted ones over (block, position, 8
-# columns): m x 4 at its threshold, m out of G_B x 4 (its step when taken before G_B starts, and
-# all of it when G_B starts); 7 counts over (position, 7 columns): G, H x 3, G and H x 3
-_WEIGHTED_COLS = np.asarray([0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7])[:, None]
+# the histogram column of a query's step events: 11 weighted ones over (block, position, 8
+# columns): m x 4 at its threshold, m out of G_B (an operator's step when taken before G_B starts,
+# x 3, and all of each action's m when G_B starts, x 4); 7 counts over (position, 7 columns): G, H x 3, G and H x 3
+_WEIGHTED_COLS = np.asarray([0, 1, 2, 3, 5, 6, 7, 4, 5, 6, 7])[:, None]
 _COUNT_COLS = np.arange(7)[:, None]
 
 
@@ -343,6 +344,25 @@ def event_histogram(
     return histogram_of_events(e, np.asarray(budgets).size, start, n_blocks)
 
 
+_WORK = threading.local()  # per thread: the index and weight buffers of histogram_of_events
+
+
+def _workspace(n: int, n_blocks: int, start: int, stride: int):
+    """This thread's buffers for ``n`` queries (reused from chunk to chunk: a fresh 3 MB array is
+    a page fault per 4 KiB page, which cost more than the arithmetic on a loaded machine) and the
+    block offset of each query, ``((start + i) % n_blocks) * stride``."""
+    w = getattr(_WORK, "buffers", None)
+    if w is None or w[0].shape[1] != n:
+        w = (np.empty((11, n), np.intp), np.empty((11, n), np.float64), np.empty((7, n), np.intp))
+        _WORK.buffers, _WORK.offsets = w, {}
+    key = (n_blocks, start % n_blocks, stride)
+    off = _WORK.offsets.get(key)
+    if off is None:
+        off = (start % n_blocks + np.arange(n, dtype=np.intp)) % n_blocks * stride
+        _WORK.offsets = {key: off}
+    return (*w, off)
+
+
 def histogram_of_events(e: Events, n_budgets: int, start: int, n_blocks: int) -> Histogram:
     """The step events of ``n`` queries (query ``start + i`` in block ``(start + i) % n_blocks``).
 
@@ -352,31 +372,35 @@ def histogram_of_events(e: Events, n_budgets: int, start: int, n_blocks: int) ->
     query adds its steps at the thresholds' positions in the sorted budgets (``positions``: budget
     ``i`` is at or above ``w`` exactly when ``i >= #{budgets < w}``), one ``bincount`` of the
     weighted steps per block and one of the counts. Histograms of chunks add up (float64 holds the
-    integer bins exactly: each is below 2**53).
+    integer bins exactly: each is below 2**53). ``ret``'s step is never taken before ``G_B``
+    starts (``p_g`` is 0 or ``ret``'s own position), so 11 weighted events per query, not 12.
     """
     n = e.p_g.shape[0]
     nb = n_budgets
     p_w, p_h, p_g = e.p_w, e.p_h, e.p_g
-    at_c = np.empty((7, n), np.int64)
-    at_c[0], at_c[1:4], at_c[4:7] = p_g, p_h, np.maximum(p_h, p_g)
+    at, val, at_c, off = _workspace(n, n_blocks, start, (nb + 1) * 8)
+    at_c[0], at_c[1:4] = p_g, p_h
+    np.maximum(p_h, p_g, out=at_c[4:7])
     at_c *= 7
     at_c += _COUNT_COLS
     counts = np.bincount(at_c.ravel(), minlength=(nb + 1) * 7)
-    m_lo = e.m_absent.astype(np.int64)
-    step = e.m_whole.astype(np.int64) - m_lo
-    early = step * (p_w < p_g)  # the step is taken before G_B starts
-    at = np.empty((12, n), np.int64)
-    at[0:4], at[4:8], at[8:12] = p_w, p_w, p_g
-    val = np.empty((12, n), np.float64)
-    val[0:4], val[4:8], val[8:12] = step, early, -(m_lo + early)
-    block = (start + np.arange(n)) % n_blocks
-    at *= 8
-    at += block * ((nb + 1) * 8)
+    step, early, out = val[0:4], val[4:7], val[7:11]
+    np.subtract(e.m_whole, e.m_absent, out=step)
+    np.multiply(step[1:], p_w[1:] < p_g, out=early)  # the step is taken before G_B starts
+    out[0] = e.m_absent[0]
+    np.add(e.m_absent[1:], early, out=out[1:])
+    np.negative(out, out=out)
+    np.multiply(p_w, 8, out=at[0:4])
+    np.multiply(p_w[1:], 8, out=at[4:7])
+    np.multiply(p_g, 8, out=at[7:11])
     at += _WEIGHTED_COLS
+    at += off
     weighted = np.bincount(at.ravel(), val.ravel(), minlength=n_blocks * (nb + 1) * 8)
+    m_lo = e.m_absent
     if start % n_blocks == 0 and n % n_blocks == 0:
-        base = m_lo.reshape(4, -1, n_blocks).sum(1).T
+        base = m_lo.reshape(4, -1, n_blocks).sum(1, dtype=np.int64).T
     else:
+        block = off // ((nb + 1) * 8)
         base = np.stack([np.bincount(block, weights=r, minlength=n_blocks) for r in m_lo], 1)
         base = base.astype(np.int64)
     return Histogram(weighted, counts, base)

@@ -48,6 +48,19 @@ def test_positions_equal_searchsorted():
         np.testing.assert_array_equal(NK.positions(b, x), np.searchsorted(b, x, side="left"))
 
 
+def test_query_types_are_numpys_choice():
+    """MODEL §1 (the query mix): the type draw is ``Generator.choice(4, p=weights)`` value for
+    value, leaving the generator where ``choice`` leaves it (absent types of weight 0 too)."""
+    for w in ([0.4, 0.25, 0.2, 0.15], [0.5, 0.0, 0.5, 0.0], [0.0, 0.0, 0.0, 1.0]):
+        p = np.asarray(w) / np.sum(w)
+        a, b = (NK.chunk_rng(sim.kernel.key_of_seed(7), 2) for _ in range(2))
+        want = a.choice(4, size=20000, p=p)
+        got = NK.query_types(b, 20000, p)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        assert a.random() == b.random()
+
+
 def _assert_same_events(c, pr, budgets):
     b = np.unique(np.asarray(budgets, np.float32))
     table = NK.bucket_table(b)
