@@ -378,9 +378,12 @@ def frontier_closed_form(c: Columns, pr: NpParams) -> tuple[NpFrontier, np.ndarr
         np.minimum(low, np.where(pos[j], sc[j], inf), out=low)
     before = np.zeros_like(top)
     through = np.zeros_like(top)
+    above, part = np.empty(top.shape, bool), np.empty_like(top)  # reused: no temporaries
     for j in range(D):
-        before += c.dis_len[j] * (c.dis_score[j] > top)
-        through += c.dis_len[j] * (c.dis_score[j] > low)
+        for acc, score in ((before, top), (through, low)):
+            np.greater(c.dis_score[j], score, out=above)
+            np.multiply(c.dis_len[j], above, out=part)
+            acc += part
     total = ev[0].copy()
     for j in range(1, K):
         total += ev[j]
