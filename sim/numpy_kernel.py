@@ -10,8 +10,9 @@ per bootstrap block. Written for a CPU, where it is faster than the XLA kernel (
 This module is the driver only. Each numpy stage lives beside its JAX twin in ``sim.kernel``
 (the table at the top of ``sim/kernel/__init__.py``): the draws in ``sim/kernel/_draws.py``
 (``draw_columns``), the rank order in ``_ranking.py`` (``rank_order``), the frontier and the
-reader in ``_reader.py`` (``frontier_columns``), the step-event sums in ``_sums.py``
-(``event_histogram``). Their names are re-exported here. Nothing here imports JAX: with a key given
+reader in ``_reader.py`` (``frontier_columns``; ``frontier_closed_form``, the same frontier without
+the ranking), the step positions and sums in ``_sums.py`` (``frontier_events``: the closed form,
+exact where a budget lies within its rounding of a threshold; ``histogram_of_events``). Their names are re-exported here. Nothing here imports JAX: with a key given
 as its words (``sim.kernel.key_of_seed``, ``split_key``) the numpy path runs without it.
 
 Layout: every per-record array is record-major, ``(records, queries)``, so each step is a whole-row
@@ -41,21 +42,28 @@ from sim.kernel._draws import (
     draw_columns,
     draw_of_columns,
     params_of,
+    query_types,
 )
 from sim.kernel._ranking import rank_order
 from sim.kernel._reader import GRID_F32 as GRID
 from sim.kernel._reader import (
     NpFrontier,
     NpOutcome,
+    closed_form_tol,
+    frontier_closed_form,
     frontier_columns,
     outcome_of_frontier,
     reader_tables,
 )
 from sim.kernel._sums import (
+    Events,
     Histogram,
     bucket_table,
     event_block_sums,
     event_histogram,
+    events_of_frontier,
+    frontier_events,
+    histogram_of_events,
     positions,
     sums_of_histogram,
 )
@@ -64,6 +72,7 @@ __all__ = [
     "CHUNK",
     "GRID",
     "Columns",
+    "Events",
     "Histogram",
     "NpDraw",
     "NpFrontier",
@@ -71,16 +80,22 @@ __all__ = [
     "NpParams",
     "bucket_table",
     "chunk_rng",
+    "closed_form_tol",
     "columns_of",
     "default_threads",
     "draw_columns",
     "draw_of_columns",
     "event_block_sums",
     "event_histogram",
+    "events_of_frontier",
+    "frontier_closed_form",
     "frontier_columns",
+    "frontier_events",
+    "histogram_of_events",
     "outcome_of_frontier",
     "params_of",
     "positions",
+    "query_types",
     "rank_order",
     "reader_tables",
     "simulate_block_sums",
@@ -141,7 +156,7 @@ def simulate_block_sums(
         start = starts[i]
         c = min(CHUNK, n_queries - start)
         cols = draw_columns(chunk_rng(key, i), c, st, pr)
-        return event_histogram(frontier_columns(cols, pr), b, start, n_blocks, table)
+        return histogram_of_events(frontier_events(cols, pr, b, table), b.size, start, n_blocks)
 
     total = None
     workers = min(default_threads() if threads is None else int(threads), len(starts))

@@ -173,6 +173,7 @@ NUMPY_FLOOR_COLS = [
     ("kernel_us_per_query", "numpy kernel us/query"),
     ("normal_floor_us_per_query", "float32-normal floor us/query"),
     ("kernel_over_floor", "kernel / floor"),
+    ("previous_kernel_over_floor", "previous stages / floor (same run)"),
     ("draws_over_floor", "draws / floor"),
 ]
 

@@ -476,16 +476,51 @@ def bench_words(seed: int, n: int, *, scenario: str = "locomo-like", rounds: int
     }
 
 
+def _previous_histogram(e, n_budgets: int, start: int, n_blocks: int):
+    """The sums stage as it was before issue 34 (for ``bench_numpy_floor``'s side-by-side row
+    only): ``sim.numpy_kernel.histogram_of_events`` with 12 weighted events a query and fresh
+    index and weight arrays per chunk. The same histogram."""
+    from sim import numpy_kernel as NK
+
+    n, nb = e.p_g.shape[0], n_budgets
+    p_w, p_h, p_g = e.p_w, e.p_h, e.p_g
+    at_c = np.empty((7, n), np.int64)
+    at_c[0], at_c[1:4], at_c[4:7] = p_g, p_h, np.maximum(p_h, p_g)
+    at_c *= 7
+    at_c += np.arange(7)[:, None]
+    counts = np.bincount(at_c.ravel(), minlength=(nb + 1) * 7)
+    m_lo = e.m_absent.astype(np.int64)
+    step = e.m_whole.astype(np.int64) - m_lo
+    early = step * (p_w < p_g)
+    at = np.empty((12, n), np.int64)
+    at[0:4], at[4:8], at[8:12] = p_w, p_w, p_g
+    val = np.empty((12, n), np.float64)
+    val[0:4], val[4:8], val[8:12] = step, early, -(m_lo + early)
+    block = (start + np.arange(n)) % n_blocks
+    at *= 8
+    at += block * ((nb + 1) * 8)
+    at += np.asarray([0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7])[:, None]
+    weighted = np.bincount(at.ravel(), val.ravel(), minlength=n_blocks * (nb + 1) * 8)
+    base = np.stack([np.bincount(block, weights=r, minlength=n_blocks) for r in m_lo], 1)
+    return NK.Histogram(weighted, counts, base.astype(np.int64))
+
+
 def bench_numpy_floor(seed: int, n: int, *, scenario: str = "locomo-like", rounds: int = 5) -> dict:
     """Issue 34: the numpy kernel's time per query against its draw floor, on one thread, in
-    this process, the stages and the floor alternated each round (medians).
+    this process, the stages, the stages they replaced and the floor alternated each round
+    (medians).
 
     The floor is ``rng.standard_normal((2 (K + D), n), float32)`` on the kernel's own generator
     (``chunk_rng``, SFC64): one float32 normal per record slot for its length and one for its
     score, the draws a ``lognormal`` query cannot do without. The stages are the kernel's
     (`sim.numpy_kernel.simulate_block_sums` on one chunk): ``draws`` (``draw_columns``),
-    ``frontier`` (``frontier_columns``: the ranking and the closed-form frontier) and ``sums``
-    (``event_histogram`` at the scenario's budgets); their shares are the profile."""
+    ``frontier`` (``frontier_events``: the closed-form frontier and the budget positions) and
+    ``sums`` (``histogram_of_events`` at the scenario's budgets); their shares are the profile.
+
+    Side by side (``replaced_us_per_query``, ``stage_speedup``): the frontier ranked by the sorting
+    network (``frontier_columns``, then ``events_of_frontier``), the sums with fresh arrays
+    (``_previous_histogram``) and the type drawn by ``rng.choice`` against ``query_types``;
+    ``previous_kernel_over_floor`` is the kernel with those stages, from the same rounds."""
 
     from sim import kernel as K
     from sim import load_scenario
@@ -508,22 +543,64 @@ def bench_numpy_floor(seed: int, n: int, *, scenario: str = "locomo-like", round
         state["cols"] = NK.draw_columns(NK.chunk_rng(key, 0), n, st, pr)
 
     def frontier():
-        state["front"] = NK.frontier_columns(state["cols"], pr)
+        state["events"] = NK.frontier_events(state["cols"], pr, b, table)
 
     def sums():
-        NK.event_histogram(state["front"], b, 0, n_blocks, table)
+        NK.histogram_of_events(state["events"], b.size, 0, n_blocks)
 
-    fns = {"floor": floor, "draws": draws, "frontier": frontier, "sums": sums}
+    def frontier_ranked():
+        NK.events_of_frontier(NK.frontier_columns(state["cols"], pr), b, table)
+
+    def sums_previous():
+        _previous_histogram(state["events"], b.size, 0, n_blocks)
+
+    def types():
+        NK.query_types(NK.chunk_rng(key, 0), n, pr.weights)
+
+    def types_choice():
+        NK.chunk_rng(key, 0).choice(4, size=n, p=pr.weights)
+
+    fns = {
+        "floor": floor,
+        "draws": draws,
+        "frontier": frontier,
+        "sums": sums,
+        "frontier_ranked": frontier_ranked,
+        "sums_previous": sums_previous,
+        "types": types,
+        "types_choice": types_choice,
+    }
     med = _alternated_medians(fns, rounds)
     kernel = med["draws"] + med["frontier"] + med["sums"]
+    previous = (
+        med["draws"]
+        + (med["types_choice"] - med["types"])
+        + med["frontier_ranked"]
+        + med["sums_previous"]
+    )
+    us = lambda k: med[k] / n * 1e6  # noqa: E731
     return {
         "queries": n,
         "budgets": int(b.size),
+        "rounds": rounds,
+        "loadavg": list(os.getloadavg()),
         "normals_per_query": slots,
         "kernel_us_per_query": kernel / n * 1e6,
-        "normal_floor_us_per_query": med["floor"] / n * 1e6,
+        "normal_floor_us_per_query": us("floor"),
         "kernel_over_floor": kernel / med["floor"],
-        "stage_us_per_query": {k: med[k] / n * 1e6 for k in ("draws", "frontier", "sums")},
+        "previous_kernel_us_per_query": previous / n * 1e6,
+        "previous_kernel_over_floor": previous / med["floor"],
+        "stage_us_per_query": {k: us(k) for k in ("draws", "frontier", "sums")},
         "stage_share": {k: med[k] / kernel for k in ("draws", "frontier", "sums")},
         "draws_over_floor": med["draws"] / med["floor"],
+        "replaced_us_per_query": {
+            "type draw (choice | query_types)": [us("types_choice"), us("types")],
+            "frontier (ranked | closed form)": [us("frontier_ranked"), us("frontier")],
+            "sums (previous | histogram_of_events)": [us("sums_previous"), us("sums")],
+        },
+        "stage_speedup": {
+            "draws: type": med["types_choice"] / med["types"],
+            "frontier": med["frontier_ranked"] / med["frontier"],
+            "sums": med["sums_previous"] / med["sums"],
+        },
     }

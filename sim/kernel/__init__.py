@@ -40,13 +40,18 @@ scenario to numbers       ``_draws.split``                ``_draws.split_arrays`
                                                           ``params_of``
 keys from a seed          ``jax.random`` (Threefry)       ``_draws.key_of_seed``,           test_sim_kernel.py::test_numpy_threefry_equals_jax_keys
                                                           ``split_key``, ``fold_in_key``
-draws (type, cluster,     ``_draws.draw_query``           ``_draws.draw_columns``           test_sim_numpy_kernel.py::test_backends_agree_in_distribution
+draws (type, cluster,     ``_draws.draw_query``           ``_draws.draw_columns``           test_sim_numpy_kernel.py::test_backends_agree_in_distribution;
 distractors, scores,                                      (own stream: equal in
-redundancy)                                               distribution)
+redundancy)                                               distribution; ``query_types``,    test_sim_numpy_kernel.py::test_query_types_are_numpys_choice
+                                                          ``choice``'s values)
 rank order (stable)       ``_ranking._rank_order``        ``_ranking.rank_order``           test_sim_numpy_kernel.py::test_rank_order_is_the_stable_score_order
                           (``sorting_network``)           (same network)
 packing, frontier         ``_ranking.evidence_frontier``  ``_reader.frontier_columns``      test_benchmarks.py::test_best_numpy_equals_per_budget_packing;
 (``prefix``)                                                                                test_benchmarks.py::test_numpy_kernel_equals_jax_kernel_on_shared_draws
+                                                          ``_reader.frontier_closed_form``  test_sim_numpy_kernel.py::test_closed_form_frontier_gives_the_exact_positions
+                                                          and ``_sums.frontier_events``
+                                                          (no ranking; exact re-run near
+                                                          a budget): the kernel's path
 reader ``m`` on 2**-24    ``_reader.quantized_success``,  ``_reader.reader_tables``         the same two tests (bit for bit on shared draws)
                           ``frontier_table``
 ``G_B``, ``H_B`` per      ``_reader.at_budgets``          ``_reader.outcome_of_frontier``   the same two tests

@@ -303,7 +303,7 @@ def _lengths(rng: np.random.Generator, families, t: np.ndarray, pr: NpParams, k:
     n = t.shape[0]
     p1, p2 = pr.len_p1[t], pr.len_p2[t]
     fam = sorted(set(families))
-    out = np.empty((k, n), np.float32)
+    out = np.empty((k, n), np.float32) if len(fam) > 1 else None
     for f in fam:
         if len(fam) == 1:
             sel, a, b, m = slice(None), p1, p2, n
@@ -329,9 +329,29 @@ def _lengths(rng: np.random.Generator, families, t: np.ndarray, pr: NpParams, k:
             x = b * rng.standard_exponential((k, m), np.float32) ** (np.float32(1) / a)
         else:  # pragma: no cover - the scenario rejects other families
             raise ValueError(f)
-        out[:, sel] = x
+        if out is None:  # one family: its draws are the lengths
+            out = np.asarray(x, np.float32)
+            if out is x and not out.flags.writeable:
+                out = out.copy()
+        else:
+            out[:, sel] = x
+    assert out is not None
     np.maximum(out, np.float32(1e-30), out=out)
     return out
+
+
+def query_types(rng: np.random.Generator, n: int, weights: np.ndarray) -> np.ndarray:
+    """``rng.choice(len(weights), size=n, p=weights)``, the same int64 values from the same
+    uniforms (numpy's own steps: the normalized cumulative weights, one ``rng.random(n)``, the
+    count of cumulative weights at or below each uniform), without ``choice``'s checks and its
+    binary search: a comparison per type."""
+    cdf = np.asarray(weights, np.float64).cumsum()
+    cdf /= cdf[-1]
+    u = rng.random(n)
+    t = np.zeros(n, np.int64)
+    for w in cdf[:-1]:  # the last is 1, above every uniform
+        t += u >= w
+    return t
 
 
 def draw_columns(rng: np.random.Generator, n: int, st, pr: NpParams) -> Columns:
@@ -342,7 +362,7 @@ def draw_columns(rng: np.random.Generator, n: int, st, pr: NpParams) -> Columns:
     """
     K, D = st.k_max, st.n_distractors
     f32 = np.float32
-    t = rng.choice(4, size=n, p=pr.weights)
+    t = query_types(rng, n, pr.weights)
     ev = _lengths(rng, st.families, t, pr, K)
     mask = np.arange(K)[:, None] < pr.records[t][None, :]
     ev *= mask

@@ -333,3 +333,80 @@ def outcome_of_frontier(t: NpFrontier, budgets: np.ndarray) -> NpOutcome:
     grounded = fits[..., 0] | t.grounded_absent[:, None]
     some = t.first_total.T[:, None] <= b
     return NpOutcome(m, grounded, some[..., :1] | some[..., 1:])
+
+
+# Closed form of the ``prefix`` frontier (issue 34): the thresholds as sums over slots, not in
+# rank order. A float32 sum of m positive terms in any order lies within (m - 1) 2**-24 (relative,
+# to first order) of the real sum, so the closed form and the rank-order sum differ by less than
+# ``closed_form_tol(N)`` of the closed form's value: a budget farther than that from a threshold
+# compares the same way with both (sim.kernel._sums.frontier_events re-runs the rest exactly).
+
+
+def closed_form_tol(n_records: int) -> np.float32:
+    """Relative distance within which a closed-form threshold may differ from the rank-order one:
+    twice the first-order bound ``(N - 1) 2**-24`` of either sum of ``N`` records, doubled again
+    for the second-order terms and the rounding of the comparison itself."""
+    return np.float32(4 * max(1, n_records) * 2.0**-24)
+
+
+def frontier_closed_form(c: Columns, pr: NpParams) -> tuple[NpFrontier, np.ndarray]:
+    """``frontier_columns`` without the ranking: ``(frontier, odd (n,) bool)``.
+
+    The rank order only decides which distractors come before the cluster's first unit (score
+    above the top evidence score: ``before``) and before its last unit (score above the least
+    evidence score of a unit of positive length: ``through``); ties rank the distractor after, as
+    its slot is later. Then, per action, ``last_total`` is ``through`` plus the cluster's units,
+    ``first_total`` is ``before`` plus the first unit (the top-scored one, the earliest slot among
+    equal scores), and ``merge`` / ``abstract`` put their generated record at ``before``. The sums
+    run over the slots with masked adds, so a threshold may differ from ``frontier_columns``'s in
+    its last bits (``closed_form_tol``); the booleans, ``m_whole`` and ``m_absent`` are exact.
+    ``odd`` marks the queries outside the closed form (an action without an evidence unit of
+    positive length, an empty generated record): their columns are not meaningful.
+    """
+    f32 = np.float32
+    K, D = c.ev_len.shape[0], c.dis_len.shape[0]
+    inf = f32(np.inf)
+    ev, sc = c.ev_len, c.ev_score
+    pos = ev > 0
+    top = sc[0].copy()  # the first unit in rank order: highest score, earliest slot
+    top_len = ev[0].copy()
+    low = np.where(pos[0], sc[0], inf)  # the least score of a unit of positive length
+    for j in range(1, K):
+        up = sc[j] > top
+        top_len[up] = ev[j][up]
+        np.maximum(top, sc[j], out=top)
+        np.minimum(low, np.where(pos[j], sc[j], inf), out=low)
+    before = np.zeros_like(top)
+    through = np.zeros_like(top)
+    above, part = np.empty(top.shape, bool), np.empty_like(top)  # reused: no temporaries
+    for j in range(D):
+        for acc, score in ((before, top), (through, low)):
+            np.greater(c.dis_score[j], score, out=above)
+            np.multiply(c.dis_len[j], above, out=part)
+            acc += part
+    total = ev[0].copy()
+    for j in range(1, K):
+        total += ev[j]
+    rho = pr.compress[2]
+    total_rw = ev[0] * rho
+    has_rw = total_rw > 0
+    odd = pos[0] != has_rw
+    for j in range(1, K):
+        rw = ev[j] * rho
+        total_rw += rw
+        has_rw |= rw > 0
+        odd |= pos[j] != (rw > 0)
+    gen = (pr.compress[:2, None] * (f32(1) - c.redundancy)[None]) * total[None]  # (2, n)
+    odd |= ~pos.any(0) | ~(top_len > 0) | ~(gen > 0).all(0)
+    lt_gen = before[None] + gen
+    last_total = np.stack([through + total, lt_gen[0], lt_gen[1], through + total_rw])
+    first_total = np.stack([before + top_len, lt_gen[0], lt_gen[1], before + top_len * rho])
+    m_whole_by_type, m_absent_by_type = reader_tables(pr)
+    t = c.query_type
+    grounded_absent = np.zeros(t.shape, bool)
+    return (
+        NpFrontier(
+            last_total, first_total, m_whole_by_type[:, t], m_absent_by_type[:, t], grounded_absent
+        ),
+        odd,
+    )

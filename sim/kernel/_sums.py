@@ -10,11 +10,20 @@ References: MODEL §3-§4 (``dU = C + R`` exact).
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from sim.kernel._draws import Draw, KernelStructure, Params, draw_query, query_keys
+from sim.kernel._draws import (
+    Columns,
+    Draw,
+    KernelStructure,
+    NpParams,
+    Params,
+    draw_query,
+    query_keys,
+)
 from sim.kernel._jax import jit
 from sim.kernel._ranking import _sortable_bits
 from sim.kernel._reader import (
@@ -22,6 +31,9 @@ from sim.kernel._reader import (
     NpFrontier,
     QueryOutcome,
     at_budgets,
+    closed_form_tol,
+    frontier_closed_form,
+    frontier_columns,
     query_frontier,
     query_outcome,
 )
@@ -252,10 +264,10 @@ def positions(budgets: np.ndarray, x: np.ndarray, table=None) -> np.ndarray:
     return pos
 
 
-# the histogram column of a query's step events: 12 weighted ones over (block, position, 8
-# columns): m x 4 at its threshold, m out of G_B x 4 (its step when taken before G_B starts, and
-# all of it when G_B starts); 7 counts over (position, 7 columns): G, H x 3, G and H x 3
-_WEIGHTED_COLS = np.asarray([0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7])[:, None]
+# the histogram column of a query's step events: 11 weighted ones over (block, position, 8
+# columns): m x 4 at its threshold, m out of G_B (an operator's step when taken before G_B starts,
+# x 3, and all of each action's m when G_B starts, x 4); 7 counts over (position, 7 columns): G, H x 3, G and H x 3
+_WEIGHTED_COLS = np.asarray([0, 1, 2, 3, 5, 6, 7, 4, 5, 6, 7])[:, None]
 _COUNT_COLS = np.arange(7)[:, None]
 
 
@@ -270,9 +282,88 @@ class Histogram(NamedTuple):
     base: np.ndarray
 
 
+class Events(NamedTuple):
+    """Where each query's steps fall in the sorted budgets (``positions``), ``(., n)`` int32:
+    ``m`` of action ``a`` is ``m_absent`` below ``p_w[a]`` and ``m_whole`` from it on (``(4, n)``
+    each), ``G_B`` holds from ``p_g`` on, ``H_B`` of operator ``o`` from ``p_h[o]`` on."""
+
+    p_w: np.ndarray
+    p_h: np.ndarray
+    p_g: np.ndarray
+    m_whole: np.ndarray
+    m_absent: np.ndarray
+
+
+def _thresholds(t: NpFrontier) -> np.ndarray:
+    """``(7, n)``: ``last_total`` per action, then the start of ``H_B`` per operator."""
+    return np.concatenate([t.last_total, np.minimum(t.first_total[:1], t.first_total[1:])])
+
+
+def events_of_frontier(t: NpFrontier, budgets: np.ndarray, table=None) -> Events:
+    """The step positions of an exact frontier (``frontier_columns``)."""
+    pos = positions(np.asarray(budgets, np.float32), _thresholds(t), table)
+    p_g = np.where(t.grounded_absent, 0, pos[0])
+    return Events(pos[:4], pos[4:], p_g, t.m_whole, t.m_absent)
+
+
+def frontier_events(c: Columns, pr: NpParams, budgets: np.ndarray, table=None) -> Events:
+    """``events_of_frontier(frontier_columns(c, pr), ...)``, the same integers, by the closed form.
+
+    The closed form's thresholds (``frontier_closed_form``) may differ from the rank-order sums in
+    their last bits, by less than ``closed_form_tol`` of their value. Where the nearest budget on
+    either side of every threshold is farther than that, both compare the same way with every
+    budget and the positions are the exact ones; the other queries (and the closed form's odd
+    ones) are ranked and summed exactly (``frontier_columns`` on those columns). Budgets sorted.
+    """
+    b = np.asarray(budgets, np.float32)
+    t, odd = frontier_closed_form(c, pr)
+    x = _thresholds(t)
+    pos = positions(b, x, table)
+    edge = np.concatenate([[-np.inf], b, [np.inf]]).astype(np.float32)
+    tol = x * closed_form_tol(c.ev_len.shape[0] + c.dis_len.shape[0])
+    near = (x - edge[pos] <= tol) | (edge[pos + 1] - x <= tol)  # the budgets on either side
+    redo = np.flatnonzero(near.any(0) | odd)
+    m_whole, m_absent, p_g = t.m_whole, t.m_absent, pos[0].copy()
+    if redo.size:
+        exact = events_of_frontier(
+            frontier_columns(Columns(*(a[..., redo] for a in c)), pr), b, table
+        )
+        pos[:4, redo], pos[4:, redo], p_g[redo] = exact.p_w, exact.p_h, exact.p_g
+        m_absent = m_absent.copy()
+        m_absent[:, redo] = exact.m_absent
+    return Events(pos[:4], pos[4:], p_g, m_whole, m_absent)
+
+
 def event_histogram(
     t: NpFrontier, budgets: np.ndarray, start: int, n_blocks: int, table=None
 ) -> Histogram:
+    """The step events of ``n`` queries (query ``start + i`` in block ``(start + i) % n_blocks``):
+    ``histogram_of_events(events_of_frontier(t, budgets, table), ...)``. ``table``:
+    ``bucket_table(budgets)``."""
+    e = events_of_frontier(t, budgets, table)
+    return histogram_of_events(e, np.asarray(budgets).size, start, n_blocks)
+
+
+_WORK = threading.local()  # per thread: the index and weight buffers of histogram_of_events
+
+
+def _workspace(n: int, n_blocks: int, start: int, stride: int):
+    """This thread's buffers for ``n`` queries (reused from chunk to chunk: a fresh 3 MB array is
+    a page fault per 4 KiB page, which cost more than the arithmetic on a loaded machine) and the
+    block offset of each query, ``((start + i) % n_blocks) * stride``."""
+    w = getattr(_WORK, "buffers", None)
+    if w is None or w[0].shape[1] != n:
+        w = (np.empty((11, n), np.intp), np.empty((11, n), np.float64), np.empty((7, n), np.intp))
+        _WORK.buffers, _WORK.offsets = w, {}
+    key = (n_blocks, start % n_blocks, stride)
+    off = _WORK.offsets.get(key)
+    if off is None:
+        off = (start % n_blocks + np.arange(n, dtype=np.intp)) % n_blocks * stride
+        _WORK.offsets = {key: off}
+    return (*w, off)
+
+
+def histogram_of_events(e: Events, n_budgets: int, start: int, n_blocks: int) -> Histogram:
     """The step events of ``n`` queries (query ``start + i`` in block ``(start + i) % n_blocks``).
 
     Every column is a step function of the budget: ``m`` is ``m_absent`` below ``last_total`` and
@@ -281,35 +372,35 @@ def event_histogram(
     query adds its steps at the thresholds' positions in the sorted budgets (``positions``: budget
     ``i`` is at or above ``w`` exactly when ``i >= #{budgets < w}``), one ``bincount`` of the
     weighted steps per block and one of the counts. Histograms of chunks add up (float64 holds the
-    integer bins exactly: each is below 2**53). ``table``: ``bucket_table(budgets)``.
+    integer bins exactly: each is below 2**53). ``ret``'s step is never taken before ``G_B``
+    starts (``p_g`` is 0 or ``ret``'s own position), so 11 weighted events per query, not 12.
     """
-    n = t.last_total.shape[1]
-    b = np.asarray(budgets, np.float32)
-    nb = b.size
-    h = np.minimum(t.first_total[:1], t.first_total[1:])
-    pos = positions(b, np.concatenate([t.last_total, h]), table)
-    p_w, p_h = pos[:4], pos[4:]
-    p_g = np.where(t.grounded_absent, 0, p_w[0])
-    at_c = np.empty((7, n), np.int64)
-    at_c[0], at_c[1:4], at_c[4:7] = p_g, p_h, np.maximum(p_h, p_g)
+    n = e.p_g.shape[0]
+    nb = n_budgets
+    p_w, p_h, p_g = e.p_w, e.p_h, e.p_g
+    at, val, at_c, off = _workspace(n, n_blocks, start, (nb + 1) * 8)
+    at_c[0], at_c[1:4] = p_g, p_h
+    np.maximum(p_h, p_g, out=at_c[4:7])
     at_c *= 7
     at_c += _COUNT_COLS
     counts = np.bincount(at_c.ravel(), minlength=(nb + 1) * 7)
-    m_lo = t.m_absent.astype(np.int64)
-    step = t.m_whole.astype(np.int64) - m_lo
-    early = step * (p_w < p_g)  # the step is taken before G_B starts
-    at = np.empty((12, n), np.int64)
-    at[0:4], at[4:8], at[8:12] = p_w, p_w, p_g
-    val = np.empty((12, n), np.float64)
-    val[0:4], val[4:8], val[8:12] = step, early, -(m_lo + early)
-    block = (start + np.arange(n)) % n_blocks
-    at *= 8
-    at += block * ((nb + 1) * 8)
+    step, early, out = val[0:4], val[4:7], val[7:11]
+    np.subtract(e.m_whole, e.m_absent, out=step)
+    np.multiply(step[1:], p_w[1:] < p_g, out=early)  # the step is taken before G_B starts
+    out[0] = e.m_absent[0]
+    np.add(e.m_absent[1:], early, out=out[1:])
+    np.negative(out, out=out)
+    np.multiply(p_w, 8, out=at[0:4])
+    np.multiply(p_w[1:], 8, out=at[4:7])
+    np.multiply(p_g, 8, out=at[7:11])
     at += _WEIGHTED_COLS
+    at += off
     weighted = np.bincount(at.ravel(), val.ravel(), minlength=n_blocks * (nb + 1) * 8)
+    m_lo = e.m_absent
     if start % n_blocks == 0 and n % n_blocks == 0:
-        base = m_lo.reshape(4, -1, n_blocks).sum(1).T
+        base = m_lo.reshape(4, -1, n_blocks).sum(1, dtype=np.int64).T
     else:
+        block = off // ((nb + 1) * 8)
         base = np.stack([np.bincount(block, weights=r, minlength=n_blocks) for r in m_lo], 1)
         base = base.astype(np.int64)
     return Histogram(weighted, counts, base)

@@ -278,6 +278,34 @@ def test_numpy_floor_bench_reads_the_kernel_stages():
         r["kernel_us_per_query"] / r["normal_floor_us_per_query"]
     )
     assert sum(r["stage_share"].values()) == pytest.approx(1.0)
+    # each replaced stage side by side with its replacement, from the same rounds
+    pairs = r["replaced_us_per_query"]
+    assert pairs["frontier (ranked | closed form)"][1] == pytest.approx(per["frontier"])
+    assert pairs["sums (previous | histogram_of_events)"][1] == pytest.approx(per["sums"])
+    for (old, new), ratio in zip(pairs.values(), r["stage_speedup"].values()):
+        assert ratio == pytest.approx(old / new)
+    assert r["previous_kernel_over_floor"] == pytest.approx(
+        r["previous_kernel_us_per_query"] / r["normal_floor_us_per_query"]
+    )
+
+
+def test_previous_sums_stage_is_the_same_histogram():
+    """The bench's copy of the sums stage before issue 34 (fresh arrays, 12 weighted events a
+    query) counts the same histogram as ``histogram_of_events``, at a block offset too."""
+    from retcon.bench._sim_bench import _previous_histogram
+    from sim import kernel as K
+    from sim import load_scenario
+
+    sc = load_scenario("locomo-like")
+    structure, pr = NK.params_of(sc)
+    b = np.asarray(sc.budgets, np.float32)
+    c = NK.draw_columns(NK.chunk_rng(K.key_of_seed(4), 0), 3000, structure, pr)
+    e = NK.frontier_events(c, pr, b)
+    for start, blocks in ((0, 1000), (5, 64)):
+        want = _previous_histogram(e, b.size, start, blocks)
+        got = NK.histogram_of_events(e, b.size, start, blocks)
+        for x, y in zip(want, got):
+            np.testing.assert_array_equal(x, y)
 
 
 def test_targets_verdicts():

@@ -48,6 +48,63 @@ def test_positions_equal_searchsorted():
         np.testing.assert_array_equal(NK.positions(b, x), np.searchsorted(b, x, side="left"))
 
 
+def test_query_types_are_numpys_choice():
+    """MODEL §1 (the query mix): the type draw is ``Generator.choice(4, p=weights)`` value for
+    value, leaving the generator where ``choice`` leaves it (absent types of weight 0 too)."""
+    for w in ([0.4, 0.25, 0.2, 0.15], [0.5, 0.0, 0.5, 0.0], [0.0, 0.0, 0.0, 1.0]):
+        p = np.asarray(w) / np.sum(w)
+        a, b = (NK.chunk_rng(sim.kernel.key_of_seed(7), 2) for _ in range(2))
+        want = a.choice(4, size=20000, p=p)
+        got = NK.query_types(b, 20000, p)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        assert a.random() == b.random()
+
+
+def _assert_same_events(c, pr, budgets):
+    b = np.unique(np.asarray(budgets, np.float32))
+    table = NK.bucket_table(b)
+    want = NK.events_of_frontier(NK.frontier_columns(c, pr), b, table)
+    got = NK.frontier_events(c, pr, b, table)
+    for name, x, y in zip(want._fields, want, got):
+        np.testing.assert_array_equal(y, x, err_msg=name)
+
+
+def test_closed_form_frontier_gives_the_exact_positions():
+    """MODEL §2-§3 (prefix packing, G_B, H_B): the closed-form frontier (sums over slots, no
+    ranking) gives the step positions of the ranked frontier exactly, also where budgets sit on
+    the ranked thresholds or one ulp from them (where the closed form alone would be wrong), with
+    ties between evidence and distractor scores, and for the odd queries (an empty generated
+    record)."""
+    s = sim.load_scenario("longmemeval-like")
+    st, pr = NK.params_of(s)
+    c = NK.draw_columns(NK.chunk_rng(sim.kernel.key_of_seed(5), 0), 6000, st, pr)
+    exact = NK.frontier_columns(c, pr)
+    approx, odd = NK.frontier_closed_form(c, pr)
+    assert not odd.any()
+    assert (approx.last_total != exact.last_total).any()  # the closed form rounds differently
+    on = np.concatenate([exact.last_total[:, :300].ravel(), exact.first_total[:, 300:600].ravel()])
+    f32 = np.float32
+    hard = np.concatenate([s.budgets, on, np.nextafter(on, f32(0)), np.nextafter(on, f32(np.inf))])
+    b_on = np.unique(hard.astype(f32))
+    closed = NK.positions(b_on, approx.last_total)
+    assert (closed != NK.positions(b_on, exact.last_total)).any()  # the re-run is needed
+    _assert_same_events(c, pr, s.budgets)
+    _assert_same_events(c, pr, hard)
+    # ties: scores on a coarse grid, so distractors tie with evidence scores
+    tied = c._replace(
+        ev_score=np.where(np.isfinite(c.ev_score), np.round(c.ev_score * 2) / 2, -np.inf).astype(
+            f32
+        ),
+        dis_score=(np.round(c.dis_score * 2) / 2).astype(f32),
+    )
+    _assert_same_events(tied, pr, hard)
+    # an empty generated record (merge keeps nothing): outside the closed form, ranked exactly
+    empty = pr._replace(compress=np.asarray([0.0, *pr.compress[1:]], f32))
+    assert NK.frontier_closed_form(c, empty)[1].all()
+    _assert_same_events(c, empty, hard)
+
+
 def test_numpy_backend_same_key_same_bytes_and_exact_partition():
     """Same key, same bytes; another key, other numbers; C + R = dU exactly (MODEL §4)."""
     s = sim.load_scenario("locomo-like")
