@@ -117,6 +117,15 @@ def check_range(
     return x
 
 
+def check_integer(name: str, value, low: int, high: int, *, unit: str = "") -> int:
+    """Return ``value`` when it is an integer (not a bool) in ``[low, high]``; else ``InputError``
+    naming ``name``, the range (followed by ``unit``, e.g. ``" (units retrieved)"``) and the value.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InputError(f"{name} must be an integer in [{low}, {high}]{unit}; got {value!r}.")
+    return value
+
+
 def check_choice(name: str, value, choices):
     """Return ``value`` when it is one of ``choices``; else ``InputError`` naming ``name``.
 

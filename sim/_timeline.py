@@ -618,16 +618,8 @@ def summarize_timeline(
         first = theory.first_positive_time(point)
         th = None if why_not else theory_crossover(ss, oi, r.budgets, r.times)
         for j, b in enumerate(r.budgets):
-            entry = {
-                "operator": op,
-                "budget": float(b),
-                "crossover_time": float(ci.crossover_budget[j]),
-                "lower": float(ci.lower[j]),
-                "upper": float(ci.upper[j]),
-                "status": str(ci.status[j]),
-                "found_share": float(ci.found_share[j]),
-                "first_win": float(first[j]),
-            }
+            entry = {"operator": op, "budget": float(b), **ci.entry(j)}
+            entry["first_win"] = float(first[j])
             if th is not None:
                 t_star = float(th["crossover_time"][j])
                 entry["theory_crossover_time"] = t_star

@@ -194,12 +194,17 @@ def test_locomo_malformed_fixture_names_the_record():
     ],
 )
 def test_locomo_malformed_fields(tmp_path, mutate, message):
-    data = json.loads((FIX / "locomo_tiny.json").read_text())
+    with pytest.raises(InputError, match=message):
+        _load_mutated(load_locomo, "locomo_tiny.json", mutate, tmp_path)
+
+
+def _load_mutated(load, fixture: str, mutate, tmp_path):
+    """``load`` of the fixture file ``fixture`` after ``mutate`` edited its parsed JSON."""
+    data = json.loads((FIX / fixture).read_text())
     mutate(data)
     p = tmp_path / "bad.json"
     p.write_text(json.dumps(data))
-    with pytest.raises(InputError, match=message):
-        load_locomo(p)
+    return load(p)
 
 
 def test_invalid_json_names_file_and_line(tmp_path):
@@ -252,12 +257,8 @@ def test_longmemeval_fixture():
     ],
 )
 def test_longmemeval_malformed(tmp_path, mutate, message):
-    data = json.loads((FIX / "longmemeval_tiny.json").read_text())
-    mutate(data)
-    p = tmp_path / "lme.json"
-    p.write_text(json.dumps(data))
     with pytest.raises(InputError, match=message):
-        load_longmemeval(p)
+        _load_mutated(load_longmemeval, "longmemeval_tiny.json", mutate, tmp_path)
 
 
 # --- clusters, packing ------------------------------------------------------------------------
