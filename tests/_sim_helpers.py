@@ -1,6 +1,11 @@
 """Builders shared by the sim tests: scenarios from a few numbers, in the TOML layout."""
 
+import pytest
+
 from sim._scenario import scenario_from_dict
+
+# The three packings (MODEL §3), each a compile of its own: the slow tier.
+SLOW_PACKINGS = [pytest.param(p, marks=pytest.mark.slow) for p in ("prefix", "skip", "cut")]
 
 
 def make_scenario(

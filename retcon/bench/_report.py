@@ -198,14 +198,8 @@ def targets(result: dict) -> list[dict]:
     out = []
     sim = result.get("sim") or []
     r = _row_at(sim, "queries", 10**6)
-    out.append(
-        _at_least(
-            "simulation JAX >= 1.5x the best numpy at 10^6 queries, 29 budgets",
-            r,
-            "speedup_vs_best_numpy",
-            1.5,
-        )
-    )
+    what = "simulation JAX >= 1.5x the best numpy at 10^6 queries, 29 budgets"
+    out.append(_at_least(what, r, "speedup_vs_best_numpy", 1.5))
     r_i = _row_at(result.get("sim_interleaved") or [], "queries", 10**6)
     out.append(
         {
@@ -239,14 +233,8 @@ def targets(result: dict) -> list[dict]:
         }
     )
     r = _row_at(sim, "queries", 10**6)
-    out.append(
-        _at_least(
-            "simulation JAX >= 3x the numpy frontier formulation at 10^6 queries, 29 budgets",
-            r,
-            "speedup",
-            3,
-        )
-    )
+    what = "simulation JAX >= 3x the numpy frontier formulation at 10^6 queries, 29 budgets"
+    out.append(_at_least(what, r, "speedup", 3))
     bud = result.get("sim_budgets") or []
     if len(bud) >= 2:
         g = max(x["jax_s"] for x in bud) / min(x["jax_s"] for x in bud)
@@ -282,14 +270,8 @@ def targets(result: dict) -> list[dict]:
         out.append(_at_least(f"OAS grid {alt} at 10^5 instances", r, key, goal))
     boot = result.get("bootstrap") or []
     r = _row_at(boot, "rows", 10**5)
-    out.append(
-        _at_least(
-            "bootstrap JAX >= 1.5x numpy running the same algorithm at 10^5 rows",
-            r,
-            "speedup_vs_numpy",
-            1.5,
-        )
-    )
+    what = "bootstrap JAX >= 1.5x numpy running the same algorithm at 10^5 rows"
+    out.append(_at_least(what, r, "speedup_vs_numpy", 1.5))
     r = max(boot, key=lambda x: x["rows"]) if boot else None
     out.append(
         {

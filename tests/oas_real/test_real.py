@@ -437,14 +437,8 @@ def test_sentence_reader_picks_best_sentence_and_applies_threshold():
 def test_query_rows_on_fixture(tiny):
     ctx = ConversationContext(tiny, "session", HashedTfidf())
     cfg = PairConfig(budgets=(8, 4096))
-    rows = query_rows(
-        tiny.queries[1],
-        ctx,
-        operators=DatasetOperators(),
-        reader=LexicalReader(),
-        config=cfg,
-        tokenizer=TOK,
-    )
+    kw = dict(operators=DatasetOperators(), reader=LexicalReader(), config=cfg, tokenizer=TOK)
+    rows = query_rows(tiny.queries[1], ctx, **kw)
     assert [r["instance_id"] for r in rows] == ["tiny-1/q1@8", "tiny-1/q1@4096"]
     loose = rows[1]
     assert loose["group_id"] == "tiny-1" and loose["query_type"] == "multi-hop"
@@ -460,18 +454,7 @@ def test_query_rows_on_fixture(tiny):
         and loose["query_type_1"] == 1.0
     )
     assert loose["budget_fit_fraction"] == 1.0 and rows[0]["budget_fit_fraction"] < 1.0
-    assert (
-        query_rows(
-            tiny.queries[1],
-            ctx,
-            operators=DatasetOperators(),
-            reader=LexicalReader(),
-            config=cfg,
-            tokenizer=TOK,
-            skip_ids={"tiny-1/q1@8", "tiny-1/q1@4096"},
-        )
-        == []
-    )
+    assert query_rows(tiny.queries[1], ctx, **kw, skip_ids={"tiny-1/q1@8", "tiny-1/q1@4096"}) == []
 
 
 @pytest.mark.parametrize(

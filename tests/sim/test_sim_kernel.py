@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import sim
 import theory
-from tests._sim_helpers import frontier_equals_per_budget, make_scenario, two_type
+from tests._sim_helpers import SLOW_PACKINGS, frontier_equals_per_budget, make_scenario, two_type
 
 N = 4096  # queries per run: one chunk shape, so one compilation per structure
 NB = 24  # budgets per run
@@ -276,14 +276,7 @@ def test_instances_contract():
     assert np.corrcoef(cos, red)[0, 1] > 0.3
 
 
-@pytest.mark.parametrize(
-    "packing",
-    [
-        pytest.param("prefix", marks=pytest.mark.slow),
-        pytest.param("skip", marks=pytest.mark.slow),
-        pytest.param("cut", marks=pytest.mark.slow),
-    ],
-)
+@pytest.mark.parametrize("packing", SLOW_PACKINGS)
 def test_query_numbers_do_not_depend_on_batch_size(packing):
     """MODEL §2-§3 per query: query i's success probabilities and regions are a function of its own
     draw, so the first n queries of a run equal, bit for bit, the same queries inside a run of 4n
