@@ -389,37 +389,33 @@ def test_empirical_sample_close_to_parametric():
 # --- conditions that rule a crossover out -------------------------------------------------------
 
 
-@given(
-    spec=ANY,
-    rho=st.floats(0.05, 0.95),
-    a=st.floats(0.3, 1.0),
-    g_frac=st.floats(0.05, 0.95),
-    phi_frac=st.floats(0.0, 1.0),
-)
+# Any length law, compress ratio and raw accuracy; the guess and fidelity each test's own.
+RULED_OUT = dict(spec=ANY, rho=st.floats(0.05, 0.95), a=st.floats(0.3, 1.0))
+
+
+def _ruled_out(spec, rho, phi, a, g, reason):
+    """``theory.crossover`` has status none for ``reason``; returns the length law."""
+    dist = dist_of(spec)
+    res = theory.crossover(dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
+    assert (res.status, res.reason) == ("none", reason)
+    return dist
+
+
+@given(**RULED_OUT, g_frac=st.floats(0.05, 0.95), phi_frac=st.floats(0.0, 1.0))
 def test_useless_record_means_retention_wins(spec, rho, a, g_frac, phi_frac):
     """docs/model.md §6: a phi <= g => dU <= 0 everywhere, status none, reason 'a*phi <= g'."""
     g = g_frac * a
     phi = phi_frac * g / a
-    dist = dist_of(spec)
-    res = theory.crossover(dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
-    assert (res.status, res.reason) == ("none", "a*phi <= g")
+    dist = _ruled_out(spec, rho, phi, a, g, "a*phi <= g")
     grid = theory.scan_budgets(dist, rho)
     assert np.all(ref_delta(dist.cdf, grid, rho, phi, a, g) <= 1e-15)
 
 
-@given(
-    spec=ANY,
-    rho=st.floats(0.05, 0.95),
-    a=st.floats(0.3, 1.0),
-    g_frac=st.floats(0.0, 0.95),
-    phi=st.floats(1.0, 2.0),
-)
+@given(**RULED_OUT, g_frac=st.floats(0.0, 0.95), phi=st.floats(1.0, 2.0))
 def test_no_detail_loss_means_consolidation_never_loses(spec, rho, a, g_frac, phi):
     """docs/model.md §6: phi >= 1 => dU >= 0 everywhere, status none, reason 'phi >= 1'."""
     g = g_frac * a
-    dist = dist_of(spec)
-    res = theory.crossover(dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
-    assert (res.status, res.reason) == ("none", "phi >= 1")
+    dist = _ruled_out(spec, rho, phi, a, g, "phi >= 1")
     dec = theory.delta_curve(
         dist,
         theory.scan_budgets(dist, rho),
