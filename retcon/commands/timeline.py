@@ -236,8 +236,6 @@ def _emit(args, report: dict, text: str, name: str, plots, meta=None, *, say: bo
 
 def run_simulated(args) -> int:
     """``retcon timeline simulate`` (and ``retcon timeline`` without a subcommand)."""
-    if args.queries is not None and not 2 <= args.queries <= 2**20:
-        raise InputError(f"--queries must be an integer in [2, 2**20]; got {args.queries}.")
     _checked(args, inputs=[("--scenario", args.scenario)])
     from sim import load_stream
 
