@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -364,7 +365,6 @@ class _Lock:
 
     def __enter__(self) -> _Lock:
         import fcntl
-        import os
 
         from retcon.output import open_nofollow, refuse_symlink
 

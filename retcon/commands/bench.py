@@ -10,6 +10,8 @@ sidecar) and ``bench.md``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import math
 import sys
 
 # The largest size a sweep accepts: the simulation kernel counts queries in int32.
@@ -19,8 +21,6 @@ _BYTES_PER_UNIT = 1024
 
 
 def _sizes(text: str) -> int:
-    import math
-
     try:
         v = float(text)
     except ValueError:
@@ -85,7 +85,6 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    import dataclasses
     import logging
 
     from retcon.bench import BENCHMARKS, BenchConfig, quick_config, render_report, run_bench
