@@ -354,29 +354,24 @@ def evaluation_table(ev: Evaluation) -> str:
         lines.append(
             f"| {name} | " + " | ".join(cell(p, m, -1) for m in range(len(METRICS))) + " |"
         )
-    lines += [
-        "",
-        "Accuracy per budget:",
-        "",
-        "| policy | " + " | ".join(f"B={b:g}" for b in ev.budgets) + " |",
-        "|---" * (len(ev.budgets) + 1) + "|",
-    ]
-    for p, name in enumerate(ev.policies):
-        lines.append(
-            f"| {name} | " + " | ".join(cell(p, 0, s) for s in range(len(ev.budgets))) + " |"
+
+    def per_budget(title, metric, keep):
+        lines.extend(
+            [
+                "",
+                f"{title} per budget:",
+                "",
+                "| policy | " + " | ".join(f"B={b:g}" for b in ev.budgets) + " |",
+                "|---" * (len(ev.budgets) + 1) + "|",
+            ]
         )
-    lines += [
-        "",
-        "Harm rate per budget:",
-        "",
-        "| policy | " + " | ".join(f"B={b:g}" for b in ev.budgets) + " |",
-        "|---" * (len(ev.budgets) + 1) + "|",
-    ]
-    for p, name in enumerate(ev.policies):
-        if name.startswith("oas") or name in ("mlp", "theory"):
-            lines.append(
-                f"| {name} | " + " | ".join(cell(p, 3, s) for s in range(len(ev.budgets))) + " |"
-            )
+        for p, name in enumerate(ev.policies):
+            if keep(name):
+                cells = " | ".join(cell(p, metric, s) for s in range(len(ev.budgets)))
+                lines.append(f"| {name} | {cells} |")
+
+    per_budget("Accuracy", 0, lambda name: True)
+    per_budget("Harm rate", 3, lambda name: name.startswith("oas") or name in ("mlp", "theory"))
     lines += [
         "",
         "Paired accuracy differences (policy minus best-fixed):",

@@ -9,9 +9,11 @@ with status 2; anything else is a bug and keeps its traceback.
 import argparse
 import json
 import math
+import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from pathlib import Path
 
 
 class InputError(ValueError):
@@ -117,6 +119,15 @@ def check_range(
     return x
 
 
+def check_integer(name: str, value, low: int, high: int, *, unit: str = "") -> int:
+    """Return ``value`` when it is an integer (not a bool) in ``[low, high]``; else ``InputError``
+    naming ``name``, the range (followed by ``unit``, e.g. ``" (units retrieved)"``) and the value.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InputError(f"{name} must be an integer in [{low}, {high}]{unit}; got {value!r}.")
+    return value
+
+
 def check_choice(name: str, value, choices):
     """Return ``value`` when it is one of ``choices``; else ``InputError`` naming ``name``.
 
@@ -143,7 +154,6 @@ def _fmt(v) -> str:
 def memory_limit() -> int:
     """Bytes one run may plan to hold: half the machine's physical memory (``$RETCON_MEMORY_LIMIT``
     in bytes overrides it)."""
-    import os
 
     env = os.environ.get("RETCON_MEMORY_LIMIT")
     if env:
@@ -205,7 +215,6 @@ def decode_utf8(data: bytes, source: str, first_line: int = 1) -> str:
 
 def read_text(path, what: str = "file") -> str:
     """The UTF-8 text of ``path``; ``InputError`` for a missing file, a folder or non-UTF-8 bytes."""
-    from pathlib import Path
 
     p = Path(path)
     if p.is_dir():

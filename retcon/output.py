@@ -14,6 +14,7 @@ Conventions shared by every command:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -104,8 +105,6 @@ def sidecar(config: Any, *, seed: int | None, command: str, **extra: Any) -> dic
 
 
 def _json_default(o: Any) -> Any:
-    import dataclasses
-
     import numpy as np
 
     if dataclasses.is_dataclass(o) and not isinstance(o, type):

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from retcon.errors import InputError
+from retcon.errors import InputError, Spell
 from retcon.vocab import TIMELINE_POLICIES
 from sim import _checks as ck
 from sim._scenario import LengthConfig, Scenario, read_scenario_toml, scenario_from_dict
@@ -162,6 +162,16 @@ def timeline_bytes(sessions: int, n_budgets: int, queries: int, n_rows: int, pas
     return float(chunk + kept)
 
 
+def check_queries(queries, spell: Spell) -> int:
+    """``queries`` streams when an integer in ``[2, MAX_QUERIES]``; else ``InputError`` naming
+    ``spell``'s ``queries`` (``--queries`` in the CLI)."""
+    if isinstance(queries, bool) or not isinstance(queries, int) or not 2 <= queries <= MAX_QUERIES:
+        raise InputError(
+            f"{spell.lead('queries')} must be an integer in [2, 2**20]; got {queries!r}."
+        )
+    return queries
+
+
 def check_timeline_size(ss, budgets, queries, *, scenario=None) -> None:
     """Refuse, before any work, a ``retcon timeline simulate`` run whose streams or budgets cannot fit: the
     scenario's ``queries`` passes the cap of ``--queries``, and the memory estimate
@@ -173,6 +183,8 @@ def check_timeline_size(ss, budgets, queries, *, scenario=None) -> None:
     """
     from retcon.errors import check_memory, memory_limit
 
+    if queries is not None:
+        check_queries(queries, Spell("simulate_timeline"))
     src = f"--scenario {scenario}" if scenario else f"the scenario {ss.name!r}"
     q = ss.scenario.queries if queries is None else queries
     if queries is None and not 2 <= q <= MAX_QUERIES:

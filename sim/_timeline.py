@@ -42,7 +42,7 @@ import numpy as np
 
 from retcon.errors import InputError, Spell, check_choice
 from retcon.vocab import OPERATORS, TIMELINE_POLICIES
-from sim._stream import TIMELINE_CHUNK, StreamScenario, bucket
+from sim._stream import TIMELINE_CHUNK, StreamScenario, bucket, check_queries
 from sim.kernel import GRID, kept_fraction, quantized_success
 from theory import cumsum_in_order, pack, sample_lengths
 
@@ -456,24 +456,21 @@ def simulate_timeline(
       budgets: budgets in tokens (default: the scenario's grid). queries: default the scenario's.
       seed: JAX seed; the same seed gives the same bytes.
     """
+    spell = Spell("simulate_timeline", cli={"policies": "--policy"})
     for p in policies:
-        check_choice(
-            Spell("simulate_timeline", cli={"policies": "--policy"}).lead("policies"),
-            p,
-            TIMELINE_POLICIES,
-        )
+        check_choice(spell.lead("policies"), p, TIMELINE_POLICIES)
     # retain-all is the baseline and periodic defines each operator's crossover time: always run
     pol = tuple(
         p for p in TIMELINE_POLICIES if p in set(policies) or p in ("retain-all", "periodic")
     )
     b = np.asarray(ss.scenario.budgets if budgets is None else budgets, np.float64)
     if b.ndim != 1 or b.size == 0 or not np.all(np.isfinite(b)) or not np.all(b > 0):
-        raise InputError(f"--budgets must be positive numbers (tokens); got {b.tolist()}.")
+        raise InputError(
+            f"{spell.lead('budgets')} must be positive numbers (tokens); got {b.tolist()}."
+        )
     if np.any(np.diff(b) <= 0):
-        raise InputError(f"--budgets must be strictly increasing; got {b.tolist()}.")
-    q = ss.scenario.queries if queries is None else queries
-    if isinstance(q, bool) or not isinstance(q, int) or q < 2:
-        raise InputError(f"--queries must be an integer >= 2; got {q!r}.")
+        raise InputError(f"{spell.lead('budgets')} must be strictly increasing; got {b.tolist()}.")
+    q = check_queries(ss.scenario.queries if queries is None else queries, spell)
     st, pr = stream_params(ss, pol)
     T, nb = st.sessions, b.size
     # compiled at bucketed sizes (the padding rows and budgets are dropped): one trace per bucket
@@ -585,7 +582,8 @@ def summarize_timeline(
     import theory
 
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 0:
-        raise InputError(f"--resamples must be an integer >= 0; got {resamples!r}.")
+        lead = Spell("summarize_timeline").lead("resamples")
+        raise InputError(f"{lead} must be an integer >= 0; got {resamples!r}.")
     z = float(sst.norm.ppf(0.5 + level / 2))
     q = r.outcome.shape[0]
     mean = r.outcome.mean(0)
@@ -618,16 +616,8 @@ def summarize_timeline(
         first = theory.first_positive_time(point)
         th = None if why_not else theory_crossover(ss, oi, r.budgets, r.times)
         for j, b in enumerate(r.budgets):
-            entry = {
-                "operator": op,
-                "budget": float(b),
-                "crossover_time": float(ci.crossover_budget[j]),
-                "lower": float(ci.lower[j]),
-                "upper": float(ci.upper[j]),
-                "status": str(ci.status[j]),
-                "found_share": float(ci.found_share[j]),
-                "first_win": float(first[j]),
-            }
+            entry = {"operator": op, "budget": float(b), **ci.entry(j)}
+            entry["first_win"] = float(first[j])
             if th is not None:
                 t_star = float(th["crossover_time"][j])
                 entry["theory_crossover_time"] = t_star

@@ -122,3 +122,28 @@ def toy_paired():
 
     inst = toy_instances(jax.random.key(0), 30, 8, TOY_BUDGETS)
     return paired_from_instances(jax.random.key(1), inst)
+
+
+def stream_toml(budgets=(500.0, 1000.0), acc_guess: float = 0.0) -> str:
+    """A stream scenario's TOML without its ``[stream]`` table (MODEL §10): one query type,
+    exponential lengths of mean 100, the three operators and ``acc_raw = 0.8``."""
+    return f"""
+vocabulary = "locomo"
+budgets = {[float(b) for b in budgets]}
+queries = 64
+[types.single-hop]
+weight = 1.0
+length = {{dist = "exponential", mean = 100.0}}
+[operators.merge]
+compress_ratio = 0.5
+fidelity = 0.9
+[operators.abstract]
+compress_ratio = 0.25
+fidelity = 0.7
+[operators.rewrite]
+compress_ratio = 0.7
+fidelity = 0.95
+[reader]
+acc_guess = {float(acc_guess)}
+acc_raw = 0.8
+"""

@@ -10,16 +10,21 @@ from hypothesis import strategies as st
 
 import theory
 
+
+def shape_scale(name: str, low: float, high: float):
+    """``(name, {"shape": k, "scale": s})`` specs: a shape in ``[low, high]``, a scale in
+    ``[5, 2000]`` tokens (gamma and Weibull laws, MODEL §6)."""
+    return st.builds(
+        lambda k, s: (name, {"shape": k, "scale": s}), st.floats(low, high), st.floats(5.0, 2e3)
+    )
+
+
 # Families whose elasticity x f(x)/F(x) is non-increasing (docs/model.md §6.4).
 NICE = st.one_of(
     st.builds(lambda m: ("exponential", {"mean": m}), st.floats(5.0, 5e3)),
     st.builds(lambda m: ("uniform", {"max": m}), st.floats(5.0, 5e3)),
-    st.builds(
-        lambda k, s: ("gamma", {"shape": k, "scale": s}), st.floats(1.0, 6.0), st.floats(5.0, 2e3)
-    ),
-    st.builds(
-        lambda k, s: ("weibull", {"shape": k, "scale": s}), st.floats(1.0, 5.0), st.floats(5.0, 2e3)
-    ),
+    shape_scale("gamma", 1.0, 6.0),
+    shape_scale("weibull", 1.0, 5.0),
     st.builds(
         lambda sg, s: ("lognormal", {"sigma": sg, "scale": s}),
         st.floats(0.2, 2.0),

@@ -180,6 +180,17 @@ class CrossoverInterval(NamedTuple):
     upper: np.ndarray
     found_share: np.ndarray
 
+    def entry(self, i) -> dict:
+        """Curve ``i``'s crossover as JSON-ready floats, keyed ``crossover_time``, ``lower``,
+        ``upper``, ``status``, ``found_share`` (the crossover is a time on a timeline's grid)."""
+        return {
+            "crossover_time": float(self.crossover_budget[i]),
+            "lower": float(self.lower[i]),
+            "upper": float(self.upper[i]),
+            "status": str(self.status[i]),
+            "found_share": float(self.found_share[i]),
+        }
+
 
 def crossover_replicates(budgets, replicates) -> np.ndarray:
     """``grid_crossover`` of every resampled curve, with the curves that have no root placed.

@@ -78,6 +78,17 @@ def require(obj: Any, field: str, where: str, kind: type | tuple[type, ...] | No
     return value
 
 
+def require_new_id(obj: Any, field: str, where: str, seen: set[str]) -> tuple[str, str]:
+    """``obj[field]`` (a string or int) as a string not in ``seen``, which it joins, and
+    ``where`` with that id appended; ``InputError`` for a missing, ill-typed or repeated id."""
+    ident = str(require(obj, field, where, (str, int)))
+    where = f"{where} ({ident})"
+    if ident in seen:
+        raise InputError(f"{where}: duplicate {field} {ident!r}.")
+    seen.add(ident)
+    return ident, where
+
+
 def expect_list(obj: Any, where: str) -> list:
     if not isinstance(obj, list):
         raise InputError(f"{where}: expected a JSON list; got {type(obj).__name__}.")

@@ -177,28 +177,23 @@ def bert_weights(tensors: dict[str, np.ndarray], n_layers: int) -> BertWeights:
             raise InputError(f"model weights: tensor {name!r} is missing (BertModel expected).")
         return t[name]
 
+    def linear(name: str, transpose: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        w = get(name + ".weight")
+        return _f32(w.T if transpose else w), _f32(get(name + ".bias"))
+
     layers = []
     for i in range(n_layers):
         p = f"encoder.layer.{i}."
-        attn = p + "attention."
         layers.append(
             BertLayer(
-                _f32(get(attn + "self.query.weight").T),
-                _f32(get(attn + "self.query.bias")),
-                _f32(get(attn + "self.key.weight").T),
-                _f32(get(attn + "self.key.bias")),
-                _f32(get(attn + "self.value.weight").T),
-                _f32(get(attn + "self.value.bias")),
-                _f32(get(attn + "output.dense.weight").T),
-                _f32(get(attn + "output.dense.bias")),
-                _f32(get(attn + "output.LayerNorm.weight")),
-                _f32(get(attn + "output.LayerNorm.bias")),
-                _f32(get(p + "intermediate.dense.weight").T),
-                _f32(get(p + "intermediate.dense.bias")),
-                _f32(get(p + "output.dense.weight").T),
-                _f32(get(p + "output.dense.bias")),
-                _f32(get(p + "output.LayerNorm.weight")),
-                _f32(get(p + "output.LayerNorm.bias")),
+                *linear(p + "attention.self.query"),
+                *linear(p + "attention.self.key"),
+                *linear(p + "attention.self.value"),
+                *linear(p + "attention.output.dense"),
+                *linear(p + "attention.output.LayerNorm", transpose=False),
+                *linear(p + "intermediate.dense"),
+                *linear(p + "output.dense"),
+                *linear(p + "output.LayerNorm", transpose=False),
             )
         )
     return BertWeights(

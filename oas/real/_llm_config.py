@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from retcon.cache import user_cache_dir
-from retcon.errors import InputError
+from retcon.errors import InputError, check_integer
 
 DEFAULT_CONCURRENCY = 8
 MAX_CONCURRENCY = 4096  # requests in flight at once; more is a typo, not a server farm
@@ -167,30 +167,16 @@ class EndpointConfig:
             raise InputError(
                 f"LLM base URLs must be distinct; got {[redact_url(u) for u in urls]}."
             )
-        if (
-            isinstance(self.concurrency, bool)
-            or not isinstance(self.concurrency, int)
-            or not 1 <= self.concurrency <= MAX_CONCURRENCY
-        ):
-            raise InputError(
-                f"LLM concurrency must be an integer in [1, {MAX_CONCURRENCY}]; "
-                f"got {self.concurrency!r}."
-            )
+        check_integer("LLM concurrency", self.concurrency, 1, MAX_CONCURRENCY)
         if not self.model:
             raise InputError("LLM model name must not be empty.")
         if not (0 < self.timeout <= MAX_TIMEOUT):
             raise InputError(
                 f"LLM timeout must be in (0, {MAX_TIMEOUT:g}] seconds; got {self.timeout!r}."
             )
-        if (
-            isinstance(self.max_response_bytes, bool)
-            or not isinstance(self.max_response_bytes, int)
-            or not 1 <= self.max_response_bytes <= MAX_RESPONSE_BYTES_LIMIT
-        ):
-            raise InputError(
-                f"LLM max_response_bytes must be an integer in [1, {MAX_RESPONSE_BYTES_LIMIT}]; "
-                f"got {self.max_response_bytes!r}."
-            )
+        check_integer(
+            "LLM max_response_bytes", self.max_response_bytes, 1, MAX_RESPONSE_BYTES_LIMIT
+        )
         if not (isinstance(self.max_retries, int) and self.max_retries >= 0):
             raise InputError(f"LLM max_retries must be an integer >= 0; got {self.max_retries!r}.")
         if not (self.backoff >= 0 and self.max_backoff >= 0):

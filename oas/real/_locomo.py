@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-from oas.real._checks import expect_list, read_json, require
+from oas.real._checks import expect_list, read_json, require, require_new_id
 from oas.real._types import Conversation, Query, Record, Session
 from retcon.errors import InputError
 from retcon.vocab import LOCOMO_ADVERSARIAL, LOCOMO_CATEGORY
@@ -120,12 +120,7 @@ def load_locomo(
     dropped: list[str] = []
     seen_ids: set[str] = set()
     for ci, item in enumerate(data):
-        where = f"{name}: conversation {ci}"
-        cid = str(require(item, "sample_id", where, (str, int)))
-        where = f"{name}: conversation {ci} ({cid})"
-        if cid in seen_ids:
-            raise InputError(f"{where}: duplicate sample_id {cid!r}.")
-        seen_ids.add(cid)
+        cid, where = require_new_id(item, "sample_id", f"{name}: conversation {ci}", seen_ids)
         conv = require(item, "conversation", where, dict)
         qa = require(item, "qa", where, list)
         observations = item.get("observation") or {}

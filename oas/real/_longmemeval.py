@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oas.real._checks import expect_list, read_json, require
+from oas.real._checks import expect_list, read_json, require, require_new_id
 from oas.real._locomo import Loaded, LoadReport
 from oas.real._types import Conversation, Query, Record, Session
 from retcon.errors import InputError
@@ -51,12 +51,7 @@ def load_longmemeval(path: str | Path, *, include_abstention: bool = False) -> L
     n_excl = n_noev = 0
     seen: set[str] = set()
     for ii, inst in enumerate(data):
-        where = f"{name}: instance {ii}"
-        qid = str(require(inst, "question_id", where, (str, int)))
-        where = f"{name}: instance {ii} ({qid})"
-        if qid in seen:
-            raise InputError(f"{where}: duplicate question_id {qid!r}.")
-        seen.add(qid)
+        qid, where = require_new_id(inst, "question_id", f"{name}: instance {ii}", seen)
         source_type = require(inst, "question_type", where, str)
         if source_type not in LONGMEMEVAL_TYPE:
             raise InputError(

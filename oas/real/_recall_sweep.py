@@ -14,6 +14,8 @@ References: MODEL §8; docs/simulation.md; docs/end-to-end.md.
 
 from __future__ import annotations
 
+import dataclasses
+
 
 def intact_share(scenario) -> float:
     """Expected share of queries whose whole evidence is retrieved: ``sum_t w_t recall**|C_t|``
@@ -53,7 +55,6 @@ def recall_accuracy_sweep(
 
     References: MODEL §8 (policies, grouped CIs); docs/simulation.md (the two knobs).
     """
-    import dataclasses
 
     import jax
     import numpy as np

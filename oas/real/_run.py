@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -20,7 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from oas.real._checks import check_budgets
-from retcon.errors import InputError, Spell, check_choice, check_range
+from retcon.errors import (
+    InputError,
+    Spell,
+    check_choice,
+    check_integer,
+    check_range,
+    decode_utf8,
+    worded_for,
+)
 from retcon.vocab import LLM_JUDGES, READERS
 
 # Options that change the rows; a resumed file must have been written with the same ones.
@@ -212,15 +221,8 @@ def _check_end_to_end(job: PairJob) -> None:
     check_choice(spell.lead("pair_protocol"), job.pair_protocol, PROTOCOLS)
     check_choice(spell.lead("retriever"), job.retriever, RETRIEVERS)
     check_choice(spell.lead("type_source"), job.type_source, TYPE_SOURCES)
-    if job.top_k is not None and (
-        isinstance(job.top_k, bool)
-        or not isinstance(job.top_k, int)
-        or not 1 <= job.top_k <= MAX_TOP_K
-    ):
-        raise InputError(
-            f"{spell.lead('top_k')} must be an integer in [1, {MAX_TOP_K}] (units retrieved); "
-            f"got {job.top_k!r}."
-        )
+    if job.top_k is not None:
+        check_integer(spell.lead("top_k"), job.top_k, 1, MAX_TOP_K, unit=" (units retrieved)")
 
 
 def _load(job: PairJob):
@@ -306,8 +308,6 @@ def _first_row(path: Path) -> dict | None:
     import csv
     import io
 
-    from retcon.errors import decode_utf8
-
     data = path.read_bytes()
     text = decode_utf8(data[: data.rfind(b"\n") + 1], str(path))
     if path.name.removesuffix(".partial").lower().endswith(".csv"):
@@ -365,7 +365,6 @@ class _Lock:
 
     def __enter__(self) -> _Lock:
         import fcntl
-        import os
 
         from retcon.output import open_nofollow, refuse_symlink
 
@@ -458,7 +457,6 @@ def _run_locked(job: PairJob, out: Path, *, progress) -> dict:
     typing = None
     if job.pair_protocol == "end-to-end" and job.type_source == "predicted":
         from oas.real._classifier import predict_conversation_types
-        from retcon.errors import worded_for
 
         words = {"cross_fit_types: ": "the type classifier of --type-source predicted: "}
         with worded_for(f"--data {data_path}", words):

@@ -582,18 +582,8 @@ def timeline_report(
         ci = theory.crossover_interval(times, -point, -reps, level=level)
         first = theory.first_positive_time(np.nan_to_num(point))
         for bi, b in enumerate(budgets):
-            crossover.append(
-                {
-                    "operator": op,
-                    "budget": float(b),
-                    "crossover_time": float(ci.crossover_budget[bi]),
-                    "lower": float(ci.lower[bi]),
-                    "upper": float(ci.upper[bi]),
-                    "status": str(ci.status[bi]),
-                    "found_share": float(ci.found_share[bi]),
-                    "first_win": float(first[bi]),
-                }
-            )
+            entry = {"operator": op, "budget": float(b), **ci.entry(bi)}
+            crossover.append({**entry, "first_win": float(first[bi])})
     verdicts = {k: v["verdict"] for k, v in surv.items()}
     return {
         "dataset": "locomo",

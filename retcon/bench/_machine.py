@@ -33,7 +33,6 @@ class MachineLimits(NamedTuple):
 def machine_info() -> dict:
     """CPU model, logical CPUs (``os.cpu_count``), memory, load average, library versions."""
     import jax
-    import numpy
 
     model = platform.processor() or "unknown"
     try:
@@ -66,7 +65,7 @@ def machine_info() -> dict:
         "loadavg": load,
         "platform": platform.platform(),
         "python": platform.python_version(),
-        "numpy": numpy.__version__,
+        "numpy": np.__version__,
         "jax": jax.__version__,
         "jax_backend": jax.default_backend(),
         "scikit_learn": skl,

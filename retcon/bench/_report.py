@@ -185,20 +185,22 @@ def _row_at(rows, key, value):
     return None
 
 
+def _at_least(target: str, r: dict | None, key: str, goal: float) -> dict:
+    """A target met when row ``r``'s ``key`` is at least ``goal`` (None: no row or no figure)."""
+    return {
+        "target": target,
+        "measured": None if r is None else r.get(key),
+        "met": None if r is None or key not in r else r[key] >= goal,
+    }
+
+
 def targets(result: dict) -> list[dict]:
     """The speed targets, each with the measured figure and whether it is met (None: not run)."""
     out = []
     sim = result.get("sim") or []
     r = _row_at(sim, "queries", 10**6)
-    out.append(
-        {
-            "target": "simulation JAX >= 1.5x the best numpy at 10^6 queries, 29 budgets",
-            "measured": None if r is None else r.get("speedup_vs_best_numpy"),
-            "met": None
-            if r is None or "speedup_vs_best_numpy" not in r
-            else r["speedup_vs_best_numpy"] >= 1.5,
-        }
-    )
+    what = "simulation JAX >= 1.5x the best numpy at 10^6 queries, 29 budgets"
+    out.append(_at_least(what, r, "speedup_vs_best_numpy", 1.5))
     r_i = _row_at(result.get("sim_interleaved") or [], "queries", 10**6)
     out.append(
         {
@@ -232,13 +234,8 @@ def targets(result: dict) -> list[dict]:
         }
     )
     r = _row_at(sim, "queries", 10**6)
-    out.append(
-        {
-            "target": "simulation JAX >= 3x the numpy frontier formulation at 10^6 queries, 29 budgets",
-            "measured": None if r is None else r.get("speedup"),
-            "met": None if r is None or "speedup" not in r else r["speedup"] >= 3,
-        }
-    )
+    what = "simulation JAX >= 3x the numpy frontier formulation at 10^6 queries, 29 budgets"
+    out.append(_at_least(what, r, "speedup", 3))
     bud = result.get("sim_budgets") or []
     if len(bud) >= 2:
         g = max(x["jax_s"] for x in bud) / min(x["jax_s"] for x in bud)
@@ -271,24 +268,11 @@ def targets(result: dict) -> list[dict]:
         ),
         ("speedup_f64_vs_sklearn_ridge", "JAX f64 >= 2x scikit-learn multi-target Ridge", 2.0),
     ):
-        out.append(
-            {
-                "target": f"OAS grid {alt} at 10^5 instances",
-                "measured": None if r is None else r.get(key),
-                "met": None if r is None or key not in r else r[key] >= goal,
-            }
-        )
+        out.append(_at_least(f"OAS grid {alt} at 10^5 instances", r, key, goal))
     boot = result.get("bootstrap") or []
     r = _row_at(boot, "rows", 10**5)
-    out.append(
-        {
-            "target": "bootstrap JAX >= 1.5x numpy running the same algorithm at 10^5 rows",
-            "measured": None if r is None else r.get("speedup_vs_numpy"),
-            "met": None
-            if r is None or "speedup_vs_numpy" not in r
-            else r["speedup_vs_numpy"] >= 1.5,
-        }
-    )
+    what = "bootstrap JAX >= 1.5x numpy running the same algorithm at 10^5 rows"
+    out.append(_at_least(what, r, "speedup_vs_numpy", 1.5))
     r = max(boot, key=lambda x: x["rows"]) if boot else None
     out.append(
         {
@@ -336,52 +320,29 @@ def render_report(result: dict) -> str:
             f"{_fmt(lim['gflops_f64'])} GFLOP/s float64, {_fmt(lim['gflops_f32'])} GFLOP/s float32 "
             f"(n = {lim['matmul_n']})\n"
         )
-    if result.get("sim_check"):
-        parts.append(
-            table(
-                result["sim_check"], CHECK_COLS, "Simulation kernel: numpy vs JAX on the same draws"
-            )
-        )
-    if result.get("sim"):
-        parts.append(
-            table(result["sim"], SIM_COLS, "Simulation kernel: JAX vs numpy, end to end (queries)")
-        )
-    if result.get("sim_interleaved"):
-        parts.append(
-            table(
-                result["sim_interleaved"],
-                INTERLEAVED_COLS,
-                "Simulation kernel: JAX vs the best numpy, interleaved in one process (medians)",
-            )
-        )
-    if result.get("sim_words"):
-        parts.append(
-            table(
-                result["sim_words"],
-                WORDS_COLS,
-                "Simulation kernel (JAX): words drawn per query and the Threefry floor",
-            )
-        )
-    if result.get("sim_numpy_floor"):
-        parts.append(
-            table(
-                result["sim_numpy_floor"],
-                NUMPY_FLOOR_COLS,
-                "Simulation kernel (numpy, one thread): time per query and the float32-normal floor",
-            )
-        )
-    if result.get("sim_budgets"):
-        parts.append(
-            table(result["sim_budgets"], BUDGET_COLS, "Simulation kernel: cost against budgets")
-        )
-    if result.get("scaleout"):
-        parts.append(
-            table(
-                result["scaleout"],
-                SCALE_COLS,
-                "Simulation kernel: sharded over forced host devices",
-            )
-        )
+    for key, columns, title in (
+        ("sim_check", CHECK_COLS, "Simulation kernel: numpy vs JAX on the same draws"),
+        ("sim", SIM_COLS, "Simulation kernel: JAX vs numpy, end to end (queries)"),
+        (
+            "sim_interleaved",
+            INTERLEAVED_COLS,
+            "Simulation kernel: JAX vs the best numpy, interleaved in one process (medians)",
+        ),
+        (
+            "sim_words",
+            WORDS_COLS,
+            "Simulation kernel (JAX): words drawn per query and the Threefry floor",
+        ),
+        (
+            "sim_numpy_floor",
+            NUMPY_FLOOR_COLS,
+            "Simulation kernel (numpy, one thread): time per query and the float32-normal floor",
+        ),
+        ("sim_budgets", BUDGET_COLS, "Simulation kernel: cost against budgets"),
+        ("scaleout", SCALE_COLS, "Simulation kernel: sharded over forced host devices"),
+    ):
+        if result.get(key):
+            parts.append(table(result[key], columns, title))
     if result.get("profile"):
         p = result["profile"]
         rows = [{"stage": f"JAX: {k}", "seconds": v} for k, v in p["jax"].items()]

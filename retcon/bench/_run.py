@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from retcon.errors import InputError
+from retcon.errors import InputError, Spell
 
 BENCHMARKS = ("bootstrap", "oas", "sim", "budgets", "scaleout", "profile", "timeline")
 
@@ -55,7 +55,8 @@ class BenchConfig:
         bad = [b for b in self.only if b not in BENCHMARKS]
         if bad or not self.only:
             raise InputError(
-                f"BenchConfig.only must be a non-empty subset of {list(BENCHMARKS)}; got {list(self.only)}."
+                f"{Spell('BenchConfig').lead('only')} must be a non-empty subset of "
+                f"{list(BENCHMARKS)}; got {list(self.only)}."
             )
         for f in (
             "sim_sizes",

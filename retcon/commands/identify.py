@@ -6,6 +6,7 @@ References: MODEL §2 (reader), §6 (crossover), §8 (paired data, grouped CIs).
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 
 def register(subparsers) -> None:
@@ -45,8 +46,6 @@ _BYTES_PER_ROW_RESAMPLE = 1024
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     import numpy as np
 
     from oas import read_paired  # identify_report (JAX) after the checks and the progress line

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from retcon.cli import emit
 from retcon.vocab import LLM_JUDGES, READERS
@@ -348,8 +349,6 @@ def _audit_options(args) -> dict:
             raise InputError("--audit-mode needs --locomo-audit PATH (the audit's errors.json).")
         return {}
     if audit == "cache":
-        from pathlib import Path
-
         from oas.real import cached_path
 
         audit = str(cached_path("locomo-audit"))
@@ -362,8 +361,6 @@ def _audit_options(args) -> dict:
 
 
 def run_pair(args) -> int:
-    from pathlib import Path
-
     from retcon.errors import InputError
     from retcon.output import check_out_file
 

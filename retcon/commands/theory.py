@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+from pathlib import Path
 
 # With no --dist at all, the embedded example: it shows the sign reversal (B* ~ 530 tokens).
 DEFAULT_DIST = ("exponential", {"mean": 300.0})
@@ -287,7 +288,6 @@ def _fmt(v) -> str:
 
 def write_outputs(res: dict, out_dir: str | os.PathLike[str], args) -> list[str]:
     """Write the table (CSV), the figure (PNG), the result and the sidecar (JSON) under ``out_dir``."""
-    from pathlib import Path
 
     import numpy as np
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 
 from retcon.errors import InputError
 
@@ -177,7 +178,6 @@ def _checked(args, *, inputs, least_passes: int | None = None) -> tuple[float, .
     """The checks of every form before any work: ``--policy`` names, ``--resamples``,
     ``--passes``, ``--budgets`` strictly increasing, ``--out`` usable, ``--data`` a file.
     Returns the budgets (None: the default)."""
-    from pathlib import Path
 
     from retcon.errors import check_choice
     from retcon.output import check_out_dir
@@ -212,7 +212,6 @@ def _emit(args, report: dict, text: str, name: str, plots, meta=None, *, say: bo
     """Print the report (``--json``: the JSON, else the text) and, with ``--out``, write its
     plots, ``name``.json, ``name``.txt and the sidecar (``meta``, default the ``--data`` file's
     name), the sidecar last."""
-    from pathlib import Path
 
     from retcon.cli import print_json, verbosity
     from retcon.output import OutputSet, sidecar, write_json_atomic, write_text_atomic
@@ -236,8 +235,6 @@ def _emit(args, report: dict, text: str, name: str, plots, meta=None, *, say: bo
 
 def run_simulated(args) -> int:
     """``retcon timeline simulate`` (and ``retcon timeline`` without a subcommand)."""
-    if args.queries is not None and not 2 <= args.queries <= 2**20:
-        raise InputError(f"--queries must be an integer in [2, 2**20]; got {args.queries}.")
     _checked(args, inputs=[("--scenario", args.scenario)])
     from sim import load_stream
 

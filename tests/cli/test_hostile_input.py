@@ -185,6 +185,19 @@ ROUTER_BREAKS = {
 BIG_SEED = str(2**63)
 
 # (command, argv, words the one-line message must contain)
+# The argv every fit / predict case starts from, before the option under test.
+FIT = ["fit", "--data", "{paired}", "--router-out", "{tmp}/r.json"]
+PREDICT = ["predict", "--router", "{router}", "--data", "{paired}"]
+PAIR_SIMULATE = ["pair", "simulate", "--instances"]
+PAIR_LOCOMO = [
+    "pair",
+    "locomo",
+    "--data",
+    str(FIX / "locomo_tiny.json"),
+    "--output",
+    "{tmp}/p.jsonl",
+]
+
 CASES = [
     # theory: retcon crossover
     ("crossover", ["crossover", "--dist", "uniform", "--max", "1e-300"], ["--max"]),
@@ -225,51 +238,26 @@ CASES = [
     # oas: retcon pair simulate / fit / evaluate / predict
     (
         "pair simulate",
-        ["pair", "simulate", "--instances", "300000000", "--output", "{tmp}/p.jsonl"],
+        [*PAIR_SIMULATE, "300000000", "--output", "{tmp}/p.jsonl"],
         ["--instances", "memory"],
     ),
+    ("pair simulate", [*PAIR_SIMULATE, "0", "--output", "{tmp}/p.jsonl"], ["--instances"]),
+    ("pair simulate", [*PAIR_SIMULATE, "5", "--output", "{dir}"], ["--output", "folder"]),
+    ("pair simulate", [*PAIR_SIMULATE, "5", "--output", "{tmp}/p.txt"], ["--output", ".txt"]),
+    ("pair simulate", [*PAIR_SIMULATE, "5", "--out", "{tmp}/p.jsonl"], ["--output FILE"]),
     (
         "pair simulate",
-        ["pair", "simulate", "--instances", "0", "--output", "{tmp}/p.jsonl"],
-        ["--instances"],
-    ),
-    (
-        "pair simulate",
-        ["pair", "simulate", "--instances", "5", "--output", "{dir}"],
-        ["--output", "folder"],
-    ),
-    (
-        "pair simulate",
-        ["pair", "simulate", "--instances", "5", "--output", "{tmp}/p.txt"],
-        ["--output", ".txt"],
-    ),
-    (
-        "pair simulate",
-        ["pair", "simulate", "--instances", "5", "--out", "{tmp}/p.jsonl"],
-        ["--output FILE"],
-    ),
-    (
-        "pair simulate",
-        [
-            "pair",
-            "simulate",
-            "--instances",
-            "5",
-            "--scenario",
-            "bogus",
-            "--output",
-            "{tmp}/p.jsonl",
-        ],
+        [*PAIR_SIMULATE, "5", "--scenario", "bogus", "--output", "{tmp}/p.jsonl"],
         ["bogus"],
     ),
     (
         "pair simulate",
-        ["pair", "simulate", "--instances", "5", "--budgets", "0,-1", "--output", "{tmp}/p.jsonl"],
+        [*PAIR_SIMULATE, "5", "--budgets", "0,-1", "--output", "{tmp}/p.jsonl"],
         ["--budgets"],
     ),
     (
         "pair simulate",
-        ["pair", "simulate", "--instances", "5", "--seed", BIG_SEED, "--output", "{tmp}/p.jsonl"],
+        [*PAIR_SIMULATE, "5", "--seed", BIG_SEED, "--output", "{tmp}/p.jsonl"],
         ["--seed"],
     ),
     ("fit", ["fit", "--data", "{paired}", "--router-out", "{paired}"], ["--router-out", "--data"]),
@@ -280,39 +268,11 @@ CASES = [
         ["--router-out", "is a file"],
     ),
     ("fit", ["fit", "--data", "{paired}", "--out", "{tmp}/r.json"], ["--router-out FILE"]),
-    (
-        "fit",
-        ["fit", "--data", "{paired}", "--router-out", "{tmp}/r.json", "--alpha", "nan"],
-        ["--alpha"],
-    ),
-    (
-        "fit",
-        ["fit", "--data", "{paired}", "--router-out", "{tmp}/r.json", "--alpha", "1.5"],
-        ["--alpha", "[0, 1)"],
-    ),
-    (
-        "fit",
-        ["fit", "--data", "{paired}", "--router-out", "{tmp}/r.json", "--folds", "1"],
-        ["--folds", ">= 2"],
-    ),
-    (
-        "fit",
-        [
-            "fit",
-            "--data",
-            "{paired}",
-            "--router-out",
-            "{tmp}/r.json",
-            "--calibration-fraction",
-            "0",
-        ],
-        ["--calibration-fraction"],
-    ),
-    (
-        "fit",
-        ["fit", "--data", "{paired}", "--router-out", "{tmp}/r.json", "--folds", "5"],
-        ["--folds 5", "groups", "--calibration-fraction"],
-    ),
+    ("fit", [*FIT, "--alpha", "nan"], ["--alpha"]),
+    ("fit", [*FIT, "--alpha", "1.5"], ["--alpha", "[0, 1)"]),
+    ("fit", [*FIT, "--folds", "1"], ["--folds", ">= 2"]),
+    ("fit", [*FIT, "--calibration-fraction", "0"], ["--calibration-fraction"]),
+    ("fit", [*FIT, "--folds", "5"], ["--folds 5", "groups", "--calibration-fraction"]),
     (
         "fit",
         ["fit", "--data", "{nonutf8}", "--router-out", "{tmp}/r.json"],
@@ -323,11 +283,7 @@ CASES = [
         ["fit", "--data", "{nested}", "--router-out", "{tmp}/r.json"],
         ["nested.jsonl:1", "nested"],
     ),
-    (
-        "fit",
-        ["fit", "--data", "{paired}", "--router-out", "{tmp}/r.json", "--seed", BIG_SEED],
-        ["--seed"],
-    ),
+    ("fit", [*FIT, "--seed", BIG_SEED], ["--seed"]),
     # issue 23 item 10: a value the fit cannot standardize names file, row and field
     (
         "fit",
@@ -386,31 +342,11 @@ CASES = [
             ("nested", "nested"),
         )
     ],
-    (
-        "predict",
-        ["predict", "--router", "{router}", "--data", "{paired}", "--decisions", "{paired}"],
-        ["--decisions", "--data"],
-    ),
-    (
-        "predict",
-        ["predict", "--router", "{router}", "--data", "{paired}", "--decisions", "{router}"],
-        ["--decisions"],
-    ),
-    (
-        "predict",
-        ["predict", "--router", "{router}", "--data", "{paired}", "--decisions", "{dir}"],
-        ["--decisions", "folder"],
-    ),
-    (
-        "predict",
-        ["predict", "--router", "{router}", "--data", "{paired}", "--decisions", "{tmp}/d.txt"],
-        ["--decisions", ".jsonl"],
-    ),
-    (
-        "predict",
-        ["predict", "--router", "{router}", "--data", "{paired}", "--out", "{tmp}/d.jsonl"],
-        ["--decisions FILE"],
-    ),
+    ("predict", [*PREDICT, "--decisions", "{paired}"], ["--decisions", "--data"]),
+    ("predict", [*PREDICT, "--decisions", "{router}"], ["--decisions"]),
+    ("predict", [*PREDICT, "--decisions", "{dir}"], ["--decisions", "folder"]),
+    ("predict", [*PREDICT, "--decisions", "{tmp}/d.txt"], ["--decisions", ".jsonl"]),
+    ("predict", [*PREDICT, "--out", "{tmp}/d.jsonl"], ["--decisions FILE"]),
     (
         "predict",
         [
@@ -505,12 +441,7 @@ CASES = [
     (
         "pair locomo",
         [
-            "pair",
-            "locomo",
-            "--data",
-            str(FIX / "locomo_tiny.json"),
-            "--output",
-            "{tmp}/p.jsonl",
+            *PAIR_LOCOMO,
             "--seed",
             BIG_SEED,
         ],
@@ -520,12 +451,7 @@ CASES = [
         (
             "pair locomo",
             [
-                "pair",
-                "locomo",
-                "--data",
-                str(FIX / "locomo_tiny.json"),
-                "--output",
-                "{tmp}/p.jsonl",
+                *PAIR_LOCOMO,
                 *opt,
             ],
             words,
@@ -863,18 +789,7 @@ def test_os_error_at_write_time_is_one_line(tmp_path, env, capsys, monkeypatch, 
     The faults are injected (os.fsync / os.replace raise), so no root and no real full disk."""
     target = {
         "crossover --out": (["crossover", "--budgets", "100,200", "--out", "{tmp}/o"], "{tmp}/o"),
-        "predict": (
-            [
-                "predict",
-                "--router",
-                "{router}",
-                "--data",
-                "{paired}",
-                "--decisions",
-                "{tmp}/d.jsonl",
-            ],
-            "{tmp}/d.jsonl",
-        ),
+        "predict": ([*PREDICT, "--decisions", "{tmp}/d.jsonl"], "{tmp}/d.jsonl"),
         "pair locomo": (_pair_args("{tmp}/p.jsonl"), "{tmp}/p.jsonl"),
     }[command]
     argv, final = _fill(target[0], env), _fill([target[1]], env)[0]

@@ -186,55 +186,18 @@ def test_cli_end_to_end(fake_sim, tmp_path, capsys):
     )
 
 
-def test_cli_bad_options(fake_sim, tmp_path, capsys):
-    assert (
-        main(
-            [
-                "pair",
-                "simulate",
-                "--scenario",
-                "nope",
-                "--instances",
-                "5",
-                "--output",
-                str(tmp_path / "a.jsonl"),
-            ]
-        )
-        == 2
-    )
-    assert "unknown scenario 'nope'" in capsys.readouterr().err
-    assert (
-        main(
-            [
-                "pair",
-                "simulate",
-                "--scenario",
-                "toy",
-                "--instances",
-                "0",
-                "--output",
-                str(tmp_path / "a.jsonl"),
-            ]
-        )
-        == 2
-    )
-    assert "--instances must be an integer >= 1" in capsys.readouterr().err
-    assert (
-        main(
-            [
-                "pair",
-                "simulate",
-                "--scenario",
-                "toy",
-                "--instances",
-                "5",
-                "--output",
-                str(tmp_path / "a.txt"),
-            ]
-        )
-        == 2
-    )
-    assert "unknown paired-data format '.txt'" in capsys.readouterr().err
+@pytest.mark.parametrize(
+    "scenario, instances, output, message",
+    [
+        ("nope", "5", "a.jsonl", "unknown scenario 'nope'"),
+        ("toy", "0", "a.jsonl", "--instances must be an integer >= 1"),
+        ("toy", "5", "a.txt", "unknown paired-data format '.txt'"),
+    ],
+)
+def test_cli_bad_options(fake_sim, tmp_path, capsys, scenario, instances, output, message):
+    argv = ["pair", "simulate", "--scenario", scenario, "--instances", instances]
+    assert main([*argv, "--output", str(tmp_path / output)]) == 2
+    assert message in capsys.readouterr().err
 
 
 def test_interval_is_the_t_interval_of_test_group_means(ev, toy):

@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retcon.cli import main
 from retcon.errors import InputError
+from tests._cli import run_cli as _run
+from tests._toy import stream_toml
 
 T, K = 6, 3  # one compiled shape for the fast tests
 LOCOMO = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "locomo" / "locomo10.json"
@@ -156,15 +157,6 @@ def test_fit_timeline_router_pools_training_sums():
         fit_timeline_router([])
 
 
-def _run(argv, capsys):
-    try:
-        rc = main(argv)
-    except SystemExit as e:
-        rc = e.code
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
 @pytest.mark.parametrize(
     "argv",
     [
@@ -185,31 +177,15 @@ def test_timeline_router_bad_input(argv, tmp_path, capsys):
         assert "router" in err and "--policy" in err
 
 
-STREAM = """
-vocabulary = "locomo"
-budgets = [300.0, 900.0]
-queries = 64
-[types.single-hop]
-weight = 1.0
-length = {dist = "exponential", mean = 100.0}
-[operators.merge]
-compress_ratio = 0.5
-fidelity = 0.9
-[operators.abstract]
-compress_ratio = 0.25
-fidelity = 0.7
-[operators.rewrite]
-compress_ratio = 0.7
-fidelity = 0.95
-[reader]
-acc_guess = 0.1
-acc_raw = 0.8
-[stream]
+STREAM = (
+    stream_toml((300.0, 900.0), acc_guess=0.1)
+    + """[stream]
 sessions = 8
 session_length = {dist = "exponential", mean = 100.0}
 cap = 600.0
 max_generation = 12
 """
+)
 
 
 @pytest.mark.slow

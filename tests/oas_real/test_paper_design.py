@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pytest
 
+from oas import real
 from oas._features import compute_features
 from oas.real._paper_design import cap_records, cheapest_first
 from oas.real._run import PairJob
@@ -121,26 +122,14 @@ def _check_rows_against_model(rows, convs):
 
 @needs_locomo
 def test_paper_design_rows_features_on_real_locomo():
-    from oas.real import (
-        ConversationContext,
-        PairConfig,
-        load_locomo,
-        make_embedder,
-        make_operators,
-        make_reader,
-        query_rows,
-    )
-
-    conv = load_locomo(LOCOMO_PATH).conversations[0]
-    config = PairConfig(budgets=(16, 32, 64, 128), granularity="turn", packing="skip")
-    config = PairConfig(**{**config.__dict__, "design": "paper"})
-    ctx = ConversationContext(conv, "turn", make_embedder())
-    tok, ops = AlnumTokenizer(), make_operators("dataset")
+    conv = real.load_locomo(LOCOMO_PATH).conversations[0]
+    config = real.PairConfig(budgets=(16, 32, 64, 128), granularity="turn", packing="skip")
+    config = real.PairConfig(**{**config.__dict__, "design": "paper"})
+    ctx = real.ConversationContext(conv, "turn", real.make_embedder())
+    tok, ops, reader = AlnumTokenizer(), real.make_operators("dataset"), real.make_reader("lexical")
     rows = []
     for q in conv.queries[:8]:
-        rows += query_rows(
-            q, ctx, operators=ops, reader=make_reader("lexical"), config=config, tokenizer=tok
-        )
+        rows += real.query_rows(q, ctx, operators=ops, reader=reader, config=config, tokenizer=tok)
     assert len(rows) == 32 and {r["meta_design"] for r in rows} == {"paper"}
     _check_rows_against_model(rows, {conv.conversation_id: conv})
 
@@ -159,8 +148,6 @@ def test_pair_locomo_design_paper_cli_on_real_data(tmp_path, capsys):
     )
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 48 and {r["meta_design"] for r in rows} == {"paper"}
-    from oas.real import load_locomo
-
     _check_rows_against_model(
-        rows, {c.conversation_id: c for c in load_locomo(LOCOMO_PATH).conversations}
+        rows, {c.conversation_id: c for c in real.load_locomo(LOCOMO_PATH).conversations}
     )

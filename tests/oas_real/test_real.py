@@ -194,12 +194,17 @@ def test_locomo_malformed_fixture_names_the_record():
     ],
 )
 def test_locomo_malformed_fields(tmp_path, mutate, message):
-    data = json.loads((FIX / "locomo_tiny.json").read_text())
+    with pytest.raises(InputError, match=message):
+        _load_mutated(load_locomo, "locomo_tiny.json", mutate, tmp_path)
+
+
+def _load_mutated(load, fixture: str, mutate, tmp_path):
+    """``load`` of the fixture file ``fixture`` after ``mutate`` edited its parsed JSON."""
+    data = json.loads((FIX / fixture).read_text())
     mutate(data)
     p = tmp_path / "bad.json"
     p.write_text(json.dumps(data))
-    with pytest.raises(InputError, match=message):
-        load_locomo(p)
+    return load(p)
 
 
 def test_invalid_json_names_file_and_line(tmp_path):
@@ -252,12 +257,8 @@ def test_longmemeval_fixture():
     ],
 )
 def test_longmemeval_malformed(tmp_path, mutate, message):
-    data = json.loads((FIX / "longmemeval_tiny.json").read_text())
-    mutate(data)
-    p = tmp_path / "lme.json"
-    p.write_text(json.dumps(data))
     with pytest.raises(InputError, match=message):
-        load_longmemeval(p)
+        _load_mutated(load_longmemeval, "longmemeval_tiny.json", mutate, tmp_path)
 
 
 # --- clusters, packing ------------------------------------------------------------------------
@@ -436,14 +437,8 @@ def test_sentence_reader_picks_best_sentence_and_applies_threshold():
 def test_query_rows_on_fixture(tiny):
     ctx = ConversationContext(tiny, "session", HashedTfidf())
     cfg = PairConfig(budgets=(8, 4096))
-    rows = query_rows(
-        tiny.queries[1],
-        ctx,
-        operators=DatasetOperators(),
-        reader=LexicalReader(),
-        config=cfg,
-        tokenizer=TOK,
-    )
+    kw = dict(operators=DatasetOperators(), reader=LexicalReader(), config=cfg, tokenizer=TOK)
+    rows = query_rows(tiny.queries[1], ctx, **kw)
     assert [r["instance_id"] for r in rows] == ["tiny-1/q1@8", "tiny-1/q1@4096"]
     loose = rows[1]
     assert loose["group_id"] == "tiny-1" and loose["query_type"] == "multi-hop"
@@ -459,18 +454,7 @@ def test_query_rows_on_fixture(tiny):
         and loose["query_type_1"] == 1.0
     )
     assert loose["budget_fit_fraction"] == 1.0 and rows[0]["budget_fit_fraction"] < 1.0
-    assert (
-        query_rows(
-            tiny.queries[1],
-            ctx,
-            operators=DatasetOperators(),
-            reader=LexicalReader(),
-            config=cfg,
-            tokenizer=TOK,
-            skip_ids={"tiny-1/q1@8", "tiny-1/q1@4096"},
-        )
-        == []
-    )
+    assert query_rows(tiny.queries[1], ctx, **kw, skip_ids={"tiny-1/q1@8", "tiny-1/q1@4096"}) == []
 
 
 @pytest.mark.parametrize(

@@ -25,13 +25,19 @@ def _num(s: str) -> float:
     return float(s)
 
 
+def _four_cells(text: str, op: str, pattern: re.Pattern) -> list:
+    """The four budget cells of operator ``op``'s row in a bullet's ``op + ...;`` segment."""
+    seg = text[text.index(f"{op} +") :].split(";", maxsplit=1)[0]
+    cells = pattern.findall(seg)
+    assert len(cells) == 4, (op, seg)
+    return cells
+
+
 def test_table_4_cells_match_model_text():
     text = _bullet("Table 4,")
     pattern = re.compile(rf"{NUM} \[{NUM}, {NUM}\] \((\d+)/(\d+)\)")
     for op in pub.OPERATORS:
-        seg = text[text.index(f"{op} +") :].split(";")[0]
-        cells = pattern.findall(seg)
-        assert len(cells) == 4, (op, seg)
+        cells = _four_cells(text, op, pattern)
         for b, (v, lo, hi, h, m) in zip(pub.TABLE_4_BUDGETS, cells, strict=True):
             want = pub.Gain(_num(v), _num(lo), _num(hi), int(h), int(m))
             assert pub.TABLE_4[(op, b)] == want, (op, b)
@@ -49,9 +55,7 @@ def test_table_3_cells_match_model_text():
     text = _bullet("Table 3,")
     pattern = re.compile(rf"{NUM} \[{NUM}, {NUM}\]")
     for op in pub.OPERATORS:
-        seg = text[text.index(f"{op} +") :].split(";")[0]
-        cells = pattern.findall(seg)
-        assert len(cells) == 4, (op, seg)
+        cells = _four_cells(text, op, pattern)
         for b, (v, lo, hi) in zip(pub.TABLE_3_BUDGETS, cells, strict=True):
             assert pub.TABLE_3[(op, b)] == pub.Gain(_num(v), _num(lo), _num(hi)), (op, b)
 

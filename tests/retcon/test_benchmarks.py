@@ -23,7 +23,7 @@ from retcon.bench._bootstrap_bench import bootstrap_loop, make_data
 from retcon.bench._report import render_report, targets
 from retcon.bench._sim_bench import check_sim_agreement
 from sim import numpy_kernel as NK
-from tests._sim_helpers import make_scenario
+from tests._sim_helpers import SLOW_PACKINGS, make_scenario
 
 
 def test_public_names_import():
@@ -117,15 +117,8 @@ def test_sklearn_ridge_anchor_is_caught_when_it_differs():
         O.ALTERNATIVES["sklearn_ridge"] = real
 
 
-# prefix in the fast tier; skip and cut (a compile each, ~20 s of CPU) in the slow tier.
-@pytest.mark.parametrize(
-    "packing",
-    [
-        pytest.param("prefix", marks=pytest.mark.slow),
-        pytest.param("skip", marks=pytest.mark.slow),
-        pytest.param("cut", marks=pytest.mark.slow),
-    ],
-)
+# every packing in the slow tier (a compile each, ~20 s of CPU).
+@pytest.mark.parametrize("packing", SLOW_PACKINGS)
 def test_numpy_kernel_equals_jax_kernel_on_shared_draws(packing):
     """MODEL §2-§4: fed the JAX kernel's draws, the numpy kernel gives the same success
     probabilities on the 2**-24 grid, the same G_B and H_B, hence the same dU, C and R sums, for

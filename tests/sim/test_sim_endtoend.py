@@ -9,14 +9,13 @@ the kernel of today, the classifier's draws and the paired data's predicted type
 import dataclasses
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import sim
 from retcon.errors import InputError
 from sim._instances import predict_types
-from tests._sim_helpers import two_type
+from tests._sim_helpers import frontier_equals_per_budget, two_type
 
 N = 4096  # queries: the query count (and so the compiled shape) of tests/sim/test_sim_kernel.py
 RECALL = 0.6
@@ -162,20 +161,7 @@ def test_a_miss_leaves_the_guess_and_no_raw_grounding(common_draws):
 def test_frontier_equals_per_budget_with_misses(packing):
     """MODEL §2-§4 with misses: the frontier path and the per-budget packing give the same m, G_B,
     H_B and block sums bit for bit."""
-    s = two_type(packing=packing, recall=RECALL)
-    K = sim.kernel
-    st_, pr = K.split(s)
-    b = jnp.asarray(s.budgets, jnp.float32)
-    key, idx = jax.random.key(11), jnp.arange(3000, dtype=jnp.int32)
-    _, a = K.query_outcomes(key, idx, b, pr, st=st_, method="frontier")
-    _, c = K.query_outcomes(key, idx, b, pr, st=st_, method="per-budget")
-    for x, y in zip(a, c):
-        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
-    valid = idx < 2990
-    s1 = K.chunk_block_sums(key, idx, valid, b, pr, st=st_, n_blocks=8)
-    s2 = K.chunk_block_sums(key, idx, valid, b, pr, st=st_, n_blocks=8, method="per-budget")
-    for x, y in zip(s1, s2):
-        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    frontier_equals_per_budget(two_type(packing=packing, recall=RECALL))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import sim
 import theory
-from tests._sim_helpers import make_scenario, two_type
+from tests._sim_helpers import SLOW_PACKINGS, frontier_equals_per_budget, make_scenario, two_type
 
 N = 4096  # queries per run: one chunk shape, so one compilation per structure
 NB = 24  # budgets per run
@@ -276,14 +276,7 @@ def test_instances_contract():
     assert np.corrcoef(cos, red)[0, 1] > 0.3
 
 
-@pytest.mark.parametrize(
-    "packing",
-    [
-        pytest.param("prefix", marks=pytest.mark.slow),
-        pytest.param("skip", marks=pytest.mark.slow),
-        pytest.param("cut", marks=pytest.mark.slow),
-    ],
-)
+@pytest.mark.parametrize("packing", SLOW_PACKINGS)
 def test_query_numbers_do_not_depend_on_batch_size(packing):
     """MODEL §2-§3 per query: query i's success probabilities and regions are a function of its own
     draw, so the first n queries of a run equal, bit for bit, the same queries inside a run of 4n
@@ -331,22 +324,8 @@ def test_frontier_equals_per_budget_packing_bit_for_bit(scenario):
     """MODEL §2-§4: under prefix and cut packing, reading the budgets off each query's evidence
     frontier (computed once) gives the per-budget packing's m, G_B and H_B for every query, budget
     and action, and the block sums (dU, C, R, the region counts) bit for bit."""
-    import jax.numpy as jnp
-
-    K = sim.kernel
-    st_, pr = K.split(scenario)
-    b = jnp.asarray(scenario.budgets, jnp.float32)
-    key, idx = jax.random.key(11), jnp.arange(3000, dtype=jnp.int32)
-    _, a = K.query_outcomes(key, idx, b, pr, st=st_, method="frontier")
-    _, c = K.query_outcomes(key, idx, b, pr, st=st_, method="per-budget")
-    for x, y in zip(a, c):
-        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    a = frontier_equals_per_budget(scenario)
     assert np.asarray(a.raw_grounded).any() and not np.asarray(a.raw_grounded).all()
-    valid = idx < 2990  # padding rows count for nothing either way
-    s1 = K.chunk_block_sums(key, idx, valid, b, pr, st=st_, n_blocks=8)
-    s2 = K.chunk_block_sums(key, idx, valid, b, pr, st=st_, n_blocks=8, method="per-budget")
-    for x, y in zip(s1, s2):
-        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
 
 def test_sorting_network_sorts_every_zero_one_input():

@@ -9,27 +9,9 @@ import pytest
 
 from retcon.errors import InputError
 from tests._cli import run_cli as _run
+from tests._toy import stream_toml
 
-BASE = """
-vocabulary = "locomo"
-budgets = [500.0, 1000.0]
-queries = 64
-[types.single-hop]
-weight = 1.0
-length = {dist = "exponential", mean = 100.0}
-[operators.merge]
-compress_ratio = 0.5
-fidelity = 0.9
-[operators.abstract]
-compress_ratio = 0.25
-fidelity = 0.7
-[operators.rewrite]
-compress_ratio = 0.7
-fidelity = 0.95
-[reader]
-acc_guess = 0.0
-acc_raw = 0.8
-"""
+BASE = stream_toml()
 
 
 def _stream_toml(tmp_path, stream: str) -> str:

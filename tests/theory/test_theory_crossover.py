@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import theory
 from retcon.errors import InputError
-from tests.strategies import ANY, NICE, dist_of, readers
+from tests.strategies import ANY, NICE, dist_of, readers, shape_scale
 from theory import symbolic as S
 from theory._crossover import REASON_WEAK
 from theory._twins import decompose_jax, decompose_numpy
@@ -33,12 +33,15 @@ def ref_delta(cdf, b, rho, phi, a, g):
 # --- §4 / §6.1 ----------------------------------------------------------------------------------
 
 
+# A raw accuracy and the guess as a share of it, for the §4 decomposition's properties.
+ACC_GUESS = dict(a=st.floats(0.2, 1.0), g_frac=st.floats(0.0, 0.99))
+
+
 @given(
     spec=ANY,
     rho=st.floats(0.05, 0.95),
     phi=st.floats(0.0, 1.0),
-    a=st.floats(0.2, 1.0),
-    g_frac=st.floats(0.0, 0.99),
+    **ACC_GUESS,
     budgets=st.lists(st.floats(0.5, 2e4), min_size=1, max_size=8),
 )
 def test_decomposition_signs_and_identity(spec, rho, phi, a, g_frac, budgets):
@@ -56,13 +59,7 @@ def test_decomposition_signs_and_identity(spec, rho, phi, a, g_frac, budgets):
         assert np.all(dec.coverage >= -1e-15)
 
 
-@given(
-    spec=NICE,
-    rho=st.floats(0.05, 0.95),
-    phi=st.floats(1.0, 3.0),
-    a=st.floats(0.2, 1.0),
-    g_frac=st.floats(0.0, 0.99),
-)
+@given(spec=NICE, rho=st.floats(0.05, 0.95), phi=st.floats(1.0, 3.0), **ACC_GUESS)
 def test_replacement_signed_above_one(spec, rho, phi, a, g_frac):
     """docs/model.md §4: with phi > 1 the replacement effect is >= 0 (the reader clipped at 1, §2)."""
     dist = dist_of(spec)
@@ -254,16 +251,7 @@ def test_scale_equivariance(spec, s, rho, reader):
 
 # Gamma and Weibull laws with shape in (0.2, 1): heavy mass near 0, quantiles down to subnormal
 # floats at p = 1e-300 (the scan must stay in normal floats).
-SUB_ONE = st.one_of(
-    st.builds(
-        lambda k, s: ("gamma", {"shape": k, "scale": s}), st.floats(0.2, 0.999), st.floats(5.0, 2e3)
-    ),
-    st.builds(
-        lambda k, s: ("weibull", {"shape": k, "scale": s}),
-        st.floats(0.2, 0.999),
-        st.floats(5.0, 2e3),
-    ),
-)
+SUB_ONE = st.one_of(shape_scale("gamma", 0.2, 0.999), shape_scale("weibull", 0.2, 0.999))
 
 
 def test_crossover_weibull_shape_below_one_regression():
@@ -398,37 +386,33 @@ def test_empirical_sample_close_to_parametric():
 # --- conditions that rule a crossover out -------------------------------------------------------
 
 
-@given(
-    spec=ANY,
-    rho=st.floats(0.05, 0.95),
-    a=st.floats(0.3, 1.0),
-    g_frac=st.floats(0.05, 0.95),
-    phi_frac=st.floats(0.0, 1.0),
-)
+# Any length law, compress ratio and raw accuracy; the guess and fidelity each test's own.
+RULED_OUT = dict(spec=ANY, rho=st.floats(0.05, 0.95), a=st.floats(0.3, 1.0))
+
+
+def _ruled_out(spec, rho, phi, a, g, reason):
+    """``theory.crossover`` has status none for ``reason``; returns the length law."""
+    dist = dist_of(spec)
+    res = theory.crossover(dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
+    assert (res.status, res.reason) == ("none", reason)
+    return dist
+
+
+@given(**RULED_OUT, g_frac=st.floats(0.05, 0.95), phi_frac=st.floats(0.0, 1.0))
 def test_useless_record_means_retention_wins(spec, rho, a, g_frac, phi_frac):
     """docs/model.md §6: a phi <= g => dU <= 0 everywhere, status none, reason 'a*phi <= g'."""
     g = g_frac * a
     phi = phi_frac * g / a
-    dist = dist_of(spec)
-    res = theory.crossover(dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
-    assert (res.status, res.reason) == ("none", "a*phi <= g")
+    dist = _ruled_out(spec, rho, phi, a, g, "a*phi <= g")
     grid = theory.scan_budgets(dist, rho)
     assert np.all(ref_delta(dist.cdf, grid, rho, phi, a, g) <= 1e-15)
 
 
-@given(
-    spec=ANY,
-    rho=st.floats(0.05, 0.95),
-    a=st.floats(0.3, 1.0),
-    g_frac=st.floats(0.0, 0.95),
-    phi=st.floats(1.0, 2.0),
-)
+@given(**RULED_OUT, g_frac=st.floats(0.0, 0.95), phi=st.floats(1.0, 2.0))
 def test_no_detail_loss_means_consolidation_never_loses(spec, rho, a, g_frac, phi):
     """docs/model.md §6: phi >= 1 => dU >= 0 everywhere, status none, reason 'phi >= 1'."""
     g = g_frac * a
-    dist = dist_of(spec)
-    res = theory.crossover(dist, compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
-    assert (res.status, res.reason) == ("none", "phi >= 1")
+    dist = _ruled_out(spec, rho, phi, a, g, "phi >= 1")
     dec = theory.delta_curve(
         dist,
         theory.scan_budgets(dist, rho),
