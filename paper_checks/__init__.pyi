@@ -17,6 +17,7 @@ from ._config import TheoryModel as TheoryModel
 from ._endtoend import append_end_to_end as append_end_to_end
 from ._experiments import EXPERIMENTS as EXPERIMENTS
 from ._magnitude import append_magnitude as append_magnitude
+from ._paired import judge_flag_lines as judge_flag_lines
 from ._report import format_measured as format_measured
 from ._report import format_oc_cell as format_oc_cell
 from ._report import report_json as report_json

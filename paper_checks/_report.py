@@ -114,6 +114,7 @@ def render_markdown(
     """REPORT.md: the data graded, the claim table, then per claim its headline, numbers, reason,
     its rule's operating characteristics and skipped parts."""
     from paper_checks._acceptance import ACCEPTANCE_RULE, answer
+    from paper_checks._paired import judge_flag_lines
     from paper_checks._types import VERDICTS
     from paper_checks._verdicts import RULES
 
@@ -131,6 +132,7 @@ def render_markdown(
         "In plain words:",
         "",
         *(answer(r) for r in results),
+        *(f"- **{line}**." for line in judge_flag_lines(data)),
         "",
         f"Scale: {scale}; seed {seed}. Verdicts: "
         + ", ".join(f"{v} {n}" for v, n in counts.items())

@@ -298,6 +298,7 @@ def _run(args: argparse.Namespace, claims, config) -> int:
         Workspace,
         format_measured,
         format_oc_cell,
+        judge_flag_lines,
         report_json,
         run_checks,
         write_run,
@@ -322,6 +323,11 @@ def _run(args: argparse.Namespace, claims, config) -> int:
     for reader in config.readers if config.paired else ():
         # every file read and validated before any claim is measured
         check_paired_groups(ws.paired_source(reader))
+    flagged = judge_flag_lines(
+        [ws.paired_source(reader).describe() for reader in config.readers if config.paired]
+    )
+    for line in flagged:  # a lenient judge's accuracies: said before and after the verdicts
+        print(f"retcon paper-checks: warning: {line}", file=sys.stderr)
     if config.paired:
         n_claims = f"{len(claims)} claims" if claims else "the claims"
         _progress.announce(args, f"{n_claims} on the --paired files; a bar of claims follows")
@@ -382,8 +388,10 @@ def _run(args: argparse.Namespace, claims, config) -> int:
         lines = [
             f"claim {r.claim_id}: {r.verdict:<{width}}  {format_measured(r):<28} "
             f"{r.details.get('headline', '')}  [false PASS / power: {format_oc_cell(r)}]"
+            + ("  [judge FLAGGED]" if "judge FLAGGED" in str(r.data) else "")
             for r in results
         ]
+        lines += flagged
         if end_to_end is not None:
             if "skipped" in end_to_end:
                 lines.append(f"end to end: skipped ({end_to_end['skipped']})")
