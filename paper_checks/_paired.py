@@ -8,6 +8,12 @@ gives no ``cluster_tokens`` (below), and records what the report states about it
 sha256, its size (rows, questions, groups, budgets) and its provenance, from the file's sidecar
 ``<file>.meta.json`` (written by ``retcon pair``) and its ``meta_*`` columns where present.
 
+A sidecar whose ``judge_check`` flagged its judge (``retcon pair --llm-judge llm``: a false-acceptance
+rate on wrong answers above ``--judge-threshold``) is said in the provenance (``judge_flagged``:
+the run's judge-check line), in the file's one-line label, and so in every verdict graded on it
+(``judge_flag_lines``): those accuracies were judged by a lenient judge (docs/llm.md, "Checking the
+judge").
+
 The result is the same in-memory representation (``oas.PairedData``) as LoCoMo paired by the
 workspace itself, so every grading step downstream is shared (``paper_checks._sources.Workspace``).
 
@@ -67,11 +73,12 @@ class PairedSource(NamedTuple):
         return {k: v for k, v in self._asdict().items() if k != "data"}
 
     def label(self) -> str:
-        """One line for a claim's data column."""
+        """One line for a claim's data column (ending ``; judge FLAGGED`` for a flagged judge)."""
+        flag = "; judge FLAGGED" if self.provenance.get("judge_flagged") else ""
         return (
             f"paired file {Path(self.path).name} (sha256 {self.sha256[:12]}), reader {self.name}: "
             f"{self.n_queries} questions in {self.n_groups} groups, {len(self.budgets)} budgets; "
-            f"{self.provenance['kind']}"
+            f"{self.provenance['kind']}{flag}"
         )
 
 
@@ -111,6 +118,38 @@ def fill_cluster_tokens(data) -> tuple[Any, dict]:
     return data._replace(cluster_tokens=tokens), counts
 
 
+def flagged_judge(sidecar: dict | None) -> str | None:
+    """The judge-check line of a sidecar whose judge was flagged (``judge_check.probe.flagged``,
+    written by ``retcon pair --llm-judge llm``); None without a check or for a judge within its
+    threshold."""
+    check = (sidecar or {}).get("judge_check")
+    probe = check.get("probe") if isinstance(check, dict) else None
+    if not isinstance(probe, dict) or probe.get("flagged") is not True:
+        return None
+    line = check.get("line") if isinstance(check, dict) else None
+    if isinstance(line, str) and line:
+        return line
+    rate, threshold = probe.get("rate"), probe.get("threshold")
+    return (
+        f"judge check: false acceptance {rate} of {probe.get('n_decoys')} wrong answers; FLAGGED: "
+        f"above the {threshold} threshold"
+    )
+
+
+def judge_flag_lines(data) -> list[str]:
+    """One line per graded file whose judge was flagged (``data``: ``Workspace.data_sources()``,
+    the described files): its name, its path and the run's judge-check line."""
+    out = []
+    for d in data:
+        line = (d.get("provenance") or {}).get("judge_flagged")
+        if line:
+            out.append(
+                f"judge FLAGGED for --paired {d.get('path')} (reader {d.get('name')}): {line}; "
+                "every verdict graded on this file rests on its accuracies"
+            )
+    return out
+
+
 def provenance(path: Path, data) -> dict:
     """What produced the file, from its sidecar ``<file>.meta.json`` and its ``meta_*`` columns."""
     side = Path(f"{path}.meta.json")
@@ -142,12 +181,17 @@ def provenance(path: Path, data) -> dict:
         }
     if command:
         bits = [f"{k} {cfg[k]}" for k in ("dataset", "reader", "operators") if k in cfg]
-        return {
+        out = {
             "kind": "paired",
             "statement": f"sidecar {side.name}: {command}"
             + (f" ({', '.join(bits)})" if bits else ""),
             "sidecar": sidecar,
         }
+        flag = flagged_judge(sidecar)
+        if flag is not None:  # only then: the provenance of other files stays as it was
+            out["statement"] += f"; {flag}"
+            out["judge_flagged"] = flag
+        return out
     proto = data.meta.get("meta_protocol")
     extra = f"; meta_protocol {sorted(set(map(str, proto)))}" if proto is not None else ""
     return {

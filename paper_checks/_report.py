@@ -61,11 +61,13 @@ def format_oc_cell(r: ClaimResult) -> str:
 
 def format_claims(results: Sequence[ClaimResult]) -> list[str]:
     """One line per claim, as ``retcon paper-checks`` prints them: id, verdict, measured value
-    with its CI, the headline and the rule's false-PASS rate and power."""
+    with its CI, the headline and the rule's false-PASS rate and power; ``[judge FLAGGED]`` when
+    the claim was graded on a ``--paired`` file whose LLM judge was flagged."""
     width = max((len(r.verdict) for r in results), default=0)
     return [
         f"claim {r.claim_id}: {r.verdict:<{width}}  {format_measured(r):<28} "
         f"{r.details.get('headline', '')}  [false PASS / power: {format_oc_cell(r)}]"
+        + ("  [judge FLAGGED]" if "judge FLAGGED" in str(r.data) else "")
         for r in results
     ]
 
@@ -125,6 +127,7 @@ def render_markdown(
     """REPORT.md: the data graded, the claim table, then per claim its headline, numbers, reason,
     its rule's operating characteristics and skipped parts."""
     from paper_checks._acceptance import ACCEPTANCE_RULE, answer
+    from paper_checks._paired import judge_flag_lines
     from paper_checks._types import VERDICTS
     from paper_checks._verdicts import RULES
 
@@ -142,6 +145,7 @@ def render_markdown(
         "In plain words:",
         "",
         *(answer(r) for r in results),
+        *(f"- **{line}**." for line in judge_flag_lines(data)),
         "",
         f"Scale: {scale}; seed {seed}. Verdicts: "
         + ", ".join(f"{v} {n}" for v, n in counts.items())

@@ -222,6 +222,15 @@ class Workspace:
         except (DataMissing, DependencyMissing):
             return None
 
+    def judge_flags(self) -> list[str]:
+        """One line per ``--paired`` file whose sidecar carries a flagged LLM-judge check
+        (``retcon paper-checks`` says them on stderr and after the verdicts); empty otherwise."""
+        from paper_checks._paired import judge_flag_lines
+
+        if not self.config.paired:
+            return []
+        return judge_flag_lines([self.paired_source(r).describe() for r in self.config.readers])
+
     def data_sources(self) -> list[dict]:
         """What the report states about the real data read so far: per ``--paired`` file its path,
         sha256, size, group count and provenance; for LoCoMo the file and its sha256."""

@@ -342,6 +342,9 @@ def _run(args: argparse.Namespace, claims, config) -> int:
     for reader in config.readers if config.paired else ():
         # every file read and validated before any claim is measured
         check_paired_groups(ws.paired_source(reader))
+    flagged = ws.judge_flags()
+    for line in flagged:  # a lenient judge's accuracies: said before and after the verdicts
+        print(f"retcon paper-checks: warning: {line}", file=sys.stderr)
     if config.paired:
         n_claims = (
             "the paper's tables (no claim)"
@@ -394,7 +397,7 @@ def _run(args: argparse.Namespace, claims, config) -> int:
             end_to_end = sections.get("end_to_end")
 
     def text() -> str:
-        lines = format_claims(results)
+        lines = format_claims(results) + flagged
         if end_to_end is not None:
             if "skipped" in end_to_end:
                 lines.append(f"end to end: skipped ({end_to_end['skipped']})")

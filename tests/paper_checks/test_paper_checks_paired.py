@@ -229,3 +229,68 @@ def test_operating_characteristics_hook_says_how_it_got_each_figure(monkeypatch)
     far = oc("1", 26)
     assert far["power"] == 0.9 and far["method"] == "nearest tabled (G=20), not recomputed for G=26"
     assert oc("1", None)["false_pass_rate"] is None and oc("2", 10)["power"] is None
+
+
+def _judge_sidecar(path, flagged: bool) -> None:
+    """A `retcon pair --llm-judge llm` sidecar for ``path``: its judge check, flagged or not."""
+    probe = {"n_decoys": 11, "n_accepted": 11 if flagged else 0, "rate": 1.0 if flagged else 0.0}
+    probe.update(threshold=0.1, flagged=flagged)
+    line = "judge check: made-up line " + ("FLAGGED" if flagged else "ok")
+    meta = {
+        "command": "retcon pair locomo",
+        "config": {"dataset": "locomo", "reader": "llm", "operators": "llm"},
+        "judge_check": {"probe": probe, "line": line},
+    }
+    path.with_name(path.name + ".meta.json").write_text(json.dumps(meta))
+
+
+def _judged_report(files, tmp_path, capsys, flagged: bool, claim: str = "2"):
+    """``paper-checks --paired judged.jsonl --claims CLAIM --out DIR`` on the ``holds`` file with a
+    judge-check sidecar: (stdout, stderr, REPORT.md, the file's report.json data block, said)."""
+    path = tmp_path / "judged.jsonl"
+    path.write_bytes(files["holds"].read_bytes())
+    _judge_sidecar(path, flagged)
+    out = tmp_path / "report"
+    args = ["paper-checks", "--paired", str(path), "--claims", claim, "--no-figures"]
+    assert main([*args, "--out", str(out)]) == 0
+    text, err = capsys.readouterr()
+    md = (out / "REPORT.md").read_text()
+    (src,) = json.loads((out / "report.json").read_text())["data"]
+    said = f"judge FLAGGED for --paired {path} (reader judged): judge check: made-up line FLAGGED"
+    return text, err, md, src, said
+
+
+@pytest.mark.parametrize("flagged", [True, False])
+def test_a_flagged_judge_is_said_in_the_verdicts_and_on_stderr(
+    files, tmp_path, capsys, monkeypatch, flagged
+):
+    """docs/llm.md "Checking the judge": a paired file whose sidecar carries a flagged judge check
+    (false acceptance above --judge-threshold) is named on stderr, in every verdict line graded
+    on it, in REPORT.md's plain-words verdicts, its data column and its provenance; a judge
+    within its threshold is not mentioned. The claim itself is a canned result on the file's
+    label (the slow test below measures one), so only the reporting is under test."""
+
+    def canned(config, *, seed, claims, workspace, progress):
+        label = workspace.real_label(config.readers[0])
+        r = pc.ClaimResult("2", "made up", 0.5, (0.4, 0.6), "-", label, "PASS", {})
+        return [r], workspace
+
+    monkeypatch.setattr(pc, "run_checks", canned)
+    text, err, md, src, said = _judged_report(files, tmp_path, capsys, flagged)
+    verdict = next(line for line in text.splitlines() if line.startswith("claim 2:"))
+    if flagged:
+        assert f"retcon paper-checks: warning: {said}" in err
+        assert verdict.endswith("[judge FLAGGED]") and said in text
+        assert f"- **{said}" in md and "; paired; judge FLAGGED |" in md
+        assert src["provenance"]["judge_flagged"] == "judge check: made-up line FLAGGED"
+    else:
+        assert "FLAGGED" not in err + text + md and "judge_flagged" not in src["provenance"]
+        assert "judge check: made-up line ok" not in src["provenance"]["statement"]
+
+
+@pytest.mark.slow
+def test_a_measured_claim_on_a_flagged_judges_file_says_so(files, tmp_path, capsys):
+    """The same through a measured claim (claim 2 on the ``holds`` world)."""
+    text, err, md, _, said = _judged_report(files, tmp_path, capsys, True)
+    assert said in err and said in text and f"- **{said}" in md
+    assert next(x for x in text.splitlines() if x.startswith("claim 2:")).endswith("FLAGGED]")
