@@ -240,13 +240,7 @@ def run(args: argparse.Namespace) -> int:
     _check_audit(args)
     from retcon.commands import _progress
 
-    n_claims = (
-        "the paper's tables (no claim)"
-        if claims == []
-        else f"{len(claims)} claims"
-        if claims
-        else "the claims"
-    )
+    n_claims = _claims_phrase(claims)
     if args.paired:  # announced once the files are read (a refusal of one stays one line)
         return _run(args, claims, paired_config(args))
     check_locomo_given(args.data, getattr(args, "sim_only", False))
@@ -285,6 +279,14 @@ def run(args: argparse.Namespace) -> int:
             except InputError as e:
                 raise InputError(f"--data: {e}") from None
     return _run(args, claims, config)
+
+
+def _claims_phrase(claims) -> str:
+    """What the progress line says is checked: ``[]`` the tables only, a list its count, ``None``
+    every claim."""
+    if claims == []:
+        return "the paper's tables (no claim)"
+    return f"{len(claims)} claims" if claims else "the claims"
 
 
 def _check_audit(args: argparse.Namespace) -> None:
@@ -346,13 +348,7 @@ def _run(args: argparse.Namespace, claims, config) -> int:
     for line in flagged:  # a lenient judge's accuracies: said before and after the verdicts
         print(f"retcon paper-checks: warning: {line}", file=sys.stderr)
     if config.paired:
-        n_claims = (
-            "the paper's tables (no claim)"
-            if claims == []
-            else f"{len(claims)} claims"
-            if claims
-            else "the claims"
-        )
+        n_claims = _claims_phrase(claims)
         _progress.announce(args, f"{n_claims} on the --paired files; a bar of claims follows")
     for msg in held:
         bar.write(f"paper-checks: {msg}")

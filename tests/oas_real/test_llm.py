@@ -184,15 +184,8 @@ def test_api_key_goes_in_the_header_not_the_key(server, tmp_path):
 
 # ------------------------------------------------------------------------------------ settings
 def test_settings_from_environment(monkeypatch, tmp_path):
-    for v in (
-        "RETCON_LLM_BASE_URL",
-        "RETCON_LLM_MODEL",
-        "RETCON_LLM_API_KEY",
-        "OPENAI_BASE_URL",
-        "OPENAI_API_KEY",
-        "RETCON_CACHE_DIR",
-    ):
-        monkeypatch.delenv(v, raising=False)
+    _clean_llm_env(monkeypatch)
+    monkeypatch.delenv("RETCON_CACHE_DIR", raising=False)
     with pytest.raises(InputError, match="no LLM endpoint configured: pass --llm-base-url"):
         resolve_endpoint(model="m")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://h:1/v1/")

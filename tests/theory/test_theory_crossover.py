@@ -240,6 +240,11 @@ def test_multiple_crossings_reported():
 @given(spec=ANY, s=st.floats(0.05, 20.0), rho=st.floats(0.05, 0.95), reader=readers())
 def test_scale_equivariance(spec, s, rho, reader):
     """docs/model.md §6.5: B*(s) = s B*(1)."""
+    _check_scale(spec, s, rho, reader)
+
+
+def _check_scale(spec, s, rho, reader):
+    """§6.5's equivariance B*(s) = s B*(1) for one law; returns the law, B*(1) and the reader."""
     phi, a, g = reader
     dist = dist_of(spec)
     kw = dict(compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
@@ -247,6 +252,7 @@ def test_scale_equivariance(spec, s, rho, reader):
     assert one.status == scaled.status
     if one.status == "unique":
         assert scaled.crossover_budget == pytest.approx(s * one.crossover_budget, rel=1e-6)
+    return dist, one, kw
 
 
 # Gamma and Weibull laws with shape in (0.2, 1): heavy mass near 0, quantiles down to subnormal
@@ -266,14 +272,9 @@ def test_crossover_weibull_shape_below_one_regression():
 def test_scale_equivariance_shape_below_one(spec, s, rho, reader):
     """docs/model.md §6.5 for shapes in (0.2, 1): crossover runs, B*(s) = s B*(1), and at B* the
     curve changes sign (dU > 0 just below, < 0 just above)."""
-    phi, a, g = reader
-    dist = dist_of(spec)
-    kw = dict(compress_ratio=rho, fidelity=phi, acc_raw=a, acc_guess=g)
-    one, scaled = theory.crossover(dist, **kw), theory.crossover(dist.scaled(s), **kw)
-    assert one.status == scaled.status
+    dist, one, kw = _check_scale(spec, s, rho, reader)
     if one.status == "unique":
         b = one.crossover_budget
-        assert scaled.crossover_budget == pytest.approx(s * b, rel=1e-6)
         d = theory.delta_curve(dist, [b * 0.999, b * 1.001], **kw).delta
         assert d[0] >= 0 >= d[1]
 
