@@ -324,28 +324,19 @@ def query_timeline(key, budgets, st: StreamStatic, pr: StreamParams, sessions=No
         return evidence_levels(P, lengths, levels, n, qtype, op, budgets, st, pr, times)
 
     m_ret, fits_raw = outcome(jnp.zeros((1, T, 0), jnp.int32), 0)
-    rows = [m_ret]
-    by_gen = []
     periodic = jnp.asarray(periodic_levels(T, st.period, st.window))[None]
+
+    def overflow(rho, cap):
+        return overflow_levels(lengths, rho, cap, st.max_generation)
+
+    rows = [
+        m_ret,
+        *_policy_rows(
+            st, pr, budgets, lambda lv, op: outcome(lv, op)[0], periodic, overflow, fits_raw, m_ret
+        ),
+    ]
+    by_gen = []
     for op in range(len(OPERATORS)):
-        rho = pr.compress[op]
-        over = None
-        for policy in st.policies:
-            if policy == "retain-all":
-                continue
-            if policy == "periodic":
-                m, _ = outcome(periodic, op)
-            elif policy in ("overflow", "tiered"):
-                if over is None:
-                    lv = overflow_levels(lengths, rho, pr.cap, st.max_generation)[None]
-                    over, _ = outcome(lv, op)
-                m = over if policy == "overflow" else jnp.where(fits_raw, m_ret, over)
-            else:  # budget-aware: the cap is the budget
-                lv = jax.vmap(
-                    lambda b, rho=rho: overflow_levels(lengths, rho, b, st.max_generation)
-                )(budgets)
-                m, _ = outcome(lv, op)
-            rows.append(m)
         n_lev = st.n_generations - 1
         ks = jnp.arange(st.n_generations, dtype=jnp.int32)
         # every unit passed k times at the last session: c_l = T for l <= k
@@ -355,6 +346,32 @@ def query_timeline(key, budgets, st: StreamStatic, pr: StreamParams, sessions=No
         )
         by_gen.append(m_k)
     return jnp.stack(rows), jnp.stack(by_gen)
+
+
+def _policy_rows(st, pr, budgets, outcome, periodic, overflow, fits_raw, m_ret):
+    """Each operator's rows (``OPERATORS`` order), one per consolidating policy (MODEL §10).
+
+    ``outcome(marks, op)``: the ``(nB, T)`` successes of a marking (levels or generations, leading
+    axis 1 or ``nB``); ``periodic``: the periodic marking; ``overflow(rho, cap)``: the overflow
+    marking at compression ``rho`` under ``cap``. Shared by `query_timeline` (levels) and
+    `query_timeline_dense` (generations); ``tiered`` keeps ``m_ret`` where raw fits.
+    """
+    rows = []
+    for op in range(len(OPERATORS)):
+        rho, over = pr.compress[op], None
+        for policy in st.policies:
+            if policy == "retain-all":
+                continue
+            if policy == "periodic":
+                m = outcome(periodic, op)
+            elif policy in ("overflow", "tiered"):
+                if over is None:
+                    over = outcome(overflow(rho, pr.cap)[None], op)
+                m = over if policy == "overflow" else jnp.where(fits_raw, m_ret, over)
+            else:  # budget-aware: the cap is the budget
+                m = outcome(jax.vmap(lambda b, rho=rho: overflow(rho, b))(budgets), op)
+            rows.append(m)
+    return rows
 
 
 def draw_stream(key, st: StreamStatic, pr: StreamParams):
@@ -386,28 +403,17 @@ def query_timeline_dense(key, budgets, st: StreamStatic, pr: StreamParams, sessi
     n_last = n_units[last_row]
     zeros = jnp.zeros((1, T, T), jnp.int32)
     m_ret, fits_raw = evidence_outcome(lengths, zeros, n_units, qtype, 0, budgets, st, pr)
-    rows = [m_ret]
-    by_gen = []
     periodic = jnp.asarray(periodic_generations(T, st.period, st.window))[None]
+
+    def outcome(gens, op):
+        return evidence_outcome(lengths, gens, n_units, qtype, op, budgets, st, pr)[0]
+
+    def overflow(rho, cap):
+        return overflow_generations(lengths, rho, cap, st.max_generation)
+
+    rows = [m_ret, *_policy_rows(st, pr, budgets, outcome, periodic, overflow, fits_raw, m_ret)]
+    by_gen = []
     for op in range(len(OPERATORS)):
-        rho = pr.compress[op]
-        over = None
-        for policy in st.policies:
-            if policy == "retain-all":
-                continue
-            if policy == "periodic":
-                m, _ = evidence_outcome(lengths, periodic, n_units, qtype, op, budgets, st, pr)
-            elif policy in ("overflow", "tiered"):
-                if over is None:
-                    gens = overflow_generations(lengths, rho, pr.cap, st.max_generation)[None]
-                    over, _ = evidence_outcome(lengths, gens, n_units, qtype, op, budgets, st, pr)
-                m = over if policy == "overflow" else jnp.where(fits_raw, m_ret, over)
-            else:  # budget-aware: the cap is the budget
-                gens = jax.vmap(
-                    lambda b, rho=rho: overflow_generations(lengths, rho, b, st.max_generation)
-                )(budgets)
-                m, _ = evidence_outcome(lengths, gens, n_units, qtype, op, budgets, st, pr)
-            rows.append(m)
         ks = jnp.arange(st.n_generations, dtype=jnp.int32)[:, None, None, None]
         fixed = jnp.broadcast_to(ks, (st.n_generations, 1, 1, T))
         m_k = jax.vmap(
