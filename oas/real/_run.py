@@ -175,6 +175,8 @@ class PairJob:
             p["structure"] = False
         if self.design != "ours":  # runs of our design keep their digests
             p["design"] = self.design
+        if self.design == "paper" and self.pair_protocol == "end-to-end":
+            p["candidates"] = "full-history"  # MODEL §11; earlier paper end-to-end rows differ
         if self.reader == "llm" and self.llm_judge == "llm":
             # Checked-judge rows carry the lexical verdicts (meta_lexical_<action>): a file of an
             # unchecked judge's rows is not resumed into one of them.
@@ -208,6 +210,19 @@ def _apply_design(job: PairJob) -> None:
         object.__setattr__(job, name, value)
     if job.budgets is None:
         object.__setattr__(job, "budgets", PAPER_BUDGETS[job.dataset])
+    if job.pair_protocol == "end-to-end":  # the paper's full-history run (oas.real._full_history)
+        from oas.real._full_history import FULL_HISTORY_TOP_K
+
+        for name, value in (("retriever", "bm25"), ("top_k", FULL_HISTORY_TOP_K)):
+            given = getattr(job, name)
+            if given not in (defaults[name], value):
+                raise InputError(
+                    f"{_SPELL.lead('design')}: 'paper' with {_SPELL.given('pair_protocol', 'end-to-end')} "
+                    f"is the paper's full-history run (BM25 top {FULL_HISTORY_TOP_K} turns, MODEL "
+                    f"§11) and sets {_SPELL.given(name, value)}; got {_SPELL.given(name, given)}. "
+                    f"Drop {_SPELL(name)}."
+                )
+            object.__setattr__(job, name, value)
 
 
 # More units than any conversation holds: a larger --top-k is a typo (all units are retrieved).
