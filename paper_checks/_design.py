@@ -38,7 +38,12 @@ from paper_checks._published import (
     in_interval,
 )
 from paper_checks._tables import question_bootstrap, table_4, table_4_json, table_4_markdown
-from paper_checks._tables_history import NOT_FULL_HISTORY, history_markdown, history_tables
+from paper_checks._tables_history import (
+    FULL_HISTORY_LINE,
+    NOT_FULL_HISTORY,
+    history_markdown,
+    history_tables,
+)
 from paper_checks._tables_more import table_1, table_7, table_9, table_10
 from retcon.inference import group_mean_interval
 
@@ -368,8 +373,13 @@ def tables_markdown(tables: dict) -> str:
             else f"LoCoMo under the paper's design: {tables['n_questions']} questions in "
             f"{tables['n_conversations']} conversations, budgets 16-128"
         )
-        + ", cheapest-first packing, alphanumeric tokens, generated records capped at the budget "
-        f"(docs/paper-protocol.md). Question bootstrap: {tables['n_resamples']} replicates.",
+        + (
+            FULL_HISTORY_LINE
+            if "table_6" in tables
+            else ", cheapest-first packing, alphanumeric tokens, generated records capped at the "
+            "budget "
+        )
+        + f"(docs/paper-protocol.md). Question bootstrap: {tables['n_resamples']} replicates.",
         "",
         f"Which interval a verdict uses: {tables['verdict_interval']}",
         "",

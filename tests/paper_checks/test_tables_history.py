@@ -183,6 +183,7 @@ def test_full_history_tables_from_a_real_locomo_slice(tmp_path):
 
     md = tables_markdown(tables)
     assert "## Table 6: full-history BM25" in md and "## Table 12: full-history" in md
+    assert ", the full-history design: BM25 top 20 turns" in md
 
 
 def test_full_history_tables_from_the_longmemeval_fixture(tmp_path):
