@@ -701,7 +701,8 @@ def _write_rows(
     workers = pool.config.concurrency if pool is not None else 1
     window = max(2 * workers, workers + 4)  # questions submitted ahead of the one being written
     bar = _progress_bar(job, len(pairs), progress)
-    contexts: dict[str, ConversationContext] = {}
+    # per conversation, one context per realisation: each keeps its own generated records
+    contexts: dict[str, list[ConversationContext]] = {}
     open_queries: dict[str, int] = {}
     pending: deque = deque()
     n_written = 0
@@ -739,7 +740,8 @@ def _write_rows(
             for conv, query in pairs:
                 cid = conv.conversation_id
                 if cid not in contexts:
-                    contexts[cid] = ConversationContext(conv, job.granularity, embedder)
+                    ctx = ConversationContext(conv, job.granularity, embedder)
+                    contexts[cid] = [ctx, *(_fresh_copy(ctx) for _ in reruns)]
                 open_queries[cid] = open_queries.get(cid, 0) + 1
                 fut = ex.submit(
                     _realised_rows,
@@ -767,20 +769,23 @@ def _write_rows(
     return n_written
 
 
-def _realised_rows(query, ctx, backends, *, config, tokenizer, skip_ids) -> list[dict]:
-    """The rows of ``query`` under each ``(operators, reader)`` of ``backends``: one realisation
-    as ``query_rows`` gives them; several averaged (``average_realisations``), each realisation
-    with its own generated records (a copy of ``ctx`` with an empty cache of them)."""
+def _fresh_copy(ctx):
+    """``ctx`` with an empty cache of generated records (the fitted embedder shared)."""
     import copy
 
+    c = copy.copy(ctx)
+    c.generated = {}
+    return c
+
+
+def _realised_rows(query, contexts, backends, *, config, tokenizer, skip_ids) -> list[dict]:
+    """The rows of ``query`` under each ``(operators, reader)`` of ``backends``, realisation ``r``
+    with ``contexts[r]`` (its own generated records): one realisation as ``query_rows`` gives
+    them; several averaged (``average_realisations``)."""
     from oas.real._pair import query_rows
 
     runs = []
-    for r, (operators, reader) in enumerate(backends):
-        c = ctx
-        if r:
-            c = copy.copy(ctx)
-            c.generated = {}
+    for c, (operators, reader) in zip(contexts, backends, strict=True):
         runs.append(
             query_rows(
                 query,
