@@ -86,6 +86,9 @@ class CheckConfig:
         ``tables`` block beside the paper's (``paper_checks._design``; MODEL §11).
       features: definitions of features 3 and 6 for LoCoMo paired here (``"ours"``, ``"paper"``;
         ``None``: the design's).
+      protocol: ``"oracle"`` (default) or, with ``design="paper"``, ``"end-to-end"``: LoCoMo
+        paired here under the paper's full-history design (``oas.real._full_history``; MODEL
+        §11), which makes Tables 6 and 12; the type feature is the gold type.
     """
 
     full: bool = False
@@ -111,11 +114,19 @@ class CheckConfig:
     audit_mode: str = "drop,cite"
     design: str = "ours"
     features: str | None = None
+    protocol: str = "oracle"
 
     def __post_init__(self):
         from retcon.errors import check_choice
 
         check_choice("CheckConfig.design", self.design, ("ours", "paper"))
+        check_choice("CheckConfig.protocol", self.protocol, ("oracle", "end-to-end"))
+        if self.protocol != "oracle" and self.design != "paper":
+            raise InputError(
+                "CheckConfig.protocol 'end-to-end' is the paper's full-history design and needs "
+                f"design='paper'; got design={self.design!r} (our end-to-end runs are the "
+                "'end to end' section)."
+            )
         if self.features is not None:
             check_choice("CheckConfig.features", self.features, ("ours", "paper"))
         if not isinstance(self.sim_paired_budgets, int) or self.sim_paired_budgets < 2:

@@ -38,6 +38,12 @@ from paper_checks._published import (
     in_interval,
 )
 from paper_checks._tables import question_bootstrap, table_4, table_4_json, table_4_markdown
+from paper_checks._tables_history import (
+    FULL_HISTORY_LINE,
+    NOT_FULL_HISTORY,
+    history_markdown,
+    history_tables,
+)
 from paper_checks._tables_more import table_1, table_7, table_9, table_10
 from retcon.inference import group_mean_interval
 
@@ -66,19 +72,19 @@ VERDICT_INTERVAL_LONGMEMEVAL = (
 NOT_MADE_LONGMEMEVAL = {
     "4": "LoCoMo gains: this run grades a LongMemEval file",
     "5": "second answer model: no endpoint (needs --reader llm with a second model)",
-    "6": "full-history BM25 stress test: not run (needs the full-history design and an endpoint)",
+    "6": "full-history BM25 stress test: " + NOT_FULL_HISTORY,
     "11": "MLP - ridge: not built yet (the MLP grid of MODEL §8 is not wired in)",
-    "12": "independent full-history four-action test: no endpoint",
+    "12": "independent full-history four-action test: " + NOT_FULL_HISTORY,
 }
 #: The tables of MODEL §11 a LoCoMo run does not make, with the reason.
 NOT_MADE = {
     "3": "LongMemEval gains: no LongMemEval file in this run",
     "5": "second answer model: no endpoint (needs --reader llm with a second model)",
-    "6": "full-history BM25 stress test: not run (needs the full-history design and an endpoint)",
+    "6": "full-history BM25 stress test: " + NOT_FULL_HISTORY,
     "7": "by type at 256 on LongMemEval: LoCoMo's grid stops at 128 and its query types are not "
     "LongMemEval's",
     "11": "MLP - ridge on LongMemEval: no LongMemEval file in this run",
-    "12": "independent full-history four-action test: no endpoint",
+    "12": "independent full-history four-action test: " + NOT_FULL_HISTORY,
 }
 
 
@@ -247,6 +253,11 @@ def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000) -> dict:
     )
     not_made = NOT_MADE_LONGMEMEVAL if dataset == "longmemeval" else NOT_MADE
     more = more_tables(jax.random.fold_in(key, 1), paired, dataset, n_resamples=n_resamples)
+    history = history_tables(
+        jax.random.fold_in(key, 6), paired, ev, dataset, n_resamples=n_resamples
+    )
+    if history:  # the full-history design's rows make Tables 6 and 12 (MODEL §11)
+        not_made = {k: v for k, v in not_made.items() if k not in ("6", "12")}
     return {
         "design": "paper",
         "dataset": dataset,
@@ -274,6 +285,7 @@ def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000) -> dict:
             "cells": t2,
         },
         **more,
+        **history,
         "not_made": [{"table": k, "reason": v} for k, v in not_made.items()],
     }
 
@@ -361,8 +373,13 @@ def tables_markdown(tables: dict) -> str:
             else f"LoCoMo under the paper's design: {tables['n_questions']} questions in "
             f"{tables['n_conversations']} conversations, budgets 16-128"
         )
-        + ", cheapest-first packing, alphanumeric tokens, generated records capped at the budget "
-        f"(docs/paper-protocol.md). Question bootstrap: {tables['n_resamples']} replicates.",
+        + (
+            FULL_HISTORY_LINE
+            if "table_6" in tables
+            else ", cheapest-first packing, alphanumeric tokens, generated records capped at the "
+            "budget "
+        )
+        + f"(docs/paper-protocol.md). Question bootstrap: {tables['n_resamples']} replicates.",
         "",
         f"Which interval a verdict uses: {tables['verdict_interval']}",
         "",
@@ -390,6 +407,8 @@ def tables_markdown(tables: dict) -> str:
     for name in ("table_2", *(m[0] for m in _MORE)):
         if name in tables:
             lines += ["", *_more_markdown(name, tables[name])]
+    history = history_markdown(tables)  # Tables 6 and 12 of a full-history run
+    lines += ["", *history[:-1]] if history else []
     lines += ["", "## Tables not made", ""]
     lines += [f"- Table {t['table']}: {t['reason']}." for t in tables["not_made"]]
     return "\n".join(lines) + "\n"

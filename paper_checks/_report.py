@@ -209,10 +209,13 @@ def write_report(
         from paper_checks._design import tables_markdown
 
         write_text_atomic(out / "TABLES.md", tables_markdown(tables))
+    cfg = plain(config)
+    if isinstance(cfg, dict) and cfg.get("protocol") == "oracle":
+        del cfg["protocol"]  # the default: report.json stays what it was before --protocol
     obj = {
         **report_json(results, data, tables),
         "figures": [Path(f).name for f in figures],
-        "sidecar": plain(sidecar(plain(config), seed=seed, command=command)),
+        "sidecar": plain(sidecar(cfg, seed=seed, command=command)),
     }
     write_json_atomic(out / "report.json", obj)
     write_text_atomic(

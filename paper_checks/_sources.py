@@ -257,7 +257,12 @@ class Workspace:
                         "provenance": {
                             "kind": "locomo",
                             "statement": f"LoCoMo paired by this run ({name.split(':', 1)[1]} "
-                            "reader, dataset operators, oracle evidence"
+                            "reader, dataset operators, "
+                            + (
+                                "full-history BM25 candidates"
+                                if self.config.protocol == "end-to-end"
+                                else "oracle evidence"
+                            )
                             + (", the paper's design)" if self.config.design == "paper" else ")"),
                         },
                     }
@@ -273,10 +278,16 @@ class Workspace:
             plans = self._locomo_plans
             if reader != "llm":  # the main reader's chance rate corrects claims 2-3
                 return _locomo_paired(
-                    self.config, reader, chance=reader == self.config.readers[0], plans=plans
+                    self.config,
+                    reader,
+                    chance=reader == self.config.readers[0],
+                    plans=plans,
+                    protocol=self.config.protocol,
                 )
             try:  # an endpoint that is down or answers garbage skips the llm unit, not the run
-                return _locomo_paired(self.config, reader, plans=plans)
+                return _locomo_paired(
+                    self.config, reader, plans=plans, protocol=self.config.protocol
+                )
             except InputError as e:
                 raise DependencyMissing(f"llm reader unavailable: {e}") from None
 

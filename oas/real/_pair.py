@@ -63,6 +63,11 @@ class PairConfig:
         the caller sets ``packing="skip"`` and the alphanumeric tokenizer, as ``PairJob`` does).
       features: definitions of features 3 and 6 (``oas._features``): ``"ours"``, ``"paper"``, or
         ``None`` (default: ``"paper"`` under the paper's design, else ``oas._features``'s default).
+
+    ``design="paper"`` with ``protocol="end-to-end"`` is the paper's full-history run
+    (``full_history``; ``oas.real._full_history``): BM25 top 20 turns of the whole memory capped
+    at 2,048 tokens, packed in rank order; ``retriever``, ``top_k`` and ``granularity`` are then
+    the paper's, not read.
     """
 
     budgets: tuple[int, ...] = DEFAULT_BUDGETS
@@ -91,6 +96,11 @@ class PairConfig:
         check_choice("PairConfig.packing", self.packing, PACKINGS)
         check_choice("PairConfig.protocol", self.protocol, PROTOCOLS)
         check_choice("PairConfig.retriever", self.retriever, RETRIEVERS)
+
+    @property
+    def full_history(self) -> bool:
+        """The paper's full-history design: ``design == "paper"`` and end to end (MODEL §11)."""
+        return self.design == "paper" and self.protocol == "end-to-end"
 
 
 class _Prepared(NamedTuple):
@@ -237,7 +247,18 @@ def prepare_query_rows(
                 f"{list(VOCABULARIES[vocab_name])}."
             )
     slot = VOCABULARIES[vocab_name].index(typed)
-    if config.protocol == "end-to-end":
+    full_history = config.full_history
+    if full_history:  # the paper's full-history candidates (MODEL §11)
+        from oas.real._full_history import full_history_candidates
+
+        cluster = full_history_candidates(query, ctx.conversation, tokenizer=tokenizer)
+        if not cluster:
+            raise InputError(
+                f"query {query.query_id}: conversation {ctx.conversation.conversation_id} has no "
+                "turn that fits the full-history candidate cap (MODEL §11); expected at least one."
+            )
+        post_retrieval = _post_retrieval_meta(query, ctx, config)
+    elif config.protocol == "end-to-end":
         from oas.real._retrieval import retrieve
 
         cluster = retrieve(
@@ -258,8 +279,8 @@ def prepare_query_rows(
         )
     paper = config.design == "paper"
     definitions = config.features or ("paper" if paper else None)
-    if paper:  # cheapest-first: increasing length, ties in retriever order (MODEL §2)
-        from oas.real._paper_design import cap_records, cheapest_first
+    if paper and not full_history:  # cheapest-first: increasing length, ties in retriever order
+        from oas.real._paper_design import cheapest_first
 
         prepared = {
             a: _Prepared(*cheapest_first(p.texts, p.lengths, p.records))
@@ -283,8 +304,15 @@ def prepare_query_rows(
         for action in ACTIONS:
             p = prepared[action]
             if paper and action != "ret":  # generated records capped at the budget (MODEL §11)
+                from oas.real._paper_design import cap_records, cheapest_first
+
                 texts, lengths = cap_records(p.texts, budget, tokenizer)
-                p = _Prepared(*cheapest_first(texts, lengths, p.records))
+                # full history: the operator's own order; controlled: cheapest-first (MODEL §2)
+                p = (
+                    _Prepared(texts, lengths, p.records)
+                    if full_history
+                    else _Prepared(*cheapest_first(texts, lengths, p.records))
+                )
             context = pack_texts(p.texts, p.lengths, budget, config.packing, tokenizer).context
             packed[action] = seen.setdefault(context, context)
         contexts.append(packed)
@@ -306,6 +334,8 @@ def prepare_query_rows(
         tail["meta_source_type"] = query.source_type
         if paper:
             tail["meta_design"] = "paper"
+        if full_history:  # the rows say which design made them (paper-checks reads it)
+            tail["meta_candidates"] = "full-history"
         tail["cluster_tokens"] = int(sum(raw.lengths))
         for action in OPERATORS:
             tail[f"meta_tokens_{action}"] = int(sum(prepared[action].lengths))
@@ -375,6 +405,10 @@ def _post_retrieval_meta(query: Query, ctx: ConversationContext, config: PairCon
     from oas.real._retrieval_features import unit_content_words, unit_retrieval_features
 
     k = DEFAULT_TOP_K.get(config.granularity, 4) if config.top_k is None else int(config.top_k)
+    if config.full_history:  # the paper's 20 turns (MODEL §11)
+        from oas.real._full_history import FULL_HISTORY_TOP_K
+
+        k = FULL_HISTORY_TOP_K
     if ctx.units is None:  # the conversation's units and their content words, once
         ctx.units = memory_units(ctx.conversation, config.granularity)
         ctx.unit_words = unit_content_words(ctx.units)

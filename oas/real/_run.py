@@ -90,6 +90,7 @@ class PairJob:
     audit_mode: str = "drop,cite"
     design: str = "ours"
     judge_threshold: float = 0.10
+    realisations: int = 1
 
     def __post_init__(self):
         from oas.real._pair import DEFAULT_BUDGETS
@@ -116,6 +117,7 @@ class PairJob:
         if timeout is not None:
             check_range(spell.lead("llm_timeout"), timeout, 0.0, 86400.0, high_open=False)
         check_range(spell.lead("judge_threshold"), self.judge_threshold, 0.0, 1.0, high_open=False)
+        _check_realisations(self)
         for name in ("limit", "first"):
             n = getattr(self, name)
             if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n <= 0):
@@ -175,6 +177,10 @@ class PairJob:
             p["structure"] = False
         if self.design != "ours":  # runs of our design keep their digests
             p["design"] = self.design
+        if self.design == "paper" and self.pair_protocol == "end-to-end":
+            p["candidates"] = "full-history"  # MODEL §11; earlier paper end-to-end rows differ
+        if self.realisations != 1:  # one realisation keeps the digests of earlier runs
+            p["realisations"] = self.realisations
         if self.reader == "llm" and self.llm_judge == "llm":
             # Checked-judge rows carry the lexical verdicts (meta_lexical_<action>): a file of an
             # unchecked judge's rows is not resumed into one of them.
@@ -208,6 +214,40 @@ def _apply_design(job: PairJob) -> None:
         object.__setattr__(job, name, value)
     if job.budgets is None:
         object.__setattr__(job, "budgets", PAPER_BUDGETS[job.dataset])
+    if job.pair_protocol == "end-to-end":  # the paper's full-history run (oas.real._full_history)
+        from oas.real._full_history import FULL_HISTORY_TOP_K
+
+        for name, value in (("retriever", "bm25"), ("top_k", FULL_HISTORY_TOP_K)):
+            given = getattr(job, name)
+            if given not in (defaults[name], value):
+                raise InputError(
+                    f"{_SPELL.lead('design')}: 'paper' with {_SPELL.given('pair_protocol', 'end-to-end')} "
+                    f"is the paper's full-history run (BM25 top {FULL_HISTORY_TOP_K} turns, MODEL "
+                    f"§11) and sets {_SPELL.given(name, value)}; got {_SPELL.given(name, given)}. "
+                    f"Drop {_SPELL(name)}."
+                )
+            object.__setattr__(job, name, value)
+
+
+#: The most label realisations one run makes (the paper: 3); each multiplies the LLM calls.
+MAX_REALISATIONS = 10
+
+
+def _check_realisations(job: PairJob) -> None:
+    """``--realisations R`` (MODEL §11: label reruns averaged within question) needs an LLM
+    backend: offline operators, reader and judge are deterministic, so every rerun would repeat
+    the first."""
+    check_integer(
+        _SPELL.lead("realisations"), job.realisations, 1, MAX_REALISATIONS, unit=" (label reruns)"
+    )
+    if job.realisations > 1 and "llm" not in (job.operators, job.reader):
+        raise InputError(
+            f"{_SPELL.given('realisations', job.realisations)}: label realisations rerun the LLM "
+            f"calls (MODEL §11), but {_SPELL.given('operators', job.operators)} and "
+            f"{_SPELL.given('reader', job.reader)} are offline and deterministic, so every "
+            f"realisation would equal the first. Use {_SPELL.given('operators', 'llm')} or "
+            f"{_SPELL.given('reader', 'llm')}, or drop {_SPELL('realisations')}."
+        )
 
 
 # More units than any conversation holds: a larger --top-k is a typo (all units are retrieved).
@@ -268,7 +308,10 @@ def _endpoint(job: PairJob):
     return resolve_endpoint(**settings)
 
 
-def _backends(job: PairJob, endpoint=None):
+def _backends(job: PairJob, endpoint=None, *, pool=None, realisation: int = 0):
+    """``(operators, reader, tokenizer, embedder, pool)`` of the job; realisation ``r > 0`` sends
+    the LLM requests with seed ``r`` (its own cache keys: a rerun of the labels, MODEL §11) through
+    the given ``pool``; realisation 0 is the run's usual backends."""
     from oas.real._embed import make_embedder
     from oas.real._operators import make_operators
     from oas.real._readers import make_reader
@@ -279,9 +322,11 @@ def _backends(job: PairJob, endpoint=None):
         from oas.real._llm_client import EndpointPool
 
         # One pool for both roles: --concurrency bounds operators and reader together.
-        pool = llm["pool"] = EndpointPool(endpoint)
+        pool = llm["pool"] = pool if pool is not None else EndpointPool(endpoint)
     else:
         pool = None
+    if realisation:
+        llm["seed"] = realisation
     operators = make_operators(job.operators, **(llm if job.operators == "llm" else {}))
     if job.reader == "llm":
         reader = make_reader("llm", judge=job.llm_judge, **llm)
@@ -453,6 +498,10 @@ def _run_locked(job: PairJob, out: Path, *, progress) -> dict:
     _check_resume(job, meta_path, out)
     data_path, loaded, audit = _load(job)  # audit: the AuditReport of --locomo-audit, or None
     operators, reader, tokenizer, embedder, pool = _backends(job, endpoint)
+    # --realisations R: the labels rerun R - 1 more times (seeds 1 .. R-1), averaged per row
+    reruns = [
+        _backends(job, endpoint, pool=pool, realisation=r)[:2] for r in range(1, job.realisations)
+    ]
     assert job.budgets is not None  # PairJob.__post_init__ fills in the default grid
     typing = None
     if job.pair_protocol == "end-to-end" and job.type_source == "predicted":
@@ -526,6 +575,7 @@ def _run_locked(job: PairJob, out: Path, *, progress) -> dict:
             stamp=stamp,
             audit=audit,
             split=split,
+            reruns=reruns,
         )
         n_resumed = len(done)
         writer.finalize()
@@ -572,10 +622,15 @@ def _run_locked(job: PairJob, out: Path, *, progress) -> dict:
         summary["judge_check"] = _check_judge(job, reader, pairs, data, pool)
         meta["judge_check"] = summary["judge_check"]  # provenance of the run's outcomes
     calls = {}
-    for part, obj in (("operators", operators), ("reader", reader)):
+    for k, (part, obj) in enumerate((("operators", operators), ("reader", reader))):
         stats = getattr(obj, "stats", None)  # the llm backend counts cache hits and requests
         if stats is not None and hasattr(stats, "_asdict"):
-            calls[part] = stats._asdict()
+            total = stats._asdict()
+            for rerun in reruns:  # every realisation's calls count
+                more = getattr(rerun[k], "stats", None)
+                if more is not None and hasattr(more, "_asdict"):
+                    total = {f: total[f] + v for f, v in more._asdict().items()}
+            calls[part] = total
     if calls:
         summary["llm_calls"] = calls
     if pool is not None:
@@ -598,6 +653,8 @@ def _check_judge(job: PairJob, reader, pairs, data, pool) -> dict:
     import numpy as np
 
     llm = np.asarray(data.outcomes, dtype=np.float64)  # (rows, actions), ACTIONS order
+    if job.realisations > 1:  # averaged outcomes: the check reads the first realisation's verdicts
+        llm = np.stack([np.asarray(data.meta[f"meta_y_{a}_r0"], float) for a in ACTIONS], 1)
     lexical = np.stack([np.asarray(data.meta[f"meta_lexical_{a}"], float) for a in ACTIONS], 1)
     agreement = judge_agreement(llm.reshape(-1), lexical.reshape(-1))
     if probe.flagged:
@@ -626,6 +683,7 @@ def _write_rows(
     stamp,
     audit=None,
     split=None,
+    reruns=(),
 ) -> int:
     """Work on up to ``concurrency`` questions at once; write their rows in question order.
 
@@ -638,12 +696,13 @@ def _write_rows(
     from concurrent.futures import ThreadPoolExecutor, wait
 
     from oas._structure import STRUCTURE_COLUMN
-    from oas.real._pair import ConversationContext, query_rows
+    from oas.real._pair import ConversationContext
 
     workers = pool.config.concurrency if pool is not None else 1
     window = max(2 * workers, workers + 4)  # questions submitted ahead of the one being written
     bar = _progress_bar(job, len(pairs), progress)
-    contexts: dict[str, ConversationContext] = {}
+    # per conversation, one context per realisation: each keeps its own generated records
+    contexts: dict[str, list[ConversationContext]] = {}
     open_queries: dict[str, int] = {}
     pending: deque = deque()
     n_written = 0
@@ -681,14 +740,14 @@ def _write_rows(
             for conv, query in pairs:
                 cid = conv.conversation_id
                 if cid not in contexts:
-                    contexts[cid] = ConversationContext(conv, job.granularity, embedder)
+                    ctx = ConversationContext(conv, job.granularity, embedder)
+                    contexts[cid] = [ctx, *(_fresh_copy(ctx) for _ in reruns)]
                 open_queries[cid] = open_queries.get(cid, 0) + 1
                 fut = ex.submit(
-                    query_rows,
+                    _realised_rows,
                     query,
                     contexts[cid],
-                    operators=operators,
-                    reader=reader,
+                    [(operators, reader), *reruns],
                     config=config,
                     tokenizer=tokenizer,
                     skip_ids=done,
@@ -708,6 +767,71 @@ def _write_rows(
             if bar is not None:
                 bar.close()
     return n_written
+
+
+def _fresh_copy(ctx):
+    """``ctx`` with an empty cache of generated records (the fitted embedder shared)."""
+    import copy
+
+    c = copy.copy(ctx)
+    c.generated = {}
+    return c
+
+
+def _realised_rows(query, contexts, backends, *, config, tokenizer, skip_ids) -> list[dict]:
+    """The rows of ``query`` under each ``(operators, reader)`` of ``backends``, realisation ``r``
+    with ``contexts[r]`` (its own generated records): one realisation as ``query_rows`` gives
+    them; several averaged (``average_realisations``)."""
+    from oas.real._pair import query_rows
+
+    runs = []
+    for c, (operators, reader) in zip(contexts, backends, strict=True):
+        runs.append(
+            query_rows(
+                query,
+                c,
+                operators=operators,
+                reader=reader,
+                config=config,
+                tokenizer=tokenizer,
+                skip_ids=skip_ids,
+            )
+        )
+    return runs[0] if len(runs) == 1 else average_realisations(runs)
+
+
+def average_realisations(runs: list[list[dict]]) -> list[dict]:
+    """Rows of one question under ``R`` label realisations, averaged within question and budget.
+
+    Args:
+      runs: ``R >= 2`` lists of the same rows (same ``instance_id`` order), one per realisation.
+
+    Returns:
+      the first realisation's rows with each ``y_<action>`` the mean over realisations, each
+      realisation's own outcome kept as ``meta_y_<action>_r<k>``, and ``meta_realisations = R``;
+      features, structure and the other columns are the first realisation's.
+
+    References: MODEL §11 (three label realisations, averaged within question before inference).
+    """
+    from retcon.vocab import ACTIONS
+
+    out = []
+    for rows in zip(*runs, strict=True):
+        ids = {r["instance_id"] for r in rows}
+        if len(ids) != 1:
+            raise InputError(
+                f"average_realisations: the realisations' rows differ ({sorted(ids)}); expected "
+                "the same instance in each."
+            )
+        row = dict(rows[0])
+        for a in ACTIONS:
+            ys = [float(r[f"y_{a}"]) for r in rows]
+            row[f"y_{a}"] = sum(ys) / len(ys)
+            for k, y in enumerate(ys):
+                row[f"meta_y_{a}_r{k}"] = y
+        row["meta_realisations"] = len(rows)
+        out.append(row)
+    return out
 
 
 def select_queries(pairs: list, limit: int | None = None, first: int | None = None) -> list:

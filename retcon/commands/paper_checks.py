@@ -116,6 +116,14 @@ def register(subparsers) -> None:
         "6) and a 'tables' block (TABLES.md with --out): Tables 4 and 8 beside the paper's",
     )
     p.add_argument(
+        "--protocol",
+        choices=["oracle", "end-to-end"],
+        default="oracle",
+        help="with --design paper: oracle (default, the controlled design) or end-to-end (the "
+        "paper's full-history design: BM25 top 20 turns of the whole conversation capped at "
+        "2,048 tokens, retention in rank order; makes Tables 6 and 12)",
+    )
+    p.add_argument(
         "--tables-only",
         action="store_true",
         help="with --design paper: the paper's tables beside ours and no claim (no simulation "
@@ -225,6 +233,18 @@ def run(args: argparse.Namespace) -> int:
                 "of them."
             )
         claims = []
+    if args.protocol != "oracle":
+        if args.design != "paper":
+            raise InputError(
+                f"--protocol {args.protocol} is the paper's full-history design, which needs "
+                f"--design paper; got --design {args.design} (our end-to-end runs: --end-to-end)."
+            )
+        if args.paired:
+            raise InputError(
+                f"--protocol {args.protocol} applies to LoCoMo paired by paper-checks itself; a "
+                "--paired file's rows say which design made them (meta_candidates). Drop one of "
+                "them."
+            )
     if args.reader_name and not args.paired:
         raise InputError("--reader-name names --paired files; give --paired FILE too.")
     for flag, given in (
@@ -252,6 +272,7 @@ def run(args: argparse.Namespace) -> int:
                 f"{args.limit}. Drop --limit, or use --design ours."
             )
         overrides["design"] = args.design
+        overrides["protocol"] = args.protocol
     if args.limit is not None:
         overrides["locomo_limit"] = args.limit
     on = f"LoCoMo ({args.data})" if args.data else "the simulations only (--sim-only)"

@@ -206,6 +206,15 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
         "an LLM judge is checked on wrong answers (docs/llm.md, 'Checking the judge')",
     )
     g.add_argument(
+        "--realisations",
+        type=int,
+        default=1,
+        metavar="R",
+        help="label realisations (MODEL §11; the paper: 3): rerun every LLM call R times with "
+        "seeds 0 .. R-1 (distinct cache keys) and average the outcomes within question; needs "
+        "--operators llm or --reader llm (default 1)",
+    )
+    g.add_argument(
         "--judge-threshold",
         type=float,
         default=None,
@@ -407,6 +416,7 @@ def run_pair(args) -> int:
         top_k=args.top_k,
         type_source=args.type_source or "predicted",
         design=args.design,
+        realisations=args.realisations,
         **_audit_options(args),
         **({} if args.judge_threshold is None else {"judge_threshold": args.judge_threshold}),
     )
