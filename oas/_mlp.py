@@ -88,24 +88,26 @@ def _bucket(n: int) -> int:
     return size
 
 
-def _logits(params, x, mask):
+def _logits(params, xt, mask):
+    """``(4, N)`` logits of the rows ``xt`` (p, N); rows last, which XLA's CPU dot runs about
+    40% faster here than rows first."""
     w1, b1, w2, b2 = params
-    h = jax.nn.relu(x @ w1 + b1) * mask  # (n, HIDDEN_MAX); masked units are 0
-    return h @ w2 + b2  # (n, 4)
+    h = jax.nn.relu(w1.T @ xt + b1[:, None]) * mask[:, None]  # (HIDDEN_MAX, N); masked units 0
+    return w2.T @ h + b2[:, None]
 
 
-def _losses(params, x, y, mask, w_train, w_val):
+def _losses(params, xt, yt, mask, w_train, w_val):
     """Weighted mean log-loss on the training and the validation rows, from one forward pass.
 
     Per row and action: ``softplus(z) - y z = -y log s(z) - (1 - y) log(1 - s(z))``."""
-    z = _logits(params, x, mask)
-    per_row = jnp.mean(jax.nn.softplus(z) - y * z, axis=1)  # (n,)
+    z = _logits(params, xt, mask)
+    per_row = jnp.mean(jax.nn.softplus(z) - yt * z, axis=0)  # (N,)
     train = jnp.sum(w_train * per_row) / jnp.maximum(jnp.sum(w_train), 1.0)
     val = jnp.sum(w_val * per_row) / jnp.maximum(jnp.sum(w_val), 1.0)
     return train, val
 
 
-def _train_one(params, x, y, w_train, w_val, decay, mask, cap, patience, learning_rate):
+def _train_one(params, xt, yt, w_train, w_val, decay, mask, cap, patience, learning_rate):
     """Train one network; early stopping on ``w_val`` (or exactly ``cap`` epochs without one).
 
     Returns ``(params, best validation loss, epochs)``: with validation rows the parameters of the
@@ -114,7 +116,7 @@ def _train_one(params, x, y, w_train, w_val, decay, mask, cap, patience, learnin
     opt = optax.adamw(learning_rate, weight_decay=decay)
     has_val = jnp.sum(w_val) > 0
     grad_and_loss = jax.value_and_grad(
-        lambda p: _losses(p, x, y, mask, w_train, w_val), has_aux=True
+        lambda p: _losses(p, xt, yt, mask, w_train, w_val), has_aux=True
     )
 
     def cond(c):
@@ -148,15 +150,15 @@ def _train_one(params, x, y, w_train, w_val, decay, mask, cap, patience, learnin
 
 
 @jax.jit
-def _train(params, x, y, w_train, w_val, decay, mask, cap, patience, learning_rate):
+def _train(params, xt, yt, w_train, w_val, decay, mask, cap, patience, learning_rate):
     """``_train_one`` over a batch of ``B`` networks sharing the rows.
 
-    Shapes: ``params`` (W1 (B, p, H), b1 (B, H), W2 (B, H, 4), b2 (B, 4)); ``x`` (N, p);
-    ``y`` (N, 4); ``w_train``, ``w_val`` (B, N) row weights (0 for padding and held-out rows);
+    Shapes: ``params`` (W1 (B, p, H), b1 (B, H), W2 (B, H, 4), b2 (B, 4)); ``xt`` (p, N) and
+    ``yt`` (4, N) the rows, transposed; ``w_train``, ``w_val`` (B, N) row weights (0 for padding and held-out rows);
     ``decay`` (B,); ``mask`` (B, H) the width mask; ``cap`` (B,) int epoch limit; ``patience``
     int and ``learning_rate`` float scalars. Every value is traced: only the shapes compile."""
     return jax.vmap(_train_one, in_axes=(0, None, None, 0, 0, 0, 0, 0, None, None))(
-        params, x, y, w_train, w_val, decay, mask, cap, patience, learning_rate
+        params, xt, yt, w_train, w_val, decay, mask, cap, patience, learning_rate
     )
 
 
@@ -273,8 +275,8 @@ def fit_mlp(
     train = partial(_train, patience=jnp.int32(patience), learning_rate=jnp.float32(learning_rate))
     _, val, best_epoch = train(
         _init(k_init, p, [w for w, _, _ in members], mean_y),
-        jnp.asarray(z),
-        jnp.asarray(yy),
+        jnp.asarray(z.T),
+        jnp.asarray(yy.T),
         jnp.asarray(w_train),
         jnp.asarray(w_val),
         jnp.asarray([d for _, d, _ in members], jnp.float32),
@@ -292,8 +294,8 @@ def fit_mlp(
     w_all = real[None].astype(np.float32)
     params, _, _ = train(
         _init(k_init, p, [width], (w_all @ yy) / n),
-        jnp.asarray(z),
-        jnp.asarray(yy),
+        jnp.asarray(z.T),
+        jnp.asarray(yy.T),
         jnp.asarray(w_all),
         jnp.zeros_like(jnp.asarray(w_all)),
         jnp.asarray([decay], jnp.float32),

@@ -480,7 +480,7 @@ def _more_markdown(name: str, table: dict) -> list[str]:
         "| " + " | ".join(keys) + " | n | ours | question interval | conversation interval | "
         "paper | ours - paper | in q | in c |"
     )
-    lines.append("|" + "---|" * (len(keys) + 9))
+    lines.append("|" + "---|" * (len(keys) + 8))  # one per column of the header
     for c in table["cells"]:
         lines.append(
             "| " + " | ".join(_key(c[k]) for k in keys) + f" | {c['n']} | {_f(c['ours'], True)} | "

@@ -156,6 +156,10 @@ def test_tables_block_holds_the_papers_values_and_our_intervals():
     assert "## Table 1: fit-stratified" in md and "## Table 10: operator against" in md
     assert md.count("| merge - rewrite |") == 4
     assert "## Table 11: MLP - ridge accuracy" in md and md.count("| mlp - ridge |") == 4
+    lines = md.splitlines()
+    for head, rule in zip(lines, lines[1:], strict=False):  # GFM: a rule cell per header cell
+        if rule.startswith("|---"):
+            assert head.count("|") == rule.count("|"), head
     assert f"in {q['in']} of 12 cells" in md
 
 
