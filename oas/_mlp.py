@@ -24,13 +24,17 @@ Where it is our reading (the paper does not say):
   best epoch of that configuration's inner folds (early stopping's epoch, chosen by the inner
   CV, so the final fit needs no rows of its own to stop on).
 
-Compilation: one jitted trainer serves every grid point, fold and call. The hidden layer is
-padded to 16 units with a width mask (a masked unit outputs 0, so it has no gradient and no
-effect), the weight decay is a traced argument, and rows are padded to a bucketed count
-(``_bucket``) with zero weights; the 9 grid points x K folds are one ``vmap`` of the trainer, and
-the refit is the same trainer with a batch of one. A new row count in the same bucket, or other
-widths or decays of the same grid size, reuse the compiled trainer
-(``tests/oas/test_oas_evaluate.py`` counts the traces).
+Compilation: one jitted trainer serves every grid point, fold and call, compiled once per row
+bucket. The hidden layer is padded to 16 units with a width mask (a masked unit outputs 0, so it
+has no gradient and no effect), the weight decay, patience and learning rate are traced
+arguments, and rows are padded to a bucketed count (``_bucket``) with zero weights. One call
+trains one width on one inner fold at the grid's three decays (a ``vmap``); the 3 widths x K
+folds are a Python loop over that call, and the refit is the same call with the chosen decay in
+every slot. Not one ``vmap`` over all 9 x K: a batched ``while_loop`` runs until its last member
+stops, and the stopping epochs differ across widths and folds by up to 10 times but hardly
+across decays, so on CPU the whole-grid batch cost about twice the CPU of this one. A new row
+count in the same bucket, or other widths or decays of the same grid size, reuse the compiled
+trainer (``tests/oas/test_oas_evaluate.py`` counts the traces).
 
 References: MODEL §8 (baselines: an MLP utility model of the same inputs; the paper's MLP control).
 """
@@ -150,7 +154,7 @@ def _train_one(params, xt, yt, w_train, w_val, decay, mask, cap, patience, learn
 
 
 @jax.jit
-def _train(params, xt, yt, w_train, w_val, decay, mask, cap, patience, learning_rate):
+def _train(xt, yt, params, w_train, w_val, decay, mask, cap, patience, learning_rate):
     """``_train_one`` over a batch of ``B`` networks sharing the rows.
 
     Shapes: ``params`` (W1 (B, p, H), b1 (B, H), W2 (B, H, 4), b2 (B, 4)); ``xt`` (p, N) and
@@ -267,55 +271,58 @@ def fit_mlp(
     fold_p = np.full(size, -1)
     fold_p[:n] = fold
 
-    # the grid: member (i, f) trains grid point i on the folds other than f, stops on fold f
-    members = [(w, d, f) for w, d in grid for f in range(n_folds)]
-    w_train = np.stack([real & (fold_p != f) for _, _, f in members]).astype(np.float32)
-    w_val = np.stack([fold_p == f for _, _, f in members]).astype(np.float32)
-    mean_y = (w_train @ yy) / w_train.sum(axis=1, keepdims=True)
-    train = partial(_train, patience=jnp.int32(patience), learning_rate=jnp.float32(learning_rate))
-    _, val, best_epoch = train(
-        _init(k_init, p, [w for w, _, _ in members], mean_y),
+    ws = sorted({w for w, _ in grid})
+    ds = [d for w, d in grid if w == ws[0]]  # descending: argmin's ties go to the larger decay
+    train = partial(
+        _train,
         jnp.asarray(z.T),
         jnp.asarray(yy.T),
-        jnp.asarray(w_train),
-        jnp.asarray(w_val),
-        jnp.asarray([d for _, d, _ in members], jnp.float32),
-        jnp.asarray(_masks([w for w, _, _ in members])),
-        jnp.full(len(members), max_epochs, jnp.int32),
+        decay=jnp.asarray(ds, jnp.float32),
+        patience=jnp.int32(patience),
+        learning_rate=jnp.float32(learning_rate),
     )
-    val = np.asarray(val, np.float64).reshape(len(grid), n_folds)
-    best_epoch = np.asarray(best_epoch).reshape(len(grid), n_folds)
-    cv = val.mean(axis=1)
-    pick = int(np.argmin(cv))
-    width, decay = grid[pick]
-    epochs = max(1, int(np.rint(best_epoch[pick].mean())))
+
+    def batch(width: int, w_train, w_val, cap: int, decay=None):
+        """One call of the trainer: ``width`` at every decay of the grid (or ``decay`` in every
+        slot), on the rows of weight ``w_train``, stopped on ``w_val`` (N,)."""
+        b = len(ds)
+        tile = np.broadcast_to(np.asarray(w_train, np.float32), (b, size))
+        return train(
+            _init(k_init, p, [width] * b, np.repeat((tile[:1] @ yy) / tile[0].sum(), b, 0)),
+            w_train=jnp.asarray(tile),
+            w_val=jnp.asarray(np.broadcast_to(np.asarray(w_val, np.float32), (b, size))),
+            mask=jnp.asarray(_masks([width] * b)),
+            cap=jnp.full(b, cap, jnp.int32),
+            **({} if decay is None else {"decay": jnp.full(b, decay, jnp.float32)}),
+        )
+
+    # the grid: for each width and inner fold f, one batch over the decays, trained on the other
+    # folds and stopped on f (a batch stops when its last member does, and the decays of one
+    # width and fold stop at nearly the same epoch, so batching them wastes little)
+    val = np.zeros((len(ws), len(ds), n_folds))
+    best_epoch = np.zeros((len(ws), len(ds), n_folds))
+    for i, width in enumerate(ws):
+        for f in range(n_folds):
+            _, v, e = batch(width, real & (fold_p != f), fold_p == f, max_epochs)
+            val[i, :, f], best_epoch[i, :, f] = np.asarray(v), np.asarray(e)
+    cv = val.mean(axis=2)  # (widths ascending, decays descending)
+    i, j = np.unravel_index(int(np.argmin(cv)), cv.shape)
+    width, decay = ws[i], ds[j]
+    epochs = max(1, int(np.rint(best_epoch[i, j].mean())))
 
     # the refit: the chosen point on every training row for ``epochs`` updates, no validation
-    w_all = real[None].astype(np.float32)
-    params, _, _ = train(
-        _init(k_init, p, [width], (w_all @ yy) / n),
-        jnp.asarray(z.T),
-        jnp.asarray(yy.T),
-        jnp.asarray(w_all),
-        jnp.zeros_like(jnp.asarray(w_all)),
-        jnp.asarray([decay], jnp.float32),
-        jnp.asarray(_masks([width])),
-        jnp.asarray([epochs], jnp.int32),
-    )
+    # (the same batch shape, the chosen decay in every slot: the same compiled trainer)
+    params, _, _ = batch(width, real, np.zeros(size), epochs, decay=decay)
     w1, b1, w2, b2 = (np.asarray(a[0], np.float64) for a in params)
-    ws, ds = sorted({w for w, _ in grid}), sorted({d for _, d in grid})
-    table = np.full((len(ws), len(ds)), np.nan)
-    for (w, d), v in zip(grid, cv, strict=True):
-        table[ws.index(w), ds.index(d)] = v
     return MLPFit(
         [(w1[:, :width], b1[:width]), (w2[:width], b2)],
         mean,
         scale,
         epochs,
-        float(cv[pick]),
+        float(cv[i, j]),
         int(width),
         float(decay),
-        table,
+        cv[:, ::-1],  # decays ascending
     )
 
 
