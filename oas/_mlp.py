@@ -158,9 +158,10 @@ def _train(xt, yt, params, w_train, w_val, decay, mask, cap, patience, learning_
     """``_train_one`` over a batch of ``B`` networks sharing the rows.
 
     Shapes: ``params`` (W1 (B, p, H), b1 (B, H), W2 (B, H, 4), b2 (B, 4)); ``xt`` (p, N) and
-    ``yt`` (4, N) the rows, transposed; ``w_train``, ``w_val`` (B, N) row weights (0 for padding and held-out rows);
-    ``decay`` (B,); ``mask`` (B, H) the width mask; ``cap`` (B,) int epoch limit; ``patience``
-    int and ``learning_rate`` float scalars. Every value is traced: only the shapes compile."""
+    ``yt`` (4, N) the rows, transposed; ``w_train``, ``w_val`` (B, N) row weights (0 for padding
+    and held-out rows); ``decay`` (B,); ``mask`` (B, H) the width mask; ``cap`` (B,) int epoch
+    limit; ``patience`` int and ``learning_rate`` float scalars. Every value is traced: only the
+    shapes compile."""
     return jax.vmap(_train_one, in_axes=(0, None, None, 0, 0, 0, 0, 0, None, None))(
         params, xt, yt, w_train, w_val, decay, mask, cap, patience, learning_rate
     )

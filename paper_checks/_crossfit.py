@@ -5,8 +5,8 @@ The units (questions by default, as the paper: all budgets of a question in one 
 into five folds by a keyed permutation. Rotating ``f = 0..4``: fold ``f`` is the test fold, fold
 ``f + 1`` (mod 5) calibrates ``tau_B``, the other three fit the ridge utility model (its penalty by
 inner grouped CV on those three only); the baselines and the MLP control are fitted too. Each row
-is scored once, in the rotation that tests its fold. Calibration is the paper's zero-harm rule (``oas.calibrate_accuracy`` at
-``alpha = 0``).
+is scored once, in the rotation that tests its fold. Calibration is the paper's zero-harm rule
+(``oas.calibrate_accuracy`` at ``alpha = 0``).
 
 Where this is our reading: the deal is ``jax.random.permutation`` of the sorted unit labels, dealt
 round-robin; the inner CV groups are the paired data's ``group_id`` (conversations), which makes
