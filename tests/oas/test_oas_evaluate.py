@@ -144,6 +144,24 @@ def test_mlp_trainer_compiles_once_for_other_rows_widths_and_decays(toy):
     assert _train._cache_size() == first  # pyright: ignore[reportAttributeAccessIssue]
 
 
+def test_mlp_width_mask_is_a_narrower_network():
+    """MODEL §8's widths 4 / 8 / 16 as one padded network: with the mask, the units past the width
+    change nothing, whatever their weights; the logits equal a float64 numpy network of that width
+    (as ``predict_mlp`` computes)."""
+    from oas._mlp import HIDDEN_MAX, _logits, _masks
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(5, 50))  # (p, N), rows last
+    w1, b1 = rng.normal(size=(5, HIDDEN_MAX)), rng.normal(size=HIDDEN_MAX)
+    w2, b2 = rng.normal(size=(HIDDEN_MAX, 4)), rng.normal(size=4)
+    for width in (4, 8, 16):
+        params = tuple(jax.numpy.asarray(a, jax.numpy.float32) for a in (w1, b1, w2, b2))
+        got = np.asarray(_logits(params, jax.numpy.asarray(x, jax.numpy.float32),
+                                 jax.numpy.asarray(_masks([width])[0])))  # fmt: skip
+        h = np.maximum(x.T @ w1[:, :width] + b1[:width], 0.0)
+        np.testing.assert_allclose(got.T, h @ w2[:width] + b2, rtol=1e-4, atol=1e-4)
+
+
 def test_mlp_bucket_bounds_the_padding():
     """Rows pad to at most a third more (from 64 up), never fewer than given, monotone."""
     from oas._mlp import _bucket
