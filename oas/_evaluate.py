@@ -174,14 +174,9 @@ def evaluate(
         )
         router = router_from_parts(fit, calib, alpha=alpha, vocabulary=data.vocabulary)
     seen = data.take(part != 2)
-    mlp = fit_mlp(
-        k_mlp,
-        seen.features,
-        seen.outcomes,
-        seen.group_id,
-        validation=(part[part != 2] == 1),
-        **(mlp_options or {}),
-    )
+    # the MLP control on the train and calibration groups, like the baselines; its width, decay
+    # and stopping epoch come from its own inner grouped CV there (MODEL §8)
+    mlp = fit_mlp(k_mlp, seen.features, seen.outcomes, seen.group_id, **(mlp_options or {}))
 
     y = test.outcomes
     n = test.n
@@ -267,6 +262,8 @@ def evaluate(
         },
         "ridge_penalty": dict(zip(ACTIONS, router.penalty.tolist())),
         "mlp_epochs": mlp.epochs,
+        "mlp_width": mlp.width,
+        "mlp_weight_decay": mlp.weight_decay,
         "test_index": np.flatnonzero(part == 2),  # rows of ``data`` scored, in order (not in JSON)
         "differences": differences,
         "router_overlap": overlap,  # None: the router was fitted here, on train groups

@@ -10,6 +10,9 @@ sample, budgets 16-128, cheapest-first packing, alphanumeric tokens, capped reco
   by grouped five-fold cross-fitting (``paper_checks._crossfit``), with both intervals of the
   accuracy. The paper's Table 8 is measured on LongMemEval; its value is shown at the budgets both
   grids share (32, 64, 128) as a reference, not as the same experiment.
+* **Table 2** (direct and calibrated OAS) and **Table 11** (MLP - ridge accuracy, the paper's MLP
+  control of MODEL §8 against direct OAS): from Table 8's cross-fitted choices, per budget, with
+  both intervals; on LoCoMo the paper's LongMemEval values are a reference at the shared budgets.
 * **Tables 1, 7, 9, 10** (``paper_checks._tables_more``): fit-stratified gain, gain by type at
   256 (LongMemEval only), budget pressure, operator against operator; measured on LongMemEval in
   the paper, so on LoCoMo its values are a reference at the shared budgets.
@@ -21,7 +24,7 @@ records, so the question bootstrap (the paper's unit) treats correlated question
 and is too narrow; the conversation-level Student-t interval on G - 1 df is the stricter, honest
 one (docs/statistics.md). Both are shown.
 
-References: MODEL §11 (protocol, Tables 1, 3, 4, 7, 8, 9, 10), §8 (policies).
+References: MODEL §11 (protocol, Tables 1, 2, 3, 4, 7, 8, 9, 10, 11), §8 (policies, MLP control).
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ from paper_checks._published import (
     TABLE_3_BUDGETS,
     TABLE_8,
     TABLE_8_ROWS,
+    TABLE_11,
+    TABLE_11_RIDGE,
+    TABLE_11_ROW,
     in_interval,
 )
 from paper_checks._tables import question_bootstrap, table_4, table_4_json, table_4_markdown
@@ -73,7 +79,6 @@ NOT_MADE_LONGMEMEVAL = {
     "4": "LoCoMo gains: this run grades a LongMemEval file",
     "5": "second answer model: no endpoint (needs --reader llm with a second model)",
     "6": "full-history BM25 stress test: " + NOT_FULL_HISTORY,
-    "11": "MLP - ridge: not built yet (the MLP grid of MODEL §8 is not wired in)",
     "12": "independent full-history four-action test: " + NOT_FULL_HISTORY,
 }
 #: The tables of MODEL §11 a LoCoMo run does not make, with the reason.
@@ -83,7 +88,6 @@ NOT_MADE = {
     "6": "full-history BM25 stress test: " + NOT_FULL_HISTORY,
     "7": "by type at 256 on LongMemEval: LoCoMo's grid stops at 128 and its query types are not "
     "LongMemEval's",
-    "11": "MLP - ridge on LongMemEval: no LongMemEval file in this run",
     "12": "independent full-history four-action test: " + NOT_FULL_HISTORY,
 }
 
@@ -199,6 +203,53 @@ def table_2(key: jax.Array, paired, ev, *, n_resamples: int = 10_000) -> list[di
     return out
 
 
+def table_11(key: jax.Array, paired, ev, *, n_resamples: int = 10_000) -> list[dict]:
+    """Table 11: the MLP control minus direct OAS (ridge), accuracy per budget, paired by question.
+
+    Args:
+      key: JAX key; the cell of budget ``j`` (ascending) uses ``fold_in(key, j)``.
+      paired: ``oas.PairedData`` (for the conversations of the rows).
+      ev: the cross-fitted choices of Table 8 (``paper_checks._crossfit.crossfit_evaluate``), with
+        its ``mlp`` policy (``oas.fit_mlp``: the paper's grid, chosen by inner grouped CV).
+      n_resamples: question-bootstrap replicates.
+
+    Returns:
+      one dict per budget: ``row`` (``"mlp - ridge"``), ``budget``, ``ridge_accuracy`` (ours),
+      ``paper_ridge_accuracy``, ``paper_interval`` and the ``mean_cell`` fields of the paired
+      difference ``y(mlp's choice) - y(ridge's choice)``; the paper's values are ``None`` at a
+      budget its table lacks.
+
+    References: MODEL §8 (the MLP control), §11 (Table 11).
+    """
+    from paper_checks._tables_more import mean_cell
+
+    groups = np.asarray(paired.group_id).astype(str)[ev.index]
+    ridge = ev.outcome("oas")
+    diff = ev.outcome("mlp") - ridge
+    out = []
+    for j, b in enumerate(np.unique(ev.budget)):
+        rows = ev.budget == b
+        pub = TABLE_11.get((TABLE_11_ROW, int(b)))
+        cell = mean_cell(
+            jax.random.fold_in(key, j),
+            diff[rows],
+            groups[rows],
+            None if pub is None else pub.value,
+            n_resamples,
+        )
+        out.append(
+            {
+                "row": TABLE_11_ROW,
+                "budget": int(b),
+                "ridge_accuracy": _r(ridge[rows].mean()),
+                "paper_ridge_accuracy": TABLE_11_RIDGE.get(int(b)),
+            }
+            | cell
+            | {"paper_interval": None if pub is None else [pub.lo, pub.hi]}
+        )
+    return out
+
+
 def _count(cells, flag: str) -> dict:
     known = [c[flag] for c in cells if c[flag] is not None]
     return {"in": int(sum(known)), "of": len(known)}
@@ -218,7 +269,9 @@ def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000) -> dict:
     paper's, the verdict's interval, the tables not made (module docstring).
 
     Args:
-      key: JAX key; Table 4 (or 3) uses ``fold_in(key, 4)``, Table 8 ``fold_in(key, 8)``.
+      key: JAX key; Table 4 (or 3) uses ``fold_in(key, 4)``, Table 8 ``fold_in(key, 8)`` (its
+        cross-fitting, which Tables 2 and 11 share, ``fold_in(fold_in(key, 8), 0)``), Table 2
+        ``fold_in(key, 2)``, Table 11 ``fold_in(key, 11)``, Tables 1, 7, 9, 10 ``fold_in(key, 1)``.
       paired: ``oas.PairedData`` of the paper's design (LoCoMo, or a LongMemEval file).
       n_resamples: question-bootstrap replicates (the paper: 10,000).
 
@@ -236,6 +289,7 @@ def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000) -> dict:
     ev = crossfit_evaluate(jax.random.fold_in(k8, 0), paired)
     t8 = table_8(k8, paired, n_resamples=n_resamples, ev=ev)
     t2 = table_2(jax.random.fold_in(key, 2), paired, ev, n_resamples=n_resamples)
+    t11 = table_11(jax.random.fold_in(key, 11), paired, ev, n_resamples=n_resamples)
     gain_table = "table_3" if dataset == "longmemeval" else "table_4"
     note = (
         "the paper's Table 8 is measured on LongMemEval (budgets 32-256); ours on "
@@ -284,6 +338,18 @@ def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000) -> dict:
             ),
             "cells": t2,
         },
+        "table_11": {
+            "note": "MLP - ridge accuracy: the MLP control (one ReLU layer, width and decay by "
+            "inner grouped CV) minus direct OAS, paired by question, from Table 8's cross-fitted "
+            "choices"
+            + (
+                ""
+                if dataset == "longmemeval"
+                else "; the paper measured it on LongMemEval (budgets 32-256): its value is a "
+                "reference at the budgets both grids share, not the same experiment"
+            ),
+            "cells": t11,
+        },
         **more,
         **history,
         "not_made": [{"table": k, "reason": v} for k, v in not_made.items()],
@@ -330,7 +396,7 @@ def skipped_tables(reason: str) -> dict:
     return {
         "design": "paper",
         "skipped": reason,
-        "not_made": [{"table": t, "reason": reason} for t in ("1", "2", "4", "8", "9", "10")]
+        "not_made": [{"table": t, "reason": reason} for t in ("1", "2", "4", "8", "9", "10", "11")]
         + [{"table": k, "reason": v} for k, v in NOT_MADE.items()],
     }
 
@@ -404,7 +470,7 @@ def tables_markdown(tables: dict) -> str:
             f"{_f(p.get('accuracy'))} | {p.get('harms', '-')} | {_f(r['difference'], True)} | "
             f"{_yes(r['paper_in_question_interval'])} | {_yes(r['paper_in_conversation_interval'])} |"
         )
-    for name in ("table_2", *(m[0] for m in _MORE)):
+    for name in ("table_2", *(m[0] for m in _MORE), "table_11"):
         if name in tables:
             lines += ["", *_more_markdown(name, tables[name])]
     history = history_markdown(tables)  # Tables 6 and 12 of a full-history run
@@ -421,6 +487,7 @@ _KEYS = {
     "table_7": ("type", "operator", "budget"),
     "table_9": ("row", "budget"),
     "table_10": ("row", "budget"),
+    "table_11": ("row", "budget", "ridge_accuracy", "paper_ridge_accuracy"),
 }
 
 
@@ -432,18 +499,21 @@ def _more_markdown(name: str, table: dict) -> list[str]:
         "| " + " | ".join(keys) + " | n | ours | question interval | conversation interval | "
         "paper | ours - paper | in q | in c |"
     )
-    lines.append("|" + "---|" * (len(keys) + 9))
+    lines.append("|" + "---|" * (len(keys) + 8))  # one per column of the header
     for c in table["cells"]:
         lines.append(
-            "| "
-            + " | ".join("-" if c[k] is None else str(c[k]) for k in keys)
-            + f" | {c['n']} | {_f(c['ours'], True)} | "
+            "| " + " | ".join(_key(c[k]) for k in keys) + f" | {c['n']} | {_f(c['ours'], True)} | "
             f"{_iv(c['question_interval'])} | {_iv(c['conversation_interval'])} | "
             f"{_f(c['paper'], True)} | {_f(c['difference'], True)} | "
             f"{_yes(c['paper_in_question_interval'])} | "
             f"{_yes(c['paper_in_conversation_interval'])} |"
         )
     return lines
+
+
+def _key(v) -> str:
+    """A cell's naming column: ``-`` for None, a float (an accuracy) to 3 decimals."""
+    return "-" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
 
 
 def _cells(cells: list[dict]):

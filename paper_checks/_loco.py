@@ -123,9 +123,9 @@ def loco_evaluate(
       key: JAX key; fold ``g`` uses ``fold_in(key, g)``.
       paired: ``oas.PairedData`` with at least 3 groups.
       alphas: harm targets of both calibrations (``oas.calibrate_accuracy``, ``oas.calibrate_crc``).
-      calibration_fraction: share of the G - 1 training groups used to calibrate tau_B (and to stop
-        the MLP early).
-      mlp: fit the MLP control too.
+      calibration_fraction: share of the G - 1 training groups used to calibrate tau_B.
+      mlp: fit the MLP control too (``oas.fit_mlp`` on all G - 1 groups, like best-fixed: its width,
+        decay and stopping epoch come from its own inner grouped CV there).
       baselines: add the paper's routing baselines of Table 8 (``fixed-operator``,
         ``evidence-fit``, ``knn``; ``oas._baselines``), fitted on the G - 1 training groups.
 
@@ -172,8 +172,8 @@ def loco_evaluate(
             picks[calibrated_name("oas-calibrated", a)] = calibrated_policy(mu, test.budget, th)
             th = calibrate_crc(mu_cal, calib.outcomes, calib.budget, float(a))
             picks[calibrated_name("oas-crc", a)] = calibrated_policy(mu, test.budget, th)
-        if mlp:
-            m = fit_mlp(k_mlp, seen.features, seen.outcomes, seen.group_id, validation=(part == 1))
+        if mlp:  # the MLP's own inner grouped CV on the G - 1 groups (MODEL §8)
+            m = fit_mlp(k_mlp, seen.features, seen.outcomes, seen.group_id)
             picks["mlp"] = argmax_policy(predict_mlp(m, test.features))
         if baselines:
             from oas import evidence_fit_rule, knn_router, training_selected_operator

@@ -10,7 +10,7 @@ import pytest
 
 import oas
 from oas._evaluate import METRICS, POLICIES, evaluate, evaluation_json
-from oas._mlp import fit_mlp, predict_mlp
+from oas._mlp import WEIGHT_DECAYS, WIDTHS, fit_mlp, predict_mlp
 from oas._simulate import paired_from_instances
 from retcon.cli import main
 from tests._toy import toy_instances
@@ -89,15 +89,101 @@ def test_json_layout(ev):
 
 
 def test_mlp_early_stopping_learns_the_utilities(toy):
-    """The MLP beats the constant predictor on validation and stops before max_epochs."""
+    """MODEL §8, the paper's MLP control: sigmoid outputs in (0, 1); the chosen (width, decay) is
+    the grid point of the lowest inner-CV log-loss, which beats the constant predictor's; the
+    refit runs the chosen point's mean stopping epoch, below max_epochs."""
     fit = fit_mlp(
         jax.random.key(0), toy.features, toy.outcomes, toy.group_id, max_epochs=400, patience=20
     )
     pred = predict_mlp(fit, toy.features)
-    assert pred.shape == (toy.n, 4)
-    const = np.mean((toy.outcomes - toy.outcomes.mean(0)) ** 2)
+    assert pred.shape == (toy.n, 4) and np.all((pred > 0) & (pred < 1))
+    assert fit.cv_loss.shape == (len(WIDTHS), len(WEIGHT_DECAYS))
+    i, j = np.unravel_index(np.argmin(fit.cv_loss), fit.cv_loss.shape)
+    assert (fit.width, fit.weight_decay) == (WIDTHS[i], WEIGHT_DECAYS[j])
+    assert fit.val_loss == fit.cv_loss.min()
+    m = np.clip(toy.outcomes.mean(0), 1e-6, 1 - 1e-6)
+    const = -np.mean(toy.outcomes * np.log(m) + (1 - toy.outcomes) * np.log(1 - m))
     assert fit.val_loss < const
     assert 0 < fit.epochs <= 400
+    (w1, b1), (w2, b2) = fit.params
+    assert w1.shape == (toy.features.shape[1], fit.width) and b1.shape == (fit.width,)
+    assert w2.shape == (fit.width, 4) and b2.shape == (4,)
+    again = fit_mlp(
+        jax.random.key(0), toy.features, toy.outcomes, toy.group_id, max_epochs=400, patience=20
+    )
+    np.testing.assert_array_equal(predict_mlp(again, toy.features), pred)  # same key, same bytes
+
+
+def test_mlp_trainer_compiles_once_for_other_rows_widths_and_decays(toy):
+    """Issue 34 (MODEL §8 MLP control): one jitted trainer serves every grid point, inner fold and
+    call. A second fit with another row count (the same bucket), other widths and decays (a grid
+    of the same size), another patience and learning rate traces nothing new; the first traces
+    at most once (every grid batch and the refit share one shape), as ``jax.jit``'s cache
+    counts."""
+    from oas._mlp import _bucket, _train
+
+    n = toy.n
+    assert _bucket(n) == _bucket(n - 7) and _bucket(n) >= n
+    before = _train._cache_size()  # pyright: ignore[reportAttributeAccessIssue]
+    fit_mlp(jax.random.key(1), toy.features, toy.outcomes, toy.group_id, max_epochs=50)
+    first = _train._cache_size()  # pyright: ignore[reportAttributeAccessIssue]
+    assert first - before <= 1
+    rows = np.arange(7, n)
+    fit = fit_mlp(
+        jax.random.key(2),
+        toy.features[rows],
+        toy.outcomes[rows],
+        toy.group_id[rows],
+        widths=(3, 5, 7),
+        weight_decays=(0.0, 0.05, 0.2),
+        max_epochs=60,
+        patience=7,
+        learning_rate=0.01,
+    )
+    assert fit.width in (3, 5, 7) and fit.weight_decay in (0.0, 0.05, 0.2)
+    assert _train._cache_size() == first  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def test_mlp_width_mask_is_a_narrower_network():
+    """MODEL §8's widths 4 / 8 / 16 as one padded network: with the mask, the units past the width
+    change nothing, whatever their weights; the logits equal a float64 numpy network of that width
+    (as ``predict_mlp`` computes)."""
+    from oas._mlp import HIDDEN_MAX, _logits, _masks
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(5, 50))  # (p, N), rows last
+    w1, b1 = rng.normal(size=(5, HIDDEN_MAX)), rng.normal(size=HIDDEN_MAX)
+    w2, b2 = rng.normal(size=(HIDDEN_MAX, 4)), rng.normal(size=4)
+    for width in (4, 8, 16):
+        params = tuple(jax.numpy.asarray(a, jax.numpy.float32) for a in (w1, b1, w2, b2))
+        got = np.asarray(_logits(params, jax.numpy.asarray(x, jax.numpy.float32),
+                                 jax.numpy.asarray(_masks([width])[0])))  # fmt: skip
+        h = np.maximum(x.T @ w1[:, :width] + b1[:width], 0.0)
+        np.testing.assert_allclose(got.T, h @ w2[:width] + b2, rtol=1e-4, atol=1e-4)
+
+
+def test_mlp_bucket_bounds_the_padding():
+    """Rows pad to at most a third more (from 64 up), never fewer than given, monotone."""
+    from oas._mlp import _bucket
+
+    sizes = [_bucket(n) for n in range(1, 5000)]
+    assert all(s >= n for n, s in zip(range(1, 5000), sizes, strict=True))
+    assert all(s <= max(64, 1.5 * n) for n, s in zip(range(1, 5000), sizes, strict=True))
+    assert sizes == sorted(sizes) and len(set(sizes)) < 20
+
+
+def test_mlp_refuses_bad_input(toy):
+    """Outcomes outside the sigmoid's [0, 1], a single group and a width above 16 are refused,
+    each message naming the argument."""
+    from retcon.errors import InputError
+
+    x, y, g = toy.features, toy.outcomes, toy.group_id
+    with pytest.raises(InputError, match=r"outcomes must lie in \[0, 1\]"):
+        fit_mlp(jax.random.key(0), x, y * 2 - 0.5, g)
+    with pytest.raises(InputError, match="at least 2 distinct labels"):
+        fit_mlp(jax.random.key(0), x, y, np.zeros(len(g)))
+    with pytest.raises(InputError, match="widths must be in 1..16"):
+        fit_mlp(jax.random.key(0), x, y, g, widths=(32,))
 
 
 @pytest.fixture

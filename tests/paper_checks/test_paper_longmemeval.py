@@ -82,7 +82,7 @@ def test_paper_checks_design_paper_grades_the_longmemeval_file(paired_fixture, c
     """MODEL §11 (Tables 3, 7, 8, 2): the fixture through ``pair longmemeval --design paper`` and
     ``paper-checks --design paper --tables-only``; fast tier (no claim's rule is simulated, the
     cross-fitted ridge runs in numpy, the question bootstrap draws with numpy)."""
-    from paper_checks._published import TABLE_3, TABLE_7
+    from paper_checks._published import TABLE_3, TABLE_7, TABLE_11
 
     lme = paired_fixture[1]
     argv = ["-q", "paper-checks", "--design", "paper", "--paired", str(lme), "--tables-only"]
@@ -97,7 +97,12 @@ def test_paper_checks_design_paper_grades_the_longmemeval_file(paired_fixture, c
     assert all(c["paper"] == TABLE_3[(c["operator"], c["budget"])].value for c in cells)
     assert all(c["n"] == 48 for c in cells) and len(t["table_8"]["rows"]) == 24
     assert "4" in {x["table"] for x in t["not_made"]}
-    assert not {"1", "2", "7", "9", "10"} & {x["table"] for x in t["not_made"]}
+    assert not {"1", "2", "7", "9", "10", "11"} & {x["table"] for x in t["not_made"]}
+    # Table 11 (MODEL §8 MLP control, §11) on the paper's own grid: every budget has its value
+    t11 = t["table_11"]["cells"]
+    assert [c["budget"] for c in t11] == [32, 64, 128, 256]
+    assert all(c["paper"] == TABLE_11[("mlp - ridge", c["budget"])].value for c in t11)
+    assert all(c["n"] == 48 for c in t11)
     assert all(c["paper"] is not None for c in t["table_2"]["cells"])  # the paper's own grid
     assert [(c["type"], c["operator"]) for c in t["table_7"]["cells"]] == list(TABLE_7)
     assert sum(c["n"] for c in t["table_7"]["cells"] if c["operator"] == "merge") == 2 * 48

@@ -11,7 +11,7 @@ from oas import paired_from_rows
 from oas._features import FEATURE_NAMES
 from paper_checks._crossfit import POLICIES, crossfit_evaluate, deal_folds
 from paper_checks._design import paper_tables, tables_markdown
-from paper_checks._published import TABLE_2, TABLE_4, TABLE_8
+from paper_checks._published import TABLE_2, TABLE_4, TABLE_8, TABLE_11, TABLE_11_RIDGE
 from retcon.errors import InputError
 from tests._cli import run_cli
 from tests._data import LOCOMO_PATH, needs_locomo
@@ -111,7 +111,7 @@ def test_tables_block_holds_the_papers_values_and_our_intervals():
             assert r["accuracy"] == pytest.approx(y[b == r["budget"], 0].mean(), abs=1e-6)
             assert r["harms"] == 0
         assert r["question_interval"][0] <= r["accuracy"] <= r["question_interval"][1]
-    assert {x["table"] for x in t["not_made"]} == {"3", "5", "6", "7", "11", "12"}
+    assert {x["table"] for x in t["not_made"]} == {"3", "5", "6", "7", "12"}
     # Table 2 from Table 8's cross-fitted choices: OAS's gain is its accuracy less retention's,
     # its harms Table 8's; the paper's values read from _published
     acc = {(r["policy"], r["budget"]): r for r in rows}
@@ -127,6 +127,22 @@ def test_tables_block_holds_the_papers_values_and_our_intervals():
         pub = TABLE_2.get((c["row"], c["budget"]))
         assert c["paper"] == (None if pub is None else pub.value)
         assert c["paper_harms"] == (None if pub is None else pub.harmed)
+    # Table 11 (MODEL §8 MLP control, §11): the MLP's accuracy less direct OAS's, from Table 8's
+    # cross-fitted choices; the paper's LongMemEval values read from _published at shared budgets
+    t11 = t["table_11"]["cells"]
+    assert [(c["row"], c["budget"]) for c in t11] == [("mlp - ridge", b) for b in (16, 32, 64, 128)]
+    ev = crossfit_evaluate(jax.random.fold_in(jax.random.fold_in(jax.random.key(2), 8), 0), p)
+    for c in t11:
+        rows = ev.budget == c["budget"]
+        mlp_acc = ev.outcome("mlp")[rows].mean()
+        assert c["ridge_accuracy"] == pytest.approx(acc[("oas", c["budget"])]["accuracy"], abs=1e-6)
+        assert c["ours"] == pytest.approx(mlp_acc - c["ridge_accuracy"], abs=2e-6)
+        assert c["question_interval"][0] <= c["ours"] <= c["question_interval"][1]
+        pub = TABLE_11.get(("mlp - ridge", c["budget"]))
+        assert c["paper"] == (None if pub is None else pub.value)
+        assert c["paper_interval"] == (None if pub is None else [pub.lo, pub.hi])
+        assert c["paper_ridge_accuracy"] == TABLE_11_RIDGE.get(c["budget"])
+    assert "not the same experiment" in t["table_11"]["note"]
     # Tables 1, 9 and 10 are made on LoCoMo (the paper's LongMemEval values as a reference); 7 is
     # LongMemEval's (its types, 256 tokens)
     assert "table_7" not in t
@@ -139,6 +155,11 @@ def test_tables_block_holds_the_papers_values_and_our_intervals():
     assert "## Table 2: direct and calibrated OAS" in md
     assert "## Table 1: fit-stratified" in md and "## Table 10: operator against" in md
     assert md.count("| merge - rewrite |") == 4
+    assert "## Table 11: MLP - ridge accuracy" in md and md.count("| mlp - ridge |") == 4
+    lines = md.splitlines()
+    for head, rule in zip(lines, lines[1:], strict=False):  # GFM: a rule cell per header cell
+        if rule.startswith("|---"):
+            assert head.count("|") == rule.count("|"), head
     assert f"in {q['in']} of 12 cells" in md
 
 

@@ -141,3 +141,15 @@ def test_table_10_cells_match_model_text():
         for b, (v, lo, hi) in zip(pub.TABLE_10_BUDGETS, cells, strict=True):
             want = pub.Gain(_num(v), _num(lo) if lo else None, _num(hi) if hi else None)
             assert pub.TABLE_10[(row, b)] == want, (row, b)
+
+
+def test_table_11_cells_match_model_text():
+    """MODEL §11, Table 11: MLP - ridge accuracy with its interval, and the ridge's accuracy."""
+    text = _bullet("Table 11,")
+    cells = re.findall(rf"{NUM} \[{NUM}, {NUM}\]", text)
+    assert len(cells) == 4, text
+    for b, (v, lo, hi) in zip(pub.TABLE_11_BUDGETS, cells, strict=True):
+        assert pub.TABLE_11[(pub.TABLE_11_ROW, b)] == pub.Gain(_num(v), _num(lo), _num(hi)), b
+    ridge = re.findall(NUM, text[text.index("(ridge") :])
+    assert [pub.TABLE_11_RIDGE[b] for b in pub.TABLE_11_BUDGETS] == [_num(r) for r in ridge]
+    assert len(pub.TABLE_11) == 4
