@@ -176,16 +176,6 @@ def chance_outcomes(paired) -> np.ndarray | None:
     return np.stack([np.asarray(c, float) for c in cols], axis=1)
 
 
-def mean_difference(values, group, rows=None, *, level: float = LEVEL) -> Estimate:
-    """Mean of ``values`` over ``rows`` as the mean of per-group means, with a Student-t interval
-    on ``G - 1`` df (docs/statistics.md); groups without a row are left out."""
-    v = np.asarray(values, float)
-    rows = np.ones(len(v), bool) if rows is None else np.asarray(rows, bool)
-    if not rows.any():
-        return Estimate.missing()
-    return t_estimate(group_means(v[rows], np.asarray(group)[rows]), level)
-
-
 def raw_accuracy_check(paired, *, outcomes=None) -> dict:
     """The model's premise on raw evidence (MODEL §2): ``U_B(ret)`` non-decreasing in B.
 

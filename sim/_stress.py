@@ -377,11 +377,3 @@ def spillover_summary(result: StressResult, *, factor: float = 2.0) -> Spillover
     picked = np.where(far & np.isfinite(ratio), ratio, -np.inf).max(-1)
     away = np.where(np.isfinite(picked), picked, np.nan)
     return SpilloverSummary(relative, away, float(factor))
-
-
-def crossing_status(result: StressResult) -> list[tuple[str, ...]]:
-    """Status strings per condition and operator (``none`` / ``unique`` / ``multiple``)."""
-    from theory import grid_crossover
-
-    status = grid_crossover(result.budgets, result.delta).status
-    return [tuple(str(s) for s in row) for row in status]
