@@ -12,7 +12,7 @@ import jax
 import numpy as np
 import pytest
 
-from oas import paired_from_rows
+from oas import FEATURE_NAMES, paired_from_rows
 from paper_checks._published import TABLE_6, TABLE_12_MACRO, TABLE_12_ROWS
 from paper_checks._tables_history import (
     is_full_history,
@@ -23,19 +23,6 @@ from paper_checks._tables_history import (
 from tests._data import LOCOMO_PATH, needs_locomo
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
-FEATURES = [
-    "budget_over_512",
-    "token_pressure",
-    "budget_fit_fraction",
-    "constituent_count",
-    "session_count",
-    "embedding_inconsistency",
-    "mean_pairwise_cosine",
-    "query_type_0",
-    "query_type_1",
-    "query_type_2",
-    "query_type_3",
-]
 
 
 def _rows(n_q: int = 12, budgets=(32, 64, 128, 256), tag: str | None = "full-history"):
@@ -51,7 +38,7 @@ def _rows(n_q: int = 12, budgets=(32, 64, 128, 256), tag: str | None = "full-his
                 "query_type": "multi-session",
                 "budget": b,
                 **{f"y_{a}": float(v) for a, v in zip(("ret", "merge", "abstract", "rewrite"), y)},
-                **{f: float(rng.random()) for f in FEATURES[:7]},
+                **{f: float(rng.random()) for f in FEATURE_NAMES[:7]},
                 **{f"query_type_{k}": float(k == 1) for k in range(4)},
             }
             if tag is not None:
