@@ -16,6 +16,10 @@ grouped CV on the same ``group_id``) are fitted on the fit and calibration folds
 best-fixed in ``paper_checks._loco`` (the MLP calibrates nothing, so the calibration fold is
 training data to it; the paper does not say which folds its MLP saw).
 
+Rows with the paper's LongMemEval split (``meta_split``: train / dev / test) are evaluated by
+``split_protocol`` instead: the same fitting and calibration (``_choose``), once, fitted on train,
+calibrated on dev, scored on test (MODEL §11: LongMemEval is split before modelling).
+
 References: MODEL §8 (policies, calibration, baselines), §11 (router evaluation).
 """
 
@@ -157,7 +161,11 @@ def best_per_budget(outcomes, budget, test_budget) -> np.ndarray:
     """``(len(test_budget),)`` per budget the action of highest mean outcome on the rows
     ``(outcomes, budget)`` at that budget (ties to the earlier action); 0 (retention) at a budget
     those rows lack. The per-budget policy selected on fit data (Table 12)."""
-    outcomes, budget, test_budget = np.asarray(outcomes), np.asarray(budget), np.asarray(test_budget)
+    outcomes, budget, test_budget = (
+        np.asarray(outcomes),
+        np.asarray(budget),
+        np.asarray(test_budget),
+    )
     chosen = np.zeros(test_budget.shape[0], np.int64)
     for b in np.unique(test_budget):
         seen = budget == b

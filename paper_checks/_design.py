@@ -8,7 +8,9 @@ sample, budgets 16-128, cheapest-first packing, alphanumeric tokens, capped reco
   value (``paper_checks._published``), ours, our interval in both units and the in-interval flags.
 * **Table 8** (routing baselines): each policy's accuracy and harmful choices per budget, scored
   by grouped five-fold cross-fitting (``paper_checks._crossfit``), with both intervals of the
-  accuracy. The paper's Table 8 is measured on LongMemEval; its value is shown at the budgets both
+  accuracy; on rows with ``meta_split`` (a LongMemEval file of the paper's design) by the paper's
+  split instead (``paper_checks._crossfit.split_protocol``: fit on train, ``tau_B`` on dev,
+  scored on test), and the block's ``router_protocol`` names it. The paper's Table 8 is measured on LongMemEval; its value is shown at the budgets both
   grids share (32, 64, 128) as a reference, not as the same experiment.
 * **Table 2** (direct and calibrated OAS) and **Table 11** (MLP - ridge accuracy, the paper's MLP
   control of MODEL §8 against direct OAS): from Table 8's cross-fitted choices, per budget, with
@@ -270,7 +272,8 @@ def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000) -> dict:
 
     Args:
       key: JAX key; Table 4 (or 3) uses ``fold_in(key, 4)``, Table 8 ``fold_in(key, 8)`` (its
-        cross-fitting, which Tables 2 and 11 share, ``fold_in(fold_in(key, 8), 0)``), Table 2
+        cross-fitting or split protocol, which Tables 2, 11 and 12 share,
+        ``fold_in(fold_in(key, 8), 0)``), Table 2
         ``fold_in(key, 2)``, Table 11 ``fold_in(key, 11)``, Tables 1, 7, 9, 10 ``fold_in(key, 1)``.
       paired: ``oas.PairedData`` of the paper's design (LoCoMo, or a LongMemEval file).
       n_resamples: question-bootstrap replicates (the paper: 10,000).
