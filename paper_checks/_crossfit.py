@@ -16,6 +16,10 @@ grouped CV on the same ``group_id``) are fitted on the fit and calibration folds
 best-fixed in ``paper_checks._loco`` (the MLP calibrates nothing, so the calibration fold is
 training data to it; the paper does not say which folds its MLP saw).
 
+Rows with the paper's LongMemEval split (``meta_split``: train / dev / test) are evaluated by
+``split_protocol`` instead: the same fitting and calibration (``_choose``), once, fitted on train,
+calibrated on dev, scored on test (MODEL §11: LongMemEval is split before modelling).
+
 References: MODEL §8 (policies, calibration, baselines), §11 (router evaluation).
 """
 
@@ -77,7 +81,6 @@ def crossfit_evaluate(key: jax.Array, paired, *, units=None, n_folds: int = N_FO
     References: MODEL §8, §11 (router evaluation).
     """
     from paper_checks._curves import raw_grounded
-    from paper_checks._policies import fit_ridge_on
 
     if n_folds < 3:
         raise InputError(f"crossfit_evaluate: n_folds must be >= 3; got {n_folds}.")
@@ -91,25 +94,15 @@ def crossfit_evaluate(key: jax.Array, paired, *, units=None, n_folds: int = N_FO
         test_rows = np.flatnonzero(fold == f)
         cal_rows = np.flatnonzero(fold == (f + 1) % n_folds)
         fit_rows = np.flatnonzero((fold != f) & (fold != (f + 1) % n_folds))
-        train, calib, test = paired.take(fit_rows), paired.take(cal_rows), paired.take(test_rows)
-        seen = paired.take(np.concatenate([fit_rows, cal_rows]))
-        k_f = jax.random.fold_in(key, 1 + f)
-        ridge = fit_ridge_on(k_f, train, backend="numpy")
-        mu, mu_cal = predict_ridge(ridge, test.features), predict_ridge(ridge, calib.features)
-        th = calibrate_accuracy(mu_cal, calib.outcomes, calib.budget, 0.0)
-        op = training_selected_operator(seen.outcomes)
-        mlp = fit_mlp(jax.random.fold_in(k_f, 1), seen.features, seen.outcomes, seen.group_id)
-        picks = {
-            "always-ret": np.zeros(test.n, np.int64),
-            "fixed-operator": np.full(test.n, op),
-            "evidence-fit": evidence_fit_rule(test.features, op),
-            "knn": knn_router(seen.features, seen.outcomes, seen.group_id, test.features).actions,
-            "oas": argmax_policy(mu),
-            "oas-calibrated@0": calibrated_policy(mu, test.budget, th),
-            "mlp": argmax_policy(predict_mlp(mlp, test.features)),
-        }
+        picks = _choose(
+            jax.random.fold_in(key, 1 + f),
+            paired.take(fit_rows),
+            paired.take(cal_rows),
+            paired.take(np.concatenate([fit_rows, cal_rows])),
+            paired.take(test_rows),
+        )
         for name, c in picks.items():
-            chosen[name][test_rows] = np.asarray(c, np.int64)
+            chosen[name][test_rows] = c
     return LocoEval(
         np.arange(paired.n),
         fold,
@@ -117,6 +110,137 @@ def crossfit_evaluate(key: jax.Array, paired, *, units=None, n_folds: int = N_FO
         np.asarray(paired.outcomes, float),
         np.asarray(paired.budget, float),
         raw_grounded(paired),
+        chosen,
+        (0.0,),
+    )
+
+
+def _choose(key: jax.Array, train, calib, seen, test) -> dict[str, np.ndarray]:
+    """``{policy: (test.n,) int}``: every policy of ``POLICIES`` fitted and chosen once.
+
+    The ridge utility model is fitted on ``train`` (its penalty by inner grouped CV there),
+    ``tau_B`` calibrated on ``calib`` (the zero-harm rule), the baselines and the MLP control
+    (``fit_mlp(fold_in(key, 1), ..)``) fitted on ``seen``; all choose on ``test``. The one body of
+    cross-fitting's rotation and of ``split_protocol``.
+
+    References: MODEL §8 (policies, calibration, baselines), §11 (router evaluation).
+    """
+    from paper_checks._policies import fit_ridge_on
+
+    ridge = fit_ridge_on(key, train, backend="numpy")
+    mu, mu_cal = predict_ridge(ridge, test.features), predict_ridge(ridge, calib.features)
+    th = calibrate_accuracy(mu_cal, calib.outcomes, calib.budget, 0.0)
+    op = training_selected_operator(seen.outcomes)
+    mlp = fit_mlp(jax.random.fold_in(key, 1), seen.features, seen.outcomes, seen.group_id)
+    picks = {
+        "always-ret": np.zeros(test.n, np.int64),
+        "fixed-operator": np.full(test.n, op),
+        "evidence-fit": evidence_fit_rule(test.features, op),
+        "knn": knn_router(seen.features, seen.outcomes, seen.group_id, test.features).actions,
+        "oas": argmax_policy(mu),
+        "oas-calibrated@0": calibrated_policy(mu, test.budget, th),
+        "mlp": argmax_policy(predict_mlp(mlp, test.features)),
+    }
+    return {name: np.asarray(c, np.int64) for name, c in picks.items()}
+
+
+#: The paired rows' column of the paper's LongMemEval split (``oas.real`` ``pair longmemeval
+#: --design paper``), its parts in order, and the protocols' names in the tables.
+SPLIT_COLUMN = "meta_split"
+SPLIT_PARTS = ("train", "dev", "test")
+PROTOCOL_SPLIT = "split 350/75/75: fit train, calibrate dev, test"
+PROTOCOL_CROSSFIT = "grouped five-fold cross-fitting"
+
+
+def has_split(paired) -> bool:
+    """Whether the rows carry the paper's split (the ``meta_split`` column)."""
+    return SPLIT_COLUMN in paired.meta
+
+
+def best_per_budget(outcomes, budget, test_budget) -> np.ndarray:
+    """``(len(test_budget),)`` per budget the action of highest mean outcome on the rows
+    ``(outcomes, budget)`` at that budget (ties to the earlier action); 0 (retention) at a budget
+    those rows lack. The per-budget policy selected on fit data (Table 12)."""
+    outcomes, budget, test_budget = (
+        np.asarray(outcomes),
+        np.asarray(budget),
+        np.asarray(test_budget),
+    )
+    chosen = np.zeros(test_budget.shape[0], np.int64)
+    for b in np.unique(test_budget):
+        seen = budget == b
+        if seen.any():
+            chosen[test_budget == b] = int(np.argmax(outcomes[seen].mean(axis=0)))
+    return chosen
+
+
+def split_protocol(key: jax.Array, paired) -> LocoEval:
+    """Held-out choices of the Table 8 policies under the paper's LongMemEval split protocol.
+
+    The rows' ``meta_split`` (``train`` / ``dev`` / ``test``, one per question) is the split:
+    every policy is fitted on the train rows (the ridge penalty, the MLP grid and the k-NN ``k``
+    by their inner grouped CV there too), ``tau_B`` calibrated on the dev rows (MODEL §8, the
+    zero-harm rule at ``alpha = 0``), and every policy chooses once on the test rows. The same
+    fitting and calibration as ``crossfit_evaluate`` (``_choose``), except that the baselines,
+    the MLP and Table 12's per-budget policy see the train rows only (cross-fitting gives them its
+    fit and calibration folds): dev calibrates ``tau_B`` and nothing else.
+
+    Args:
+      key: JAX key; the policies use ``fold_in(key, 1)`` (the MLP ``fold_in(fold_in(key, 1), 1)``).
+      paired: ``oas.PairedData`` with the ``meta_split`` column.
+
+    Returns:
+      ``LocoEval`` of the test rows only: ``index`` their rows of ``paired``, ``fold`` all 0,
+      ``groups`` ``["test"]``, ``chosen`` keyed by ``POLICIES`` and ``per-budget-fixed``,
+      ``alphas`` ``(0.0,)``.
+
+    Raises:
+      InputError: a row's ``meta_split`` is not one of train, dev, test; a question has rows in
+        two parts; or a part has no question (a file too small for the split: the error names the
+        part and the count of each).
+
+    References: MODEL §8 (calibration), §11 (LongMemEval split 350 / 75 / 75, router evaluation).
+    """
+    from paper_checks._curves import raw_grounded
+
+    if not has_split(paired):
+        raise InputError(f"split_protocol: the rows have no '{SPLIT_COLUMN}' column.")
+    part = np.asarray(paired.meta[SPLIT_COLUMN], dtype=object)
+    bad = [i for i, v in enumerate(part) if v not in SPLIT_PARTS]
+    if bad:
+        i = bad[0]
+        raise InputError(
+            f"split_protocol: row {i} (instance_id {paired.instance_id[i]!r}) has {SPLIT_COLUMN} "
+            f"{part[i]!r}; expected one of {', '.join(SPLIT_PARTS)} ({len(bad)} such rows)."
+        )
+    qid = np.asarray(paired.query_id).astype(str)
+    first: dict[str, str] = {}
+    for q, v in zip(qid.tolist(), part.tolist(), strict=True):
+        if first.setdefault(q, v) != v:
+            raise InputError(
+                f"split_protocol: question {q!r} has rows in {SPLIT_COLUMN} {first[q]!r} and "
+                f"{v!r}; expected one part per question (MODEL §11)."
+            )
+    counts = {p: sum(v == p for v in first.values()) for p in SPLIT_PARTS}
+    empty = [p for p in SPLIT_PARTS if counts[p] == 0]
+    if empty:
+        have = ", ".join(f"{p} {counts[p]}" for p in SPLIT_PARTS)
+        raise InputError(
+            f"split_protocol: {SPLIT_COLUMN} part '{empty[0]}' has 0 questions ({have}); the "
+            "paper's split protocol (fit train, calibrate dev, test; MODEL §11) needs at least "
+            "one question in each part (a LongMemEval file of three or more questions)."
+        )
+    rows = {p: np.flatnonzero(part == p) for p in SPLIT_PARTS}
+    train, test = paired.take(rows["train"]), paired.take(rows["test"])
+    chosen = _choose(jax.random.fold_in(key, 1), train, paired.take(rows["dev"]), train, test)
+    chosen["per-budget-fixed"] = best_per_budget(train.outcomes, train.budget, test.budget)
+    return LocoEval(
+        rows["test"],
+        np.zeros(test.n, np.int64),
+        np.array(["test"]),
+        np.asarray(test.outcomes, float),
+        np.asarray(test.budget, float),
+        raw_grounded(test),
         chosen,
         (0.0,),
     )
