@@ -18,11 +18,10 @@ References: MODEL §1 (record length), §2 (budgets, cut packing), §9 (readers)
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from itertools import islice
 from typing import Protocol, runtime_checkable
 
-from oas._text import content_tokens, normalize
+from oas._text import content_tokens
 from retcon.errors import InputError, Spell
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
@@ -145,13 +144,3 @@ def make_tokenizer(name: str = "regex") -> Tokenizer:
 def split_sentences(text: str) -> list[str]:
     """Sentences of ``text``: split after ``.``, ``!`` or ``?`` followed by space, and at newlines."""
     return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
-
-
-def token_set(texts: Sequence[str] | str) -> set[str]:
-    """The set of normalized tokens of one text or of several texts."""
-    if isinstance(texts, str):
-        texts = [texts]
-    out: set[str] = set()
-    for t in texts:
-        out.update(normalize(t).split())
-    return out
