@@ -9,8 +9,7 @@ Two different notions of "token" live here, on purpose:
   ``docs/real-data.md``), the same order as a BPE tokenizer on English. ``TiktokenTokenizer`` is
   used when ``tiktoken`` and its encoding files are present locally (extra ``tokenizers``).
 * **Content tokens** (``normalize``, ``content_tokens``): what readers compare. Their home is
-  ``oas._text`` (hashed TF-IDF in ``oas`` core needs them too); they are imported here for the
-  loaders, operators and readers.
+  ``oas._text`` (hashed TF-IDF in ``oas`` core needs them too).
 
 References: MODEL §1 (record length), §2 (budgets, cut packing), §9 (readers).
 """
