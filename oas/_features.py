@@ -96,6 +96,16 @@ def cheapest_fit_share(budget, lengths, mask=None) -> np.ndarray:
     return whole.sum(axis=1) / np.maximum(m.sum(axis=1), 1)
 
 
+def _unit_records(embeddings, mask) -> tuple[np.ndarray, np.ndarray]:
+    """``(u, mask)``: each record's embedding over its norm, zero where the norm is 0 or the slot
+    is masked out (``mask`` ``None``: all slots), for features 6 and 7."""
+    e = np.asarray(embeddings, dtype=np.float64)
+    n, k = e.shape[:2]
+    mask = np.ones((n, k), bool) if mask is None else np.asarray(mask, bool)
+    norm = np.linalg.norm(e, axis=-1, keepdims=True)
+    return np.where((norm > 0) & mask[..., None], e / np.where(norm > 0, norm, 1.0), 0.0), mask
+
+
 def embedding_spread(embeddings, mask=None) -> np.ndarray:
     """The paper's feature 6: mean squared distance of unit-normalised embeddings to their mean.
 
@@ -111,11 +121,7 @@ def embedding_spread(embeddings, mask=None) -> np.ndarray:
 
     References: MODEL §8 (feature 6).
     """
-    e = np.asarray(embeddings, dtype=np.float64)
-    n, k = e.shape[:2]
-    mask = np.ones((n, k), bool) if mask is None else np.asarray(mask, bool)
-    norm = np.linalg.norm(e, axis=-1, keepdims=True)
-    u = np.where((norm > 0) & mask[..., None], e / np.where(norm > 0, norm, 1.0), 0.0)
+    u, mask = _unit_records(embeddings, mask)
     count = np.maximum(mask.sum(axis=1), 1).astype(np.float64)
     mean = u.sum(axis=1) / count[:, None]
     d2 = ((u - mean[:, None, :]) ** 2).sum(axis=-1)
@@ -162,11 +168,7 @@ def embedding_statistics(embeddings, mask=None) -> tuple[np.ndarray, np.ndarray]
 
     References: MODEL §8 (features 6, 7).
     """
-    e = np.asarray(embeddings, dtype=np.float64)
-    n, k = e.shape[:2]
-    mask = np.ones((n, k), bool) if mask is None else np.asarray(mask, bool)
-    norm = np.linalg.norm(e, axis=-1, keepdims=True)
-    u = np.where((norm > 0) & mask[..., None], e / np.where(norm > 0, norm, 1.0), 0.0)
+    u, mask = _unit_records(embeddings, mask)
     count = mask.sum(axis=1).astype(np.float64)
     centroid = u.sum(axis=1) / np.maximum(count, 1.0)[:, None]
     c_norm = np.linalg.norm(centroid, axis=-1, keepdims=True)

@@ -196,27 +196,22 @@ def raw_accuracy_check(paired, *, outcomes=None) -> dict:
     acc_ci = group_t_interval(per_group)
     acc, lo, hi = acc_ci.estimate, acc_ci.lower, acc_ci.upper
     i, j = np.triu_indices(len(budgets), 1)
+    # no pair of budgets, or none that one group saw both of (every interval NaN): no drop measured
+    max_drop, pair = Estimate.missing(), None
     if i.size:
         drops = group_t_interval(per_group[:, i] - per_group[:, j], level=1 - (1 - LEVEL) / len(i))
-    # no pair of budgets, or none that one group saw both of (every interval NaN): no drop measured
-    if i.size == 0 or not np.any(np.isfinite(drops.lower)):
-        return {
-            "budgets": budgets,
-            "accuracy": acc,
-            "lower": lo,
-            "upper": hi,
-            "max_drop": Estimate.missing(),
-            "at": None,
-        }
-    # the most significant drop: the pair whose interval reaches highest above 0
-    k = int(np.nanargmax(drops.lower))
+        if np.any(np.isfinite(drops.lower)):
+            # the most significant drop: the pair whose interval reaches highest above 0
+            k = int(np.nanargmax(drops.lower))
+            max_drop = Estimate(
+                float(drops.estimate[k]), float(drops.lower[k]), float(drops.upper[k])
+            )
+            pair = (float(budgets[i[k]]), float(budgets[j[k]]))
     return {
         "budgets": budgets,
         "accuracy": acc,
         "lower": lo,
         "upper": hi,
-        "max_drop": Estimate(
-            float(drops.estimate[k]), float(drops.lower[k]), float(drops.upper[k])
-        ),
-        "at": (float(budgets[i[k]]), float(budgets[j[k]])),
+        "max_drop": max_drop,
+        "at": pair,
     }

@@ -36,7 +36,6 @@ OPERATORS = ("abstract", "merge", "rewrite")
 
 # MODEL §11, Table 4: LoCoMo (n = 75), gain over retention (h/h) at budgets 16 / 32 / 64 / 128.
 TABLE_4_BUDGETS = (16, 32, 64, 128)
-TABLE_4_N = 75
 TABLE_4: dict[tuple[str, int], Gain] = {
     ("abstract", 16): Gain(0.360, 0.227, 0.480, 30, 3),
     ("abstract", 32): Gain(0.173, 0.040, 0.307, 20, 7),
@@ -222,9 +221,6 @@ def in_interval(published: float, lo: float, hi: float) -> bool:
 # MODEL §11, Table 6: the full-history BM25 stress test (LongMemEval) at 32 / 64 / 128 / 256:
 # retention and abstract accuracy, abstract's gain over retention (interval, h/h), and the binary
 # oracle (per question the better of retention and abstract; our reading of "binary").
-TABLE_6_BUDGETS = (32, 64, 128, 256)
-
-
 class FullHistoryCell(NamedTuple):
     """One budget of Table 6: retention, abstract, abstract's gain, binary oracle."""
 

@@ -116,25 +116,16 @@ def reversal_oc(
         k: paper_curves(budgets, operators.get(k) or ["abstract"] * v.shape[1], table)
         for k, v in data.items()
     }
-    half = {k: 0.5 * v for k, v in true.items()}
     nulls = {}
     for k in data:
         nulls[f"{k} equal to ret"] = {**true, k: np.zeros_like(true[k])}
         nulls[f"{k} gain only"] = {**true, k: np.maximum(true[k], 0.0)}
         nulls[f"{k} loss only"] = {**true, k: np.minimum(true[k], 0.0)}
-    G = next(iter(data.values())).shape[0]
-    return operating_characteristics(
-        rule,
-        G,
-        group_values=data,
-        true_means=true,
-        null_means=nulls,
-        key=key,
-        n_datasets=n_datasets,
-        true_world=f"the paper's {table} gains over retention on the data's grid, its spread",
-        half_means=half,
-        half_world=f"half the paper's {table} gains",
+    worlds = (
+        f"the paper's {table} gains over retention on the data's grid, its spread",
+        f"half the paper's {table} gains",
     )
+    return _halved_oc(rule, data, true, nulls, key, n_datasets, worlds)
 
 
 def tight_gain_verdict(tight: dict, missing=()) -> Verdict:

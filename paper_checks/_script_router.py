@@ -32,7 +32,7 @@ def locomo(
     ``granularity``, ``retriever``, ``top_k`` and ``embedder`` (a name) when not the defaults."""
     import jax
 
-    from oas import read_paired
+    from oas import RETRIEVAL_FEATURE_NAMES, read_paired
     from oas.real import load_locomo, loco_deployable, locomo_retrieval_features
 
     e2e = read_paired(e2e_path)
@@ -57,7 +57,7 @@ def locomo(
         ),
         "recall_feature_correlation": {
             name: float(np.corrcoef(extra[:, j], recall)[0, 1])
-            for j, name in enumerate(("score_margin", "score_mass", "overlap_count"))
+            for j, name in enumerate(RETRIEVAL_FEATURE_NAMES[:3])  # features 12-14
         },
     }
     if oracle is not None:

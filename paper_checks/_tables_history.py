@@ -217,50 +217,52 @@ def _dash(x) -> str:
     return "-" if x is None else str(x)
 
 
+def _history_section(number: int, t: dict, pair: str, align: str, parts) -> list[str]:
+    """One table's lines: ``pair`` names the 5th column (``paper <pair>`` the 9th), ``align``
+    their delimiter cell; ``parts(cell)`` gives ``(signed, ours_pair, paper_pair)``."""
+    lines = [
+        f"## Table {number}: {t['note']}",
+        "",
+        f"| row | budget | n | ours | {pair} | question interval | conversation interval | "
+        f"paper | paper {pair} | ours - paper | in q | in c |",
+        f"|---|---:|---:|---:|{align}|---|---|---:|{align}|---:|---|---|",
+    ]
+    for c in t["cells"]:
+        signed, ours_pair, paper_pair = parts(c)
+        lines.append(
+            f"| {c['row']} | {c['budget']} | {c['n']} | {_f(c['ours'], signed)} | {ours_pair} | "
+            f"{_iv(c['question_interval'])} | {_iv(c['conversation_interval'])} | "
+            f"{_f(c['paper'], signed)} | {paper_pair} | {_f(c['difference'], True)} | "
+            f"{_yes(c['paper_in_question_interval'])} | "
+            f"{_yes(c['paper_in_conversation_interval'])} |"
+        )
+    lines.append("")
+    return lines
+
+
+def _table_6_parts(c: dict) -> tuple[bool, str, str]:
+    """The gain row is signed and has helped/harmed counts; the others have neither."""
+    gain = c["row"] == "gain"
+    hh = f"{c['helped']}/{c['harmed']}" if gain else "-"
+    phh = (
+        f"{c['paper_helped']}/{c['paper_harmed']}"
+        if gain and c["paper_helped"] is not None
+        else "-"
+    )
+    return gain, hh, phh
+
+
+def _table_12_parts(c: dict) -> tuple[bool, str, str]:
+    return False, str(c["harms"]), _dash(c["paper_harms"])
+
+
 def history_markdown(tables: dict) -> list[str]:
     """The lines of ``TABLES.md`` for Tables 6 and 12 (empty when the block has neither)."""
     lines: list[str] = []
     if "table_6" in tables:
-        t = tables["table_6"]
-        lines += [f"## Table 6: {t['note']}", ""]
-        lines.append(
-            "| row | budget | n | ours | h/h | question interval | conversation interval | "
-            "paper | paper h/h | ours - paper | in q | in c |"
-        )
-        lines.append("|---|---:|---:|---:|---|---|---|---:|---|---:|---|---|")
-        for c in t["cells"]:
-            gain = c["row"] == "gain"
-            hh = f"{c['helped']}/{c['harmed']}" if gain else "-"
-            phh = (
-                f"{c['paper_helped']}/{c['paper_harmed']}"
-                if gain and c["paper_helped"] is not None
-                else "-"
-            )
-            lines.append(
-                f"| {c['row']} | {c['budget']} | {c['n']} | {_f(c['ours'], gain)} | {hh} | "
-                f"{_iv(c['question_interval'])} | {_iv(c['conversation_interval'])} | "
-                f"{_f(c['paper'], gain)} | {phh} | {_f(c['difference'], True)} | "
-                f"{_yes(c['paper_in_question_interval'])} | "
-                f"{_yes(c['paper_in_conversation_interval'])} |"
-            )
-        lines.append("")
+        lines += _history_section(6, tables["table_6"], "h/h", "---", _table_6_parts)
     if "table_12" in tables:
-        t = tables["table_12"]
-        lines += [f"## Table 12: {t['note']}", ""]
-        lines.append(
-            "| row | budget | n | ours | harms | question interval | conversation interval | "
-            "paper | paper harms | ours - paper | in q | in c |"
-        )
-        lines.append("|---|---:|---:|---:|---:|---|---|---:|---:|---:|---|---|")
-        for c in t["cells"]:
-            lines.append(
-                f"| {c['row']} | {c['budget']} | {c['n']} | {_f(c['ours'])} | {c['harms']} | "
-                f"{_iv(c['question_interval'])} | {_iv(c['conversation_interval'])} | "
-                f"{_f(c['paper'])} | {_dash(c['paper_harms'])} | {_f(c['difference'], True)} | "
-                f"{_yes(c['paper_in_question_interval'])} | "
-                f"{_yes(c['paper_in_conversation_interval'])} |"
-            )
-        lines.append("")
+        lines += _history_section(12, tables["table_12"], "harms", "---:", _table_12_parts)
     return lines
 
 

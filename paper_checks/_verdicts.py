@@ -286,31 +286,6 @@ PAPER_TIGHT_GAIN = (0.48, 0.48)
 PAPER_LOOSE_MARGIN = (0.08, 0.11)
 
 
-def verdict_tight_gain(
-    max_gains: Mapping[str, Mapping[str, Estimate]],
-    *,
-    paper: tuple[float, float] = PAPER_TIGHT_GAIN,
-    missing: Sequence[str] = (),
-    inconclusive: Mapping[str, str] | None = None,
-) -> Verdict:
-    """Claim 2, graded twice per real source: ``direction`` (the largest gain over retention of
-    some operator is positive) and ``magnitude`` (that gain against the paper's figure, absolute
-    points).
-
-    Args:
-      max_gains: ``{source: {operator: Estimate of max_B dU_o(B)}}``.
-      paper: the paper's figure as a range (fraction of questions).
-    """
-    grades = {}
-    for src, ops in max_gains.items():
-        if not ops:
-            continue
-        best = max(ops.values(), key=lambda e: e.point if e.defined else -np.inf)
-        grades[f"direction:{src}"] = max(grade_positive(e) for e in ops.values())
-        grades[f"magnitude:{src}"] = grade_magnitude(best, paper)
-    return combine(grades, missing, inconclusive)
-
-
 def verdict_loose_retention(
     margins: Mapping[str, Mapping[str, Estimate]],
     *,

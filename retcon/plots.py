@@ -94,7 +94,6 @@ TIMELINE_MARKERS = {
     "router": "P",
 }
 FIXED_POLICIES = ("always-ret", "always-merge", "always-abstract", "always-rewrite")
-LEARNED_POLICIES = ("oas", "oas-calibrated", "oas-crc", "mlp", "theory")
 
 
 def policy_style(name: str) -> dict:

@@ -43,28 +43,6 @@ LONGMEMEVAL_TYPE = {
 }
 
 
-def vocabulary_of(types) -> tuple[str, tuple[str, ...]]:
-    """Return ``(name, vocabulary)`` holding every type in ``types``; raise if none does.
-
-    Raises:
-      InputError: a type in no vocabulary, or types from two vocabularies.
-    """
-    from retcon.errors import InputError
-
-    types = set(types)
-    for name, vocab in VOCABULARIES.items():
-        if types <= set(vocab):
-            return name, vocab
-    known = sorted(set(LOCOMO_TYPES) | set(LONGMEMEVAL_TYPES))
-    unknown = sorted(types - set(known))
-    if unknown:
-        raise InputError(f"unknown query type {unknown[0]!r}; expected one of {known}.")
-    raise InputError(
-        f"query types mix two vocabularies ({sorted(types)}); use one of "
-        f"locomo={list(LOCOMO_TYPES)} or longmemeval={list(LONGMEMEVAL_TYPES)}."
-    )
-
-
 # MODEL §10: the over-time policies (sim.TIMELINE_POLICIES), here so a command checks its options
 # without importing the JAX timeline
 TIMELINE_POLICIES = ("retain-all", "overflow", "periodic", "budget-aware", "tiered")

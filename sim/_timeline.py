@@ -41,13 +41,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from retcon.errors import InputError, Spell, check_choice
-from retcon.vocab import OPERATORS, TIMELINE_POLICIES
+from retcon.vocab import OPERATORS, TIMELINE_POLICIES  # §10's policies, sim.TIMELINE_POLICIES
 from sim._stream import TIMELINE_CHUNK, StreamScenario, bucket, check_queries
 from sim.kernel import GRID, kept_fraction, quantized_success
 from theory import cumsum_in_order, pack, sample_lengths
 
-#: Policies of MODEL §10, in table order: ``retcon.vocab.TIMELINE_POLICIES`` (one spelling).
-CONSOLIDATING = TIMELINE_POLICIES[1:]
 MAX_BY_GENERATION = 6  # utility against k for k = 0 .. this
 CHUNK = TIMELINE_CHUNK  # queries per compiled call (sim._stream sizes it before any work)
 MIN_SESSIONS = 8  # the smallest compiled time axis (`bucket`): every T <= 8 shares one trace

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from retcon.cache import user_cache_dir
 from retcon.errors import InputError, Spell
-from retcon.output import atomic_write
+from retcon.output import atomic_write, file_sha256
 
 # Pinned release: commit 3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376 of snap-research/locomo.
 DATASETS = {
@@ -62,12 +62,8 @@ def data_dir() -> Path:
     return user_cache_dir()
 
 
-def sha256_of(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+#: The sha256 hex digest of a file (``oas.real.sha256_of``): ``retcon.output.file_sha256``.
+sha256_of = file_sha256
 
 
 def cached_path(name: str) -> Path:

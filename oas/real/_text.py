@@ -9,8 +9,7 @@ Two different notions of "token" live here, on purpose:
   ``docs/real-data.md``), the same order as a BPE tokenizer on English. ``TiktokenTokenizer`` is
   used when ``tiktoken`` and its encoding files are present locally (extra ``tokenizers``).
 * **Content tokens** (``normalize``, ``content_tokens``): what readers compare. Their home is
-  ``oas._text`` (hashed TF-IDF in ``oas`` core needs them too); they are imported here for the
-  loaders, operators and readers.
+  ``oas._text`` (hashed TF-IDF in ``oas`` core needs them too).
 
 References: MODEL §1 (record length), §2 (budgets, cut packing), §9 (readers).
 """
@@ -18,11 +17,10 @@ References: MODEL §1 (record length), §2 (budgets, cut packing), §9 (readers)
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from itertools import islice
 from typing import Protocol, runtime_checkable
 
-from oas._text import content_tokens, normalize
+from oas._text import content_tokens
 from retcon.errors import InputError, Spell
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
@@ -145,13 +143,3 @@ def make_tokenizer(name: str = "regex") -> Tokenizer:
 def split_sentences(text: str) -> list[str]:
     """Sentences of ``text``: split after ``.``, ``!`` or ``?`` followed by space, and at newlines."""
     return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
-
-
-def token_set(texts: Sequence[str] | str) -> set[str]:
-    """The set of normalized tokens of one text or of several texts."""
-    if isinstance(texts, str):
-        texts = [texts]
-    out: set[str] = set()
-    for t in texts:
-        out.update(normalize(t).split())
-    return out

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import NamedTuple
 
@@ -101,6 +101,23 @@ def stream_steps(conversation: Conversation) -> list[StreamStep]:
 def evidence_session_ids(conversation: Conversation, query: Query) -> tuple[str, ...]:
     where = _evidence_sessions(conversation)
     return tuple(dict.fromkeys(where[e] for e in query.evidence_ids if e in where))
+
+
+def evidence_hits(
+    conversation: Conversation, chain: dict[str, list[str]], passes: int
+) -> Iterator[list[bool]]:
+    """For each answerable question (answer tokens and evidence sessions), in order: is the
+    lexical reader correct from its evidence sessions' text after ``k = 0..passes`` passes."""
+    for q in conversation.queries:
+        if not content_tokens(q.answer):
+            continue
+        sids = evidence_session_ids(conversation, q)
+        if not sids:
+            continue
+        yield [
+            lexical_correct(q.answer, "\n".join(chain[s][k] for s in sids))
+            for k in range(passes + 1)
+        ]
 
 
 def pass_chain(
@@ -228,16 +245,7 @@ def survival(
         chain = pass_chain(c, operator, passes, first, later=later) if chains is None else chains[i]
         counts = np.zeros(passes + 1)
         n_risk = 0
-        for q in c.queries:
-            if not content_tokens(q.answer):
-                continue
-            sids = evidence_session_ids(c, q)
-            if not sids:
-                continue
-            ok = [
-                lexical_correct(q.answer, "\n".join(chain[s][k] for s in sids))
-                for k in range(passes + 1)
-            ]
+        for ok in evidence_hits(c, chain, passes):
             if not ok[0]:
                 continue
             n_risk += 1

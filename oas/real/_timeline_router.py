@@ -30,12 +30,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from oas import ROUTER_POLICY, TimelineRouter, content_tokens, route_stream
-from oas.real._readers import lexical_correct
 from oas.real._timeline import (
     PassChains,
     _chains_for,
     chain_tables,
     context_accuracy,
+    evidence_hits,
     evidence_session_ids,
     stream_steps,
     timeline_utility,
@@ -69,15 +69,9 @@ def conversation_stats(
     order = [s.session_id for s in conversation.sessions]
     _, length = chain_tables(chain, order, passes)
     st.len_sum += length.sum(0)
-    for q in conversation.queries:
-        if not content_tokens(q.answer):
-            continue
-        sids = evidence_session_ids(conversation, q)
-        if not sids:
-            continue
+    for ok in evidence_hits(conversation, chain, passes):
         st.asked += 1
-        for k in range(passes + 1):
-            st.hits[k] += lexical_correct(q.answer, "\n".join(chain[s][k] for s in sids))
+        st.hits += np.asarray(ok, float)
     for records in ret_records:
         for fits, ok in records.values():
             if not fits:

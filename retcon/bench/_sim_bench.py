@@ -140,6 +140,15 @@ def _four(spec: dict, numpy: bool, progress, label: str) -> dict:
     return out
 
 
+def _slots(scenario: str) -> int:
+    """Records a query of ``scenario`` draws: its evidence (``k_max``) and distractors."""
+    from sim import kernel as K
+    from sim import load_scenario
+
+    st, _ = K.split(load_scenario(scenario))
+    return st.k_max + st.n_distractors
+
+
 def _row(n: int, r: dict, limits, slots: int) -> dict:
     j = r["jax"]
     nb = j["n_budgets"]
@@ -208,11 +217,7 @@ def bench_sim(
       limits: ``MachineLimits`` for the achieved fraction of memory bandwidth.
       progress: callable taking a message, or ``None``.
     """
-    from sim import kernel as K
-    from sim import load_scenario
-
-    st, _ = K.split(load_scenario(scenario))
-    slots = st.k_max + st.n_distractors
+    slots = _slots(scenario)
     rows = []
     for n in sizes:
         spec = {
@@ -240,11 +245,7 @@ def bench_budgets(
 ) -> list[dict]:
     """Cost against the number of budgets at a fixed number of queries (all four implementations);
     ``growth`` is each row's JAX time per query over the first row's."""
-    from sim import kernel as K
-    from sim import load_scenario
-
-    st, _ = K.split(load_scenario(scenario))
-    slots = st.k_max + st.n_distractors
+    slots = _slots(scenario)
     rows = []
     for nb in budget_counts:
         spec = {

@@ -86,17 +86,6 @@ def test_grade_magnitude():
     assert V.grade_magnitude(E.missing(), (0.08, 0.11)) == 0
 
 
-def test_verdict_tight_gain_all_outcomes():
-    """Claim 2 graded twice (direction, magnitude against +48 points)."""
-    assert V.verdict_tight_gain({"locomo": {"merge": sig(0.47, 0.03)}}).verdict == PASS
-    v = V.verdict_tight_gain({"locomo": {"merge": sig(0.07), "abstract": sig(-0.02)}})
-    assert v.verdict == PARTIAL and "magnitude:locomo=no" in v.reason
-    assert V.verdict_tight_gain({"locomo": {"merge": sig(-0.05)}}).verdict == FAIL
-    assert (
-        V.verdict_tight_gain({}, inconclusive={"locomo": "not measurable"}).verdict == INCONCLUSIVE
-    )
-
-
 def test_verdict_loose_retention_all_outcomes():
     """Claim 3 graded twice (direction, every margin against 8-11 points)."""
     ok = {"merge": sig(0.09), "abstract": sig(0.10), "rewrite": sig(0.085)}
