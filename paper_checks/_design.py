@@ -18,6 +18,9 @@ sample, budgets 16-128, cheapest-first packing, alphanumeric tokens, capped reco
 * **Tables 1, 7, 9, 10** (``paper_checks._tables_more``): fit-stratified gain, gain by type at
   256 (LongMemEval only), budget pressure, operator against operator; measured on LongMemEval in
   the paper, so on LoCoMo its values are a reference at the shared budgets.
+* **Table 5** (a second answer model, ``second_reader`` given: ``--second-reader FILE``): Table
+  6's computation on FILE's rows, checked first to hold the main rows' design, dataset, question
+  ids and budgets (``check_second_reader``).
 * **Not made**: the tables these data cannot make, each with its reason.
 
 Which interval a verdict uses: the conversation-level one. LoCoMo's 75 questions sit in 10
@@ -350,10 +353,9 @@ def second_reader_name(source) -> str:
     stem (``paper_checks.PairedSource.name``)."""
     side = source.provenance.get("sidecar") or {}
     cfg = side.get("config") if isinstance(side, dict) else None
-    reader = cfg.get("reader") if isinstance(cfg, dict) else None
-    if not reader:
+    if not isinstance(cfg, dict) or not cfg.get("reader"):
         return source.name
-    model = cfg.get("llm_model")
+    reader, model = cfg["reader"], cfg.get("llm_model")
     return f"{reader} ({model})" if model else str(reader)
 
 

@@ -8,6 +8,9 @@ carries ``meta_candidates = "full-history"`` so a table is never made from other
 * **Table 6**, the full-history stress test: per budget, retention's and abstract's accuracy,
   abstract's gain over retention with its helped / harmed counts, and the binary oracle (per
   question the better of retention and abstract; our reading of "binary oracle").
+* **Table 5**, the second answer model: Table 6's computation (``retention_abstract_cells``)
+  without the binary oracle, on the rows of a second reader (``--second-reader FILE``, any design;
+  ``paper_checks._design.second_reader_table``), beside the paper's GLM-5.2 values.
 * **Table 12**, the four-action test: per budget and as the macro average over budgets, the
   accuracy and harmful choices of retention, the three fixed operators, the per-budget policy
   selected on fit data, direct ridge, the frozen safe router (calibrated at zero observed harm)
@@ -23,7 +26,8 @@ the earlier of ret, merge, abstract, rewrite), the data the other baselines are 
 average's interval is that of the per-question mean over budgets (equal to the mean of the
 per-budget accuracies when every question has every budget).
 
-References: MODEL §8 (policies, calibration), §11 (full-history stress test, Tables 6 and 12).
+References: MODEL §8 (policies, calibration), §11 (Table 5; full-history stress test, Tables 6
+and 12).
 """
 
 from __future__ import annotations
