@@ -1,4 +1,4 @@
-"""Tables 6 and 12 of the paper beside ours, from paired rows of the full-history design.
+"""Tables 5, 6 and 12 of the paper beside ours: a second reader's rows, and the full-history design.
 
 The rows come from ``--design paper --protocol end-to-end`` (``oas.real._full_history``: BM25 top
 20 turns of the whole memory, capped at 2,048 tokens, retention packed in rank order); each row
