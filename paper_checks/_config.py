@@ -89,6 +89,9 @@ class CheckConfig:
       protocol: ``"oracle"`` (default) or, with ``design="paper"``, ``"end-to-end"``: LoCoMo
         paired here under the paper's full-history design (``oas.real._full_history``; MODEL
         §11), which makes Tables 6 and 12; the type feature is the gold type.
+      second_reader: with ``design="paper"``, a paired file of the same design, dataset, question
+        ids and budgets made with a second answer model: Table 5 from its rows (MODEL §11;
+        ``paper_checks._design.check_second_reader``); ``None`` (default): Table 5 not made.
     """
 
     full: bool = False
@@ -115,6 +118,7 @@ class CheckConfig:
     design: str = "ours"
     features: str | None = None
     protocol: str = "oracle"
+    second_reader: str | None = None
 
     def __post_init__(self):
         from retcon.errors import check_choice
@@ -126,6 +130,11 @@ class CheckConfig:
                 "CheckConfig.protocol 'end-to-end' is the paper's full-history design and needs "
                 f"design='paper'; got design={self.design!r} (our end-to-end runs are the "
                 "'end to end' section)."
+            )
+        if self.second_reader is not None and self.design != "paper":
+            raise InputError(
+                "CheckConfig.second_reader makes the paper's Table 5, which needs "
+                f"design='paper'; got design={self.design!r}."
             )
         if self.features is not None:
             check_choice("CheckConfig.features", self.features, ("ours", "paper"))

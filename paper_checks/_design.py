@@ -18,6 +18,9 @@ sample, budgets 16-128, cheapest-first packing, alphanumeric tokens, capped reco
 * **Tables 1, 7, 9, 10** (``paper_checks._tables_more``): fit-stratified gain, gain by type at
   256 (LongMemEval only), budget pressure, operator against operator; measured on LongMemEval in
   the paper, so on LoCoMo its values are a reference at the shared budgets.
+* **Table 5** (a second answer model, ``second_reader`` given: ``--second-reader FILE``): Table
+  6's computation on FILE's rows, checked first to hold the main rows' design, dataset, question
+  ids and budgets (``check_second_reader``).
 * **Not made**: the tables these data cannot make, each with its reason.
 
 Which interval a verdict uses: the conversation-level one. LoCoMo's 75 questions sit in 10
@@ -51,6 +54,8 @@ from paper_checks._tables_history import (
     NOT_FULL_HISTORY,
     history_markdown,
     history_tables,
+    is_full_history,
+    table_5,
 )
 from paper_checks._tables_more import table_1, table_7, table_9, table_10
 from retcon.inference import group_mean_interval
@@ -266,7 +271,125 @@ def dataset_of(paired) -> str:
     return "longmemeval" if types <= set(VOCABULARIES.get("longmemeval", ())) else "locomo"
 
 
-def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000) -> dict:
+#: The option of ``retcon paper-checks`` that names Table 5's file (its errors name it).
+SECOND_READER_OPTION = "--second-reader"
+
+
+def _design_of(paired) -> str:
+    """The rows' design as the refusals name it: ``meta_design`` (``"ours"`` where absent), and
+    ``" (full-history)"`` for rows of the full-history design."""
+    col = (getattr(paired, "meta", None) or {}).get("meta_design")
+    names = sorted(set(np.asarray(col).astype(str).tolist())) if col is not None else ["ours"]
+    return "/".join(names) + (" (full-history)" if is_full_history(paired) else "")
+
+
+def _few(items, k: int = 5) -> str:
+    items = sorted(items)
+    return ", ".join(map(str, items[:k])) + (
+        f" and {len(items) - k} more" if len(items) > k else ""
+    )
+
+
+def check_second_reader(main, second, path: str) -> None:
+    """Refuse Table 5's rows unless they are of the main rows' design and dataset and hold the same
+    question ids and budgets (MODEL §11: Table 5 is the same questions read by another model).
+
+    Args:
+      main: ``oas.PairedData`` of the main reader (the rows every other table is made from).
+      second: ``oas.PairedData`` of the second answer model.
+      path: the second file as given (the errors name it).
+
+    Raises:
+      InputError: naming ``--second-reader``, the file, what was expected and what came (the first
+        few question ids or budgets that differ).
+    """
+    from retcon.errors import InputError
+
+    where = f"{SECOND_READER_OPTION} {path}"
+    got, want = _design_of(second), _design_of(main)
+    if got != want:
+        raise InputError(
+            f"{where}: its rows are of design {got}; the main rows are of design {want}. Pair "
+            "it as the main rows were (retcon pair ... --design paper, the same --protocol)."
+        )
+    got, want = dataset_of(second), dataset_of(main)
+    if got != want:
+        raise InputError(
+            f"{where}: its rows are of dataset {got}; the main rows are of dataset {want}."
+        )
+    q_main = set(np.asarray(main.query_id).astype(str).tolist())
+    q_second = set(np.asarray(second.query_id).astype(str).tolist())
+    if q_main != q_second:
+        missing, extra = q_main - q_second, q_second - q_main
+        bits = [f"{len(missing)} missing ({_few(missing)})"] if missing else []
+        bits += [f"{len(extra)} not in the main rows ({_few(extra)})"] if extra else []
+        raise InputError(
+            f"{where}: expected the main rows' {len(q_main)} question ids; got "
+            f"{len(q_second)}: {'; '.join(bits)}."
+        )
+    b_main = sorted(set(np.asarray(main.budget, np.float64).tolist()))
+    b_second = sorted(set(np.asarray(second.budget, np.float64).tolist()))
+    if b_main != b_second:
+        shown = [", ".join(f"{b:g}" for b in bs) for bs in (b_main, b_second)]
+        raise InputError(
+            f"{where}: expected the main rows' budgets [{shown[0]}]; got [{shown[1]}]."
+        )
+    pairs_main = set(
+        zip(np.asarray(main.query_id).astype(str).tolist(), np.asarray(main.budget).tolist())
+    )
+    pairs_second = set(
+        zip(np.asarray(second.query_id).astype(str).tolist(), np.asarray(second.budget).tolist())
+    )
+    if pairs_main != pairs_second:
+        missing = sorted(f"{q}@{float(b):g}" for q, b in pairs_main - pairs_second)
+        raise InputError(
+            f"{where}: expected a row per (question, budget) of the main rows; "
+            f"{len(missing)} missing ({_few(missing)})."
+        )
+
+
+def second_reader_name(source) -> str:
+    """The second answer model's name: its sidecar's reader (and ``llm_model``), else the file's
+    stem (``paper_checks.PairedSource.name``)."""
+    side = source.provenance.get("sidecar") or {}
+    cfg = side.get("config") if isinstance(side, dict) else None
+    if not isinstance(cfg, dict) or not cfg.get("reader"):
+        return source.name
+    reader, model = cfg["reader"], cfg.get("llm_model")
+    return f"{reader} ({model})" if model else str(reader)
+
+
+def second_reader_table(key: jax.Array, source, dataset: str, *, n_resamples: int = 10_000) -> dict:
+    """The ``table_5`` block: Table 5 (``paper_checks._tables_history.table_5``) on the rows of
+    ``source`` (a ``paper_checks.PairedSource`` checked by ``check_second_reader``), its reader
+    named, beside the paper's GLM-5.2 values.
+
+    References: MODEL §11 (Table 5).
+    """
+    from pathlib import Path
+
+    from paper_checks._published import TABLE_5_READER
+
+    name = second_reader_name(source)
+    where = (
+        ""
+        if dataset == "longmemeval"
+        else "; the paper measured it on LongMemEval (budgets 32-256): its value is a reference "
+        "at the budgets both grids share, not the same experiment"
+    )
+    return {
+        "note": f"second answer model: retention, abstract, abstract's gain over retention (h/h), "
+        f"read by {name} ({SECOND_READER_OPTION} {Path(source.path).name}, sha256 "
+        f"{source.sha256[:12]}); the paper's reader is {TABLE_5_READER} instead of DeepSeek-V3.2, "
+        "the judge fixed" + where,
+        "reader": name,
+        "file": source.path,
+        "sha256": source.sha256,
+        "cells": table_5(key, source.data, n_resamples=n_resamples),
+    }
+
+
+def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000, second_reader=None) -> dict:
     """The ``tables`` block: Table 4 (LoCoMo) or Table 3 (LongMemEval) and Table 8 beside the
     paper's, the verdict's interval, the tables not made (module docstring).
 
@@ -277,6 +400,9 @@ def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000) -> dict:
         ``fold_in(key, 2)``, Table 11 ``fold_in(key, 11)``, Tables 1, 7, 9, 10 ``fold_in(key, 1)``.
       paired: ``oas.PairedData`` of the paper's design (LoCoMo, or a LongMemEval file).
       n_resamples: question-bootstrap replicates (the paper: 10,000).
+      second_reader: a ``paper_checks.PairedSource`` of a second answer model, checked against
+        ``paired`` by ``check_second_reader``: Table 5 from its rows (``fold_in(key, 5)``), and
+        "5" leaves ``not_made``; ``None`` (default) leaves the block as before.
 
     References: MODEL §11.
     """
@@ -329,6 +455,12 @@ def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000) -> dict:
     )
     if history:  # the full-history design's rows make Tables 6 and 12 (MODEL §11)
         not_made = {k: v for k, v in not_made.items() if k not in ("6", "12")}
+    second = {}
+    if second_reader is not None:  # a second answer model's rows make Table 5 (MODEL §11)
+        second["table_5"] = second_reader_table(
+            jax.random.fold_in(key, 5), second_reader, dataset, n_resamples=n_resamples
+        )
+        not_made = {k: v for k, v in not_made.items() if k != "5"}
     router = {"router_protocol": PROTOCOL_SPLIT} if split else {}  # LoCoMo keeps its bytes
     return {
         "design": "paper",
@@ -373,6 +505,7 @@ def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000) -> dict:
             "cells": t11,
         },
         **more,
+        **second,
         **history,
         "not_made": [{"table": k, "reason": v} for k, v in not_made.items()],
     }
@@ -504,7 +637,7 @@ def tables_markdown(tables: dict) -> str:
     for name in ("table_2", *(m[0] for m in _MORE), "table_11"):
         if name in tables:
             lines += ["", *_more_markdown(name, tables[name])]
-    history = history_markdown(tables)  # Tables 6 and 12 of a full-history run
+    history = history_markdown(tables)  # Table 5 of a second reader, 6 and 12 of full history
     lines += ["", *history[:-1]] if history else []
     lines += ["", "## Tables not made", ""]
     lines += [f"- Table {t['table']}: {t['reason']}." for t in tables["not_made"]]

@@ -212,6 +212,8 @@ def write_report(
     cfg = plain(config)
     if isinstance(cfg, dict) and cfg.get("protocol") == "oracle":
         del cfg["protocol"]  # the default: report.json stays what it was before --protocol
+    if isinstance(cfg, dict) and cfg.get("second_reader", "") is None:
+        del cfg["second_reader"]  # the default: report.json as before --second-reader
     obj = {
         **report_json(results, data, tables),
         "figures": [Path(f).name for f in figures],

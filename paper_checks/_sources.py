@@ -375,6 +375,35 @@ class Workspace:
         n_c = len(np.unique(np.asarray(paired.group_id).astype(str)))
         return f"LoCoMo cat. 1-4, {n_q} questions in {n_c} conversations, dataset operators, {reader} reader"
 
+    def second_reader(self):
+        """``PairedSource`` of ``config.second_reader`` (Table 5's rows), read once and checked
+        against the main reader's rows (``paper_checks._design.check_second_reader``).
+
+        Raises:
+          InputError: naming ``--second-reader`` and the file: unreadable, or not of the main
+            rows' design, dataset, question ids or budgets.
+        """
+        path = self.config.second_reader
+        if path is None:
+            raise DataMissing("no --second-reader file")
+
+        def make():
+            from paper_checks._design import SECOND_READER_OPTION, check_second_reader
+
+            if not Path(path).is_file():
+                raise InputError(
+                    f"{SECOND_READER_OPTION}: no such file {str(path)!r}; expected a paired-data "
+                    "file of a second answer model."
+                )
+            try:
+                src = load_paired_source(path)
+            except InputError as e:
+                raise InputError(f"{SECOND_READER_OPTION} {path}: {e}") from None
+            check_second_reader(self.real_paired(self.config.readers[0]), src.data, str(path))
+            return src
+
+        return self._get("second-reader", make)
+
     def paper_tables(self) -> dict | None:
         """The ``tables`` block of ``--design paper`` (``paper_checks._design``): Tables 4 and 8
         beside the paper's on the main reader's LoCoMo; ``None`` under our design."""
@@ -384,7 +413,10 @@ class Workspace:
         def make():
             from paper_checks._design import paper_tables
 
-            return paper_tables(self.key("tables"), self.real_paired(self.config.readers[0]))
+            main = self.real_paired(self.config.readers[0])
+            if self.config.second_reader is None:
+                return paper_tables(self.key("tables"), main)
+            return paper_tables(self.key("tables"), main, second_reader=self.second_reader())
 
         try:
             return self._get("tables", make)

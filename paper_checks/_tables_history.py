@@ -1,4 +1,4 @@
-"""Tables 6 and 12 of the paper beside ours, from paired rows of the full-history design.
+"""Tables 5, 6 and 12 of the paper beside ours: a second reader's rows, and the full-history design.
 
 The rows come from ``--design paper --protocol end-to-end`` (``oas.real._full_history``: BM25 top
 20 turns of the whole memory, capped at 2,048 tokens, retention packed in rank order); each row
@@ -8,6 +8,9 @@ carries ``meta_candidates = "full-history"`` so a table is never made from other
 * **Table 6**, the full-history stress test: per budget, retention's and abstract's accuracy,
   abstract's gain over retention with its helped / harmed counts, and the binary oracle (per
   question the better of retention and abstract; our reading of "binary oracle").
+* **Table 5**, the second answer model: Table 6's computation (``retention_abstract_cells``)
+  without the binary oracle, on the rows of a second reader (``--second-reader FILE``, any design;
+  ``paper_checks._design.second_reader_table``), beside the paper's GLM-5.2 values.
 * **Table 12**, the four-action test: per budget and as the macro average over budgets, the
   accuracy and harmful choices of retention, the three fixed operators, the per-budget policy
   selected on fit data, direct ridge, the frozen safe router (calibrated at zero observed harm)
@@ -23,7 +26,8 @@ the earlier of ret, merge, abstract, rewrite), the data the other baselines are 
 average's interval is that of the per-question mean over budgets (equal to the mean of the
 per-budget accuracies when every question has every budget).
 
-References: MODEL §8 (policies, calibration), §11 (full-history stress test, Tables 6 and 12).
+References: MODEL §8 (policies, calibration), §11 (Table 5; full-history stress test, Tables 6
+and 12).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from paper_checks._published import TABLE_6, TABLE_12, TABLE_12_MACRO, TABLE_12_ROWS
+from paper_checks._published import TABLE_5, TABLE_6, TABLE_12, TABLE_12_MACRO, TABLE_12_ROWS
 from paper_checks._tables_more import mean_cell
 from retcon.vocab import ACTIONS
 
@@ -67,44 +71,48 @@ def is_full_history(paired) -> bool:
     )
 
 
-def table_6(key: jax.Array, paired, *, n_resamples: int = 10_000) -> list[dict]:
-    """Table 6: retention, abstract, abstract's gain (h/h) and the binary oracle per budget.
+def retention_abstract_cells(
+    key: jax.Array, paired, published: dict, *, oracle: bool, n_resamples: int = 10_000
+) -> list[dict]:
+    """Retention, abstract, abstract's gain (h/h) and, with ``oracle``, the binary oracle per
+    budget: the one computation of Tables 5 and 6.
 
     Args:
       key: JAX key; cell ``k`` (in the returned order) uses ``fold_in(key, k)``.
-      paired: ``oas.PairedData`` of the full-history design; every budget of the data gets its
-        cells (the paper's value is ``None`` at a budget its table lacks).
+      paired: ``oas.PairedData``; every budget of the data gets its cells.
+      published: ``budget -> cell`` with ``retention``, ``abstract``, ``gain`` (a ``Gain``) and,
+        with ``oracle``, ``oracle`` (``paper_checks._published.TABLE_5`` or ``TABLE_6``); the
+        paper's value is ``None`` at a budget it lacks.
+      oracle: whether to add the ``binary oracle`` row (per question the better of retention and
+        abstract).
       n_resamples: question-bootstrap replicates.
 
     Returns:
-      one dict per (row, budget), rows ``retention``, ``abstract``, ``gain``, ``binary oracle``:
-      ``row``, ``budget``, the ``mean_cell`` fields, and for ``gain`` also ``helped``,
+      one dict per (row, budget), rows ``retention``, ``abstract``, ``gain`` (then ``binary
+      oracle``): ``row``, ``budget``, the ``mean_cell`` fields, and for ``gain`` also ``helped``,
       ``harmed`` (ours), ``paper_helped``, ``paper_harmed`` and ``paper_interval``.
 
-    References: MODEL §11 (Table 6).
+    References: MODEL §11 (Tables 5, 6).
     """
     y = np.asarray(paired.outcomes, np.float64)
     ret, abstract = y[:, ACTIONS.index("ret")], y[:, ACTIONS.index("abstract")]
-    values = {
-        "retention": ret,
-        "abstract": abstract,
-        "gain": abstract - ret,
-        "binary oracle": np.maximum(ret, abstract),
-    }
+    values = {"retention": ret, "abstract": abstract, "gain": abstract - ret}
+    if oracle:
+        values["binary oracle"] = np.maximum(ret, abstract)
     budget = np.asarray(paired.budget, np.float64)
     groups = np.asarray(paired.group_id).astype(str)
     out = []
     for row, v in values.items():
         for b in np.unique(budget):
             rows = budget == b
-            pub = TABLE_6.get(int(b))
+            pub = published.get(int(b))
             paper = None
             if pub is not None:
                 paper = {
                     "retention": pub.retention,
                     "abstract": pub.abstract,
                     "gain": pub.gain.value,
-                    "binary oracle": pub.oracle,
+                    "binary oracle": getattr(pub, "oracle", None),
                 }[row]
             k = jax.random.fold_in(key, len(out))
             cell = {"row": row, "budget": int(b)} | mean_cell(
@@ -121,6 +129,35 @@ def table_6(key: jax.Array, paired, *, n_resamples: int = 10_000) -> list[dict]:
                 }
             out.append(cell)
     return out
+
+
+def table_6(key: jax.Array, paired, *, n_resamples: int = 10_000) -> list[dict]:
+    """Table 6: retention, abstract, abstract's gain (h/h) and the binary oracle per budget, beside
+    the paper's ``TABLE_6`` (``retention_abstract_cells`` with ``oracle=True``).
+
+    Args:
+      key: JAX key; cell ``k`` (in the returned order) uses ``fold_in(key, k)``.
+      paired: ``oas.PairedData`` of the full-history design.
+      n_resamples: question-bootstrap replicates.
+
+    References: MODEL §11 (Table 6).
+    """
+    return retention_abstract_cells(key, paired, TABLE_6, oracle=True, n_resamples=n_resamples)
+
+
+def table_5(key: jax.Array, paired, *, n_resamples: int = 10_000) -> list[dict]:
+    """Table 5: retention, abstract and abstract's gain (h/h) per budget from the rows of a second
+    answer model, beside the paper's ``TABLE_5`` (GLM-5.2): ``retention_abstract_cells`` with
+    ``oracle=False``, the computation of Table 6.
+
+    Args:
+      key: JAX key; cell ``k`` (in the returned order) uses ``fold_in(key, k)``.
+      paired: ``oas.PairedData`` of the second answer model (``--second-reader FILE``).
+      n_resamples: question-bootstrap replicates.
+
+    References: MODEL §11 (Table 5).
+    """
+    return retention_abstract_cells(key, paired, TABLE_5, oracle=False, n_resamples=n_resamples)
 
 
 def per_budget_fixed(ev) -> np.ndarray:
@@ -257,8 +294,10 @@ def _table_12_parts(c: dict) -> tuple[bool, str, str]:
 
 
 def history_markdown(tables: dict) -> list[str]:
-    """The lines of ``TABLES.md`` for Tables 6 and 12 (empty when the block has neither)."""
+    """The lines of ``TABLES.md`` for Tables 5, 6 and 12 (empty when the block has none)."""
     lines: list[str] = []
+    if "table_5" in tables:  # the same shape as Table 6, without the binary oracle
+        lines += _history_section(5, tables["table_5"], "h/h", "---", _table_6_parts)
     if "table_6" in tables:
         lines += _history_section(6, tables["table_6"], "h/h", "---", _table_6_parts)
     if "table_12" in tables:

@@ -129,6 +129,15 @@ def register(subparsers) -> None:
         help="with --design paper: the paper's tables beside ours and no claim (no simulation "
         "of the claims' rules); seconds on a small file",
     )
+    p.add_argument(
+        "--second-reader",
+        metavar="FILE",
+        default=None,
+        help="with --design paper: a paired file of the same design, dataset, question ids and "
+        "budgets made with a second answer model (e.g. `retcon pair longmemeval --design paper "
+        "--reader llm` with another model, or another --reader); makes Table 5 from its rows "
+        "beside the paper's GLM-5.2 values",
+    )
     add_common(p, figures=True)
     p.set_defaults(func=run)
 
@@ -165,6 +174,8 @@ def paired_config(args: argparse.Namespace):
             "stem need --reader-name)."
         )
     overrides = dict(paired=tuple(files), readers=tuple(names), scenarios=(), design=args.design)
+    if getattr(args, "second_reader", None) is not None:  # absent: the config as before
+        overrides["second_reader"] = args.second_reader
     return CheckConfig.full_scale(**overrides) if args.full else CheckConfig.fast(**overrides)
 
 
@@ -245,6 +256,20 @@ def run(args: argparse.Namespace) -> int:
                 "--paired file's rows say which design made them (meta_candidates). Drop one of "
                 "them."
             )
+    second = getattr(args, "second_reader", None)
+    if second is not None:
+        from pathlib import Path
+
+        if args.design != "paper":
+            raise InputError(
+                f"--second-reader makes the paper's Table 5, which needs --design paper; got "
+                f"--design {args.design}."
+            )
+        if not Path(second).is_file():
+            raise InputError(
+                f"--second-reader: no such file {second!r}; expected a paired-data file of a "
+                "second answer model (retcon pair ... --design paper --reader ...)."
+            )
     if args.reader_name and not args.paired:
         raise InputError("--reader-name names --paired files; give --paired FILE too.")
     for flag, given in (
@@ -256,6 +281,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"{flag} needs --out DIR (it appends a section to DIR/REPORT.md).")
     if args.out is not None:
         inputs = [("--data", args.data)] + [("--paired", f) for f in args.paired or ()]
+        inputs += [("--second-reader", second)] if second is not None else []
         check_out_dir("--out", args.out, inputs=inputs)
     _check_audit(args)
     from retcon.commands import _progress
@@ -273,6 +299,8 @@ def run(args: argparse.Namespace) -> int:
             )
         overrides["design"] = args.design
         overrides["protocol"] = args.protocol
+        if second is not None:
+            overrides["second_reader"] = second
     if args.limit is not None:
         overrides["locomo_limit"] = args.limit
     on = f"LoCoMo ({args.data})" if args.data else "the simulations only (--sim-only)"
@@ -365,6 +393,8 @@ def _run(args: argparse.Namespace, claims, config) -> int:
     for reader in config.readers if config.paired else ():
         # every file read and validated before any claim is measured
         check_paired_groups(ws.paired_source(reader))
+    if config.second_reader is not None:  # Table 5's file checked before any claim is measured
+        ws.second_reader()
     flagged = ws.judge_flags()
     for line in flagged:  # a lenient judge's accuracies: said before and after the verdicts
         print(f"retcon paper-checks: warning: {line}", file=sys.stderr)
