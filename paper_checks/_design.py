@@ -80,18 +80,24 @@ VERDICT_INTERVAL_LONGMEMEVAL = (
     "coincide up to the interval's method; verdicts use the conversation-level (group) one."
 )
 
+#: Why Table 5 is not made without ``--second-reader``.
+NOT_SECOND_READER = (
+    "second answer model: give --second-reader FILE, the same design paired with a second answer "
+    "model (pair --reader llm with another model)"
+)
+
 #: The tables of MODEL §11 a LongMemEval run (``--paired`` a ``pair longmemeval --design paper``
 #: file) does not make, with the reason.
 NOT_MADE_LONGMEMEVAL = {
     "4": "LoCoMo gains: this run grades a LongMemEval file",
-    "5": "second answer model: no endpoint (needs --reader llm with a second model)",
+    "5": NOT_SECOND_READER,
     "6": "full-history BM25 stress test: " + NOT_FULL_HISTORY,
     "12": "independent full-history four-action test: " + NOT_FULL_HISTORY,
 }
 #: The tables of MODEL §11 a LoCoMo run does not make, with the reason.
 NOT_MADE = {
     "3": "LongMemEval gains: no LongMemEval file in this run",
-    "5": "second answer model: no endpoint (needs --reader llm with a second model)",
+    "5": NOT_SECOND_READER,
     "6": "full-history BM25 stress test: " + NOT_FULL_HISTORY,
     "7": "by type at 256 on LongMemEval: LoCoMo's grid stops at 128 and its query types are not "
     "LongMemEval's",
