@@ -40,6 +40,26 @@ __all__ = [
 ]
 
 
+_SCORES: dict[tuple[str, str], np.ndarray] = {}
+_SCORES_MAX = 1 << 15  # (question, context) pairs kept; about the contexts of one LoCoMo run
+
+
+def _sentence_scores(question: str, context: str, sentences: list[str]) -> np.ndarray:
+    """``bm25_scores(question, sentences)`` (float64, read only), ``sentences`` being
+    ``split_sentences(context)``, kept per ``(question, context)``: the ``sentence`` and ``topk``
+    readers score the same contexts of the same questions (and a chance rate scores them again
+    against a decoy answer), and the scores do not depend on the answer or the reader."""
+    key = (question, context)
+    scores = _SCORES.get(key)
+    if scores is None:
+        if len(_SCORES) >= _SCORES_MAX:
+            _SCORES.pop(next(iter(_SCORES)))  # the oldest first
+        scores = np.asarray(bm25_scores(question, sentences), dtype=np.float64)
+        scores.flags.writeable = False
+        _SCORES[key] = scores
+    return scores
+
+
 class LexicalReader:
     """``score = 1.0`` iff ``lexical_correct(query.answer, context)``."""
 
@@ -68,7 +88,7 @@ class SentenceReader:
         sentences = split_sentences(context)
         if not sentences:
             return ""
-        scores = bm25_scores(question, sentences)
+        scores = _sentence_scores(question, context, sentences)
         i = int(np.argmax(scores))  # first maximum: ties go to the earliest sentence
         return sentences[i] if scores[i] > 0 else ""
 
@@ -102,7 +122,7 @@ class TopKReader:
         sentences = split_sentences(context)
         if not sentences:
             return ""
-        scores = np.asarray(bm25_scores(question, sentences), dtype=np.float64)
+        scores = _sentence_scores(question, context, sentences)
         order = np.argsort(-scores, kind="stable")[: self.k]  # ties: the earliest sentence
         keep = sorted(int(i) for i in order if scores[i] > 0)
         return " ".join(sentences[i] for i in keep)
