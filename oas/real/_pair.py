@@ -298,6 +298,12 @@ def prepare_query_rows(
         packing=config.packing,
         definitions=definitions,
     )
+    # the evidence structure does not depend on the budget: built and checked once
+    structure = make_structure(
+        config.packing,
+        {a: prepared[a].lengths for a in ACTIONS},
+        {a: [1] * len(prepared[a].lengths) for a in ACTIONS},
+    )
     seen: dict[str, str] = {}  # loose budgets repeat the same context: one string kept for all
     heads, contexts, tails = [], [], []
     for j, budget in enumerate(todo):
@@ -327,11 +333,11 @@ def prepare_query_rows(
             packed[action] = seen.setdefault(context, context)
         contexts.append(packed)
         tail: dict = dict(zip(FEATURE_NAMES, (float(v) for v in feats[j])))
-        tail[STRUCTURE_COLUMN] = make_structure(
-            config.packing,
-            {a: prepared[a].lengths for a in ACTIONS},
-            {a: [1] * len(prepared[a].lengths) for a in ACTIONS},
-        )
+        tail[STRUCTURE_COLUMN] = {  # each row its own copy of the checked cell
+            "packing": structure["packing"],
+            "lengths": {a: list(v) for a, v in structure["lengths"].items()},
+            "evidence": {a: list(v) for a, v in structure["evidence"].items()},
+        }
         tail["meta_source_type"] = query.source_type
         if paper:
             tail["meta_design"] = "paper"
