@@ -147,9 +147,9 @@ def test_sentence_and_topk_readers_share_read_only_scores():
     context = "Caroline went hiking. Melanie paints. Caroline painted a lake sunrise. Rain."
     question = "What did Caroline paint?"
     sentences = split_sentences(context)
-    got = _sentence_scores(question, context, sentences)
+    got = _sentence_scores(question, context)
     np.testing.assert_array_equal(got, bm25_scores(question, sentences))
-    assert _sentence_scores(question, context, sentences) is got
+    assert _sentence_scores(question, context) is got
     with pytest.raises(ValueError):
         got[0] = 1.0
     assert SentenceReader().answer(question, context) == "Caroline painted a lake sunrise."
