@@ -300,3 +300,50 @@ def compute_features(
         packing,
         definitions,
     )[0]
+
+
+def compute_features_budgets(
+    budgets,
+    cluster_lengths,
+    session_ids,
+    embeddings,
+    query_type_slot: int,
+    packing: str = "prefix",
+    definitions: str | None = None,
+) -> np.ndarray:
+    """``compute_features`` of one cluster at each of ``budgets``: row ``i`` is
+    ``compute_features(budgets[i], ...)`` bit for bit.
+
+    Only features 1-3 depend on the budget; the others (record and session counts, the embedding
+    statistics, the type) are computed once, by ``compute_features`` at the first budget. Features
+    1-3 are elementwise per budget and reduce each row on its own, so a batch of budgets rounds
+    as one budget does.
+
+    Args:
+      budgets: shape ``(m,)``, tokens, > 0, at least one.
+      cluster_lengths, session_ids, embeddings, query_type_slot, packing, definitions: as
+        ``compute_features``.
+
+    Returns:
+      shape ``(m, 11)`` float64 in ``FEATURE_NAMES`` order.
+
+    References: MODEL §2, §8.
+    """
+    b = np.asarray(budgets, dtype=np.float64).reshape(-1)
+    if b.size == 0:
+        raise InputError("compute_features_budgets: budgets is empty; expected at least one.")
+    first = compute_features(
+        b[0], cluster_lengths, session_ids, embeddings, query_type_slot, packing, definitions
+    )
+    paper = check_definitions(definitions) == "paper"
+    m = b.size
+    lengths = np.tile(np.asarray(cluster_lengths, dtype=np.float64).reshape(1, -1), (m, 1))
+    mask = np.ones(lengths.shape, bool)
+    out = np.tile(first, (m, 1))
+    out[:, 0] = b / 512.0
+    out[:, 1] = np.where(mask, lengths, 0.0).sum(axis=1) / b
+    if paper:
+        out[:, 2] = cheapest_fit_share(b, lengths, mask)
+    else:
+        out[:, 2] = budget_fit_fraction(b, lengths, mask, packing)
+    return out

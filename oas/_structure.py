@@ -66,21 +66,16 @@ def check_structure(value, path, line: int) -> dict:
                 f"{at}: lengths[{a!r}] has {len(ln)} records, evidence[{a!r}] {len(ev)}; "
                 f"expected one flag per record."
             )
-        lens = []
-        for x in ln:
-            if (
-                isinstance(x, bool)
-                or not isinstance(x, (int, float))
-                or not -math.inf < x < math.inf  # NaN and infinities; a huge int is finite
-                or x <= 0
-            ):
-                raise InputError(f"{at}.lengths[{a!r}] must hold token lengths > 0; got {x!r}.")
-            lens.append(float(x))
-        flags = []
-        for x in ev:
-            if x not in (0, 1):
-                raise InputError(f"{at}.evidence[{a!r}] must hold 0/1 flags; got {x!r}.")
-            flags.append(int(bool(x)))
+        # the common case in one pass (ints or floats, finite and > 0); otherwise the loop below
+        # names the first bad value
+        if all((type(x) is float or type(x) is int) and 0 < x < math.inf for x in ln):
+            lens = [float(x) for x in ln]
+        else:
+            lens = _checked_lengths(ln, at, a)
+        if all(type(x) is int and x in (0, 1) for x in ev):
+            flags = list(ev)
+        else:
+            flags = _checked_flags(ev, at, a)
         out["lengths"][a], out["evidence"][a] = lens, flags
     # A retrieval miss: the retriever did not return the query's evidence (all of it, MODEL §2's
     # reader needs every unit), so no context holds it. Written as no flag under any action; the
@@ -94,6 +89,31 @@ def check_structure(value, path, line: int) -> dict:
                 f"evidence flags none under every action (docs/paired-data.md)."
             )
     return out
+
+
+def _checked_lengths(ln, at: str, a: str) -> list[float]:
+    """``ln`` as floats, or ``InputError`` naming its first value that is not a token length."""
+    lens = []
+    for x in ln:
+        if (
+            isinstance(x, bool)
+            or not isinstance(x, (int, float))
+            or not -math.inf < x < math.inf  # NaN and infinities; a huge int is finite
+            or x <= 0
+        ):
+            raise InputError(f"{at}.lengths[{a!r}] must hold token lengths > 0; got {x!r}.")
+        lens.append(float(x))
+    return lens
+
+
+def _checked_flags(ev, at: str, a: str) -> list[int]:
+    """``ev`` as 0/1 ints, or ``InputError`` naming its first value that is not a flag."""
+    flags = []
+    for x in ev:
+        if x not in (0, 1):
+            raise InputError(f"{at}.evidence[{a!r}] must hold 0/1 flags; got {x!r}.")
+        flags.append(int(bool(x)))
+    return flags
 
 
 def make_structure(packing: str, lengths: dict, evidence: dict) -> dict:

@@ -82,6 +82,33 @@ def crossover_estimate(budgets, point, replicates, level: float = LEVEL) -> tupl
     return Estimate(float(c.crossover_budget), float(c.lower), float(c.upper)), status
 
 
+def crossover_estimates(budgets, point, replicates, level: float = LEVEL) -> list:
+    """``crossover_estimate`` of every curve of a ``(S, K, nB)`` stack in one
+    ``theory.crossover_interval`` call (its rule is per curve, so each entry is the one
+    ``crossover_estimate`` gives that curve alone).
+
+    Args:
+      budgets: ``(nB,)``; point: ``(S, K, nB)``; replicates: ``(R, S, K, nB)``.
+
+    Returns:
+      ``est[s][k]`` the ``Estimate`` (``Estimate.missing()`` without a point crossover).
+    """
+    import theory
+
+    p = np.asarray(point, float)
+    c = theory.crossover_interval(np.asarray(budgets, float), p, replicates, level=level)
+    S, K = p.shape[:2]
+    return [
+        [
+            Estimate(float(c.crossover_budget[s, k]), float(c.lower[s, k]), float(c.upper[s, k]))
+            if np.isfinite(c.crossover_budget[s, k])
+            else Estimate.missing()
+            for k in range(K)
+        ]
+        for s in range(S)
+    ]
+
+
 def bounded(e: Estimate) -> bool:
     """An interval strictly inside ``(0, inf)``: graded on; otherwise reported only."""
     return e.defined and e.lower > 0 and np.isfinite(e.upper)

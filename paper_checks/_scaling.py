@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from paper_checks._curves import crossover_estimate
+from paper_checks._curves import crossover_estimates
 from paper_checks._types import Estimate
 from retcon.inference import group_means, wild_cluster_replicates
 from retcon.vocab import ACTIONS
@@ -69,11 +69,7 @@ def stratified_crossovers(key, group_curves, budgets, *, n_resamples: int):
     import theory
 
     point, reps = wild_cluster_replicates(key, group_curves, n_resamples=n_resamples)
-    S, K = point.shape[:2]
-    est = [
-        [crossover_estimate(budgets, point[s, k], reps[:, s, k])[0] for k in range(K)]
-        for s in range(S)
-    ]
+    est = crossover_estimates(budgets, point, reps)  # every stratum and operator in one call
     return est, theory.crossover_replicates(budgets, reps)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -38,22 +39,35 @@ def bm25_scores(
     Returns:
       shape ``(len(documents),)`` float64 scores (0 for a document sharing no term).
     """
-    docs = [match_terms(d) if d.strip() else [] for d in documents]
+    docs = [_terms(d) for d in documents]
     n = len(docs)
-    lengths = np.array([len(d) for d in docs], dtype=np.float64)
+    lengths = np.array([len(d[0]) for d in docs], dtype=np.float64)
     avgdl = float(lengths.mean()) if n and lengths.sum() > 0 else 1.0
-    df = Counter(t for d in docs for t in set(d))
+    df = Counter(t for d in docs for t in d[1])
     terms = list(dict.fromkeys(match_terms(query)))
+    # idf per query term, computed once (the same float for every document); a term no document
+    # holds never scores, so it is left out
+    idf = {t: math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms if df[t]}
     out = np.zeros(n)
-    for i, d in enumerate(docs):
-        tf = Counter(d)
-        norm = k1 * (1.0 - b + b * lengths[i] / avgdl)
+    for i, (d, tf) in enumerate(docs):
+        if not d:
+            continue
+        norm = k1 * (1.0 - b + b * float(lengths[i]) / avgdl)
+        s = 0.0
         for t in terms:
             f = tf.get(t, 0)
             if f:
-                idf = math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5))
-                out[i] += idf * f * (k1 + 1.0) / (f + norm)
+                s += idf[t] * f * (k1 + 1.0) / (f + norm)
+        out[i] = s
     return out
+
+
+@lru_cache(maxsize=1 << 16)
+def _terms(text: str) -> tuple[tuple[str, ...], dict[str, int]]:
+    """``match_terms`` of one document and their counts, kept: readers and retrievers score the
+    same sentences and units again for every question, budget and action. Read only."""
+    d = tuple(match_terms(text)) if text.strip() else ()
+    return d, dict(Counter(d))
 
 
 def bm25_order(query: str, documents: Sequence[str], **kwargs) -> list[int]:

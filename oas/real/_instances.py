@@ -142,15 +142,21 @@ def pack_texts(
     kept = pack_reference(np.asarray(lengths, dtype=np.float64).reshape(-1), budget, packing)
     parts: list[str] = []
     used = n_full = n_cut = 0
+    # a tokenizer that counts while it cuts (``RegexTokenizer``) saves counting the cut again
+    truncate_count = getattr(tokenizer, "truncate_count", None)
     for text, n, k in zip(texts, lengths, kept):
         if n > 0 and k >= n:
             parts.append(text)
             used += n
             n_full += 1
         elif k > 0:  # the record cut packing truncates to the remaining budget
-            cut = tokenizer.truncate(text, int(k))
+            if truncate_count is not None:
+                cut, cut_tokens = truncate_count(text, int(k))
+            else:
+                cut = tokenizer.truncate(text, int(k))
+                cut_tokens = tokenizer.count(cut) if cut else 0
             if cut:
                 parts.append(cut)
-                used += tokenizer.count(cut)
+                used += cut_tokens
                 n_cut = 1
     return Packed("\n\n".join(parts), used, n_full, n_cut)

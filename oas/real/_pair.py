@@ -226,7 +226,7 @@ def prepare_query_rows(
 
     References: MODEL §2 (packing), §8 (features).
     """
-    from oas._features import FEATURE_NAMES, compute_features
+    from oas._features import FEATURE_NAMES, compute_features_budgets
     from oas._structure import STRUCTURE_COLUMN, make_structure
 
     todo = [b for b in config.budgets if f"{query.query_id}@{b}" not in skip_ids]
@@ -288,9 +288,25 @@ def prepare_query_rows(
         }
     raw = prepared["ret"]
     emb = ctx.embedder.embed([r.text for r in raw.records])
+    # every budget's features in one call: only features 1-3 depend on the budget
+    feats = compute_features_budgets(
+        todo,
+        raw.lengths,
+        [r.session_id for r in raw.records],
+        emb,
+        slot,
+        packing=config.packing,
+        definitions=definitions,
+    )
+    # the evidence structure does not depend on the budget: built and checked once
+    structure = make_structure(
+        config.packing,
+        {a: prepared[a].lengths for a in ACTIONS},
+        {a: [1] * len(prepared[a].lengths) for a in ACTIONS},
+    )
     seen: dict[str, str] = {}  # loose budgets repeat the same context: one string kept for all
     heads, contexts, tails = [], [], []
-    for budget in todo:
+    for j, budget in enumerate(todo):
         heads.append(
             {
                 "instance_id": f"{query.query_id}@{budget}",
@@ -316,21 +332,12 @@ def prepare_query_rows(
             context = pack_texts(p.texts, p.lengths, budget, config.packing, tokenizer).context
             packed[action] = seen.setdefault(context, context)
         contexts.append(packed)
-        feats = compute_features(
-            budget,
-            raw.lengths,
-            [r.session_id for r in raw.records],
-            emb,
-            slot,
-            packing=config.packing,
-            definitions=definitions,
-        )
-        tail: dict = dict(zip(FEATURE_NAMES, (float(v) for v in feats)))
-        tail[STRUCTURE_COLUMN] = make_structure(
-            config.packing,
-            {a: prepared[a].lengths for a in ACTIONS},
-            {a: [1] * len(prepared[a].lengths) for a in ACTIONS},
-        )
+        tail: dict = dict(zip(FEATURE_NAMES, (float(v) for v in feats[j])))
+        tail[STRUCTURE_COLUMN] = {  # each row its own copy of the checked cell
+            "packing": structure["packing"],
+            "lengths": {a: list(v) for a, v in structure["lengths"].items()},
+            "evidence": {a: list(v) for a, v in structure["evidence"].items()},
+        }
         tail["meta_source_type"] = query.source_type
         if paper:
             tail["meta_design"] = "paper"

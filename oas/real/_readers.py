@@ -21,6 +21,8 @@ References: MODEL §2 (reader ``p(q, X)``), §9 (readers).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from oas.real._bm25 import bm25_scores
@@ -38,6 +40,17 @@ __all__ = [
     "lexical_correct",
     "make_reader",
 ]
+
+
+@lru_cache(maxsize=1 << 15)  # (question, context) pairs: about the contexts of one LoCoMo run
+def _sentence_scores(question: str, context: str) -> np.ndarray:
+    """``bm25_scores(question, split_sentences(context))``, float64 and read only, kept per
+    ``(question, context)``: the ``sentence`` and ``topk`` readers score the same contexts of the
+    same questions (and a chance rate scores them again against a decoy answer), and the scores
+    depend neither on the answer nor on the reader."""
+    scores = np.asarray(bm25_scores(question, split_sentences(context)), dtype=np.float64)
+    scores.flags.writeable = False
+    return scores
 
 
 class LexicalReader:
@@ -68,7 +81,7 @@ class SentenceReader:
         sentences = split_sentences(context)
         if not sentences:
             return ""
-        scores = bm25_scores(question, sentences)
+        scores = _sentence_scores(question, context)
         i = int(np.argmax(scores))  # first maximum: ties go to the earliest sentence
         return sentences[i] if scores[i] > 0 else ""
 
@@ -102,7 +115,7 @@ class TopKReader:
         sentences = split_sentences(context)
         if not sentences:
             return ""
-        scores = np.asarray(bm25_scores(question, sentences), dtype=np.float64)
+        scores = _sentence_scores(question, context)
         order = np.argsort(-scores, kind="stable")[: self.k]  # ties: the earliest sentence
         keep = sorted(int(i) for i in order if scores[i] > 0)
         return " ".join(sentences[i] for i in keep)

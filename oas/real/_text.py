@@ -81,6 +81,20 @@ class RegexTokenizer:
             return text
         return text[: last.end()]
 
+    def truncate_count(self, text: str, n_tokens: int) -> tuple[str, int]:
+        """``(cut, self.count(cut))`` with ``cut = self.truncate(text, n_tokens)``, counted while
+        cutting: a cut prefix ends at the end of its ``n_tokens``-th token, so it holds exactly
+        ``n_tokens`` tokens; only a text of fewer tokens is counted again."""
+        if n_tokens <= 0:
+            return "", 0
+        matches = self._pattern.finditer(text)
+        last = next(islice(matches, n_tokens - 1, None), None)
+        if last is None:  # fewer than n tokens: the whole text
+            return text, self.count(text)
+        if next(matches, None) is None:  # exactly n tokens: the whole text
+            return text, n_tokens
+        return text[: last.end()], n_tokens
+
 
 _ALNUM = re.compile(r"[A-Za-z0-9]+")
 

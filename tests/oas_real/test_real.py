@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -67,6 +68,15 @@ def test_truncate_is_a_prefix_with_exactly_min_n_tokens(text, n):
     assert TOK.count(cut) == min(n, TOK.count(text))
 
 
+@given(_text, st.integers(-1, 40), st.sampled_from(["regex", "alnum"]))
+def test_truncate_count_is_truncate_and_count(text, n, name):
+    """MODEL §2 (cut packing): counting while cutting gives the cut and its count as cutting then
+    counting does."""
+    tok = real.make_tokenizer(name)
+    cut = tok.truncate(text, n)
+    assert tok.truncate_count(text, n) == (cut, tok.count(cut))
+
+
 def test_regex_tokenizer_counts_words_and_punctuation():
     assert TOK.count("I'm 5!") == 5
     assert TOK.truncate("Hello, world again", 2) == "Hello,"
@@ -87,6 +97,63 @@ def test_bm25_matches_hand_computed_scores():
     got = bm25_scores("cat and the dog?", docs)
     np.testing.assert_allclose(got, [s0, s1, 0.0], rtol=1e-12)
     assert bm25_order("cat dog", docs) == [0, 1, 2]
+
+
+def _bm25_reference(query, documents, k1=1.5, b=0.75):
+    """MODEL §2's BM25 written out term by term, tokenising every document afresh (no cache)."""
+    from oas.real._text import match_terms
+
+    docs = [match_terms(d) if d.strip() else [] for d in documents]
+    n = len(docs)
+    lengths = np.array([len(d) for d in docs], dtype=np.float64)
+    avgdl = float(lengths.mean()) if n and lengths.sum() > 0 else 1.0
+    df = Counter(t for d in docs for t in set(d))
+    out = np.zeros(n)
+    for i, d in enumerate(docs):
+        tf = Counter(d)
+        norm = k1 * (1.0 - b + b * lengths[i] / avgdl)
+        for t in dict.fromkeys(match_terms(query)):
+            if tf.get(t, 0):
+                idf = math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5))
+                out[i] += idf * tf[t] * (k1 + 1.0) / (tf[t] + norm)
+    return out
+
+
+@given(
+    st.lists(
+        st.text(alphabet=st.sampled_from(list("abcs xyzing")), max_size=30), min_size=1, max_size=8
+    ),
+    st.text(alphabet=st.sampled_from(list("abcs xyzing")), max_size=20),
+    st.sampled_from([(1.5, 0.75), (1.2, 0.75), (0.0, 1.0)]),
+)
+def test_bm25_with_cached_terms_equals_the_fresh_formula_bit_for_bit(docs, query, params):
+    """MODEL §2: the per-text term cache changes no score, also on a second call over the same
+    (repeated) documents; the returned array is the caller's own."""
+    k1, b = params
+    docs = docs + docs[:2]  # repeated documents hit the cache within one call
+    want = _bm25_reference(query, docs, k1, b)
+    first = bm25_scores(query, docs, k1=k1, b=b)
+    np.testing.assert_array_equal(first, want)
+    first[:] = -1.0
+    np.testing.assert_array_equal(bm25_scores(query, docs, k1=k1, b=b), want)
+
+
+def test_sentence_and_topk_readers_share_read_only_scores():
+    """MODEL §9: the readers' BM25 sentence scores are kept per (question, context), read only,
+    and give the answers of fresh scores."""
+    from oas.real._readers import _sentence_scores
+    from oas.real._text import split_sentences
+
+    context = "Caroline went hiking. Melanie paints. Caroline painted a lake sunrise. Rain."
+    question = "What did Caroline paint?"
+    sentences = split_sentences(context)
+    got = _sentence_scores(question, context)
+    np.testing.assert_array_equal(got, bm25_scores(question, sentences))
+    assert _sentence_scores(question, context) is got
+    with pytest.raises(ValueError):
+        got[0] = 1.0
+    assert SentenceReader().answer(question, context) == "Caroline painted a lake sunrise."
+    assert make_reader("topk", k=1).answer(question, context) == "Caroline painted a lake sunrise."
 
 
 @given(

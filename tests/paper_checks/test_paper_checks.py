@@ -330,6 +330,44 @@ def test_t_interval_is_retcon_inferences_on_the_finite_groups():
     assert np.isnan(group_t_interval([0.3]).lower[0]) and t_interval([0.3]).lower == -np.inf
 
 
+def test_t_interval_keeps_the_bytes_of_a_fresh_scipy_quantile():
+    """MODEL §8: the Student-t quantile is kept per (df, level); every interval, first call or
+    repeated, is the one the uncached formula gives, bit for bit."""
+    from scipy.stats import t as student_t
+
+    rng = np.random.default_rng(11)
+    for _ in range(2):  # the second round reads the kept quantiles
+        for g in (2, 3, 10):
+            for level in (0.90, 0.95, 1 - 0.05 / 3):
+                v = rng.normal(0.02, 0.1, g)
+                m = float(v.mean())
+                half = float(student_t.ppf(0.5 + level / 2, g - 1) * v.std(ddof=1) / np.sqrt(g))
+                assert tuple(t_interval(v, level)) == (m, m - half, m + half), (g, level)
+
+
+@given(seed=st.integers(0, 2**31 - 1), nan_share=st.sampled_from([0.0, 0.2]))
+def test_crossover_estimates_is_crossover_estimate_curve_by_curve(seed, nan_share):
+    """MODEL §6.4: claim 5's one call over every stratum and operator gives each curve the
+    Estimate of ``crossover_estimate`` on that curve alone, bit for bit."""
+    from paper_checks._curves import crossover_estimates
+
+    rng = np.random.default_rng(seed)
+    b = np.geomspace(32, 2048, 9)
+    S, K, R = 3, 2, 30
+    slope = rng.uniform(0.02, 0.3, (S, K, 1))
+    point = slope * (rng.uniform(4, 8, (S, K, 1)) - np.log(b)) + rng.normal(0, 0.02, (S, K, 9))
+    reps = point[None] + rng.normal(0, 0.05, (R, S, K, 9))
+    point[rng.random(point.shape) < nan_share] = np.nan
+    reps[rng.random(reps.shape) < nan_share] = np.nan
+    got = crossover_estimates(b, point, reps)
+    for s in range(S):
+        for k in range(K):
+            want = crossover_estimate(b, point[s, k], reps[:, s, k])[0]
+            assert got[s][k].defined == want.defined, (s, k)
+            if want.defined:
+                assert tuple(got[s][k]) == tuple(want), (s, k)
+
+
 def test_slope_estimate():
     """MODEL §6.5: crossovers proportional to length give slope 1; unbounded when resamples fail."""
     L = np.array([100.0, 200.0, 400.0, 800.0])
