@@ -322,7 +322,9 @@ def test_pair_survives_a_server_killed_mid_run(fleet, tmp_path):
     assert len(_entries(tmp_path / "c")) == len(_entries(tmp_path / "ref")) <= n_calls
     meta = json.loads(Path(f"{tmp_path / 'k.jsonl'}.meta.json").read_text())
     ep_a, ep_b = meta["summary"]["llm_endpoints"]
-    assert killed.is_set() and ep_a["ok"] >= 10 and ep_a["errors"] > 0 and ep_b["ok"] > 0
+    # the stop starts while the 10th request is answered, and requests already in flight may die
+    # with it, so the killed server's count of answers is under 10 by a timing-dependent number
+    assert killed.is_set() and ep_a["ok"] > 0 and ep_a["errors"] > 0 and ep_b["ok"] > 0
     print(f"killed server: {ep_a}; live server: {ep_b}")
 
 
