@@ -230,7 +230,6 @@ def compute_features_batch(
         raise InputError(
             f"compute_features_batch: query_type_slot must be in 0..3; got {slot[(slot < 0) | (slot >= 4)][0]}."
         )
-    total = np.where(mask, lengths, 0.0).sum(axis=1)
     count = mask.sum(axis=1)
     # distinct sessions per row: sort the row's ids (masked slots pushed to the end) and count changes
     big = np.iinfo(np.int64).max
@@ -238,12 +237,7 @@ def compute_features_batch(
     starts = np.concatenate([np.ones((n, 1), bool), s[:, 1:] != s[:, :-1]], axis=1) & (s != big)
     inconsistency, pairwise = embedding_statistics(embeddings, mask)
     out = np.zeros((n, N_FEATURES))
-    out[:, 0] = budget / 512.0
-    out[:, 1] = total / budget
-    if paper:
-        out[:, 2] = cheapest_fit_share(budget, lengths, mask)
-    else:
-        out[:, 2] = budget_fit_fraction(budget, lengths, mask, packing)
+    _budget_columns(out, budget, lengths, mask, paper, packing)
     out[:, 3] = count
     out[:, 4] = starts.sum(axis=1)
     out[:, 5] = embedding_spread(embeddings, mask) if paper else inconsistency
@@ -340,10 +334,17 @@ def compute_features_budgets(
     lengths = np.tile(np.asarray(cluster_lengths, dtype=np.float64).reshape(1, -1), (m, 1))
     mask = np.ones(lengths.shape, bool)
     out = np.tile(first, (m, 1))
-    out[:, 0] = b / 512.0
-    out[:, 1] = np.where(mask, lengths, 0.0).sum(axis=1) / b
-    if paper:
-        out[:, 2] = cheapest_fit_share(b, lengths, mask)
-    else:
-        out[:, 2] = budget_fit_fraction(b, lengths, mask, packing)
+    _budget_columns(out, b, lengths, mask, paper, packing)
     return out
+
+
+def _budget_columns(out: np.ndarray, budget, lengths, mask, paper: bool, packing: str) -> None:
+    """Write features 1-3 (MODEL §8: budget / 512, raw tokens / budget, the fit share) of rows
+    ``(budget (n,), lengths (n, K), mask (n, K))`` into ``out[:, :3]``: the only budget-dependent
+    ones, shared by ``compute_features_batch`` and ``compute_features_budgets``."""
+    out[:, 0] = budget / 512.0
+    out[:, 1] = np.where(mask, lengths, 0.0).sum(axis=1) / budget
+    if paper:
+        out[:, 2] = cheapest_fit_share(budget, lengths, mask)
+    else:
+        out[:, 2] = budget_fit_fraction(budget, lengths, mask, packing)
