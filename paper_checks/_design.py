@@ -46,19 +46,25 @@ from paper_checks._published import (
     TABLE_11,
     TABLE_11_RIDGE,
     TABLE_11_ROW,
-    in_interval,
 )
-from paper_checks._tables import question_bootstrap, table_4, table_4_json, table_4_markdown
+from paper_checks._tables import (
+    _finite,
+    cells_markdown,
+    mean_cell,
+    table_4,
+    table_4_json,
+    table_4_markdown,
+)
 from paper_checks._tables_history import (
     FULL_HISTORY_LINE,
     NOT_FULL_HISTORY,
     history_markdown,
     history_tables,
     is_full_history,
+    lme_reference,
     table_5,
 )
 from paper_checks._tables_more import table_1, table_7, table_9, table_10
-from retcon.inference import group_mean_interval
 
 #: Our policy name for each row of the paper's Table 8.
 TABLE_8_POLICIES = dict(
@@ -105,11 +111,6 @@ NOT_MADE = {
 }
 
 
-def _r(x) -> float | None:
-    x = float(x)
-    return round(x, 6) if np.isfinite(x) else None
-
-
 def table_8(key: jax.Array, paired, *, n_resamples: int = 10_000, ev=None) -> list[dict]:
     """Table 8's rows on ``paired``: accuracy (harmful choices) per policy and budget, cross-fitted.
 
@@ -141,32 +142,16 @@ def table_8(key: jax.Array, paired, *, n_resamples: int = 10_000, ev=None) -> li
         harm = ev.harm(policy)
         for j, b in enumerate(budgets):
             rows = ev.budget == b
-            acc = float(y[rows].mean())
-            k = jax.random.fold_in(key, 1 + 16 * i + j)
-            q_lo, q_hi = question_bootstrap(k, y[rows], n_resamples)
-            gi = group_mean_interval(y[rows], groups[rows])
-            c_lo, c_hi = float(np.ravel(gi.lower)[0]), float(np.ravel(gi.upper)[0])
             pub = TABLE_8.get((row, int(b)))
-            c_ok = np.isfinite([c_lo, c_hi]).all()
+            k = jax.random.fold_in(key, 1 + 16 * i + j)
+            c = mean_cell(
+                k, y[rows], groups[rows], None if pub is None else pub.accuracy, n_resamples
+            )
             out.append(
-                {
-                    "row": row,
-                    "policy": policy,
-                    "budget": int(b),
-                    "n": int(rows.sum()),
-                    "accuracy": _r(acc),
-                    "harms": int(harm[rows].sum()),
-                    "question_interval": [_r(q_lo), _r(q_hi)],
-                    "conversation_interval": [_r(c_lo), _r(c_hi)] if c_ok else [None, None],
-                    "paper": None if pub is None else pub._asdict(),
-                    "difference": None if pub is None else _r(acc - pub.accuracy),
-                    "paper_in_question_interval": None
-                    if pub is None
-                    else in_interval(pub.accuracy, q_lo, q_hi),
-                    "paper_in_conversation_interval": None
-                    if pub is None or not c_ok
-                    else in_interval(pub.accuracy, c_lo, c_hi),
-                }
+                {"row": row, "policy": policy, "budget": int(b), "n": c.pop("n")}
+                | {"accuracy": c.pop("ours"), "harms": int(harm[rows].sum())}
+                | c
+                | {"paper": None if pub is None else pub._asdict()}
             )
     return out
 
@@ -191,8 +176,6 @@ def table_2(key: jax.Array, paired, ev, *, n_resamples: int = 10_000) -> list[di
 
     References: MODEL §8 (calibration), §11 (Table 2).
     """
-    from paper_checks._tables_more import mean_cell
-
     groups = np.asarray(paired.group_id).astype(str)[ev.index]
     out = []
     for row, policy in TABLE_2_POLICIES.items():
@@ -234,8 +217,6 @@ def table_11(key: jax.Array, paired, ev, *, n_resamples: int = 10_000) -> list[d
 
     References: MODEL §8 (the MLP control), §11 (Table 11).
     """
-    from paper_checks._tables_more import mean_cell
-
     groups = np.asarray(paired.group_id).astype(str)[ev.index]
     ridge = ev.outcome("oas")
     diff = ev.outcome("mlp") - ridge
@@ -254,7 +235,7 @@ def table_11(key: jax.Array, paired, ev, *, n_resamples: int = 10_000) -> list[d
             {
                 "row": TABLE_11_ROW,
                 "budget": int(b),
-                "ridge_accuracy": _r(ridge[rows].mean()),
+                "ridge_accuracy": _finite(ridge[rows].mean()),
                 "paper_ridge_accuracy": TABLE_11_RIDGE.get(int(b)),
             }
             | cell
@@ -377,12 +358,7 @@ def second_reader_table(key: jax.Array, source, dataset: str, *, n_resamples: in
     from paper_checks._published import TABLE_5_READER
 
     name = second_reader_name(source)
-    where = (
-        ""
-        if dataset == "longmemeval"
-        else "; the paper measured it on LongMemEval (budgets 32-256): its value is a reference "
-        "at the budgets both grids share, not the same experiment"
-    )
+    where = lme_reference(dataset)
     return {
         "note": f"second answer model: retention, abstract, abstract's gain over retention (h/h), "
         f"read by {name} ({SECOND_READER_OPTION} {Path(source.path).name}, sha256 "
@@ -468,12 +444,7 @@ def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000, second_re
         )
         not_made = {k: v for k, v in not_made.items() if k != "5"}
     router = {"router_protocol": PROTOCOL_SPLIT} if split else {}  # LoCoMo keeps its bytes
-    elsewhere = (  # Tables 2 and 11 were measured on LongMemEval
-        ""
-        if dataset == "longmemeval"
-        else "; the paper measured it on LongMemEval (budgets 32-256): its value is a "
-        "reference at the budgets both grids share, not the same experiment"
-    )
+    elsewhere = lme_reference(dataset)  # Tables 2 and 11 were measured on LongMemEval
     return {
         "design": "paper",
         "dataset": dataset,
@@ -532,14 +503,8 @@ def more_tables(key: jax.Array, paired, dataset: str, *, n_resamples: int = 10_0
     for k, (name, title, fn, lme_only) in enumerate(_MORE):
         if lme_only and not lme:
             continue
-        note = title + (
-            ""
-            if lme
-            else "; the paper measured it on LongMemEval (budgets 32-256): its value is a "
-            "reference at the budgets both grids share, not the same experiment"
-        )
         out[name] = {
-            "note": note,
+            "note": title + lme_reference(dataset),
             "cells": fn(jax.random.fold_in(key, k), paired, n_resamples=n_resamples),
         }
     return out
@@ -553,18 +518,6 @@ def skipped_tables(reason: str) -> dict:
         "not_made": [{"table": t, "reason": reason} for t in ("1", "2", "4", "8", "9", "10", "11")]
         + [{"table": k, "reason": v} for k, v in NOT_MADE.items()],
     }
-
-
-def _f(x, signed: bool = False) -> str:
-    return "-" if x is None else (f"{x:+.3f}" if signed else f"{x:.3f}")
-
-
-def _iv(iv) -> str:
-    return "-" if iv[0] is None else f"[{iv[0]:.3f}, {iv[1]:.3f}]"
-
-
-def _yes(x) -> str:
-    return "-" if x is None else ("yes" if x else "no")
 
 
 def tables_markdown(tables: dict) -> str:
@@ -621,21 +574,14 @@ def tables_markdown(tables: dict) -> str:
         "",
         tables["table_8"]["note"] + ".",
         "",
-        "| row | budget | n | ours | harms | question interval | conversation interval | paper | "
-        "paper harms | ours - paper | in q | in c |",
-        "|---|---:|---:|---:|---:|---|---|---:|---:|---:|---|---|",
     ]
-    for r in tables["table_8"]["rows"]:
-        p = r["paper"] or {}
-        lines.append(
-            f"| {r['row']} | {r['budget']} | {r['n']} | {_f(r['accuracy'])} | {r['harms']} | "
-            f"{_iv(r['question_interval'])} | {_iv(r['conversation_interval'])} | "
-            f"{_f(p.get('accuracy'))} | {p.get('harms', '-')} | {_f(r['difference'], True)} | "
-            f"{_yes(r['paper_in_question_interval'])} | {_yes(r['paper_in_conversation_interval'])} |"
-        )
+    lines = cells_markdown(
+        lines, tables["table_8"]["rows"], pair="harms", align="---:", parts=_table_8_parts
+    )
     for name in ("table_2", *(m[0] for m in _MORE), "table_11"):
         if name in tables:
-            lines += ["", *_more_markdown(name, tables[name])]
+            head = [f"## Table {name.split('_')[1]}: {tables[name]['note']}", ""]
+            lines += ["", *cells_markdown(head, tables[name]["cells"], _KEYS[name])]
     history = history_markdown(tables)  # Table 5 of a second reader, 6 and 12 of full history
     lines += ["", *history[:-1]] if history else []
     lines += ["", "## Tables not made", ""]
@@ -654,29 +600,10 @@ _KEYS = {
 }
 
 
-def _more_markdown(name: str, table: dict) -> list[str]:
-    keys = _KEYS[name]
-    number = name.split("_")[1]
-    lines = [f"## Table {number}: {table['note']}", ""]
-    lines.append(
-        "| " + " | ".join(keys) + " | n | ours | question interval | conversation interval | "
-        "paper | ours - paper | in q | in c |"
-    )
-    lines.append("|" + "---|" * (len(keys) + 8))  # one per column of the header
-    for c in table["cells"]:
-        lines.append(
-            "| " + " | ".join(_key(c[k]) for k in keys) + f" | {c['n']} | {_f(c['ours'], True)} | "
-            f"{_iv(c['question_interval'])} | {_iv(c['conversation_interval'])} | "
-            f"{_f(c['paper'], True)} | {_f(c['difference'], True)} | "
-            f"{_yes(c['paper_in_question_interval'])} | "
-            f"{_yes(c['paper_in_conversation_interval'])} |"
-        )
-    return lines
-
-
-def _key(v) -> str:
-    """A cell's naming column: ``-`` for None, a float (an accuracy) to 3 decimals."""
-    return "-" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
+def _table_8_parts(r: dict) -> tuple:
+    """Table 8's accuracy is unsigned; its pair column is the harmful choices."""
+    p = r["paper"] or {}
+    return False, r["accuracy"], p.get("accuracy"), str(r["harms"]), str(p.get("harms", "-"))
 
 
 def _cells(cells: list[dict]):

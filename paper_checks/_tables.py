@@ -72,6 +72,54 @@ def question_bootstrap(key: jax.Array, diff, n_resamples: int = 10_000, level: f
     return float(np.quantile(means, a)), float(np.quantile(means, 1.0 - a))
 
 
+def mean_cell(key: jax.Array, values, groups, paper: float | None, n_resamples: int) -> dict:
+    """One cell: the mean of ``values`` (one per question), both intervals, the paper beside it.
+
+    Args:
+      key: JAX key of the question bootstrap.
+      values: shape ``(n,)``, one value per question (a gain, a fit share, an indicator).
+      groups: shape ``(n,)``, the questions' conversations (the conversation interval's unit).
+      paper: the paper's value, or ``None`` where its table has no such cell.
+      n_resamples: question-bootstrap replicates.
+
+    Returns:
+      ``n``, ``ours``, ``question_interval``, ``conversation_interval``, ``paper``,
+      ``difference`` and the two ``paper_in_*_interval`` flags (``None`` where not defined).
+
+    References: MODEL §11 (inference: both units).
+    """
+    values = np.asarray(values, np.float64)
+    n = len(values)
+    if n == 0:
+        return {
+            "n": 0,
+            "ours": None,
+            "question_interval": [None, None],
+            "conversation_interval": [None, None],
+            "paper": paper,
+            "difference": None,
+            "paper_in_question_interval": None,
+            "paper_in_conversation_interval": None,
+        }
+    ours = float(values.mean())
+    q_lo, q_hi = question_bootstrap(key, values, n_resamples)
+    gi = group_mean_interval(values, np.asarray(groups).astype(str))
+    c_lo, c_hi = float(np.ravel(gi.lower)[0]), float(np.ravel(gi.upper)[0])
+    c_ok = bool(np.isfinite([c_lo, c_hi]).all())
+    return {
+        "n": n,
+        "ours": _finite(ours),
+        "question_interval": [_finite(q_lo), _finite(q_hi)],
+        "conversation_interval": [_finite(c_lo), _finite(c_hi)] if c_ok else [None, None],
+        "paper": paper,
+        "difference": None if paper is None else _finite(ours - paper),
+        "paper_in_question_interval": None if paper is None else in_interval(paper, q_lo, q_hi),
+        "paper_in_conversation_interval": None
+        if paper is None or not c_ok
+        else in_interval(paper, c_lo, c_hi),
+    }
+
+
 def table_4(
     key: jax.Array,
     paired,
@@ -100,37 +148,26 @@ def table_4(
     groups = np.asarray(paired.group_id).astype(str)
     cells = []
     for i, op in enumerate(OPERATORS):
-        col = ACTIONS.index(op)
+        diff = y[:, ACTIONS.index(op)] - y[:, ACTIONS.index("ret")]
         for j, b in enumerate(budgets):
-            pub = published[(op, b)]
-            rows = budget == b
-            n = int(rows.sum())
-            if n == 0:
-                cells.append(
-                    Table4Cell(op, b, 0, pub.value, (pub.lo, pub.hi), None, 0, 0,
-                               (None, None), (None, None), None, None, None)
-                )  # fmt: skip
-                continue
-            diff = y[rows, col] - y[rows, ACTIONS.index("ret")]
-            q_lo, q_hi = question_bootstrap(jax.random.fold_in(key, 4 * i + j), diff, n_resamples)
-            gi = group_mean_interval(diff, groups[rows])
-            c_lo, c_hi = float(np.ravel(gi.lower)[0]), float(np.ravel(gi.upper)[0])
-            ours = float(diff.mean())
+            pub, d = published[(op, b)], diff[budget == b]
+            k = jax.random.fold_in(key, 4 * i + j)
+            c = mean_cell(k, d, groups[budget == b], pub.value, n_resamples)
             cells.append(
                 Table4Cell(
                     op,
                     b,
-                    n,
+                    c["n"],
                     pub.value,
                     (pub.lo, pub.hi),
-                    _finite(ours),
-                    int((diff > 0).sum()),
-                    int((diff < 0).sum()),
-                    (_finite(q_lo), _finite(q_hi)),
-                    (_finite(c_lo), _finite(c_hi)),
-                    _finite(ours - pub.value),
-                    in_interval(pub.value, q_lo, q_hi),
-                    in_interval(pub.value, c_lo, c_hi) if np.isfinite([c_lo, c_hi]).all() else None,
+                    c["ours"],
+                    int((d > 0).sum()),
+                    int((d < 0).sum()),
+                    tuple(c["question_interval"]),
+                    tuple(c["conversation_interval"]),
+                    c["difference"],
+                    c["paper_in_question_interval"],
+                    c["paper_in_conversation_interval"],
                 )
             )
     return cells
@@ -141,16 +178,69 @@ def table_4_json(cells: list[Table4Cell]) -> list[dict]:
     return [c._asdict() for c in cells]
 
 
-def _fmt(x) -> str:
-    return "-" if x is None else f"{x:+.3f}"
+def _f(x, signed: bool = False) -> str:
+    return "-" if x is None else (f"{x:+.3f}" if signed else f"{x:.3f}")
 
 
-def _iv(iv) -> str:
-    return "-" if iv[0] is None else f"[{iv[0]:+.3f}, {iv[1]:+.3f}]"
+def _iv(iv, signed: bool = False) -> str:
+    return "-" if iv is None or iv[0] is None else f"[{_f(iv[0], signed)}, {_f(iv[1], signed)}]"
 
 
-def _flag(x) -> str:
+def _yes(x) -> str:
     return "-" if x is None else ("yes" if x else "no")
+
+
+def _key(v) -> str:
+    """A cell's naming column: ``-`` for None, a float (an accuracy) to 3 decimals."""
+    return "-" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
+
+
+def _signed_cell(c: dict) -> tuple:
+    return True, c["ours"], c["paper"], "", ""
+
+
+def cells_markdown(
+    heading: list[str],
+    cells,
+    keys=("row", "budget"),
+    *,
+    pair: str | None = None,
+    align: str = "---",
+    parts=_signed_cell,
+) -> list[str]:
+    """One table of ``TABLES.md`` whose cells are ``mean_cell``'s: ``heading``, the header, then
+    per cell its naming columns ``keys``, ``n``, ours, both intervals, the paper's value, ours -
+    paper and the in-interval flags.
+
+    Args:
+      heading: the lines before the table's header.
+      cells: the table's cells (dicts).
+      keys: the columns that name a cell, before ``n``.
+      pair: the name of a column after ours and (``paper <pair>``) after the paper's value, or
+        ``None`` for neither; ``align`` is their delimiter cell.
+      parts: ``cell -> (signed, ours, paper, ours_pair, paper_pair)`` (default: the signed
+        ``ours`` and ``paper``, no pair columns).
+    """
+    p_ours, p_paper = (f" {pair} |", f" paper {pair} |") if pair else ("", "")
+    lines = [
+        *heading,
+        f"| {' | '.join(keys)} | n | ours |{p_ours} question interval | conversation interval | "
+        f"paper |{p_paper} ours - paper | in q | in c |",
+        f"|---|---:|---:|---:|{align}|---|---|---:|{align}|---:|---|---|"
+        if pair
+        else "|" + "---|" * (len(keys) + 8),  # one per column of the header
+    ]
+    for c in cells:
+        signed, ours, paper, ours_pair, paper_pair = parts(c)
+        q_ours, q_paper = (f" {ours_pair} |", f" {paper_pair} |") if pair else ("", "")
+        lines.append(
+            "| " + " | ".join(_key(c[k]) for k in keys) + f" | {c['n']} | {_f(ours, signed)} |"
+            f"{q_ours} {_iv(c['question_interval'])} | {_iv(c['conversation_interval'])} | "
+            f"{_f(paper, signed)} |{q_paper} {_f(c['difference'], True)} | "
+            f"{_yes(c['paper_in_question_interval'])} | "
+            f"{_yes(c['paper_in_conversation_interval'])} |"
+        )
+    return lines
 
 
 def table_4_markdown(
@@ -179,9 +269,10 @@ def table_4_markdown(
     ]
     for c in cells:
         lines.append(
-            f"| {c.operator} | {c.budget} | {c.n} | {_fmt(c.paper)} | {_iv(c.paper_interval)} | "
-            f"{_fmt(c.ours)} | {c.helped}/{c.harmed} | {_iv(c.question_interval)} | "
-            f"{_iv(c.conversation_interval)} | {_fmt(c.difference)} | "
-            f"{_flag(c.paper_in_question_interval)} | {_flag(c.paper_in_conversation_interval)} |"
+            f"| {c.operator} | {c.budget} | {c.n} | {_f(c.paper, True)} | "
+            f"{_iv(c.paper_interval, True)} | {_f(c.ours, True)} | {c.helped}/{c.harmed} | "
+            f"{_iv(c.question_interval, True)} | {_iv(c.conversation_interval, True)} | "
+            f"{_f(c.difference, True)} | {_yes(c.paper_in_question_interval)} | "
+            f"{_yes(c.paper_in_conversation_interval)} |"
         )
     return "\n".join(lines) + "\n"

@@ -16,7 +16,7 @@ carries ``meta_candidates = "full-history"`` so a table is never made from other
   selected on fit data, direct ridge, the frozen safe router (calibrated at zero observed harm)
   and the action oracle, cross-fitted as Table 8 (``paper_checks._crossfit``: the same folds).
 
-Each cell is ``paper_checks._tables_more.mean_cell``: ours, the question-bootstrap and
+Each cell is ``paper_checks._tables.mean_cell``: ours, the question-bootstrap and
 conversation-level intervals, the paper's value (``paper_checks._published``), the difference and
 the in-interval flags. Ours are the offline operators and reader, not the paper's DeepSeek-V3.2.
 
@@ -36,7 +36,7 @@ import jax
 import numpy as np
 
 from paper_checks._published import TABLE_5, TABLE_6, TABLE_12, TABLE_12_MACRO, TABLE_12_ROWS
-from paper_checks._tables_more import mean_cell
+from paper_checks._tables import _key, cells_markdown, mean_cell
 from retcon.vocab import ACTIONS
 
 #: The rows' column that marks the full-history design (``oas.real._pair``).
@@ -238,46 +238,7 @@ def table_12(key: jax.Array, paired, ev, *, n_resamples: int = 10_000) -> list[d
     return out
 
 
-def _f(x, signed: bool = False) -> str:
-    return "-" if x is None else (f"{x:+.3f}" if signed else f"{x:.3f}")
-
-
-def _iv(iv) -> str:
-    return "-" if iv is None or iv[0] is None else f"[{iv[0]:.3f}, {iv[1]:.3f}]"
-
-
-def _yes(x) -> str:
-    return "-" if x is None else ("yes" if x else "no")
-
-
-def _dash(x) -> str:
-    return "-" if x is None else str(x)
-
-
-def _history_section(number: int, t: dict, pair: str, align: str, parts) -> list[str]:
-    """One table's lines: ``pair`` names the 5th column (``paper <pair>`` the 9th), ``align``
-    their delimiter cell; ``parts(cell)`` gives ``(signed, ours_pair, paper_pair)``."""
-    lines = [
-        f"## Table {number}: {t['note']}",
-        "",
-        f"| row | budget | n | ours | {pair} | question interval | conversation interval | "
-        f"paper | paper {pair} | ours - paper | in q | in c |",
-        f"|---|---:|---:|---:|{align}|---|---|---:|{align}|---:|---|---|",
-    ]
-    for c in t["cells"]:
-        signed, ours_pair, paper_pair = parts(c)
-        lines.append(
-            f"| {c['row']} | {c['budget']} | {c['n']} | {_f(c['ours'], signed)} | {ours_pair} | "
-            f"{_iv(c['question_interval'])} | {_iv(c['conversation_interval'])} | "
-            f"{_f(c['paper'], signed)} | {paper_pair} | {_f(c['difference'], True)} | "
-            f"{_yes(c['paper_in_question_interval'])} | "
-            f"{_yes(c['paper_in_conversation_interval'])} |"
-        )
-    lines.append("")
-    return lines
-
-
-def _table_6_parts(c: dict) -> tuple[bool, str, str]:
+def _table_6_parts(c: dict) -> tuple:
     """The gain row is signed and has helped/harmed counts; the others have neither."""
     gain = c["row"] == "gain"
     hh = f"{c['helped']}/{c['harmed']}" if gain else "-"
@@ -286,22 +247,30 @@ def _table_6_parts(c: dict) -> tuple[bool, str, str]:
         if gain and c["paper_helped"] is not None
         else "-"
     )
-    return gain, hh, phh
+    return gain, c["ours"], c["paper"], hh, phh
 
 
-def _table_12_parts(c: dict) -> tuple[bool, str, str]:
-    return False, str(c["harms"]), _dash(c["paper_harms"])
+def _table_12_parts(c: dict) -> tuple:
+    return False, c["ours"], c["paper"], str(c["harms"]), _key(c["paper_harms"])
+
+
+#: Tables 5 (the shape of Table 6, without the binary oracle), 6 and 12 in ``TABLES.md``: the
+#: block's name, the pair column (``cells_markdown``), its alignment and the cells' parts.
+_HISTORY = (
+    ("table_5", "h/h", "---", _table_6_parts),
+    ("table_6", "h/h", "---", _table_6_parts),
+    ("table_12", "harms", "---:", _table_12_parts),
+)
 
 
 def history_markdown(tables: dict) -> list[str]:
     """The lines of ``TABLES.md`` for Tables 5, 6 and 12 (empty when the block has none)."""
     lines: list[str] = []
-    if "table_5" in tables:  # the same shape as Table 6, without the binary oracle
-        lines += _history_section(5, tables["table_5"], "h/h", "---", _table_6_parts)
-    if "table_6" in tables:
-        lines += _history_section(6, tables["table_6"], "h/h", "---", _table_6_parts)
-    if "table_12" in tables:
-        lines += _history_section(12, tables["table_12"], "harms", "---:", _table_12_parts)
+    for name, pair, align, parts in _HISTORY:
+        if name in tables:
+            head = [f"## Table {name[6:]}: {tables[name]['note']}", ""]
+            cells = tables[name]["cells"]
+            lines += [*cells_markdown(head, cells, pair=pair, align=align, parts=parts), ""]
     return lines
 
 
@@ -321,6 +290,16 @@ NOT_FULL_HISTORY = (
 )
 
 
+def lme_reference(dataset: str) -> str:
+    """What a table's note adds on a run not on LongMemEval, where the paper measured it."""
+    if dataset == "longmemeval":
+        return ""
+    return (
+        "; the paper measured it on LongMemEval (budgets 32-256): its value is a reference at the "
+        "budgets both grids share, not the same experiment"
+    )
+
+
 def history_tables(key: jax.Array, paired, ev, dataset: str, *, n_resamples: int = 10_000) -> dict:
     """``{"table_6": .., "table_12": ..}`` with notes on full-history rows, else ``{}``.
 
@@ -338,12 +317,7 @@ def history_tables(key: jax.Array, paired, ev, dataset: str, *, n_resamples: int
     offline = (
         "; ours are the offline operators and reader of this run, not the paper's DeepSeek-V3.2"
     )
-    where = (
-        ""
-        if dataset == "longmemeval"
-        else "; the paper measured it on LongMemEval (budgets 32-256): its value is a reference "
-        "at the budgets both grids share, not the same experiment"
-    )
+    where = lme_reference(dataset)
     macro = (
         ""
         if dataset == "longmemeval"

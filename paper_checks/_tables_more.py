@@ -40,19 +40,12 @@ from paper_checks._published import (
     TABLE_9,
     TABLE_10,
     TABLE_10_ROWS,
-    in_interval,
 )
-from paper_checks._tables import question_bootstrap
-from retcon.inference import group_mean_interval
+from paper_checks._tables import _finite, mean_cell
 from retcon.vocab import ACTIONS
 
 #: Table 7's rows: LongMemEval's four types in the paper's order, then all questions.
 TABLE_7_TYPES = ("single-session", "multi-session", "temporal-reasoning", "knowledge-update")
-
-
-def _r(x) -> float | None:
-    x = float(x)
-    return round(x, 6) if np.isfinite(x) else None
 
 
 def _fit(paired) -> np.ndarray:
@@ -64,54 +57,6 @@ def _fit(paired) -> np.ndarray:
 def _gain(paired, op: str) -> np.ndarray:
     y = np.asarray(paired.outcomes, np.float64)
     return y[:, ACTIONS.index(op)] - y[:, ACTIONS.index("ret")]
-
-
-def mean_cell(key: jax.Array, values, groups, paper: float | None, n_resamples: int) -> dict:
-    """One cell: the mean of ``values`` (one per question), both intervals, the paper beside it.
-
-    Args:
-      key: JAX key of the question bootstrap.
-      values: shape ``(n,)``, one value per question (a gain, a fit share, an indicator).
-      groups: shape ``(n,)``, the questions' conversations (the conversation interval's unit).
-      paper: the paper's value, or ``None`` where its table has no such cell.
-      n_resamples: question-bootstrap replicates.
-
-    Returns:
-      ``n``, ``ours``, ``question_interval``, ``conversation_interval``, ``paper``,
-      ``difference`` and the two ``paper_in_*_interval`` flags (``None`` where not defined).
-
-    References: MODEL §11 (inference: both units).
-    """
-    values = np.asarray(values, np.float64)
-    n = len(values)
-    if n == 0:
-        return {
-            "n": 0,
-            "ours": None,
-            "question_interval": [None, None],
-            "conversation_interval": [None, None],
-            "paper": paper,
-            "difference": None,
-            "paper_in_question_interval": None,
-            "paper_in_conversation_interval": None,
-        }
-    ours = float(values.mean())
-    q_lo, q_hi = question_bootstrap(key, values, n_resamples)
-    gi = group_mean_interval(values, np.asarray(groups).astype(str))
-    c_lo, c_hi = float(np.ravel(gi.lower)[0]), float(np.ravel(gi.upper)[0])
-    c_ok = bool(np.isfinite([c_lo, c_hi]).all())
-    return {
-        "n": n,
-        "ours": _r(ours),
-        "question_interval": [_r(q_lo), _r(q_hi)],
-        "conversation_interval": [_r(c_lo), _r(c_hi)] if c_ok else [None, None],
-        "paper": paper,
-        "difference": None if paper is None else _r(ours - paper),
-        "paper_in_question_interval": None if paper is None else in_interval(paper, q_lo, q_hi),
-        "paper_in_conversation_interval": None
-        if paper is None or not c_ok
-        else in_interval(paper, c_lo, c_hi),
-    }
 
 
 def table_1(key: jax.Array, paired, *, n_resamples: int = 10_000) -> list[dict]:
@@ -149,8 +94,8 @@ def table_1(key: jax.Array, paired, *, n_resamples: int = 10_000) -> list[dict]:
                         "operator": op,
                         "budget": b,
                         **cell,
-                        "help_rate": _r((d > 0).mean()) if len(d) else None,
-                        "harm_rate": _r((d < 0).mean()) if len(d) else None,
+                        "help_rate": _finite((d > 0).mean()) if len(d) else None,
+                        "harm_rate": _finite((d < 0).mean()) if len(d) else None,
                         "paper_n": TABLE_1_N[(stratum, b)],
                         "paper_rates": None if rates is None else list(rates),
                     }

@@ -154,15 +154,9 @@ def grade_reversal(budgets, delta, lower, upper) -> int:
     b = np.asarray(budgets, float)
     order = np.argsort(b)
     d, lo, hi = (np.asarray(x, float)[order] for x in (delta, lower, upper))
-
-    def reverses(pos, neg):
-        first_pos = np.flatnonzero(pos)
-        last_neg = np.flatnonzero(neg)
-        return first_pos.size > 0 and last_neg.size > 0 and first_pos[0] < last_neg[-1]
-
-    if reverses(lo > 0, hi < 0):
+    if _reverses(lo > 0, hi < 0):
         return SIGNIFICANT
-    if reverses(d > 0, d < 0):
+    if _reverses(d > 0, d < 0):
         return POINT
     return NO
 
