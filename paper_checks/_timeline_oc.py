@@ -119,6 +119,19 @@ def _summary(ans: dict[str, list[str]], n: int, q: int, null_name: str) -> dict:
     }
 
 
+def _rule_rates(worlds: dict, answer, sizes: tuple, null_name: str) -> dict:
+    """``{rule: _summary + z}`` of one statement: ``answer(world, rows, z)`` (a rule's result
+    dict) on each data set ``rows`` of ``idx`` in each world, ``sizes = (idx, n_cells,
+    n_datasets, q)``."""
+    idx, n_cells, n_datasets, q = sizes
+    out = {}
+    for rule in RULES:
+        z = cell_z(n_cells, rule)
+        ans = {w: [answer(g, i, z)["answer"] for i in idx] for w, g in worlds.items()}
+        out[rule] = dict(_summary(ans, n_datasets, q, null_name), z=z)
+    return out
+
+
 def operating_timeline(r, *, key: jax.Array, n_datasets: int = N_DATASETS) -> dict:
     """False-YES rate, power and false-NO rate of each simulation statement, for both rules.
 
@@ -144,18 +157,12 @@ def operating_timeline(r, *, key: jax.Array, n_datasets: int = N_DATASETS) -> di
         "null": null_u,
         "small": null_u + SMALL * (r.by_generation - null_u),
     }
-    out["inverted_u"] = {}
-    for rule in RULES:
-        z = cell_z(n_cells, rule)
-        ans = {
-            w: [
-                inverted_u({"by_generation": by_generation_rows(g[i], r.budgets, z)})["answer"]
-                for i in idx
-            ]
-            for w, g in worlds_u.items()
-        }
-        s = _summary(ans, n_datasets, q, "plateau after the peak")
-        out["inverted_u"][rule] = dict(s, z=z)
+    out["inverted_u"] = _rule_rates(
+        worlds_u,
+        lambda g, i, z: inverted_u({"by_generation": by_generation_rows(g[i], r.budgets, z)}),
+        (idx, n_cells, n_datasets, q),
+        "plateau after the peak",
+    )
     for key_name, baseline in (
         ("budget_aware_beats_overflow", "overflow"),
         ("budget_aware_beats_retain_all", "retain-all"),
@@ -166,20 +173,14 @@ def operating_timeline(r, *, key: jax.Array, n_datasets: int = N_DATASETS) -> di
             "null": null,
             "small": null._replace(outcome=null.outcome + SMALL * (small.outcome - null.outcome)),
         }
-        out[key_name] = {}
-        for rule in RULES:
-            z = cell_z(n_cells, rule)
-            ans = {
-                w: [
-                    beats(
-                        rr._replace(outcome=rr.outcome[i]), "budget-aware", baseline, r.budgets, z=z
-                    )["answer"]
-                    for i in idx
-                ]
-                for w, rr in worlds.items()
-            }
-            s = _summary(ans, n_datasets, q, "difference 0 in every cell")
-            out[key_name][rule] = dict(s, z=z)
+        out[key_name] = _rule_rates(
+            worlds,
+            lambda rr, i, z, baseline=baseline: beats(
+                rr._replace(outcome=rr.outcome[i]), "budget-aware", baseline, r.budgets, z=z
+            ),
+            (idx, n_cells, n_datasets, q),
+            "difference 0 in every cell",
+        )
     return out
 
 
