@@ -304,8 +304,7 @@ def check_second_reader(main, second, path: str) -> None:
         raise InputError(
             f"{where}: its rows are of dataset {got}; the main rows are of dataset {want}."
         )
-    q_main = set(np.asarray(main.query_id).astype(str).tolist())
-    q_second = set(np.asarray(second.query_id).astype(str).tolist())
+    q_main, q_second = (set(np.asarray(p.query_id).astype(str).tolist()) for p in (main, second))
     if q_main != q_second:
         missing, extra = q_main - q_second, q_second - q_main
         bits = [f"{len(missing)} missing ({_few(missing)})"] if missing else []
@@ -314,18 +313,17 @@ def check_second_reader(main, second, path: str) -> None:
             f"{where}: expected the main rows' {len(q_main)} question ids; got "
             f"{len(q_second)}: {'; '.join(bits)}."
         )
-    b_main = sorted(set(np.asarray(main.budget, np.float64).tolist()))
-    b_second = sorted(set(np.asarray(second.budget, np.float64).tolist()))
+    b_main, b_second = (
+        sorted(set(np.asarray(p.budget, np.float64).tolist())) for p in (main, second)
+    )
     if b_main != b_second:
         shown = [", ".join(f"{b:g}" for b in bs) for bs in (b_main, b_second)]
         raise InputError(
             f"{where}: expected the main rows' budgets [{shown[0]}]; got [{shown[1]}]."
         )
-    pairs_main = set(
-        zip(np.asarray(main.query_id).astype(str).tolist(), np.asarray(main.budget).tolist())
-    )
-    pairs_second = set(
-        zip(np.asarray(second.query_id).astype(str).tolist(), np.asarray(second.budget).tolist())
+    pairs_main, pairs_second = (
+        set(zip(np.asarray(p.query_id).astype(str).tolist(), np.asarray(p.budget).tolist()))
+        for p in (main, second)
     )
     if pairs_main != pairs_second:
         missing = sorted(f"{q}@{float(b):g}" for q, b in pairs_main - pairs_second)
