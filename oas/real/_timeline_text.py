@@ -94,6 +94,14 @@ def _end(x) -> str:
     return "-" if x is None else f"{x:.2f}"
 
 
+def _crossover_cell(c: dict, end) -> str:
+    """A crossover row's time and interval (``end`` writes its ends), else why it has none."""
+    t = c["crossover_time"]
+    if t is not None and math.isfinite(t):
+        return f"{t:.2f} [{end(c['lower'])}, {end(c['upper'])}]"
+    return "from session 1" if c["first_win"] == 1 else f"none ({c['status']})"
+
+
 def _survival_table(survival: dict) -> list[str]:
     """LoCoMo: survival against passes per chain, its H10 fits and the geometric-or-not answer."""
     lines = [
@@ -123,14 +131,7 @@ def _locomo_crossover_table(crossover: list) -> list[str]:
     """LoCoMo: each operator's crossover time with its interval and first win."""
     lines = ["", "Crossover time (periodic, every session passed once, vs retain-all):"]
     for c in crossover:
-        t = c["crossover_time"]
-        cell = (
-            f"{t:.2f} [{_num(c['lower'])}, {_num(c['upper'])}]"
-            if t is not None
-            else "from session 1"
-            if c["first_win"] == 1
-            else f"none ({c['status']})"
-        )
+        cell = _crossover_cell(c, _num)
         fw = c["first_win"]
         first = "never" if fw is None else f"session {fw:.0f}"
         lines.append(f"  {c['operator']:<10}{c['budget']:>8g}  {cell:<28} first win: {first}")
@@ -243,14 +244,7 @@ def _crossover_table(crossover: list) -> list[str]:
         head += f"{'theory t*':>12}{'contains':>10}"
     lines.append(head)
     for c in crossover:
-        t = c["crossover_time"]
-        cell = (
-            f"{t:.2f} [{_end(c['lower'])}, {_end(c['upper'])}]"
-            if t is not None and math.isfinite(t)
-            else "from session 1"
-            if c["first_win"] == 1
-            else f"none ({c['status']})"
-        )
+        cell = _crossover_cell(c, _end)
         fw = c["first_win"]
         line = (
             f"  {c['operator']:<10}{c['budget']:>8g}  {cell:<26}{c['status']:<10}"
