@@ -26,7 +26,7 @@ from oas.real._llm_client import (
     resolve_endpoint,
 )
 from oas.real._types import Conversation, Query, Record, generated_record
-from retcon.errors import InputError, check_range
+from retcon.errors import InputError, check_choice, check_range
 from retcon.vocab import LLM_JUDGES
 
 __all__ = [
@@ -269,8 +269,7 @@ class LLMReader(_LLMClient):
         *args,
         **kwargs,
     ):
-        if judge not in LLM_JUDGES:
-            raise InputError(f"LLMReader judge must be one of {list(LLM_JUDGES)}; got {judge!r}.")
+        check_choice("LLMReader judge", judge, LLM_JUDGES)
         super().__init__(base_url, model, api_key, cache_dir, *args, **kwargs)
         self.judge = judge
         self.unparsed_verdicts = 0

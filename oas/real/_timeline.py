@@ -39,7 +39,7 @@ from oas.real._operators import make_operators
 from oas.real._readers import lexical_correct
 from oas.real._text import make_tokenizer
 from oas.real._types import Conversation, OperatorBackend, Query, Record
-from retcon.errors import InputError
+from retcon.errors import InputError, check_choice
 from retcon.vocab import OPERATORS
 
 FIRST_PASS = ("extractive", "dataset")
@@ -134,10 +134,7 @@ def pass_chain(
     for summaries of summaries by a language model, see `llm_pass_survival`). A pass that
     returns nothing (all text dropped) leaves an empty unit from then on.
     """
-    if operator not in OPERATORS:
-        raise InputError(
-            f"pass_chain: operator must be one of {list(OPERATORS)}; got {operator!r}."
-        )
+    check_choice("pass_chain: operator", operator, OPERATORS)
     first_backend = make_operators(first)
     if later is None:
         later = make_operators("extractive")
@@ -686,10 +683,7 @@ def llm_pass_survival(
     ``sessions``: each conversation cut to its first sessions (`stream_prefix`) to bound the
     number of calls. MODEL §10."""
     check_passes(passes, 2, "llm_pass_survival: passes")
-    if first not in FIRST_PASS:
-        raise InputError(
-            f"llm_pass_survival: first must be one of {list(FIRST_PASS)}; got {first!r}."
-        )
+    check_choice("llm_pass_survival: first", first, FIRST_PASS)
     convs = [stream_prefix(c, sessions) for c in conversations] if sessions else list(conversations)
     out: dict = {
         "conversations": len(convs),
