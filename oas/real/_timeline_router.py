@@ -233,15 +233,16 @@ def timeline_router_finding(gains: Sequence[dict], alpha: float = 0.05) -> dict:
             "cells": len(cells),
             "above": len(above),
             "below": len(below),
-            "answer": "beats"
-            if above and not below
-            else "loses"
-            if below and not above
-            else "mixed"
-            if above and below
-            else "no difference shown",
+            "answer": _answer(bool(above), bool(below)),
         }
     return out
+
+
+def _answer(above: bool, below: bool) -> str:
+    """The finding from whether some cell is better (``above``) and some worse (``below``)."""
+    if above and below:
+        return "mixed"
+    return "beats" if above else "loses" if below else "no difference shown"
 
 
 def timeline_router_error_rates(
@@ -283,16 +284,7 @@ def timeline_router_error_rates(
                 mean = d.mean(0)
                 above = np.any((adj <= alpha) & (mean > 0))
                 below = np.any((adj <= alpha) & (mean < 0))
-                call = (
-                    "mixed"
-                    if above and below
-                    else "beats"
-                    if above
-                    else "loses"
-                    if below
-                    else "no difference shown"
-                )
-                calls[call] += 1
+                calls[_answer(bool(above), bool(below))] += 1
             row = {"law": law, "effect": float(eff), "worlds": worlds, "groups": groups}
             row.update({k: v / worlds for k, v in calls.items()})
             out.append(row)
