@@ -107,13 +107,9 @@ class PairJob:
         from oas.real._llm_config import MAX_CONCURRENCY
 
         conc = self.llm.get("concurrency")
-        if conc is not None and (
-            isinstance(conc, bool) or not isinstance(conc, int) or not 1 <= conc <= MAX_CONCURRENCY
-        ):
-            raise InputError(
-                f"{spell.lead('concurrency')} must be an integer in [1, {MAX_CONCURRENCY}] "
-                f"(requests in flight at once); got {conc!r}."
-            )
+        if conc is not None:
+            unit = " (requests in flight at once)"
+            check_integer(spell.lead("concurrency"), conc, 1, MAX_CONCURRENCY, unit=unit)
         timeout = self.llm.get("timeout")
         if timeout is not None:
             check_range(spell.lead("llm_timeout"), timeout, 0.0, 86400.0, high_open=False)

@@ -39,7 +39,7 @@ from oas.real._operators import make_operators
 from oas.real._readers import lexical_correct
 from oas.real._text import make_tokenizer
 from oas.real._types import Conversation, OperatorBackend, Query, Record
-from retcon.errors import InputError, check_choice
+from retcon.errors import InputError, check_choice, check_integer
 from retcon.vocab import OPERATORS
 
 FIRST_PASS = ("extractive", "dataset")
@@ -167,20 +167,11 @@ class PassChains(NamedTuple):
         return [chains[operator] for chains in self.by_first[first]]
 
 
-def check_passes(passes, least: int = 1, name: str = "--passes", why: str = "") -> None:
-    """Refuse a pass count that is not an integer in ``[least, MAX_PASSES]`` (``name``, ``why``:
-    the option and its purpose in the message)."""
-    if isinstance(passes, bool) or not isinstance(passes, int) or not least <= passes <= MAX_PASSES:
-        raise InputError(
-            f"{name} must be an integer in [{least}, {MAX_PASSES}]{why}; got {passes!r}."
-        )
-
-
 def pass_chains(
     conversations: Sequence[Conversation], passes: int, firsts: Sequence[str] = FIRST_PASS
 ) -> PassChains:
     """`pass_chain` of every conversation, operator and first-pass backend in ``firsts``, once."""
-    check_passes(passes)
+    check_integer("--passes", passes, 1, MAX_PASSES)
     return PassChains(
         passes, {first: _chains_for(None, conversations, passes, first) for first in firsts}
     )
@@ -557,7 +548,7 @@ def timeline_report(
     import theory
     from retcon.inference import wild_cluster_replicates
 
-    check_passes(passes)
+    check_integer("--passes", passes, 1, MAX_PASSES)
     surv = {}
     by_first = {first: _chains_for(chains, conversations, passes, first) for first in FIRST_PASS}
     for first in FIRST_PASS:
@@ -682,7 +673,7 @@ def llm_pass_survival(
     against passes (`utility_by_passes`) at each budget, with the same intervals.
     ``sessions``: each conversation cut to its first sessions (`stream_prefix`) to bound the
     number of calls. MODEL §10."""
-    check_passes(passes, 2, "llm_pass_survival: passes")
+    check_integer("llm_pass_survival: passes", passes, 2, MAX_PASSES)
     check_choice("llm_pass_survival: first", first, FIRST_PASS)
     convs = [stream_prefix(c, sessions) for c in conversations] if sessions else list(conversations)
     out: dict = {
