@@ -211,14 +211,9 @@ def router_from_json(obj: dict, source: str = "router") -> Router:
             f"{source}: field 'format_version' must be {FORMAT_VERSION} (this retcon reads "
             f"version {FORMAT_VERSION}); got {version!r}."
         )
-    if obj.get("feature_names") != list(FEATURE_NAMES):
-        raise InputError(
-            f"{source}: field 'feature_names' must be {list(FEATURE_NAMES)}; got {obj.get('feature_names')!r}."
-        )
-    if obj.get("actions") != list(ACTIONS):
-        raise InputError(
-            f"{source}: field 'actions' must be {list(ACTIONS)}; got {obj.get('actions')!r}."
-        )
+    for name, expected in (("feature_names", list(FEATURE_NAMES)), ("actions", list(ACTIONS))):
+        if obj.get(name) != expected:
+            raise InputError(f"{source}: field {name!r} must be {expected}; got {obj.get(name)!r}.")
 
     def get(*keys) -> Any:
         cur: Any = obj

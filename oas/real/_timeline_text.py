@@ -61,7 +61,7 @@ def identify_text(report: dict) -> str:
                 if c["bias"] is None
                 else f"{c['bias']:+.2f} [{c['lower']:+.2f}, {c['upper']:+.2f}]"
             )
-            ph = "-" if c["p_holm"] is None else f"{c['p_holm']:.3f}"
+            ph = _end(c["p_holm"], ".3f")
             lines.append(
                 f"  {c['operator']:<9}{c['budget']:>7g}  pred {_mean(c['predicted']):>5}  "
                 f"obs {_mean(c['observed']):>5}  agree {c['agree']:.1f}  bias {bias:<22} "
@@ -71,7 +71,7 @@ def identify_text(report: dict) -> str:
         verdict = (
             f"misfit: yes (Holm p = {m['p_holm']:.3f}, {m['operator']} at {m['budget']:g})"
             if m["misfit"]
-            else f"misfit: no (smallest Holm p = {_p(m['p_holm'])})"
+            else f"misfit: no (smallest Holm p = {_end(m['p_holm'], '.3f')})"
         )
         lines.append(
             f"  {verdict}; exact agreement {m['agree']:.2f}; predictive intervals cover "
@@ -80,18 +80,15 @@ def identify_text(report: dict) -> str:
     return "\n".join(lines)
 
 
-def _p(x) -> str:
-    return "-" if x is None else f"{x:.3f}"
-
-
 def _num(x) -> str:
     """A number for tables; ``None`` (JSON's non-finite: an end beyond the last session) is inf."""
     return "inf" if x is None else f"{x:.2f}"
 
 
-def _end(x) -> str:
-    """An interval end for the simulated table; ``None`` (no resamples: ``--resamples 0``) is -."""
-    return "-" if x is None else f"{x:.2f}"
+def _end(x, spec: str = ".2f") -> str:
+    """An interval end for the simulated table (a p-value: ``spec=".3f"``); ``None`` (no
+    resamples: ``--resamples 0``; no p-value) is -."""
+    return "-" if x is None else f"{x:{spec}}"
 
 
 def _crossover_cell(c: dict, end) -> str:
