@@ -266,7 +266,9 @@ def evaluate(
         info["theory_params"] = int(theory_router.n_params)
     ends = (point, lower, upper)
     counts = np.asarray([int(s.sum()) for s in slots])
-    return Evaluation(policies, budgets, *map(pm, ends), *map(dd, ends), counts, choices, info)
+    return Evaluation._make(
+        (policies, budgets, *map(pm, ends), *map(dd, ends), counts, choices, info)
+    )
 
 
 def _taus(cal) -> dict:
