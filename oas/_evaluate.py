@@ -252,14 +252,8 @@ def evaluate(
         "best_fixed": {f"{b:g}": ACTIONS[a] for b, a in zip(budgets, fixed)},
         "fixed_operator": ACTIONS[operator],
         "knn_k": knn.k,
-        "tau_calibrated": {
-            f"{b:g}": (None if not np.isfinite(t) else float(t))
-            for b, t in zip(router.calibrated.budgets, router.calibrated.tau)
-        },
-        "tau_crc": {
-            f"{b:g}": (None if not np.isfinite(t) else float(t))
-            for b, t in zip(router.crc.budgets, router.crc.tau)
-        },
+        "tau_calibrated": _taus(router.calibrated),
+        "tau_crc": _taus(router.crc),
         "ridge_penalty": dict(zip(ACTIONS, router.penalty.tolist())),
         "mlp_epochs": mlp.epochs,
         "mlp_width": mlp.width,
@@ -270,19 +264,18 @@ def evaluate(
     }
     if "theory" in policies:
         info["theory_params"] = int(theory_router.n_params)
-    return Evaluation(
-        policies,
-        budgets,
-        pm(point),
-        pm(lower),
-        pm(upper),
-        dd(point),
-        dd(lower),
-        dd(upper),
-        np.asarray([int(s.sum()) for s in slots]),
-        choices,
-        info,
+    ends = (point, lower, upper)
+    counts = np.asarray([int(s.sum()) for s in slots])
+    return Evaluation._make(
+        (policies, budgets, *map(pm, ends), *map(dd, ends), counts, choices, info)
     )
+
+
+def _taus(cal) -> dict:
+    """A calibration's threshold per budget (``None``: not finite)."""
+    return {
+        f"{b:g}": (None if not np.isfinite(t) else float(t)) for b, t in zip(cal.budgets, cal.tau)
+    }
 
 
 def evaluation_json(ev: Evaluation) -> dict:
@@ -301,19 +294,15 @@ def evaluation_json(ev: Evaluation) -> dict:
         entry = block(p, -1)
         entry["per_budget"] = {f"{b:g}": block(p, s) for s, b in enumerate(ev.budgets)}
         policies[name] = entry
+
+    def diff(d, s):
+        ci = [_num(ev.diff_lower[d, s]), _num(ev.diff_upper[d, s])]
+        return {"accuracy": _num(ev.diff_point[d, s]), "accuracy_ci": ci}
+
     differences = {}
     for d, name in enumerate(ev.info.get("differences", DIFFERENCES)):
-        differences[f"{name} - best-fixed"] = {
-            "accuracy": _num(ev.diff_point[d, -1]),
-            "accuracy_ci": [_num(ev.diff_lower[d, -1]), _num(ev.diff_upper[d, -1])],
-            "per_budget": {
-                f"{b:g}": {
-                    "accuracy": _num(ev.diff_point[d, s]),
-                    "accuracy_ci": [_num(ev.diff_lower[d, s]), _num(ev.diff_upper[d, s])],
-                }
-                for s, b in enumerate(ev.budgets)
-            },
-        }
+        per_budget = {f"{b:g}": diff(d, s) for s, b in enumerate(ev.budgets)}
+        differences[f"{name} - best-fixed"] = {**diff(d, -1), "per_budget": per_budget}
     info = {k: v for k, v in ev.info.items() if k not in ("test_index", "differences")}
     return {
         "policies": policies,

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from retcon.errors import InputError
+from retcon.errors import InputError, check_choice
 from theory import check_packing, pack_reference
 
 FEATURE_NAMES = (
@@ -62,11 +62,7 @@ DEFAULT_DEFINITIONS = "paper"
 def check_definitions(definitions: str | None) -> str:
     """``definitions`` resolved (``None``: ``DEFAULT_DEFINITIONS``) and checked."""
     d = DEFAULT_DEFINITIONS if definitions is None else definitions
-    if d not in FEATURE_DEFINITIONS:
-        raise InputError(
-            f"features: definitions must be one of {list(FEATURE_DEFINITIONS)}; got {d!r}."
-        )
-    return d
+    return check_choice("features: definitions", d, FEATURE_DEFINITIONS)
 
 
 def cheapest_fit_share(budget, lengths, mask=None) -> np.ndarray:

@@ -41,7 +41,7 @@ import numpy as np
 from oas._features import FEATURE_NAMES
 from oas._policy import Thresholds, argmax_policy, calibrated_policy
 from oas._theory_router import theory_router_from_json
-from retcon.errors import InputError
+from retcon.errors import InputError, check_choice
 from retcon.output import write_json_atomic
 from retcon.vocab import ACTIONS, VOCABULARIES
 from theory import PACKINGS, check_packing
@@ -109,10 +109,7 @@ class Router:
             raise InputError(f"Router.scale must be > 0; got {self.scale.tolist()}.")
         if not 0 <= self.alpha < 1:
             raise InputError(f"Router.alpha must be in [0, 1); got {self.alpha}.")
-        if self.vocabulary not in VOCABULARIES:
-            raise InputError(
-                f"Router.vocabulary must be one of {list(VOCABULARIES)}; got {self.vocabulary!r}."
-            )
+        check_choice("Router.vocabulary", self.vocabulary, VOCABULARIES)
         check_packing("Router.packing", self.packing)
         if self.fitted_groups is not None:
             if set(self.fitted_groups) != {"train", "calibration"}:
@@ -150,10 +147,7 @@ class Router:
 
         References: MODEL §8 (policy, calibrated variant).
         """
-        if variant not in VARIANTS:
-            raise InputError(
-                f"Router.choose: variant must be one of {list(VARIANTS)}; got {variant!r}."
-            )
+        check_choice("Router.choose: variant", variant, VARIANTS)
         mu = self.utility(np.asarray(features, dtype=np.float64).reshape(-1, len(FEATURE_NAMES)))
         if variant == "argmax":
             return argmax_policy(mu)
@@ -217,14 +211,9 @@ def router_from_json(obj: dict, source: str = "router") -> Router:
             f"{source}: field 'format_version' must be {FORMAT_VERSION} (this retcon reads "
             f"version {FORMAT_VERSION}); got {version!r}."
         )
-    if obj.get("feature_names") != list(FEATURE_NAMES):
-        raise InputError(
-            f"{source}: field 'feature_names' must be {list(FEATURE_NAMES)}; got {obj.get('feature_names')!r}."
-        )
-    if obj.get("actions") != list(ACTIONS):
-        raise InputError(
-            f"{source}: field 'actions' must be {list(ACTIONS)}; got {obj.get('actions')!r}."
-        )
+    for name, expected in (("feature_names", list(FEATURE_NAMES)), ("actions", list(ACTIONS))):
+        if obj.get(name) != expected:
+            raise InputError(f"{source}: field {name!r} must be {expected}; got {obj.get(name)!r}.")
 
     def get(*keys) -> Any:
         cur: Any = obj
@@ -307,21 +296,13 @@ def router_from_json(obj: dict, source: str = "router") -> Router:
     alpha = get("alpha")
     if not (_is_number(alpha) and 0 <= alpha < 1):
         raise InputError(f"{source}: field 'alpha' must be a number in [0, 1); got {alpha!r}.")
-    vocabulary = get("vocabulary")
-    if not isinstance(vocabulary, str) or vocabulary not in VOCABULARIES:
-        raise InputError(
-            f"{source}: field 'vocabulary' must be one of {list(VOCABULARIES)}; got {vocabulary!r}."
-        )
+    vocabulary = check_choice(f"{source}: field 'vocabulary'", get("vocabulary"), VOCABULARIES)
     if "query_types" in obj and obj["query_types"] != list(VOCABULARIES[vocabulary]):
         raise InputError(
             f"{source}: field 'query_types' must be {list(VOCABULARIES[vocabulary])} for "
             f"vocabulary {vocabulary!r}; got {obj['query_types']!r}."
         )
-    packing = get("packing")
-    if not isinstance(packing, str) or packing not in PACKINGS:
-        raise InputError(
-            f"{source}: field 'packing' must be one of {list(PACKINGS)}; got {packing!r}."
-        )
+    packing = check_choice(f"{source}: field 'packing'", get("packing"), PACKINGS)
     provenance = obj.get("provenance", {})
     if not isinstance(provenance, dict):
         raise InputError(

@@ -29,7 +29,7 @@ from oas._retrieval_features import (
     sim_retrieval_features,
 )
 from oas._structure import STRUCTURE_COLUMN, structures_from_arrays
-from retcon.errors import InputError
+from retcon.errors import check_choice
 from retcon.vocab import VOCABULARIES
 from theory import check_packing
 
@@ -73,10 +73,8 @@ def paired_from_instances(
 
     References: MODEL §8.
     """
-    if coupling not in COUPLINGS:
-        raise InputError(f"coupling must be one of {list(COUPLINGS)}; got {coupling!r}.")
-    if vocabulary not in VOCABULARIES:
-        raise InputError(f"vocabulary must be one of {list(VOCABULARIES)}; got {vocabulary!r}.")
+    check_choice("coupling", coupling, COUPLINGS)
+    check_choice("vocabulary", vocabulary, VOCABULARIES)
     check_packing("packing", packing)
     p = np.asarray(instances.success_prob, dtype=np.float64)
     n = p.shape[0]

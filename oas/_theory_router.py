@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from oas._policy import argmax_policy
-from retcon.errors import InputError
+from retcon.errors import InputError, check_integer
 from retcon.vocab import ACTIONS, OPERATORS
 
 THEORY_VERSION = 1
@@ -128,11 +128,7 @@ def theory_router_from_json(obj, source: str = "router") -> TheoryRouter:
             f"raw evidence tokens, MODEL §1); got {cr.tolist()}."
         )
     n_params = obj.get("n_params", n_theta)
-    if isinstance(n_params, bool) or not isinstance(n_params, int) or not 0 <= n_params <= n_theta:
-        raise InputError(
-            f"{source}: field 'theory.n_params' must be an integer in [0, {n_theta}]; "
-            f"got {n_params!r}."
-        )
+    check_integer(f"{source}: field 'theory.n_params'", n_params, 0, n_theta)
     return TheoryRouter(theta, cr, n_params)
 
 

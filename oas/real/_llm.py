@@ -26,7 +26,7 @@ from oas.real._llm_client import (
     resolve_endpoint,
 )
 from oas.real._types import Conversation, Query, Record, generated_record
-from retcon.errors import InputError, check_range
+from retcon.errors import InputError, check_choice, check_range
 from retcon.vocab import LLM_JUDGES
 
 __all__ = [
@@ -91,60 +91,6 @@ _LABEL = re.compile(
 EMPTY_GENERATION = "(nothing)"
 
 
-class _Endpoint:
-    """Shared settings of the backend and the reader: the client and the request parameters."""
-
-    def __init__(
-        self,
-        base_url,
-        model,
-        api_key,
-        cache_dir,
-        temperature,
-        max_tokens,
-        timeout,
-        max_retries,
-        backoff,
-        seed,
-        sleep,
-        concurrency=None,
-        pool=None,
-        *,
-        follow_redirects=None,
-        max_response_bytes=None,
-    ):
-        if not (isinstance(max_tokens, int) and max_tokens >= 1):
-            raise InputError(f"LLM max_tokens must be an integer >= 1; got {max_tokens!r}.")
-        temperature = check_range("LLM temperature", temperature, 0.0, None, low_open=False)
-        cfg = resolve_endpoint(
-            base_url,
-            model,
-            api_key,
-            cache_dir,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff=backoff,
-            concurrency=concurrency,
-            follow_redirects=follow_redirects,
-            max_response_bytes=max_response_bytes,
-        )
-        self.client = ChatClient(cfg, sleep=sleep, pool=pool)
-        self.temperature = float(temperature)
-        self.max_tokens = max_tokens
-        self.seed = seed
-
-    def ask(self, system: str, user: str, max_tokens: int) -> str:
-        params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": int(max_tokens)}
-        if self.seed is not None:
-            params["seed"] = int(self.seed)
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        return self.client.complete(messages, **params)
-
-    @property
-    def stats(self) -> CallStats:
-        return self.client.stats
-
-
 class _LLMClient:
     """What the ``llm`` operators and reader share: the endpoint, its settings and call counts.
 
@@ -173,32 +119,43 @@ class _LLMClient:
         follow_redirects: bool | None = None,
         max_response_bytes: int | None = None,
     ):
-        self._ep = _Endpoint(
+        max_tokens = self.default_max_tokens if max_tokens is None else max_tokens
+        if not (isinstance(max_tokens, int) and max_tokens >= 1):
+            raise InputError(f"LLM max_tokens must be an integer >= 1; got {max_tokens!r}.")
+        temperature = check_range("LLM temperature", temperature, 0.0, None, low_open=False)
+        cfg = resolve_endpoint(
             base_url,
             model,
             api_key,
             cache_dir,
-            temperature,
-            self.default_max_tokens if max_tokens is None else max_tokens,
-            timeout,
-            max_retries,
-            backoff,
-            seed,
-            sleep,
-            concurrency,
-            pool,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            concurrency=concurrency,
             follow_redirects=follow_redirects,
             max_response_bytes=max_response_bytes,
         )
+        self.client = ChatClient(cfg, sleep=sleep, pool=pool)
+        self.temperature = float(temperature)
+        self.max_tokens = max_tokens
+        self.seed = seed
         self.max_input_chars = _max_input_chars(max_input_chars)
+
+    def ask(self, system: str, user: str, max_tokens: int) -> str:
+        """The model's reply to one system and user message, at most ``max_tokens`` tokens."""
+        params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": int(max_tokens)}
+        if self.seed is not None:
+            params["seed"] = int(self.seed)
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        return self.client.complete(messages, **params)
 
     @property
     def stats(self) -> CallStats:
-        return self._ep.stats
+        return self.client.stats
 
     @property
     def config(self):
-        return self._ep.client.config
+        return self.client.config
 
 
 class LLMOperators(_LLMClient):
@@ -274,8 +231,8 @@ class LLMOperators(_LLMClient):
 
     def _generate(self, action: str, prompt: str, source_text: str) -> str:
         approx = 1.3 * len(source_text.split())  # ~tokens of the input
-        cap = min(self._ep.max_tokens, max(8, math.ceil(CAP_SHARE[action] * approx)))
-        reply = clean_reply(self._ep.ask(_SYSTEM_NOTES, prompt, cap))
+        cap = min(self.max_tokens, max(8, math.ceil(CAP_SHARE[action] * approx)))
+        reply = clean_reply(self.ask(_SYSTEM_NOTES, prompt, cap))
         # A small model sometimes repeats the instruction (or its start, when the cap cuts it)
         # instead of following it: drop the echoed part.
         instruction = INSTRUCTIONS[action]
@@ -312,8 +269,7 @@ class LLMReader(_LLMClient):
         *args,
         **kwargs,
     ):
-        if judge not in LLM_JUDGES:
-            raise InputError(f"LLMReader judge must be one of {list(LLM_JUDGES)}; got {judge!r}.")
+        check_choice("LLMReader judge", judge, LLM_JUDGES)
         super().__init__(base_url, model, api_key, cache_dir, *args, **kwargs)
         self.judge = judge
         self.unparsed_verdicts = 0
@@ -327,7 +283,7 @@ class LLMReader(_LLMClient):
             question=query.text.strip(),
             asked=asked,
         )
-        reply = clean_reply(self._ep.ask(_SYSTEM_QA, prompt, self._ep.max_tokens))
+        reply = clean_reply(self.ask(_SYSTEM_QA, prompt, self.max_tokens))
         return reply.split("\n", 1)[0].strip()
 
     def score(self, query: Query, context: str) -> float:
@@ -354,7 +310,7 @@ class LLMReader(_LLMClient):
             answer=str(query.answer).strip(),
             response=response or "(no answer)",
         )
-        verdict = parse_yes_no(self._ep.ask(_SYSTEM_JUDGE, prompt, 8))
+        verdict = parse_yes_no(self.ask(_SYSTEM_JUDGE, prompt, 8))
         if verdict is None:
             with self._lock:
                 self.unparsed_verdicts += 1
@@ -366,7 +322,7 @@ class LLMReader(_LLMClient):
         prompt = PROMPTS["wrong_answer"].format(
             question=query.text.strip(), answer=str(query.answer).strip()
         )
-        reply = clean_reply(self._ep.ask(_SYSTEM_DECOY, prompt, self._ep.max_tokens))
+        reply = clean_reply(self.ask(_SYSTEM_DECOY, prompt, self.max_tokens))
         return reply.split("\n", 1)[0].strip()
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from retcon.cache import user_cache_dir
-from retcon.errors import InputError, check_integer
+from retcon.errors import InputError, check_choice, check_integer
 
 DEFAULT_CONCURRENCY = 8
 MAX_CONCURRENCY = 4096  # requests in flight at once; more is a typo, not a server farm
@@ -293,10 +293,7 @@ def resolve_endpoint(
             cache_dir=Path(cache_dir).expanduser() if cache_dir else default_cache_dir(),
             **kwargs,
         )
-    if kind != "chat":
-        raise InputError(
-            f"resolve_endpoint: kind must be one of {list(ENDPOINT_KINDS)}; got {kind!r}."
-        )
+    check_choice("resolve_endpoint: kind", kind, ENDPOINT_KINDS)
     urls = chat_urls(base_url)
     model = model or env.get("RETCON_LLM_MODEL")
     if not urls:

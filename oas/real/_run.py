@@ -10,6 +10,7 @@ References: MODEL §8-9; docs/paired-data.md.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -106,13 +107,9 @@ class PairJob:
         from oas.real._llm_config import MAX_CONCURRENCY
 
         conc = self.llm.get("concurrency")
-        if conc is not None and (
-            isinstance(conc, bool) or not isinstance(conc, int) or not 1 <= conc <= MAX_CONCURRENCY
-        ):
-            raise InputError(
-                f"{spell.lead('concurrency')} must be an integer in [1, {MAX_CONCURRENCY}] "
-                f"(requests in flight at once); got {conc!r}."
-            )
+        if conc is not None:
+            unit = " (requests in flight at once)"
+            check_integer(spell.lead("concurrency"), conc, 1, MAX_CONCURRENCY, unit=unit)
         timeout = self.llm.get("timeout")
         if timeout is not None:
             check_range(spell.lead("llm_timeout"), timeout, 0.0, 86400.0, high_open=False)
@@ -439,10 +436,7 @@ class _Lock:
         import fcntl
 
         if self.file is not None:
-            try:
-                self.path.unlink()
-            except FileNotFoundError:
-                pass
+            self.path.unlink(missing_ok=True)
             fcntl.flock(self.file.fileno(), fcntl.LOCK_UN)
             self.file.close()
 
@@ -451,10 +445,7 @@ def _discard_new(partial: Path, meta: Path, had_partial: bool, had_meta: bool) -
     """Remove the partial file and sidecar this run created, when it wrote no row."""
     for path, had in ((partial, had_partial), (meta, had_meta)):
         if not had:
-            try:
-                path.unlink()
-            except FileNotFoundError:
-                pass
+            path.unlink(missing_ok=True)
 
 
 def run_pair_job(job: PairJob, *, progress: bool | Callable[[int, int, str], None] = True) -> dict:
@@ -560,22 +551,15 @@ def _run_locked(job: PairJob, out: Path, *, progress) -> dict:
         raise
     try:
         done = set(writer.ids)
+        work = functools.partial(
+            _realised_rows,
+            backends=[(operators, reader), *reruns],
+            config=config,
+            tokenizer=tokenizer,
+            skip_ids=done,
+        )
         n_written = _write_rows(
-            job,
-            pairs,
-            writer,
-            done,
-            operators,
-            reader,
-            tokenizer,
-            embedder,
-            config,
-            pool,
-            progress,
-            stamp=stamp,
-            audit=audit,
-            split=split,
-            reruns=reruns,
+            job, pairs, writer, work, embedder, pool, progress, stamp, audit, split, len(reruns)
         )
         n_resumed = len(done)
         writer.finalize()
@@ -668,24 +652,13 @@ def _check_judge(job: PairJob, reader, pairs, data, pool) -> dict:
 
 
 def _write_rows(
-    job,
-    pairs,
-    writer,
-    done,
-    operators,
-    reader,
-    tokenizer,
-    embedder,
-    config,
-    pool,
-    progress,
-    *,
-    stamp,
-    audit=None,
-    split=None,
-    reruns=(),
+    job, pairs, writer, work, embedder, pool, progress, stamp, audit, split, n_reruns
 ) -> int:
     """Work on up to ``concurrency`` questions at once; write their rows in question order.
+
+    ``work(query, contexts)``: the question's rows (`_realised_rows`), ``contexts`` one
+    ``ConversationContext`` per realisation (``1 + n_reruns``). ``stamp``, ``audit``, ``split``:
+    the protocol digest, the ``--locomo-audit`` report and the paper's split added to each row.
 
     Each question's rows are computed by a worker thread (its LLM calls wait on the endpoint pool);
     the writer takes them strictly in input order, so the file is the same whatever order the
@@ -741,17 +714,9 @@ def _write_rows(
                 cid = conv.conversation_id
                 if cid not in contexts:
                     ctx = ConversationContext(conv, job.granularity, embedder)
-                    contexts[cid] = [ctx, *(_fresh_copy(ctx) for _ in reruns)]
+                    contexts[cid] = [ctx, *(_fresh_copy(ctx) for _ in range(n_reruns))]
                 open_queries[cid] = open_queries.get(cid, 0) + 1
-                fut = ex.submit(
-                    _realised_rows,
-                    query,
-                    contexts[cid],
-                    [(operators, reader), *reruns],
-                    config=config,
-                    tokenizer=tokenizer,
-                    skip_ids=done,
-                )
+                fut = ex.submit(work, query, contexts[cid])
                 pending.append((cid, fut))
                 while len(pending) >= window:
                     emit_head()
@@ -778,25 +743,17 @@ def _fresh_copy(ctx):
     return c
 
 
-def _realised_rows(query, contexts, backends, *, config, tokenizer, skip_ids) -> list[dict]:
+def _realised_rows(query, contexts, *, backends, **kw) -> list[dict]:
     """The rows of ``query`` under each ``(operators, reader)`` of ``backends``, realisation ``r``
     with ``contexts[r]`` (its own generated records): one realisation as ``query_rows`` gives
-    them; several averaged (``average_realisations``)."""
+    them (``kw``: its config, tokenizer and skip_ids); several averaged
+    (``average_realisations``)."""
     from oas.real._pair import query_rows
 
-    runs = []
-    for c, (operators, reader) in zip(contexts, backends, strict=True):
-        runs.append(
-            query_rows(
-                query,
-                c,
-                operators=operators,
-                reader=reader,
-                config=config,
-                tokenizer=tokenizer,
-                skip_ids=skip_ids,
-            )
-        )
+    runs = [
+        query_rows(query, c, operators=operators, reader=reader, **kw)
+        for c, (operators, reader) in zip(contexts, backends, strict=True)
+    ]
     return runs[0] if len(runs) == 1 else average_realisations(runs)
 
 

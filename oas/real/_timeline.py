@@ -39,7 +39,7 @@ from oas.real._operators import make_operators
 from oas.real._readers import lexical_correct
 from oas.real._text import make_tokenizer
 from oas.real._types import Conversation, OperatorBackend, Query, Record
-from retcon.errors import InputError
+from retcon.errors import InputError, check_choice, check_integer
 from retcon.vocab import OPERATORS
 
 FIRST_PASS = ("extractive", "dataset")
@@ -134,10 +134,7 @@ def pass_chain(
     for summaries of summaries by a language model, see `llm_pass_survival`). A pass that
     returns nothing (all text dropped) leaves an empty unit from then on.
     """
-    if operator not in OPERATORS:
-        raise InputError(
-            f"pass_chain: operator must be one of {list(OPERATORS)}; got {operator!r}."
-        )
+    check_choice("pass_chain: operator", operator, OPERATORS)
     first_backend = make_operators(first)
     if later is None:
         later = make_operators("extractive")
@@ -174,16 +171,9 @@ def pass_chains(
     conversations: Sequence[Conversation], passes: int, firsts: Sequence[str] = FIRST_PASS
 ) -> PassChains:
     """`pass_chain` of every conversation, operator and first-pass backend in ``firsts``, once."""
-    if isinstance(passes, bool) or not isinstance(passes, int) or not 1 <= passes <= MAX_PASSES:
-        raise InputError(f"--passes must be an integer in [1, {MAX_PASSES}]; got {passes!r}.")
+    check_integer("--passes", passes, 1, MAX_PASSES)
     return PassChains(
-        passes,
-        {
-            first: [
-                {op: pass_chain(c, op, passes, first) for op in OPERATORS} for c in conversations
-            ]
-            for first in firsts
-        },
+        passes, {first: _chains_for(None, conversations, passes, first) for first in firsts}
     )
 
 
@@ -458,6 +448,16 @@ def context_accuracy(
     return acc, records
 
 
+def stream_tables(conversation: Conversation) -> tuple[list[StreamStep], list[str], dict, dict]:
+    """``(steps, order, answers, where)`` that `context_accuracy` reads of one conversation:
+    `stream_steps`, session ids in stream order, answer content tokens and evidence session ids
+    per question."""
+    steps = stream_steps(conversation)
+    answers = {q.query_id: set(content_tokens(q.answer)) for q in conversation.queries}
+    where = {q.query_id: evidence_session_ids(conversation, q) for q in conversation.queries}
+    return steps, list(steps[-1].session_ids), answers, where
+
+
 def chain_tables(chain: dict[str, list[str]], order: Sequence[str], passes: int):
     """``(tokens {(session, k): token set}, length (T, passes + 1))`` of one operator's chain."""
     tok = make_tokenizer("regex")
@@ -479,11 +479,15 @@ def timeline_utility(
 
     ``tiered`` takes the raw context where the raw evidence fits, else the ``overflow`` one.
     """
-    steps = stream_steps(conversation)
-    order = list(steps[-1].session_ids)
+    return _timeline_utility(
+        conversation, chains, budgets, policies=policies, cap=cap, passes=passes
+    )[0]
+
+
+def _timeline_utility(conversation, chains, budgets, *, policies, cap, passes):
+    """`timeline_utility`'s curves and ``{budget: retain-all's context_accuracy records}``."""
+    steps, order, answers, where = stream_tables(conversation)
     T = len(order)
-    where = {q.query_id: evidence_session_ids(conversation, q) for q in conversation.queries}
-    answers = {q.query_id: set(content_tokens(q.answer)) for q in conversation.queries}
     out: dict = {}
     ret_fit: dict = {}
     for op in OPERATORS:
@@ -513,7 +517,7 @@ def timeline_utility(
                             ok.append(ok_raw if fits else records[(t, q.query_id)][1])
                         acc[bi, t - 1] = float(np.mean(ok))
             out[(policy, None if policy == "retain-all" else op)] = acc
-    return out
+    return out, ret_fit
 
 
 def _pad(curves: list[np.ndarray], T: int) -> np.ndarray:
@@ -544,8 +548,7 @@ def timeline_report(
     import theory
     from retcon.inference import wild_cluster_replicates
 
-    if isinstance(passes, bool) or not isinstance(passes, int) or not 1 <= passes <= MAX_PASSES:
-        raise InputError(f"--passes must be an integer in [1, {MAX_PASSES}]; got {passes!r}.")
+    check_integer("--passes", passes, 1, MAX_PASSES)
     surv = {}
     by_first = {first: _chains_for(chains, conversations, passes, first) for first in FIRST_PASS}
     for first in FIRST_PASS:
@@ -637,15 +640,10 @@ def utility_by_passes(
     unit has gone through ``k`` passes: `context_accuracy` (units packed most recent first, prefix
     packing, the lexical reader on the units packed whole; MODEL §10, §2) with every generation
     ``k``. NaN where no question with a content answer is asked. ``chain``: `pass_chain`'s output."""
-    tok = make_tokenizer("regex")
-    steps = stream_steps(conversation)
-    order = list(steps[-1].session_ids)
+    steps, order, answers, where = stream_tables(conversation)
     T = len(order)
     passes = len(chain[order[0]]) - 1
-    tokens = {(s, k): set(normalize(chain[s][k]).split()) for s in order for k in range(passes + 1)}
-    length = np.array([[tok.count(chain[s][k]) for k in range(passes + 1)] for s in order], float)
-    answers = {q.query_id: set(content_tokens(q.answer)) for q in conversation.queries}
-    where = {q.query_id: evidence_session_ids(conversation, q) for q in conversation.queries}
+    tokens, length = chain_tables(chain, order, passes)
     out = np.full((len(budgets), passes + 1), np.nan)
     for k in range(passes + 1):
         gens = np.full((T, T), k, np.int32)
@@ -675,14 +673,8 @@ def llm_pass_survival(
     against passes (`utility_by_passes`) at each budget, with the same intervals.
     ``sessions``: each conversation cut to its first sessions (`stream_prefix`) to bound the
     number of calls. MODEL §10."""
-    if isinstance(passes, bool) or not isinstance(passes, int) or not 2 <= passes <= MAX_PASSES:
-        raise InputError(
-            f"llm_pass_survival: passes must be an integer in [2, {MAX_PASSES}]; got {passes!r}."
-        )
-    if first not in FIRST_PASS:
-        raise InputError(
-            f"llm_pass_survival: first must be one of {list(FIRST_PASS)}; got {first!r}."
-        )
+    check_integer("llm_pass_survival: passes", passes, 2, MAX_PASSES)
+    check_choice("llm_pass_survival: first", first, FIRST_PASS)
     convs = [stream_prefix(c, sessions) for c in conversations] if sessions else list(conversations)
     out: dict = {
         "conversations": len(convs),

@@ -44,6 +44,7 @@ from oas.real._timeline import (
     GENERATION_POLICY,
     MAX_PASSES,
     PassChains,
+    Survival,
     _chains_for,
     _fit,
     _params,
@@ -51,7 +52,7 @@ from oas.real._timeline import (
     timeline_utility,
 )
 from oas.real._types import Conversation
-from retcon.errors import InputError
+from retcon.errors import InputError, check_integer
 from retcon.vocab import OPERATORS
 
 #: The pass chains a prediction can use (module docstring).
@@ -282,10 +283,7 @@ def timeline_identify(
     """
     from retcon.inference import holm
 
-    if isinstance(passes, bool) or not isinstance(passes, int) or not 2 <= passes <= MAX_PASSES:
-        raise InputError(
-            f"--passes must be an integer in [2, {MAX_PASSES}] for --identify; got {passes!r}."
-        )
+    check_integer("--passes", passes, 2, MAX_PASSES, unit=" for --identify")
     g = len(conversations)
     if g < 3:
         raise InputError(
@@ -312,12 +310,7 @@ def timeline_identify(
     for i in range(g):
         rest = [j for j in range(g) if j != i]
         for op in OPERATORS:
-            s = stats[op]
-            fit = fit_pass_chain(
-                np.concatenate([s[j].survived for j in rest]),
-                np.concatenate([s[j].at_risk for j in rest]),
-                np.concatenate([s[j].lengths for j in rest]),
-            )
+            fit = _pooled_fit([stats[op][j] for j in rest])
             fits[op].append(fit)
             for ch, vals in predict_timeline(fit, session_lengths[i], b).items():
                 for q in QUANTITIES:
@@ -361,12 +354,7 @@ def timeline_identify(
             }
     full = {}
     for op in OPERATORS:
-        s = stats[op]
-        f = fit_pass_chain(
-            np.concatenate([x.survived for x in s]),
-            np.concatenate([x.at_risk for x in s]),
-            np.concatenate([x.lengths for x in s]),
-        )
+        f = _pooled_fit(stats[op])
         full[op] = {"support": f.support, "ratio": f.ratio, "phi": f.phi, "rho": f.rho}
     return {
         "dataset": "locomo",
@@ -393,6 +381,13 @@ def timeline_identify(
             op: np.stack([o["utility_by_generation"][op] for o in observed]) for op in OPERATORS
         },
     }
+
+
+def _pooled_fit(stats) -> PassChainFit:
+    """`fit_pass_chain` on the pooled counts of several conversations' `survival`."""
+    return fit_pass_chain(
+        *(np.concatenate([getattr(x, f) for x in stats]) for f in Survival._fields)
+    )
 
 
 def _pooled_coverage(block) -> dict:

@@ -29,16 +29,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from oas import ROUTER_POLICY, TimelineRouter, content_tokens, route_stream
+from oas import ROUTER_POLICY, TimelineRouter, route_stream
 from oas.real._timeline import (
     PassChains,
     _chains_for,
+    _timeline_utility,
     chain_tables,
     context_accuracy,
     evidence_hits,
-    evidence_session_ids,
-    stream_steps,
-    timeline_utility,
+    stream_tables,
 )
 from oas.real._types import Conversation
 from retcon.errors import InputError
@@ -134,18 +133,11 @@ def timeline_router_report(
     base = []  # per conversation: {(policy, op): (nB, T)}
     stats = []  # per conversation: {op: _Stats}
     for c, chs in zip(conversations, chains_all):
-        curves = timeline_utility(c, chs, budgets, policies=BASELINES, cap=cap, passes=passes)
+        curves, ret_fit = _timeline_utility(
+            c, chs, budgets, policies=BASELINES, cap=cap, passes=passes
+        )
         base.append(curves)
-        steps = stream_steps(c)
-        order = list(steps[-1].session_ids)
-        where = {q.query_id: evidence_session_ids(c, q) for q in c.queries}
-        answers = {q.query_id: set(content_tokens(q.answer)) for q in c.queries}
-        tokens0, length0 = chain_tables(chs[OPERATORS[0]], order, passes)
-        zeros = np.zeros((len(order), len(order)), np.int32)
-        ret_records = [
-            context_accuracy(steps, order, tokens0, length0, zeros, b, answers, where)[1]
-            for b in budgets
-        ]
+        ret_records = [ret_fit[b] for b in budgets]  # retain-all's records at each budget
         stats.append({op: conversation_stats(c, chs[op], passes, ret_records) for op in OPERATORS})
     rows = [(p, None if p == "retain-all" else op) for p in BASELINES for op in OPERATORS]
     rows = list(dict.fromkeys(rows)) + [(ROUTER_POLICY, op) for op in OPERATORS]
@@ -155,10 +147,7 @@ def timeline_router_report(
         for r in rows:
             if r[0] != ROUTER_POLICY:
                 per[r][gi] = _time_mean(base[gi][r])
-        steps = stream_steps(c)
-        order = list(steps[-1].session_ids)
-        where = {q.query_id: evidence_session_ids(c, q) for q in c.queries}
-        answers = {q.query_id: set(content_tokens(q.answer)) for q in c.queries}
+        steps, order, answers, where = stream_tables(c)
         fold = {}
         for op in OPERATORS:
             router = fit_timeline_router([stats[j][op] for j in range(G) if j != gi])
@@ -244,15 +233,16 @@ def timeline_router_finding(gains: Sequence[dict], alpha: float = 0.05) -> dict:
             "cells": len(cells),
             "above": len(above),
             "below": len(below),
-            "answer": "beats"
-            if above and not below
-            else "loses"
-            if below and not above
-            else "mixed"
-            if above and below
-            else "no difference shown",
+            "answer": _answer(bool(above), bool(below)),
         }
     return out
+
+
+def _answer(above: bool, below: bool) -> str:
+    """The finding from whether some cell is better (``above``) and some worse (``below``)."""
+    if above and below:
+        return "mixed"
+    return "beats" if above else "loses" if below else "no difference shown"
 
 
 def timeline_router_error_rates(
@@ -294,16 +284,7 @@ def timeline_router_error_rates(
                 mean = d.mean(0)
                 above = np.any((adj <= alpha) & (mean > 0))
                 below = np.any((adj <= alpha) & (mean < 0))
-                call = (
-                    "mixed"
-                    if above and below
-                    else "beats"
-                    if above
-                    else "loses"
-                    if below
-                    else "no difference shown"
-                )
-                calls[call] += 1
+                calls[_answer(bool(above), bool(below))] += 1
             row = {"law": law, "effect": float(eff), "worlds": worlds, "groups": groups}
             row.update({k: v / worlds for k, v in calls.items()})
             out.append(row)

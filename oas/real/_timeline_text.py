@@ -61,7 +61,7 @@ def identify_text(report: dict) -> str:
                 if c["bias"] is None
                 else f"{c['bias']:+.2f} [{c['lower']:+.2f}, {c['upper']:+.2f}]"
             )
-            ph = "-" if c["p_holm"] is None else f"{c['p_holm']:.3f}"
+            ph = _end(c["p_holm"], ".3f")
             lines.append(
                 f"  {c['operator']:<9}{c['budget']:>7g}  pred {_mean(c['predicted']):>5}  "
                 f"obs {_mean(c['observed']):>5}  agree {c['agree']:.1f}  bias {bias:<22} "
@@ -71,7 +71,7 @@ def identify_text(report: dict) -> str:
         verdict = (
             f"misfit: yes (Holm p = {m['p_holm']:.3f}, {m['operator']} at {m['budget']:g})"
             if m["misfit"]
-            else f"misfit: no (smallest Holm p = {_p(m['p_holm'])})"
+            else f"misfit: no (smallest Holm p = {_end(m['p_holm'], '.3f')})"
         )
         lines.append(
             f"  {verdict}; exact agreement {m['agree']:.2f}; predictive intervals cover "
@@ -80,18 +80,23 @@ def identify_text(report: dict) -> str:
     return "\n".join(lines)
 
 
-def _p(x) -> str:
-    return "-" if x is None else f"{x:.3f}"
-
-
 def _num(x) -> str:
     """A number for tables; ``None`` (JSON's non-finite: an end beyond the last session) is inf."""
     return "inf" if x is None else f"{x:.2f}"
 
 
-def _end(x) -> str:
-    """An interval end for the simulated table; ``None`` (no resamples: ``--resamples 0``) is -."""
-    return "-" if x is None else f"{x:.2f}"
+def _end(x, spec: str = ".2f") -> str:
+    """An interval end for the simulated table (a p-value: ``spec=".3f"``); ``None`` (no
+    resamples: ``--resamples 0``; no p-value) is -."""
+    return "-" if x is None else f"{x:{spec}}"
+
+
+def _crossover_cell(c: dict, end) -> str:
+    """A crossover row's time and interval (``end`` writes its ends), else why it has none."""
+    t = c["crossover_time"]
+    if t is not None and math.isfinite(t):
+        return f"{t:.2f} [{end(c['lower'])}, {end(c['upper'])}]"
+    return "from session 1" if c["first_win"] == 1 else f"none ({c['status']})"
 
 
 def _survival_table(survival: dict) -> list[str]:
@@ -123,14 +128,7 @@ def _locomo_crossover_table(crossover: list) -> list[str]:
     """LoCoMo: each operator's crossover time with its interval and first win."""
     lines = ["", "Crossover time (periodic, every session passed once, vs retain-all):"]
     for c in crossover:
-        t = c["crossover_time"]
-        cell = (
-            f"{t:.2f} [{_num(c['lower'])}, {_num(c['upper'])}]"
-            if t is not None
-            else "from session 1"
-            if c["first_win"] == 1
-            else f"none ({c['status']})"
-        )
+        cell = _crossover_cell(c, _num)
         fw = c["first_win"]
         first = "never" if fw is None else f"session {fw:.0f}"
         lines.append(f"  {c['operator']:<10}{c['budget']:>8g}  {cell:<28} first win: {first}")
@@ -243,14 +241,7 @@ def _crossover_table(crossover: list) -> list[str]:
         head += f"{'theory t*':>12}{'contains':>10}"
     lines.append(head)
     for c in crossover:
-        t = c["crossover_time"]
-        cell = (
-            f"{t:.2f} [{_end(c['lower'])}, {_end(c['upper'])}]"
-            if t is not None and math.isfinite(t)
-            else "from session 1"
-            if c["first_win"] == 1
-            else f"none ({c['status']})"
-        )
+        cell = _crossover_cell(c, _end)
         fw = c["first_win"]
         line = (
             f"  {c['operator']:<10}{c['budget']:>8g}  {cell:<26}{c['status']:<10}"

@@ -202,10 +202,10 @@ def test_a_shared_pool_bounds_operators_and_reader_together(tmp_path):
         pool = EndpointPool(resolve_endpoint(srv.base_url, "fake", "", tmp_path, concurrency=2))
         ops = LLMOperators(srv.base_url, "fake", cache_dir=tmp_path, pool=pool)
         rd = LLMReader(srv.base_url, "fake", cache_dir=tmp_path, pool=pool)
-        assert ops._ep.client.pool is rd._ep.client.pool is pool
+        assert ops.client.pool is rd.client.pool is pool
         with ThreadPoolExecutor(6) as ex:
-            futs = [ex.submit(ops._ep.ask, "s", f"u{i}", 8) for i in range(3)]
-            futs += [ex.submit(rd._ep.ask, "s", f"v{i}", 8) for i in range(3)]
+            futs = [ex.submit(ops.ask, "s", f"u{i}", 8) for i in range(3)]
+            futs += [ex.submit(rd.ask, "s", f"v{i}", 8) for i in range(3)]
             [f.result() for f in futs]
     assert srv.max_in_flight == 2 and pool.progress().calls == 6
 
