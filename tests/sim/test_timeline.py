@@ -169,9 +169,11 @@ def test_single_cluster_stream_contains_theory(capsys):
 @pytest.mark.slow
 def test_single_cluster_stream_past_256_sessions_contains_theory(tmp_path, capsys):
     """MODEL §10, issue 34: past the old 256-session cap (T = 512, 1024 streams) the simulation
-    still agrees with theory: each operator's crossover interval holds theory's t*, retain-all's
+    still agrees with theory: each unique crossover interval holds theory's t*, retain-all's
     utility at every time (the ones past 256 included) lies within .03 of `theory.stream_curve`
-    and mostly inside its interval, and U(k) at T lies within .03 of theory's exact value."""
+    and mostly inside its interval, and U(k) at T lies within .03 of theory's exact value. Only
+    the policies theory speaks of run (retain-all, periodic): `overflow`'s loop is slow at this T
+    (docs/timeline.md, "Sessions past 256")."""
     from pathlib import Path
 
     import sim
@@ -182,15 +184,32 @@ def test_single_cluster_stream_past_256_sessions_contains_theory(tmp_path, capsy
     text = preset.read_text(encoding="utf-8")
     assert "sessions = 48" in text
     path.write_text(text.replace("sessions = 48", "sessions = 512"), encoding="utf-8")
-    argv = ["timeline", "--scenario", str(path), "--json", "--queries", "1024"]
+    argv = [
+        "timeline",
+        "--scenario",
+        str(path),
+        "--json",
+        "--queries",
+        "1024",
+        "--policy",
+        "periodic",
+    ]
     rc, out, err = _run([*argv, "--resamples", "200", "--seed", "1"], capsys)
     assert rc == 0, err
     report = json.loads(out)
     assert report["sessions"] == 512 and report["theory"] == "applies"
     assert len(report["crossover"]) == 9
+    # over 512 sessions dU_t is near 0 late in the stream, where noise can cross it again
+    # ("multiple"); every unique crossing's interval holds theory's t*, and every first win is
+    # theory's to a session
+    unique = [c for c in report["crossover"] if c["status"] == "unique"]
+    assert len(unique) >= 7, report["crossover"]
     for c in report["crossover"]:
         t = c["theory_crossover_time"]
         assert t is not None and math.isfinite(t), c
+        assert abs(c["first_win"] - c["theory_first_win"]) <= 1, c
+    for c in unique:
+        t = c["theory_crossover_time"]
         assert c["contains_theory"] is True and c["lower"] <= t <= c["upper"], c
     ss = sim.load_stream(str(path))
     dist = theory.make_length_dist("exponential", mean=200.0)
