@@ -4,7 +4,7 @@ A stream scenario is a TOML file with every table of a sim scenario (docs/simula
 types, operators, reader, budgets, packing) and one more, ``[stream]``::
 
     [stream]
-    sessions = 40                                   # T, sessions in the stream (1..256)
+    sessions = 40                                   # T, sessions in the stream (1..4096, memory permitting)
     session_length = {dist = "exponential", mean = 200.0}   # law of a session's raw length L_s
     age = "uniform"                                 # age law of a query's evidence (theory.AGE_LAWS)
     cap = 2000.0                                    # overflow / tiered: the memory cap K, tokens
@@ -33,7 +33,7 @@ from theory import AGE_LAWS, DIST_PARAMS
 
 STREAM_PRESETS = ("locomo-stream", "single-cluster-stream", "low-fidelity-stream")
 DEFAULT_STREAM_PRESET = "locomo-stream"
-MAX_SESSIONS = 256
+MAX_SESSIONS = 4096  # the absolute ceiling of stream.sessions, period, window; `check_timeline_size` sizes the rest
 _STREAM_KEYS = ("sessions", "session_length", "age", "cap", "period", "window", "max_generation")
 
 
@@ -147,19 +147,55 @@ def bucket(n: int) -> int:
 MAX_QUERIES = 2**20  # --queries and the scenario's ``queries``: the same cap
 # Peak bytes of one compiled chunk per (stream, budget, session): XLA's intermediates for every
 # policy row and pass, measured at about 4.6e2 B (256 budgets, 32 sessions: 1.2 GB peak) and
-# rounded up.
+# rounded up; with ``max_generation`` up to 8 (the level counts of ``overflow`` and
+# ``budget-aware`` are ``(budgets, T, max_generation)`` per stream).
 _BYTES_PER_CHUNK_CELL = 512
+# ... and per (stream, budget, session) for each level past 8: about six int32/float32 arrays of
+# the level counts (edges, clipped edges, two gathers of the running totals).
+_BYTES_PER_LEVEL_CELL = 32
+# ``skip`` packing runs the dense kernel: per (stream, budget, session, session) the generations,
+# the units and the packed tokens of a time row (float32/int32), for every policy row; measured
+# at about 80 B (locomo-stream with skip packing, 256 streams: peak RSS 0.98 GB at 64 sessions,
+# 2.48 GB at 128) and rounded up.
+_BYTES_PER_DENSE_CELL = 96
 # Bytes kept per (stream, row, budget, session) of the outcome: int result, float64, concatenation.
 _BYTES_PER_OUTCOME_CELL = 3 * 8
+# Up to this many sessions (the cap before the size guard) a run too large names its budgets, as
+# it always did; past it, ``stream.sessions``.
+_SESSIONS_NAMED_FROM = 256
 
 
-def timeline_bytes(sessions: int, n_budgets: int, queries: int, n_rows: int, passes: int) -> float:
+def timeline_bytes(
+    sessions: int,
+    n_budgets: int,
+    queries: int,
+    n_rows: int,
+    passes: int,
+    *,
+    packing: str = "prefix",
+) -> float:
     """Estimated peak memory of `simulate_timeline` (MODEL §10): one compiled chunk of
     ``TIMELINE_CHUNK`` streams (compiled at the `bucket` of ``sessions`` and ``n_budgets``) plus
-    the outcomes of every stream kept in numpy."""
-    chunk = TIMELINE_CHUNK * bucket(n_budgets) * bucket(sessions) * _BYTES_PER_CHUNK_CELL
+    the outcomes of every stream kept in numpy.
+
+    ``passes``: ``max_generation``. ``packing``: ``skip`` runs the dense kernel, whose arrays are
+    ``(budgets, T, T)`` per stream (quadratic in ``T``); ``prefix`` and ``cut`` are linear."""
+    t_pad, b_pad = bucket(sessions), bucket(n_budgets)
+    cell = _BYTES_PER_CHUNK_CELL + _BYTES_PER_LEVEL_CELL * max(0, passes - 8)
+    chunk = TIMELINE_CHUNK * b_pad * t_pad * cell
+    if packing == "skip":
+        chunk += TIMELINE_CHUNK * b_pad * t_pad * t_pad * _BYTES_PER_DENSE_CELL
     kept = queries * n_budgets * (n_rows * sessions + 3 * (passes + 1)) * _BYTES_PER_OUTCOME_CELL
     return float(chunk + kept)
+
+
+def _most(need, limit: float, hi: int) -> int:
+    """The largest ``n`` in ``[0, hi]`` with ``need(n) <= limit`` (``need`` grows with ``n``)."""
+    lo = 0
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if need(mid) <= limit else (lo, mid - 1)
+    return lo
 
 
 def check_queries(queries, spell: Spell) -> int:
@@ -173,9 +209,13 @@ def check_queries(queries, spell: Spell) -> int:
 
 
 def check_timeline_size(ss, budgets, queries, *, scenario=None) -> None:
-    """Refuse, before any work, a ``retcon timeline simulate`` run whose streams or budgets cannot fit: the
-    scenario's ``queries`` passes the cap of ``--queries``, and the memory estimate
-    (``timeline_bytes``) the same ``check_memory`` refusal as ``retcon simulate``.
+    """Refuse, before any work, a ``retcon timeline simulate`` run whose streams, sessions or
+    budgets cannot fit: the scenario's ``queries`` passes the cap of ``--queries``, and the memory
+    estimate (``timeline_bytes``) the same ``check_memory`` refusal as ``retcon simulate``.
+
+    The size guard of ``stream.sessions`` (MODEL §10): past 256 sessions (the old fixed cap), a
+    run that would fit at 256 but not at its ``T`` is refused naming ``stream.sessions``, the value
+    and the most sessions that fit at its budgets and queries; otherwise the budgets are named.
 
     Args:
       ss: the loaded ``sim.StreamScenario``. budgets, queries: the options (None: the scenario's).
@@ -195,19 +235,34 @@ def check_timeline_size(ss, budgets, queries, *, scenario=None) -> None:
     what_b = f"--budgets ({len(b)} values)" if budgets is not None else f"{src} ({len(b)} budgets)"
     what_q = f"--queries {q}" if queries is not None else f"{q} queries"
     rows = 1 + 3 * (len(TIMELINE_POLICIES) - 1)
+    st = ss.stream
+    packing = ss.scenario.packing
 
-    def need_at(n: int) -> float:
-        return timeline_bytes(ss.stream.sessions, n, q, rows, ss.stream.max_generation)
+    def need(sessions: int, n: int) -> float:
+        return timeline_bytes(sessions, n, q, rows, st.max_generation, packing=packing)
 
     limit = memory_limit()
-    lo, hi = 0, int(limit // need_at(1))  # the most budgets that fit: need_at grows with n
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        lo, hi = (mid, hi) if need_at(mid) <= limit else (lo, mid - 1)
-    most = lo
+    T = st.sessions
+    if T > _SESSIONS_NAMED_FROM and need(_SESSIONS_NAMED_FROM, len(b)) <= limit:
+        # the budgets fit at the old cap: the sessions are what does not fit
+        most_t = _most(lambda t: need(t, len(b)), limit, T)
+        arrays = (
+            "the dense kernel's (budgets, T, T) arrays of skip packing"
+            if packing == "skip"
+            else "per-session outcomes of every policy row"
+        )
+        check_memory(
+            f"{src}: stream.sessions = {T} with {len(b)} budgets and {what_q}",
+            need(T, len(b)),
+            fix=f"use at most {most_t} sessions (stream.sessions) with these budgets and "
+            f"queries, or fewer budgets or queries (the run holds {arrays}, {TIMELINE_CHUNK} streams "
+            "compiled at a time)",
+        )
+        return
+    most = _most(lambda n: need(T, n), limit, int(limit // need(T, 1)))  # the most budgets
     check_memory(
         f"{what_b} with {what_q}",
-        need_at(len(b)),
+        need(T, len(b)),
         fix=f"use at most {most} budgets with {q} queries, or fewer queries"
         if most >= 1
         else "use fewer queries",

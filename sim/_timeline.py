@@ -502,6 +502,7 @@ def simulate_timeline(
 
 def _theory_applies(ss: StreamScenario) -> str | None:
     """``None`` when theory's ``t*_o(B)`` covers the scenario, else the reason it does not."""
+    import theory
     from theory import SUM_FAMILIES
 
     sc, st = ss.scenario, ss.stream
@@ -513,6 +514,11 @@ def _theory_applies(ss: StreamScenario) -> str | None:
         return f"session lengths {st.session_length.dist} (theory: {', '.join(SUM_FAMILIES)})"
     if (st.period, st.window) != (1, 0):
         return "periodic policy with period != 1 or window != 0 (theory: every unit passed once)"
+    try:  # theory's law of the sum of T lengths has its own cap on T (uniform: Irwin-Hall's)
+        dist = theory.make_length_dist(st.session_length.dist, **dict(st.session_length.params))
+        theory.sum_cdf(dist, st.sessions, 0.0)
+    except InputError as e:
+        return f"{st.sessions} sessions past theory's sum law ({e})"
     return None
 
 

@@ -103,6 +103,68 @@ def test_timeline_scenario_queries_pass_the_cap_of_the_option(tmp_path, capsys):
     _refused(["timeline", "--queries", "2147483647"], capsys, "--queries", "2**20")
 
 
+def test_timeline_refuses_sessions_past_the_size_guard(tmp_path, capsys, monkeypatch):
+    """MODEL §10, issue 34: past the old 256 cap ``stream.sessions`` is sized, not capped: at a
+    4 GiB limit 2048 sessions with the default 4096 queries are refused up front, naming the key,
+    the value that came and the most that fits; that most fits and one more does not."""
+    import sim
+    from sim._stream import timeline_bytes
+
+    monkeypatch.setenv("RETCON_MEMORY_LIMIT", str(4 * 2**30))
+    path = _stream_toml(tmp_path, **{"sessions = 32": "sessions = 2048"})
+    line = _refused(
+        ["timeline", "--scenario", str(path)],
+        capsys,
+        str(path),
+        "stream.sessions = 2048",
+        "4096 queries",
+        "needs about",
+        "use at most",
+        "sessions (stream.sessions)",
+    )
+    most = int(line.split("use at most ")[1].split()[0])
+    assert 32 <= most < 2048, line
+    ss = sim.load_stream(path)
+    rows, g = 13, ss.stream.max_generation
+    limit = 4 * 2**30
+    assert (
+        timeline_bytes(most, 5, 4096, rows, g) <= limit < timeline_bytes(most + 1, 5, 4096, rows, g)
+    )
+    # within the limit the same file at `most` sessions passes the guard
+    sim.check_timeline_size(
+        sim.load_stream(_stream_toml(tmp_path, **{"sessions = 32": f"sessions = {most}"})),
+        None,
+        None,
+    )
+
+
+def test_stream_sessions_past_256_accepted_and_a_hostile_count_refused(tmp_path, monkeypatch):
+    """MODEL §10: ``StreamConfig`` takes T = 300 (past the old cap); the absolute ceiling (4096)
+    still refuses a hostile ``sessions = 10**9`` by its key, before any estimate."""
+    import sim
+
+    monkeypatch.setenv("RETCON_MEMORY_LIMIT", str(8 * 2**30))
+    ss = sim.load_stream(_stream_toml(tmp_path, **{"sessions = 32": "sessions = 300"}))
+    assert ss.stream.sessions == 300
+    sim.check_timeline_size(ss, None, 256)  # about 0.5 GiB: within any limit here
+    for bad in ("sessions = 4097", "sessions = 1000000000"):
+        with pytest.raises(InputError, match=r"stream\.sessions") as e:
+            sim.load_stream(_stream_toml(tmp_path, **{"sessions = 32": bad}))
+        assert bad.split()[-1] in str(e.value) and "4096" in str(e.value)
+
+
+def test_skip_packing_is_sized_quadratically_in_sessions():
+    """``skip`` packing runs the dense kernel, (budgets, T, T) per stream: doubling T more than
+    doubles its estimate, and it passes the linear kernel's at the same sizes."""
+    from sim._stream import timeline_bytes
+
+    lin = [timeline_bytes(t, 5, 256, 13, 8) for t in (256, 512)]
+    dense = [timeline_bytes(t, 5, 256, 13, 8, packing="skip") for t in (256, 512)]
+    assert dense[0] > lin[0] and dense[1] / dense[0] > 3.5 > lin[1] / lin[0]
+    # measured peak RSS of 256 skip streams at 128 sessions: 2.48 GB; the estimate covers it
+    assert timeline_bytes(128, 5, 256, 13, 8, packing="skip") >= 2.0e9
+
+
 def test_the_timeline_refusal_comes_before_jax_is_imported(tmp_path):
     """The refusal is up front: it needs the scenario and the estimate, not JAX (whose import
     alone takes seconds), so it answers at once."""

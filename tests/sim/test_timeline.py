@@ -167,6 +167,72 @@ def test_single_cluster_stream_contains_theory(capsys):
 
 
 @pytest.mark.slow
+def test_single_cluster_stream_past_256_sessions_contains_theory(tmp_path, capsys):
+    """MODEL §10, issue 34: past the old 256-session cap (T = 512, 1024 streams) the simulation
+    still agrees with theory: each unique crossover interval holds theory's t*, retain-all's
+    utility at every time (the ones past 256 included) lies within .03 of `theory.stream_curve`
+    and mostly inside its interval, and U(k) at T lies within .03 of theory's exact value. Only
+    the policies theory speaks of run (retain-all, periodic): `overflow`'s loop is slow at this T
+    (docs/timeline.md, "Sessions past 256")."""
+    from pathlib import Path
+
+    import sim
+    import theory
+
+    preset = Path(sim.__file__).parent / "presets" / "single-cluster-stream.toml"
+    path = tmp_path / "long.toml"
+    text = preset.read_text(encoding="utf-8")
+    assert "sessions = 48" in text
+    path.write_text(text.replace("sessions = 48", "sessions = 512"), encoding="utf-8")
+    argv = [
+        "timeline",
+        "--scenario",
+        str(path),
+        "--json",
+        "--queries",
+        "1024",
+        "--policy",
+        "periodic",
+    ]
+    rc, out, err = _run([*argv, "--resamples", "200", "--seed", "1"], capsys)
+    assert rc == 0, err
+    report = json.loads(out)
+    assert report["sessions"] == 512 and report["theory"] == "applies"
+    assert len(report["crossover"]) == 9
+    # over 512 sessions dU_t is near 0 late in the stream, where noise can cross it again
+    # ("multiple"); every unique crossing's interval holds theory's t*, and every first win is
+    # theory's to a session
+    unique = [c for c in report["crossover"] if c["status"] == "unique"]
+    assert len(unique) >= 7, report["crossover"]
+    for c in report["crossover"]:
+        t = c["theory_crossover_time"]
+        assert t is not None and math.isfinite(t), c
+        assert abs(c["first_win"] - c["theory_first_win"]) <= 1, c
+    for c in unique:
+        t = c["theory_crossover_time"]
+        assert c["contains_theory"] is True and c["lower"] <= t <= c["upper"], c
+    ss = sim.load_stream(str(path))
+    dist = theory.make_length_dist("exponential", mean=200.0)
+    (t0,) = ss.scenario.types
+    curve = theory.stream_curve(
+        dist, report["budgets"], 512, compress_ratio=0.5, fidelity=0.9, acc_raw=t0.acc_raw,
+        acc_guess=ss.scenario.acc_guess,
+    )  # fmt: skip
+    rows = [u for u in report["utility"] if u["policy"] == "retain-all"]
+    assert len(rows) == len(report["budgets"])
+    held = []
+    for j, u in enumerate(rows):
+        sim_u, th = np.asarray(u["utility"]), curve.u_ret[j]
+        assert sim_u.shape == (512,)
+        assert np.abs(sim_u - th).max() < 0.03, (u["budget"], np.abs(sim_u - th).max())
+        held += list((np.asarray(u["lower"]) - 1e-9 <= th) & (th <= np.asarray(u["upper"]) + 1e-9))
+        assert sim_u[300:].max() > 0  # the late times are simulated, not padding
+    assert sum(held) >= 0.8 * len(held), sum(held) / len(held)
+    for g in report["by_generation"]:
+        assert np.abs(np.asarray(g["utility"]) - g["theory_utility"]).max() < 0.03, g
+
+
+@pytest.mark.slow
 def test_timeline_default_scenario_json(capsys):
     """`retcon timeline --json` on the default scenario: utility per policy against time with CIs
     and every operator's crossover time with its interval."""
