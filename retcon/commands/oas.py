@@ -11,7 +11,16 @@ from __future__ import annotations
 
 import sys
 
-from retcon.cli import add_common, add_moved_out, emit, list_type, write_sidecar, wrote
+from retcon.cli import (
+    add_common,
+    add_moved_out,
+    check_out,
+    emit,
+    list_type,
+    verbosity,
+    write_set,
+    wrote,
+)
 from retcon.vocab import EVALUATE_INTERVALS
 from theory import PACKINGS
 
@@ -529,15 +538,11 @@ def _evaluate_files(fmt: str) -> list[str]:
 
 
 def _run_evaluate(args) -> int:
+    from functools import partial
+
     from oas import load_router, read_paired  # JAX after the checks and the progress line
-    from retcon.cli import verbosity
     from retcon.errors import InputError, check_memory, memory_limit
-    from retcon.output import (
-        OutputSet,
-        check_out_dir,
-        write_json_atomic,
-        write_text_atomic,
-    )
+    from retcon.output import sidecar
     from retcon.plots import save
 
     fractions = _check_split_option(args.split)
@@ -546,8 +551,7 @@ def _run_evaluate(args) -> int:
         raise InputError(f"--folds must be an integer >= 2; got {args.folds}.")
     if args.resamples < 10:
         raise InputError(f"--resamples must be an integer >= 10; got {args.resamples}.")
-    if args.out is not None:
-        check_out_dir("--out", args.out, inputs=[("--data", args.data), ("--router", args.router)])
+    check_out(args, [("--data", args.data), ("--router", args.router)])
     router = load_router(args.router, option="--router") if args.router else None
     data = read_paired(args.data, packing=args.packing)
     from retcon.commands import _progress
@@ -590,32 +594,28 @@ def _run_evaluate(args) -> int:
     table = evaluation_table(ev)
     files = _evaluate_files(getattr(args, "format", "png"))
     if args.out:
-        with OutputSet(args.out, last=("sidecar.json",)) as out:
-            write_text_atomic(out / "evaluation.md", table)
-            fig = accuracy_figure(ev)
-            for name in files:
-                if name.startswith("accuracy_by_budget."):
-                    save(fig, out / name, **({} if name.endswith(".pdf") else {"dpi": 150}))
-            save(decisions_figure(ev, data), out / files[-3], dpi=130)
-            config = {
-                "data": args.data,
-                "router": args.router,
-                "alpha": args.alpha,
-                "folds": args.folds,
-                "split": fractions,
-                "interval": args.interval,
-                "resamples": args.resamples,
-                "packing": args.packing,
-                "allow_overlap": args.allow_overlap,
-            }
-            write_json_atomic(out / "evaluation.json", obj)
-            write_sidecar(
-                out,
-                config,
-                seed=args.seed,
-                command="retcon evaluate",
-                outputs=files[:-1],
-            )
+        fig = accuracy_figure(ev)
+        written = {"evaluation.md": table}
+        for name in files:
+            if name.startswith("accuracy_by_budget."):
+                written[name] = partial(
+                    save, fig, **({} if name.endswith(".pdf") else {"dpi": 150})
+                )
+        written[files[-3]] = lambda path: save(decisions_figure(ev, data), path, dpi=130)
+        config = {
+            "data": args.data,
+            "router": args.router,
+            "alpha": args.alpha,
+            "folds": args.folds,
+            "split": fractions,
+            "interval": args.interval,
+            "resamples": args.resamples,
+            "packing": args.packing,
+            "allow_overlap": args.allow_overlap,
+        }
+        written["evaluation.json"] = obj
+        meta = sidecar(config, seed=args.seed, command="retcon evaluate", outputs=files[:-1])
+        write_set(args.out, {**written, "sidecar.json": meta})
 
     def text() -> str:
         body = table if verbosity(args) > 0 else evaluation_summary(ev)

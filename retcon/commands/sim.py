@@ -299,13 +299,8 @@ def run_simulate(args) -> int:
     import sys
     import time
 
-    from retcon.cli import emit, write_sidecar, wrote
-    from retcon.output import (
-        OutputSet,
-        check_out_dir,
-        write_json_atomic,
-        write_text_atomic,
-    )
+    from retcon.cli import check_out, emit, write_sidecar, wrote
+    from retcon.output import OutputSet, write_json_atomic, write_text_atomic
     from retcon.plots import with_format
 
     if getattr(args, "print_scenario", None) is not None:
@@ -318,8 +313,7 @@ def run_simulate(args) -> int:
     if args.queries is not None and not 1 <= args.queries < 2**31:
         raise InputError(f"--queries must be an integer in [1, 2**31); got {args.queries}.")
     check_resamples("--resamples", args.resamples)
-    if args.out is not None:
-        check_out_dir("--out", args.out, inputs=[("--config", args.config)])
+    check_out(args, [("--config", args.config)])
     scenario = _load(args)  # a bad scenario file is reported before JAX is imported
 
     from sim import (
@@ -586,18 +580,14 @@ def check_stress_size(args, scenario) -> None:
 
 
 def run_stress(args) -> int:
-    from retcon.cli import emit, write_sidecar, wrote
-    from retcon.output import (
-        OutputSet,
-        check_out_dir,
-        write_json_atomic,
-        write_text_atomic,
-    )
+    from functools import partial
+
+    from retcon.cli import check_out, emit, write_set, wrote
+    from retcon.output import sidecar
     from retcon.plots import with_format
 
     xb, xr = args.budget_spillover, args.rank_spillover
-    if args.out is not None:
-        check_out_dir("--out", args.out, inputs=[("--config", args.config)])
+    check_out(args, [("--config", args.config)])
     scenario = _load(args)  # a bad scenario file is reported before JAX is imported
     check_stress_size(args, scenario)
     from retcon.commands import _progress
@@ -640,21 +630,19 @@ def run_stress(args) -> int:
     if args.out:
         from sim import plot_phase
 
-        with OutputSet(args.out, last=("sidecar.json",)) as out:
-            plot_phase(res, scenario.name, out / files[0])
-            write_json_atomic(out / "stress.json", report)
-            write_text_atomic(out / "stress.txt", table + "\n")
-            write_sidecar(
-                out,
-                scenario.to_dict(),
-                seed=args.seed,
-                command="retcon stress",
-                memories=args.memories,
-                memory_size=args.memory_size,
-                budget_spillover=xb,
-                rank_spillover=xr,
-                outputs=files[:-1],
-            )
+        meta = sidecar(
+            scenario.to_dict(),
+            seed=args.seed,
+            command="retcon stress",
+            memories=args.memories,
+            memory_size=args.memory_size,
+            budget_spillover=xb,
+            rank_spillover=xr,
+            outputs=files[:-1],
+        )
+        plot = partial(plot_phase, res, scenario.name)
+        texts = {"stress.json": report, "stress.txt": table + "\n", "sidecar.json": meta}
+        write_set(args.out, {files[0]: plot, **texts})
     after = (
         wrote(files, args.out)
         if args.out
