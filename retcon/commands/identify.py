@@ -50,12 +50,11 @@ def run(args: argparse.Namespace) -> int:
 
     from oas import read_paired  # identify_report (JAX) after the checks and the progress line
     from retcon.cli import check_out, emit, write_set, wrote
-    from retcon.errors import InputError
+    from retcon.errors import InputError, check_at_least
     from retcon.output import sidecar, to_jsonable
 
     for name, v in (("--resamples", args.resamples), ("--strata", args.strata)):
-        if v < 1:
-            raise InputError(f"{name} must be an integer >= 1; got {v}.")
+        check_at_least(name, v, 1)
     if args.folds != 0 and args.folds < 2:
         raise InputError(f"--folds must be 0 (leave one group out) or >= 2; got {args.folds}.")
     check_out(args, [("--data", args.data)])

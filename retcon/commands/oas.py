@@ -258,10 +258,9 @@ def _check_alpha(alpha: float) -> None:
 def _check_folds(folds: int, data, fractions, part: int, split_option: str, path: str) -> None:
     """``--folds`` against the groups the split leaves for training, in CLI words."""
     from oas import split_sizes
-    from retcon.errors import InputError
+    from retcon.errors import InputError, check_at_least
 
-    if folds < 2:
-        raise InputError(f"--folds must be an integer >= 2; got {folds}.")
+    check_at_least("--folds", folds, 2)
     n_groups = len(set(map(str, data.group_id)))
     if n_groups < len(fractions):
         raise InputError(
@@ -308,11 +307,10 @@ def _spread_over_groups(data, n_groups: int):
 def _run_pair_simulate(args) -> int:
     import numpy as np
 
-    from retcon.errors import InputError, check_memory, memory_limit
+    from retcon.errors import InputError, check_at_least, check_memory, memory_limit
     from retcon.output import check_out_file
 
-    if args.instances < 1:
-        raise InputError(f"--instances must be an integer >= 1; got {args.instances}.")
+    check_at_least("--instances", args.instances, 1)
     check_memory(
         f"--instances {args.instances}",
         args.instances * _BYTES_PER_INSTANCE,
@@ -399,15 +397,12 @@ def _run_pair_simulate(args) -> int:
 
 def _run_fit(args) -> int:
     from oas import read_paired  # fit_router (JAX) after the checks and the progress line
-    from retcon.errors import check_range
+    from retcon.errors import check_at_least, check_range
     from retcon.output import check_out_file, sidecar
 
     _check_alpha(args.alpha)
     check_range("--calibration-fraction", args.calibration_fraction, 0.0, 1.0)
-    if args.folds < 2:
-        from retcon.errors import InputError
-
-        raise InputError(f"--folds must be an integer >= 2; got {args.folds}.")
+    check_at_least("--folds", args.folds, 2)
     check_out_file("--router-out", args.router_out, inputs=[("--data", args.data)])
     data = read_paired(args.data, packing=args.packing)
     from retcon.commands import _progress
@@ -541,16 +536,14 @@ def _run_evaluate(args) -> int:
     from functools import partial
 
     from oas import load_router, read_paired  # JAX after the checks and the progress line
-    from retcon.errors import InputError, check_memory, memory_limit
+    from retcon.errors import check_at_least, check_memory, memory_limit
     from retcon.output import sidecar
     from retcon.plots import save
 
     fractions = _check_split_option(args.split)
     _check_alpha(args.alpha)
-    if args.folds < 2:
-        raise InputError(f"--folds must be an integer >= 2; got {args.folds}.")
-    if args.resamples < 10:
-        raise InputError(f"--resamples must be an integer >= 10; got {args.resamples}.")
+    check_at_least("--folds", args.folds, 2)
+    check_at_least("--resamples", args.resamples, 10)
     check_out(args, [("--data", args.data), ("--router", args.router)])
     router = load_router(args.router, option="--router") if args.router else None
     data = read_paired(args.data, packing=args.packing)

@@ -216,10 +216,9 @@ _BYTES_PER_RESAMPLE = 1024 * (4 + 8 + 8 + 8) + 3 * 64 * 8 * 2
 
 def check_resamples(option: str, n: int) -> int:
     """``--resamples`` of ``retcon simulate`` / ``stress``: at least 10, and small enough to fit."""
-    from retcon.errors import check_memory, memory_limit
+    from retcon.errors import check_at_least, check_memory, memory_limit
 
-    if n < 10:
-        raise InputError(f"{option} must be an integer >= 10; got {n}.")
+    check_at_least(option, n, 10)
     check_memory(
         f"{option} {n}",
         n * _BYTES_PER_RESAMPLE,
