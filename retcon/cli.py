@@ -217,29 +217,13 @@ class JoinLists(argparse.Action):
         setattr(namespace, self.dest, [x for v in values or () for x in v])
 
 
-def add_transport_options(g) -> None:
-    """``--llm-follow-redirects`` and ``--llm-max-response-bytes`` (part of ``add_llm_options``)."""
-    g.add_argument(
-        "--llm-follow-redirects",
-        action="store_true",
-        help="follow HTTP redirects from the endpoint (off: a redirect is an error); the API key "
-        "is never sent to another scheme, host or port",
-    )
-    g.add_argument(
-        "--llm-max-response-bytes",
-        type=int,
-        default=None,
-        metavar="N",
-        help="longest response body accepted (default $RETCON_LLM_MAX_RESPONSE_BYTES, else 1 MiB)",
-    )
-
-
 def add_llm_options(g) -> None:
     """The endpoint options of every command that calls an LLM, with one set of help texts.
 
     ``--llm-base-url`` (repeatable), ``--llm-model``, ``--llm-api-key``, ``--llm-timeout``, the
-    transport options, ``--llm-cache`` and ``--concurrency``; ``llm_options(args)`` reads them back.
-    Unset options are ``None`` and ``oas.real.resolve_endpoint`` fills them from the environment.
+    transport options (``--llm-follow-redirects``, ``--llm-max-response-bytes``), ``--llm-cache``
+    and ``--concurrency``; ``llm_options(args)`` reads them back. Unset options are ``None`` and
+    ``oas.real.resolve_endpoint`` fills them from the environment.
 
     Args:
       g: the parser or argument group to add them to.
@@ -268,7 +252,19 @@ def add_llm_options(g) -> None:
         help="seconds to wait for one response before retrying (default $RETCON_LLM_TIMEOUT, "
         "else 300)",
     )
-    add_transport_options(g)
+    g.add_argument(
+        "--llm-follow-redirects",
+        action="store_true",
+        help="follow HTTP redirects from the endpoint (off: a redirect is an error); the API key "
+        "is never sent to another scheme, host or port",
+    )
+    g.add_argument(
+        "--llm-max-response-bytes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="longest response body accepted (default $RETCON_LLM_MAX_RESPONSE_BYTES, else 1 MiB)",
+    )
     g.add_argument("--llm-cache", metavar="DIR", default=None, help="response cache folder")
     g.add_argument(
         "--concurrency",

@@ -91,9 +91,7 @@ def check_sim_agreement(seed: int, scenario, n: int = N_CHECK) -> dict:
         and all(np.array_equal(S.block_sums(o, rows, 1).sum(0), sums_jax) for o in others),
     }
     if (
-        row["m_mismatch"]
-        or row["raw_grounded_mismatch"]
-        or row["affected_mismatch"]
+        any(row[f"{k}_mismatch"] for k in ("m", "raw_grounded", "affected"))
         or not row["sums_equal"]
     ):
         raise AssertionError(
@@ -131,12 +129,10 @@ def _four(spec: dict, numpy: bool, progress, label: str) -> dict:
     if progress:
         progress(f"{label}: JAX frontier done")
     out["jax_pb"] = run_worker("sim_jax", {**spec, "method": "per-budget"})
-    if numpy:
-        out["np_best"] = run_worker("sim_numpy", {**spec, "method": "best"}, unset=BLAS_OVERRIDES)
-        out["np"] = run_worker("sim_numpy", spec, unset=BLAS_OVERRIDES)
-        out["np_pb"] = run_worker(
-            "sim_numpy", {**spec, "method": "per-budget"}, unset=BLAS_OVERRIDES
-        )
+    for name, method in (("np_best", "best"), ("np", None), ("np_pb", "per-budget")):
+        if numpy:
+            sp = spec if method is None else {**spec, "method": method}
+            out[name] = run_worker("sim_numpy", sp, unset=BLAS_OVERRIDES)
     return out
 
 

@@ -24,9 +24,7 @@ def _sizes(text: str) -> int:
     try:
         v = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a positive integer such as 100000 or 1e5; got {text!r}"
-        ) from None
+        v = math.nan
     if not (math.isfinite(v) and v >= 1 and v == int(v)):
         raise argparse.ArgumentTypeError(
             f"expected a positive integer such as 100000 or 1e5; got {text!r}"

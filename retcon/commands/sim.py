@@ -133,6 +133,10 @@ def _list(a) -> list:
     return [_num(v) for v in a]
 
 
+# The per-budget curves of each operator, with their standard errors, in the order --json lists them.
+_SIMULATE_CURVES = ("delta", "delta_se", "coverage", "coverage_se", "replacement", "replacement_se")
+
+
 def simulate_report(scenario, result, cx, seed: int, backend: str = "jax") -> dict:
     """The ``--json`` object of ``retcon simulate`` (``backend``: the kernel that ran)."""
     from retcon.vocab import OPERATORS
@@ -149,12 +153,7 @@ def simulate_report(scenario, result, cx, seed: int, backend: str = "jax") -> di
             "budgets": _list(result.budgets),
             "utility_ret": _list(result.utility[0]),
             "utility_op": _list(result.utility[i + 1]),
-            "delta": _list(result.delta[i]),
-            "delta_se": _list(result.delta_se[i]),
-            "coverage": _list(result.coverage[i]),
-            "coverage_se": _list(result.coverage_se[i]),
-            "replacement": _list(result.replacement[i]),
-            "replacement_se": _list(result.replacement_se[i]),
+            **{k: _list(getattr(result, k)[i]) for k in _SIMULATE_CURVES},
             "crossover_budget": _num(cx.crossover_budget[i]),
             "crossover_ci": ci,
             "status": cx.status[i],
