@@ -24,7 +24,8 @@ def _best_interleaved(fns: dict, repeats: int) -> tuple[dict, dict]:
     """Best wall and best process CPU seconds of each callable, timed alternately (after a
     warm-up call each that compiles)."""
     wall, cpu = alternate(fns, repeats)
-    return tuple({k: min(v, default=float("inf")) for k, v in t.items()} for t in (wall, cpu))
+    wall, cpu = ({k: min(v, default=float("inf")) for k, v in t.items()} for t in (wall, cpu))
+    return wall, cpu
 
 
 STAGES = (

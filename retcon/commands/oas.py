@@ -588,7 +588,7 @@ def _run_evaluate(args) -> int:
     files = _evaluate_files(getattr(args, "format", "png"))
     if args.out:
         fig = accuracy_figure(ev)
-        written = {"evaluation.md": table}
+        written: dict = {"evaluation.md": table}
         for name in files:
             if name.startswith("accuracy_by_budget."):
                 written[name] = partial(

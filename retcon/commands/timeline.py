@@ -206,7 +206,7 @@ def _emit(args, report: dict, text: str, name: str, plots, meta=None, *, say: bo
 
     if args.out:
         fmt = getattr(args, "format", "png")
-        files = {figure_name(Path(f).stem, fmt): partial(plot, d) for plot, f, d in plots}
+        files: dict = {figure_name(Path(f).stem, fmt): partial(plot, d) for plot, f, d in plots}
         files.update({f"{name}.json": report, f"{name}.txt": text + "\n"})
         command = f"timeline {args.timeline_command or 'simulate'}"
         meta = meta or {"data": Path(args.data).name}
