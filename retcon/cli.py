@@ -135,18 +135,22 @@ def add_common(
     _add_verbosity(parser)
 
 
+class Moved(argparse.Action):
+    """An option that moved (to another option or form): refused while parsing with one line,
+    ``const`` (what to use instead)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error(self.const)
+
+
 def add_moved_out(parser: argparse.ArgumentParser, new: str) -> None:
     """A hidden ``--out`` that says which option replaced it (``--out`` is always a folder).
 
     For the commands that write one file (``new``, e.g. ``"--output FILE"``): ``--out`` there is
     refused while parsing, with one line naming the option to use.
     """
-
-    class Moved(argparse.Action):
-        def __call__(self, parser, namespace, values, option_string=None):
-            parser.error(f"this command writes one file: use {new} (--out always names a folder)")
-
-    parser.add_argument("--out", action=Moved, help=argparse.SUPPRESS)
+    moved = f"this command writes one file: use {new} (--out always names a folder)"
+    parser.add_argument("--out", action=Moved, const=moved, help=argparse.SUPPRESS)
 
 
 def print_json(obj) -> None:
@@ -213,29 +217,13 @@ class JoinLists(argparse.Action):
         setattr(namespace, self.dest, [x for v in values or () for x in v])
 
 
-def add_transport_options(g) -> None:
-    """``--llm-follow-redirects`` and ``--llm-max-response-bytes`` (part of ``add_llm_options``)."""
-    g.add_argument(
-        "--llm-follow-redirects",
-        action="store_true",
-        help="follow HTTP redirects from the endpoint (off: a redirect is an error); the API key "
-        "is never sent to another scheme, host or port",
-    )
-    g.add_argument(
-        "--llm-max-response-bytes",
-        type=int,
-        default=None,
-        metavar="N",
-        help="longest response body accepted (default $RETCON_LLM_MAX_RESPONSE_BYTES, else 1 MiB)",
-    )
-
-
 def add_llm_options(g) -> None:
     """The endpoint options of every command that calls an LLM, with one set of help texts.
 
     ``--llm-base-url`` (repeatable), ``--llm-model``, ``--llm-api-key``, ``--llm-timeout``, the
-    transport options, ``--llm-cache`` and ``--concurrency``; ``llm_options(args)`` reads them back.
-    Unset options are ``None`` and ``oas.real.resolve_endpoint`` fills them from the environment.
+    transport options (``--llm-follow-redirects``, ``--llm-max-response-bytes``), ``--llm-cache``
+    and ``--concurrency``; ``llm_options(args)`` reads them back. Unset options are ``None`` and
+    ``oas.real.resolve_endpoint`` fills them from the environment.
 
     Args:
       g: the parser or argument group to add them to.
@@ -264,7 +252,19 @@ def add_llm_options(g) -> None:
         help="seconds to wait for one response before retrying (default $RETCON_LLM_TIMEOUT, "
         "else 300)",
     )
-    add_transport_options(g)
+    g.add_argument(
+        "--llm-follow-redirects",
+        action="store_true",
+        help="follow HTTP redirects from the endpoint (off: a redirect is an error); the API key "
+        "is never sent to another scheme, host or port",
+    )
+    g.add_argument(
+        "--llm-max-response-bytes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="longest response body accepted (default $RETCON_LLM_MAX_RESPONSE_BYTES, else 1 MiB)",
+    )
     g.add_argument("--llm-cache", metavar="DIR", default=None, help="response cache folder")
     g.add_argument(
         "--concurrency",
@@ -281,7 +281,12 @@ def llm_options(args) -> dict:
 
     Options left unset stay ``None``: ``oas.real.resolve_endpoint``, the one reader of the
     endpoint's environment, fills them (and binds an environment key to its own hosts).
+    A ``--llm-cache`` folder is checked here, before any work (the client checks what it holds).
     """
+    if args.llm_cache is not None:
+        from retcon.output import check_out_dir
+
+        check_out_dir("--llm-cache", args.llm_cache, what="the cached LLM responses")
     return {
         "base_url": args.llm_base_url,
         "model": args.llm_model,
@@ -308,6 +313,35 @@ def write_sidecar(
         folder / "sidecar.json" if not isinstance(folder, str) else Path(folder) / "sidecar.json"
     )
     return write_json_atomic(target, sidecar(config, seed=seed, command=command, **extra))
+
+
+def check_out(args, inputs: Sequence[tuple[str, Any]] = ()) -> None:
+    """Check ``--out DIR`` (when given) before any work: a folder that can be written and none of
+    ``inputs``, the ``(option, path)`` pairs the command reads (``retcon.output.check_out_dir``)."""
+    if getattr(args, "out", None) is not None:
+        from retcon.output import check_out_dir
+
+        check_out_dir("--out", args.out, inputs=list(inputs))
+
+
+def write_set(folder: str | os.PathLike, files: dict[str, Any], *, last=("sidecar.json",)):
+    """Write ``files`` under ``--out DIR`` as one ``retcon.output.OutputSet``, in their order.
+
+    Each value is the file's text (``str``), a function that writes it (a figure: called with
+    the path), or an object written as JSON; the names in ``last`` (the sidecar) are moved in
+    last. Returns the set (its ``names`` and ``dir``).
+    """
+    from retcon.output import OutputSet, write_json_atomic, write_text_atomic
+
+    with OutputSet(folder, last=last) as out:
+        for name, content in files.items():
+            if callable(content):
+                content(out / name)
+            elif isinstance(content, str):
+                write_text_atomic(out / name, content)
+            else:
+                write_json_atomic(out / name, content)
+    return out
 
 
 def wrote(files: Sequence[str], folder: str | os.PathLike) -> str:

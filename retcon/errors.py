@@ -128,6 +128,14 @@ def check_integer(name: str, value, low: int, high: int, *, unit: str = "") -> i
     return value
 
 
+def check_at_least(name: str, value: int, low: int) -> int:
+    """Return ``value`` when it is at least ``low``; else ``InputError`` naming ``name``, the bound
+    and the value (``--folds must be an integer >= 2; got 1.``)."""
+    if value < low:
+        raise InputError(f"{name} must be an integer >= {low}; got {value}.")
+    return value
+
+
 def check_choice(name: str, value, choices):
     """Return ``value`` when it is one of ``choices``; else ``InputError`` naming ``name``.
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 import platform
-import time
 from typing import NamedTuple
 
 import numpy as np
+
+from retcon.bench._timing import alternate
 
 
 class MachineLimits(NamedTuple):
@@ -73,12 +74,7 @@ def machine_info() -> dict:
 
 
 def _best(fn, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+    return min(alternate({"fn": fn}, repeats, warmup=False)[0]["fn"], default=float("inf"))
 
 
 def machine_limits(*, copy_mib: int = 256, matmul_n: int = 2048, repeats: int = 5) -> MachineLimits:

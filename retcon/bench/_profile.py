@@ -17,22 +17,14 @@ import time
 
 import numpy as np
 
+from retcon.bench._timing import alternate
+
 
 def _best_interleaved(fns: dict, repeats: int) -> tuple[dict, dict]:
     """Best wall and best process CPU seconds of each callable, timed alternately (after a
     warm-up call each that compiles)."""
-    import jax
-
-    for fn in fns.values():
-        jax.block_until_ready(fn())
-    wall = dict.fromkeys(fns, float("inf"))
-    cpu = dict.fromkeys(fns, float("inf"))
-    for _ in range(repeats):
-        for k, fn in fns.items():
-            t0, c0 = time.perf_counter(), time.process_time()
-            jax.block_until_ready(fn())
-            wall[k] = min(wall[k], time.perf_counter() - t0)
-            cpu[k] = min(cpu[k], time.process_time() - c0)
+    wall, cpu = alternate(fns, repeats)
+    wall, cpu = ({k: min(v, default=float("inf")) for k, v in t.items()} for t in (wall, cpu))
     return wall, cpu
 
 

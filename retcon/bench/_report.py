@@ -178,6 +178,20 @@ NUMPY_FLOOR_COLS = [
 ]
 
 
+TIMELINE_COLS = [
+    (k, k)
+    for k in (
+        "sessions",
+        "queries",
+        "jax_s_per_query",
+        "numpy_s_per_query",
+        "numpy_over_jax",
+        "max_diff_grid_steps",
+    )
+]
+TARGET_COLS = [("target", "target"), ("measured", "measured"), ("met", "met")]
+
+
 def _row_at(rows, key, value):
     for r in rows or []:
         if r.get(key) == value:
@@ -185,13 +199,23 @@ def _row_at(rows, key, value):
     return None
 
 
-def _at_least(target: str, r: dict | None, key: str, goal: float) -> dict:
-    """A target met when row ``r``'s ``key`` is at least ``goal`` (None: no row or no figure)."""
+def _target(target: str, measured, ok) -> dict:
+    """A target with its measured figure and whether ``ok(measured)`` (None: not measured)."""
     return {
         "target": target,
-        "measured": None if r is None else r.get(key),
-        "met": None if r is None or key not in r else r[key] >= goal,
+        "measured": measured,
+        "met": None if measured is None else ok(measured),
     }
+
+
+def _at_least(target: str, r: dict | None, key: str, goal: float) -> dict:
+    """A target met when row ``r``'s ``key`` is at least ``goal`` (None: no row or no figure)."""
+    return _target(target, None if r is None else r.get(key), lambda v: v >= goal)
+
+
+def _at_most(target: str, r: dict | None, key: str, goal: float) -> dict:
+    """A target met when row ``r``'s ``key`` is at most ``goal`` (None: no row)."""
+    return _target(target, None if r is None else r[key], lambda v: v <= goal)
 
 
 def targets(result: dict) -> list[dict]:
@@ -201,64 +225,37 @@ def targets(result: dict) -> list[dict]:
     r = _row_at(sim, "queries", 10**6)
     what = "simulation JAX >= 1.5x the best numpy at 10^6 queries, 29 budgets"
     out.append(_at_least(what, r, "speedup_vs_best_numpy", 1.5))
-    r_i = _row_at(result.get("sim_interleaved") or [], "queries", 10**6)
-    out.append(
-        {
-            "target": "simulation JAX >= 1.5x the best numpy at 10^6 queries, one process, "
-            "interleaved (else the numpy kernel is the CPU default)",
-            "measured": None if r_i is None else r_i.get("speedup_vs_best_numpy"),
-            "met": None if r_i is None else r_i["speedup_vs_best_numpy"] >= 1.5,
-        }
+    r_i = _row_at(result.get("sim_interleaved"), "queries", 10**6)
+    what = (
+        "simulation JAX >= 1.5x the best numpy at 10^6 queries, one process, "
+        "interleaved (else the numpy kernel is the CPU default)"
     )
+    out.append(_at_least(what, r_i, "speedup_vs_best_numpy", 1.5))
     w = (result.get("sim_words") or [None])[0]
-    out.append(
-        {
-            "target": "simulation JAX draws: words generated <= 1.2x the words needed per query",
-            "measured": None if w is None else w["generated_over_needed"],
-            "met": None if w is None else w["generated_over_needed"] <= 1.2,
-        }
-    )
-    out.append(
-        {
-            "target": "simulation JAX kernel <= 1.5x the Threefry floor for the words it needs",
-            "measured": None if w is None else w["kernel_over_floor"],
-            "met": None if w is None else w["kernel_over_floor"] <= 1.5,
-        }
-    )
+    what = "simulation JAX draws: words generated <= 1.2x the words needed per query"
+    out.append(_at_most(what, w, "generated_over_needed", 1.2))
+    what = "simulation JAX kernel <= 1.5x the Threefry floor for the words it needs"
+    out.append(_at_most(what, w, "kernel_over_floor", 1.5))
     nf = (result.get("sim_numpy_floor") or [None])[0]
-    out.append(
-        {
-            "target": "simulation numpy kernel <= 2x the float32-normal draw floor per query",
-            "measured": None if nf is None else nf["kernel_over_floor"],
-            "met": None if nf is None else nf["kernel_over_floor"] <= 2.0,
-        }
-    )
-    r = _row_at(sim, "queries", 10**6)
+    what = "simulation numpy kernel <= 2x the float32-normal draw floor per query"
+    out.append(_at_most(what, nf, "kernel_over_floor", 2.0))
     what = "simulation JAX >= 3x the numpy frontier formulation at 10^6 queries, 29 budgets"
     out.append(_at_least(what, r, "speedup", 3))
     bud = result.get("sim_budgets") or []
     if len(bud) >= 2:
         g = max(x["jax_s"] for x in bud) / min(x["jax_s"] for x in bud)
-        out.append(
-            {
-                "target": f"simulation cost per query grows < 1.5x from {bud[0]['budgets']} to "
-                f"{bud[-1]['budgets']} budgets",
-                "measured": g,
-                "met": g < 1.5,
-            }
+        what = (
+            f"simulation cost per query grows < 1.5x from {bud[0]['budgets']} to "
+            f"{bud[-1]['budgets']} budgets"
         )
+        out.append(_target(what, g, lambda v: v < 1.5))
     else:
-        out.append({"target": "simulation cost flat in the budgets", "measured": None, "met": None})
+        out.append(_target("simulation cost flat in the budgets", None, None))
     r = max(sim, key=lambda x: x["queries"]) if sim else None
-    f = None if r is None else r.get("jax_fraction_of_bandwidth")
-    out.append(
-        {
-            "target": "simulation >= 50% of copy bandwidth for the bytes it must move"
-            + ("" if r is None else f" ({r['bytes_per_query']} B/query)"),
-            "measured": f,
-            "met": None if f is None else f >= 0.5,
-        }
+    what = "simulation >= 50% of copy bandwidth for the bytes it must move" + (
+        "" if r is None else f" ({r['bytes_per_query']} B/query)"
     )
+    out.append(_at_least(what, r, "jax_fraction_of_bandwidth", 0.5))
     r = _row_at(result.get("oas") or [], "instances", 10**5)
     for key, alt, goal in (
         (
@@ -274,28 +271,23 @@ def targets(result: dict) -> list[dict]:
     what = "bootstrap JAX >= 1.5x numpy running the same algorithm at 10^5 rows"
     out.append(_at_least(what, r, "speedup_vs_numpy", 1.5))
     r = max(boot, key=lambda x: x["rows"]) if boot else None
-    out.append(
-        {
-            "target": "bootstrap >= 50x the loop (largest size)",
-            "measured": None if r is None else r["speedup"],
-            "met": None if r is None else r["speedup"] >= 50,
-        }
-    )
+    out.append(_at_least("bootstrap >= 50x the loop (largest size)", r, "speedup", 50))
     r7, r6 = _row_at(sim, "queries", 10**7), _row_at(sim, "queries", 10**6)
     if r7 is not None and r6 is not None:
         bounded = r7["jax_rss_peak_mib"] <= 1.1 * r6["jax_rss_peak_mib"] + 64
-        out.append(
-            {
-                "target": "10^7 queries with bounded peak memory (peak at 10^7 within 10% + 64 MiB of 10^6)",
-                "measured": f"{r7['jax_rss_peak_mib']:.0f} MiB at 10^7 vs {r6['jax_rss_peak_mib']:.0f} MiB at 10^6",
-                "met": bool(bounded),
-            }
+        what = "10^7 queries with bounded peak memory (peak at 10^7 within 10% + 64 MiB of 10^6)"
+        peaks = (
+            f"{r7['jax_rss_peak_mib']:.0f} MiB at 10^7 vs {r6['jax_rss_peak_mib']:.0f} MiB at 10^6"
         )
+        out.append(_target(what, peaks, lambda _: bool(bounded)))
     else:
-        out.append(
-            {"target": "10^7 queries with bounded peak memory", "measured": None, "met": None}
-        )
+        out.append(_target("10^7 queries with bounded peak memory", None, None))
     return out
+
+
+def _tables(result: dict, specs) -> list[str]:
+    """The tables of ``specs`` (``(key, columns, title)``) whose key ``result`` holds."""
+    return [table(result[key], cols, title) for key, cols, title in specs if result.get(key)]
 
 
 def render_report(result: dict) -> str:
@@ -320,88 +312,62 @@ def render_report(result: dict) -> str:
             f"{_fmt(lim['gflops_f64'])} GFLOP/s float64, {_fmt(lim['gflops_f32'])} GFLOP/s float32 "
             f"(n = {lim['matmul_n']})\n"
         )
-    for key, columns, title in (
-        ("sim_check", CHECK_COLS, "Simulation kernel: numpy vs JAX on the same draws"),
-        ("sim", SIM_COLS, "Simulation kernel: JAX vs numpy, end to end (queries)"),
+    parts += _tables(
+        result,
         (
-            "sim_interleaved",
-            INTERLEAVED_COLS,
-            "Simulation kernel: JAX vs the best numpy, interleaved in one process (medians)",
+            ("sim_check", CHECK_COLS, "Simulation kernel: numpy vs JAX on the same draws"),
+            ("sim", SIM_COLS, "Simulation kernel: JAX vs numpy, end to end (queries)"),
+            (
+                "sim_interleaved",
+                INTERLEAVED_COLS,
+                "Simulation kernel: JAX vs the best numpy, interleaved in one process (medians)",
+            ),
+            (
+                "sim_words",
+                WORDS_COLS,
+                "Simulation kernel (JAX): words drawn per query and the Threefry floor",
+            ),
+            (
+                "sim_numpy_floor",
+                NUMPY_FLOOR_COLS,
+                "Simulation kernel (numpy, one thread): time per query and the float32-normal floor",
+            ),
+            ("sim_budgets", BUDGET_COLS, "Simulation kernel: cost against budgets"),
+            ("scaleout", SCALE_COLS, "Simulation kernel: sharded over forced host devices"),
         ),
-        (
-            "sim_words",
-            WORDS_COLS,
-            "Simulation kernel (JAX): words drawn per query and the Threefry floor",
-        ),
-        (
-            "sim_numpy_floor",
-            NUMPY_FLOOR_COLS,
-            "Simulation kernel (numpy, one thread): time per query and the float32-normal floor",
-        ),
-        ("sim_budgets", BUDGET_COLS, "Simulation kernel: cost against budgets"),
-        ("scaleout", SCALE_COLS, "Simulation kernel: sharded over forced host devices"),
-    ):
-        if result.get(key):
-            parts.append(table(result[key], columns, title))
+    )
     if result.get("profile"):
         p = result["profile"]
         rows = [{"stage": f"JAX: {k}", "seconds": v} for k, v in p["jax"].items()]
         rows += [{"stage": f"numpy: {k}", "seconds": v} for k, v in p["numpy"].items()]
-        parts.append(
-            table(
-                rows,
-                [("stage", "stage"), ("seconds", "seconds")],
-                f"Simulation kernel profile: one chunk of {p['queries']:,} queries x {p['budgets']} budgets",
-            )
-        )
+        what = f"one chunk of {p['queries']:,} queries"
+        columns = [("stage", "stage"), ("seconds", "seconds")]
+        title = f"Simulation kernel profile: {what} x {p['budgets']} budgets"
+        parts.append(table(rows, columns, title))
         if p.get("jax_cpu_us"):
-            parts.append(
-                table(
-                    p["jax_cpu_us"],
-                    PROFILE_CPU_COLS,
-                    f"Simulation kernel profile: process CPU us per query, one chunk of {p['queries']:,} queries",
-                )
-            )
-    if result.get("oas"):
-        parts.append(
-            table(
-                result["oas"],
+            title = f"Simulation kernel profile: process CPU us per query, {what}"
+            parts.append(table(p["jax_cpu_us"], PROFILE_CPU_COLS, title))
+    parts += _tables(
+        result,
+        (
+            (
+                "oas",
                 OAS_COLS,
-                "OAS ridge grid (4 actions x 20 penalties x 5 grouped folds x 7 budgets): JAX vs numpy and scikit-learn",
-            )
-        )
-    if result.get("timeline"):
-        parts.append(
-            table(
-                result["timeline"],
-                [
-                    (k, k)
-                    for k in (
-                        "sessions",
-                        "queries",
-                        "jax_s_per_query",
-                        "numpy_s_per_query",
-                        "numpy_over_jax",
-                        "max_diff_grid_steps",
-                    )
-                ],
-                "Timeline kernel (MODEL §10, prefix, retain-all/overflow/periodic): JAX vs numpy, same draws",
-            )
-        )
-    if result.get("bootstrap"):
-        parts.append(
-            table(
-                result["bootstrap"],
+                "OAS ridge grid (4 actions x 20 penalties x 5 grouped folds x 7 budgets): JAX vs "
+                "numpy and scikit-learn",
+            ),
+            (
+                "timeline",
+                TIMELINE_COLS,
+                "Timeline kernel (MODEL §10, prefix, retain-all/overflow/periodic): JAX vs numpy, "
+                "same draws",
+            ),
+            (
+                "bootstrap",
                 BOOT_COLS,
                 "Grouped bootstrap CI: JAX vs numpy (same algorithm) and a Python loop",
-            )
-        )
-    if result.get("targets"):
-        parts.append(
-            table(
-                result["targets"],
-                [("target", "target"), ("measured", "measured"), ("met", "met")],
-                "Targets",
-            )
-        )
+            ),
+            ("targets", TARGET_COLS, "Targets"),
+        ),
+    )
     return "\n".join(parts)

@@ -129,6 +129,7 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
       a JSON-ready dict: ``machine``, ``limits``, one list of rows per benchmark that ran,
       ``targets``.
     """
+    from retcon.bench import _sim_bench
     from retcon.bench._machine import machine_info, machine_limits
     from retcon.bench._report import targets
 
@@ -160,14 +161,10 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
             limits=limits,
         )
     if {"sim", "budgets", "scaleout", "profile"} & set(config.only):
-        from retcon.bench._sim_bench import check_sim_agreement
-
         say("simulation: agreement check")
-        result["sim_check"] = [check_sim_agreement(seed, config.scenario)]
+        result["sim_check"] = [_sim_bench.check_sim_agreement(seed, config.scenario)]
     if "sim" in config.only:
-        from retcon.bench._sim_bench import bench_sim
-
-        result["sim"] = bench_sim(
+        result["sim"] = _sim_bench.bench_sim(
             seed,
             config.sim_sizes,
             scenario=config.scenario,
@@ -176,29 +173,25 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
             limits=limits,
             progress=say,
         )
-        from retcon.bench._sim_bench import interleaved_sim
-
         sizes = [n for n in config.sim_sizes if config.numpy_max is None or n <= config.numpy_max]
         if sizes:  # the three side by side in one process, alternated, medians
             result["sim_interleaved"] = [
-                interleaved_sim(seed, max(sizes), scenario=config.scenario, progress=say)
+                _sim_bench.interleaved_sim(seed, max(sizes), scenario=config.scenario, progress=say)
             ]
-        from retcon.bench._sim_bench import bench_words
-
         say("simulation: words and the Threefry floor")
         result["sim_words"] = [
-            bench_words(seed, min(max(config.sim_sizes), 262144), scenario=config.scenario)
+            _sim_bench.bench_words(
+                seed, min(max(config.sim_sizes), 262144), scenario=config.scenario
+            )
         ]
-        from retcon.bench._sim_bench import bench_numpy_floor
-
         say("simulation: the numpy kernel against its float32-normal floor")
         result["sim_numpy_floor"] = [
-            bench_numpy_floor(seed, min(max(config.sim_sizes), 32768), scenario=config.scenario)
+            _sim_bench.bench_numpy_floor(
+                seed, min(max(config.sim_sizes), 32768), scenario=config.scenario
+            )
         ]
     if "budgets" in config.only:
-        from retcon.bench._sim_bench import bench_budgets
-
-        result["sim_budgets"] = bench_budgets(
+        result["sim_budgets"] = _sim_bench.bench_budgets(
             seed,
             config.budget_queries,
             config.budget_counts,
@@ -208,9 +201,7 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
             progress=say,
         )
     if "scaleout" in config.only:
-        from retcon.bench._sim_bench import bench_scaleout
-
-        result["scaleout"] = bench_scaleout(
+        result["scaleout"] = _sim_bench.bench_scaleout(
             seed,
             config.scaleout_queries,
             config.device_counts,

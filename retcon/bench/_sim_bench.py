@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 
-from retcon.bench._timing import run_worker
+from retcon.bench._timing import alternate, run_worker
 
 # Rows compared. The kernel reduces over a cluster's records strictly left to right
 # (sim.kernel.sum_in_order / prod_in_order), whatever the batch size, and so does the numpy kernel.
@@ -91,9 +91,7 @@ def check_sim_agreement(seed: int, scenario, n: int = N_CHECK) -> dict:
         and all(np.array_equal(S.block_sums(o, rows, 1).sum(0), sums_jax) for o in others),
     }
     if (
-        row["m_mismatch"]
-        or row["raw_grounded_mismatch"]
-        or row["affected_mismatch"]
+        any(row[f"{k}_mismatch"] for k in ("m", "raw_grounded", "affected"))
         or not row["sums_equal"]
     ):
         raise AssertionError(
@@ -131,12 +129,10 @@ def _four(spec: dict, numpy: bool, progress, label: str) -> dict:
     if progress:
         progress(f"{label}: JAX frontier done")
     out["jax_pb"] = run_worker("sim_jax", {**spec, "method": "per-budget"})
-    if numpy:
-        out["np_best"] = run_worker("sim_numpy", {**spec, "method": "best"}, unset=BLAS_OVERRIDES)
-        out["np"] = run_worker("sim_numpy", spec, unset=BLAS_OVERRIDES)
-        out["np_pb"] = run_worker(
-            "sim_numpy", {**spec, "method": "per-budget"}, unset=BLAS_OVERRIDES
-        )
+    for name, method in (("np_best", "best"), ("np", None), ("np_pb", "per-budget")):
+        if numpy:
+            sp = spec if method is None else {**spec, "method": method}
+            out[name] = run_worker("sim_numpy", sp, unset=BLAS_OVERRIDES)
     return out
 
 
@@ -306,7 +302,6 @@ def interleaved_sim(
     the load average, and the ratios. On a shared machine a load change then hits all three alike (the subprocess rows
     of ``bench_sim`` run one after the other)."""
     import statistics
-    import time
 
     import jax
 
@@ -326,18 +321,8 @@ def interleaved_sim(
         ),
         "numpy_frontier": lambda: S.simulate_numpy(seed, sc, n, b),
     }
-    for f in fns.values():
-        f()
-    times: dict[str, list[float]] = {k: [] for k in fns}
-    cpu: dict[str, list[float]] = {k: [] for k in fns}
-    for r in range(rounds):
-        if progress:
-            progress(f"sim interleaved: round {r + 1} of {rounds}")
-        for k, f in fns.items():
-            t0, c0 = time.perf_counter(), time.process_time()
-            f()
-            times[k].append(time.perf_counter() - t0)
-            cpu[k].append(time.process_time() - c0)
+    say = (lambda r: progress(f"sim interleaved: round {r + 1} of {rounds}")) if progress else None
+    times, cpu = alternate(fns, rounds, each_round=say)
     med = {k: statistics.median(v) for k, v in times.items()}
     return {
         "queries": int(n),
@@ -415,17 +400,8 @@ def _alternated_medians(fns: dict, rounds: int) -> dict[str, float]:
     """Each of ``fns`` once (warm-up), then ``rounds`` rounds of all of them in turn: the median
     wall seconds of each (a load change hits every one alike)."""
     import statistics
-    import time
 
-    for f in fns.values():
-        f()
-    times: dict[str, list[float]] = {k: [] for k in fns}
-    for _ in range(rounds):
-        for k, f in fns.items():
-            t0 = time.perf_counter()
-            f()
-            times[k].append(time.perf_counter() - t0)
-    return {k: statistics.median(v) for k, v in times.items()}
+    return {k: statistics.median(v) for k, v in alternate(fns, rounds)[0].items()}
 
 
 def bench_words(seed: int, n: int, *, scenario: str = "locomo-like", rounds: int = 3) -> dict:

@@ -19,10 +19,11 @@ References: MODEL §10 (stream, policies), §2 (packing, reader); docs/timeline.
 from __future__ import annotations
 
 import dataclasses
-import time
 
 import jax
 import numpy as np
+
+from retcon.bench._timing import alternate
 
 GRID = 2**24
 POLICIES = ("retain-all", "overflow", "periodic")
@@ -166,12 +167,8 @@ def bench_timeline(
         ss = dataclasses.replace(ss0, stream=dataclasses.replace(ss0.stream, sessions=int(T)))
         run_jax, run_numpy = _setup(ss, queries, seed)
         diff = int(np.abs(run_jax().astype(np.int64) - run_numpy()).max())  # compiles too
-        best = {"jax": float("inf"), "numpy": float("inf")}
-        for _ in range(max(repeats, 1)):
-            for name, fn in (("jax", run_jax), ("numpy", run_numpy)):
-                t0 = time.perf_counter()
-                fn()
-                best[name] = min(best[name], time.perf_counter() - t0)
+        wall, _ = alternate({"jax": run_jax, "numpy": run_numpy}, max(repeats, 1), warmup=False)
+        best = {k: min(v) for k, v in wall.items()}
         rows.append(
             {
                 "sessions": int(T),

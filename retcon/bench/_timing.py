@@ -51,6 +51,28 @@ def interleaved(
     return best
 
 
+def alternate(fns: dict, rounds: int, *, warmup: bool = True, each_round=None) -> tuple:
+    """Wall and process CPU seconds of every run of each callable in ``fns``, run in turn (A, B,
+    C, A, ...) ``rounds`` times, so a load change hits every one alike; with ``warmup``, each once
+    first (it compiles). Results holding JAX arrays are waited for. ``each_round(r)`` is called
+    before round ``r`` (0-based). Returns ``(wall, cpu)``: name -> list of seconds.
+    """
+    if warmup:
+        for fn in fns.values():
+            block(fn())
+    wall: dict[str, list[float]] = {k: [] for k in fns}
+    cpu: dict[str, list[float]] = {k: [] for k in fns}
+    for r in range(rounds):
+        if each_round is not None:
+            each_round(r)
+        for k, fn in fns.items():
+            t0, c0 = time.perf_counter(), time.process_time()
+            block(fn())
+            wall[k].append(time.perf_counter() - t0)
+            cpu[k].append(time.process_time() - c0)
+    return wall, cpu
+
+
 def rss_peak_mib() -> float:
     """This process's resident set high-water mark in MiB.
 

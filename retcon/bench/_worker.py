@@ -68,10 +68,28 @@ def _kernel_per_budget(key, sc, n, b):
     return sums, counts
 
 
+def _best_of(fn, repeats: int) -> tuple:
+    """``fn()`` ``repeats`` times once the peak resident set is reset: the last result, the best
+    wall seconds, the CPU seconds of that run and the resident MiB before the first."""
+    from retcon.bench._timing import reset_rss_peak, rss_now_mib
+
+    reset_rss_peak()
+    base = rss_now_mib()
+    best, res, cpu = float("inf"), None, 0.0
+    for _ in range(repeats):
+        t0, c0 = time.perf_counter(), time.process_time()
+        res = fn()
+        wall = time.perf_counter() - t0
+        if wall < best:
+            best, cpu = wall, time.process_time() - c0
+    assert res is not None, "repeats must be >= 1"
+    return res, best, cpu, base
+
+
 def sim_jax(spec: dict) -> dict:
     import jax
 
-    from retcon.bench._timing import reset_rss_peak, rss_now_mib, rss_peak_mib
+    from retcon.bench._timing import rss_now_mib, rss_peak_mib
     from sim import SimResult, load_scenario, simulate
 
     sc = load_scenario(spec["scenario"])
@@ -88,16 +106,7 @@ def sim_jax(spec: dict) -> dict:
     t0 = time.perf_counter()
     run(min(n, int(spec.get("warm_n", 65536))))  # compile
     compile_s = time.perf_counter() - t0
-    reset_rss_peak()
-    base = rss_now_mib()
-    best, res, cpu = float("inf"), None, 0.0
-    for _ in range(int(spec.get("repeats", 1))):
-        t0, c0 = time.perf_counter(), time.process_time()
-        res = run(n)
-        wall = time.perf_counter() - t0
-        if wall < best:
-            best, cpu = wall, time.process_time() - c0
-    assert res is not None, "repeats must be >= 1"
+    res, best, cpu, base = _best_of(lambda: run(n), int(spec.get("repeats", 1)))
     common = {
         "seconds": best,
         "cpu_per_wall": cpu / best,
@@ -122,7 +131,7 @@ def sim_numpy(spec: dict) -> dict:
     import jax
 
     from retcon.bench import _sim_numpy as S
-    from retcon.bench._timing import reset_rss_peak, rss_now_mib, rss_peak_mib
+    from retcon.bench._timing import rss_now_mib, rss_peak_mib
     from sim import load_scenario
     from sim import numpy_kernel as NK
 
@@ -140,16 +149,10 @@ def sim_numpy(spec: dict) -> dict:
         return S.simulate_numpy(seed, sc, n, b, chunk=chunk, method=method)
 
     simulate_numpy(spec["seed"] + 1, sc, min(n, chunk), b, chunk=chunk, method=method)  # warm-up
-    reset_rss_peak()
-    base = rss_now_mib()
-    best, out, cpu = float("inf"), None, 0.0
-    for _ in range(int(spec.get("repeats", 1))):
-        t0, c0 = time.perf_counter(), time.process_time()
-        out = simulate_numpy(spec["seed"], sc, n, b, chunk=chunk, method=method)
-        wall = time.perf_counter() - t0
-        if wall < best:
-            best, cpu = wall, time.process_time() - c0
-    assert out is not None, "repeats must be >= 1"
+    out, best, cpu, base = _best_of(
+        lambda: simulate_numpy(spec["seed"], sc, n, b, chunk=chunk, method=method),
+        int(spec.get("repeats", 1)),
+    )
     return {
         "seconds": best,
         "cpu_per_wall": cpu / best,

@@ -253,30 +253,39 @@ def bench_llm_throughput(
       one ``ThroughputPoint`` per concurrency.
     """
     import tempfile
-    from concurrent.futures import ThreadPoolExecutor
-
-    from oas.real import ChatClient, resolve_endpoint
 
     out = []
+    params = {"temperature": 0.0, "max_tokens": max_tokens}
     with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
         for n in concurrencies:
-            cfg = resolve_endpoint(list(base_urls), model, "", f"{tmp}/c{n}", concurrency=n)
-            client = ChatClient(cfg)
             prompts = [
                 [{"role": "user", "content": f"Say a number. {tag} c{n} #{i}"}]
                 for i in range(calls)
             ]
-            t0 = time.perf_counter()
-            with ThreadPoolExecutor(max_workers=n) as ex:
-                list(
-                    ex.map(
-                        partial(client.complete, temperature=0.0, max_tokens=max_tokens), prompts
-                    )
-                )
-            dt = time.perf_counter() - t0
-            assert client.stats.requests == calls, client.stats
+            _, dt = _client_run(base_urls, model, f"{tmp}/c{n}", n, prompts, params)
             out.append(ThroughputPoint(n, calls, dt, calls / dt))
     return out
+
+
+def _client_run(urls, model: str, cache: str, n: int, prompts, params: dict) -> tuple[list, float]:
+    """``prompts`` sent through one ``ChatClient`` (``n`` requests in flight, a fresh cache at
+    ``cache``) from ``n`` threads: the texts and the seconds, the client's ``close`` included.
+    Every call must have been a request."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from oas.real import ChatClient, resolve_endpoint
+
+    client = ChatClient(resolve_endpoint(list(urls), model, "", cache, concurrency=n))
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=n) as ex:
+        got = list(ex.map(partial(client.complete, **params), prompts))
+    close = getattr(client, "close", None)
+    if close is not None:
+        close()
+    dt = time.perf_counter() - t0
+    if client.stats.requests != len(prompts):
+        raise RuntimeError(f"client sent {client.stats.requests} of {len(prompts)} requests")
+    return got, dt
 
 
 class ClientVsUrllib(NamedTuple):
@@ -334,9 +343,6 @@ def bench_client_vs_urllib(
     """
     import statistics
     import tempfile
-    from concurrent.futures import ThreadPoolExecutor
-
-    from oas.real import ChatClient, resolve_endpoint
 
     rates: dict[tuple[int, str], list[float]] = {}
     params = {"temperature": 0.0, "max_tokens": max_tokens}
@@ -347,17 +353,7 @@ def bench_client_vs_urllib(
                     [{"role": "user", "content": f"Say a number. r{r} c{n} #{i}"}]
                     for i in range(calls)
                 ]
-                cfg = resolve_endpoint([base_url], model, "", f"{tmp}/r{r}c{n}", concurrency=n)
-                client = ChatClient(cfg)
-                t0 = time.perf_counter()
-                with ThreadPoolExecutor(max_workers=n) as ex:
-                    got = list(ex.map(partial(client.complete, **params), prompts))
-                close = getattr(client, "close", None)
-                if close is not None:
-                    close()
-                dt = time.perf_counter() - t0
-                if client.stats.requests != calls:
-                    raise RuntimeError(f"client sent {client.stats.requests} of {calls} requests")
+                got, dt = _client_run([base_url], model, f"{tmp}/r{r}c{n}", n, prompts, params)
                 rates.setdefault((n, "client"), []).append(calls / dt)
                 t0 = time.perf_counter()
                 plain = urllib_calls(base_url, model, prompts, n, **params)
@@ -488,28 +484,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     conc = [int(x) for x in conc_arg.split(",")]
     if args.vs_urllib:
         return _main_vs_urllib(args, conc)
-    ideal = None
+    ideal = None if args.base_url and not args.pair else 1.0 / args.service_time
     if args.pair:
         points = bench_pair_throughput(
             args.pair, conc, service_time=args.service_time, limit=args.calls
         )
-        ideal = 1.0 / args.service_time
-    elif args.base_url:
-        points = bench_llm_throughput(
-            args.base_url, args.model, conc, calls=args.calls, max_tokens=args.max_tokens
-        )
-    elif args.in_process:
-        with FakeLLMServer(args.service_time) as srv:
-            points = bench_llm_throughput(
-                [srv.base_url], args.model, conc, calls=args.calls, max_tokens=args.max_tokens
-            )
-        ideal = 1.0 / args.service_time
     else:
-        with _served(args.service_time) as url:
+        with _servers(args, in_process=args.in_process) as urls:
             points = bench_llm_throughput(
-                [url], args.model, conc, calls=args.calls, max_tokens=args.max_tokens
+                urls, args.model, conc, calls=args.calls, max_tokens=args.max_tokens
             )
-        ideal = 1.0 / args.service_time
     if args.json:
         print(json.dumps([p._asdict() for p in points]))
         return 0
@@ -524,27 +508,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _main_vs_urllib(args, conc: list[int]) -> int:
+@contextlib.contextmanager
+def _servers(args, *, in_process: bool = False, no_delay: bool = False):
+    """The base URLs to time: ``--base-url``'s, else the fake server's (in this process with
+    ``in_process``, else in a child process, ``_served``)."""
     if args.base_url:
+        yield list(args.base_url)
+    elif in_process:
+        with FakeLLMServer(args.service_time) as srv:
+            yield [srv.base_url]
+    else:
+        with _served(args.service_time, no_delay) as url:
+            yield [url]
+
+
+def _main_vs_urllib(args, conc: list[int]) -> int:
+    with _servers(args, no_delay=args.server_no_delay) as urls:
         rows = bench_client_vs_urllib(
-            args.base_url[0],
+            urls[0],
             args.model,
             conc,
             calls=args.calls,
             rounds=args.rounds,
             max_tokens=args.max_tokens,
+            service_time=float("nan") if args.base_url else args.service_time,
         )
-    else:
-        with _served(args.service_time, args.server_no_delay) as url:
-            rows = bench_client_vs_urllib(
-                url,
-                args.model,
-                conc,
-                calls=args.calls,
-                rounds=args.rounds,
-                max_tokens=args.max_tokens,
-                service_time=args.service_time,
-            )
     if args.json:
         print(json.dumps([r._asdict() for r in rows]))
         return 0

@@ -24,9 +24,7 @@ def _sizes(text: str) -> int:
     try:
         v = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a positive integer such as 100000 or 1e5; got {text!r}"
-        ) from None
+        v = math.nan
     if not (math.isfinite(v) and v >= 1 and v == int(v)):
         raise argparse.ArgumentTypeError(
             f"expected a positive integer such as 100000 or 1e5; got {text!r}"
@@ -88,16 +86,9 @@ def run(args) -> int:
     import logging
 
     from retcon.bench import BENCHMARKS, BenchConfig, quick_config, render_report, run_bench
-    from retcon.cli import emit, wrote
+    from retcon.cli import check_out, emit, write_set, wrote
     from retcon.errors import InputError, check_memory, memory_limit
-    from retcon.output import (
-        OutputSet,
-        check_out_dir,
-        sidecar,
-        to_jsonable,
-        write_json_atomic,
-        write_text_atomic,
-    )
+    from retcon.output import sidecar, to_jsonable
 
     changes = {}
     if args.only is not None:  # BenchConfig checks the names
@@ -138,8 +129,7 @@ def run(args) -> int:
         except InputError as e:
             raise InputError(f"--scenario: {e}") from None
         changes["scenario"] = args.scenario
-    if args.out is not None:
-        check_out_dir("--out", args.out)
+    check_out(args)
     config = quick_config(**changes) if args.quick else BenchConfig(**changes)
 
     from retcon.commands import _progress
@@ -163,9 +153,9 @@ def run(args) -> int:
     )
     if args.out is not None:
         meta = sidecar(dataclasses.asdict(config), seed=args.seed, command=command)
-        with OutputSet(args.out, last=("bench.json",)) as out:
-            write_text_atomic(out / "bench.md", f"Command: `{command}`\n\n{text}\n")
-            write_json_atomic(out / "bench.json", {**meta, "result": to_jsonable(result)})
+        md = f"Command: `{command}`\n\n{text}\n"
+        files = {"bench.md": md, "bench.json": {**meta, "result": to_jsonable(result)}}
+        write_set(args.out, files, last=("bench.json",))
     tail = f"\n{wrote(['bench.md', 'bench.json'], args.out)}" if args.out is not None else ""
     emit(args, {"config": dataclasses.asdict(config), "seed": args.seed, **result}, text + tail)
     return 0

@@ -49,17 +49,15 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from oas import read_paired  # identify_report (JAX) after the checks and the progress line
-    from retcon.cli import emit, write_sidecar, wrote
-    from retcon.errors import InputError
-    from retcon.output import OutputSet, check_out_dir, to_jsonable, write_json_atomic
+    from retcon.cli import check_out, emit, write_set, wrote
+    from retcon.errors import InputError, check_at_least
+    from retcon.output import sidecar, to_jsonable
 
     for name, v in (("--resamples", args.resamples), ("--strata", args.strata)):
-        if v < 1:
-            raise InputError(f"{name} must be an integer >= 1; got {v}.")
+        check_at_least(name, v, 1)
     if args.folds != 0 and args.folds < 2:
         raise InputError(f"--folds must be 0 (leave one group out) or >= 2; got {args.folds}.")
-    if args.out:
-        check_out_dir("--out", args.out, inputs=[("--data", args.data)])
+    check_out(args, [("--data", args.data)])
     data = read_paired(args.data)
     from retcon.errors import check_memory, memory_limit
 
@@ -109,16 +107,11 @@ def run(args: argparse.Namespace) -> int:
             "resamples": args.resamples,
             "strata": args.strata,
         }
-        with OutputSet(args.out, last=("sidecar.json",)) as out:
-            plot_report(rep, out / files[1])
-            write_json_atomic(out / "identify.json", to_jsonable(rep))
-            write_sidecar(
-                out,
-                config,
-                seed=args.seed,
-                command="retcon identify",
-                outputs=files[:2],
-            )
+        meta = sidecar(config, seed=args.seed, command="retcon identify", outputs=files[:2])
+        plot = lambda path: plot_report(rep, path)  # noqa: E731
+        write_set(
+            args.out, {files[1]: plot, "identify.json": to_jsonable(rep), "sidecar.json": meta}
+        )
     tail = f"\n\n{wrote(files, Path(args.out))}" if args.out else ""
     emit(args, to_jsonable(rep), lambda: format_report(rep) + tail)
     return 0

@@ -11,7 +11,16 @@ from __future__ import annotations
 
 import sys
 
-from retcon.cli import add_common, add_moved_out, emit, list_type, write_sidecar, wrote
+from retcon.cli import (
+    add_common,
+    add_moved_out,
+    check_out,
+    emit,
+    list_type,
+    verbosity,
+    write_set,
+    wrote,
+)
 from retcon.vocab import EVALUATE_INTERVALS
 from theory import PACKINGS
 
@@ -249,10 +258,9 @@ def _check_alpha(alpha: float) -> None:
 def _check_folds(folds: int, data, fractions, part: int, split_option: str, path: str) -> None:
     """``--folds`` against the groups the split leaves for training, in CLI words."""
     from oas import split_sizes
-    from retcon.errors import InputError
+    from retcon.errors import InputError, check_at_least
 
-    if folds < 2:
-        raise InputError(f"--folds must be an integer >= 2; got {folds}.")
+    check_at_least("--folds", folds, 2)
     n_groups = len(set(map(str, data.group_id)))
     if n_groups < len(fractions):
         raise InputError(
@@ -299,11 +307,10 @@ def _spread_over_groups(data, n_groups: int):
 def _run_pair_simulate(args) -> int:
     import numpy as np
 
-    from retcon.errors import InputError, check_memory, memory_limit
+    from retcon.errors import InputError, check_at_least, check_memory, memory_limit
     from retcon.output import check_out_file
 
-    if args.instances < 1:
-        raise InputError(f"--instances must be an integer >= 1; got {args.instances}.")
+    check_at_least("--instances", args.instances, 1)
     check_memory(
         f"--instances {args.instances}",
         args.instances * _BYTES_PER_INSTANCE,
@@ -390,15 +397,12 @@ def _run_pair_simulate(args) -> int:
 
 def _run_fit(args) -> int:
     from oas import read_paired  # fit_router (JAX) after the checks and the progress line
-    from retcon.errors import check_range
+    from retcon.errors import check_at_least, check_range
     from retcon.output import check_out_file, sidecar
 
     _check_alpha(args.alpha)
     check_range("--calibration-fraction", args.calibration_fraction, 0.0, 1.0)
-    if args.folds < 2:
-        from retcon.errors import InputError
-
-        raise InputError(f"--folds must be an integer >= 2; got {args.folds}.")
+    check_at_least("--folds", args.folds, 2)
     check_out_file("--router-out", args.router_out, inputs=[("--data", args.data)])
     data = read_paired(args.data, packing=args.packing)
     from retcon.commands import _progress
@@ -529,25 +533,18 @@ def _evaluate_files(fmt: str) -> list[str]:
 
 
 def _run_evaluate(args) -> int:
+    from functools import partial
+
     from oas import load_router, read_paired  # JAX after the checks and the progress line
-    from retcon.cli import verbosity
-    from retcon.errors import InputError, check_memory, memory_limit
-    from retcon.output import (
-        OutputSet,
-        check_out_dir,
-        write_json_atomic,
-        write_text_atomic,
-    )
+    from retcon.errors import check_at_least, check_memory, memory_limit
+    from retcon.output import sidecar
     from retcon.plots import save
 
     fractions = _check_split_option(args.split)
     _check_alpha(args.alpha)
-    if args.folds < 2:
-        raise InputError(f"--folds must be an integer >= 2; got {args.folds}.")
-    if args.resamples < 10:
-        raise InputError(f"--resamples must be an integer >= 10; got {args.resamples}.")
-    if args.out is not None:
-        check_out_dir("--out", args.out, inputs=[("--data", args.data), ("--router", args.router)])
+    check_at_least("--folds", args.folds, 2)
+    check_at_least("--resamples", args.resamples, 10)
+    check_out(args, [("--data", args.data), ("--router", args.router)])
     router = load_router(args.router, option="--router") if args.router else None
     data = read_paired(args.data, packing=args.packing)
     from retcon.commands import _progress
@@ -590,32 +587,28 @@ def _run_evaluate(args) -> int:
     table = evaluation_table(ev)
     files = _evaluate_files(getattr(args, "format", "png"))
     if args.out:
-        with OutputSet(args.out, last=("sidecar.json",)) as out:
-            write_text_atomic(out / "evaluation.md", table)
-            fig = accuracy_figure(ev)
-            for name in files:
-                if name.startswith("accuracy_by_budget."):
-                    save(fig, out / name, **({} if name.endswith(".pdf") else {"dpi": 150}))
-            save(decisions_figure(ev, data), out / files[-3], dpi=130)
-            config = {
-                "data": args.data,
-                "router": args.router,
-                "alpha": args.alpha,
-                "folds": args.folds,
-                "split": fractions,
-                "interval": args.interval,
-                "resamples": args.resamples,
-                "packing": args.packing,
-                "allow_overlap": args.allow_overlap,
-            }
-            write_json_atomic(out / "evaluation.json", obj)
-            write_sidecar(
-                out,
-                config,
-                seed=args.seed,
-                command="retcon evaluate",
-                outputs=files[:-1],
-            )
+        fig = accuracy_figure(ev)
+        written: dict = {"evaluation.md": table}
+        for name in files:
+            if name.startswith("accuracy_by_budget."):
+                written[name] = partial(
+                    save, fig, **({} if name.endswith(".pdf") else {"dpi": 150})
+                )
+        written[files[-3]] = lambda path: save(decisions_figure(ev, data), path, dpi=130)
+        config = {
+            "data": args.data,
+            "router": args.router,
+            "alpha": args.alpha,
+            "folds": args.folds,
+            "split": fractions,
+            "interval": args.interval,
+            "resamples": args.resamples,
+            "packing": args.packing,
+            "allow_overlap": args.allow_overlap,
+        }
+        written["evaluation.json"] = obj
+        meta = sidecar(config, seed=args.seed, command="retcon evaluate", outputs=files[:-1])
+        write_set(args.out, {**written, "sidecar.json": meta})
 
     def text() -> str:
         body = table if verbosity(args) > 0 else evaluation_summary(ev)

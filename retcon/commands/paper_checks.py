@@ -218,8 +218,8 @@ def check_locomo_given(data, sim_only: bool) -> None:
 def run(args: argparse.Namespace) -> int:
 
     from paper_checks import CheckConfig
+    from retcon.cli import check_out
     from retcon.errors import InputError
-    from retcon.output import check_out_dir
 
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be a positive integer; got {args.limit}.")
@@ -279,10 +279,8 @@ def run(args: argparse.Namespace) -> int:
     ):
         if given and args.out is None:
             raise InputError(f"{flag} needs --out DIR (it appends a section to DIR/REPORT.md).")
-    if args.out is not None:
-        inputs = [("--data", args.data)] + [("--paired", f) for f in args.paired or ()]
-        inputs += [("--second-reader", second)] if second is not None else []
-        check_out_dir("--out", args.out, inputs=inputs)
+    inputs = [("--data", args.data)] + [("--paired", f) for f in args.paired or ()]
+    check_out(args, inputs + ([("--second-reader", second)] if second is not None else []))
     _check_audit(args)
     from retcon.commands import _progress
 

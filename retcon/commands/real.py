@@ -383,13 +383,9 @@ def run_pair(args) -> int:
     from oas.real import PairJob, run_pair_job
 
     _refuse_ignored_options(args)
-    if args.llm_cache is not None:
-        from retcon.output import check_out_dir
-
-        check_out_dir("--llm-cache", args.llm_cache, what="the cached LLM responses")
     from retcon.cli import llm_options as llm_flags
 
-    llm = llm_flags(args)
+    llm = llm_flags(args)  # checks --llm-cache
     job = PairJob(
         dataset=args.dataset,
         data=args.data,

@@ -133,6 +133,10 @@ def _list(a) -> list:
     return [_num(v) for v in a]
 
 
+# The per-budget curves of each operator, with their standard errors, in the order --json lists them.
+_SIMULATE_CURVES = ("delta", "delta_se", "coverage", "coverage_se", "replacement", "replacement_se")
+
+
 def simulate_report(scenario, result, cx, seed: int, backend: str = "jax") -> dict:
     """The ``--json`` object of ``retcon simulate`` (``backend``: the kernel that ran)."""
     from retcon.vocab import OPERATORS
@@ -149,12 +153,7 @@ def simulate_report(scenario, result, cx, seed: int, backend: str = "jax") -> di
             "budgets": _list(result.budgets),
             "utility_ret": _list(result.utility[0]),
             "utility_op": _list(result.utility[i + 1]),
-            "delta": _list(result.delta[i]),
-            "delta_se": _list(result.delta_se[i]),
-            "coverage": _list(result.coverage[i]),
-            "coverage_se": _list(result.coverage_se[i]),
-            "replacement": _list(result.replacement[i]),
-            "replacement_se": _list(result.replacement_se[i]),
+            **{k: _list(getattr(result, k)[i]) for k in _SIMULATE_CURVES},
             "crossover_budget": _num(cx.crossover_budget[i]),
             "crossover_ci": ci,
             "status": cx.status[i],
@@ -216,10 +215,9 @@ _BYTES_PER_RESAMPLE = 1024 * (4 + 8 + 8 + 8) + 3 * 64 * 8 * 2
 
 def check_resamples(option: str, n: int) -> int:
     """``--resamples`` of ``retcon simulate`` / ``stress``: at least 10, and small enough to fit."""
-    from retcon.errors import check_memory, memory_limit
+    from retcon.errors import check_at_least, check_memory, memory_limit
 
-    if n < 10:
-        raise InputError(f"{option} must be an integer >= 10; got {n}.")
+    check_at_least(option, n, 10)
     check_memory(
         f"{option} {n}",
         n * _BYTES_PER_RESAMPLE,
@@ -299,13 +297,8 @@ def run_simulate(args) -> int:
     import sys
     import time
 
-    from retcon.cli import emit, write_sidecar, wrote
-    from retcon.output import (
-        OutputSet,
-        check_out_dir,
-        write_json_atomic,
-        write_text_atomic,
-    )
+    from retcon.cli import check_out, emit, write_sidecar, wrote
+    from retcon.output import OutputSet, write_json_atomic, write_text_atomic
     from retcon.plots import with_format
 
     if getattr(args, "print_scenario", None) is not None:
@@ -318,8 +311,7 @@ def run_simulate(args) -> int:
     if args.queries is not None and not 1 <= args.queries < 2**31:
         raise InputError(f"--queries must be an integer in [1, 2**31); got {args.queries}.")
     check_resamples("--resamples", args.resamples)
-    if args.out is not None:
-        check_out_dir("--out", args.out, inputs=[("--config", args.config)])
+    check_out(args, [("--config", args.config)])
     scenario = _load(args)  # a bad scenario file is reported before JAX is imported
 
     from sim import (
@@ -586,18 +578,14 @@ def check_stress_size(args, scenario) -> None:
 
 
 def run_stress(args) -> int:
-    from retcon.cli import emit, write_sidecar, wrote
-    from retcon.output import (
-        OutputSet,
-        check_out_dir,
-        write_json_atomic,
-        write_text_atomic,
-    )
+    from functools import partial
+
+    from retcon.cli import check_out, emit, write_set, wrote
+    from retcon.output import sidecar
     from retcon.plots import with_format
 
     xb, xr = args.budget_spillover, args.rank_spillover
-    if args.out is not None:
-        check_out_dir("--out", args.out, inputs=[("--config", args.config)])
+    check_out(args, [("--config", args.config)])
     scenario = _load(args)  # a bad scenario file is reported before JAX is imported
     check_stress_size(args, scenario)
     from retcon.commands import _progress
@@ -640,21 +628,19 @@ def run_stress(args) -> int:
     if args.out:
         from sim import plot_phase
 
-        with OutputSet(args.out, last=("sidecar.json",)) as out:
-            plot_phase(res, scenario.name, out / files[0])
-            write_json_atomic(out / "stress.json", report)
-            write_text_atomic(out / "stress.txt", table + "\n")
-            write_sidecar(
-                out,
-                scenario.to_dict(),
-                seed=args.seed,
-                command="retcon stress",
-                memories=args.memories,
-                memory_size=args.memory_size,
-                budget_spillover=xb,
-                rank_spillover=xr,
-                outputs=files[:-1],
-            )
+        meta = sidecar(
+            scenario.to_dict(),
+            seed=args.seed,
+            command="retcon stress",
+            memories=args.memories,
+            memory_size=args.memory_size,
+            budget_spillover=xb,
+            rank_spillover=xr,
+            outputs=files[:-1],
+        )
+        plot = partial(plot_phase, res, scenario.name)
+        texts = {"stress.json": report, "stress.txt": table + "\n", "sidecar.json": meta}
+        write_set(args.out, {files[0]: plot, **texts})
     after = (
         wrote(files, args.out)
         if args.out

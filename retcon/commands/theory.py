@@ -358,11 +358,10 @@ def write_outputs(res: dict, out_dir: str | os.PathLike[str], args) -> list[str]
 
 def run(args: argparse.Namespace) -> int:
     """Compute, print (text or one JSON object), and write ``--out`` files."""
-    from retcon.cli import emit, wrote
-    from retcon.output import OutputSet, check_out_dir
+    from retcon.cli import check_out, emit, wrote
+    from retcon.output import OutputSet
 
-    if args.out is not None:
-        check_out_dir("--out", args.out, inputs=[("--lengths", getattr(args, "lengths", None))])
+    check_out(args, [("--lengths", getattr(args, "lengths", None))])
     res = compute(args)
     written = []
     if args.out:

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import argparse
 import math
+from functools import partial
 from pathlib import Path
 
+from retcon import cli
+from retcon.commands import _progress
 from retcon.errors import InputError
 
 ROUTER = "router"
-_IDENTIFY = "is now a subcommand: use `retcon timeline identify --data F`"
+_IDENTIFY = "--identify is now a subcommand: use `retcon timeline identify --data F`"
 
 
 def _budget(text: str) -> float:
@@ -34,8 +37,6 @@ def _budget(text: str) -> float:
 
 
 def register(subparsers) -> None:
-    from retcon.cli import add_common
-
     p = subparsers.add_parser(
         "timeline",
         help="memory over time: utility per policy against time, crossover times (MODEL §10)",
@@ -44,14 +45,14 @@ def register(subparsers) -> None:
         "run `locomo` as a stream; `identify` t* and k* on LoCoMo, leaving one conversation out. "
         "`retcon timeline [options]` with no subcommand runs `timeline simulate [options]` (kept).",
     )
-    _add_simulate_options(p)  # the form without a subcommand: hidden, `timeline simulate`'s
-    add_common(p, figures=True)
-    p.add_argument("--data", action=_Moved, const="is read by `retcon timeline locomo|identify`")
-    p.add_argument("--identify", nargs=0, action=_Moved, const=_IDENTIFY)
+    _simulate_form(p)  # the form without a subcommand: hidden, `timeline simulate`'s
+    p.add_argument(
+        "--data", action=cli.Moved, const="--data is read by `retcon timeline locomo|identify`"
+    )
+    p.add_argument("--identify", nargs=0, action=cli.Moved, const=_IDENTIFY)
     for action in p._actions:
         if action.option_strings and action.dest != "help":
             action.help = argparse.SUPPRESS
-    p.set_defaults(func=run_simulated)
     forms = p.add_subparsers(dest="timeline_command", metavar="FORM", title="forms")
     s = forms.add_parser(
         "simulate",
@@ -60,9 +61,7 @@ def register(subparsers) -> None:
         "operator's crossover time with its interval (beside theory's t* where theory applies) "
         "and utility against the number of passes. Default scenario: locomo-stream.",
     )
-    _add_simulate_options(s)
-    add_common(s, figures=True)
-    s.set_defaults(func=run_simulated)
+    _simulate_form(s)
     loc = forms.add_parser(
         "locomo",
         help="LoCoMo as a stream: survival against passes, crossover times",
@@ -72,9 +71,11 @@ def register(subparsers) -> None:
     _add_locomo_options(loc, least=1)
     _add(loc, "--policy", action="append", metavar="P")
     _add(loc, "--resamples", type=int, default=1000, metavar="R")
-    loc.add_argument("--identify", nargs=0, action=_Moved, const=_IDENTIFY, help=argparse.SUPPRESS)
+    loc.add_argument(
+        "--identify", nargs=0, action=cli.Moved, const=_IDENTIFY, help=argparse.SUPPRESS
+    )
     _add_llm_pass_options(loc)
-    add_common(loc, figures=True)
+    cli.add_common(loc, figures=True)
     loc.set_defaults(func=run_locomo)
     ident = forms.add_parser(
         "identify",
@@ -84,15 +85,8 @@ def register(subparsers) -> None:
         "the observed ones (docs/timeline.md).",
     )
     _add_locomo_options(ident, least=2)
-    add_common(ident)
+    cli.add_common(ident)
     ident.set_defaults(func=run_identify)
-
-
-class _Moved(argparse.Action):
-    """An option of another form, refused while parsing with one line naming the form to use."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        parser.error(f"{option_string} {self.const}")
 
 
 _HELP = {
@@ -113,13 +107,16 @@ def _add(p, flag: str, help: str | None = None, **kw) -> None:
     p.add_argument(flag, help=help or _HELP[flag], **kw)
 
 
-def _add_simulate_options(p) -> None:
+def _simulate_form(p) -> None:
+    """The options of ``timeline simulate`` (and of ``timeline`` without a form), its ``run``."""
     _add(p, "--scenario", metavar="S")
     _add(p, "--policy", action="append", metavar="P")
     budgets = "budgets in tokens, increasing (default: the scenario's)"
     _add(p, "--budgets", budgets, nargs="+", type=_budget, metavar="B")
     _add(p, "--queries", type=int, metavar="N")
     _add(p, "--resamples", type=int, default=1000, metavar="R")
+    cli.add_common(p, figures=True)
+    p.set_defaults(func=run_simulated)
 
 
 def _add_locomo_options(p, *, least: int) -> None:
@@ -132,12 +129,10 @@ def _add_locomo_options(p, *, least: int) -> None:
 def _add_llm_pass_options(p) -> None:
     """Passes 2 and later with the ``llm`` operator too, when an endpoint is configured (flags,
     else ``RETCON_LLM_BASE_URL`` / ``OPENAI_BASE_URL``)."""
-    from retcon.cli import add_llm_options
-
     g = p.add_argument_group(
         "llm passes", "with an endpoint, passes 2..K are also made by the llm operator"
     )
-    add_llm_options(g)
+    cli.add_llm_options(g)
     _add(g, "--llm-sessions", type=int, metavar="N")
     _add(g, "--llm-conversations", type=int, metavar="G")
     _add(g, "--llm-operators", default="merge,abstract,rewrite", metavar="OPS")
@@ -147,13 +142,8 @@ def _llm_backend(args):
     """``(backend, oas.real.LLMPasses)`` for the llm passes, or None without an endpoint; checks
     the options before any work."""
     from oas.real import chat_urls
-    from retcon.cli import llm_options
 
-    opts = llm_options(args)
-    if args.llm_cache is not None:  # up front, as `pair`; the client checks what the folder holds
-        from retcon.output import check_out_dir
-
-        check_out_dir("--llm-cache", args.llm_cache, what="the cached LLM responses")
+    opts = cli.llm_options(args)  # checks --llm-cache up front, as `pair`
     if not chat_urls(opts["base_url"]):
         for opt in ("llm_sessions", "llm_conversations", "llm_model"):
             if getattr(args, opt) is not None:
@@ -180,7 +170,6 @@ def _checked(args, *, inputs, least_passes: int | None = None) -> tuple[float, .
     Returns the budgets (None: the default)."""
 
     from retcon.errors import check_choice
-    from retcon.output import check_out_dir
     from retcon.vocab import TIMELINE_POLICIES
 
     for pol in getattr(args, "policy", None) or ():
@@ -200,8 +189,7 @@ def _checked(args, *, inputs, least_passes: int | None = None) -> tuple[float, .
             f"--budgets takes at most {MAX_DATA_BUDGETS} budgets on a dataset (each one repeats "
             f"every pass of every policy over every question); got {len(b)}."
         )
-    if args.out is not None:
-        check_out_dir("--out", args.out, inputs=inputs)
+    cli.check_out(args, inputs)
     data = getattr(args, "data", None)
     if data is not None and not Path(data).is_file():
         raise InputError(f"--data {data!r}: no such file (expected locomo10.json).")
@@ -213,45 +201,36 @@ def _emit(args, report: dict, text: str, name: str, plots, meta=None, *, say: bo
     plots, ``name``.json, ``name``.txt and the sidecar (``meta``, default the ``--data`` file's
     name), the sidecar last."""
 
-    from retcon.cli import print_json, verbosity
-    from retcon.output import OutputSet, sidecar, write_json_atomic, write_text_atomic
+    from retcon.output import sidecar
     from retcon.plots import figure_name
 
     if args.out:
-        with OutputSet(args.out, last=("sidecar.json",)) as out:
-            fmt = getattr(args, "format", "png")
-            for plot, file, data in plots:
-                plot(data, out / figure_name(Path(file).stem, fmt))
-            write_json_atomic(out / f"{name}.json", report)
-            write_text_atomic(out / f"{name}.txt", text + "\n")
-            meta = meta or {"data": Path(args.data).name}
-            command = f"timeline {args.timeline_command or 'simulate'}"
-            write_json_atomic(out / "sidecar.json", sidecar(meta, seed=args.seed, command=command))
-        if say and verbosity(args) >= 0 and not args.json:
-            print(f"wrote {', '.join(sorted(out.names)) or 'outputs'} to {out.dir}")
-    print_json(report) if args.json else print(text)
+        fmt = getattr(args, "format", "png")
+        files: dict = {figure_name(Path(f).stem, fmt): partial(plot, d) for plot, f, d in plots}
+        files.update({f"{name}.json": report, f"{name}.txt": text + "\n"})
+        command = f"timeline {args.timeline_command or 'simulate'}"
+        meta = meta or {"data": Path(args.data).name}
+        files["sidecar.json"] = sidecar(meta, seed=args.seed, command=command)
+        out = cli.write_set(args.out, files)
+        if say and cli.verbosity(args) >= 0 and not args.json:
+            print(cli.wrote(sorted(out.names), out.dir))
+    cli.emit(args, report, text)
     return 0
 
 
 def run_simulated(args) -> int:
     """``retcon timeline simulate`` (and ``retcon timeline`` without a subcommand)."""
     _checked(args, inputs=[("--scenario", args.scenario)])
-    from sim import load_stream
+    from sim import check_timeline_size, load_stream
 
     ss = load_stream(args.scenario)
-    from sim import check_timeline_size
-
     check_timeline_size(ss, args.budgets, args.queries, scenario=args.scenario)
-    from retcon.commands import _progress
-
     _progress.announce(
         args,
         f"the stream {ss.name}: every policy simulated over its generations at each budget, "
         "then the bootstrap (JAX compiles first; a minute or more at the defaults)",
     )
-    from retcon.cli import enable_compile_cache
-
-    enable_compile_cache()
+    cli.enable_compile_cache()
     from oas.real import plot_by_generation, plot_utility, simulated_report, timeline_text
 
     rep = simulated_report(
@@ -264,24 +243,30 @@ def run_simulated(args) -> int:
     )
     d = rep.as_json()
     plots = [(plot_utility, "utility.png", d), (plot_by_generation, "by_generation.png", d)]
-    meta = {"scenario": ss.name}
-    return _emit(args, d, timeline_text(rep), "timeline", plots, meta, say=True)
+    return _emit(args, d, timeline_text(rep), "timeline", plots, {"scenario": ss.name}, say=True)
+
+
+def _locomo(args, least_passes: int, doing: str):
+    """The start of ``locomo`` and ``identify``: the checks, the conversations (at least 2,
+    identify 3 with each asked a question), the llm passes' backend (locomo), the progress line."""
+    budgets = _checked(args, inputs=[("--data", args.data)], least_passes=least_passes)
+    from oas import real
+
+    llm = _llm_backend(args) if least_passes == 1 else None
+    convs = real.load_locomo(args.data).conversations
+    real.check_locomo_stream(convs, args.data, least=least_passes + 1, each_asked=least_passes > 1)
+    _progress.announce(
+        args, f"{len(convs)} conversations of {args.data}{doing.format(args.passes)}"
+    )
+    return budgets, convs, llm
 
 
 def run_locomo(args) -> int:
     """``retcon timeline locomo --data F``: LoCoMo as a stream."""
-    budgets = _checked(args, inputs=[("--data", args.data)], least_passes=1)
     from oas import real
 
-    llm = _llm_backend(args)
-    convs = real.load_locomo(args.data).conversations
-    real.check_locomo_stream(convs, args.data, least=2)
-    from retcon.commands import _progress
-
-    _progress.announce(
-        args,
-        f"{len(convs)} conversations of {args.data} as a stream: {args.passes} passes of "
-        "every policy, then the bootstrap",
+    budgets, convs, llm = _locomo(
+        args, 1, " as a stream: {} passes of every policy, then the bootstrap"
     )
     rep = real.locomo_report(
         convs,
@@ -300,19 +285,12 @@ def run_locomo(args) -> int:
 
 def run_identify(args) -> int:
     """``retcon timeline identify --data F``: leave-one-conversation-out ``t*`` and ``k*``."""
-    budgets = _checked(args, inputs=[("--data", args.data)], least_passes=2)
+    budgets, convs, _ = _locomo(
+        args, 2, ": {} passes, then t* and k* leaving one conversation out at a time"
+    )
     from oas import real
     from retcon.output import to_jsonable
 
-    convs = real.load_locomo(args.data).conversations
-    real.check_locomo_stream(convs, args.data, least=3, each_asked=True)
-    from retcon.commands import _progress
-
-    _progress.announce(
-        args,
-        f"{len(convs)} conversations of {args.data}: {args.passes} passes, then t* and k* "
-        "leaving one conversation out at a time",
-    )
     chains = real.pass_chains(convs, args.passes, firsts=("extractive",))
     budgets = budgets or real.IDENTIFY_BUDGETS
     d = to_jsonable(
