@@ -131,6 +131,22 @@ def generations_from_levels(levels, sessions: int) -> jax.Array:
     return jnp.sum(s[:, None] < levels[..., None, :], axis=-1).astype(jnp.int32)
 
 
+def pass_end(P, start, excess, power, rho, n) -> jax.Array:
+    """One step of `overflow_levels`: the end (exclusive) of the run of units from ``start``, oldest
+    first, that one more pass each brings to ``excess`` tokens saved or, if they cannot, to ``n``.
+
+    ``P`` is `prefix_sums` of the lengths and ``power`` is ``rho^l`` for the level ``l`` of the
+    units from ``start`` on. The saving of units ``start..e-1`` is
+    ``power (1 - rho) (P[e] - P[start])``; the end is the first ``e`` whose saving reaches the
+    excess. The step passes at least unit ``start`` (``start < n`` and ``excess > 0`` when it is
+    called): in float32, ``P[start] + excess / (power (1 - rho))`` rounds to ``P[start]`` when the
+    excess is below half a unit in the last place of ``P[start]``, and without that floor the
+    level would not move and the loop would never end. MODEL §10 (``overflow``)."""
+    threshold = P[start] + excess / (power * (1.0 - rho))
+    end = jnp.searchsorted(P, threshold, side="left")
+    return jnp.clip(end, start + 1, n).astype(jnp.int32)
+
+
 def overflow_levels(lengths, rho, cap, max_generation: int) -> jax.Array:
     """``(T, max_generation)`` level counts of ``overflow(K)`` along time (``lax.scan`` over sessions).
 
@@ -170,10 +186,7 @@ def overflow_levels(lengths, rho, cap, max_generation: int) -> jax.Array:
         def body(c):
             low = lowest(c)
             start = c[low]  # oldest unit with exactly `low` passes
-            excess = size(c) - cap
-            threshold = P[start] + excess / (powers[low] * (1.0 - rho))
-            end = jnp.minimum(jnp.searchsorted(P, threshold, side="left"), n)
-            return c.at[low].set(end.astype(jnp.int32))
+            return c.at[low].set(pass_end(P, start, size(c) - cap, powers[low], rho, n))
 
         c = jax.lax.while_loop(cond, body, c)
         return c, c

@@ -53,6 +53,41 @@ def test_overflow_generations_match_one_pass_at_a_time():
         np.testing.assert_array_equal(got, ref)
 
 
+def test_overflow_pass_moves_past_an_excess_float32_cannot_add():
+    """MODEL §10 (overflow): a pass step with memory over the cap passes at least the oldest unit
+    of the lowest level, and otherwise ends at the first unit whose running saving reaches the
+    excess. Where the excess is below half an ulp of ``P[start]`` (float32: ``2^24 + 0.5`` is
+    ``2^24``), the threshold equals ``P[start]``: a step that ends there does not move the level,
+    and the overflow loop never ends (``locomo-stream`` at 256 sessions, seed 0, stream 1881)."""
+    import jax.numpy as jnp
+
+    from sim._timeline import pass_end
+
+    P = jnp.asarray([0.0, 2.0**24, 2.0**24 + 2.0, 2.0**24 + 4.0], jnp.float32)
+    one = jnp.float32(1.0)
+    assert float(P[1] + jnp.float32(0.25) / (one * (one - jnp.float32(0.5)))) == float(P[1])
+    end = pass_end(P, jnp.int32(1), jnp.float32(0.25), one, jnp.float32(0.5), jnp.int32(3))
+    assert int(end) == 2
+    # away from the floor, the first end whose saving reaches the excess (float64 reference)
+    rng = np.random.default_rng(4)
+    for _ in range(50):
+        lengths = rng.exponential(200.0, 10)
+        P64 = np.concatenate([[0.0], np.cumsum(lengths)])
+        start, rho, power = int(rng.integers(0, 9)), rng.uniform(0.2, 0.9), rng.uniform(0.3, 1.0)
+        excess = rng.uniform(1.0, 0.9 * power * (1 - rho) * (P64[-1] - P64[start]))
+        saving = power * (1 - rho) * (P64 - P64[start])
+        want = int(np.argmax(saving >= excess))
+        got = pass_end(
+            jnp.asarray(P64, jnp.float32),
+            jnp.int32(start),
+            jnp.float32(excess),
+            jnp.float32(power),
+            jnp.float32(rho),
+            jnp.int32(10),
+        )
+        assert abs(int(got) - want) <= 1 and int(got) > start
+
+
 def test_periodic_generations():
     """MODEL §10 (periodic(m, w)): at every m-th session the raw units older than w get one pass."""
     import sim
