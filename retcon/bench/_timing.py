@@ -17,10 +17,11 @@ import time
 
 
 def block(x):
-    """Wait for JAX arrays in ``x`` (any pytree) so a timing covers the computation."""
-    import jax
-
-    return jax.block_until_ready(x)
+    """Wait for JAX arrays in ``x`` (any pytree) so a timing covers the computation. Where JAX is
+    not imported, ``x`` holds no JAX array and is returned as it is: a numpy timing does not
+    import JAX."""
+    jax = sys.modules.get("jax")
+    return x if jax is None else jax.block_until_ready(x)
 
 
 def interleaved(

@@ -162,7 +162,7 @@ def test_skip_packing_is_sized_quadratically_in_sessions():
     dense = [timeline_bytes(t, 5, 256, 13, 8, packing="skip") for t in (256, 512)]
     assert dense[0] > lin[0] and dense[1] / dense[0] > 3.5 > lin[1] / lin[0]
     # measured peak RSS of 256 skip streams at 128 sessions: 2.48 GB; the estimate covers it
-    assert timeline_bytes(128, 5, 256, 13, 8, packing="skip") >= 2.0e9
+    assert timeline_bytes(128, 5, 256, 13, 8, packing="skip") >= 2.48e9
 
 
 def test_the_timeline_refusal_comes_before_jax_is_imported(tmp_path):

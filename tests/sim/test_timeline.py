@@ -207,8 +207,7 @@ def test_single_cluster_stream_past_256_sessions_contains_theory(tmp_path, capsy
     still agrees with theory: each unique crossover interval holds theory's t*, retain-all's
     utility at every time (the ones past 256 included) lies within .03 of `theory.stream_curve`
     and mostly inside its interval, and U(k) at T lies within .03 of theory's exact value. Only
-    the policies theory speaks of run (retain-all, periodic): `overflow`'s loop is slow at this T
-    (docs/timeline.md, "Sessions past 256")."""
+    the policies theory speaks of run (retain-all, periodic)."""
     from pathlib import Path
 
     import sim
