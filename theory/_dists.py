@@ -101,7 +101,10 @@ class LengthDist:
             if self.name == "lognormal":
                 log_mean = np.float64(p["sigma"]) ** 2 / 2.0
             else:
-                log_mean = math.lgamma(1.0 + 1.0 / p["shape"])
+                try:
+                    log_mean = math.lgamma(1.0 + 1.0 / p["shape"])
+                except OverflowError:  # a subnormal shape: Gamma(1 + 1/shape) passes any float
+                    log_mean = math.inf
             return float(p["scale"] * np.exp(log_mean))
 
     @property

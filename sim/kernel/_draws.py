@@ -301,8 +301,11 @@ def _lengths(rng: np.random.Generator, families, t: np.ndarray, pr: NpParams, k:
     """``(k, n)`` record lengths (``theory.sample_lengths`` in numpy): the type picks the family
     and its parameters; lengths are at least ``1e-30``."""
     n = t.shape[0]
-    p1, p2 = pr.len_p1[t], pr.len_p2[t]
     fam = sorted(set(families))
+    if len(fam) == 1 and np.ptp(pr.len_p1) == 0 and np.ptp(pr.len_p2) == 0:
+        p1, p2 = pr.len_p1[0], pr.len_p2[0]  # one law for every type: scalars, no gather
+    else:
+        p1, p2 = pr.len_p1[t], pr.len_p2[t]
     out = np.empty((k, n), np.float32) if len(fam) > 1 else None
     for f in fam:
         if len(fam) == 1:
@@ -354,32 +357,96 @@ def query_types(rng: np.random.Generator, n: int, weights: np.ndarray) -> np.nda
     return t
 
 
+class ClusterTotals(NamedTuple):
+    """The cluster's sums over its slots, ``(n,)`` each (float32, slot order): ``total`` (raw),
+    ``total_rw`` (under ``rewrite``), ``gen (2, n)`` (the ``merge`` / ``abstract`` record) and
+    ``odd``, the queries outside the frontier's closed form (``frontier_closed_form``)."""
+
+    total: np.ndarray
+    total_rw: np.ndarray
+    gen: np.ndarray
+    odd: np.ndarray
+
+
+def cluster_totals(ev: np.ndarray, redundancy: np.ndarray, compress: np.ndarray) -> ClusterTotals:
+    """The cluster's totals from ``ev (K, n)`` (record-major lengths, 0 where no record) and the
+    cluster's redundancy ``(n,)``. ``odd``: an action without an evidence unit of positive length
+    (no record, or a rewritten length that rounds to 0 where the raw one does not) or an empty
+    generated record; there ``frontier_closed_form`` defers to the ranked frontier, which reads
+    every distractor (MODEL §2, prefix packing)."""
+    f32 = np.float32
+    K = ev.shape[0]
+    pos = ev > 0
+    total = ev[0].copy()
+    for j in range(1, K):
+        total += ev[j]
+    rho = compress[2]
+    total_rw = ev[0] * rho
+    odd = pos[0] != (total_rw > 0)
+    for j in range(1, K):
+        rw = ev[j] * rho
+        total_rw += rw
+        odd |= pos[j] != (rw > 0)
+    gen = (compress[:2, None] * (f32(1) - redundancy)[None]) * total[None]  # (2, n)
+    odd |= ~pos.any(0) | ~(gen > 0).all(0)
+    return ClusterTotals(total, total_rw, gen, odd)
+
+
 def draw_columns(rng: np.random.Generator, n: int, st, pr: NpParams) -> Columns:
     """Draw ``n`` queries as ``sim.kernel.draw_query`` does (same distributions), record-major.
 
+    Only the draws that the frontier reads are made; the rest are left at their neutral value
+    (length 0, score ``-inf``), which is equal in distribution for every output of the kernel:
+
+    - a length and a score for each of the cluster's records (the ``records`` of its type, not
+      ``k_max`` slots);
+    - a score for every distractor, and a length only for those scored above the cluster's least
+      evidence score (the ``through`` distractors of ``frontier_closed_form``): the others rank
+      after the cluster's last unit, where neither packing threshold reads them. A query outside
+      the closed form (``cluster_totals``' ``odd``) gets every distractor's length. Lengths are
+      independent of the scores, so the lengths drawn for the distractors that the scores select
+      have the law of the lengths that the full draw gives them.
+
     The cluster's redundancy ``r_c ~ Beta(r c, (1 - r) c)`` is drawn only for the queries whose
     cluster has more than one record and ``r > 0``; the others have ``r_c = 0`` (MODEL §1).
+    Stream order: type, evidence lengths, evidence scores, distractor scores, redundancy,
+    distractor lengths.
     """
     K, D = st.k_max, st.n_distractors
     f32 = np.float32
     t = query_types(rng, n, pr.weights)
-    ev = _lengths(rng, st.families, t, pr, K)
-    mask = np.arange(K)[:, None] < pr.records[t][None, :]
-    ev *= mask
-    dis = _lengths(rng, st.families, t, pr, D) if D else np.zeros((0, n), f32)
-    noise = rng.standard_normal((K + D, n), f32)
-    noise *= pr.noise
-    ev_score = noise[:K]
-    ev_score += f32(1)
-    ev_score[~mask] = -np.inf
-    r = pr.redundancy[t]
-    used = np.flatnonzero((r > 0) & (pr.records[t] > 1))
+    k = pr.records[t]
+    # the queries with a record in slot j (every query has one in slot 0: records >= 1)
+    at = [np.flatnonzero(k > j) for j in range(1, K)]
+    cut = np.cumsum([n] + [a.size for a in at])
+    ev = np.zeros((K, n), f32)
+    ev_score = np.full((K, n), -np.inf, f32)
+    lengths = _lengths(rng, st.families, np.concatenate([t] + [t[a] for a in at]), pr, 1)[0]
+    scores = rng.standard_normal(cut[-1], f32)
+    scores *= pr.noise
+    scores += f32(1)
+    for out, x in ((ev, lengths), (ev_score, scores)):
+        out[0] = x[:n]
+        for j, a in enumerate(at, 1):
+            out[j, a] = x[cut[j - 1] : cut[j]]
+    dis_score = rng.standard_normal((D, n), f32)
+    dis_score *= pr.noise
     r_c = np.zeros(n, f32)
-    if used.size:
-        c = REDUNDANCY_CONCENTRATION
-        ru = r[used].astype(np.float64)
-        r_c[used] = rng.beta(np.maximum(ru * c, 1e-3), np.maximum((1.0 - ru) * c, 1e-3))
-    return Columns(t, ev, ev_score, dis, noise[K:], r_c)
+    c = REDUNDANCY_CONCENTRATION
+    for i in np.flatnonzero((pr.redundancy > 0) & (pr.records > 1)):  # one draw per query type
+        used = np.flatnonzero(t == i)
+        r = float(pr.redundancy[i])
+        r_c[used] = rng.beta(max(r * c, 1e-3), max((1.0 - r) * c, 1e-3), used.size)
+    dis = np.zeros((D, n), f32)
+    if D:
+        low = scores[:n].copy()  # the least evidence score
+        for j, a in enumerate(at, 1):
+            low[a] = np.minimum(low[a], scores[cut[j - 1] : cut[j]])
+        read = dis_score > low
+        read |= cluster_totals(ev, r_c, pr.compress).odd
+        cells = np.flatnonzero(read)  # distractor j of query i at j * n + i
+        dis.ravel()[cells] = _lengths(rng, st.families, t[cells % n], pr, 1)[0]
+    return Columns(t, ev, ev_score, dis, dis_score, r_c)
 
 
 def draw_of_columns(c: Columns) -> NpDraw:

@@ -322,16 +322,22 @@ def _sortable_bits(x: np.ndarray) -> np.ndarray:
     return bits
 
 
+_SORT_BELOW = 1024  # queries up to which ``np.sort`` beats the network's per-row calls
+
+
 def rank_order(scores: np.ndarray) -> np.ndarray:
     """``(N, n)`` slot of the record at each rank (higher score first, equal scores by slot): the
     order of a stable ``argsort(-scores, axis=0)``, by a sorting network over whole rows."""
     keys, shift = _rank_keys(scores)
-    rows = list(keys)
-    for a, b in sorting_network(len(rows)):
-        hi = np.maximum(rows[a], rows[b])
-        np.minimum(rows[a], rows[b], out=rows[b])
-        rows[a] = hi
-    out = np.stack(rows)
+    if keys.shape[1] <= _SORT_BELOW:  # few queries: numpy's sort (the keys are distinct)
+        out = np.negative(np.sort(np.negative(keys), axis=0))
+    else:
+        rows = list(keys)
+        for a, b in sorting_network(len(rows)):
+            hi = np.maximum(rows[a], rows[b])
+            np.minimum(rows[a], rows[b], out=rows[b])
+            rows[a] = hi
+        out = np.stack(rows)
     out &= np.int64((1 << shift) - 1)
     np.subtract(np.int64((1 << shift) - 1), out, out=out)
     return out

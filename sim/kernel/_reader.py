@@ -23,6 +23,7 @@ from sim.kernel._draws import (
     KernelStructure,
     NpParams,
     Params,
+    cluster_totals,
     draw_query,
     query_keys,
 )
@@ -370,12 +371,10 @@ def frontier_closed_form(c: Columns, pr: NpParams) -> tuple[NpFrontier, np.ndarr
     pos = ev > 0
     top = sc[0].copy()  # the first unit in rank order: highest score, earliest slot
     top_len = ev[0].copy()
-    low = np.where(pos[0], sc[0], inf)  # the least score of a unit of positive length
+    low = np.where(pos, sc, inf).min(0)  # the least score of a unit of positive length
     for j in range(1, K):
-        up = sc[j] > top
-        top_len[up] = ev[j][up]
+        np.copyto(top_len, ev[j], where=sc[j] > top)
         np.maximum(top, sc[j], out=top)
-        np.minimum(low, np.where(pos[j], sc[j], inf), out=low)
     before = np.zeros_like(top)
     through = np.zeros_like(top)
     above, part = np.empty(top.shape, bool), np.empty_like(top)  # reused: no temporaries
@@ -384,20 +383,9 @@ def frontier_closed_form(c: Columns, pr: NpParams) -> tuple[NpFrontier, np.ndarr
             np.greater(c.dis_score[j], score, out=above)
             np.multiply(c.dis_len[j], above, out=part)
             acc += part
-    total = ev[0].copy()
-    for j in range(1, K):
-        total += ev[j]
+    total, total_rw, gen, odd = cluster_totals(ev, c.redundancy, pr.compress)
     rho = pr.compress[2]
-    total_rw = ev[0] * rho
-    has_rw = total_rw > 0
-    odd = pos[0] != has_rw
-    for j in range(1, K):
-        rw = ev[j] * rho
-        total_rw += rw
-        has_rw |= rw > 0
-        odd |= pos[j] != (rw > 0)
-    gen = (pr.compress[:2, None] * (f32(1) - c.redundancy)[None]) * total[None]  # (2, n)
-    odd |= ~pos.any(0) | ~(top_len > 0) | ~(gen > 0).all(0)
+    odd |= ~(top_len > 0)
     lt_gen = before[None] + gen
     last_total = np.stack([through + total, lt_gen[0], lt_gen[1], through + total_rw])
     first_total = np.stack([before + top_len, lt_gen[0], lt_gen[1], before + top_len * rho])
@@ -406,7 +394,11 @@ def frontier_closed_form(c: Columns, pr: NpParams) -> tuple[NpFrontier, np.ndarr
     grounded_absent = np.zeros(t.shape, bool)
     return (
         NpFrontier(
-            last_total, first_total, m_whole_by_type[:, t], m_absent_by_type[:, t], grounded_absent
+            last_total,
+            first_total,
+            np.take(m_whole_by_type, t, axis=1),
+            np.take(m_absent_by_type, t, axis=1),
+            grounded_absent,
         ),
         odd,
     )

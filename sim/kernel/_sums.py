@@ -235,9 +235,19 @@ def _running_sum(x: jax.Array) -> jax.Array:
 # step events, bit for bit (tests/sim/test_sim_numpy_kernel.py) ----
 
 
+# How far, in float32 steps, a closed-form threshold can lie from a budget that
+# ``frontier_events``' tolerance still calls near: its relative ``closed_form_tol`` of at most
+# ``MAX_RECORDS + MAX_DISTRACTORS`` records is 4 (16 + 256) 2**-24, at most 8 * 272 steps of the
+# threshold's own binade and twice that across a binade; and a margin.
+_NEAR_STEPS = 16 * (16 + 256) + 64
+_NEAR_SHIFT = 12  # ``near_buckets``: buckets of 2**12 sortable values
+
+
 def bucket_table(budgets: np.ndarray):
     """Lookup tables for ``positions``: budgets below each bucket of 2**16 sortable values, and the
-    budgets inside it (at most ``width`` per bucket), padded."""
+    budgets inside it (at most ``width`` per bucket), padded; third, ``near_buckets`` (the buckets
+    of 2**12 sortable values within ``_NEAR_STEPS`` of a budget: ``frontier_events`` checks the
+    tolerance only for thresholds there)."""
     s = _sortable_bits(np.asarray(budgets, np.float32)).astype(np.int64)
     edges = (np.arange(1 << 16, dtype=np.int64) - (1 << 15)) << 16  # each bucket's least value
     lo = np.searchsorted(s, edges, side="left")  # budgets below the bucket
@@ -247,21 +257,31 @@ def bucket_table(budgets: np.ndarray):
     for j in range(width):
         k = np.minimum(lo + j, s.size - 1)
         inside.append(np.where(lo + j < hi, s[k], np.iinfo(np.int32).max).astype(np.int32))
-    return lo.astype(np.int32), inside
+    near = np.zeros(1 << (32 - _NEAR_SHIFT), bool)
+    half = 1 << (31 - _NEAR_SHIFT)
+    for a, b in zip((s - _NEAR_STEPS) >> _NEAR_SHIFT, (s + _NEAR_STEPS) >> _NEAR_SHIFT):
+        near[max(0, a + half) : min(near.size, b + half + 1)] = True
+    return lo.astype(np.int32), inside, near
+
+
+def _positions_of_bits(s: np.ndarray, table) -> np.ndarray:
+    """``positions`` from the sortable bits ``s`` of the thresholds."""
+    lo, inside = table[0], table[1]
+    k = s >> 16
+    k += 1 << 15
+    k = k.astype(np.intp)  # one cast: ``take`` casts int32 indices on every call
+    pos = np.take(lo, k)
+    for b in inside:
+        pos += np.take(b, k) < s
+    return pos
 
 
 def positions(budgets: np.ndarray, x: np.ndarray, table=None) -> np.ndarray:
     """``#{budgets < x}`` for every element of float32 ``x`` (``searchsorted(budgets, x, "left")``),
     by a lookup on the top 16 bits of the sortable bits and one comparison per budget in the bucket:
     no binary search, whose branches a random ``x`` mispredicts."""
-    lo, inside = bucket_table(budgets) if table is None else table
-    s = _sortable_bits(np.asarray(x, np.float32).copy())
-    k = s >> 16
-    k += 1 << 15
-    pos = lo[k]
-    for b in inside:
-        pos += b[k] < s
-    return pos
+    table = bucket_table(budgets) if table is None else table
+    return _positions_of_bits(_sortable_bits(np.asarray(x, np.float32).copy()), table)
 
 
 # the histogram column of a query's step events: 11 weighted ones over (block, position, 8
@@ -316,13 +336,24 @@ def frontier_events(c: Columns, pr: NpParams, budgets: np.ndarray, table=None) -
     ones) are ranked and summed exactly (``frontier_columns`` on those columns). Budgets sorted.
     """
     b = np.asarray(budgets, np.float32)
+    table = bucket_table(b) if table is None else table
     t, odd = frontier_closed_form(c, pr)
     x = _thresholds(t)
-    pos = positions(b, x, table)
+    s = (x + np.float32(0)).view(np.int32)  # sortable as they are: thresholds are sums, >= 0
+    if s.min() < 0:  # pragma: no cover - a negative threshold
+        s = _sortable_bits(x.copy())
+    pos = _positions_of_bits(s, table)
+    # the tolerance, checked where a budget is within _NEAR_STEPS (a few % of the queries)
+    s >>= _NEAR_SHIFT
+    k = s.astype(np.intp)
+    k += 1 << (31 - _NEAR_SHIFT)
+    maybe = np.flatnonzero(np.take(table[2], k).any(0))
+    xm, pm = x[:, maybe], pos[:, maybe]
     edge = np.concatenate([[-np.inf], b, [np.inf]]).astype(np.float32)
-    tol = x * closed_form_tol(c.ev_len.shape[0] + c.dis_len.shape[0])
-    near = (x - edge[pos] <= tol) | (edge[pos + 1] - x <= tol)  # the budgets on either side
-    redo = np.flatnonzero(near.any(0) | odd)
+    tol = xm * closed_form_tol(c.ev_len.shape[0] + c.dis_len.shape[0])
+    near = (xm - edge[pm] <= tol) | (edge[pm + 1] - xm <= tol)  # the budgets on either side
+    odd[maybe[near.any(0)]] = True
+    redo = np.flatnonzero(odd)
     m_whole, m_absent, p_g = t.m_whole, t.m_absent, pos[0].copy()
     if redo.size:
         exact = events_of_frontier(

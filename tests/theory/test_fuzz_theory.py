@@ -327,6 +327,17 @@ def test_fuzz_length_dist_summaries(family, data):
     _check_call("LengthDist.scaled", dist.scaled, (data.draw(SCALARS, label="s"),), {}, frozenset())
 
 
+def test_weibull_mean_of_a_subnormal_shape_is_inf():
+    """MODEL §6.3's length laws: the Weibull mean ``scale Gamma(1 + 1/shape)`` of a subnormal
+    shape passes every float; ``mean`` says ``inf`` (as for a huge lognormal sigma), where
+    ``math.lgamma`` raised ``OverflowError`` (found by the fuzz above)."""
+    dist = theory.make_length_dist("weibull", shape=1.1125369292536007e-308, scale=1.0)
+    assert dist.mean == math.inf
+    assert theory.make_length_dist("weibull", shape=2.0, scale=1.0).mean == pytest.approx(
+        math.gamma(1.5)
+    )
+
+
 # --- the cases issue 35 names, pinned -------------------------------------------------------
 
 KW = dict(fidelity=0.85, acc_raw=0.9, acc_guess=0.1)
