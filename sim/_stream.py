@@ -209,9 +209,11 @@ def check_queries(queries, spell: Spell) -> int:
 
 
 def check_timeline_size(ss, budgets, queries, *, scenario=None) -> None:
-    """Refuse, before any work, a ``retcon timeline simulate`` run whose streams, sessions or
-    budgets cannot fit: the scenario's ``queries`` passes the cap of ``--queries``, and the memory
-    estimate (``timeline_bytes``) the same ``check_memory`` refusal as ``retcon simulate``.
+    """Refuse, before any work, a ``retcon timeline simulate`` run (or a ``simulate_timeline``
+    call, which runs this first) whose streams, sessions or budgets cannot fit: the scenario's
+    ``queries`` passes the cap of ``--queries``, and the memory estimate (``timeline_bytes``) the
+    same ``check_memory`` refusal as ``retcon simulate``. Called from Python the arguments are
+    named as Python names them (``budgets``, ``queries=...``).
 
     The size guard of ``stream.sessions`` (MODEL §10): past 256 sessions (the old fixed cap), a
     run that would fit at 256 but not at its ``T`` is refused naming ``stream.sessions``, the value
@@ -223,8 +225,9 @@ def check_timeline_size(ss, budgets, queries, *, scenario=None) -> None:
     """
     from retcon.errors import check_memory, memory_limit
 
+    spell = Spell("simulate_timeline")
     if queries is not None:
-        check_queries(queries, Spell("simulate_timeline"))
+        check_queries(queries, spell)
     src = f"--scenario {scenario}" if scenario else f"the scenario {ss.name!r}"
     q = ss.scenario.queries if queries is None else queries
     if queries is None and not 2 <= q <= MAX_QUERIES:
@@ -232,8 +235,12 @@ def check_timeline_size(ss, budgets, queries, *, scenario=None) -> None:
             f"{src}: queries must be an integer in [2, 2**20] (the cap of --queries); got {q}."
         )
     b = ss.scenario.budgets if budgets is None else budgets
-    what_b = f"--budgets ({len(b)} values)" if budgets is not None else f"{src} ({len(b)} budgets)"
-    what_q = f"--queries {q}" if queries is not None else f"{q} queries"
+    what_b = (
+        f"{spell('budgets')} ({len(b)} values)"
+        if budgets is not None
+        else f"{src} ({len(b)} budgets)"
+    )
+    what_q = f"{spell.given('queries', q)}" if queries is not None else f"{q} queries"
     rows = 1 + 3 * (len(TIMELINE_POLICIES) - 1)
     st = ss.stream
     packing = ss.scenario.packing

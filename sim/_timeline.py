@@ -42,7 +42,13 @@ import numpy as np
 
 from retcon.errors import InputError, Spell, check_choice
 from retcon.vocab import OPERATORS, TIMELINE_POLICIES  # §10's policies, sim.TIMELINE_POLICIES
-from sim._stream import TIMELINE_CHUNK, StreamScenario, bucket, check_queries
+from sim._stream import (
+    TIMELINE_CHUNK,
+    StreamScenario,
+    bucket,
+    check_queries,
+    check_timeline_size,
+)
 from sim.kernel import GRID, kept_fraction, quantized_success
 from theory import cumsum_in_order, pack, sample_lengths
 
@@ -488,6 +494,7 @@ def simulate_timeline(
     if np.any(np.diff(b) <= 0):
         raise InputError(f"{spell.lead('budgets')} must be strictly increasing; got {b.tolist()}.")
     q = check_queries(ss.scenario.queries if queries is None else queries, spell)
+    check_timeline_size(ss, None if budgets is None else b, queries)  # before any allocation
     st, pr = stream_params(ss, pol)
     T, nb = st.sessions, b.size
     # compiled at bucketed sizes (the padding rows and budgets are dropped): one trace per bucket

@@ -173,6 +173,8 @@ NUMPY_FLOOR_COLS = [
     ("kernel_us_per_query", "numpy kernel us/query"),
     ("normal_floor_us_per_query", "float32-normal floor us/query"),
     ("kernel_over_floor", "kernel / floor"),
+    ("normals_drawn_per_query", "normals drawn/query"),
+    ("kernel_over_drawn_normals", "kernel / normals drawn"),
     ("previous_kernel_over_floor", "previous stages / floor (same run)"),
     ("draws_over_floor", "draws / floor"),
 ]

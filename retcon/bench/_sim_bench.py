@@ -482,6 +482,33 @@ def _previous_histogram(e, n_budgets: int, start: int, n_blocks: int):
     return NK.Histogram(weighted, counts, base.astype(np.int64))
 
 
+def _every_slot_draws(rng, n: int, st, pr):
+    """The draw stage as it was before it drew only what the frontier reads (for
+    ``bench_numpy_floor``'s side-by-side row only): a length and a score for all ``k_max``
+    evidence slots and for every distractor. The same law; another stream."""
+    from sim.kernel._draws import REDUNDANCY_CONCENTRATION, Columns, _lengths, query_types
+
+    K, D = st.k_max, st.n_distractors
+    t = query_types(rng, n, pr.weights)
+    ev = _lengths(rng, st.families, t, pr, K)
+    mask = np.arange(K)[:, None] < pr.records[t][None, :]
+    ev *= mask
+    dis = _lengths(rng, st.families, t, pr, D) if D else np.zeros((0, n), np.float32)
+    noise = rng.standard_normal((K + D, n), np.float32)
+    noise *= pr.noise
+    ev_score = noise[:K]
+    ev_score += np.float32(1)
+    ev_score[~mask] = -np.inf
+    r = pr.redundancy[t]
+    used = np.flatnonzero((r > 0) & (pr.records[t] > 1))
+    r_c = np.zeros(n, np.float32)
+    if used.size:
+        c = REDUNDANCY_CONCENTRATION
+        ru = r[used].astype(np.float64)
+        r_c[used] = rng.beta(np.maximum(ru * c, 1e-3), np.maximum((1.0 - ru) * c, 1e-3))
+    return Columns(t, ev, ev_score, dis, noise[K:], r_c)
+
+
 def bench_numpy_floor(seed: int, n: int, *, scenario: str = "locomo-like", rounds: int = 5) -> dict:
     """Issue 34: the numpy kernel's time per query against its draw floor, on one thread, in
     this process, the stages, the stages they replaced and the floor alternated each round
@@ -494,10 +521,17 @@ def bench_numpy_floor(seed: int, n: int, *, scenario: str = "locomo-like", round
     ``frontier`` (``frontier_events``: the closed-form frontier and the budget positions) and
     ``sums`` (``histogram_of_events`` at the scenario's budgets); their shares are the profile.
 
-    Side by side (``replaced_us_per_query``, ``stage_speedup``): the frontier ranked by the sorting
-    network (``frontier_columns``, then ``events_of_frontier``), the sums with fresh arrays
-    (``_previous_histogram``) and the type drawn by ``rng.choice`` against ``query_types``;
-    ``previous_kernel_over_floor`` is the kernel with those stages, from the same rounds."""
+    The kernel draws fewer normals than that floor holds (``draw_columns`` skips the lengths no
+    threshold reads): ``normals_drawn_per_query`` counts them (one per evidence record's length
+    and score, one per distractor's score, one per distractor length drawn; ``lognormal``
+    lengths), and ``kernel_over_drawn_normals`` is the kernel against the floor scaled to them,
+    the stricter ratio.
+
+    Side by side (``replaced_us_per_query``, ``stage_speedup``): the draws of every slot
+    (``_every_slot_draws``), the frontier ranked by the sorting network (``frontier_columns``,
+    then ``events_of_frontier``), the sums with fresh arrays (``_previous_histogram``) and the type
+    drawn by ``rng.choice`` against ``query_types``; ``previous_kernel_over_floor`` is the kernel
+    with those stages, from the same rounds."""
 
     from sim import kernel as K
     from sim import load_scenario
@@ -518,6 +552,9 @@ def bench_numpy_floor(seed: int, n: int, *, scenario: str = "locomo-like", round
 
     def draws():
         state["cols"] = NK.draw_columns(NK.chunk_rng(key, 0), n, st, pr)
+
+    def draws_every_slot():
+        _every_slot_draws(NK.chunk_rng(key, 0), n, st, pr)
 
     def frontier():
         state["events"] = NK.frontier_events(state["cols"], pr, b, table)
@@ -540,6 +577,7 @@ def bench_numpy_floor(seed: int, n: int, *, scenario: str = "locomo-like", round
     fns = {
         "floor": floor,
         "draws": draws,
+        "draws_every_slot": draws_every_slot,
         "frontier": frontier,
         "sums": sums,
         "frontier_ranked": frontier_ranked,
@@ -550,12 +588,14 @@ def bench_numpy_floor(seed: int, n: int, *, scenario: str = "locomo-like", round
     med = _alternated_medians(fns, rounds)
     kernel = med["draws"] + med["frontier"] + med["sums"]
     previous = (
-        med["draws"]
+        med["draws_every_slot"]
         + (med["types_choice"] - med["types"])
         + med["frontier_ranked"]
         + med["sums_previous"]
     )
     us = lambda k: med[k] / n * 1e6  # noqa: E731
+    c = state["cols"]
+    drawn = (2 * np.isfinite(c.ev_score).sum() + c.dis_score.size + (c.dis_len > 0).sum()) / n
     return {
         "queries": n,
         "budgets": int(b.size),
@@ -565,17 +605,21 @@ def bench_numpy_floor(seed: int, n: int, *, scenario: str = "locomo-like", round
         "kernel_us_per_query": kernel / n * 1e6,
         "normal_floor_us_per_query": us("floor"),
         "kernel_over_floor": kernel / med["floor"],
+        "normals_drawn_per_query": float(drawn),
+        "kernel_over_drawn_normals": kernel / (med["floor"] * drawn / slots),
         "previous_kernel_us_per_query": previous / n * 1e6,
         "previous_kernel_over_floor": previous / med["floor"],
         "stage_us_per_query": {k: us(k) for k in ("draws", "frontier", "sums")},
         "stage_share": {k: med[k] / kernel for k in ("draws", "frontier", "sums")},
         "draws_over_floor": med["draws"] / med["floor"],
         "replaced_us_per_query": {
+            "draws (every slot | what the frontier reads)": [us("draws_every_slot"), us("draws")],
             "type draw (choice | query_types)": [us("types_choice"), us("types")],
             "frontier (ranked | closed form)": [us("frontier_ranked"), us("frontier")],
             "sums (previous | histogram_of_events)": [us("sums_previous"), us("sums")],
         },
         "stage_speedup": {
+            "draws": med["draws_every_slot"] / med["draws"],
             "draws: type": med["types_choice"] / med["types"],
             "frontier": med["frontier_ranked"] / med["frontier"],
             "sums": med["sums_previous"] / med["sums"],

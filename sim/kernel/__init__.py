@@ -42,14 +42,15 @@ keys from a seed          ``jax.random`` (Threefry)       ``_draws.key_of_seed``
                                                           ``split_key``, ``fold_in_key``
 draws (type, cluster,     ``_draws.draw_query``           ``_draws.draw_columns``           test_sim_numpy_kernel.py::test_backends_agree_in_distribution;
 distractors, scores,                                      (own stream: equal in
-redundancy)                                               distribution; ``query_types``,    test_sim_numpy_kernel.py::test_query_types_are_numpys_choice
-                                                          ``choice``'s values)
+redundancy)                                               distribution; ``query_types``,    test_sim_numpy_kernel.py::test_query_types_are_numpys_choice;
+                                                          ``choice``'s values; only the     test_sim_numpy_kernel.py::test_draws_leave_out_only_lengths_the_frontier_never_reads
+                                                          lengths a threshold reads)
 rank order (stable)       ``_ranking._rank_order``        ``_ranking.rank_order``           test_sim_numpy_kernel.py::test_rank_order_is_the_stable_score_order
                           (``sorting_network``)           (same network)
 packing, frontier         ``_ranking.evidence_frontier``  ``_reader.frontier_columns``      test_benchmarks.py::test_best_numpy_equals_per_budget_packing;
 (``prefix``)                                                                                test_benchmarks.py::test_numpy_kernel_equals_jax_kernel_on_shared_draws
                                                           ``_reader.frontier_closed_form``  test_sim_numpy_kernel.py::test_closed_form_frontier_gives_the_exact_positions
-                                                          and ``_sums.frontier_events``
+                                                          and ``_sums.frontier_events``     test_sim_numpy_kernel.py::test_near_buckets_hold_every_threshold_the_tolerance_calls_near
                                                           (no ranking; exact re-run near
                                                           a budget): the kernel's path
 reader ``m`` on 2**-24    ``_reader.quantized_success``,  ``_reader.reader_tables``         the same two tests (bit for bit on shared draws)

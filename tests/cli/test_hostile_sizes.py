@@ -138,6 +138,22 @@ def test_timeline_refuses_sessions_past_the_size_guard(tmp_path, capsys, monkeyp
     )
 
 
+def test_simulate_timeline_called_from_python_is_sized_first(tmp_path, monkeypatch):
+    """MODEL §10, issue 34: ``sim.simulate_timeline`` runs the same size guard as the command
+    before it allocates, naming its arguments as Python does: 2048 sessions at a 4 GiB limit are
+    refused by ``stream.sessions``, and 10**5 budgets by ``budgets`` and ``queries=4096``."""
+    import sim
+
+    monkeypatch.setenv("RETCON_MEMORY_LIMIT", str(4 * 2**30))
+    big = sim.load_stream(_stream_toml(tmp_path, **{"sessions = 32": "sessions = 2048"}))
+    with pytest.raises(InputError, match=r"stream\.sessions = 2048 .*use at most \d+ sessions"):
+        sim.simulate_timeline(big)
+    small = sim.load_stream(_stream_toml(tmp_path))
+    many = np.geomspace(8, 4096, 100_000)
+    with pytest.raises(InputError, match=r"^budgets \(100000 values\) with queries=4096 needs"):
+        sim.simulate_timeline(small, budgets=many, queries=4096)
+
+
 def test_stream_sessions_past_256_accepted_and_a_hostile_count_refused(tmp_path, monkeypatch):
     """MODEL §10: ``StreamConfig`` takes T = 300 (past the old cap); the absolute ceiling (4096)
     still refuses a hostile ``sessions = 10**9`` by its key, before any estimate."""

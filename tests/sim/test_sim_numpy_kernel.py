@@ -105,6 +105,88 @@ def test_closed_form_frontier_gives_the_exact_positions():
     _assert_same_events(c, empty, hard)
 
 
+def _events(c, pr, budgets):
+    b = np.unique(np.asarray(budgets, np.float32))
+    return NK.events_of_frontier(NK.frontier_columns(c, pr), b, NK.bucket_table(b))
+
+
+@pytest.mark.parametrize("name", ["locomo-like", "longmemeval-like", "empty-merge"])
+def test_draws_leave_out_only_lengths_the_frontier_never_reads(name):
+    """MODEL §2 (prefix packing): a record ranked after the cluster's last unit moves no packing
+    threshold. ``draw_columns`` draws a length and a score for each of the cluster's records
+    only, and a distractor's length only where its score passes the least evidence score (or on
+    every distractor of a query outside the closed form, here an empty merged record); giving
+    the skipped distractors any length leaves every step position and ``m`` of the ranked,
+    exact frontier as it was."""
+    from tests._sim_helpers import make_scenario
+
+    if name == "empty-merge":  # r_c near 1 and rho 1e-9: the merged record rounds to 0
+        s = make_scenario(
+            records=3, redundancy=0.99, rho=(1e-9, 1e-9, 0.5), order="noisy", noise=0.5,
+            distractors=6, budgets=(1e-3, 1e4, 9),
+        )  # fmt: skip
+    else:
+        s = sim.load_scenario(name)
+    st, pr = NK.params_of(s)
+    c = NK.draw_columns(NK.chunk_rng(sim.kernel.key_of_seed(11), 0), 5000, st, pr)
+    cluster = np.arange(st.k_max)[:, None] < pr.records[c.query_type][None]
+    assert np.array_equal(c.ev_len > 0, cluster)
+    assert np.array_equal(np.isfinite(c.ev_score), cluster)
+    low = np.where(cluster, c.ev_score, np.inf).min(0)
+    odd = NK.frontier_closed_form(c, pr)[1]
+    assert np.array_equal(c.dis_len > 0, (c.dis_score > low) | odd)
+    if name == "empty-merge":
+        assert odd.mean() > 0.02
+    else:
+        assert not odd.any() and 0 < (c.dis_len > 0).mean() < 0.5  # most are skipped
+    filled = c._replace(
+        dis_len=np.where(
+            c.dis_len > 0, c.dis_len, np.random.default_rng(3).lognormal(3, 1, c.dis_len.shape)
+        ).astype(np.float32)
+    )
+    for budgets in (s.budgets, np.geomspace(1, 1e5, 200)):
+        for field, x, y in zip(
+            NK.Events._fields, _events(c, pr, budgets), _events(filled, pr, budgets)
+        ):
+            np.testing.assert_array_equal(x, y, err_msg=field)
+
+
+def test_near_buckets_hold_every_threshold_the_tolerance_calls_near():
+    """The closed form is re-run exactly where a threshold lies within ``closed_form_tol`` of a
+    budget (MODEL §2's packing thresholds, exact positions). ``frontier_events`` checks that
+    tolerance only for thresholds in ``bucket_table``'s near buckets: every threshold the
+    tolerance calls near, at the largest record count, is in one, a step above and below each
+    budget, across binades, and a sample far from any budget mostly is not."""
+    from sim.kernel._sums import _NEAR_SHIFT
+
+    rng = np.random.default_rng(5)
+    f32 = np.float32
+    # budgets a few steps inside a bucket, at its edges, on binade edges, tiny and huge
+    inside = np.asarray([0x3FFFE000 + 1000, 0x40000000 + 4096 - 1050, 0x41000000 + 20], np.int32)
+    for b in (
+        np.geomspace(8, 1024, 29),
+        np.asarray([1.0, 2.0, 4.0, 1e-30, 3e30]),
+        inside.view(f32),
+        [0.75],
+    ):
+        b = np.unique(np.asarray(b, f32))
+        near = NK.bucket_table(b)[2]
+        steps = np.arange(-6000, 6001, dtype=np.int64)
+        x = (b.view(np.int32).astype(np.int64)[:, None] + steps[None]).ravel()
+        x = np.concatenate(
+            [x[x >= 0].astype(np.int32).view(f32), rng.lognormal(3, 4, 20000).astype(f32)]
+        )
+        edge = np.concatenate([[-np.inf], b, [np.inf]]).astype(f32)
+        pos = NK.positions(b, x)
+        tol = x * NK.closed_form_tol(16 + 256)
+        called = (x - edge[pos] <= tol) | (edge[pos + 1] - x <= tol)
+        flagged = near[
+            (x.view(np.int32) >> _NEAR_SHIFT).astype(np.intp) + (1 << (31 - _NEAR_SHIFT))
+        ]
+        assert called.any() and not (called & ~flagged).any()
+        assert flagged[-20000:].mean() < 0.2
+
+
 def test_numpy_backend_same_key_same_bytes_and_exact_partition():
     """Same key, same bytes; another key, other numbers; C + R = dU exactly (MODEL §4)."""
     s = sim.load_scenario("locomo-like")
