@@ -43,6 +43,7 @@ from sim.kernel._draws import (
     draw_of_columns,
     params_of,
     query_types,
+    record_lengths,
 )
 from sim.kernel._ranking import rank_order
 from sim.kernel._reader import GRID_F32 as GRID
@@ -98,6 +99,7 @@ __all__ = [
     "query_types",
     "rank_order",
     "reader_tables",
+    "record_lengths",
     "simulate_block_sums",
     "sums_of_histogram",
     "supports",

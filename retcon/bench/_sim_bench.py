@@ -486,14 +486,15 @@ def _every_slot_draws(rng, n: int, st, pr):
     """The draw stage as it was before it drew only what the frontier reads (for
     ``bench_numpy_floor``'s side-by-side row only): a length and a score for all ``k_max``
     evidence slots and for every distractor. The same law; another stream."""
-    from sim.kernel._draws import REDUNDANCY_CONCENTRATION, Columns, _lengths, query_types
+    from sim.kernel import REDUNDANCY_CONCENTRATION
+    from sim.numpy_kernel import Columns, query_types, record_lengths
 
     K, D = st.k_max, st.n_distractors
     t = query_types(rng, n, pr.weights)
-    ev = _lengths(rng, st.families, t, pr, K)
+    ev = record_lengths(rng, st.families, t, pr, K)
     mask = np.arange(K)[:, None] < pr.records[t][None, :]
     ev *= mask
-    dis = _lengths(rng, st.families, t, pr, D) if D else np.zeros((0, n), np.float32)
+    dis = record_lengths(rng, st.families, t, pr, D) if D else np.zeros((0, n), np.float32)
     noise = rng.standard_normal((K + D, n), np.float32)
     noise *= pr.noise
     ev_score = noise[:K]

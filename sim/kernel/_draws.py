@@ -297,7 +297,9 @@ def chunk_rng(key, chunk_index: int) -> np.random.Generator:
     return np.random.Generator(np.random.SFC64(ss))
 
 
-def _lengths(rng: np.random.Generator, families, t: np.ndarray, pr: NpParams, k: int) -> np.ndarray:
+def record_lengths(
+    rng: np.random.Generator, families, t: np.ndarray, pr: NpParams, k: int
+) -> np.ndarray:
     """``(k, n)`` record lengths (``theory.sample_lengths`` in numpy): the type picks the family
     and its parameters; lengths are at least ``1e-30``."""
     n = t.shape[0]
@@ -421,7 +423,7 @@ def draw_columns(rng: np.random.Generator, n: int, st, pr: NpParams) -> Columns:
     cut = np.cumsum([n] + [a.size for a in at])
     ev = np.zeros((K, n), f32)
     ev_score = np.full((K, n), -np.inf, f32)
-    lengths = _lengths(rng, st.families, np.concatenate([t] + [t[a] for a in at]), pr, 1)[0]
+    lengths = record_lengths(rng, st.families, np.concatenate([t] + [t[a] for a in at]), pr, 1)[0]
     scores = rng.standard_normal(cut[-1], f32)
     scores *= pr.noise
     scores += f32(1)
@@ -445,7 +447,7 @@ def draw_columns(rng: np.random.Generator, n: int, st, pr: NpParams) -> Columns:
         read = dis_score > low
         read |= cluster_totals(ev, r_c, pr.compress).odd
         cells = np.flatnonzero(read)  # distractor j of query i at j * n + i
-        dis.ravel()[cells] = _lengths(rng, st.families, t[cells % n], pr, 1)[0]
+        dis.ravel()[cells] = record_lengths(rng, st.families, t[cells % n], pr, 1)[0]
     return Columns(t, ev, ev_score, dis, dis_score, r_c)
 
 
