@@ -394,6 +394,17 @@ def cluster_totals(ev: np.ndarray, redundancy: np.ndarray, compress: np.ndarray)
     return ClusterTotals(total, total_rw, gen, odd)
 
 
+def _outside_closed_form(ev: np.ndarray, r_c: np.ndarray, compress: np.ndarray) -> np.ndarray:
+    """``cluster_totals(ev, r_c, compress).odd`` for the draws of ``draw_columns`` (every record
+    at least ``1e-30`` tokens, ``r_c <= 1``). With every compression ratio at least ``1e-6`` that
+    is the cluster whose redundancy rounds to 1: a rewritten record keeps at least ``1e-36``
+    tokens, and below ``r_c = 1`` the generated record at least ``1e-6 * 2**-24 * 1e-30``, above
+    float32's least subnormal. Smaller ratios ask ``cluster_totals``."""
+    if compress.min() >= 1e-6:
+        return r_c >= 1
+    return cluster_totals(ev, r_c, compress).odd
+
+
 def draw_columns(rng: np.random.Generator, n: int, st, pr: NpParams) -> Columns:
     """Draw ``n`` queries as ``sim.kernel.draw_query`` does (same distributions), record-major.
 
@@ -445,7 +456,7 @@ def draw_columns(rng: np.random.Generator, n: int, st, pr: NpParams) -> Columns:
         for j, a in enumerate(at, 1):
             low[a] = np.minimum(low[a], scores[cut[j - 1] : cut[j]])
         read = dis_score > low
-        read |= cluster_totals(ev, r_c, pr.compress).odd
+        read |= _outside_closed_form(ev, r_c, pr.compress)
         cells = np.flatnonzero(read)  # distractor j of query i at j * n + i
         dis.ravel()[cells] = record_lengths(rng, st.families, t[cells % n], pr, 1)[0]
     return Columns(t, ev, ev_score, dis, dis_score, r_c)

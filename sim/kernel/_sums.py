@@ -265,15 +265,19 @@ def bucket_table(budgets: np.ndarray):
 
 
 def _positions_of_bits(s: np.ndarray, table) -> np.ndarray:
-    """``positions`` from the sortable bits ``s`` of the thresholds."""
+    """``positions`` from the sortable bits ``s`` (int32) of the thresholds, one row at a time (a
+    row's bucket indices stay in cache: half the time of the whole array at once)."""
     lo, inside = table[0], table[1]
-    k = s >> 16
-    k += 1 << 15
-    k = k.astype(np.intp)  # one cast: ``take`` casts int32 indices on every call
-    pos = np.take(lo, k)
-    for b in inside:
-        pos += np.take(b, k) < s
-    return pos
+    rows = s.reshape(-1, s.shape[-1]) if s.ndim else s.reshape(1, 1)
+    pos = np.empty(rows.shape, np.int32)
+    k = np.empty(rows.shape[1], np.intp)  # ``take`` casts int32 indices on every call: cast once
+    for r, out in zip(rows, pos):
+        np.right_shift(r, 16, out=k, casting="unsafe")
+        k += 1 << 15
+        np.take(lo, k, out=out)
+        for b in inside:
+            out += np.take(b, k) < r
+    return pos.reshape(s.shape)
 
 
 def positions(budgets: np.ndarray, x: np.ndarray, table=None) -> np.ndarray:
@@ -344,10 +348,13 @@ def frontier_events(c: Columns, pr: NpParams, budgets: np.ndarray, table=None) -
         s = _sortable_bits(x.copy())
     pos = _positions_of_bits(s, table)
     # the tolerance, checked where a budget is within _NEAR_STEPS (a few % of the queries)
-    s >>= _NEAR_SHIFT
-    k = s.astype(np.intp)
-    k += 1 << (31 - _NEAR_SHIFT)
-    maybe = np.flatnonzero(np.take(table[2], k).any(0))
+    flagged = np.zeros(x.shape[1], bool)
+    k = np.empty(x.shape[1], np.intp)
+    for r in s:
+        np.right_shift(r, _NEAR_SHIFT, out=k, casting="unsafe")
+        k += 1 << (31 - _NEAR_SHIFT)
+        flagged |= np.take(table[2], k)
+    maybe = np.flatnonzero(flagged)
     xm, pm = x[:, maybe], pos[:, maybe]
     edge = np.concatenate([[-np.inf], b, [np.inf]]).astype(np.float32)
     tol = xm * closed_form_tol(c.ev_len.shape[0] + c.dis_len.shape[0])

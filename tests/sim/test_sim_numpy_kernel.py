@@ -110,7 +110,7 @@ def _events(c, pr, budgets):
     return NK.events_of_frontier(NK.frontier_columns(c, pr), b, NK.bucket_table(b))
 
 
-@pytest.mark.parametrize("name", ["locomo-like", "longmemeval-like", "empty-merge"])
+@pytest.mark.parametrize("name", ["locomo-like", "longmemeval-like", "empty-merge", "r_c-one"])
 def test_draws_leave_out_only_lengths_the_frontier_never_reads(name):
     """MODEL §2 (prefix packing): a record ranked after the cluster's last unit moves no packing
     threshold. ``draw_columns`` draws a length and a score for each of the cluster's records
@@ -120,7 +120,12 @@ def test_draws_leave_out_only_lengths_the_frontier_never_reads(name):
     exact frontier as it was."""
     from tests._sim_helpers import make_scenario
 
-    if name == "empty-merge":  # r_c near 1 and rho 1e-9: the merged record rounds to 0
+    if name == "r_c-one":  # r_c rounds to 1 for some clusters: their merged record is empty
+        s = make_scenario(
+            records=3, redundancy=0.99, order="noisy", noise=0.5, distractors=6,
+            budgets=(1e-3, 1e4, 9),
+        )  # fmt: skip
+    elif name == "empty-merge":  # r_c near 1 and rho 1e-9: the merged record rounds to 0
         s = make_scenario(
             records=3, redundancy=0.99, rho=(1e-9, 1e-9, 0.5), order="noisy", noise=0.5,
             distractors=6, budgets=(1e-3, 1e4, 9),
@@ -135,7 +140,7 @@ def test_draws_leave_out_only_lengths_the_frontier_never_reads(name):
     low = np.where(cluster, c.ev_score, np.inf).min(0)
     odd = NK.frontier_closed_form(c, pr)[1]
     assert np.array_equal(c.dis_len > 0, (c.dis_score > low) | odd)
-    if name == "empty-merge":
+    if name in ("empty-merge", "r_c-one"):
         assert odd.mean() > 0.02
     else:
         assert not odd.any() and 0 < (c.dis_len > 0).mean() < 0.5  # most are skipped
