@@ -132,6 +132,7 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
     from retcon.bench import _sim_bench
     from retcon.bench._machine import machine_info, machine_limits
     from retcon.bench._report import targets
+    from retcon.bench._timing import run_worker
 
     say = progress or (lambda msg: None)
     result: dict = {"machine": machine_info()}
@@ -185,10 +186,14 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
             )
         ]
         say("simulation: the numpy kernel against its float32-normal floor")
+        floor_spec = {
+            "seed": seed,
+            "n": min(max(config.sim_sizes), 32768),
+            "scenario": config.scenario,
+            "rounds": 9,
+        }  # a fresh process: the JAX runs above leave XLA's threads in this one
         result["sim_numpy_floor"] = [
-            _sim_bench.bench_numpy_floor(
-                seed, min(max(config.sim_sizes), 32768), scenario=config.scenario
-            )
+            run_worker("numpy_floor", floor_spec, unset=_sim_bench.BLAS_OVERRIDES)
         ]
     if "budgets" in config.only:
         result["sim_budgets"] = _sim_bench.bench_budgets(

@@ -2,7 +2,8 @@
 
 ``python -m retcon.bench._worker TASK 'JSON'`` prints one JSON object as its last stdout line.
 Tasks: ``sim_jax`` (``sim.simulate`` end to end, chunked and sharded over the visible JAX
-devices) and ``sim_numpy`` (``retcon.bench._sim_numpy.simulate_numpy``). Both report the best wall
+devices), ``sim_numpy`` (``retcon.bench._sim_numpy.simulate_numpy``) and ``numpy_floor``
+(``bench_numpy_floor``, JAX-free). The first two report the best wall
 time over ``repeats`` runs after one warm-up run that compiles (JAX) or faults in (numpy) the
 chunk shape, the process CPU time per wall second of that run (how many cores it kept busy),
 the resident set before and after (high-water mark), and the per-operator ``dU``
@@ -178,7 +179,19 @@ def _blas() -> str:
     return "unknown"
 
 
-TASKS = {"sim_jax": sim_jax, "sim_numpy": sim_numpy}
+def numpy_floor(spec: dict) -> dict:
+    """``retcon.bench._sim_bench.bench_numpy_floor`` in a process of its own: no JAX loaded and
+    no XLA thread pool left from the runs before it, so the one-thread timings are the kernel's
+    and the floor's alone."""
+    from retcon.bench._sim_bench import bench_numpy_floor
+
+    row = bench_numpy_floor(
+        spec["seed"], spec["n"], scenario=spec["scenario"], rounds=spec["rounds"]
+    )
+    return {**row, "jax_loaded": "jax" in sys.modules}
+
+
+TASKS = {"sim_jax": sim_jax, "sim_numpy": sim_numpy, "numpy_floor": numpy_floor}
 
 
 def main(argv: list[str]) -> int:

@@ -282,6 +282,17 @@ def test_numpy_floor_bench_reads_the_kernel_stages():
     )
 
 
+def test_numpy_floor_row_runs_in_a_process_without_jax():
+    """``retcon bench``'s floor row is measured in a fresh process (``_worker.numpy_floor``),
+    where the numpy kernel and its floor share no core with XLA's threads: JAX is never loaded."""
+    from retcon.bench._timing import run_worker
+
+    spec = {"seed": 0, "n": 1024, "scenario": "locomo-like", "rounds": 1}
+    f = run_worker("numpy_floor", spec)
+    assert f["queries"] == 1024 and f["kernel_over_floor"] > 0
+    assert f["jax_loaded"] is False
+
+
 def test_previous_sums_stage_is_the_same_histogram():
     """The bench's copy of the sums stage before issue 34 (fresh arrays, 12 weighted events a
     query) counts the same histogram as ``histogram_of_events``, at a block offset too."""
