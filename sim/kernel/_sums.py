@@ -237,9 +237,10 @@ def _running_sum(x: jax.Array) -> jax.Array:
 
 # How far, in float32 steps, a closed-form threshold can lie from a budget that
 # ``frontier_events``' tolerance still calls near: its relative ``closed_form_tol`` of at most
-# ``MAX_RECORDS + MAX_DISTRACTORS`` records is 4 (16 + 256) 2**-24, at most 8 * 272 steps of the
-# threshold's own binade and twice that across a binade; and a margin.
-_NEAR_STEPS = 16 * (16 + 256) + 64
+# ``MAX_RECORDS + MAX_DISTRACTORS`` records is 4 (16 + 256) 2**-24, fewer than 4 * 272 steps of
+# the threshold's own binade and twice that across a binade; and a margin.
+_NEAR_RECORDS = 16 + 256
+_NEAR_STEPS = 16 * _NEAR_RECORDS + 64
 _NEAR_SHIFT = 12  # ``near_buckets``: buckets of 2**12 sortable values
 
 
@@ -337,10 +338,13 @@ def frontier_events(c: Columns, pr: NpParams, budgets: np.ndarray, table=None) -
     their last bits, by less than ``closed_form_tol`` of their value. Where the nearest budget on
     either side of every threshold is farther than that, both compare the same way with every
     budget and the positions are the exact ones; the other queries (and the closed form's odd
-    ones) are ranked and summed exactly (``frontier_columns`` on those columns). Budgets sorted.
+    ones) are ranked and summed exactly (``frontier_columns`` on those columns). That tolerance is
+    checked only for thresholds in ``table``'s near buckets (within ``_NEAR_STEPS`` float steps of
+    a budget; every threshold for more than ``_NEAR_RECORDS`` records). Budgets sorted.
     """
     b = np.asarray(budgets, np.float32)
     table = bucket_table(b) if table is None else table
+    n_records = c.ev_len.shape[0] + c.dis_len.shape[0]
     t, odd = frontier_closed_form(c, pr)
     x = _thresholds(t)
     s = (x + np.float32(0)).view(np.int32)  # sortable as they are: thresholds are sums, >= 0
@@ -348,16 +352,16 @@ def frontier_events(c: Columns, pr: NpParams, budgets: np.ndarray, table=None) -
         s = _sortable_bits(x.copy())
     pos = _positions_of_bits(s, table)
     # the tolerance, checked where a budget is within _NEAR_STEPS (a few % of the queries)
-    flagged = np.zeros(x.shape[1], bool)
+    flagged = np.full(x.shape[1], n_records > _NEAR_RECORDS)
     k = np.empty(x.shape[1], np.intp)
-    for r in s:
+    for r in s if n_records <= _NEAR_RECORDS else ():
         np.right_shift(r, _NEAR_SHIFT, out=k, casting="unsafe")
         k += 1 << (31 - _NEAR_SHIFT)
         flagged |= np.take(table[2], k)
     maybe = np.flatnonzero(flagged)
     xm, pm = x[:, maybe], pos[:, maybe]
     edge = np.concatenate([[-np.inf], b, [np.inf]]).astype(np.float32)
-    tol = xm * closed_form_tol(c.ev_len.shape[0] + c.dis_len.shape[0])
+    tol = xm * closed_form_tol(n_records)
     near = (xm - edge[pm] <= tol) | (edge[pm + 1] - xm <= tol)  # the budgets on either side
     odd[maybe[near.any(0)]] = True
     redo = np.flatnonzero(odd)

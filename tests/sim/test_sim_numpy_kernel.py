@@ -183,13 +183,38 @@ def test_near_buckets_hold_every_threshold_the_tolerance_calls_near():
         )
         edge = np.concatenate([[-np.inf], b, [np.inf]]).astype(f32)
         pos = NK.positions(b, x)
-        tol = x * NK.closed_form_tol(16 + 256)
+        tol = x * NK.closed_form_tol(16 + 256)  # _NEAR_RECORDS
         called = (x - edge[pos] <= tol) | (edge[pos + 1] - x <= tol)
         flagged = near[
             (x.view(np.int32) >> _NEAR_SHIFT).astype(np.intp) + (1 << (31 - _NEAR_SHIFT))
         ]
         assert called.any() and not (called & ~flagged).any()
         assert flagged[-20000:].mean() < 0.2
+
+
+def test_closed_form_past_the_near_buckets_record_count_checks_every_threshold():
+    """Columns of more records than the near buckets are sized for (``_NEAR_RECORDS``; a
+    scenario has at most 16 + 256) get the tolerance checked at every threshold: the positions
+    stay the exact ones (MODEL §2), budgets on the thresholds included."""
+    from sim.kernel._sums import _NEAR_RECORDS
+
+    s = sim.load_scenario("locomo-like")
+    st, pr = NK.params_of(s)
+    c = NK.draw_columns(NK.chunk_rng(sim.kernel.key_of_seed(2), 0), 2000, st, pr)
+    extra = _NEAR_RECORDS + 1 - c.dis_len.shape[0] - c.ev_len.shape[0]
+    rng = np.random.default_rng(0)
+    wide = c._replace(
+        dis_len=np.concatenate([c.dis_len, rng.lognormal(3, 0.5, (extra, 2000))]).astype(
+            np.float32
+        ),
+        dis_score=np.concatenate([c.dis_score, rng.normal(-1, 0.5, (extra, 2000))]).astype(
+            np.float32
+        ),
+    )
+    exact = NK.frontier_columns(wide, pr)
+    on = np.concatenate([exact.last_total.ravel(), exact.first_total.ravel()])
+    hard = np.concatenate([s.budgets, on, np.nextafter(on, np.float32(0))])
+    _assert_same_events(wide, pr, hard)
 
 
 def test_numpy_backend_same_key_same_bytes_and_exact_partition():
