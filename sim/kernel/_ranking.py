@@ -327,7 +327,9 @@ _SORT_BELOW = 1024  # queries up to which ``np.sort`` beats the network's per-ro
 
 def rank_order(scores: np.ndarray) -> np.ndarray:
     """``(N, n)`` slot of the record at each rank (higher score first, equal scores by slot): the
-    order of a stable ``argsort(-scores, axis=0)``, by a sorting network over whole rows."""
+    order of a stable ``argsort(-scores, axis=0)``, by a sorting network over whole rows (for at
+    most ``_SORT_BELOW`` queries, as the exact re-run of a few has them, by ``np.sort``: one key per
+    record and the keys distinct, so the same order)."""
     keys, shift = _rank_keys(scores)
     if keys.shape[1] <= _SORT_BELOW:  # few queries: numpy's sort (the keys are distinct)
         out = np.negative(np.sort(np.negative(keys), axis=0))
