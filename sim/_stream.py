@@ -240,7 +240,7 @@ def check_timeline_size(ss, budgets, queries, *, scenario=None) -> None:
         if budgets is not None
         else f"{src} ({len(b)} budgets)"
     )
-    what_q = f"{spell.given('queries', q)}" if queries is not None else f"{q} queries"
+    what_q = spell.given("queries", q) if queries is not None else f"{q} queries"
     rows = 1 + 3 * (len(TIMELINE_POLICIES) - 1)
     st = ss.stream
     packing = ss.scenario.packing

