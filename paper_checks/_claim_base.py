@@ -17,12 +17,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from paper_checks._acceptance import accept
-from paper_checks._requirements import Needs, unmet
 from paper_checks._sources import DataMissing, DependencyMissing, Workspace
 from paper_checks._types import INCONCLUSIVE, SKIPPED, ClaimResult, Estimate, SourceCurves, Verdict
-from paper_checks._verdicts import admissible, grade_reversal, reversal_test
 from paper_checks.operating import OperatingCharacteristics
+from paper_checks.rules._acceptance import accept
+from paper_checks.rules._requirements import Needs, unmet
+from paper_checks.rules._verdicts import admissible, grade_reversal, reversal_test
 
 CLAIMS = {
     "1": "Consolidation gains under tight budgets and loses under loose ones: the sign of "
@@ -110,7 +110,7 @@ def claim_result(
 
 def with_oc(verdict: Verdict, oc: OperatingCharacteristics | None) -> tuple[Verdict, dict]:
     """The verdict with its rule's measured error rates, after the acceptance rule per direction
-    (``paper_checks._acceptance``), naming what the rule read when its reading does not stand."""
+    (``paper_checks.rules._acceptance``), naming what the rule read when its reading does not stand."""
     if oc is None:
         return verdict, {}
     info = {
@@ -142,7 +142,7 @@ def skipped_result(cid: str, reason: str, skipped: dict) -> ClaimResult:
 
 
 def needs(cid: str, spec: Needs) -> Callable:
-    """Decorator: claim ``cid`` needs ``spec`` of its real data (``paper_checks._requirements``).
+    """Decorator: claim ``cid`` needs ``spec`` of its real data (``paper_checks.rules._requirements``).
 
     Before the claim is measured, each real unit it grades is checked; any unmet need gives
     INCONCLUSIVE naming the missing column (or groups, budgets), never a crash or a silent skip.

@@ -1,6 +1,6 @@
 """Claims 1-4, the budget-dependent reversal: its sign (1), the tight-budget gain (2), loose-budget
 retention (3) and the second answer model (4). Each measures, then asks its verdict
-(``paper_checks._verdicts``) and its rule's operating characteristics (``paper_checks._rules``).
+(``paper_checks.rules._verdicts``) and its rule's operating characteristics (``paper_checks.rules._rules``).
 
 References: MODEL §6-7; docs/paper-checks.md "Claims and how each verdict is computed".
 """
@@ -26,18 +26,18 @@ from paper_checks._claim_base import (
     source_budgets,
 )
 from paper_checks._curves import chance_outcomes
-from paper_checks._operating_crossover import continuous_interval
-from paper_checks._requirements import Needs
-from paper_checks._rules import (
+from paper_checks._sources import DataMissing, DependencyMissing, Workspace
+from paper_checks._types import ClaimResult, Estimate, SourceCurves
+from paper_checks.rules._crossover_coverage import continuous_interval
+from paper_checks.rules._requirements import Needs
+from paper_checks.rules._rules import (
     loose_oc,
     loose_verdict,
     reversal_oc,
     tight_gain_oc,
     tight_gain_verdict,
 )
-from paper_checks._sources import DataMissing, DependencyMissing, Workspace
-from paper_checks._types import ClaimResult, Estimate, SourceCurves
-from paper_checks._verdicts import PAPER_LOOSE_MARGIN, PAPER_TIGHT_GAIN, verdict_sign_reversal
+from paper_checks.rules._verdicts import PAPER_LOOSE_MARGIN, PAPER_TIGHT_GAIN, verdict_sign_reversal
 from retcon.vocab import ACTIONS, OPERATORS
 
 # ---- claim 1 ---------------------------------------------------------------------------------------
@@ -97,7 +97,7 @@ def check_sign_reversal(ws: Workspace) -> ClaimResult:
             "note": "grid_truth: the interval covers the root of the population dU interpolated "
             "on the data's grid; continuous: widened to the grid's brackets, it covers the "
             "continuous B* wherever dU has one sign change between those grid budgets "
-            "(paper_checks._operating_crossover; docs/statistics.md)",
+            "(paper_checks.rules._crossover_coverage; docs/statistics.md)",
         }
         parts.append(
             f"{op_h} B* interval for the grid truth {measured.fmt()}, for the continuous B* "

@@ -1,6 +1,6 @@
 """Claims 5-6, which operator and which budget: the crossover's scaling with evidence length (5) and
 cross-note operators against local rewrite (6). Each measures, then asks its verdict
-(``paper_checks._verdicts``) and its rule's operating characteristics (``paper_checks._rules``).
+(``paper_checks.rules._verdicts``) and its rule's operating characteristics (``paper_checks.rules._rules``).
 
 References: MODEL §6, §8; docs/paper-checks.md "Claims and how each verdict is computed".
 """
@@ -20,12 +20,12 @@ from paper_checks._claim_base import (
     sim_sources,
 )
 from paper_checks._curves import bounded, evidence_length, raw_grounded, t_estimate
-from paper_checks._requirements import Needs
-from paper_checks._rules import conditions, cross_note_oc, slope_oc, slope_verdict
-from paper_checks._scaling import identical_operators, stratified_group_curves
 from paper_checks._sources import Workspace
 from paper_checks._types import ClaimResult, Estimate
-from paper_checks._verdicts import verdict_cross_note, verdict_crossover_scaling
+from paper_checks.rules._requirements import Needs
+from paper_checks.rules._rules import conditions, cross_note_oc, slope_oc, slope_verdict
+from paper_checks.rules._slope import identical_operators, stratified_group_curves
+from paper_checks.rules._verdicts import verdict_cross_note, verdict_crossover_scaling
 from retcon.inference import group_means
 from retcon.vocab import ACTIONS, OPERATORS
 

@@ -120,8 +120,8 @@ def render_html(
       figures: paths of the figures written (PNG and SVG are embedded).
       command: the command line that made the run.
     """
-    from paper_checks._acceptance import ACCEPTANCE_RULE, answer
     from paper_checks._report import format_measured
+    from paper_checks.rules._acceptance import ACCEPTANCE_RULE, answer
 
     side = report.get("sidecar") or {}
     parts = [

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from paper_checks._claims import CHECKS
 from paper_checks._config import CheckConfig
-from paper_checks._oc import rule_operating_characteristics
 from paper_checks._report import write_report
 from paper_checks._sources import Workspace
 from paper_checks._types import SKIPPED, ClaimResult
+from paper_checks.rules._oc import rule_operating_characteristics
 from retcon.errors import InputError
 
 
@@ -76,9 +76,9 @@ def with_operating_characteristics(result: ClaimResult, ws: Workspace) -> ClaimR
     """``result`` with ``details["operating_characteristics"]``: its rule's false-PASS rate and
     power at the graded data's group count G (claim 4: the second reader's; SKIPPED: no G).
 
-    A graded claim carries them already, simulated at its data's G by ``paper_checks._rules``
+    A graded claim carries them already, simulated at its data's G by ``paper_checks.rules._rules``
     (``paper_checks.operating``); they are kept. Otherwise (nothing graded) the table hook
-    ``paper_checks._oc.rule_operating_characteristics`` says what is known."""
+    ``paper_checks.rules._oc.rule_operating_characteristics`` says what is known."""
     if (result.details.get("operating_characteristics") or {}).get("false_pass_rate") is not None:
         return result
     readers = list(ws.config.readers)

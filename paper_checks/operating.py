@@ -14,7 +14,7 @@ them by simulation, for any rule that maps per-group arrays to a verdict and any
   questions x 7 budgets), for the fixed worlds of the tests.
 
 ``TARGETS``: false PASS <= 5%, power >= 80%, false FAIL <= 5%, kept as the design targets. Which
-reading stands is decided per direction, each on its own rate (``paper_checks._acceptance``;
+reading stands is decided per direction, each on its own rate (``paper_checks.rules._acceptance``;
 docs/statistics.md §6): a PASS on false PASS, a FAIL on false FAIL, a PARTIAL on false PARTIAL.
 The true world is a stated effect (the paper's, MODEL §11), with a half-size world beside it.
 
@@ -52,7 +52,7 @@ class OperatingCharacteristics(NamedTuple):
       n_groups, n_datasets: the data sets' size and number per world.
       worst_null: the null world with the highest PASS share; true_world: what the true one is.
       meets_targets: all three within ``TARGETS`` (kept for reference; the acceptance rule,
-        ``paper_checks._acceptance``, judges each direction on its own rate).
+        ``paper_checks.rules._acceptance``, judges each direction on its own rate).
       power_half: share of PASS in the half-size world (the true world's effect halved).
       false_partial_rate: share of PARTIAL in the null world where it is highest.
       half_world: what the half-size world is.

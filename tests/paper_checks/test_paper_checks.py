@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 import paper_checks as pc
 from paper_checks import Estimate as E
-from paper_checks import _verdicts as V
 from paper_checks._curves import (
     bounded,
     chance_outcomes,
@@ -23,9 +22,10 @@ from paper_checks._curves import (
     raw_grounded,
 )
 from paper_checks._loco import t_interval
-from paper_checks._scaling import slope_estimate
 from paper_checks._types import FAIL, INCONCLUSIVE, PARTIAL, PASS, SKIPPED
-from paper_checks._verdicts import admissible
+from paper_checks.rules import _verdicts as V
+from paper_checks.rules._slope import slope_estimate
+from paper_checks.rules._verdicts import admissible
 from tests.paper_checks.test_paper_checks_claims import paired_rows
 
 # ---------------------------------------------------------------------------------------------

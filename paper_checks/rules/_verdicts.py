@@ -67,7 +67,7 @@ RULES = (
     "with LoCoMo's per-conversation spread at its group count, in null worlds (the claim false, "
     "at its boundary), a true world at the paper's effect and a half-size world (claims 6, 7, 9: "
     "the data's effect turned to the claim's side, no paper figure being mapped). Which reading "
-    "stands is the acceptance rule at the top of this report (paper_checks._acceptance).",
+    "stands is the acceptance rule at the top of this report (paper_checks.rules._acceptance).",
     "Claims 7-9 on real data: leave-one-conversation-out (each conversation is the test set once; "
     "fit and calibration on the others); per-conversation estimates combined by their mean with a "
     "Student-t interval on G - 1 degrees of freedom (coverage checked by simulation with 10 "

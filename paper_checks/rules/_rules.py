@@ -10,7 +10,7 @@ boundary, a true world at the paper's effect (MODEL §11, ``paper_checks._effect
 half-size world (its PASS share is ``power_half``); claims 6-9 at the effects stated in
 docs/statistics.md ("The stated effects of claims 6-9"), never at the data's own.
 ``paper_checks._claims`` measures the arrays on LoCoMo and calls these; which readings stand is
-``paper_checks._acceptance``.
+``paper_checks.rules._acceptance``.
 
 References: MODEL §6-8; docs/paper-checks.md (the rules and the operating-characteristics table).
 """
@@ -33,9 +33,10 @@ from paper_checks._effects import (
     paper_curves,
 )
 from paper_checks._loco import t_interval
-from paper_checks._scaling import slope_test
 from paper_checks._types import Verdict
-from paper_checks._verdicts import (
+from paper_checks.operating import N_DATASETS, operating_characteristics
+from paper_checks.rules._slope import slope_test
+from paper_checks.rules._verdicts import (
     PAPER_LOOSE_MARGIN,
     PAPER_TIGHT_GAIN,
     combine,
@@ -49,7 +50,6 @@ from paper_checks._verdicts import (
     verdict_no_reliable_improvement,
     verdict_router_gain,
 )
-from paper_checks.operating import N_DATASETS, operating_characteristics
 
 
 def _halved_oc(rule, data: dict, true: dict, nulls: dict, key, n_datasets: int, worlds: tuple):
