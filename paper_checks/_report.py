@@ -206,7 +206,7 @@ def write_report(
     ``tables``: the paper's tables beside ours (``--design paper``), also written as ``TABLES.md``."""
     out = Path(out_dir)
     if tables is not None:
-        from paper_checks._design import tables_markdown
+        from paper_checks.tables._design import tables_markdown
 
         write_text_atomic(out / "TABLES.md", tables_markdown(tables))
     cfg = plain(config)

@@ -157,7 +157,7 @@ def render_html(
         )
     parts.append("</tbody></table>")
     if report.get("tables") is not None:
-        from paper_checks._design import tables_markdown
+        from paper_checks.tables._design import tables_markdown
 
         parts += [
             '<h2 id="tables">The paper\'s tables beside ours</h2>',

@@ -53,7 +53,7 @@ def run_checks(
                 lambda r=result: with_operating_characteristics(r, ws),
             )
         )
-    if ws.config.design == "paper":  # the paper's tables beside ours (paper_checks._design)
+    if ws.config.design == "paper":  # the paper's tables beside ours (paper_checks.tables._design)
         if progress:
             progress("tables")
         ws.paper_tables()

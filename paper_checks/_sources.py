@@ -377,7 +377,7 @@ class Workspace:
 
     def second_reader(self):
         """``PairedSource`` of ``config.second_reader`` (Table 5's rows), read once and checked
-        against the main reader's rows (``paper_checks._design.check_second_reader``).
+        against the main reader's rows (``paper_checks.tables._design.check_second_reader``).
 
         Raises:
           InputError: naming ``--second-reader`` and the file: unreadable, or not of the main
@@ -388,7 +388,7 @@ class Workspace:
             raise DataMissing("no --second-reader file")
 
         def make():
-            from paper_checks._design import SECOND_READER_OPTION, check_second_reader
+            from paper_checks.tables._design import SECOND_READER_OPTION, check_second_reader
 
             if not Path(path).is_file():
                 raise InputError(
@@ -405,13 +405,13 @@ class Workspace:
         return self._get("second-reader", make)
 
     def paper_tables(self) -> dict | None:
-        """The ``tables`` block of ``--design paper`` (``paper_checks._design``): Tables 4 and 8
+        """The ``tables`` block of ``--design paper`` (``paper_checks.tables._design``): Tables 4 and 8
         beside the paper's on the main reader's LoCoMo; ``None`` under our design."""
         if self.config.design != "paper":
             return None
 
         def make():
-            from paper_checks._design import paper_tables
+            from paper_checks.tables._design import paper_tables
 
             main = self.real_paired(self.config.readers[0])
             if self.config.second_reader is None:
@@ -421,7 +421,7 @@ class Workspace:
         try:
             return self._get("tables", make)
         except (DataMissing, DependencyMissing) as e:
-            from paper_checks._design import skipped_tables
+            from paper_checks.tables._design import skipped_tables
 
             return skipped_tables(str(e))
 

@@ -4,7 +4,7 @@ Each function takes paired data (``oas.PairedData``, one row per question and bu
 ``--design paper``) and returns one dict per cell: the paper's value (``paper_checks._published``,
 never computed; ``None`` where the paper's table has no such cell), ours, our interval in both
 units (the paper's question-level percentile bootstrap and our conversation-level Student-t
-interval, as in ``paper_checks._tables``), the difference ours minus the paper's, and whether the
+interval, as in ``paper_checks.tables._tables_3_4``), the difference ours minus the paper's, and whether the
 paper's value lies in each interval.
 
 * **Table 1**, fit-stratified gain: the gain over retention of each operator, split by whether
@@ -41,7 +41,7 @@ from paper_checks._published import (
     TABLE_10,
     TABLE_10_ROWS,
 )
-from paper_checks._tables import _finite, mean_cell
+from paper_checks.tables._tables_3_4 import _finite, mean_cell
 from retcon.vocab import ACTIONS
 
 #: Table 7's rows: LongMemEval's four types in the paper's order, then all questions.

@@ -10,13 +10,13 @@ carries ``meta_candidates = "full-history"`` so a table is never made from other
   question the better of retention and abstract; our reading of "binary oracle").
 * **Table 5**, the second answer model: Table 6's computation (``retention_abstract_cells``)
   without the binary oracle, on the rows of a second reader (``--second-reader FILE``, any design;
-  ``paper_checks._design.second_reader_table``), beside the paper's GLM-5.2 values.
+  ``paper_checks.tables._design.second_reader_table``), beside the paper's GLM-5.2 values.
 * **Table 12**, the four-action test: per budget and as the macro average over budgets, the
   accuracy and harmful choices of retention, the three fixed operators, the per-budget policy
   selected on fit data, direct ridge, the frozen safe router (calibrated at zero observed harm)
-  and the action oracle, cross-fitted as Table 8 (``paper_checks._crossfit``: the same folds).
+  and the action oracle, cross-fitted as Table 8 (``paper_checks.tables._crossfit``: the same folds).
 
-Each cell is ``paper_checks._tables.mean_cell``: ours, the question-bootstrap and
+Each cell is ``paper_checks.tables._tables_3_4.mean_cell``: ours, the question-bootstrap and
 conversation-level intervals, the paper's value (``paper_checks._published``), the difference and
 the in-interval flags. Ours are the offline operators and reader, not the paper's DeepSeek-V3.2.
 
@@ -36,7 +36,7 @@ import jax
 import numpy as np
 
 from paper_checks._published import TABLE_5, TABLE_6, TABLE_12, TABLE_12_MACRO, TABLE_12_ROWS
-from paper_checks._tables import _key, cells_markdown, mean_cell
+from paper_checks.tables._tables_3_4 import _key, cells_markdown, mean_cell
 from retcon.vocab import ACTIONS
 
 #: The rows' column that marks the full-history design (``oas.real._pair``).
@@ -164,8 +164,8 @@ def per_budget_fixed(ev) -> np.ndarray:
     """``(n,)`` the per-budget policy selected on fit data: in each rotation (test fold ``f``),
     per budget the action of highest mean outcome on the other folds' rows at that budget (ties to
     the earlier action), applied to fold ``f``'s rows (module docstring). Under the split protocol
-    (``paper_checks._crossfit.split_protocol``) the choice it made on the train rows."""
-    from paper_checks._crossfit import best_per_budget
+    (``paper_checks.tables._crossfit.split_protocol``) the choice it made on the train rows."""
+    from paper_checks.tables._crossfit import best_per_budget
 
     if "per-budget-fixed" in ev.chosen:  # the split protocol: selected on train
         return np.asarray(ev.chosen["per-budget-fixed"], np.int64)
@@ -194,7 +194,7 @@ def table_12(key: jax.Array, paired, ev, *, n_resamples: int = 10_000) -> list[d
       key: JAX key; cell ``k`` (in the returned order) uses ``fold_in(key, k)``.
       paired: ``oas.PairedData`` of the full-history design (for the rows' questions and
         conversations).
-      ev: the cross-fitted choices of Table 8 (``paper_checks._crossfit.crossfit_evaluate``).
+      ev: the cross-fitted choices of Table 8 (``paper_checks.tables._crossfit.crossfit_evaluate``).
       n_resamples: question-bootstrap replicates.
 
     Returns:
