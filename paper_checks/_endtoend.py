@@ -211,7 +211,7 @@ def _router_run(ws, paired) -> dict:
     import numpy as np
 
     from oas.real import load_locomo, loco_deployable, locomo_retrieval_features
-    from paper_checks._sources import locomo_path
+    from paper_checks.claims._sources import locomo_path
 
     conversations = load_locomo(locomo_path(ws.config.data)).conversations
     extra = locomo_retrieval_features(paired, conversations)
@@ -230,7 +230,7 @@ def end_to_end_section(ws, *, n_resamples: int | None = None) -> dict:
       ``{"data", "runs" (name -> report), "table", "gap", "verdicts"}``, or ``{"skipped": reason}``
       when LoCoMo or a package it needs is absent.
     """
-    from paper_checks._sources import DataMissing, DependencyMissing
+    from paper_checks.claims._sources import DataMissing, DependencyMissing
 
     n_resamples = int(n_resamples or ws.config.n_resamples)
     try:

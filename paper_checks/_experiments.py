@@ -32,8 +32,8 @@ from paper_checks._figures import (
 )
 from paper_checks._policies import fit_ridge_on, n_folds_for
 from paper_checks._report import plain
-from paper_checks._sources import Workspace
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
+from paper_checks.claims._sources import Workspace
 from retcon.bootstrap import grouped_bootstrap_mean
 from retcon.errors import InputError
 from retcon.plots import grid, new_figure, policy_style

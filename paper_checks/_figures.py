@@ -1,6 +1,6 @@
 """Figures shared by the report and ``experiments/``: each function draws on axes it is given.
 
-Plotting only; the numbers come from the sources (``paper_checks._sources``) or the experiment
+Plotting only; the numbers come from the sources (``paper_checks.claims._sources``) or the experiment
 assemblers (``paper_checks._experiments``).
 """
 

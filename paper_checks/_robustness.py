@@ -2,7 +2,7 @@
 audited LoCoMo side by side (``retcon paper-checks --locomo-audit FILE``; issue 32).
 
 The audited run is the same run (config, seed, so the same bootstrap keys) with
-``CheckConfig.locomo_audit`` set: ``paper_checks._sources.locomo_conversations`` applies the audit
+``CheckConfig.locomo_audit`` set: ``paper_checks.claims._sources.locomo_conversations`` applies the audit
 (``oas.real.apply_audit``) wherever paper-checks pairs LoCoMo under the oracle protocol. The
 theory and simulation sources do not read LoCoMo; the audited workspace reuses them.
 
@@ -24,7 +24,7 @@ from paper_checks._types import ClaimResult
 def audited_workspace(ws, audit: str | Path, mode: str = "drop,cite"):
     """A workspace like ``ws`` (config, seed) on the audited LoCoMo; the theory and simulation
     sources already measured in ``ws`` are shared (they do not read LoCoMo)."""
-    from paper_checks._sources import Workspace
+    from paper_checks.claims._sources import Workspace
 
     config = dataclasses.replace(ws.config, locomo_audit=str(audit), audit_mode=mode)
     new = Workspace(config, ws.seed, progress=ws._progress)
@@ -46,7 +46,7 @@ def _change(a, b) -> float | None:
 def _crossovers(ws) -> dict[str, dict]:
     """``{"<reader>/<operator>": {point, lower, upper, status}}`` of the real-data curves
     measured in ``ws`` (readers whose data is missing are left out)."""
-    from paper_checks._sources import DataMissing, DependencyMissing
+    from paper_checks.claims._sources import DataMissing, DependencyMissing
 
     out = {}
     for reader in ws.config.readers:
@@ -143,7 +143,7 @@ def joint_crossover_change(
 def _joint_crossovers(ws_before, ws_after) -> dict[str, dict]:
     """``joint_crossover_change`` of every reader both workspaces measured, keyed like
     ``_crossovers`` (``"<reader>/<operator>"``)."""
-    from paper_checks._sources import DataMissing, DependencyMissing
+    from paper_checks.claims._sources import DataMissing, DependencyMissing
 
     out = {}
     for reader in ws_before.config.readers:
@@ -223,7 +223,7 @@ def _table_4_change(ws_before, ws_after) -> list[dict] | None:
     under our design or without the data."""
     if ws_before.config.design != "paper":
         return None
-    from paper_checks._sources import DataMissing, DependencyMissing
+    from paper_checks.claims._sources import DataMissing, DependencyMissing
 
     tb, ta = ws_before.paper_tables(), ws_after.paper_tables()
     if not tb or not ta or "table_4" not in tb or "table_4" not in ta:

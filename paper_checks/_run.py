@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from paper_checks._claims import CHECKS
 from paper_checks._config import CheckConfig
 from paper_checks._report import write_report
-from paper_checks._sources import Workspace
 from paper_checks._types import SKIPPED, ClaimResult
+from paper_checks.claims._all import CHECKS
+from paper_checks.claims._sources import Workspace
 from paper_checks.rules._oc import rule_operating_characteristics
 from retcon.errors import InputError
 

@@ -57,7 +57,7 @@ def main(doc: str | None, argv=None) -> int:
         runs[name] = path
     out = check_out_dir("--out", args.out)
     out.mkdir(parents=True, exist_ok=True)
-    from paper_checks._sources import stable_id
+    from paper_checks.claims._sources import stable_id
 
     key = jax.random.PRNGKey(args.seed)
     # One key per run from its name, so a run's numbers do not depend on the other runs listed.

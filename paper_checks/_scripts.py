@@ -154,7 +154,7 @@ def run_experiment(name: str, doc: str | None = None, argv=None) -> int:
 def _run_figure(name: str, doc: str | None, argv) -> int:
     """A figure of ``EXPERIMENTS``: parse, compute, write the figure and its sidecar."""
     from paper_checks._experiments import EXPERIMENTS
-    from paper_checks._sources import DataMissing, DependencyMissing
+    from paper_checks.claims._sources import DataMissing, DependencyMissing
     from retcon.output import (
         OutputSet,
         check_out_dir,

@@ -152,9 +152,9 @@ def timeline_markdown(section: dict) -> str:
 
 
 def locomo_or_none(data):
-    """LoCoMo's conversations (``paper_checks._sources.locomo_path``'s file), ``None`` when absent."""
+    """LoCoMo's conversations (``paper_checks.claims._sources.locomo_path``'s file), ``None`` when absent."""
     from oas.real import load_locomo
-    from paper_checks._sources import DataMissing, locomo_path
+    from paper_checks.claims._sources import DataMissing, locomo_path
 
     try:
         return load_locomo(locomo_path(data)).conversations

@@ -256,11 +256,11 @@ def test_a_renamed_function_fails_paper_checks_at_import(monkeypatch):
 
     import sim._simulate
 
-    importlib.import_module("paper_checks._sources")  # loads as it is
+    importlib.import_module("paper_checks.claims._sources")  # loads as it is
     monkeypatch.delattr(sim._simulate, "simulate_queries")
-    monkeypatch.delitem(sys.modules, "paper_checks._sources")
+    monkeypatch.delitem(sys.modules, "paper_checks.claims._sources")
     with pytest.raises(ImportError, match="simulate_queries"):
-        importlib.import_module("paper_checks._sources")
+        importlib.import_module("paper_checks.claims._sources")
 
 
 def _runtime_nodes(tree: ast.AST):

@@ -1,6 +1,6 @@
 """What each claim needs of the real paired data, checked before the claim is measured.
 
-Every ``check_*`` of ``paper_checks._claims`` declares its ``Needs`` beside its definition (the
+Every ``check_*`` of ``paper_checks.claims._all`` declares its ``Needs`` beside its definition (the
 ``needs`` decorator there). Data that lack a column, a group or a budget the claim needs give that
 claim INCONCLUSIVE with the missing piece named: never a crash, never a silently smaller claim.
 The format's required columns (ids, ``query_type``, ``budget``, the four ``y_*``, features) are

@@ -9,7 +9,7 @@ between-group spread and set only the truth: null worlds where the claim is fals
 boundary, a true world at the paper's effect (MODEL §11, ``paper_checks._effects``) and a
 half-size world (its PASS share is ``power_half``); claims 6-9 at the effects stated in
 docs/statistics.md ("The stated effects of claims 6-9"), never at the data's own.
-``paper_checks._claims`` measures the arrays on LoCoMo and calls these; which readings stand is
+``paper_checks.claims._all`` measures the arrays on LoCoMo and calls these; which readings stand is
 ``paper_checks.rules._acceptance``.
 
 References: MODEL §6-8; docs/paper-checks.md (the rules and the operating-characteristics table).

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 import paper_checks as pc
-from paper_checks._claims import crc_bound_check
 from paper_checks._curves import curves_from_paired
 from paper_checks._loco import LocoEval
-from paper_checks._sources import DataMissing, Workspace
 from paper_checks._types import FAIL, INCONCLUSIVE, PARTIAL, PASS, SKIPPED
+from paper_checks.claims._all import crc_bound_check
+from paper_checks.claims._sources import DataMissing, Workspace
 from paper_checks.rules import _verdicts as V
 from paper_checks.rules._verdicts import RULES
 from retcon.vocab import LOCOMO_TYPES

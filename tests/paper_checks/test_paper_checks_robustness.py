@@ -10,8 +10,8 @@ import pytest
 
 from paper_checks import CheckConfig
 from paper_checks._robustness import robustness, robustness_markdown
-from paper_checks._sources import locomo_conversations
 from paper_checks._types import ClaimResult
+from paper_checks.claims._sources import locomo_conversations
 from retcon.cli import main
 from tests._data import LOCOMO_PATH, needs_locomo
 
@@ -191,7 +191,7 @@ def test_table_4_rows_in_the_markdown():
 @needs_audit
 def test_table_4_under_the_paper_design_on_both_annotations():
     from paper_checks._robustness import _table_4_change, audited_workspace
-    from paper_checks._sources import Workspace
+    from paper_checks.claims._sources import Workspace
 
     config = CheckConfig.fast(design="paper", readers=("lexical",), data=str(LOCOMO_PATH))
     ws = Workspace(config, 0)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from paper_checks._claim_base import (
+from paper_checks._curves import chance_outcomes
+from paper_checks._types import ClaimResult, Estimate, SourceCurves
+from paper_checks.claims._base import (
     admission_check,
     admission_text,
     attempt,
@@ -25,9 +27,7 @@ from paper_checks._claim_base import (
     skipped_result,
     source_budgets,
 )
-from paper_checks._curves import chance_outcomes
-from paper_checks._sources import DataMissing, DependencyMissing, Workspace
-from paper_checks._types import ClaimResult, Estimate, SourceCurves
+from paper_checks.claims._sources import DataMissing, DependencyMissing, Workspace
 from paper_checks.rules._crossover_coverage import continuous_interval
 from paper_checks.rules._requirements import Needs
 from paper_checks.rules._rules import (

@@ -10,7 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from oas import length_strata
-from paper_checks._claim_base import (
+from paper_checks._curves import bounded, evidence_length, raw_grounded, t_estimate
+from paper_checks._types import ClaimResult, Estimate
+from paper_checks.claims._base import (
     admission_check,
     attempt,
     claim_result,
@@ -19,9 +21,7 @@ from paper_checks._claim_base import (
     real_missing,
     sim_sources,
 )
-from paper_checks._curves import bounded, evidence_length, raw_grounded, t_estimate
-from paper_checks._sources import Workspace
-from paper_checks._types import ClaimResult, Estimate
+from paper_checks.claims._sources import Workspace
 from paper_checks.rules._requirements import Needs
 from paper_checks.rules._rules import conditions, cross_note_oc, slope_oc, slope_verdict
 from paper_checks.rules._slope import identical_operators, stratified_group_curves

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from paper_checks._claim_base import attempt, claim_result, main_reader, needs, real_missing
 from paper_checks._loco import calibrated_name, t_interval
-from paper_checks._sources import Workspace
 from paper_checks._types import INCONCLUSIVE, ClaimResult, Estimate, Verdict
+from paper_checks.claims._base import attempt, claim_result, main_reader, needs, real_missing
+from paper_checks.claims._sources import Workspace
 from paper_checks.rules._requirements import Needs
 from paper_checks.rules._rules import equivalence_oc, harm_oc, harm_verdict, positive_oc
 from paper_checks.rules._verdicts import verdict_no_reliable_improvement, verdict_router_gain

@@ -1,26 +1,26 @@
 """The paper's nine claims, one function each (MODEL §3-9), in the families the paper groups them:
-the budget-dependent reversal (claims 1-4, ``paper_checks._claims_reversal``), which operator and
-which budget (5-6, ``paper_checks._claims_scaling``) and the learned router (7-9,
-``paper_checks._claims_router``). What they share (texts, result builders, ``needs``) is in
-``paper_checks._claim_base``.
+the budget-dependent reversal (claims 1-4, ``paper_checks.claims._reversal``), which operator and
+which budget (5-6, ``paper_checks.claims._scaling``) and the learned router (7-9,
+``paper_checks.claims._router``). What they share (texts, result builders, ``needs``) is in
+``paper_checks.claims._base``.
 
 References: MODEL §3-9; docs/paper-checks.md.
 """
 
-from paper_checks._claim_base import CLAIMS, PAPER_FIGURES
-from paper_checks._claims_reversal import (
+from paper_checks.claims._base import CLAIMS, PAPER_FIGURES
+from paper_checks.claims._reversal import (
     check_loose_retention,
     check_second_reader,
     check_sign_reversal,
     check_tight_gain,
 )
-from paper_checks._claims_router import (
+from paper_checks.claims._router import (
     check_harm_calibration,
     check_mlp_control,
     check_router_gain,
     crc_bound_check,
 )
-from paper_checks._claims_scaling import check_cross_note, check_crossover_scaling
+from paper_checks.claims._scaling import check_cross_note, check_crossover_scaling
 
 __all__ = [
     "CHECKS",

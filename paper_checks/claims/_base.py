@@ -1,5 +1,5 @@
 """What the claim functions share: the claims' texts, the result and skip builders, the ``needs``
-decorator and the readers' admission check (``paper_checks._claims`` lists the claims).
+decorator and the readers' admission check (``paper_checks.claims._all`` lists the claims).
 
 Every ``check_*`` takes a ``Workspace`` (the run's memoized sources) and returns a ``ClaimResult``.
 Real data (LoCoMo) decides; simulation presets and the exact model are measured and shown beside
@@ -17,8 +17,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from paper_checks._sources import DataMissing, DependencyMissing, Workspace
 from paper_checks._types import INCONCLUSIVE, SKIPPED, ClaimResult, Estimate, SourceCurves, Verdict
+from paper_checks.claims._sources import DataMissing, DependencyMissing, Workspace
 from paper_checks.operating import OperatingCharacteristics
 from paper_checks.rules._acceptance import accept
 from paper_checks.rules._requirements import Needs, unmet
@@ -56,7 +56,7 @@ PAPER_FIGURES = {
 def attempt(get: Callable, label: str, skipped: dict):
     """``get()``, or ``None`` with the reason in ``skipped[label]`` when data (LoCoMo) or an optional
     dependency (an endpoint) is missing. Nothing else is caught: our own packages are ordinary
-    imports of ``paper_checks._sources``, so a renamed function fails at import, not here."""
+    imports of ``paper_checks.claims._sources``, so a renamed function fails at import, not here."""
     try:
         return get()
     except (DataMissing, DependencyMissing) as e:
