@@ -3,8 +3,6 @@
 
 from ._config import CheckConfig as CheckConfig
 from ._config import TheoryModel as TheoryModel
-from ._report import format_claims as format_claims
-from ._report import report_json as report_json
 from ._run import append_sections as append_sections
 from ._run import run_checks as run_checks
 from ._run import stage_timings as stage_timings
@@ -31,3 +29,5 @@ from .claims._sources import DependencyMissing as DependencyMissing
 from .claims._sources import Workspace as Workspace
 from .claims._sources import llm_configured as llm_configured
 from .claims._sources import locomo_path as locomo_path
+from .report._report import format_claims as format_claims
+from .report._report import report_json as report_json

@@ -322,7 +322,7 @@ def end_to_end_markdown(section: dict) -> str:
 
 def append_end_to_end(out_dir, ws, **kwargs) -> dict:
     """Write ``end_to_end.json`` and append the section to ``REPORT.md`` under ``out_dir``."""
-    from paper_checks._report import append_section
+    from paper_checks.report._report import append_section
 
     section = end_to_end_section(ws, **kwargs)
     append_section(out_dir, "end_to_end.json", section, end_to_end_markdown(section))

@@ -22,7 +22,10 @@ from oas import (
 )
 from paper_checks._config import CheckConfig
 from paper_checks._curves import curves_from_paired
-from paper_checks._figures import (
+from paper_checks._policies import fit_ridge_on, n_folds_for
+from paper_checks._types import Estimate, OperatorCurve, SourceCurves
+from paper_checks.claims._sources import Workspace
+from paper_checks.report._figures import (
     plot_coverage_replacement,
     plot_crossover_vs_length,
     plot_delta_curves,
@@ -30,10 +33,7 @@ from paper_checks._figures import (
     plot_phase_diagram,
     plot_policy_accuracy,
 )
-from paper_checks._policies import fit_ridge_on, n_folds_for
-from paper_checks._report import plain
-from paper_checks._types import Estimate, OperatorCurve, SourceCurves
-from paper_checks.claims._sources import Workspace
+from paper_checks.report._report import plain
 from retcon.bootstrap import grouped_bootstrap_mean
 from retcon.errors import InputError
 from retcon.plots import grid, new_figure, policy_style

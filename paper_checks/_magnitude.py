@@ -82,7 +82,7 @@ def _fmt(x: dict) -> str:
 
 def append_magnitude(out_dir, ws, **kwargs) -> dict:
     """Write ``magnitude.json`` and append the section to ``REPORT.md`` under ``out_dir``."""
-    from paper_checks._report import append_section
+    from paper_checks.report._report import append_section
 
     section = magnitude_section(ws, **kwargs)
     append_section(out_dir, "magnitude.json", section, magnitude_markdown(section))

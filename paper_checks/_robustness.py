@@ -414,7 +414,7 @@ def append_robustness(out_dir, section: dict) -> None:
     (each atomically)."""
     import json
 
-    from paper_checks._report import append_section
+    from paper_checks.report._report import append_section
     from retcon.output import to_jsonable, write_json_atomic
 
     out = Path(out_dir)

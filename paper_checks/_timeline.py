@@ -164,7 +164,7 @@ def locomo_or_none(data):
 
 def append_timeline(out_dir, conversations=None, **kwargs) -> dict:
     """Write ``over_time.json`` and append the section to ``REPORT.md`` under ``out_dir``."""
-    from paper_checks._report import append_section
+    from paper_checks.report._report import append_section
 
     section = timeline_section(conversations, **kwargs)
     append_section(out_dir, "over_time.json", section, timeline_markdown(section))

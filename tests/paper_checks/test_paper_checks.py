@@ -404,7 +404,7 @@ def test_estimate_fmt_and_strict_json():
     assert E(833.2, 393.0, float("inf")).fmt() == "833 [393, inf]"
     assert E.exact(1291.6).fmt() == "1292"
     assert E.missing().fmt() == "n/a"
-    from paper_checks._report import plain
+    from paper_checks.report._report import plain
 
     obj = plain({"e": E(1.0, float("nan"), float("inf")), "a": np.array([1.0, np.nan])})
     assert obj == {"e": {"point": 1.0, "lower": None, "upper": None}, "a": [1.0, None]}

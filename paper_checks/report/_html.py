@@ -120,7 +120,7 @@ def render_html(
       figures: paths of the figures written (PNG and SVG are embedded).
       command: the command line that made the run.
     """
-    from paper_checks._report import format_measured
+    from paper_checks.report._report import format_measured
     from paper_checks.rules._acceptance import ACCEPTANCE_RULE, answer
 
     side = report.get("sidecar") or {}
