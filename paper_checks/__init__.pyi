@@ -7,7 +7,6 @@ from ._run import append_sections as append_sections
 from ._run import run_checks as run_checks
 from ._run import stage_timings as stage_timings
 from ._run import write_run as write_run
-from ._scripts import run_experiment as run_experiment
 from ._types import VERDICTS as VERDICTS
 from ._types import ClaimResult as ClaimResult
 from ._types import Estimate as Estimate
@@ -31,3 +30,4 @@ from .claims._sources import llm_configured as llm_configured
 from .claims._sources import locomo_path as locomo_path
 from .report._report import format_claims as format_claims
 from .report._report import report_json as report_json
+from .studies.scripts._run_experiment import run_experiment as run_experiment

@@ -79,7 +79,7 @@ class CheckConfig:
       equivalence_share: claim 8's margin for ``acc(mlp) - acc(oas)`` as a share of claim 7's
         measured OAS gain (0.5: an MLP adding half of what OAS adds is a reliable improvement).
       locomo_audit, audit_mode: the LoCoMo audit's ``errors.json`` applied to LoCoMo under these
-        modes (``oas.real.apply_audit``; ``paper_checks._robustness``); None: LoCoMo as released.
+        modes (``oas.real.apply_audit``; ``paper_checks.studies._robustness``); None: LoCoMo as released.
       theory: the exact single-cluster model.
       design: ``"ours"`` (default) or ``"paper"``: LoCoMo paired under the paper's design
         (``oas.real.paper_sample_queries``, ``oas.real.PAPER_SETTINGS``, budgets 16-128) and the

@@ -133,10 +133,10 @@ def append_sections(
     note: Callable[[str], None] | None = None,
 ) -> dict:
     """Append the optional sections to ``out_dir/REPORT.md`` after ``write_run``, in this order:
-    the identified reader's magnitude (``paper_checks._magnitude``), end to end
-    (``paper_checks._endtoend``), robustness (``locomo_audit``: the same ``claims`` rerun on
-    LoCoMo with the audit applied, ``paper_checks._robustness``; its statement goes to ``note``)
-    and memory over time (``paper_checks._timeline``). Each writes its own JSON beside REPORT.md.
+    the identified reader's magnitude (``paper_checks.studies._magnitude``), end to end
+    (``paper_checks.studies._end_to_end``), robustness (``locomo_audit``: the same ``claims`` rerun on
+    LoCoMo with the audit applied, ``paper_checks.studies._robustness``; its statement goes to ``note``)
+    and memory over time (``paper_checks.studies._timeline``). Each writes its own JSON beside REPORT.md.
 
     Returns:
       ``{"end_to_end": section, "robustness": section}``, each key present when written.
@@ -146,16 +146,20 @@ def append_sections(
     log = logging.getLogger("paper_checks")
     written: dict = {}
     if magnitude:
-        from paper_checks._magnitude import append_magnitude
+        from paper_checks.studies._magnitude import append_magnitude
 
         append_magnitude(out_dir, ws)
     if end_to_end:
-        from paper_checks._endtoend import append_end_to_end
+        from paper_checks.studies._end_to_end import append_end_to_end
 
         log.info("paper-checks: beyond the paper: end to end")
         written["end_to_end"] = append_end_to_end(out_dir, ws)
     if locomo_audit is not None:
-        from paper_checks._robustness import append_robustness, audited_workspace, robustness
+        from paper_checks.studies._robustness import (
+            append_robustness,
+            audited_workspace,
+            robustness,
+        )
 
         log.info("paper-checks: robustness: the audited LoCoMo")
         ws_a = audited_workspace(ws, locomo_audit, audit_mode)
@@ -166,7 +170,7 @@ def append_sections(
         if note is not None:
             note(section["statement"])
     if over_time:
-        from paper_checks._timeline import append_timeline, locomo_or_none
+        from paper_checks.studies._timeline import append_timeline, locomo_or_none
 
         log.info("paper-checks: beyond the paper: memory over time")
         append_timeline(out_dir, locomo_or_none(ws.config.data))

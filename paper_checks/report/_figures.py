@@ -1,7 +1,7 @@
 """Figures shared by the report and ``experiments/``: each function draws on axes it is given.
 
 Plotting only; the numbers come from the sources (``paper_checks.claims._sources``) or the experiment
-assemblers (``paper_checks._experiments``).
+assemblers (``paper_checks.studies.scripts._experiments``).
 """
 
 from __future__ import annotations

@@ -28,13 +28,13 @@ Rules 1, 3 and 4 compare every operator x budget cell, so each cell's interval i
 (Bonferroni over the cells, ``z`` about 2.94 for 15 cells): with marginal 1.96 intervals the
 "beats" rules said YES in 11% of worlds where budget-aware equals its baseline in every cell.
 Their false-YES rate and power are measured on every run, on the section's own streams
-(`paper_checks._timeline_oc`); a rule that misses the targets (false YES <= 5%, power >= 80%,
+(`paper_checks.studies._timeline_oc`); a rule that misses the targets (false YES <= 5%, power >= 80%,
 false NO <= 5%) makes its statement UNDECIDED, with the figures in the report.
 """
 
 from __future__ import annotations
 
-from paper_checks._timeline_rules import beats, inverted_u
+from paper_checks.studies._timeline_rules import beats, inverted_u
 from retcon.vocab import OPERATORS
 
 QUERIES = 512
@@ -65,12 +65,12 @@ def timeline_section(conversations=None, *, queries: int = QUERIES, seed: int = 
     import jax
 
     import sim
-    from paper_checks._timeline_oc import by_generation_rows, cell_z, operating_timeline
+    from paper_checks.studies._timeline_oc import by_generation_rows, cell_z, operating_timeline
 
     ss = sim.load_stream("locomo-stream")
     r = sim.simulate_timeline(ss, queries=queries, seed=seed)
     # simultaneous rules (Bonferroni over the cells); their error rates, measured on this pool,
-    # gate the answers (paper_checks._timeline_oc)
+    # gate the answers (paper_checks.studies._timeline_oc)
     z = cell_z(len(OPERATORS) * len(r.budgets), "simultaneous")
     oc = operating_timeline(r, key=jax.random.key(seed))
     geo = (
@@ -137,7 +137,7 @@ def timeline_markdown(section: dict) -> str:
                 f"{sum(c['upper'] < 0 for c in s['cells'])} below, of {len(s['cells'])}"
             )
         if "operating" in s:
-            from paper_checks._timeline_oc import fmt_operating
+            from paper_checks.studies._timeline_oc import fmt_operating
 
             o = s["operating"]["simultaneous"]
             err = fmt_operating(o) + ("" if o["meets_targets"] else ": misses the targets")

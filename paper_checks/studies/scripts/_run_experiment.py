@@ -1,15 +1,15 @@
 """The scripts of ``experiments/``: each is ``run_experiment(name, __doc__, argv)``, and this module
 parses its arguments, computes and writes its outputs.
 
-Figures (``paper_checks._experiments.EXPERIMENTS``):
+Figures (``paper_checks.studies.scripts._experiments.EXPERIMENTS``):
 ``python -m experiments.<name> --config experiments/<name>.toml --out DIR`` writes
 ``DIR/<name>.png`` and ``DIR/<name>.json`` (the figure's numbers under ``data`` plus the sidecar:
 the exact config, seed, package and library versions). ``--from-sidecar DIR/<name>.json`` reruns
 with the config and seed recorded there, so every figure is reproducible from its sidecar.
 
 Analyses with their options on the command line (``SCRIPTS``): ``end_to_end``,
-``end_to_end_sim`` and ``retriever_recall`` (``paper_checks._script_end_to_end``),
-``end_to_end_router`` (``paper_checks._script_router``); each writes ``OUT/<name>.json``.
+``end_to_end_sim`` and ``retriever_recall`` (``paper_checks.studies.scripts._end_to_end``),
+``end_to_end_router`` (``paper_checks.studies.scripts._router``); each writes ``OUT/<name>.json``.
 """
 
 from __future__ import annotations
@@ -139,13 +139,13 @@ def run_experiment(name: str, doc: str | None = None, argv=None) -> int:
       InputError: ``name`` is neither (the analyses also raise it on bad options).
     """
     if name == "end_to_end":
-        from paper_checks._script_end_to_end import main
+        from paper_checks.studies.scripts._end_to_end import main
     elif name == "end_to_end_sim":
-        from paper_checks._script_sweep import main
+        from paper_checks.studies.scripts._sweep import main
     elif name == "end_to_end_router":
-        from paper_checks._script_router import main
+        from paper_checks.studies.scripts._router import main
     elif name == "retriever_recall":
-        from paper_checks._script_recall import main
+        from paper_checks.studies.scripts._recall import main
     else:
         return _run_figure(name, doc, argv)
     return main(doc, argv)
@@ -153,8 +153,8 @@ def run_experiment(name: str, doc: str | None = None, argv=None) -> int:
 
 def _run_figure(name: str, doc: str | None, argv) -> int:
     """A figure of ``EXPERIMENTS``: parse, compute, write the figure and its sidecar."""
-    from paper_checks._experiments import EXPERIMENTS
     from paper_checks.claims._sources import DataMissing, DependencyMissing
+    from paper_checks.studies.scripts._experiments import EXPERIMENTS
     from retcon.output import (
         OutputSet,
         check_out_dir,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from paper_checks._script_args import locomo_file, numbers, write_results
+from paper_checks.studies.scripts._args import locomo_file, numbers, write_results
 from retcon.errors import InputError
 
 RECALLS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5)
@@ -113,7 +113,7 @@ def rule_oc(key, out_dir: Path, *, signals, n_datasets: int, n_questions: int = 
     """The rule's error rates (module docstring); records cached in ``out_dir/rule_oc.jsonl``."""
     import json
 
-    from paper_checks._router_oc import router_rule_characteristics
+    from paper_checks.studies._router_oc import router_rule_characteristics
 
     cache = Path(out_dir) / "rule_oc.jsonl"
     done = {}

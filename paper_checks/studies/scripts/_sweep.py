@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from paper_checks._script_args import numbers
+from paper_checks.studies.scripts._args import numbers
 from retcon.errors import InputError
 
 RECALLS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5)  # the defaults of --recalls and --accuracies

@@ -1,6 +1,6 @@
 """Error rates of the simulation statements of ``paper-checks --over-time`` (MODEL §10).
 
-Three statements of `paper_checks._timeline` are answered from simulated streams: utility is an
+Three statements of `paper_checks.studies._timeline` are answered from simulated streams: utility is an
 inverted U in the number of passes; budget-aware beats ``overflow``; it beats ``retain-all``. Each
 rule's false-YES rate and power are measured here, at the section's own number of streams, in
 synthetic worlds whose truth is set and whose spread is the simulation's own (as
@@ -38,8 +38,8 @@ from typing import Any, NamedTuple, cast
 import jax
 import numpy as np
 
-from paper_checks._timeline_rules import Z, beats, inverted_u
 from paper_checks.operating import TARGETS
+from paper_checks.studies._timeline_rules import Z, beats, inverted_u
 from retcon.vocab import OPERATORS
 
 #: Data sets per world at run time.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from paper_checks._script_args import locomo_file, numbers, write_results
+from paper_checks.studies.scripts._args import locomo_file, numbers, write_results
 
 GRANULARITIES = ("session", "turn")
 

@@ -1,4 +1,4 @@
-"""What the command-line analyses of ``experiments/`` share (``paper_checks._script_*``): their
+"""What the command-line analyses of ``experiments/`` share (``paper_checks.studies.scripts``): their
 list options, their LoCoMo file and the JSON they write."""
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ group, MODEL §8's eleven plus the post-retrieval features 12-15, and margin ove
 chosen inside the training folds, never on the held-out conversation), its 95% t interval over the
 conversations (``retcon.inference.group_t_interval``), beside the oracle protocol's OAS gain and
 the oracle selector's headroom. The rule's error rates were measured in synthetic worlds of LoCoMo's
-end-to-end shape (``paper_checks._router_oc.router_rule_characteristics``; ``ROUTER_RULE_OC``); an answer whose
+end-to-end shape (``paper_checks.studies._router_oc.router_rule_characteristics``; ``ROUTER_RULE_OC``); an answer whose
 error rate at the data's group count misses its target (false YES or false NO above 5%), or was
 not measured there, reads UNDECIDED with the reason.
 
@@ -140,7 +140,7 @@ def end_to_end_verdicts(results: dict) -> list[dict]:
 
 def _router_oc_at(n_groups: int) -> dict | None:
     """The router rule's measured error rates at ``n_groups`` (``ROUTER_RULE_OC``), or None."""
-    from paper_checks._router_oc import ROUTER_RULE_OC
+    from paper_checks.studies._router_oc import ROUTER_RULE_OC
 
     return ROUTER_RULE_OC.get(int(n_groups))
 
@@ -161,7 +161,7 @@ def router_statement(router: dict, results: dict) -> dict:
 
     References: MODEL §8; docs/statistics.md (step 6); docs/end-to-end.md.
     """
-    from paper_checks._router_oc import router_verdict
+    from paper_checks.studies._router_oc import router_verdict
 
     g = router["gain"]["deployable"]
     n_groups = len(router["groups"])

@@ -2,8 +2,8 @@
 the inverted U in passes (`inverted_u`) and a policy beating a baseline (`beats`), each cell's
 interval at the normal quantile ``z``.
 
-Shared by the section (`paper_checks._timeline`) and the error rates of these rules
-(`paper_checks._timeline_oc`), below both so neither imports the other at run time.
+Shared by the section (`paper_checks.studies._timeline`) and the error rates of these rules
+(`paper_checks.studies._timeline_oc`), below both so neither imports the other at run time.
 
 References: docs/timeline.md ("Beyond the paper in `retcon paper-checks --over-time`").
 """
@@ -51,7 +51,7 @@ def inverted_u(summary: dict) -> dict:
 
 def beats(r, policy: str, baseline: str, budgets, *, z: float = Z) -> dict:
     """Statements 3-4 from `sim.simulate_timeline`'s per-query outcomes (paired by stream);
-    ``z``: each cell's normal quantile (`paper_checks._timeline_oc.cell_z`)."""
+    ``z``: each cell's normal quantile (`paper_checks.studies._timeline_oc.cell_z`)."""
     cells, pos, neg = [], 0, 0
     for op in OPERATORS:
         i = r.rows.index((policy, op))
