@@ -6,14 +6,14 @@ nominal level. Here every conversation is the test set once: the router is fitte
 on the other G - 1 (train and calibration parts by group, ``oas.group_split``), every policy
 chooses on the held-out conversation, and a statistic is first computed per conversation, then
 combined by the mean over conversations with a Student-t interval on G - 1 degrees of freedom
-(``t_interval``), whose coverage with 10 groups is checked by simulation in the tests.
+(``paper_checks._curves.t_estimate``, ``retcon.inference.group_t_interval`` in an ``Estimate``),
+whose coverage with 10 groups is checked by simulation in the tests.
 
 References: MODEL §8 (OAS, calibrated variants, MLP control, best fixed policy, harm).
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -29,44 +29,7 @@ from oas import (
     predict_mlp,
     predict_ridge,
 )
-from paper_checks._types import Estimate
 from retcon.errors import InputError
-
-
-def t_interval(values, level: float = 0.95) -> Estimate:
-    """Mean of per-group estimates with a Student-t interval on ``G - 1`` degrees of freedom.
-
-    Args:
-      values: ``(G,)`` one estimate per group (NaN entries, groups without the rows, are dropped).
-      level: two-sided coverage.
-
-    Returns:
-      ``Estimate``; missing with no finite value, unbounded with one.
-
-    The interval of ``retcon.inference.group_t_interval`` on the finite values, in this package's
-    ``Estimate`` (tested to agree to 1e-12). It is not a call to it: the two round the products
-    ``t * sd / sqrt(G)`` and the sums in a different order, so a quarter of the intervals differ
-    in the last bit or two, and ``retcon paper-checks --json`` keeps its bytes.
-    """
-    if not 0 < level < 1:
-        raise InputError(f"t_interval: level must be in (0, 1); got {level}.")
-    v = np.asarray(values, float)
-    v = v[np.isfinite(v)]
-    if v.size < 2:
-        return Estimate.missing() if v.size == 0 else Estimate(float(v[0]), -np.inf, np.inf)
-    m = float(v.mean())
-    half = float(_t_quantile(v.size - 1, level) * v.std(ddof=1) / np.sqrt(v.size))
-    return Estimate(m, m - half, m + half)
-
-
-@lru_cache(maxsize=256)
-def _t_quantile(df: int, level: float):
-    """The two-sided ``level`` quantile of Student's t on ``df`` degrees of freedom, kept: claims
-    ask for the same few (``scipy.stats.t.ppf`` costs about 0.1 ms a call). The value scipy gives,
-    unconverted, so the products round as before."""
-    from scipy.stats import t as student_t
-
-    return student_t.ppf(0.5 + level / 2, df)
 
 
 class LocoEval(NamedTuple):

@@ -354,7 +354,7 @@ def test_the_paper_checks_checker_fails_on_a_planted_upward_import(module, sourc
 @pytest.mark.parametrize(
     ("module", "source"),
     [
-        ("paper_checks.rules._made_up", "from paper_checks._loco import t_interval\nimport oas\n"),
+        ("paper_checks.rules._made_up", "from paper_checks._loco import loco_evaluate\nimport oas\n"),
         ("paper_checks.claims._made_up", "from ..tables._design import paper_tables\n"),
         ("paper_checks._run", "from paper_checks.studies import _timeline\n"),
         ("paper_checks.studies._made_up", "def f():\n    from paper_checks.report import _html\n"),

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from paper_checks._loco import calibrated_name, t_interval
+from paper_checks._curves import t_estimate
+from paper_checks._loco import calibrated_name
 from paper_checks._types import INCONCLUSIVE, ClaimResult, Estimate, Verdict
 from paper_checks.claims._base import attempt, claim_result, main_reader, needs, real_missing
 from paper_checks.claims._sources import Workspace
@@ -57,10 +58,10 @@ def check_router_gain(ws: Workspace) -> ClaimResult:
     if ev is not None:
         d = ev.outcome("oas") - ev.outcome("best-fixed")
         gain_groups = _router_gain_groups(ev)
-        gains[src] = t_interval(gain_groups)
+        gains[src] = t_estimate(gain_groups)
         oc = positive_oc(ws.key("oc:7"), {src: gain_groups}, n_datasets=ws.config.oc_datasets)
         for b in np.unique(ev.budget):
-            per_budget[float(b)] = t_interval(ev.per_group(d, ev.budget == b))
+            per_budget[float(b)] = t_estimate(ev.per_group(d, ev.budget == b))
         not_ahead = [b for b, e in per_budget.items() if not e.point > 0]
     verdict = verdict_router_gain(gains, missing=real_missing(skipped))
     summary = "; ".join(
@@ -98,13 +99,13 @@ def check_mlp_control(ws: Workspace) -> ClaimResult:
     src = ws.unit(reader)
     tests, oc, m, diff = {}, None, float("nan"), None
     if ev is not None:
-        gain = t_interval(_router_gain_groups(ev))
+        gain = t_estimate(_router_gain_groups(ev))
         m = ws.config.equivalence_share * gain.point if gain.defined else float("nan")
         if "mlp" not in ev.chosen:
             skipped[f"{src}:mlp"] = "dependency not available: oas MLP policy"
         else:
             diff = ev.per_group(ev.outcome("mlp") - ev.outcome("oas"))
-            tests[src] = (t_interval(diff, 0.90), t_interval(diff, 0.95))
+            tests[src] = (t_estimate(diff, 0.90), t_estimate(diff, 0.95))
     if tests and not m > 0:
         verdict = Verdict(
             INCONCLUSIVE,
@@ -206,7 +207,7 @@ def check_harm_calibration(ws: Workspace) -> ClaimResult:
                     continue
                 harm_g[unit] = ev.per_group(ev.harm(name) - h_oas)
                 cost_g[unit] = ev.per_group(a_oas - ev.outcome(name))
-                harm[unit], cost[unit] = t_interval(harm_g[unit]), t_interval(cost_g[unit])
+                harm[unit], cost[unit] = t_estimate(harm_g[unit]), t_estimate(cost_g[unit])
         crc = {f"{a:g}": crc_bound_check(ev, a) for a in ev.alphas}
     verdict = harm_verdict(
         harm, cost, ws.config.max_accuracy_cost, real_missing(skipped), inconclusive

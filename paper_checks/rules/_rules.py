@@ -32,7 +32,6 @@ from paper_checks._effects import (
     cross_note_effects,
     paper_curves,
 )
-from paper_checks._loco import t_interval
 from paper_checks._types import Verdict
 from paper_checks.operating import N_DATASETS, operating_characteristics
 from paper_checks.rules._slope import slope_test
@@ -360,7 +359,7 @@ def equivalence_oc(key, diff, margin: float, *, n_datasets: int = N_DATASETS):
     return operating_characteristics(
         lambda d: (
             verdict_no_reliable_improvement(
-                {"u": (t_interval(d["d"], 0.90), t_interval(d["d"], 0.95))}, margin=margin
+                {"u": (t_estimate(d["d"], 0.90), t_estimate(d["d"], 0.95))}, margin=margin
             ).verdict
         ),
         np.asarray(diff).shape[0],
@@ -406,8 +405,8 @@ def harm_oc(
     }
 
     def rule(d):
-        h = {k[2:]: t_interval(v) for k, v in d.items() if k.startswith("h:")}
-        c = {k[2:]: t_interval(v) for k, v in d.items() if k.startswith("c:")}
+        h = {k[2:]: t_estimate(v) for k, v in d.items() if k.startswith("h:")}
+        c = {k[2:]: t_estimate(v) for k, v in d.items() if k.startswith("c:")}
         return harm_verdict(h, c, bound).verdict
 
     return operating_characteristics(
