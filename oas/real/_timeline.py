@@ -251,15 +251,6 @@ def survival(
     return Survival(np.asarray(surv), np.asarray(risk, float), np.asarray(lens))
 
 
-def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
-    """``(mean, lower, upper)`` of per-conversation values: `retcon.inference.group_t_interval`
-    (Student-t on ``G - 1`` df; NaN groups left out; NaN interval below two groups)."""
-    from retcon.inference import group_t_interval
-
-    r = group_t_interval(np.asarray(values, float), level=level)
-    return float(r.estimate[0]), float(r.lower[0]), float(r.upper[0])
-
-
 #: Survival models: name -> curve ``S_k`` (``k >= 1``) from two numbers in (0, 1).
 SURVIVAL_MODELS = {
     "geometric": lambda k, phi, _c: phi**k,  # H10: the same loss every pass
@@ -319,10 +310,12 @@ def survival_report(s: Survival, level: float = 0.95) -> dict:
     (the larger mean gain when both do); else ``geometric (not rejected)``; ``undecided`` with
     fewer than 3 conversations at risk.
     """
+    from retcon.inference import group_t_interval
+
     g = s.survived.shape[0]
     keep = s.at_risk > 0
     rate = np.where(keep[:, None], s.survived / np.maximum(s.at_risk, 1)[:, None], np.nan)
-    per_k = [t_interval(rate[:, k], level) for k in range(rate.shape[1])]
+    per_k = group_t_interval(rate, level=level)  # one column per pass
     fits = {m: _params(_fit(m, s.survived[keep], s.at_risk[keep])) for m in SURVIVAL_MODELS}
     held: dict[str, list[float]] = {m: [] for m in SURVIVAL_MODELS}
     for i in np.flatnonzero(keep):
@@ -338,8 +331,12 @@ def survival_report(s: Survival, level: float = 0.95) -> dict:
         if m == "geometric":
             continue
         d = np.subtract(held[m], held["geometric"])
-        mean, lo, hi = t_interval(d, level)
-        gains[m] = {"mean": mean, "lower": lo, "upper": hi}
+        ci = group_t_interval(d, level=level)
+        gains[m] = {
+            "mean": float(ci.estimate[0]),
+            "lower": float(ci.lower[0]),
+            "upper": float(ci.upper[0]),
+        }
     if keep.sum() < 3:
         verdict = "undecided"
     else:
@@ -352,7 +349,9 @@ def survival_report(s: Survival, level: float = 0.95) -> dict:
         "questions_at_risk": int(s.at_risk.sum()),
         "survival": [
             {"passes": k, "mean": m, "lower": lo, "upper": hi}
-            for k, (m, lo, hi) in enumerate(per_k)
+            for k, (m, lo, hi) in enumerate(
+                zip(per_k.estimate.tolist(), per_k.lower.tolist(), per_k.upper.tolist())
+            )
         ],
         "mean_unit_tokens": s.lengths.mean(0),
         "fits": fits,
@@ -546,7 +545,7 @@ def timeline_report(
     import jax
 
     import theory
-    from retcon.inference import wild_cluster_replicates
+    from retcon.inference import group_t_interval, wild_cluster_replicates
 
     check_integer("--passes", passes, 1, MAX_PASSES)
     surv = {}
@@ -569,15 +568,15 @@ def timeline_report(
     stacked = {k: _pad(v, T) for k, v in curves.items()}  # (G, nB, T)
     for (policy, op), arr in stacked.items():
         for bi, b in enumerate(budgets):
-            cells = [t_interval(arr[:, bi, t], level) for t in range(T)]
+            cells = group_t_interval(arr[:, bi, :], level=level)  # one column per time
             utility.append(
                 {
                     "policy": policy,
                     "operator": op,
                     "budget": float(b),
-                    "utility": [m for m, _, _ in cells],
-                    "lower": [lo for _, lo, _ in cells],
-                    "upper": [hi for _, _, hi in cells],
+                    "utility": cells.estimate.tolist(),
+                    "lower": cells.lower.tolist(),
+                    "upper": cells.upper.tolist(),
                 }
             )
     g = len(conversations)
@@ -673,6 +672,8 @@ def llm_pass_survival(
     against passes (`utility_by_passes`) at each budget, with the same intervals.
     ``sessions``: each conversation cut to its first sessions (`stream_prefix`) to bound the
     number of calls. MODEL §10."""
+    from retcon.inference import group_t_interval
+
     check_integer("llm_pass_survival: passes", passes, 2, MAX_PASSES)
     check_choice("llm_pass_survival: first", first, FIRST_PASS)
     convs = [stream_prefix(c, sessions) for c in conversations] if sessions else list(conversations)
@@ -694,20 +695,20 @@ def llm_pass_survival(
                     for c in convs
                 ]
             )  # (G, nB, K + 1)
+            ci = group_t_interval(util.reshape(len(convs), -1), level=level)
+            # per budget: (means, lowers, uppers) over the passes
+            rows = zip(*(f.reshape(len(budgets), -1).tolist() for f in ci[:3]), strict=True)
             out["results"][f"{first}/{op}/{name}"] = {
                 "survival": survival_report(surv, level),
                 "utility": [
                     {
                         "budget": float(b),
                         "cells": [
-                            dict(
-                                zip(("mean", "lower", "upper"), t_interval(util[:, bi, k], level)),
-                                passes=k,
-                            )
-                            for k in range(passes + 1)
+                            {"mean": m, "lower": lo, "upper": hi, "passes": k}
+                            for k, (m, lo, hi) in enumerate(zip(*row, strict=True))
                         ],
                     }
-                    for bi, b in enumerate(budgets)
+                    for b, row in zip(budgets, rows, strict=True)
                 ],
             }
     return out
