@@ -16,14 +16,28 @@ from paper_checks import _effects as E
 from paper_checks import operating as O
 from paper_checks._types import PASS
 from paper_checks.rules import _rules as R
-from paper_checks.rules._endpoint import endpoint_reversal
-from retcon.inference import group_delta_curves
+from retcon.inference import group_delta_curves, group_t_pvalue
 
 B = np.array(O.LOCOMO_BUDGETS)
 G = 10
 N = 100
 T3 = E.paper_curves(B, ["abstract", "merge"], "Table 3")
 T4 = E.paper_curves(B, ["abstract", "merge"], "Table 4")
+
+
+def endpoint_reversal(budgets, group_delta, *, alpha: float = 0.05) -> bool:
+    """A candidate rule for claims 1 and 4, measured here only (issue 30 item 3; kept beside its
+    test since issue 45): an operator reverses when its per-conversation ``dU`` ``(G, K, m)`` is
+    significantly above 0 at the tightest budget *and* below 0 at the loosest, each a one-sided
+    t-test at level ``alpha / K`` for ``K`` operators. Within an operator an intersection-union
+    test (both must reject; Berger 1982), over operators a Bonferroni: a false reversal has
+    probability at most ``alpha`` whatever the curves."""
+    order = np.argsort(np.asarray(budgets, float))
+    d = np.asarray(group_delta, float)[..., order]
+    K = d.shape[1]
+    p_gain = np.nan_to_num(group_t_pvalue(d[:, :, 0], alternative="greater"), nan=1.0)
+    p_loss = np.nan_to_num(group_t_pvalue(d[:, :, -1], alternative="less"), nan=1.0)
+    return bool(np.any((p_gain <= alpha / K) & (p_loss <= alpha / K)))
 
 
 def _dataset(key, per_group) -> np.ndarray:
@@ -101,7 +115,7 @@ def test_claim1_rarely_passes_in_null_worlds_at_G10(world, rule):
 
 @pytest.mark.slow
 def test_endpoint_rule_has_more_power_at_the_papers_table4_effect():
-    """The candidate endpoint rule (``paper_checks.rules._endpoint``) against the grid rule at the
+    """The candidate endpoint rule (``endpoint_reversal`` above) against the grid rule at the
     paper's LoCoMo effect (Table 4), whose loose-budget losses are 3-4 points: measured 0.72
     against 0.42 (seed 303); neither reaches 80% at G = 10."""
     endpoint, grid = (
