@@ -243,7 +243,7 @@ def compute_features_batch(
 
 
 def compute_features(
-    budget: float,
+    budget,
     cluster_lengths,
     session_ids,
     embeddings,
@@ -251,10 +251,15 @@ def compute_features(
     packing: str = "prefix",
     definitions: str | None = None,
 ) -> np.ndarray:
-    """The 11 features of MODEL §8 for one instance.
+    """The 11 features of MODEL §8 for one cluster, at one budget or at each of several.
+
+    Only features 1-3 depend on the budget; the others (record and session counts, the embedding
+    statistics, the type) are computed once, at the first budget. Features 1-3 are elementwise per
+    budget and reduce each row on its own, so row ``i`` of several budgets is the one budget
+    ``budget[i]`` alone gives, bit for bit.
 
     Args:
-      budget: tokens, > 0.
+      budget: tokens, > 0: a number, or shape ``(m,)`` (at least one).
       cluster_lengths: shape ``(k,)``, raw record token lengths of C in retriever order, > 0.
       session_ids: shape ``(k,)``, the records' session ids (any hashable labels).
       embeddings: shape ``(k, D)``, record embeddings.
@@ -265,10 +270,13 @@ def compute_features(
         (``"paper"``).
 
     Returns:
-      shape ``(11,)`` float64 in ``FEATURE_NAMES`` order.
+      shape ``(11,)`` float64 in ``FEATURE_NAMES`` order for a number; ``(m, 11)`` for ``(m,)``.
 
     References: MODEL §2, §8.
     """
+    budgets = np.asarray(budget, dtype=np.float64)
+    if budgets.size == 0:
+        raise InputError("compute_features: budget is empty; expected at least one.")
     lengths = np.asarray(cluster_lengths, dtype=np.float64).reshape(1, -1)
     k = lengths.shape[1]
     emb = np.asarray(embeddings, dtype=np.float64)
@@ -280,8 +288,9 @@ def compute_features(
             f"{len(session_ids)} and embeddings has shape {emb.shape}; expected {k} each."
         )
     _, sid = np.unique(np.asarray([str(s) for s in session_ids]), return_inverse=True)
-    return compute_features_batch(
-        np.asarray([budget]),
+    b = budgets.reshape(-1)
+    first = compute_features_batch(
+        b[:1],
         lengths,
         np.ones((1, k), bool),
         sid.reshape(1, k),
@@ -289,55 +298,21 @@ def compute_features(
         np.asarray([query_type_slot]),
         packing,
         definitions,
-    )[0]
-
-
-def compute_features_budgets(
-    budgets,
-    cluster_lengths,
-    session_ids,
-    embeddings,
-    query_type_slot: int,
-    packing: str = "prefix",
-    definitions: str | None = None,
-) -> np.ndarray:
-    """``compute_features`` of one cluster at each of ``budgets``: row ``i`` is
-    ``compute_features(budgets[i], ...)`` bit for bit.
-
-    Only features 1-3 depend on the budget; the others (record and session counts, the embedding
-    statistics, the type) are computed once, by ``compute_features`` at the first budget. Features
-    1-3 are elementwise per budget and reduce each row on its own, so a batch of budgets rounds
-    as one budget does.
-
-    Args:
-      budgets: shape ``(m,)``, tokens, > 0, at least one.
-      cluster_lengths, session_ids, embeddings, query_type_slot, packing, definitions: as
-        ``compute_features``.
-
-    Returns:
-      shape ``(m, 11)`` float64 in ``FEATURE_NAMES`` order.
-
-    References: MODEL §2, §8.
-    """
-    b = np.asarray(budgets, dtype=np.float64).reshape(-1)
-    if b.size == 0:
-        raise InputError("compute_features_budgets: budgets is empty; expected at least one.")
-    first = compute_features(
-        b[0], cluster_lengths, session_ids, embeddings, query_type_slot, packing, definitions
     )
+    if budgets.ndim == 0:
+        return first[0]
+    out = np.tile(first, (b.size, 1))
     paper = check_definitions(definitions) == "paper"
-    m = b.size
-    lengths = np.tile(np.asarray(cluster_lengths, dtype=np.float64).reshape(1, -1), (m, 1))
-    mask = np.ones(lengths.shape, bool)
-    out = np.tile(first, (m, 1))
-    _budget_columns(out, b, lengths, mask, paper, packing)
+    _budget_columns(
+        out, b, np.tile(lengths, (b.size, 1)), np.ones(out.shape[:1] + (k,), bool), paper, packing
+    )
     return out
 
 
 def _budget_columns(out: np.ndarray, budget, lengths, mask, paper: bool, packing: str) -> None:
     """Write features 1-3 (MODEL §8: budget / 512, raw tokens / budget, the fit share) of rows
     ``(budget (n,), lengths (n, K), mask (n, K))`` into ``out[:, :3]``: the only budget-dependent
-    ones, shared by ``compute_features_batch`` and ``compute_features_budgets``."""
+    ones, shared by ``compute_features_batch`` and ``compute_features``."""
     out[:, 0] = budget / 512.0
     out[:, 1] = np.where(mask, lengths, 0.0).sum(axis=1) / budget
     if paper:

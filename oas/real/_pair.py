@@ -226,7 +226,7 @@ def prepare_query_rows(
 
     References: MODEL §2 (packing), §8 (features).
     """
-    from oas._features import FEATURE_NAMES, compute_features_budgets
+    from oas._features import FEATURE_NAMES, compute_features
     from oas._structure import STRUCTURE_COLUMN, make_structure
 
     todo = [b for b in config.budgets if f"{query.query_id}@{b}" not in skip_ids]
@@ -289,7 +289,7 @@ def prepare_query_rows(
     raw = prepared["ret"]
     emb = ctx.embedder.embed([r.text for r in raw.records])
     # every budget's features in one call: only features 1-3 depend on the budget
-    feats = compute_features_budgets(
+    feats = compute_features(
         todo,
         raw.lengths,
         [r.session_id for r in raw.records],

@@ -139,20 +139,18 @@ def test_bad_feature_inputs_raise():
     packing=st.sampled_from(["prefix", "skip", "cut"]),
     definitions=st.sampled_from(["paper", "ours"]),
 )
-def test_compute_features_budgets_is_compute_features_per_budget_bit_for_bit(
+def test_compute_features_at_several_budgets_is_each_budget_alone_bit_for_bit(
     seed, k, packing, definitions
 ):
     """MODEL §8: the budget-independent features computed once give every budget's row exactly
     as ``compute_features`` at that budget alone."""
-    from oas._features import compute_features_budgets
-
     rng = np.random.default_rng(seed)
     lengths = rng.integers(1, 900, k)
     sessions = rng.choice(["s1", "s2", "s3"], k)
     emb = rng.normal(size=(k, 5))
     budgets = (32, 45, 91, 256, 431, 1024, 2048)
-    got = compute_features_budgets(
-        budgets, lengths, sessions, emb, 2, packing=packing, definitions=definitions
+    got = compute_features(
+        np.asarray(budgets), lengths, sessions, emb, 2, packing=packing, definitions=definitions
     )
     for i, b in enumerate(budgets):
         want = compute_features(
