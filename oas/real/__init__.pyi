@@ -57,6 +57,7 @@ from ._pair import score_query_rows as score_query_rows
 from ._pair import summarize as summarize
 from ._paper_design import PAPER_BUDGETS as PAPER_BUDGETS
 from ._paper_design import PAPER_SETTINGS as PAPER_SETTINGS
+from ._paper_design import design_overlay as design_overlay
 from ._paper_design import paper_sample_queries as paper_sample_queries
 from ._readers import LexicalReader as LexicalReader
 from ._readers import SentenceReader as SentenceReader

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from oas.real._full_history import FULL_HISTORY_TOP_K
 from oas.real._text import AlnumTokenizer
 from oas.real._types import Conversation, Query
 
@@ -39,6 +40,29 @@ PAPER_SPLIT = (("train", 350), ("dev", 75), ("test", 75))
 PAPER_BUDGETS = {"locomo": (16, 32, 64, 128), "longmemeval": (32, 64, 128, 256)}
 #: What ``--design paper`` sets on a pair run (the rest of the options keep their meaning).
 PAPER_SETTINGS = {"granularity": "turn", "packing": "skip", "tokenizer": "alnum"}
+
+
+def design_overlay(design: str, dataset: str, protocol: str = "oracle") -> dict:
+    """What ``design`` puts over a pair run's settings, by ``PairConfig`` field (and
+    ``tokenizer``): the one statement of "apply the paper's design", read by ``retcon pair`` and
+    ``retcon paper-checks`` alike.
+
+    Args:
+      design: ``"ours"`` (sets nothing) or ``"paper"``.
+      dataset: ``"locomo"`` or ``"longmemeval"`` (the paper's budgets differ).
+      protocol: ``"oracle"`` or ``"end-to-end"`` (the paper's full-history run: BM25, top
+        ``FULL_HISTORY_TOP_K`` turns).
+
+    Returns:
+      ``{}`` for ours; for the paper ``PAPER_SETTINGS``, ``budgets`` (``PAPER_BUDGETS[dataset]``)
+      and, end to end, ``retriever`` and ``top_k``, in that order (MODEL §11).
+    """
+    if design != "paper":
+        return {}
+    out = {**PAPER_SETTINGS, "budgets": PAPER_BUDGETS[dataset]}
+    if protocol == "end-to-end":
+        out |= {"retriever": "bm25", "top_k": FULL_HISTORY_TOP_K}
+    return out
 
 
 def cheapest_first(

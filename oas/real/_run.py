@@ -194,36 +194,35 @@ class PairJob:
 
 def _apply_design(job: PairJob) -> None:
     """``--design paper``: the paper's granularity, packing, token count and budgets (MODEL §11,
-    ``oas.real._paper_design``); an option given another value than ours or the paper's is refused."""
-    from oas.real._paper_design import DESIGNS, PAPER_BUDGETS, PAPER_SETTINGS
+    ``oas.real._paper_design.design_overlay``); an option given another value than ours or the
+    paper's is refused."""
+    from oas.real._paper_design import DESIGNS, design_overlay
 
     check_choice(_SPELL.lead("design"), job.design, DESIGNS)
-    if job.design != "paper":
-        return
     defaults = {f.name: f.default for f in fields(PairJob)}
-    for name, value in PAPER_SETTINGS.items():
+    overlay = design_overlay(job.design, job.dataset, job.pair_protocol)
+    for name, value in overlay.items():
+        if name == "budgets":  # --budgets, when given, replaces the paper's
+            if job.budgets is None:
+                object.__setattr__(job, "budgets", value)
+            continue
         given = getattr(job, name)
         if given not in (defaults[name], value):
+            if name in (
+                "retriever",
+                "top_k",
+            ):  # the paper's full-history run (oas.real._full_history)
+                raise InputError(
+                    f"{_SPELL.lead('design')}: 'paper' with {_SPELL.given('pair_protocol', 'end-to-end')} "
+                    f"is the paper's full-history run (BM25 top {overlay['top_k']} turns, MODEL "
+                    f"§11) and sets {_SPELL.given(name, value)}; got {_SPELL.given(name, given)}. "
+                    f"Drop {_SPELL(name)}."
+                )
             raise InputError(
                 f"{_SPELL.lead('design')}: 'paper' sets {_SPELL.given(name, value)}; got "
                 f"{_SPELL.given(name, given)}. Drop {_SPELL(name)}, or use {_SPELL.given('design', 'ours')}."
             )
         object.__setattr__(job, name, value)
-    if job.budgets is None:
-        object.__setattr__(job, "budgets", PAPER_BUDGETS[job.dataset])
-    if job.pair_protocol == "end-to-end":  # the paper's full-history run (oas.real._full_history)
-        from oas.real._full_history import FULL_HISTORY_TOP_K
-
-        for name, value in (("retriever", "bm25"), ("top_k", FULL_HISTORY_TOP_K)):
-            given = getattr(job, name)
-            if given not in (defaults[name], value):
-                raise InputError(
-                    f"{_SPELL.lead('design')}: 'paper' with {_SPELL.given('pair_protocol', 'end-to-end')} "
-                    f"is the paper's full-history run (BM25 top {FULL_HISTORY_TOP_K} turns, MODEL "
-                    f"§11) and sets {_SPELL.given(name, value)}; got {_SPELL.given(name, given)}. "
-                    f"Drop {_SPELL(name)}."
-                )
-            object.__setattr__(job, name, value)
 
 
 #: The most label realisations one run makes (the paper: 3); each multiplies the LLM calls.

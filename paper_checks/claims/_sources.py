@@ -31,6 +31,7 @@ from oas.real import (
     ConversationContext,
     PairConfig,
     cached_path,
+    design_overlay,
     load_locomo,
     make_embedder,
     make_operators,
@@ -618,23 +619,19 @@ def _locomo_paired(
     path = locomo_path(config.data)
     conversations = locomo_conversations(config, path)
     paper = config.design == "paper"
-    if paper:  # the paper's budgets, granularity, packing and token count (MODEL §11)
-        from oas.real import PAPER_BUDGETS, PAPER_SETTINGS
-
-        budgets, granularity = PAPER_BUDGETS["locomo"], PAPER_SETTINGS["granularity"]
-        packing, tokenizer = PAPER_SETTINGS["packing"], PAPER_SETTINGS["tokenizer"]
-    else:
-        budgets, granularity = tuple(int(b) for b in config.budgets), "session"
-        packing, tokenizer = "cut", "regex"
+    # the paper's budgets, granularity, packing and token count over ours (MODEL §11)
+    overlay = design_overlay(config.design, "locomo", protocol)
+    tokenizer = overlay.pop("tokenizer", "regex")
     pc = PairConfig(
-        budgets=budgets,
-        granularity=granularity,
-        packing=packing,
+        budgets=tuple(int(b) for b in config.budgets),
+        granularity="session",
+        packing="cut",
         protocol=protocol,
         predicted_types=predicted_types,
         design=config.design,
         features=config.features,
     )
+    pc = dataclasses.replace(pc, **overlay)
     operators, rdr, tok = (
         make_operators("dataset"),
         make_reader(reader),

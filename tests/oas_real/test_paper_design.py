@@ -151,3 +151,19 @@ def test_pair_locomo_design_paper_cli_on_real_data(tmp_path, capsys):
     _check_rows_against_model(
         rows, {c.conversation_id: c for c in real.load_locomo(LOCOMO_PATH).conversations}
     )
+
+
+def test_design_overlay_is_the_papers_settings_and_nothing_for_ours():
+    """MODEL §11: the paper's design sets granularity, packing, token count and the data set's
+    budgets, and end to end the full-history retrieval; ours sets nothing. ``retcon pair`` and
+    ``retcon paper-checks`` both read this one overlay."""
+    from oas.real import PAPER_BUDGETS, PAPER_SETTINGS, PairConfig, design_overlay
+
+    assert design_overlay("ours", "locomo", "end-to-end") == {}
+    paper = design_overlay("paper", "longmemeval")
+    assert paper == {**PAPER_SETTINGS, "budgets": PAPER_BUDGETS["longmemeval"]}
+    e2e = design_overlay("paper", "locomo", "end-to-end")
+    assert list(e2e)[-2:] == ["retriever", "top_k"] and e2e["retriever"] == "bm25"
+    fields = {k: v for k, v in e2e.items() if k != "tokenizer"}
+    pc = PairConfig(protocol="end-to-end", design="paper", **fields)
+    assert pc.full_history and pc.budgets == (16, 32, 64, 128) and pc.granularity == "turn"
