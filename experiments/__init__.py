@@ -3,7 +3,8 @@
 Scripts (``python -m experiments.<name> --config experiments/<name>.toml --out DIR``):
 ``crossover_curves``, ``coverage_replacement``, ``crossover_vs_length``, ``phase_diagram``,
 ``oas_vs_fixed``, ``harm_tradeoff``. Each script is
-``paper_checks.run_experiment(name, __doc__, argv)``; the computations live in ``paper_checks``.
+``paper_checks.run_experiment(name, __doc__, argv)``; the computations live in
+``paper_checks.studies`` (beyond the paper's claims).
 """
 
 NAMES = (

@@ -5,8 +5,8 @@
 stays bounded) and returns ``U``, ``dU``, coverage and replacement per operator and budget with
 standard errors, ``dU = C + R`` exact; ``simulated_crossover`` finds the crossover budget with a
 bootstrap CI; ``stress`` breaks Assumption 1 in shared memories; ``simulate_instances`` makes
-paired data for the OAS router. ``PACKINGS``, ``check_packing``, ``pack_reference`` and ``pack``
-are the packing of MODEL §2, which lives in ``theory`` (re-exported here for existing users).
+paired data for the OAS router. The packing of MODEL §2 (``PACKINGS``, ``check_packing``,
+``pack_reference``, ``pack``) lives in ``theory``.
 
 References: MODEL §2 (reader, packing), §3-§4 (regions, Proposition 1), §5 (Assumption 1),
 §6 (single-cluster model), §7 (operator ranking), §8 (paired instances), §10 (memory over time:
