@@ -39,7 +39,7 @@ from oas._identify import (
 from oas._ridge import grouped_folds
 from retcon.bootstrap import delta_curve_replicates
 from retcon.vocab import OPERATORS
-from theory import crossover_interval
+from theory import crossover, crossover_interval, empirical_lengths
 
 
 class OutOfFold(NamedTuple):
@@ -312,7 +312,6 @@ def single_cluster_crossover(fit: Identified, raw_lengths, *, slot: int = 0) -> 
 
     References: docs/model.md §6 (parametrization note, Proposition 2).
     """
-    from theory import crossover, empirical_lengths
 
     dist = empirical_lengths(np.asarray(raw_lengths, np.float64))
     out = {}

@@ -41,7 +41,7 @@ import numpy as np
 from oas._features import FEATURE_NAMES
 from oas._policy import Thresholds, argmax_policy, calibrated_policy
 from oas._theory_router import theory_router_from_json
-from retcon.errors import InputError, check_choice
+from retcon.errors import InputError, check_choice, parse_json, read_text
 from retcon.output import write_json_atomic
 from retcon.vocab import ACTIONS, VOCABULARIES
 from theory import PACKINGS, check_packing
@@ -360,7 +360,6 @@ def load_router(path, *, option: str | None = None) -> Router:
     Raises:
       InputError: a missing file, bad JSON or text, or a field of the wrong type, shape or value.
     """
-    from retcon.errors import parse_json, read_text
 
     path = Path(path)
     label = f"{option} {path}" if option else str(path)

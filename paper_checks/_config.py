@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from oas.real import DEFAULT_BUDGETS
-from retcon.errors import InputError, check_range
+from retcon.errors import InputError, check_choice, check_range
 from retcon.vocab import OFFLINE_READERS
 
 
@@ -121,7 +121,6 @@ class CheckConfig:
     second_reader: str | None = None
 
     def __post_init__(self):
-        from retcon.errors import check_choice
 
         check_choice("CheckConfig.design", self.design, ("ours", "paper"))
         check_choice("CheckConfig.protocol", self.protocol, ("oracle", "end-to-end"))

@@ -24,10 +24,13 @@ from oas import (
     calibrate_accuracy,
     calibrate_crc,
     calibrated_policy,
+    evidence_fit_rule,
     fit_mlp,
     group_split,
+    knn_router,
     predict_mlp,
     predict_ridge,
+    training_selected_operator,
 )
 from retcon.errors import InputError
 
@@ -148,8 +151,6 @@ def loco_evaluate(
             m = fit_mlp(k_mlp, seen.features, seen.outcomes, seen.group_id)
             picks["mlp"] = argmax_policy(predict_mlp(m, test.features))
         if baselines:
-            from oas import evidence_fit_rule, knn_router, training_selected_operator
-
             op = training_selected_operator(seen.outcomes)
             picks["fixed-operator"] = np.full(test.n, op)
             picks["evidence-fit"] = evidence_fit_rule(test.features, op)

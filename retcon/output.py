@@ -226,7 +226,6 @@ def _can_create_in(folder: Path) -> bool:
     ``os.access`` answers yes for root on read-only file systems such as ``/sys``, so the run
     would fail only after its work; one probe up front costs a create and an unlink.
     """
-    import tempfile
 
     try:
         fd, name = tempfile.mkstemp(dir=folder, prefix=".retcon-probe-")

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from retcon.errors import InputError
+from retcon.errors import InputError, decode_utf8
 from retcon.vocab import OPERATORS, VOCABULARIES
 from sim import _checks as ck
-from theory import DIST_PARAMS, DIST_SCALE_PARAM, PACKINGS, check_dist_params
+from theory import DIST_PARAMS, DIST_SCALE_PARAM, PACKINGS, check_dist_params, make_length_dist
 
 RETRIEVER_ORDERS = ("oracle", "noisy")
 MAX_RECORDS = 16
@@ -69,7 +69,6 @@ class LengthConfig:
     @property
     def mean(self) -> float:
         """Mean record length in tokens (``theory.LengthDist.mean``)."""
-        from theory import make_length_dist
 
         return make_length_dist(self.dist, **dict(self.params)).mean
 
@@ -572,7 +571,6 @@ def read_scenario_toml(s: str, presets, unknown: str) -> tuple[dict, str]:
         p = Path(s)
         if p.suffix != ".toml" and not p.exists():
             raise InputError(unknown)
-        from retcon.errors import decode_utf8
 
         try:
             text = decode_utf8(p.read_bytes(), str(p))

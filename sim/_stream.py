@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from retcon.errors import InputError, Spell
+from retcon.errors import InputError, Spell, check_memory, memory_limit
 from retcon.vocab import TIMELINE_POLICIES
 from sim import _checks as ck
 from sim._scenario import LengthConfig, Scenario, read_scenario_toml, scenario_from_dict
@@ -223,7 +223,6 @@ def check_timeline_size(ss, budgets, queries, *, scenario=None) -> None:
       ss: the loaded ``sim.StreamScenario``. budgets, queries: the options (None: the scenario's).
       scenario: ``--scenario`` as given, to name the file when its own values are too large.
     """
-    from retcon.errors import check_memory, memory_limit
 
     spell = Spell("simulate_timeline")
     if queries is not None:

@@ -40,8 +40,8 @@ import numpy as np
 from retcon.errors import InputError
 from sim import kernel as K
 from sim._scenario import Scenario, as_scenario
-from sim._simulate import block_se, exact_mean, run_chunks
-from theory import pack_one
+from sim._simulate import _check_budgets, _check_n, block_se, exact_mean, run_chunks
+from theory import grid_crossover, pack_one
 
 MAX_MEMORY_SIZE = 64
 STRESS_BLOCKS = 128
@@ -257,7 +257,6 @@ def stress(
     References:
       MODEL §5 (Assumption 1 and its failures), §6 (prediction under Assumption 1).
     """
-    from sim._simulate import _check_budgets, _check_n
 
     scenario = as_scenario(scenario)
     n = _check_n("n_memories", n_memories)
@@ -301,7 +300,6 @@ def stress(
     pred = c + r
     pred_se = np.moveaxis(block_se(pred_blocks, q_counts), -1, 1)
     d_se, s_se = np.moveaxis(se[..., 0], -1, 1), np.moveaxis(se[..., 3], -1, 1)
-    from theory import grid_crossover
 
     gx = grid_crossover(b, d)
     root, n_cross = gx.crossover_budget, gx.n_sign_changes

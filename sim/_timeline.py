@@ -40,6 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import theory
 from retcon.errors import InputError, Spell, check_choice
 from retcon.vocab import OPERATORS, TIMELINE_POLICIES  # §10's policies, sim.TIMELINE_POLICIES
 from sim._stream import (
@@ -50,7 +51,7 @@ from sim._stream import (
     check_timeline_size,
 )
 from sim.kernel import GRID, kept_fraction, quantized_success
-from theory import cumsum_in_order, pack, sample_lengths
+from theory import SUM_FAMILIES, cumsum_in_order, pack, sample_lengths
 
 MAX_BY_GENERATION = 6  # utility against k for k = 0 .. this
 CHUNK = TIMELINE_CHUNK  # queries per compiled call (sim._stream sizes it before any work)
@@ -522,8 +523,6 @@ def simulate_timeline(
 
 def _theory_applies(ss: StreamScenario) -> str | None:
     """``None`` when theory's ``t*_o(B)`` covers the scenario, else the reason it does not."""
-    import theory
-    from theory import SUM_FAMILIES
 
     sc, st = ss.scenario, ss.stream
     if len([t for t in sc.types if t.weight > 0]) != 1:
@@ -548,7 +547,6 @@ def theory_crossover(ss: StreamScenario, op_index: int, budgets, times) -> dict:
     Returns ``{"crossover_time": (nB,) root of -dU_t interpolated as the simulation's (log t),
     "first_win": (nB,) first session with dU_t > 0}``. MODEL §10.
     """
-    import theory
 
     sc, st = ss.scenario, ss.stream
     (t0,) = [t for t in sc.types if t.weight > 0]
@@ -576,7 +574,6 @@ def theory_by_generation(ss: StreamScenario, op_index: int, budgets, passes: int
     """Theory's ``U_T(B, k)`` at the last session with every unit passed ``k = 0..passes`` times
     (`theory.stream_generation_utility` on H10's chain of operator ``op_index``), ``(nB, K + 1)``;
     the exact value of `summarize_timeline`'s ``by_generation`` where theory applies. MODEL §10."""
-    import theory
 
     sc, st = ss.scenario, ss.stream
     (t0,) = [t for t in sc.types if t.weight > 0]
@@ -608,8 +605,6 @@ def summarize_timeline(
     rule's ``+ -> -`` root, interpolated in ``log t``). MODEL §10.
     """
     import scipy.stats as sst
-
-    import theory
 
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 0:
         lead = Spell("summarize_timeline").lead("resamples")

@@ -528,3 +528,74 @@ def test_architecture_names_every_source_file():
     }
     assert not present - listed, f"not in docs/architecture.md: {sorted(present - listed)}"
     assert not listed - present, f"listed but absent: {sorted(listed - present)}"
+
+
+def _module_of_import(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> str:
+    if isinstance(node, ast.Import):
+        return node.names[0].name
+    base = node.module or ""
+    if node.level:
+        anchor = (module if is_package else module.rpartition(".")[0]).split(".")
+        anchor = anchor[: len(anchor) - (node.level - 1)]
+        base = ".".join([*anchor, base] if base else anchor)
+    return base
+
+
+def repeated_imports(source: str | ast.Module, module: str, is_package: bool = False) -> list[str]:
+    """Imports inside a function of a module that ``source`` already imports at module level
+    (``line: statement``): load it once, at the top."""
+    tree = ast.parse(source) if isinstance(source, str) else source
+    top = {
+        _module_of_import(n, module, is_package)
+        for n in tree.body
+        if isinstance(n, ast.Import | ast.ImportFrom)
+    }
+    inner = {
+        id(n): n
+        for fn in ast.walk(tree)
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Import | ast.ImportFrom)
+    }
+    return [
+        f"{n.lineno}: {ast.unparse(n)}"
+        for n in sorted(inner.values(), key=lambda n: n.lineno)
+        if _module_of_import(n, module, is_package) in top
+    ]
+
+
+# Function-level imports of a lazy package the file also imports at the top, kept inside the
+# function because the name they load pulls in JAX (the package's stub loads per name).
+LAZY_FOR_JAX = {
+    ("sim/kernel/_draws.py", "from theory import sample_lengths"),  # the numpy path runs without
+    ("oas/_identify.py", "from theory import PACKINGS, pack"),  # oas predicts without JAX
+}
+
+
+def test_no_function_level_import_repeats_a_module_level_one():
+    """Issue 45: a module imported at the top of a file is not imported again inside one of its
+    functions (48 did at f390c91), the JAX-loading names of ``LAZY_FOR_JAX`` aside."""
+    found = []
+    for path in _files():
+        if path.suffix != ".py":
+            continue
+        rel = str(path.relative_to(REPO))
+        for hit in repeated_imports(_tree(path), module_name(path), path.stem == "__init__"):
+            if (rel, hit.split(": ", 1)[1]) not in LAZY_FOR_JAX:
+                found.append(f"{rel}:{hit}")
+    assert not found, "function-level imports repeating a module-level one:\n" + "\n".join(found)
+    for rel, statement in LAZY_FOR_JAX:  # the exceptions only shrink
+        hits = repeated_imports(_tree(REPO / rel), module_name(REPO / rel))
+        assert any(h.endswith(": " + statement) for h in hits), (rel, statement)
+
+
+def test_the_repeat_finder_finds_a_planted_repeat():
+    source = (
+        "import os\nfrom theory import crossover\n"
+        "def f():\n    import os\n    from theory import grid_crossover\n    import json\n"
+    )
+    assert [h.split(": ")[1] for h in repeated_imports(source, "sim._made_up")] == [
+        "import os",
+        "from theory import grid_crossover",
+    ]
+    assert repeated_imports("from . import _a\ndef f():\n    from ._a import g\n", "oas._b") == []

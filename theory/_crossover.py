@@ -27,7 +27,7 @@ from theory._checks import (
     check_reader,
 )
 from theory._dists import LengthDist, check_dist
-from theory._grid import STATUS_UNIQUE, crossover_status
+from theory._grid import STATUS_UNIQUE, crossover_status, grid_crossover
 from theory._twins import Decomposition, decompose_numpy
 
 #: The reasons `crossover` gives when there is no crossover (docs/model.md §6).
@@ -396,7 +396,6 @@ def grid_bias(
 
     References: docs/model.md §6.1, §6.4.
     """
-    from theory._grid import grid_crossover
 
     kw = dict(
         compress_ratio=compress_ratio, fidelity=fidelity, acc_raw=acc_raw, acc_guess=acc_guess

@@ -39,7 +39,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from retcon.output import dumps, write_json_atomic
+from retcon.output import check_out_dir, dumps, write_json_atomic
 
 try:
     import fcntl
@@ -331,7 +331,6 @@ def check_cache_dir(cache_dir, name: str = "LLM cache") -> Path:
       InputError: one line naming the folder, the offending path, what was expected and what came.
     """
     from retcon.errors import InputError
-    from retcon.output import check_out_dir
 
     root = check_out_dir(name, cache_dir, what="the cached LLM responses")
     if not root.is_dir():

@@ -34,7 +34,7 @@ from oas.real._text import Tokenizer
 from oas.real._types import Conversation, Query, Record
 from retcon.errors import InputError, Spell, check_choice
 from retcon.vocab import ACTIONS, OPERATORS, VOCABULARIES
-from theory import PACKINGS, octave_grid
+from theory import PACKINGS, grid_crossover, octave_grid, pack_reference
 
 #: Four budgets per octave from 32 to 2048 tokens (25 budgets). LoCoMo's crossovers lie between
 #: about 150 and 1900 tokens; on the old factor-2 grid (32, 64, ..., 2048) the crossover
@@ -428,7 +428,6 @@ def _post_retrieval_meta(query: Query, ctx: ConversationContext, config: PairCon
 def _end_to_end_meta(query: Query, raw: _Prepared, budget: int, packing: str) -> dict:
     """Retrieval recall of the gold evidence in the units packed under ``budget`` and in ``C``."""
     from oas.real._retrieval import evidence_recall
-    from theory import pack_reference
 
     kept = pack_reference(np.asarray(raw.lengths, dtype=np.float64).reshape(-1), budget, packing)
     packed = [r for r, k in zip(raw.records, kept) if k > 0]
@@ -491,7 +490,6 @@ def summarize(data, *, key=None, n_resamples: int = 1000) -> dict:
     acc = np.array([[y[b == B, j].mean() for B in budgets] for j in range(len(ACTIONS))])
     for j, a in enumerate(ACTIONS):
         out["accuracy"][a] = [float(v) for v in acc[j]]
-    from theory import grid_crossover
 
     gx = grid_crossover(budgets, acc[1:] - acc[0])  # (n_operators,) curves
     for j, o in enumerate(ACTIONS[1:], start=1):

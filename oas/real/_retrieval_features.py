@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from oas import retrieval_features_batch
+from oas import RETRIEVAL_META_COLUMNS, retrieval_features_batch
 from oas.real._instances import render
 from oas.real._retrieval import DEFAULT_TOP_K, memory_units, unit_scores
 from oas.real._text import content_tokens
@@ -96,7 +96,6 @@ def locomo_retrieval_features(
         fitted = embedder.fit([u.text for u in units]) if embedder is not None else None
         for q in conv.queries:
             by_id[q.query_id] = (q.text, units, conv.conversation_id, fitted)
-    from oas import RETRIEVAL_META_COLUMNS
 
     cache: dict[str, np.ndarray] = {}
     out = np.zeros((data.n, 3))

@@ -31,7 +31,7 @@ from retcon.errors import (
     decode_utf8,
     worded_for,
 )
-from retcon.vocab import LLM_JUDGES, READERS
+from retcon.vocab import ACTIONS, LLM_JUDGES, OPERATORS, READERS
 
 # Options that change the rows; a resumed file must have been written with the same ones.
 _PROTOCOL_FIELDS = (
@@ -479,7 +479,6 @@ def _run_locked(job: PairJob, out: Path, *, progress) -> dict:
     from oas._paired_writer import PairedWriter
     from oas.real._pair import PairConfig, iter_queries, summarize
     from retcon.output import sidecar, write_json_atomic
-    from retcon.vocab import OPERATORS
 
     meta_path = Path(f"{out}.meta.json")
     endpoint = _endpoint(job)
@@ -629,7 +628,6 @@ def _check_judge(job: PairJob, reader, pairs, data, pool) -> dict:
     """The judge probe and the LLM-vs-lexical agreement of a ``--llm-judge llm`` run
     (``oas.real._judge``); a flagged judge is said on stderr too."""
     from oas.real._judge import judge_agreement, judge_probe
-    from retcon.vocab import ACTIONS
 
     workers = pool.config.concurrency if pool is not None else 1
     probe = judge_probe(reader, pairs, threshold=job.judge_threshold, workers=workers)
@@ -769,7 +767,6 @@ def average_realisations(runs: list[list[dict]]) -> list[dict]:
 
     References: MODEL §11 (three label realisations, averaged within question before inference).
     """
-    from retcon.vocab import ACTIONS
 
     out = []
     for rows in zip(*runs, strict=True):

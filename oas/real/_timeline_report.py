@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from oas.real._timeline import PassChains
+from oas.real._timeline import PassChains, llm_pass_survival, timeline_report
 from oas.real._types import Conversation
 from retcon.errors import InputError
 from retcon.output import to_jsonable
@@ -157,7 +157,6 @@ def locomo_report(
     """LoCoMo as a stream on the conversations' pass chains (`pass_chains`, built once);
     ``policies`` as in `simulated_report` (retain-all and periodic always run: the baseline and
     the crossover policy); ``llm``: ``(backend, LLMPasses)`` for the llm passes. MODEL §10."""
-    from oas.real._timeline import timeline_report
     from oas.real._timeline_router import timeline_router_report
     from retcon.vocab import TIMELINE_POLICIES
 
@@ -212,7 +211,6 @@ class LLMPasses(NamedTuple):
 
     def section(self, conversations: Sequence[Conversation], backend, budgets) -> dict:
         """The ``llm_passes`` section (`llm_pass_survival`), with ``backend``'s call counts."""
-        from oas.real._timeline import llm_pass_survival
 
         convs = conversations[: self.conversations] if self.conversations else conversations
         report = llm_pass_survival(

@@ -30,6 +30,7 @@ from oas import normalize, paired_from_rows, simulate_paired
 from oas.real import (
     ConversationContext,
     PairConfig,
+    apply_audit,
     cached_path,
     design_overlay,
     load_locomo,
@@ -38,6 +39,7 @@ from oas.real import (
     make_reader,
     make_tokenizer,
     paper_sample_queries,
+    parse_audit_modes,
     predict_conversation_types,
     prepare_query_rows,
     score_query_rows,
@@ -49,7 +51,7 @@ from paper_checks._curves import (
     evidence_length,
     raw_accuracy_check,
 )
-from paper_checks._paired import load_paired_source
+from paper_checks._paired import judge_flag_lines, load_paired_source
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
 from retcon.errors import InputError, check_choice
 from retcon.output import file_sha256
@@ -226,7 +228,6 @@ class Workspace:
     def judge_flags(self) -> list[str]:
         """One line per ``--paired`` file whose sidecar carries a flagged LLM-judge check
         (``retcon paper-checks`` says them on stderr and after the verdicts); empty otherwise."""
-        from paper_checks._paired import judge_flag_lines
 
         if not self.config.paired:
             return []
@@ -575,13 +576,11 @@ def llm_configured() -> bool:
 
 def locomo_conversations(config, path):
     """LoCoMo's conversations from ``path``, with ``config.locomo_audit`` applied when set."""
-    from oas.real import load_locomo
 
     loaded = load_locomo(path)
     audit = getattr(config, "locomo_audit", None)
     if audit is None:
         return loaded.conversations
-    from oas.real import apply_audit, parse_audit_modes
 
     modes = parse_audit_modes(config.audit_mode, "CheckConfig.audit_mode")
     return apply_audit(loaded, audit, modes).loaded.conversations

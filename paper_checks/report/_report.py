@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from paper_checks._types import ClaimResult, Estimate
-from retcon.output import sidecar, write_json_atomic, write_text_atomic
+from paper_checks._types import VERDICTS, ClaimResult, Estimate
+from retcon.output import sidecar, to_jsonable, write_json_atomic, write_text_atomic
 
 
 def plain(obj: Any) -> Any:
@@ -127,7 +127,6 @@ def render_markdown(
     """REPORT.md: the data graded, the claim table, then per claim its headline, numbers, reason,
     its rule's operating characteristics and skipped parts."""
     from paper_checks._paired import judge_flag_lines
-    from paper_checks._types import VERDICTS
     from paper_checks.rules._acceptance import ACCEPTANCE_RULE, answer
     from paper_checks.rules._verdicts import RULES
 
@@ -256,7 +255,6 @@ _RATE_KEYS = ("false_pass_rate", "false_fail_rate", "power_paper_effect", "power
 def append_section(out_dir, json_name: str, section: dict, markdown: str) -> None:
     """Write ``section`` as ``out_dir/json_name`` and append ``markdown`` to ``out_dir/REPORT.md``
     (both atomically); the ungraded "beyond the paper" sections use it."""
-    from retcon.output import to_jsonable
 
     out = Path(out_dir)
     write_json_atomic(out / json_name, to_jsonable(section))

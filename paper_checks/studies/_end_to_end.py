@@ -26,7 +26,14 @@ from __future__ import annotations
 
 import math
 
-from oas.real import gap_split, paired_report, side_by_side
+from oas.real import (
+    gap_split,
+    load_locomo,
+    loco_deployable,
+    locomo_retrieval_features,
+    paired_report,
+    side_by_side,
+)
 from retcon.vocab import OPERATORS
 
 YES, NO, UNDECIDED = "YES", "NO", "UNDECIDED"
@@ -210,7 +217,6 @@ def _router_run(ws, paired) -> dict:
     """``oas.real.loco_deployable`` on the end-to-end rows, features 12-14 from the texts."""
     import numpy as np
 
-    from oas.real import load_locomo, loco_deployable, locomo_retrieval_features
     from paper_checks.claims._sources import locomo_path
 
     conversations = load_locomo(locomo_path(ws.config.data)).conversations

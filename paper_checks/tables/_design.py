@@ -40,10 +40,12 @@ import numpy as np
 from paper_checks._published import (
     TABLE_3,
     TABLE_3_BUDGETS,
+    TABLE_5_READER,
 )
 from paper_checks.tables._tables_1_7_9_10 import table_1, table_7, table_9, table_10
 from paper_checks.tables._tables_2_8_11 import table_2, table_8, table_11
 from paper_checks.tables._tables_3_4 import (
+    Table4Cell,
     cells_markdown,
     table_4,
     table_4_json,
@@ -203,8 +205,6 @@ def second_reader_table(key: jax.Array, source, dataset: str, *, n_resamples: in
     References: MODEL §11 (Table 5).
     """
     from pathlib import Path
-
-    from paper_checks._published import TABLE_5_READER
 
     name = second_reader_name(source)
     where = lme_reference(dataset)
@@ -456,6 +456,5 @@ def _table_8_parts(r: dict) -> tuple:
 
 
 def _cells(cells: list[dict]):
-    from paper_checks.tables._tables_3_4 import Table4Cell
 
     return [Table4Cell(**{**c, "paper_interval": tuple(c["paper_interval"])}) for c in cells]

@@ -21,7 +21,7 @@ from retcon.cli import (
     write_set,
     wrote,
 )
-from retcon.vocab import EVALUATE_INTERVALS
+from retcon.vocab import ACTIONS, EVALUATE_INTERVALS
 from theory import PACKINGS
 
 
@@ -464,8 +464,6 @@ def fit_summary(router, path) -> str:
     """What ``retcon fit`` prints: the split, the ridge penalty per action, the tau_B range of
     each calibration and the calibration harm against alpha."""
     import numpy as np
-
-    from retcon.vocab import ACTIONS
 
     prov = router.provenance
     lines = [

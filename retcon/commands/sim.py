@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from retcon.errors import InputError
+from retcon.errors import InputError, check_at_least, check_memory, memory_limit
 
 
 def _scenario_options(p: argparse.ArgumentParser) -> None:
@@ -215,7 +215,6 @@ _BYTES_PER_RESAMPLE = 1024 * (4 + 8 + 8 + 8) + 3 * 64 * 8 * 2
 
 def check_resamples(option: str, n: int) -> int:
     """``--resamples`` of ``retcon simulate`` / ``stress``: at least 10, and small enough to fit."""
-    from retcon.errors import check_at_least, check_memory, memory_limit
 
     check_at_least(option, n, 10)
     check_memory(
@@ -543,7 +542,6 @@ _STRESS_RATE = 1e6  # placements a second, as measured above
 def check_stress_size(args, scenario) -> None:
     """Refuse a ``retcon stress`` run too large for this machine (memory, as ``simulate``) or for a
     day of work, before JAX is imported; the scenario's own budgets meet the same estimate."""
-    from retcon.errors import check_memory
 
     if isinstance(args.memories, bool) or not 1 <= args.memories < 2**31:
         raise InputError(f"--memories must be an integer in [1, 2**31); got {args.memories}.")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from retcon import cli
 from retcon.commands import _progress
-from retcon.errors import InputError
+from retcon.errors import InputError, check_choice
 
 ROUTER = "router"
 _IDENTIFY = "--identify is now a subcommand: use `retcon timeline identify --data F`"
@@ -169,7 +169,6 @@ def _checked(args, *, inputs, least_passes: int | None = None) -> tuple[float, .
     ``--passes``, ``--budgets`` strictly increasing, ``--out`` usable, ``--data`` a file.
     Returns the budgets (None: the default)."""
 
-    from retcon.errors import check_choice
     from retcon.vocab import TIMELINE_POLICIES
 
     for pol in getattr(args, "policy", None) or ():

@@ -18,10 +18,11 @@ from oas import (
     calibrated_policy,
     evaluate,
     group_split,
+    length_strata,
     predict_ridge,
 )
 from paper_checks._config import CheckConfig
-from paper_checks._curves import curves_from_paired
+from paper_checks._curves import curves_from_paired, evidence_length
 from paper_checks._policies import fit_ridge_on, n_folds_for
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
 from paper_checks.claims._sources import Workspace
@@ -131,8 +132,6 @@ def crossover_length_data(config: dict, seed: int) -> dict:
     Config keys: ``theory_scales`` (list), ``sources`` (``sim:<preset>``), ``locomo_tertiles``
     (bool: add the LoCoMo strata).
     """
-    from oas import length_strata
-    from paper_checks._curves import evidence_length
 
     ws = _workspace(config, seed)
     points = []

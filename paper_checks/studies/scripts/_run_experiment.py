@@ -19,7 +19,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from retcon.errors import InputError
+from retcon.errors import InputError, parse_json, read_text, seed_type
 
 # keys an experiment config may hold, with their types (one table for all experiments)
 KEYS = {
@@ -50,7 +50,6 @@ KEYS = {
 def load_config(path) -> dict:
     """Read and check an experiment's TOML config (unknown key or wrong type: ``InputError``)."""
     path = Path(path)
-    from retcon.errors import read_text
 
     try:
         config = tomllib.loads(read_text(path, "config file"))
@@ -94,7 +93,6 @@ def parser(name: str, doc: str | None) -> argparse.ArgumentParser:
     p.add_argument(
         "--out", metavar="DIR", required=True, help="directory for the figure and its JSON sidecar"
     )
-    from retcon.errors import seed_type
 
     p.add_argument(
         "--seed", type=seed_type, default=None, help="override the config's seed, in [0, 2**32)"
@@ -105,8 +103,6 @@ def parser(name: str, doc: str | None) -> argparse.ArgumentParser:
 def resolve(args) -> tuple[dict, int]:
     """The config and seed of this run, from ``--config`` or ``--from-sidecar``."""
     if args.from_sidecar:
-        from retcon.errors import parse_json, read_text
-
         try:
             side = parse_json(read_text(args.from_sidecar, "sidecar file"), args.from_sidecar)
         except InputError as e:
