@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import theory
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
 from retcon.errors import InputError
 from retcon.inference import (
@@ -71,7 +72,6 @@ def crossover_estimate(budgets, point, replicates, level: float = LEVEL) -> tupl
     Returns:
       ``(Estimate, status)``; ``Estimate.missing()`` when the point curve has no crossover.
     """
-    import theory
 
     c = theory.crossover_interval(
         np.asarray(budgets, float), np.asarray(point, float), replicates, level=level
@@ -93,7 +93,6 @@ def crossover_estimates(budgets, point, replicates, level: float = LEVEL) -> lis
     Returns:
       ``est[s][k]`` the ``Estimate`` (``Estimate.missing()`` without a point crossover).
     """
-    import theory
 
     p = np.asarray(point, float)
     c = theory.crossover_interval(np.asarray(budgets, float), p, replicates, level=level)

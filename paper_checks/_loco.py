@@ -32,6 +32,8 @@ from oas import (
     predict_ridge,
     training_selected_operator,
 )
+from paper_checks._curves import raw_grounded
+from paper_checks._policies import fit_ridge_on
 from retcon.errors import InputError
 
 
@@ -108,9 +110,6 @@ def loco_evaluate(
       InputError: fewer than 3 groups.
     """
     import jax
-
-    from paper_checks._curves import raw_grounded
-    from paper_checks._policies import fit_ridge_on
 
     groups_all = np.asarray(paired.group_id).astype(str)
     labels = np.unique(groups_all)

@@ -9,6 +9,8 @@ from paper_checks._config import CheckConfig
 from paper_checks._types import SKIPPED, ClaimResult
 from paper_checks.claims._all import CHECKS
 from paper_checks.claims._sources import Workspace
+from paper_checks.report._figures import report_figures
+from paper_checks.report._html import write_html
 from paper_checks.report._report import write_report
 from paper_checks.rules._oc import rule_operating_characteristics
 from retcon.errors import InputError
@@ -99,7 +101,6 @@ def write_run(
 ) -> dict:
     """Draw the report's figures (in ``figure_format``: png, pdf or svg) from the workspace's
     sources, then write REPORT.md, report.json and report.html."""
-    from paper_checks.report._figures import report_figures
 
     out = Path(out_dir)
     paths = report_figures(out, ws, figure_format) if figures else []
@@ -113,7 +114,6 @@ def write_run(
         data=ws.data_sources(),
         tables=ws.paper_tables(),
     )
-    from paper_checks.report._html import write_html
 
     write_html(out, results, report, figures=paths, command=command)
     return report

@@ -51,8 +51,15 @@ from paper_checks._curves import (
     evidence_length,
     raw_accuracy_check,
 )
+from paper_checks._loco import loco_evaluate
 from paper_checks._paired import judge_flag_lines, load_paired_source
 from paper_checks._types import Estimate, OperatorCurve, SourceCurves
+from paper_checks.tables._design import (
+    SECOND_READER_OPTION,
+    check_second_reader,
+    paper_tables,
+    skipped_tables,
+)
 from retcon.errors import InputError, check_choice
 from retcon.output import file_sha256
 from retcon.vocab import OPERATORS
@@ -356,7 +363,6 @@ class Workspace:
         """Leave-one-group-out choices of every policy on ``reader``'s real data."""
 
         def make():
-            from paper_checks._loco import loco_evaluate
 
             return loco_evaluate(
                 self.key(f"loco:{reader}"),
@@ -390,7 +396,6 @@ class Workspace:
             raise DataMissing("no --second-reader file")
 
         def make():
-            from paper_checks.tables._design import SECOND_READER_OPTION, check_second_reader
 
             if not Path(path).is_file():
                 raise InputError(
@@ -413,7 +418,6 @@ class Workspace:
             return None
 
         def make():
-            from paper_checks.tables._design import paper_tables
 
             main = self.real_paired(self.config.readers[0])
             if self.config.second_reader is None:
@@ -423,8 +427,6 @@ class Workspace:
         try:
             return self._get("tables", make)
         except (DataMissing, DependencyMissing) as e:
-            from paper_checks.tables._design import skipped_tables
-
             return skipped_tables(str(e))
 
     def measured(self) -> dict:

@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from paper_checks._types import ClaimResult
+from paper_checks.report._report import format_measured
+from paper_checks.rules._acceptance import ACCEPTANCE_RULE, answer
+from retcon.output import write_text_atomic
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1100px;
@@ -120,8 +123,6 @@ def render_html(
       figures: paths of the figures written (PNG and SVG are embedded).
       command: the command line that made the run.
     """
-    from paper_checks.report._report import format_measured
-    from paper_checks.rules._acceptance import ACCEPTANCE_RULE, answer
 
     side = report.get("sidecar") or {}
     parts = [
@@ -198,7 +199,6 @@ def write_html(
     command: str = "retcon paper-checks",
 ) -> Path:
     """Write ``out_dir/report.html`` atomically (``retcon.output``); return its path."""
-    from retcon.output import write_text_atomic
 
     page = render_html(results, report, figures=figures, command=command)
     return write_text_atomic(Path(out_dir) / "report.html", page)

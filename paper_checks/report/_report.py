@@ -14,7 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from paper_checks._paired import judge_flag_lines
 from paper_checks._types import VERDICTS, ClaimResult, Estimate
+from paper_checks.rules._acceptance import ACCEPTANCE_RULE, answer
+from paper_checks.rules._verdicts import RULES
 from retcon.output import sidecar, to_jsonable, write_json_atomic, write_text_atomic
 
 
@@ -126,9 +129,6 @@ def render_markdown(
 ) -> str:
     """REPORT.md: the data graded, the claim table, then per claim its headline, numbers, reason,
     its rule's operating characteristics and skipped parts."""
-    from paper_checks._paired import judge_flag_lines
-    from paper_checks.rules._acceptance import ACCEPTANCE_RULE, answer
-    from paper_checks.rules._verdicts import RULES
 
     counts = {v: sum(r.verdict == v for r in results) for v in VERDICTS}
     scale = (

@@ -34,7 +34,10 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
+import theory
+from paper_checks._curves import curves_from_outcomes
 from paper_checks._types import Estimate
+from paper_checks.operating import LOCOMO_BUDGETS, locomo_shaped_data
 
 
 def continuous_interval(budgets, est: Estimate) -> Estimate:
@@ -81,7 +84,6 @@ def grid_bias_bound(budgets, *, n_scales: int = 14) -> float:
     model's worlds whose continuous ``B*`` lies inside the grid (a factor 1.2 from either end):
     ``BIAS_OPERATORS`` x lognormal(0.5), lognormal(1), gamma(2), exponential laws x ``n_scales``
     medians geometric between the grid's ends. NaN when no world's ``B*`` is inside."""
-    import theory
 
     b = np.sort(np.asarray(budgets, float))
     laws = (
@@ -153,9 +155,6 @@ def crossover_coverage(
     Returns:
       ``CrossoverCoverage``.
     """
-    import theory
-    from paper_checks._curves import curves_from_outcomes
-    from paper_checks.operating import LOCOMO_BUDGETS, locomo_shaped_data
 
     w = dict(MODEL_WORLD if world is None else world)
     b = np.asarray(LOCOMO_BUDGETS if budgets is None else budgets, float)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import theory
 from paper_checks._curves import crossover_estimates
 from paper_checks._types import Estimate
 from retcon.inference import group_means, wild_cluster_replicates
@@ -66,7 +67,6 @@ def stratified_crossovers(key, group_curves, budgets, *, n_resamples: int):
       ``(R, S, K)`` the resampled crossovers, rootless ones placed at 0 or inf
       (``theory.crossover_replicates``).
     """
-    import theory
 
     point, reps = wild_cluster_replicates(key, group_curves, n_resamples=n_resamples)
     est = crossover_estimates(budgets, point, reps)  # every stratum and operator in one call

@@ -34,7 +34,11 @@ from oas.real import (
     paired_report,
     side_by_side,
 )
+from paper_checks.claims._sources import DataMissing, DependencyMissing, locomo_path
+from paper_checks.report._report import append_section
+from paper_checks.studies._router_oc import ROUTER_RULE_OC, router_verdict
 from retcon.vocab import OPERATORS
+from theory import format_crossover
 
 YES, NO, UNDECIDED = "YES", "NO", "UNDECIDED"
 ANSWERS = (YES, NO, UNDECIDED)
@@ -67,7 +71,6 @@ def _fmt_gain(p, lo, hi) -> str:
 
 
 def _fmt_cross(c: dict) -> str:
-    from theory import format_crossover
 
     text = format_crossover(
         c.get("crossover_budget"), c.get("lower"), c.get("upper"), c.get("status", "none")
@@ -147,7 +150,6 @@ def end_to_end_verdicts(results: dict) -> list[dict]:
 
 def _router_oc_at(n_groups: int) -> dict | None:
     """The router rule's measured error rates at ``n_groups`` (``ROUTER_RULE_OC``), or None."""
-    from paper_checks.studies._router_oc import ROUTER_RULE_OC
 
     return ROUTER_RULE_OC.get(int(n_groups))
 
@@ -168,7 +170,6 @@ def router_statement(router: dict, results: dict) -> dict:
 
     References: MODEL §8; docs/statistics.md (step 6); docs/end-to-end.md.
     """
-    from paper_checks.studies._router_oc import router_verdict
 
     g = router["gain"]["deployable"]
     n_groups = len(router["groups"])
@@ -217,8 +218,6 @@ def _router_run(ws, paired) -> dict:
     """``oas.real.loco_deployable`` on the end-to-end rows, features 12-14 from the texts."""
     import numpy as np
 
-    from paper_checks.claims._sources import locomo_path
-
     conversations = load_locomo(locomo_path(ws.config.data)).conversations
     extra = locomo_retrieval_features(paired, conversations)
     recall = np.asarray(paired.meta["meta_retrieval_recall_cluster"], dtype=np.float64)
@@ -236,7 +235,6 @@ def end_to_end_section(ws, *, n_resamples: int | None = None) -> dict:
       ``{"data", "runs" (name -> report), "table", "gap", "verdicts"}``, or ``{"skipped": reason}``
       when LoCoMo or a package it needs is absent.
     """
-    from paper_checks.claims._sources import DataMissing, DependencyMissing
 
     n_resamples = int(n_resamples or ws.config.n_resamples)
     try:
@@ -328,7 +326,6 @@ def end_to_end_markdown(section: dict) -> str:
 
 def append_end_to_end(out_dir, ws, **kwargs) -> dict:
     """Write ``end_to_end.json`` and append the section to ``REPORT.md`` under ``out_dir``."""
-    from paper_checks.report._report import append_section
 
     section = end_to_end_section(ws, **kwargs)
     append_section(out_dir, "end_to_end.json", section, end_to_end_markdown(section))

@@ -11,7 +11,10 @@ References: MODEL §2, §6, §8.
 
 from __future__ import annotations
 
+from oas import identify_report
+from paper_checks.report._report import append_section
 from retcon.vocab import OPERATORS
+from theory import format_crossover
 
 SOURCES = (
     ("sim:locomo-like", "sim_paired", "locomo-like"),
@@ -25,8 +28,6 @@ def magnitude_section(ws, *, folds: int = 5, n_resamples: int = 100) -> dict:
     A source that cannot be built (no data, a missing dependency) is recorded as skipped.
     """
     import numpy as np
-
-    from oas import identify_report
 
     out: dict = {}
     for name, method, arg in SOURCES:
@@ -75,14 +76,12 @@ def magnitude_markdown(section: dict) -> str:
 
 
 def _fmt(x: dict) -> str:
-    from theory import format_crossover
 
     return format_crossover(x.get("budget"), x.get("lower"), x.get("upper"), str(x.get("status")))
 
 
 def append_magnitude(out_dir, ws, **kwargs) -> dict:
     """Write ``magnitude.json`` and append the section to ``REPORT.md`` under ``out_dir``."""
-    from paper_checks.report._report import append_section
 
     section = magnitude_section(ws, **kwargs)
     append_section(out_dir, "magnitude.json", section, magnitude_markdown(section))

@@ -18,13 +18,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import theory
 from paper_checks._types import ClaimResult
+from paper_checks.claims._sources import DataMissing, DependencyMissing, Workspace
+from paper_checks.report._report import append_section
+from retcon.output import to_jsonable, write_json_atomic
+from retcon.vocab import ACTIONS, OPERATORS
 
 
 def audited_workspace(ws, audit: str | Path, mode: str = "drop,cite"):
     """A workspace like ``ws`` (config, seed) on the audited LoCoMo; the theory and simulation
     sources already measured in ``ws`` are shared (they do not read LoCoMo)."""
-    from paper_checks.claims._sources import Workspace
 
     config = dataclasses.replace(ws.config, locomo_audit=str(audit), audit_mode=mode)
     new = Workspace(config, ws.seed, progress=ws._progress)
@@ -46,7 +50,6 @@ def _change(a, b) -> float | None:
 def _crossovers(ws) -> dict[str, dict]:
     """``{"<reader>/<operator>": {point, lower, upper, status}}`` of the real-data curves
     measured in ``ws`` (readers whose data is missing are left out)."""
-    from paper_checks.claims._sources import DataMissing, DependencyMissing
 
     out = {}
     for reader in ws.config.readers:
@@ -107,9 +110,6 @@ def joint_crossover_change(
     import jax
     import numpy as np
 
-    import theory
-    from retcon.vocab import OPERATORS
-
     b = np.asarray(budgets, dtype=np.float64)
     gb = [str(g) for g in np.asarray(groups_before).reshape(-1)]
     ga = [str(g) for g in np.asarray(groups_after).reshape(-1)]
@@ -143,7 +143,6 @@ def joint_crossover_change(
 def _joint_crossovers(ws_before, ws_after) -> dict[str, dict]:
     """``joint_crossover_change`` of every reader both workspaces measured, keyed like
     ``_crossovers`` (``"<reader>/<operator>"``)."""
-    from paper_checks.claims._sources import DataMissing, DependencyMissing
 
     out = {}
     for reader in ws_before.config.readers:
@@ -223,7 +222,6 @@ def _table_4_change(ws_before, ws_after) -> list[dict] | None:
     under our design or without the data."""
     if ws_before.config.design != "paper":
         return None
-    from paper_checks.claims._sources import DataMissing, DependencyMissing
 
     tb, ta = ws_before.paper_tables(), ws_after.paper_tables()
     if not tb or not ta or "table_4" not in tb or "table_4" not in ta:
@@ -235,8 +233,6 @@ def _table_4_change(ws_before, ws_after) -> list[dict] | None:
         return None
     import jax
     import numpy as np
-
-    from retcon.vocab import ACTIONS
 
     def gains(p, op, b):
         y, rows = np.asarray(p.outcomes, float), np.asarray(p.budget, float) == b
@@ -413,9 +409,6 @@ def append_robustness(out_dir, section: dict) -> None:
     """Write ``robustness.json``, add the section to ``report.json`` and append it to REPORT.md
     (each atomically)."""
     import json
-
-    from paper_checks.report._report import append_section
-    from retcon.output import to_jsonable, write_json_atomic
 
     out = Path(out_dir)
     append_section(out, "robustness.json", section, robustness_markdown(section))

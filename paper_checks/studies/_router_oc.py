@@ -28,6 +28,8 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from oas import PairedData
+from oas.real import loco_deployable
 from paper_checks.operating import LOCOMO_BUDGETS
 from retcon.errors import InputError
 
@@ -105,7 +107,6 @@ def router_world(
       ``(data, extra (n, 3), recall (n,), prob (n, 4))``: ``oas.PairedData``, features 12-14,
       a recall column and the outcome probabilities (the truth).
     """
-    from oas import PairedData
 
     if n_groups < 4 or n_questions < 1:
         raise InputError(
@@ -185,7 +186,6 @@ def router_rule_records(
       ``{"signal", "index", "oracle": headroom point, policy: {"point", "lower", "upper",
       "verdict", "truth"}}`` (JSON-ready).
     """
-    from oas.real import loco_deployable
 
     kd = jax.random.fold_in(key, int(index))
     data, extra, recall, prob = router_world(

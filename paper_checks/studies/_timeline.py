@@ -34,6 +34,16 @@ false NO <= 5%) makes its statement UNDECIDED, with the figures in the report.
 
 from __future__ import annotations
 
+import sim
+from oas.real import load_locomo, survival, survival_report
+from paper_checks.claims._sources import DataMissing, locomo_path
+from paper_checks.report._report import append_section
+from paper_checks.studies._timeline_oc import (
+    by_generation_rows,
+    cell_z,
+    fmt_operating,
+    operating_timeline,
+)
 from paper_checks.studies._timeline_rules import beats, inverted_u
 from retcon.vocab import OPERATORS
 
@@ -42,7 +52,6 @@ QUERIES = 512
 
 def geometric(conversations, passes: int = 4) -> dict:
     """Statement 2 from LoCoMo survival per pass chain (``oas.real.survival_report``)."""
-    from oas.real import survival, survival_report
 
     verdicts = {}
     for first in ("dataset", "extractive"):
@@ -63,9 +72,6 @@ def geometric(conversations, passes: int = 4) -> dict:
 def timeline_section(conversations=None, *, queries: int = QUERIES, seed: int = 0) -> dict:
     """The four statements; ``conversations`` (LoCoMo) may be ``None`` (statement 2 UNDECIDED)."""
     import jax
-
-    import sim
-    from paper_checks.studies._timeline_oc import by_generation_rows, cell_z, operating_timeline
 
     ss = sim.load_stream("locomo-stream")
     r = sim.simulate_timeline(ss, queries=queries, seed=seed)
@@ -137,8 +143,6 @@ def timeline_markdown(section: dict) -> str:
                 f"{sum(c['upper'] < 0 for c in s['cells'])} below, of {len(s['cells'])}"
             )
         if "operating" in s:
-            from paper_checks.studies._timeline_oc import fmt_operating
-
             o = s["operating"]["simultaneous"]
             err = fmt_operating(o) + ("" if o["meets_targets"] else ": misses the targets")
         else:
@@ -153,8 +157,6 @@ def timeline_markdown(section: dict) -> str:
 
 def locomo_or_none(data):
     """LoCoMo's conversations (``paper_checks.claims._sources.locomo_path``'s file), ``None`` when absent."""
-    from oas.real import load_locomo
-    from paper_checks.claims._sources import DataMissing, locomo_path
 
     try:
         return load_locomo(locomo_path(data)).conversations
@@ -164,7 +166,6 @@ def locomo_or_none(data):
 
 def append_timeline(out_dir, conversations=None, **kwargs) -> dict:
     """Write ``over_time.json`` and append the section to ``REPORT.md`` under ``out_dir``."""
-    from paper_checks.report._report import append_section
 
     section = timeline_section(conversations, **kwargs)
     append_section(out_dir, "over_time.json", section, timeline_markdown(section))

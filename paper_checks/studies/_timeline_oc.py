@@ -38,6 +38,7 @@ from typing import Any, NamedTuple, cast
 import jax
 import numpy as np
 
+from oas.real import survival_report
 from paper_checks.operating import TARGETS
 from paper_checks.studies._timeline_rules import Z, beats, inverted_u
 from retcon.vocab import OPERATORS
@@ -243,7 +244,6 @@ def geometric_rule_rates(
 ) -> dict[str, float]:
     """Shares of ``oas.real.survival_report``'s verdicts (the per-chain rule of statement 2) over
     ``n_datasets`` ``nested_survival`` data sets: ``{verdict: share}``."""
-    from oas.real import survival_report
 
     rng = np.random.default_rng(seed)
     verdicts = [

@@ -40,7 +40,9 @@ from oas import (
     predict_ridge,
     training_selected_operator,
 )
+from paper_checks._curves import raw_grounded
 from paper_checks._loco import LocoEval
+from paper_checks._policies import fit_ridge_on
 from retcon.errors import InputError
 
 N_FOLDS = 5
@@ -80,7 +82,6 @@ def crossfit_evaluate(key: jax.Array, paired, *, units=None, n_folds: int = N_FO
 
     References: MODEL §8, §11 (router evaluation).
     """
-    from paper_checks._curves import raw_grounded
 
     if n_folds < 3:
         raise InputError(f"crossfit_evaluate: n_folds must be >= 3; got {n_folds}.")
@@ -125,7 +126,6 @@ def _choose(key: jax.Array, train, calib, seen, test) -> dict[str, np.ndarray]:
 
     References: MODEL §8 (policies, calibration, baselines), §11 (router evaluation).
     """
-    from paper_checks._policies import fit_ridge_on
 
     ridge = fit_ridge_on(key, train, backend="numpy")
     mu, mu_cal = predict_ridge(ridge, test.features), predict_ridge(ridge, calib.features)
@@ -201,7 +201,6 @@ def split_protocol(key: jax.Array, paired) -> LocoEval:
 
     References: MODEL §8 (calibration), §11 (LongMemEval split 350 / 75 / 75, router evaluation).
     """
-    from paper_checks._curves import raw_grounded
 
     if not has_split(paired):
         raise InputError(f"split_protocol: the rows have no '{SPLIT_COLUMN}' column.")

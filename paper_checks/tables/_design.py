@@ -42,6 +42,12 @@ from paper_checks._published import (
     TABLE_3_BUDGETS,
     TABLE_5_READER,
 )
+from paper_checks.tables._crossfit import (
+    PROTOCOL_SPLIT,
+    crossfit_evaluate,
+    has_split,
+    split_protocol,
+)
 from paper_checks.tables._tables_1_7_9_10 import table_1, table_7, table_9, table_10
 from paper_checks.tables._tables_2_8_11 import table_2, table_8, table_11
 from paper_checks.tables._tables_3_4 import (
@@ -60,6 +66,8 @@ from paper_checks.tables._tables_5_6_12 import (
     lme_reference,
     table_5,
 )
+from retcon.errors import InputError
+from retcon.vocab import VOCABULARIES
 
 VERDICT_INTERVAL = (
     "conversation: LoCoMo's questions are nested in 10 conversations whose questions share "
@@ -105,7 +113,6 @@ def _count(cells, flag: str) -> dict:
 def dataset_of(paired) -> str:
     """``"longmemeval"`` when the rows' query types are LongMemEval's 4-way names, else
     ``"locomo"`` (``retcon.vocab.VOCABULARIES``)."""
-    from retcon.vocab import VOCABULARIES
 
     types = set(np.asarray(paired.query_type).astype(str).tolist())
     return "longmemeval" if types <= set(VOCABULARIES.get("longmemeval", ())) else "locomo"
@@ -143,7 +150,6 @@ def check_second_reader(main, second, path: str) -> None:
       InputError: naming ``--second-reader``, the file, what was expected and what came (the first
         few question ids or budgets that differ).
     """
-    from retcon.errors import InputError
 
     where = f"{SECOND_READER_OPTION} {path}"
     got, want = _design_of(second), _design_of(main)
@@ -243,12 +249,6 @@ def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000, second_re
         gains["published"], gains["budgets"] = TABLE_3, TABLE_3_BUDGETS
     cells = table_4(jax.random.fold_in(key, 4), paired, n_resamples=n_resamples, **gains)
     t4 = table_4_json(cells)
-    from paper_checks.tables._crossfit import (
-        PROTOCOL_SPLIT,
-        crossfit_evaluate,
-        has_split,
-        split_protocol,
-    )
 
     k8 = jax.random.fold_in(key, 8)
     split = has_split(paired)  # the paper's LongMemEval split (MODEL §11): fit, calibrate, test

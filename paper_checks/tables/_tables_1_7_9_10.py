@@ -28,6 +28,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from oas import FEATURE_NAMES
 from paper_checks._published import (
     OPERATORS,
     TABLE_1,
@@ -49,7 +50,6 @@ TABLE_7_TYPES = ("single-session", "multi-session", "temporal-reasoning", "knowl
 
 
 def _fit(paired) -> np.ndarray:
-    from oas import FEATURE_NAMES
 
     return np.asarray(paired.features, np.float64)[:, FEATURE_NAMES.index("budget_fit_fraction")]
 

@@ -26,6 +26,7 @@ from paper_checks._published import (
     TABLE_11_RIDGE,
     TABLE_11_ROW,
 )
+from paper_checks.tables._crossfit import crossfit_evaluate
 from paper_checks.tables._tables_3_4 import _finite, mean_cell
 
 #: Our policy name for each row of the paper's Table 8.
@@ -57,7 +58,6 @@ def table_8(key: jax.Array, paired, *, n_resamples: int = 10_000, ev=None) -> li
 
     References: MODEL §8 (routing baselines), §11 (Table 8, router evaluation).
     """
-    from paper_checks.tables._crossfit import crossfit_evaluate
 
     if ev is None:
         ev = crossfit_evaluate(jax.random.fold_in(key, 0), paired)

@@ -36,6 +36,7 @@ import jax
 import numpy as np
 
 from paper_checks._published import TABLE_5, TABLE_6, TABLE_12, TABLE_12_MACRO, TABLE_12_ROWS
+from paper_checks.tables._crossfit import best_per_budget
 from paper_checks.tables._tables_3_4 import _key, cells_markdown, mean_cell
 from retcon.vocab import ACTIONS
 
@@ -165,7 +166,6 @@ def per_budget_fixed(ev) -> np.ndarray:
     per budget the action of highest mean outcome on the other folds' rows at that budget (ties to
     the earlier action), applied to fold ``f``'s rows (module docstring). Under the split protocol
     (``paper_checks.tables._crossfit.split_protocol``) the choice it made on the train rows."""
-    from paper_checks.tables._crossfit import best_per_budget
 
     if "per-budget-fixed" in ev.chosen:  # the split protocol: selected on train
         return np.asarray(ev.chosen["per-budget-fixed"], np.int64)

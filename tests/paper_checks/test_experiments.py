@@ -126,7 +126,6 @@ def test_end_to_end_report_key_depends_on_the_run_name_not_its_position(tmp_path
     import jax
     import numpy as np
 
-    import oas.real
     import paper_checks.studies.scripts._end_to_end as e2e
     from experiments.end_to_end import main
 
@@ -136,8 +135,8 @@ def test_end_to_end_report_key_depends_on_the_run_name_not_its_position(tmp_path
         seen.setdefault(path, []).append(np.asarray(jax.random.key_data(key)).tolist())
         return {"path": path}
 
-    monkeypatch.setattr(oas.real, "end_to_end_report", fake_report)
-    monkeypatch.setattr(oas.real, "side_by_side", lambda results: "| table |")
+    monkeypatch.setattr(e2e, "end_to_end_report", fake_report)
+    monkeypatch.setattr(e2e, "side_by_side", lambda results: "| table |")
     monkeypatch.setattr(e2e, "_figure", lambda results, path: None)
     files = {n: tmp_path / f"{n}.jsonl" for n in ("a", "b", "c")}
     for f in files.values():

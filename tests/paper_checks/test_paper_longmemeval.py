@@ -134,14 +134,13 @@ def test_split_protocol_fits_on_train_calibrates_on_dev_scores_on_test(paired_fi
     and the calibrated choices, and nothing else."""
     import jax
 
-    import paper_checks._policies as policies
     import paper_checks.tables._crossfit as crossfit
     from oas import read_paired
 
     paired = read_paired(paired_fixture[1])
     part, qid = _split_of(paired), np.asarray(paired.query_id).astype(str)
     fitted, taus = [], []
-    fit, cal = policies.fit_ridge_on, crossfit.calibrate_accuracy
+    fit, cal = crossfit.fit_ridge_on, crossfit.calibrate_accuracy
 
     def fit_spy(key, data, **kw):
         fitted.append(set(np.asarray(data.query_id).astype(str).tolist()))
@@ -151,7 +150,7 @@ def test_split_protocol_fits_on_train_calibrates_on_dev_scores_on_test(paired_fi
         taus.append((len(outcomes), th := cal(mu, outcomes, budget, alpha)))
         return th
 
-    monkeypatch.setattr(policies, "fit_ridge_on", fit_spy)
+    monkeypatch.setattr(crossfit, "fit_ridge_on", fit_spy)
     monkeypatch.setattr(crossfit, "calibrate_accuracy", cal_spy)
     key = jax.random.key(0)
     ev = crossfit.split_protocol(key, paired)

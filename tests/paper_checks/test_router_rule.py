@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from paper_checks.operating import LOCOMO_BUDGETS
+from paper_checks.studies import _end_to_end as E2E
 from paper_checks.studies import _router_oc as R
 from paper_checks.studies._end_to_end import router_statement
 from paper_checks.studies._router_oc import (
@@ -58,7 +59,7 @@ def test_router_statement_answers_only_where_the_rule_is_measured(monkeypatch):
     """YES / NO need the rule's measured error rates at the data's G within 5% (docs/statistics.md
     step 6); otherwise the answer is UNDECIDED and says why."""
     oc = {"false_yes": 0.02, "power": 0.9, "power_gain": 0.014, "false_no": 0.0, "coverage": 0.95}
-    monkeypatch.setattr(R, "ROUTER_RULE_OC", {10: oc})
+    monkeypatch.setattr(E2E, "ROUTER_RULE_OC", {10: oc})  # the table router_statement reads
     yes = router_statement(_router(0.01, 0.002, 0.018), _results())
     assert yes["answer"] == R.YES and "false YES 2.0%" in yes["evidence"]
     assert "oracle protocol OAS - best-fixed +0.014" in yes["evidence"]
@@ -66,7 +67,7 @@ def test_router_statement_answers_only_where_the_rule_is_measured(monkeypatch):
     assert "all margin 0.05, best-fixed" in yes["evidence"]  # the choices made in the folds
     assert router_statement(_router(-0.01, -0.02, -0.001), _results())["answer"] == R.NO
     assert router_statement(_router(0.0, -0.01, 0.01), _results())["answer"] == R.UNDECIDED
-    monkeypatch.setattr(R, "ROUTER_RULE_OC", {10: {**oc, "false_yes": 0.08}})
+    monkeypatch.setattr(E2E, "ROUTER_RULE_OC", {10: {**oc, "false_yes": 0.08}})
     s = router_statement(_router(0.01, 0.002, 0.018), _results())
     assert s["answer"] == R.UNDECIDED and "false YES 8% > 5%" in s["evidence"]
     s = router_statement(_router(0.01, 0.002, 0.018, n_groups=7), _results())

@@ -29,7 +29,6 @@ def test_rule_oc_resumes_from_its_cache_and_skips_a_cut_line(tmp_path, monkeypat
     """``--rule-oc`` (MODEL §6, the router rule's error rates): the records already in
     ``rule_oc.jsonl`` are passed on as done (a line cut by an interruption is skipped), and each
     new record is appended as it finishes."""
-    from paper_checks.studies import _router_oc
     from paper_checks.studies.scripts import _router as _script_router
 
     old = {"signal": 0.0, "index": 0, "deployable": {"verdict": "NO"}}
@@ -43,7 +42,7 @@ def test_rule_oc_resumes_from_its_cache_and_skips_a_cut_line(tmp_path, monkeypat
         progress(new)
         return ["rates"]
 
-    monkeypatch.setattr(_router_oc, "router_rule_characteristics", fake)
+    monkeypatch.setattr(_script_router, "router_rule_characteristics", fake)
     out = _script_router.rule_oc(None, tmp_path, signals=(0.0, 0.05), n_datasets=2)
     assert out == ["rates"]
     assert seen == {"signals": [0.0, 0.05], "n": 2, "q": 150, "done": {(0.0, 0): old}}
@@ -54,7 +53,6 @@ def test_rule_oc_resumes_from_its_cache_and_skips_a_cut_line(tmp_path, monkeypat
 def test_rule_oc_cache_cut_without_a_newline_loses_no_later_record(tmp_path, monkeypatch):
     """A kill in the middle of a write leaves a tail with no newline; the resumed run drops it,
     so the next record starts its own line and is read back (a cache survives an interruption)."""
-    from paper_checks.studies import _router_oc
     from paper_checks.studies.scripts import _router as _script_router
 
     old = {
@@ -69,7 +67,7 @@ def test_rule_oc_cache_cut_without_a_newline_loses_no_later_record(tmp_path, mon
         progress({**old, "index": 1})
         return []
 
-    monkeypatch.setattr(_router_oc, "router_rule_characteristics", fake)
+    monkeypatch.setattr(_script_router, "router_rule_characteristics", fake)
     _script_router.rule_oc(None, tmp_path, signals=(0.0,), n_datasets=2)
     lines = (tmp_path / "rule_oc.jsonl").read_text().splitlines()
     assert [json.loads(x)["index"] for x in lines] == [0, 1]

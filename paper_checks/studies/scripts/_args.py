@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from retcon.errors import InputError
+from retcon.output import sidecar, write_json_atomic
 
 
 def numbers(option: str, text: str, kind: type = float) -> tuple:
@@ -36,7 +37,6 @@ def locomo_file(data: str | None) -> str:
 def write_results(name: str, args: argparse.Namespace, out, data, text: str, *, seed) -> None:
     """A script's ``OUT/<name>.json`` (sidecar of ``args`` with ``data``), then ``text`` on
     stdout: the last step of the scripts that take their options on the command line."""
-    from retcon.output import sidecar, write_json_atomic
 
     meta = sidecar(vars(args), seed=seed, command=f"python -m experiments.{name}")
     meta["data"] = data

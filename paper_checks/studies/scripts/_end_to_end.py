@@ -7,13 +7,16 @@ import argparse
 import sys
 from pathlib import Path
 
+from oas.real import end_to_end_report, gap_split, side_by_side
+from paper_checks.claims._sources import stable_id
+from retcon import plots
 from retcon.errors import InputError
+from retcon.output import check_out_dir, sidecar, write_json_atomic, write_text_atomic
+from retcon.vocab import ACTIONS
 
 
 def _figure(results: dict, path: Path) -> None:
     """Accuracy per action against budget: one line style and marker per run, one colour per action."""
-    from retcon import plots
-    from retcon.vocab import ACTIONS
 
     fig, (ax,) = plots.new_figure(width=6.5, height=4)
     styles = ("-", "--", ":", "-.")
@@ -46,9 +49,6 @@ def main(doc: str | None, argv=None) -> int:
     args = p.parse_args(argv)
     import jax
 
-    from oas.real import end_to_end_report, gap_split, side_by_side
-    from retcon.output import check_out_dir, sidecar, write_json_atomic, write_text_atomic
-
     runs = {}
     for spec in args.run:
         name, sep, path = spec.partition("=")
@@ -57,7 +57,6 @@ def main(doc: str | None, argv=None) -> int:
         runs[name] = path
     out = check_out_dir("--out", args.out)
     out.mkdir(parents=True, exist_ok=True)
-    from paper_checks.claims._sources import stable_id
 
     key = jax.random.PRNGKey(args.seed)
     # One key per run from its name, so a run's numbers do not depend on the other runs listed.

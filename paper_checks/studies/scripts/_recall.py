@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from oas.real import load_locomo, recall_at_k, recall_at_k_summary
 from paper_checks.studies.scripts._args import locomo_file, numbers, write_results
+from retcon.output import check_out_dir
 
 GRANULARITIES = ("session", "turn")
 
@@ -53,9 +55,6 @@ def main(doc: str | None, argv=None) -> int:
     p.add_argument("--turn-k", default="5,10,20,40")
     p.add_argument("--granularity", choices=(*GRANULARITIES, "both"), default="both")
     args = p.parse_args(argv)
-
-    from oas.real import load_locomo, recall_at_k, recall_at_k_summary
-    from retcon.output import check_out_dir
 
     ks = {
         "session": numbers("--session-k", args.session_k, int),

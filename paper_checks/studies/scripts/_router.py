@@ -10,8 +10,19 @@ from pathlib import Path
 
 import numpy as np
 
+from oas import RETRIEVAL_FEATURE_NAMES, read_paired, simulate_paired
+from oas.real import (
+    load_locomo,
+    loco_deployable,
+    locomo_retrieval_features,
+    make_embedder,
+    topk_sweep,
+)
+from paper_checks.studies._router_oc import router_rule_characteristics
 from paper_checks.studies.scripts._args import locomo_file, numbers, write_results
 from retcon.errors import InputError
+from retcon.output import check_out_dir
+from sim import load_scenario
 
 RECALLS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5)
 
@@ -32,15 +43,10 @@ def locomo(
     ``granularity``, ``retriever``, ``top_k`` and ``embedder`` (a name) when not the defaults."""
     import jax
 
-    from oas import RETRIEVAL_FEATURE_NAMES, read_paired
-    from oas.real import load_locomo, loco_deployable, locomo_retrieval_features
-
     e2e = read_paired(e2e_path)
     conversations = load_locomo(data_path).conversations
     opts = dict(retrieval or {})
     if opts.get("embedder"):
-        from oas.real import make_embedder
-
         opts["embedder"] = make_embedder(opts["embedder"])
     extra = locomo_retrieval_features(e2e, conversations, **opts)
     recall = np.asarray(e2e.meta["meta_retrieval_recall_cluster"], dtype=np.float64)
@@ -81,10 +87,6 @@ def simulation(
 
     import jax
 
-    from oas import simulate_paired
-    from oas.real import loco_deployable
-    from sim import load_scenario
-
     sc = load_scenario("locomo-like")
     budgets = np.geomspace(sc.budgets[0], sc.budgets[-1], n_budgets)
     k_draw, k_score = jax.random.split(key)
@@ -112,8 +114,6 @@ def simulation(
 def rule_oc(key, out_dir: Path, *, signals, n_datasets: int, n_questions: int = 150) -> list:
     """The rule's error rates (module docstring); records cached in ``out_dir/rule_oc.jsonl``."""
     import json
-
-    from paper_checks.studies._router_oc import router_rule_characteristics
 
     cache = Path(out_dir) / "rule_oc.jsonl"
     done = {}
@@ -274,8 +274,6 @@ def main(doc: str | None, argv=None) -> int:
 
     import jax
 
-    from retcon.output import check_out_dir
-
     if not args.e2e and not args.sim and not args.rule_oc and not args.topk:
         raise InputError("give --e2e FILE (LoCoMo), --topk, --sim and/or --rule-oc.")
     out = check_out_dir("--out", args.out)
@@ -317,8 +315,6 @@ def main(doc: str | None, argv=None) -> int:
                 )
             runs[label] = path
         data = locomo_file(args.data)
-        from oas.real import topk_sweep
-
         res["topk"] = topk_sweep(jax.random.fold_in(key, 3), runs, data, progress=_log)
     if args.rule_oc:
         res["rule_oc"] = rule_oc(

@@ -19,7 +19,11 @@ import sys
 import tomllib
 from pathlib import Path
 
+from paper_checks.claims._sources import DataMissing, DependencyMissing
+from paper_checks.studies.scripts._experiments import EXPERIMENTS
 from retcon.errors import InputError, parse_json, read_text, seed_type
+from retcon.output import OutputSet, check_out_dir, sidecar, write_json_atomic
+from retcon.plots import save
 
 # keys an experiment config may hold, with their types (one table for all experiments)
 KEYS = {
@@ -149,15 +153,6 @@ def run_experiment(name: str, doc: str | None = None, argv=None) -> int:
 
 def _run_figure(name: str, doc: str | None, argv) -> int:
     """A figure of ``EXPERIMENTS``: parse, compute, write the figure and its sidecar."""
-    from paper_checks.claims._sources import DataMissing, DependencyMissing
-    from paper_checks.studies.scripts._experiments import EXPERIMENTS
-    from retcon.output import (
-        OutputSet,
-        check_out_dir,
-        sidecar,
-        write_json_atomic,
-    )
-    from retcon.plots import save
 
     if name not in EXPERIMENTS:
         known = sorted(EXPERIMENTS) + list(SCRIPTS)

@@ -7,8 +7,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from oas.real import recall_accuracy_sweep
 from paper_checks.studies.scripts._args import numbers
+from retcon import plots
 from retcon.errors import InputError
+from retcon.output import check_out_dir, sidecar, write_json_atomic
+from sim import load_scenario
 
 RECALLS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5)  # the defaults of --recalls and --accuracies
 ACCURACIES = (1.0, 0.85, 0.7, 0.55, 0.4, 0.25)
@@ -51,10 +55,6 @@ def main(doc: str | None, argv=None) -> int:
         raise InputError(f"--groups must be at least 3; got {args.groups}.")
     import jax
     import numpy as np
-
-    from oas.real import recall_accuracy_sweep
-    from retcon.output import check_out_dir, sidecar, write_json_atomic
-    from sim import load_scenario
 
     out = check_out_dir("--out", args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -116,8 +116,6 @@ def _table(res: dict) -> str:
 
 def _figure(res: dict, path: Path, title: str) -> None:
     import numpy as np
-
-    from retcon import plots
 
     rec, acc = res["recalls"], res["accuracies"]
     # a "scenario" column (the scenario's own classifier) sits at its realized type accuracy
