@@ -25,7 +25,7 @@ Where the model comes from (``resolve_model_dir``): a directory given as ``MODEL
 get the weights alone.
 
 Throughput: texts are embedded once each (an in-process memo and the on-disk cache of
-``oas.real._llm_cache``, one entry per text keyed by a fingerprint of the weights and tokenizer),
+``oas.real.llm._cache``, one entry per text keyed by a fingerprint of the weights and tokenizer),
 in batches of similar length (sorted by word-piece count, padded to a few fixed lengths, so
 little padding and few compilations).
 
@@ -390,7 +390,7 @@ class BertEmbedder:
         if cache_dir is False:
             self.cache_dir = None
         elif cache_dir is None or cache_dir is True:
-            from oas.real._llm_config import default_cache_dir
+            from oas.real.llm._config import default_cache_dir
 
             self.cache_dir = default_cache_dir()
         else:
@@ -444,7 +444,7 @@ class BertEmbedder:
           texts: the texts.
           progress: called with ``(done, total)`` texts computed after each batch, if given.
         """
-        from oas.real._llm_cache import embedding_key, read_entry, write_entry
+        from oas.real.llm._cache import embedding_key, read_entry, write_entry
 
         todo = []
         for t in dict.fromkeys(t for t in texts if t not in self._memo):

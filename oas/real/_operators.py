@@ -1,7 +1,7 @@
 """Operator backends: ``dataset`` (LoCoMo's own generations) and ``extractive`` (deterministic).
 
 Both implement ``oas.real._types.OperatorBackend``; ``make_operators("llm", ...)`` loads the third
-(``oas.real._llm.LLMOperators``) lazily. Operators are query-agnostic (MODEL §1): they see the
+(``oas.real.llm._backend.LLMOperators``) lazily. Operators are query-agnostic (MODEL §1): they see the
 cluster ``C`` and the conversation, never the question.
 
 ``dataset`` (LoCoMo only; the exact construction, also in ``docs/real-data.md``):
@@ -246,7 +246,7 @@ def make_operators(name: str, **opts):
     Args:
       name: backend name.
       **opts: passed to the backend's constructor (``llm``: base_url, model, api_key, cache_dir,
-        and the rest of ``oas.real._llm.LLMOperators``'s options).
+        and the rest of ``oas.real.llm._backend.LLMOperators``'s options).
 
     Returns:
       an ``OperatorBackend``.
@@ -256,7 +256,7 @@ def make_operators(name: str, **opts):
     if name == "extractive":
         return ExtractiveOperators(**opts)
     if name == "llm":
-        from oas.real._llm import LLMOperators
+        from oas.real.llm._backend import LLMOperators
 
         return LLMOperators(**opts)
     spell = Spell("make_operators", py={"operators": "name"})

@@ -374,7 +374,7 @@ def score_query_rows(plan: QueryPlan, query: Query, reader) -> list[dict]:
             f"{query.query_id!r}."
         )
     scores: dict[str, float] = {}
-    # An LLM judge is checked against the lexical rule on the same answers (oas.real._judge):
+    # An LLM judge is checked against the lexical rule on the same answers (oas.real.llm._judge):
     # its rows carry the lexical verdicts as meta_lexical_<action>.
     lexical: dict[str, float] | None = {} if getattr(reader, "judge", None) == "llm" else None
     rows = []

@@ -136,7 +136,7 @@ def make_reader(name: str, **opts):
     if name == "topk":
         return TopKReader(**opts)
     if name == "llm":
-        from oas.real._llm import LLMReader
+        from oas.real.llm._backend import LLMReader
 
         return LLMReader(**opts)
     spell = Spell("make_reader", py={"reader": "name"})

@@ -104,7 +104,7 @@ class PairJob:
         check_choice(spell.lead("llm_judge"), self.llm_judge, LLM_JUDGES)
         _check_end_to_end(self)
         object.__setattr__(self, "budgets", check_budgets(self.budgets or DEFAULT_BUDGETS, spell))
-        from oas.real._llm_config import MAX_CONCURRENCY
+        from oas.real.llm._config import MAX_CONCURRENCY
 
         conc = self.llm.get("concurrency")
         if conc is not None:
@@ -288,7 +288,7 @@ def _endpoint(job: PairJob):
     (``resolve_endpoint``), or None when neither the operators nor the reader is ``llm``."""
     if "llm" not in (job.operators, job.reader):
         return None
-    from oas.real._llm_config import resolve_endpoint
+    from oas.real.llm._config import resolve_endpoint
 
     keys = (
         "base_url",
@@ -315,7 +315,7 @@ def _backends(job: PairJob, endpoint=None, *, pool=None, realisation: int = 0):
 
     llm = {k: v for k, v in job.llm.items() if v is not None}
     if endpoint is not None:
-        from oas.real._llm_client import EndpointPool
+        from oas.real.llm._client import EndpointPool
 
         # One pool for both roles: --concurrency bounds operators and reader together.
         pool = llm["pool"] = pool if pool is not None else EndpointPool(endpoint)
@@ -626,8 +626,8 @@ def _run_locked(job: PairJob, out: Path, *, progress) -> dict:
 
 def _check_judge(job: PairJob, reader, pairs, data, pool) -> dict:
     """The judge probe and the LLM-vs-lexical agreement of a ``--llm-judge llm`` run
-    (``oas.real._judge``); a flagged judge is said on stderr too."""
-    from oas.real._judge import judge_agreement, judge_probe
+    (``oas.real.llm._judge``); a flagged judge is said on stderr too."""
+    from oas.real.llm._judge import judge_agreement, judge_probe
 
     workers = pool.config.concurrency if pool is not None else 1
     probe = judge_probe(reader, pairs, threshold=job.judge_threshold, workers=workers)

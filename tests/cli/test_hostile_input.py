@@ -905,7 +905,7 @@ def test_pair_simulate_with_recall_below_one_feeds_fit(tmp_path, capsys):
 def test_environment_keys_go_only_to_their_hosts(monkeypatch, tmp_path, caplog):
     """$OPENAI_API_KEY goes to api.openai.com and $OPENAI_BASE_URL's host only; $RETCON_LLM_API_KEY
     to $RETCON_LLM_BASE_URL's hosts only; a key given as an argument goes where it is told."""
-    from oas.real._llm_config import resolve_endpoint
+    from oas.real.llm._config import resolve_endpoint
 
     for var in ("RETCON_LLM_BASE_URL", "OPENAI_BASE_URL", "RETCON_LLM_API_KEY"):
         monkeypatch.delenv(var, raising=False)
@@ -942,8 +942,8 @@ def test_embeddings_keys_and_scheme_are_checked_when_made(monkeypatch, tmp_path)
 
 def test_credentials_in_a_base_url_are_redacted_in_error_lines(tmp_path):
     """A base URL with user:password or ?key= is never echoed whole (failure, refusal, sidecar)."""
-    from oas.real._http import EndpointPool, LLMEndpointError
-    from oas.real._llm_config import EndpointConfig, redact_url
+    from oas.real.llm._config import EndpointConfig, redact_url
+    from oas.real.llm._http import EndpointPool, LLMEndpointError
     from retcon.errors import InputError
 
     assert redact_url("http://u:pw@h:1/v1?api_key=zz&x=1") == "http://***@h:1/v1?api_key=***&x=***"

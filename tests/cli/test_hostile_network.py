@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from oas.real._http import EndpointPool
-from oas.real._llm_config import EndpointConfig
+from oas.real.llm._config import EndpointConfig
+from oas.real.llm._http import EndpointPool
 from retcon.errors import InputError
 from tests._fakes import FakeServer, chat_body, send
 
@@ -123,7 +123,7 @@ def test_response_cap_validated(cap):
 
 def test_cli_redirect_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
     """Through ``resolve_endpoint`` as the CLI builds it: the flag off refuses, on drops the key."""
-    from oas.real._llm_config import resolve_endpoint
+    from oas.real.llm._config import resolve_endpoint
 
     monkeypatch.delenv("RETCON_LLM_MAX_RESPONSE_BYTES", raising=False)
     with FakeServer(_ok) as other:
@@ -140,7 +140,7 @@ def test_cli_redirect_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
 
 
 def test_env_response_cap(tmp_path, monkeypatch):
-    from oas.real._llm_config import resolve_endpoint
+    from oas.real.llm._config import resolve_endpoint
 
     monkeypatch.setenv("RETCON_LLM_MAX_RESPONSE_BYTES", "2048")
     cfg = resolve_endpoint("http://127.0.0.1:1/v1", "m", "", tmp_path)
@@ -173,7 +173,7 @@ def test_point_mass_crossover_time_refuses_out_of_range(length, budget, rho):
 
 @pytest.mark.parametrize("value", ["0", "-3", "inf", "1e12", "nan", "soon"])
 def test_env_timeout_error_names_variable(tmp_path, monkeypatch, value):
-    from oas.real._llm_config import resolve_endpoint
+    from oas.real.llm._config import resolve_endpoint
 
     monkeypatch.setenv("RETCON_LLM_TIMEOUT", value)
     with pytest.raises(InputError, match=r"RETCON_LLM_TIMEOUT must be seconds in \(0, 86400\]"):
@@ -396,7 +396,7 @@ def test_timeline_locomo_llm_cache_is_checked_before_any_work(kind, tmp_path, ca
 
 def test_a_damaged_cache_is_refused_when_the_client_is_made(tmp_path):
     """The library's own check (``ChatClient``): the message names the folder and the part."""
-    from oas.real._llm_client import ChatClient
+    from oas.real.llm._client import ChatClient
 
     (tmp_path / "journal").write_text("x")
     cfg = EndpointConfig(base_url="http://127.0.0.1:1/v1", model="m", cache_dir=tmp_path)

@@ -260,7 +260,7 @@ def test_pair_locomo_absent_from_cache(tmp_path, monkeypatch, capsys):
 
 @needs_locomo
 def test_pair_llm_backend_wiring_and_cache_hits_on_rerun(tmp_path, capsys, monkeypatch):
-    """The CLI hands --llm-* options to oas.real._llm; a rerun into a new file costs no request."""
+    """The CLI hands --llm-* options to oas.real.llm._backend; a rerun into a new file costs no request."""
     with ScriptedChat(echo_first_line) as server:  # echoes the last message's first line
         monkeypatch.setenv("RETCON_LLM_MODEL", "stub-model")
         base = [

@@ -225,7 +225,7 @@ def test_openai_embedder_against_a_local_endpoint(conv, tmp_path, monkeypatch):
     from oas.real import make_embedder
 
     monkeypatch.setenv("RETCON_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr("oas.real._http.time.sleep", lambda s: None)  # no backoff wait here
+    monkeypatch.setattr("oas.real.llm._http.time.sleep", lambda s: None)  # no backoff wait here
     seen = []
     fail = [1]  # the first request answers 503: retried through the chat client's transport
 

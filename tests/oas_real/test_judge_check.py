@@ -1,4 +1,4 @@
-"""The checked LLM judge (``--llm-judge llm``, oas.real._judge): the false-acceptance probe on
+"""The checked LLM judge (``--llm-judge llm``, oas.real.llm._judge): the false-acceptance probe on
 decoy answers, its Wilson interval, the LLM-vs-lexical agreement table, the flag above the
 threshold, and a rerun that sends nothing new. The endpoint is the project's scriptable fake
 (``retcon.bench.llm_throughput.FakeLLMServer``); LoCoMo is the real file (docs/llm.md)."""
@@ -12,9 +12,9 @@ import re
 import pytest
 
 from oas.real import PairJob, run_pair_job
-from oas.real._judge import judge_agreement, judge_probe, other_gold_decoys, wilson_interval
-from oas.real._llm import LLMReader
 from oas.real._types import Conversation, Query
+from oas.real.llm._backend import LLMReader
+from oas.real.llm._judge import judge_agreement, judge_probe, other_gold_decoys, wilson_interval
 from retcon.bench.llm_throughput import FakeLLMServer
 from retcon.cli import main
 from retcon.errors import InputError

@@ -18,7 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oas.real._llm import (
+from oas.real._types import Conversation, OperatorBackend, Query, Reader, Record, Session
+from oas.real.llm._backend import (
     EMPTY_GENERATION,
     INSTRUCTIONS,
     PROMPTS,
@@ -27,14 +28,13 @@ from oas.real._llm import (
     clean_reply,
     parse_yes_no,
 )
-from oas.real._llm_client import (
+from oas.real.llm._client import (
     ChatClient,
     LLMEndpointError,
     cache_key,
     default_cache_dir,
     resolve_endpoint,
 )
-from oas.real._types import Conversation, OperatorBackend, Query, Reader, Record, Session
 from retcon.errors import InputError
 from tests._fakes import ScriptedChat
 
@@ -512,7 +512,7 @@ def test_cli_endpoint_down_is_one_line_exit_2(monkeypatch, tmp_path, capsys):
     pytest.importorskip("retcon.commands.real")
     _clean_llm_env(monkeypatch)
     waits = []
-    monkeypatch.setattr("oas.real._http.time.sleep", waits.append)
+    monkeypatch.setattr("oas.real.llm._http.time.sleep", waits.append)
     url = f"http://127.0.0.1:{_free_port()}/v1"
     rc = _pair_cli(
         tmp_path, "--llm-base-url", url, "--llm-model", "m", "--llm-cache", str(tmp_path / "c")

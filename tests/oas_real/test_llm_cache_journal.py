@@ -1,4 +1,4 @@
-"""The cache's group-committed durability (``oas.real._llm_cache.CacheJournal``, issue 34): one
+"""The cache's group-committed durability (``oas.real.llm._cache.CacheJournal``, issue 34): one
 ``fsync`` per group of answers, an answer durable before the caller can write its row, and a
 killed run's journal replayed so the rerun resumes instead of asking again. Nothing is timed."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from oas.real import ChatClient, resolve_endpoint
-from oas.real._llm_cache import (
+from oas.real.llm._cache import (
     JOURNAL_DIR,
     CacheJournal,
     cache_key,

@@ -1,4 +1,4 @@
-"""Connection reuse in ``oas.real._http`` (issue 34): keep-alive connections, one per request in
+"""Connection reuse in ``oas.real.llm._http`` (issue 34): keep-alive connections, one per request in
 flight, reconnected when the server drops them, and urllib's behaviour kept where it matters
 (proxies, redirects, the size cap). Loopback servers on 127.0.0.1 only; nothing is timed."""
 
@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from oas.real._http import EndpointPool, LLMEndpointError
-from oas.real._llm_config import EndpointConfig
+from oas.real.llm._config import EndpointConfig
+from oas.real.llm._http import EndpointPool, LLMEndpointError
 from retcon.bench.llm_throughput import FakeLLMServer, default_reply
 
 

@@ -301,8 +301,8 @@ def test_pair_locomo_with_a_real_model_and_a_free_rerun(llama_server, tmp_path):
 
 def test_judge_and_operators_against_the_real_server(llama_server, tmp_path):
     """The library path on its own: each prompt gets a non-empty reply the code can use."""
-    from oas.real._llm import LLMOperators, LLMReader
     from oas.real._types import Conversation, Query, Record, Session
+    from oas.real.llm._backend import LLMOperators, LLMReader
 
     base_url, _ = llama_server
     recs = [

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from oas.real._llm_client import (
+from oas.real.llm._client import (
     ChatClient,
     EndpointPool,
     LLMEndpointError,
@@ -143,7 +143,7 @@ class _Records(logging.Handler):
 def test_endpoint_that_keeps_failing_leaves_the_rotation(tmp_path):
     dead = f"http://127.0.0.1:{_free_port()}/v1"
     ticks = itertools.count(0.0, 100.0)  # a clock where every cooldown is over by the next read
-    log = logging.getLogger("oas.real._http")
+    log = logging.getLogger("oas.real.llm._http")
     records = _Records()
     log.addHandler(records)
     try:
@@ -193,7 +193,7 @@ def test_urls_from_a_list_or_the_environment(monkeypatch, tmp_path):
 
 @pytest.mark.slow
 def test_a_shared_pool_bounds_operators_and_reader_together(tmp_path):
-    from oas.real._llm import LLMOperators, LLMReader
+    from oas.real.llm._backend import LLMOperators, LLMReader
 
     # The server holds each request until 3 are in flight or 1 s has passed: a pool that lets 3
     # through shows 3 at once, and the two a correct pool lets through meet there even when the

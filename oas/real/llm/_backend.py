@@ -18,14 +18,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from oas.real._lexical import lexical_correct
-from oas.real._llm_client import (
+from oas.real._types import Conversation, Query, Record, generated_record
+from oas.real.llm._client import (
     CallStats,
     ChatClient,
     EndpointPool,
     LLMEndpointError,
     resolve_endpoint,
 )
-from oas.real._types import Conversation, Query, Record, generated_record
 from retcon.errors import InputError, check_choice, check_range
 from retcon.vocab import LLM_JUDGES
 
@@ -318,7 +318,7 @@ class LLMReader(_LLMClient):
 
     def wrong_answer(self, query: Query) -> str:
         """A topical but wrong answer to ``query``, written by the model from the question and its
-        gold answer (the ``topical`` decoy of the judge probe, ``oas.real._judge``)."""
+        gold answer (the ``topical`` decoy of the judge probe, ``oas.real.llm._judge``)."""
         prompt = PROMPTS["wrong_answer"].format(
             question=query.text.strip(), answer=str(query.answer).strip()
         )

@@ -1,11 +1,11 @@
 """The chat client: an OpenAI-compatible ``chat/completions`` call through the on-disk cache.
 
-The LLM client in three parts, along its seams: ``oas.real._llm_config`` (where and how to call:
-``EndpointConfig``, ``resolve_endpoint``, key binding, URL checks), ``oas.real._http`` (the
+The LLM client in three parts, along its seams: ``oas.real.llm._config`` (where and how to call:
+``EndpointConfig``, ``resolve_endpoint``, key binding, URL checks), ``oas.real.llm._http`` (the
 transport and pool: ``EndpointPool``, the one retry policy, ``LLMEndpointError``) and
-``oas.real._llm_cache`` (the content-addressed cache). ``ChatClient`` here joins them: the cache
+``oas.real.llm._cache`` (the content-addressed cache). ``ChatClient`` here joins them: the cache
 first, then an identical call already in flight, then the pool. The embeddings client
-(``oas.real._embed_http``) uses the same three parts.
+(``oas.real.llm._embed``) uses the same three parts.
 
 References: docs/llm.md.
 """
@@ -19,14 +19,7 @@ import weakref
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from oas.real._http import (
-    MAX_RETRY_AFTER,
-    EndpointPool,
-    LLMEndpointError,
-    PoolProgress,
-    retry_after_seconds,
-)
-from oas.real._llm_cache import (
+from oas.real.llm._cache import (
     CACHE_FORMAT,
     CacheJournal,
     cache_key,
@@ -35,12 +28,19 @@ from oas.real._llm_cache import (
     read_entry,
     recover_journals,
 )
-from oas.real._llm_config import (
+from oas.real.llm._config import (
     DEFAULT_CONCURRENCY,
     EndpointConfig,
     default_cache_dir,
     resolve_endpoint,
     split_urls,
+)
+from oas.real.llm._http import (
+    MAX_RETRY_AFTER,
+    EndpointPool,
+    LLMEndpointError,
+    PoolProgress,
+    retry_after_seconds,
 )
 
 

@@ -1,7 +1,7 @@
 """Where and how to call an OpenAI-compatible endpoint: addresses, keys, limits (checked up front).
 
-The config part of the LLM client (``oas.real._llm_client`` is the cache-fronted client,
-``oas.real._http`` the transport and pool). Chat (``--operators/--reader llm``) and embeddings
+The config part of the LLM client (``oas.real.llm._client`` is the cache-fronted client,
+``oas.real.llm._http`` the transport and pool). Chat (``--operators/--reader llm``) and embeddings
 (``--embedder openai:MODEL``) build their ``EndpointConfig`` here, so both get the same scheme
 check, the same key binding and the same redaction of credentials in messages.
 

@@ -3,15 +3,15 @@
 ``POST {base_url}/embeddings`` with ``{"model": MODEL, "input": [texts]}``; the response's
 ``data[i].embedding`` (ordered by ``data[i].index``) are L2-normalized. ``base_url`` is the API root
 that ends in ``/v1`` (as for chat). Requests go through the chat client's transport
-(``oas.real._http.EndpointPool``: the same retries on 5xx, 408, 429, timeouts and garbage, the
-same backoff) and its on-disk cache (``oas.real._llm_cache``, one entry per text), so a 503
+(``oas.real.llm._http.EndpointPool``: the same retries on 5xx, 408, 429, timeouts and garbage, the
+same backoff) and its on-disk cache (``oas.real.llm._cache``, one entry per text), so a 503
 mid-run is retried and a rerun sends nothing. Each distinct text is sent once; requests carry at
 most ``batch`` texts.
 
 Address: ``base_url`` argument, else ``$RETCON_EMBED_BASE_URL``, else ``$RETCON_LLM_BASE_URL`` (first
 URL), else ``$OPENAI_BASE_URL``; checked (http/https) when the embedder is made, before any work.
 Key: the ``api_key`` argument, else ``$RETCON_EMBED_API_KEY`` / ``$RETCON_LLM_API_KEY`` /
-``$OPENAI_API_KEY``, each only to the hosts it is bound to (``oas.real._llm_config``; none sent
+``$OPENAI_API_KEY``, each only to the hosts it is bound to (``oas.real.llm._config``; none sent
 when empty).
 
 References: MODEL §8 (features 6, 7 use record embeddings); docs/llm.md.
@@ -26,9 +26,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from oas.real._http import EndpointPool, Route
-from oas.real._llm_cache import embedding_key, read_entry, write_entry
-from oas.real._llm_config import resolve_endpoint
+from oas.real.llm._cache import embedding_key, read_entry, write_entry
+from oas.real.llm._config import resolve_endpoint
+from oas.real.llm._http import EndpointPool, Route
 from retcon.errors import InputError
 
 

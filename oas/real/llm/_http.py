@@ -3,8 +3,8 @@ embeddings.
 
 Only the standard library (``http.client``, ``urllib`` + ``json``), so it works against any endpoint a user
 runs (llama.cpp's server, vLLM, Ollama's OpenAI route, a hosted API) without an SDK. The config
-is ``oas.real._llm_config``; the cache-fronted chat client is ``oas.real._llm_client``; the
-embeddings client ``oas.real._embed_http`` sends through the same ``EndpointPool``.
+is ``oas.real.llm._config``; the cache-fronted chat client is ``oas.real.llm._client``; the
+embeddings client ``oas.real.llm._embed`` sends through the same ``EndpointPool``.
 
 Concurrency (``EndpointPool``): at most ``concurrency`` requests are in flight at once, over one or
 several endpoints serving the same model. Each request goes to the ready endpoint with the fewest
@@ -60,7 +60,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, NamedTuple
 
-from oas.real._llm_config import EndpointConfig, redact_url
+from oas.real.llm._config import EndpointConfig, redact_url
 from retcon.errors import InputError
 
 _RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504}) | frozenset(range(505, 600))
