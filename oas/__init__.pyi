@@ -80,9 +80,16 @@ from ._text import content_tokens as content_tokens
 from ._text import normalize as normalize
 from ._theory_router import TheoryRouter as TheoryRouter
 from ._theory_router import fit_theory_router as fit_theory_router
+from ._timeline_plots import plot_by_generation as plot_by_generation
+from ._timeline_plots import plot_survival as plot_survival
+from ._timeline_plots import plot_utility as plot_utility
+from ._timeline_report import TimelineReport as TimelineReport
+from ._timeline_report import simulated_report as simulated_report
 from ._timeline_router import ROUTER_POLICY as ROUTER_POLICY
 from ._timeline_router import TimelineRouter as TimelineRouter
 from ._timeline_router import route_stream as route_stream
 from ._timeline_router import scenario_router as scenario_router
 from ._timeline_router import simulate_router_timeline as simulate_router_timeline
 from ._timeline_router import simulated_router_gains as simulated_router_gains
+from ._timeline_text import identify_text as identify_text
+from ._timeline_text import timeline_text as timeline_text

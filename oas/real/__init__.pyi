@@ -76,17 +76,10 @@ from ._timeline import survival as survival
 from ._timeline import survival_report as survival_report
 from ._timeline_identify import IDENTIFY_BUDGETS as IDENTIFY_BUDGETS
 from ._timeline_identify import timeline_identify as timeline_identify
-from ._timeline_plots import plot_by_generation as plot_by_generation
-from ._timeline_plots import plot_survival as plot_survival
-from ._timeline_plots import plot_utility as plot_utility
 from ._timeline_report import LOCOMO_BUDGETS as LOCOMO_BUDGETS
 from ._timeline_report import LLMPasses as LLMPasses
-from ._timeline_report import TimelineReport as TimelineReport
 from ._timeline_report import check_locomo_stream as check_locomo_stream
 from ._timeline_report import locomo_report as locomo_report
-from ._timeline_report import simulated_report as simulated_report
-from ._timeline_text import identify_text as identify_text
-from ._timeline_text import timeline_text as timeline_text
 from ._topk import topk_sweep as topk_sweep
 from ._types import Conversation as Conversation
 from ._types import OperatorBackend as OperatorBackend

@@ -6,8 +6,8 @@
 * ``identify --data F [--passes K]``: leave one conversation out, predicted ``t*`` and ``k*``.
 
 ``retcon timeline [options]`` without a subcommand is ``timeline simulate`` (existing scripts).
-The library builds the report (``oas.real.simulated_report`` / ``locomo_report``: a
-``TimelineReport``) and its text (``oas.real.timeline_text``); this module reads the options,
+The library builds the report (``oas.simulated_report`` / ``oas.real.locomo_report``: a
+``TimelineReport``) and its text (``oas.timeline_text``); this module reads the options,
 checks them before any work, and prints or writes the result.
 """
 
@@ -230,7 +230,7 @@ def run_simulated(args) -> int:
         "then the bootstrap (JAX compiles first; a minute or more at the defaults)",
     )
     cli.enable_compile_cache()
-    from oas.real import plot_by_generation, plot_utility, simulated_report, timeline_text
+    from oas import plot_by_generation, plot_utility, simulated_report, timeline_text
 
     rep = simulated_report(
         ss,
@@ -262,6 +262,7 @@ def _locomo(args, least_passes: int, doing: str):
 
 def run_locomo(args) -> int:
     """``retcon timeline locomo --data F``: LoCoMo as a stream."""
+    import oas
     from oas import real
 
     budgets, convs, llm = _locomo(
@@ -277,9 +278,9 @@ def run_locomo(args) -> int:
         llm=llm,
     )
     d = rep.as_json()
-    plots = [(real.plot_survival, "survival.png", d)]
-    plots.append((real.plot_utility, "utility.png", dict(d, scenario="locomo")))
-    return _emit(args, d, real.timeline_text(rep), "timeline_locomo", plots)
+    plots = [(oas.plot_survival, "survival.png", d)]
+    plots.append((oas.plot_utility, "utility.png", dict(d, scenario="locomo")))
+    return _emit(args, d, oas.timeline_text(rep), "timeline_locomo", plots)
 
 
 def run_identify(args) -> int:
@@ -287,6 +288,7 @@ def run_identify(args) -> int:
     budgets, convs, _ = _locomo(
         args, 2, ": {} passes, then t* and k* leaving one conversation out at a time"
     )
+    import oas
     from oas import real
     from retcon.output import to_jsonable
 
@@ -295,4 +297,4 @@ def run_identify(args) -> int:
     d = to_jsonable(
         real.timeline_identify(convs, passes=args.passes, budgets=budgets, chains=chains)
     )
-    return _emit(args, d, real.identify_text(d), "timeline_identify", [])
+    return _emit(args, d, oas.identify_text(d), "timeline_identify", [])

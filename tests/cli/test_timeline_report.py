@@ -1,4 +1,4 @@
-"""The report of memory over time (MODEL §10): `oas.real.TimelineReport` and its text, the pass
+"""The report of memory over time (MODEL §10): `oas.TimelineReport` and its text, the pass
 chains built once (`oas.real.pass_chains`) and read by the report, router and identify, the llm
 pass options (`oas.real.LLMPasses`), and the three subcommands of ``retcon timeline``."""
 
@@ -78,7 +78,7 @@ def test_report_json_order_and_text_writers():
     header, utility, crossover, by_generation, router, seed; LoCoMo: header, survival,
     geometric_verdicts, utility, crossover, crossover_policy, llm_passes, router, seed), and
     `timeline_text` writes each table."""
-    from oas.real import TimelineReport, timeline_text
+    from oas import TimelineReport, timeline_text
 
     util = [{"policy": "retain-all", "operator": None, "budget": 256.0, "utility": [0.5, 0.25]}]
     util[0] |= {"lower": [0.4, 0.2], "upper": [0.6, 0.3]}

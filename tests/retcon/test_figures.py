@@ -62,7 +62,7 @@ def _timeline_report():
 
 
 def test_by_generation_has_one_panel_per_operator_and_its_legend_outside(tmp_path, monkeypatch):
-    import oas.real._timeline_plots as tp
+    import oas._timeline_plots as tp
 
     figs = []
     monkeypatch.setattr(tp, "save", lambda fig, path, **kw: figs.append(fig) or path)
@@ -77,7 +77,7 @@ def test_by_generation_has_one_panel_per_operator_and_its_legend_outside(tmp_pat
 
 
 def test_utility_keeps_every_policy_visible_and_marks_the_crossover_apart(tmp_path, monkeypatch):
-    import oas.real._timeline_plots as tp
+    import oas._timeline_plots as tp
 
     figs = []
     monkeypatch.setattr(tp, "save", lambda fig, path, **kw: figs.append(fig) or path)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from oas.real._timeline_report import TimelineReport
+from oas._timeline_report import TimelineReport
 
 
 def timeline_text(report: TimelineReport) -> str:
