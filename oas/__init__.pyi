@@ -1,6 +1,14 @@
 """The public names of ``oas``, each declared once (read by type checkers and by
 ``retcon.lazy.attach_stub`` at run time; the package docstring is in ``__init__.py``)."""
 
+from ._advise import Advice as Advice
+from ._advise import BudgetAdvice as BudgetAdvice
+from ._advise import advice_answer as advice_answer
+from ._advise import advice_policy as advice_policy
+from ._advise import advice_rule as advice_rule
+from ._advise import advise as advise
+from ._advise import measured_gains as measured_gains
+from ._advise import policy_action as policy_action
 from ._baselines import KnnChoice as KnnChoice
 from ._baselines import evidence_fit_rule as evidence_fit_rule
 from ._baselines import knn_router as knn_router
