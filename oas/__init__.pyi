@@ -38,6 +38,12 @@ from ._identify import ReaderParams as ReaderParams
 from ._identify import Structure as Structure
 from ._identify import identify as identify
 from ._identify import support_fractions as support_fractions
+from ._import import IMPORT_PRESETS as IMPORT_PRESETS
+from ._import import IMPORT_REQUIRED_FIELDS as IMPORT_REQUIRED_FIELDS
+from ._import import import_records as import_records
+from ._import import inspect_records as inspect_records
+from ._import import parse_import_map as parse_import_map
+from ._import import read_sample_records as read_sample_records
 from ._magnitude import format_report as format_report
 from ._magnitude import identify_report as identify_report
 from ._magnitude import plot_report as plot_report

@@ -93,6 +93,9 @@ def register(subparsers) -> None:
     from retcon.commands import real as real_cli
 
     real_cli.register_pair(pair_sub)
+    from retcon.commands import pair_import
+
+    pair_import.register_pair(pair_sub)
 
     p = subparsers.add_parser(
         "fit",
