@@ -15,6 +15,10 @@ from ._baselines import knn_router as knn_router
 from ._baselines import training_selected_operator as training_selected_operator
 from ._decisions import decision_shares as decision_shares
 from ._decisions import decisions_figure as decisions_figure
+from ._eee import eee_aggregate as eee_aggregate
+from ._eee import eee_instances as eee_instances
+from ._eee import eee_jsonl as eee_jsonl
+from ._eee import eee_paths as eee_paths
 from ._embed import HashedTfidf as HashedTfidf
 from ._embed import embed_texts as embed_texts
 from ._estimator import OASRouter as OASRouter

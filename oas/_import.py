@@ -36,7 +36,7 @@ from retcon.vocab import ACTIONS, VOCABULARIES
 
 #: The fields every mapping needs, and those it may give.
 IMPORT_REQUIRED_FIELDS = ("group", "question", "budget", "action", "correct")
-IMPORT_OPTIONAL_FIELDS = ("query_type", "lengths")
+IMPORT_OPTIONAL_FIELDS = ("query_type", "lengths", "id")
 
 #: Default paths of the sources (``--from``): a preset fills the fields the user's map leaves out.
 IMPORT_PRESETS: dict[str, dict[str, str]] = {
@@ -58,6 +58,7 @@ IMPORT_PRESETS: dict[str, dict[str, str]] = {
         "correct": "evaluation.score",
         "query_type": "metadata.query_type",
         "lengths": "metadata.cluster_lengths",
+        "id": "metadata.instance_id",
     },
 }
 
@@ -205,7 +206,7 @@ def _id(v: Any, where: str, field: str) -> str:
 
 
 def _placeholder_features(budget: float, slot: int, lengths: list[float] | None) -> dict:
-    f = dict.fromkeys(FEATURE_NAMES, 0.0)
+    f: dict[str, float] = dict.fromkeys(FEATURE_NAMES, 0.0)
     f["budget_over_512"] = budget / 512.0
     f["mean_pairwise_cosine"] = 1.0
     f["session_count"] = 1.0
@@ -239,7 +240,8 @@ def import_records(
         line 3``).
       mapping: field -> dotted path, for ``group``, ``question``, ``budget``, ``action``,
         ``correct`` and optionally ``query_type`` (a type of the locomo or longmemeval vocabulary;
-        default the first type of locomo's, for every row) and ``lengths``.
+        default the first type of locomo's, for every row), ``lengths`` and ``id`` (the row's
+        ``instance_id``; default ``QUESTION@BUDGET``).
       source: the file, for the ``meta_imported_from`` column.
       action_names: the log's action names -> retcon's (``{"raw": "ret", "summary": "merge"}``).
       repeats: ``"refuse"`` a second record of the same (question, budget, action), or ``"mean"``
@@ -280,8 +282,10 @@ def import_records(
         y = _correct(vals["correct"], where)
         qt = vals.get("query_type")
         lengths = _lengths(vals["lengths"], where) if vals.get("lengths") is not None else None
+        iid = _id(vals["id"], where, "id") if vals.get("id") is not None else f"{q}@{b:g}"
         cell = cells.setdefault(
-            (q, b), {"group": g, "query_type": qt, "lengths": lengths, "y": {}, "where": where}
+            (q, b),
+            {"group": g, "query_type": qt, "lengths": lengths, "y": {}, "where": where, "id": iid},
         )
         if cell["group"] != g:
             raise InputError(
@@ -322,7 +326,7 @@ def import_records(
         qt = c["query_type"] if c["query_type"] is not None else VOCABULARIES[vocab][0]
         slot = VOCABULARIES[vocab].index(qt)
         row = {
-            "instance_id": f"{q}@{b:g}",
+            "instance_id": c["id"],
             "query_id": q,
             "group_id": c["group"],
             "query_type": qt,

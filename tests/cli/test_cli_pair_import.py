@@ -4,6 +4,7 @@ rows given directly; missing, ambiguous and unpaired fields are one line (MODEL 
 
 import csv
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -149,7 +150,7 @@ def test_csv_imports_with_a_map_and_action_names(tmp_path, capsys):
         assert got[(q, float(b))] == tuple(y[a] for a in ACTIONS)
     # the mapped lengths give the length features: 400 tokens over the budget, two records
     i = list(data.budget).index(16.0)
-    assert data.cluster_tokens[i] == 400.0
+    assert data.cluster_tokens is not None and data.cluster_tokens[i] == 400.0
     assert data.features[i, 1] == pytest.approx(400.0 / 16.0)
     assert data.features[i, 3] == 2.0
 
@@ -338,3 +339,93 @@ def test_nested_jsonl_every_claim_same_verdicts(tmp_path, capsys):
     oas.write_paired(direct, direct_rows(cells))
     every = "1,2,3,5,6,7,8,9"
     assert verdicts(out, capsys, every) == verdicts(direct, capsys, every)
+
+
+def aggregate_of(samples):
+    """EEE's layout: ``UUID.json`` beside ``UUID_samples.jsonl``."""
+    return samples.with_name(samples.name.removesuffix("_samples.jsonl") + ".json")
+
+
+def _export(tmp_path, capsys, cells):
+    paired = tmp_path / "mine.jsonl"
+    oas.write_paired(paired, direct_rows(cells))
+    folder = tmp_path / "eee"
+    argv = ["paper-checks", "--paired", str(paired), "--claims", "1,2,3", "--no-figures"]
+    rc, _, err = run_cli([*argv, "--json", "-q", "--export", "eee", str(folder)], capsys)
+    assert rc == 0, err
+    return paired, folder
+
+
+def test_eee_export_round_trips_through_pair_import(tmp_path, capsys):
+    cells = outcomes(groups=5, per=3, seed=2)
+    paired, folder = _export(tmp_path, capsys, cells)
+    (samples,) = folder.glob("data/retcon-paired/unknown/mine/*_samples.jsonl")
+    records = read_rows(samples)
+    assert len(records) == 4 * len(cells)
+    aggregate = json.loads(aggregate_of(samples).read_text())
+    assert aggregate["detailed_evaluation_results"]["file_path"] == str(samples.relative_to(folder))
+    back = tmp_path / "back.jsonl"
+    rc, _, err = run_cli(
+        ["pair", "import", str(samples), "--from", "eee", "--output", str(back)], capsys
+    )
+    assert rc == 0, err
+    # the same rows: ids, groups, types, budgets and the four outcomes
+    assert strip_meta(read_rows(back)) == read_rows(paired)
+    # the reader's name seeds the resamples: give the imported file the original's
+    rc, out, _ = run_cli(
+        [
+            "paper-checks",
+            "--paired",
+            str(back),
+            "--reader-name",
+            "mine",
+            "--claims",
+            "1,2,3",
+            "--no-figures",
+            "--json",
+            "-q",
+        ],
+        capsys,
+    )
+    v_back = json.loads(out)["verdicts"]
+    assert v_back == verdicts(paired, capsys)
+    # the aggregate carries each verdict on EEE's levels scale
+    levels = {"FAIL": 0.0, "PARTIAL": 1.0, "PASS": 2.0}
+    for r in aggregate["evaluation_results"]:
+        cid = r["evaluation_result_id"].removeprefix("claim-")
+        assert r["score_details"]["details"]["verdict"] == v_back[cid]
+        assert r["score_details"]["score"] == levels.get(v_back[cid], -1.0)
+
+
+def test_export_needs_paired_and_a_known_format(tmp_path, capsys):
+    rc, _, err = run_cli(
+        ["paper-checks", "--sim-only", "--export", "eee", str(tmp_path / "x")], capsys
+    )
+    assert rc == 2 and "--paired" in err and len(err.strip().splitlines()) == 1
+    paired = tmp_path / "p.jsonl"
+    oas.write_paired(paired, direct_rows(outcomes(2, 1)))
+    rc, _, err = run_cli(
+        ["paper-checks", "--paired", str(paired), "--export", "csv", str(tmp_path / "x")], capsys
+    )
+    assert rc == 2 and "--export" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.skipif(
+    sys.version_info < (3, 12),
+    reason="every-eval-ever (its schemas and validator) needs Python >= 3.12; this is "
+    f"{sys.version_info.major}.{sys.version_info.minor}",
+)
+def test_eee_export_validates_against_every_eval_evers_schemas(tmp_path, capsys):
+    eee = pytest.importorskip("every_eval_ever", reason="every-eval-ever is not installed")
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed")
+    from importlib import resources
+
+    schemas = resources.files(eee) / "schemas"
+    instance = json.loads((schemas / "instance_level_eval.schema.json").read_text())
+    aggregate = json.loads((schemas / "eval.schema.json").read_text())
+    _, folder = _export(tmp_path, capsys, outcomes(groups=3, per=2))
+    (samples,) = folder.glob("data/*/*/*/*_samples.jsonl")
+    for rec in read_rows(samples):
+        jsonschema.validate(rec, instance)
+    agg = json.loads(aggregate_of(samples).read_text())
+    jsonschema.validate(agg, aggregate)
