@@ -40,6 +40,7 @@ _COMMAND_MODULES = (
     "retcon.commands.sim",
     "retcon.commands.oas",
     "retcon.commands.real",
+    "retcon.commands.fidelity",
     "retcon.commands.timeline",
     "retcon.commands.identify",
     "retcon.commands.paper_checks",
