@@ -41,6 +41,7 @@ _COMMAND_MODULES = (
     "retcon.commands.oas",
     "retcon.commands.real",
     "retcon.commands.fidelity",
+    "retcon.commands.llm_check",
     "retcon.commands.timeline",
     "retcon.commands.identify",
     "retcon.commands.paper_checks",

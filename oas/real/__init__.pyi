@@ -47,6 +47,15 @@ from ._judge import JudgeProbe as JudgeProbe
 from ._judge import judge_agreement as judge_agreement
 from ._judge import judge_probe as judge_probe
 from ._judge import wilson_interval as wilson_interval
+from ._llm_check import EndpointCheck as EndpointCheck
+from ._llm_check import RunEstimate as RunEstimate
+from ._llm_check import check_endpoint as check_endpoint
+from ._llm_check import estimate_run as estimate_run
+from ._llm_check import format_check as format_check
+from ._llm_check import format_estimate as format_estimate
+from ._llm_check import list_models as list_models
+from ._llm_check import locomo_plan as locomo_plan
+from ._llm_check import preflight as preflight
 from ._llm_client import ChatClient as ChatClient
 from ._llm_client import EndpointPool as EndpointPool
 from ._llm_client import resolve_endpoint as resolve_endpoint
