@@ -104,3 +104,9 @@ from ._timeline_router import route_stream as route_stream
 from ._timeline_router import scenario_router as scenario_router
 from ._timeline_router import simulate_router_timeline as simulate_router_timeline
 from ._timeline_router import simulated_router_gains as simulated_router_gains
+from ._tokens import TokenRow as TokenRow
+from ._tokens import context_tokens as context_tokens
+from ._tokens import generated_tokens as generated_tokens
+from ._tokens import token_json as token_json
+from ._tokens import token_markdown as token_markdown
+from ._tokens import token_table as token_table

@@ -588,6 +588,11 @@ def _run_evaluate(args) -> int:
         )
     obj = evaluation_json(ev)
     table = evaluation_table(ev)
+    from oas import token_json, token_markdown, token_table
+
+    tokens = token_table(data)  # tokens beside accuracy (docs/oas.md)
+    obj = {**obj, "tokens": token_json(tokens)}
+    table = table + ("" if table.endswith("\n") else "\n") + "\n" + token_markdown(tokens)
     files = _evaluate_files(getattr(args, "format", "png"))
     if args.out:
         fig = accuracy_figure(ev)
