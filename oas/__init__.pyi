@@ -8,6 +8,7 @@ from ._advise import advice_policy as advice_policy
 from ._advise import advice_rule as advice_rule
 from ._advise import advise as advise
 from ._advise import measured_gains as measured_gains
+from ._advise import model_from_router as model_from_router
 from ._advise import policy_action as policy_action
 from ._baselines import KnnChoice as KnnChoice
 from ._baselines import evidence_fit_rule as evidence_fit_rule

@@ -350,3 +350,34 @@ def policy_action(policy: dict, budget: float, evidence_tokens: float | None = N
         if r["budget_min"] <= budget and (r["budget_max"] is None or budget < r["budget_max"]):
             return r["action"]
     raise InputError(f"policy: no range holds budget {budget}.")
+
+
+def model_from_router(router, operator: str = "merge") -> dict:
+    """The single-cluster model's ``rho, phi, a, g`` (MODEL §6) from a fitted router's theory
+    block (``retcon fit`` with the identified reader, ``oas.TheoryRouter``).
+
+    ``g`` and ``a`` (the mean of the per-type ``a_t``) are the reader's; ``rho`` is the operator's
+    mean compression ratio over query types; the §2 support ``phi_2`` (its mean over types) is
+    turned into §6's accuracy ratio by ``a phi_6 = g + (a - g) phi_2`` (MODEL §6,
+    parametrization note).
+
+    Raises:
+      InputError: the router has no theory block.
+    """
+    check_choice("operator", operator, OPERATORS)
+    tr = getattr(router, "theory", router)
+    if tr is None or not hasattr(tr, "theta"):
+        raise InputError(
+            "--router: the router has no theory block (the identified reader); fit it with the "
+            "theory router, or give --compress-ratio/--fidelity/--acc-raw/--acc-guess."
+        )
+    th = np.asarray(tr.theta, dtype=np.float64)
+    n_types = 4
+    g = 1.0 / (1.0 + math.exp(-th[0]))
+    a_t = g + (1.0 - g) / (1.0 + np.exp(-th[1 : 1 + n_types]))
+    phi2 = np.exp(th[1 + n_types :]).reshape(len(OPERATORS), n_types)
+    j = OPERATORS.index(operator)
+    a = float(np.mean(a_t))
+    phi6 = (g + (a - g) * float(np.mean(phi2[j]))) / a
+    rho = float(np.mean(np.asarray(tr.compress_ratio, dtype=np.float64)[j]))
+    return {"compress_ratio": rho, "fidelity": phi6, "acc_raw": a, "acc_guess": g}

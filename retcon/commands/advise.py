@@ -83,6 +83,14 @@ def register(subparsers) -> None:
         "measured at its budget nearest yours, with a conversation-clustered interval",
     )
     p.add_argument(
+        "--router",
+        default=None,
+        metavar="FILE",
+        help="a fitted router JSON with the identified reader's theory block: its g, a, the "
+        "operator's fidelity and compression ratio replace --acc-guess, --acc-raw, --fidelity "
+        "and --compress-ratio (docs/advise.md)",
+    )
+    p.add_argument(
         "--policy",
         default=None,
         metavar="FILE",
@@ -178,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
     from retcon.errors import InputError
     from retcon.output import check_out_file, file_sha256, write_json_atomic
 
-    inputs = [("--lengths", args.lengths), ("--paired", args.paired)]
+    inputs = [("--lengths", args.lengths), ("--paired", args.paired), ("--router", args.router)]
     if args.policy is not None:
         check_out_file("--policy", args.policy, inputs=inputs, suffixes=[".json"])
     if args.resamples < 0:
@@ -193,14 +201,21 @@ def run(args: argparse.Namespace) -> int:
     import oas
 
     paired = None if args.paired is None else oas.read_paired(args.paired)
+    model = {
+        "compress_ratio": args.compress_ratio,
+        "fidelity": args.fidelity,
+        "acc_raw": args.acc_raw,
+        "acc_guess": args.acc_guess,
+    }
+    if args.router is not None:
+        model = oas.model_from_router(
+            oas.load_router(args.router, option="--router"), args.operator
+        )
     adv = oas.advise(
         sample,
         args.budgets,
         operator=args.operator,
-        compress_ratio=args.compress_ratio,
-        fidelity=args.fidelity,
-        acc_raw=args.acc_raw,
-        acc_guess=args.acc_guess,
+        **model,
         window=args.window,
         paired=paired,
         resamples=args.resamples,
@@ -212,6 +227,8 @@ def run(args: argparse.Namespace) -> int:
     }
     if args.paired is not None:
         data["paired_file"] = {"path": str(args.paired), "sha256": file_sha256(args.paired)}
+    if args.router is not None:
+        data["router_file"] = {"path": str(args.router), "sha256": file_sha256(args.router)}
     policy = oas.advice_policy(adv, data=data)
     if args.policy is not None:
         write_json_atomic(args.policy, policy)

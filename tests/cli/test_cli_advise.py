@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 import oas
+import retcon.errors as oas_errors
 import theory
 from tests._cli import run_cli
 
@@ -219,3 +220,23 @@ def test_docs_memory_loop_applies_the_policy(tmp_path, capsys):
         shares.append(np.mean([a != "ret" for _, a, _ in got]))
     # the paper's direction: the tighter the budget, the more queries consolidate
     assert shares[0] > shares[1] > shares[2]
+
+
+def test_router_theory_block_gives_the_model(tmp_path, capsys):
+    """g, a_t, phi_{o,t} planted in a TheoryRouter come back as MODEL §6's parameters, phi by
+    a phi_6 = g + (a - g) phi_2 (MODEL §6, parametrization note)."""
+    from scipy.special import logit
+
+    g, a_t = 0.1, np.array([0.8, 0.9, 0.7, 0.6])
+    phi2 = np.array([[0.9, 0.8, 0.7, 0.6], [0.5, 0.5, 0.5, 0.5], [1.0, 1.0, 0.9, 0.9]])
+    rho = np.array([[0.3, 0.2, 0.4, 0.3], [0.1, 0.1, 0.1, 0.1], [0.6, 0.6, 0.6, 0.6]])
+    theta = np.concatenate([[logit(g)], logit((a_t - g) / (1 - g)), np.log(phi2).ravel()])
+    tr = oas.TheoryRouter(theta, rho)
+    got = oas.model_from_router(tr, "merge")
+    a = a_t.mean()
+    assert got["acc_guess"] == pytest.approx(g) and got["acc_raw"] == pytest.approx(a)
+    assert got["compress_ratio"] == pytest.approx(0.3)
+    assert got["fidelity"] == pytest.approx((g + (a - g) * 0.75) / a)
+    assert oas.model_from_router(tr, "abstract")["compress_ratio"] == pytest.approx(0.1)
+    with pytest.raises(oas_errors.InputError, match="no theory block"):
+        oas.model_from_router(None)
