@@ -189,8 +189,8 @@ def run(args: argparse.Namespace) -> int:
     inputs = [("--lengths", args.lengths), ("--paired", args.paired), ("--router", args.router)]
     if args.policy is not None:
         check_out_file("--policy", args.policy, inputs=inputs, suffixes=[".json"])
-    if args.resamples < 0:
-        raise InputError(f"--resamples must be >= 0; got {args.resamples}.")
+    if not 0 <= args.resamples <= 10000:
+        raise InputError(f"--resamples must be in [0, 10000]; got {args.resamples}.")
     if args.window is not None and not (math.isfinite(args.window) and args.window > 0):
         raise InputError(f"--window must be a number of tokens > 0; got {args.window}.")
     bad = [b for b in args.budgets if not (math.isfinite(b) and b > 0)]

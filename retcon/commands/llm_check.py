@@ -78,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be a positive number of questions; got {args.limit}.")
+    if not 1024 <= args.max_context <= 262144:
+        raise InputError(f"--max-context must be in [1024, 262144] tokens; got {args.max_context}.")
     if args.realisations < 1:
         raise InputError(f"--realisations must be >= 1; got {args.realisations}.")
     config = resolve_endpoint(**llm_options(args))

@@ -169,6 +169,7 @@ def test_paired_file_measures_the_gain_with_a_grouped_interval(tmp_path, capsys)
         (["--budget", "0"], "--budget"),
         (["--budget", "100", "--window", "-5"], "--window"),
         (["--budget", "100", "--resamples", "-1"], "--resamples"),
+        (["--budget", "100", "--resamples", "1000000"], "--resamples must be in [0, 10000]"),
         (["--budget", "abc"], "--budget"),
     ],
 )
