@@ -275,7 +275,8 @@ def advice_rule(adv: Advice, a: BudgetAdvice) -> str:
 
 
 def advice_answer(adv: Advice, a: BudgetAdvice) -> str:
-    """The answer at one budget, first, with the paper's direction beside it."""
+    """The answer at one budget, first, with the paper's direction beside it: the side of ``B*``
+    (tight or loose), and with a paired file the gain measured there."""
     verb = "retain" if a.action == "ret" else f"consolidate with {a.action}"
     if math.isfinite(adv.crossover_budget):
         side = (
@@ -285,8 +286,14 @@ def advice_answer(adv: Advice, a: BudgetAdvice) -> str:
         )
     else:
         side = "no crossover on these lengths"
-    how = "" if a.source == "model" else ", as measured in the paired file"
-    return f"At a {a.budget:.0f}-token budget: {verb} ({side}{how})."
+    if a.source == "paired" and a.measured is not None:
+        grid, gain, lo, hi, _ = a.measured
+        return (
+            f"At a {a.budget:.0f}-token budget: {verb} (measured in the paired file at "
+            f"B = {grid:g}: {adv.operator} {gain:+.3f} [{lo:+.3f}, {hi:+.3f}] over retention; "
+            f"the model: {side})."
+        )
+    return f"At a {a.budget:.0f}-token budget: {verb} ({side})."
 
 
 DIRECTION = "consolidate under tight budgets (below B*), retain under loose ones (above B*)"

@@ -164,7 +164,9 @@ def format_text(adv, policy: dict) -> str:
         f"model: rho {p['compress_ratio']:g}, phi {p['fidelity']:g}, a {p['acc_raw']:g}, "
         f"g {p['acc_guess']:g} (docs/model.md §6)"
     )
-    lines.append(f"{'budget':>10}  {'action':>8}  {'gain vs ret (model)':>28}  measured")
+    lines.append(
+        f"{'budget':>10}  {'action':>8}  {'gain over ret (model)':<26}  measured (paired file)"
+    )
     for a in adv.budgets:
         m = (
             "-"
@@ -172,10 +174,8 @@ def format_text(adv, policy: dict) -> str:
             else f"{a.measured[1]:+.3f} [{a.measured[2]:+.3f}, {a.measured[3]:+.3f}] at "
             f"B={a.measured[0]:g}, {a.measured[4]} groups"
         )
-        lines.append(
-            f"{a.budget:>10g}  {a.action:>8}  {a.gain:+.3f} [{a.lower:+.3f}, {a.upper:+.3f}]"
-            f"{'':>6}  {m}"
-        )
+        model = f"{a.gain:+.3f} [{a.lower:+.3f}, {a.upper:+.3f}]"
+        lines.append(f"{a.budget:>10g}  {a.action:>8}  {model:<26}  {m}")
     return "\n".join(lines)
 
 
