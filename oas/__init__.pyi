@@ -1,12 +1,25 @@
 """The public names of ``oas``, each declared once (read by type checkers and by
 ``retcon.lazy.attach_stub`` at run time; the package docstring is in ``__init__.py``)."""
 
+from ._advise import Advice as Advice
+from ._advise import BudgetAdvice as BudgetAdvice
+from ._advise import advice_answer as advice_answer
+from ._advise import advice_policy as advice_policy
+from ._advise import advice_rule as advice_rule
+from ._advise import advise as advise
+from ._advise import measured_gains as measured_gains
+from ._advise import model_from_router as model_from_router
+from ._advise import policy_action as policy_action
 from ._baselines import KnnChoice as KnnChoice
 from ._baselines import evidence_fit_rule as evidence_fit_rule
 from ._baselines import knn_router as knn_router
 from ._baselines import training_selected_operator as training_selected_operator
 from ._decisions import decision_shares as decision_shares
 from ._decisions import decisions_figure as decisions_figure
+from ._eee import eee_aggregate as eee_aggregate
+from ._eee import eee_instances as eee_instances
+from ._eee import eee_jsonl as eee_jsonl
+from ._eee import eee_paths as eee_paths
 from ._embed import HashedTfidf as HashedTfidf
 from ._embed import embed_texts as embed_texts
 from ._estimator import OASRouter as OASRouter
@@ -30,6 +43,12 @@ from ._identify import ReaderParams as ReaderParams
 from ._identify import Structure as Structure
 from ._identify import identify as identify
 from ._identify import support_fractions as support_fractions
+from ._import import IMPORT_PRESETS as IMPORT_PRESETS
+from ._import import IMPORT_REQUIRED_FIELDS as IMPORT_REQUIRED_FIELDS
+from ._import import import_records as import_records
+from ._import import inspect_records as inspect_records
+from ._import import parse_import_map as parse_import_map
+from ._import import read_sample_records as read_sample_records
 from ._magnitude import format_report as format_report
 from ._magnitude import identify_report as identify_report
 from ._magnitude import plot_report as plot_report
@@ -93,3 +112,9 @@ from ._timeline_router import simulate_router_timeline as simulate_router_timeli
 from ._timeline_router import simulated_router_gains as simulated_router_gains
 from ._timeline_text import identify_text as identify_text
 from ._timeline_text import timeline_text as timeline_text
+from ._tokens import TokenRow as TokenRow
+from ._tokens import context_tokens as context_tokens
+from ._tokens import generated_tokens as generated_tokens
+from ._tokens import token_json as token_json
+from ._tokens import token_markdown as token_markdown
+from ._tokens import token_table as token_table

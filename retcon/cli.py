@@ -36,9 +36,12 @@ from retcon.errors import InputError, cli_spelling, seed_type
 # Modules whose `register(subparsers)` adds subcommands, in the order `--help` lists them.
 _COMMAND_MODULES = (
     "retcon.commands.theory",
+    "retcon.commands.advise",
     "retcon.commands.sim",
     "retcon.commands.oas",
     "retcon.commands.real",
+    "retcon.commands.fidelity",
+    "retcon.commands.llm_check",
     "retcon.commands.timeline",
     "retcon.commands.identify",
     "retcon.commands.paper_checks",

@@ -43,3 +43,7 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
 # Tests read real data from ../shared only: point the data cache there unless the caller chose one.
 if LOCOMO_DIR.is_dir():
     os.environ.setdefault("RETCON_DATA_DIR", str(LOCOMO_DIR))
+# `retcon pair` probes its LLM endpoint before the first call (oas.real.preflight); the tests'
+# scripted endpoints count every request, so the probe is off unless a test turns it on
+# (tests/oas_real/test_llm_check.py).
+os.environ.setdefault("RETCON_LLM_CHECK", "0")

@@ -93,6 +93,9 @@ def register(subparsers) -> None:
     from retcon.commands import real as real_cli
 
     real_cli.register_pair(pair_sub)
+    from retcon.commands import pair_import
+
+    pair_import.register_pair(pair_sub)
 
     p = subparsers.add_parser(
         "fit",
@@ -583,6 +586,11 @@ def _run_evaluate(args) -> int:
         )
     obj = evaluation_json(ev)
     table = evaluation_table(ev)
+    from oas import token_json, token_markdown, token_table
+
+    tokens = token_table(data)  # tokens beside accuracy (docs/oas.md)
+    obj = {**obj, "tokens": token_json(tokens)}
+    table = table + ("" if table.endswith("\n") else "\n") + "\n" + token_markdown(tokens)
     files = _evaluate_files(getattr(args, "format", "png"))
     if args.out:
         fig = accuracy_figure(ev)

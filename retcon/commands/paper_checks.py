@@ -138,6 +138,9 @@ def register(subparsers) -> None:
         "--reader llm` with another model, or another --reader); makes Table 5 from its rows "
         "beside the paper's GLM-5.2 values",
     )
+    from retcon.commands.eee_export import add_export_option
+
+    add_export_option(p)
     add_common(p, figures=True)
     p.set_defaults(func=run)
 
@@ -223,6 +226,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be a positive integer; got {args.limit}.")
+    from retcon.commands.eee_export import check_export
+
+    check_export(args)
     claims = args.claims
     if claims is not None:  # before any work; run_checks says the same, later
         from paper_checks import CHECKS
@@ -467,6 +473,12 @@ def _run(args: argparse.Namespace, claims, config) -> int:
             for name, sec in stages:
                 print(f"timing: {name:<40} {sec:8.2f} s", file=sys.stderr)
     obj = None
+    if getattr(args, "export", None) is not None:
+        from retcon.commands.eee_export import export
+
+        full = report or report_json(results, ws.data_sources(), ws.paper_tables())
+        names = export(args, ws, full, config.readers[0])
+        print(f"retcon paper-checks: wrote {', '.join(names)}", file=sys.stderr)
     if args.json:
         obj = report or report_json(results, ws.data_sources(), ws.paper_tables())
         if end_to_end is not None:

@@ -9,6 +9,7 @@ References: MODEL §8-9.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -383,6 +384,12 @@ def run_pair(args) -> int:
     _refuse_ignored_options(args)
 
     llm = llm_flags(args)  # checks --llm-cache
+    if "llm" in (args.operators, args.reader) and os.environ.get("RETCON_LLM_CHECK", "1") != "0":
+        from oas.real import preflight, resolve_endpoint
+
+        # the endpoint probed before the first call (docs/llm.md); RETCON_LLM_CHECK=0 skips it
+        for line in preflight(resolve_endpoint(**llm), seed=args.realisations > 1)[1]:
+            print(f"retcon pair: warning: {line}", file=sys.stderr)
     job = PairJob(
         dataset=args.dataset,
         data=args.data,

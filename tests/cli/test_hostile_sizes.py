@@ -260,6 +260,10 @@ NOT_SIZED = {
     "timeline locomo": "--budgets capped at 64 values (test_timeline_on_data_caps_its_budgets)",
     "timeline identify": "as timeline locomo",
     "paper-checks": "its sizes come from CheckConfig (fast or --full), not from free numbers",
+    "advise": "--resamples capped at 10,000 bootstraps of the --lengths file; memory ~ the file",
+    "pair import": "one pass over the log; memory ~ the file",
+    "fidelity": "LoCoMo's conversations (--limit only lowers them); memory ~ the file",
+    "llm check": "at most 14 requests (5 probes, doubling prompts to --max-context, capped at 262,144 tokens)",
 }
 
 
