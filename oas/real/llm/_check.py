@@ -27,8 +27,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from oas.real.llm._http import EndpointPool, LLMEndpointError
 from oas.real.llm._config import EndpointConfig, redact_url
+from oas.real.llm._http import EndpointPool, LLMEndpointError
 
 #: Keys of a ``/models`` entry that give the context length (vLLM, llama.cpp, OpenRouter, ...).
 CONTEXT_KEYS = ("max_model_len", "context_length", "context_window", "n_ctx", "n_ctx_train")
