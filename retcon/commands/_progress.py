@@ -20,6 +20,8 @@ import os
 import sys
 from typing import Any, TextIO
 
+from retcon.commands._common import verbosity
+
 # XLA's C++ log (tsl/absl): 0 all, 1 no INFO, 2 no WARNING, 3 no ERROR. The compile alarm
 # ("Very slow compile? If you want to file a bug ...") is logged as an ERROR though the compile
 # goes on and the results are right, so the command line keeps only fatal messages; a run that
@@ -35,9 +37,7 @@ def quiet_xla() -> None:
 
 def enabled(args: Any) -> bool:
     """Whether the command shows progress: not with ``-q`` nor ``--no-progress``."""
-    # retcon.cli.verbosity, read here without importing the CLI module that imports this one
-    level = int(getattr(args, "verbose", 0) or 0) - int(getattr(args, "quiet", 0) or 0)
-    return level >= 0 and not getattr(args, "no_progress", False)
+    return verbosity(args) >= 0 and not getattr(args, "no_progress", False)
 
 
 def command_name(args: Any) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 def register(subparsers) -> None:
     """Add ``retcon identify`` to the ``retcon`` command line."""
-    from retcon.cli import add_common
+    from retcon.commands._common import add_common
 
     p = subparsers.add_parser(
         "identify",
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from oas import read_paired  # identify_report (JAX) after the checks and the progress line
-    from retcon.cli import check_out, emit, write_set, wrote
+    from retcon.commands._common import check_out, emit, write_set, wrote
     from retcon.errors import InputError, check_at_least
     from retcon.output import sidecar, to_jsonable
 

@@ -9,7 +9,7 @@ from retcon.vocab import READERS
 
 
 def register(subparsers) -> None:
-    from retcon.cli import add_common, list_type
+    from retcon.commands._common import add_common, list_type
 
     p = subparsers.add_parser(
         "paper-checks",
@@ -218,7 +218,7 @@ def check_locomo_given(data, sim_only: bool) -> None:
 def run(args: argparse.Namespace) -> int:
 
     from paper_checks import CheckConfig
-    from retcon.cli import check_out
+    from retcon.commands._common import check_out
     from retcon.errors import InputError
 
     if args.limit is not None and args.limit < 1:
@@ -373,8 +373,8 @@ def _run(args: argparse.Namespace, claims, config) -> int:
         run_checks,
         write_run,
     )
-    from retcon.cli import emit, enable_compile_cache
     from retcon.commands import _progress
+    from retcon.commands._common import emit, enable_compile_cache
     from retcon.output import OutputSet
 
     enable_compile_cache()  # XLA's compiled kernels kept across runs, as `simulate` does

@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from retcon.cli import emit
+from retcon.commands._common import emit
 from retcon.vocab import LLM_JUDGES, READERS
 from theory import PACKINGS
 
@@ -21,7 +21,7 @@ _LLM_HELP = "OpenAI-compatible endpoint for --operators/--reader llm"
 
 def register(subparsers) -> None:
     """Add ``retcon data fetch NAME`` and ``retcon data path NAME``."""
-    from retcon.cli import add_common
+    from retcon.commands._common import add_common
 
     data = subparsers.add_parser(
         "data",
@@ -61,7 +61,7 @@ def register_pair(pair_subparsers) -> None:
 
 
 def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -> None:
-    from retcon.cli import add_common, add_llm_options, list_type
+    from retcon.commands._common import add_common, add_llm_options, list_type
 
     p.add_argument(
         "--data",
@@ -80,7 +80,7 @@ def _add_pair_options(p: argparse.ArgumentParser, name: str, default_ops: str) -
         required=True,
         help="paired-data file (.jsonl or .csv); resumable, written atomically",
     )
-    from retcon.cli import add_moved_out
+    from retcon.commands._common import add_moved_out
 
     add_moved_out(p, "--output FILE")
     p.add_argument(
@@ -383,7 +383,7 @@ def run_pair(args) -> int:
     from oas.real import PairJob, run_pair_job
 
     _refuse_ignored_options(args)
-    from retcon.cli import llm_options as llm_flags
+    from retcon.commands._common import llm_options as llm_flags
 
     llm = llm_flags(args)  # checks --llm-cache
     job = PairJob(
