@@ -25,11 +25,14 @@ sits on top of every layer (docs/architecture.md).
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import importlib
 import logging
 import os
+import signal
 import sys
+from typing import NoReturn
 
 from retcon.commands._common import add_verbosity, verbosity
 from retcon.commands._progress import quiet_xla
@@ -102,7 +105,57 @@ def configure_logging(level: int) -> None:
         log.propagate = False
 
 
+# The line of an interrupted run (after ``retcon CMD: ``); the run's exit status is 130.
+INTERRUPTED = "interrupted; finished outputs and caches are kept."
+
+
+class _Interrupt:
+    """The process's Ctrl-C state, read by ``entry``'s signal handlers: the command's name for
+    the line, and whether the line was written (it is written once)."""
+
+    name = "retcon"
+    said = False
+    redeliver = False  # a swallowed KeyboardInterrupt is being raised again (``_unraisable``)
+
+
+def _say_interrupted(*, raw: bool = False) -> None:
+    """Flush stdout and stderr, then write the interrupted line once: through ``sys.stderr``, or
+    with ``raw`` (from a signal handler, which may run inside a write) straight to fd 2."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, RuntimeError):
+            pass
+    if _Interrupt.said:
+        return
+    _Interrupt.said = True
+    line = f"{_Interrupt.name}: {INTERRUPTED}\n"
+    try:
+        if raw:
+            os.write(2, line.encode())
+        else:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+    except (OSError, ValueError, RuntimeError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run ``retcon ARGV`` (``sys.argv[1:]`` by default) in this process; return its exit status.
+
+    Callers in Python (the tests) use it; the ``retcon`` script runs ``entry``, which ends the
+    process at once after an interrupted run. Ctrl-C at any point (parsing, imports, the work, the
+    error handlers) writes one line and returns 130.
+    """
+    _Interrupt.name, _Interrupt.said = "retcon", False
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        _say_interrupted()
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
@@ -113,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(logging.DEBUG if v > 0 else logging.WARNING if v < 0 else logging.INFO)
     sub = getattr(args, "pair_command", None) or getattr(args, "data_command", None)
     name = f"{parser.prog} {args.command}" + (f" {sub}" if sub else "")
+    _Interrupt.name = name
     try:
         with cli_spelling():  # messages name options (--compress-ratio), not arguments
             status = int(args.func(args) or 0)
@@ -121,9 +175,6 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as e:
         sys.stderr.write(f"{name}: error: {e}\n")
         return 2
-    except KeyboardInterrupt:
-        sys.stderr.write(f"{name}: interrupted; finished outputs and caches are kept.\n")
-        return 130
     except BrokenPipeError:
         # The reader of stdout went away (`| head`): not an error of the run. Point stdout at
         # devnull so the interpreter's final flush does not raise again.
@@ -141,6 +192,69 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def _interrupt_now(signum, frame) -> None:
+    """SIGINT after the first one, or after the command finished: the line, then exit 130 at
+    once (nothing of the run is left to finish: its files are in place or never staged)."""
+    _say_interrupted(raw=True)
+    os._exit(130)
+
+
+def _interrupt_once(signum, frame) -> None:
+    """The first SIGINT: a ``KeyboardInterrupt`` in the command, so its ``with`` blocks remove
+    what they staged; another Ctrl-C while it unwinds ends the process at once."""
+    if not _Interrupt.redeliver:
+        signal.signal(signal.SIGINT, _interrupt_now)
+    _Interrupt.redeliver = False
+    raise KeyboardInterrupt
+
+
+def _unraisable(hook):
+    """``sys.unraisablehook`` that delivers a swallowed ``KeyboardInterrupt`` again.
+
+    The interrupt can land in code whose exceptions Python only prints ("Exception ignored in"),
+    JAX's garbage-collector callback above all (3 of 13 early Ctrl-Cs of ``pair simulate``); the
+    run then went on to the end with a traceback on stderr. Here it is raised again in the
+    command (``_thread.interrupt_main``), where it unwinds as any other.
+    """
+
+    def unraisable(u) -> None:
+        if isinstance(u.exc_value, KeyboardInterrupt):
+            _Interrupt.redeliver = True
+            _thread.interrupt_main(signal.SIGINT)
+            return
+        hook(u)
+
+    return unraisable
+
+
+def entry() -> NoReturn:
+    """The ``retcon`` script and ``python -m retcon``: ``main``, then an exit that Ctrl-C cannot
+    turn into a crash.
+
+    An interrupted run ends with ``os._exit(130)`` once ``main`` has written its line and stdout
+    and stderr are flushed: returning through the interpreter's shutdown while XLA's threads were
+    still at work crashed it (SIGSEGV) or made JAX's exit hook print a ``KeyboardInterrupt``
+    traceback. The files a run finished are in place by then (each is renamed into place whole,
+    an ``--out`` set with its sidecar last; an interrupted set leaves none of its files); an LLM
+    cache's journal, left by the exit, is replayed by the next run. A second Ctrl-C while the
+    command unwinds, or one during the shutdown after a finished run, ends the process at once
+    with the same line and status 130.
+    """
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not ignored (nohup, &)
+        signal.signal(signal.SIGINT, _interrupt_once)
+        sys.unraisablehook = _unraisable(sys.unraisablehook)
+    try:
+        status = main()
+    except SystemExit as e:  # argparse: help, --version, a refused option
+        status = e.code
+    if status == 130:
+        _say_interrupted(raw=True)
+        os._exit(130)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _interrupt_now)
+    sys.exit(status)
+
+
 def os_error_line(e: OSError) -> str:
     """``'PATH': STRERROR [ENAME]`` for an ``OSError``, the words a user can act on."""
     import errno
@@ -154,4 +268,4 @@ def os_error_line(e: OSError) -> str:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    entry()
