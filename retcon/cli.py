@@ -34,6 +34,7 @@ import signal
 import sys
 from typing import NoReturn
 
+from retcon.commands import _progress
 from retcon.commands._common import add_verbosity, verbosity
 from retcon.commands._progress import quiet_xla
 from retcon.errors import InputError, cli_spelling
@@ -168,8 +169,15 @@ def _main(argv: list[str] | None) -> int:
     name = f"{parser.prog} {args.command}" + (f" {sub}" if sub else "")
     _Interrupt.name = name
     try:
-        with cli_spelling():  # messages name options (--compress-ratio), not arguments
-            status = int(args.func(args) or 0)
+        try:
+            with cli_spelling():  # messages name options (--compress-ratio), not arguments
+                status = int(args.func(args) or 0)
+        except BaseException:
+            # A refusal (or an interrupt) before the first stage is its one line: the pending
+            # announcement of what the command would have done is dropped.
+            _progress.drop()
+            raise
+        _progress.show()  # a run quicker than the announcement's grace still says it
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return status
     except InputError as e:

@@ -862,4 +862,5 @@ def _progress_bar(job: PairJob, total: int, progress):
         return _Reported(progress, total)
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=f"pair {job.dataset}", unit="q", file=sys.stderr)
+    # disable=None: no "\r" frames into a file or a pipe (issue 48)
+    return tqdm(total=total, desc=f"pair {job.dataset}", unit="q", file=sys.stderr, disable=None)
