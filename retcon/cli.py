@@ -165,8 +165,7 @@ def _main(argv: list[str] | None) -> int:
     v = verbosity(args)
     quiet_xla()  # before any command imports JAX: XLA's compile alarms are not failures
     configure_logging(logging.DEBUG if v > 0 else logging.WARNING if v < 0 else logging.INFO)
-    sub = getattr(args, "pair_command", None) or getattr(args, "data_command", None)
-    name = f"{parser.prog} {args.command}" + (f" {sub}" if sub else "")
+    name = _progress.command_name(args)  # retcon pair locomo, retcon timeline identify, ...
     _Interrupt.name = name
     try:
         try:

@@ -56,32 +56,68 @@ def command_name(args: Any) -> str:
 # arguments' checks that read a file end well within it, so a refusal is one line.
 GRACE_S = 0.5
 
-_LOCK = threading.Lock()
-_PENDING: dict[str, Any] = {}  # the announcement not shown yet: "line", "stream", "timer"
+_LOCK = threading.RLock()
+_PENDING: dict[str, Any] = {}  # the announcement not shown: "line", "stream", "timer", "at"
 
 
 def announce(args: Any, what: str, *, stream: TextIO | None = None) -> None:
     """Say ``retcon CMD: WHAT`` on stderr, unless progress is off.
 
-    The line is shown at the command's first stage (its bar or stage line) or ``GRACE_S`` seconds
-    after this call, whichever comes first, and at the latest when the command ends
+    The line is shown at the command's first stage (its bar or stage line, or JAX starting to
+    load) or ``GRACE_S`` seconds after this call, whichever comes first, and at the latest when
+    the command ends
     (``settle``); a command that ends in an input error before then shows only the error
     (``retcon.cli`` calls ``drop``), so a refusal is one line even when a check follows this call.
     """
     if not enabled(args):
         return
     show()  # an earlier one first (a command announces once; a test may call twice)
+    line = f"{command_name(args)}: {what}\n"
+    if GRACE_S <= 0:  # at once (the tests set it so: a check after the announcement shows)
+        _PENDING.update(line=line, stream=stream)
+        show()
+        return
     timer = threading.Timer(GRACE_S, show)
     timer.daemon = True
     with _LOCK:
-        _PENDING.update(line=f"{command_name(args)}: {what}\n", stream=stream, timer=timer)
+        _PENDING.update(line=line, stream=stream, timer=timer, at=time.monotonic())
+        if _BEFORE_JAX not in sys.meta_path:
+            sys.meta_path.insert(0, _BEFORE_JAX)
     timer.start()
+
+
+class _BeforeJax:
+    """An import hook that shows the pending announcement when the heavy libraries start to load
+    (JAX above all: the first stage of most commands, seconds long, during which the grace
+    timer's thread may not get to run), or at any import once the grace is over; it finds
+    nothing itself."""
+
+    heavy = frozenset({"jax", "jaxlib", "scipy", "sklearn", "matplotlib"})
+
+    def find_spec(self, name, path=None, target=None):
+        if _PENDING and (
+            name.partition(".")[0] in self.heavy
+            or time.monotonic() - _PENDING.get("at", 0.0) > GRACE_S
+        ):
+            show()
+
+
+_BEFORE_JAX = _BeforeJax()
+
+
+def _unhook() -> None:
+    try:
+        sys.meta_path.remove(_BEFORE_JAX)
+    except ValueError:
+        pass
 
 
 def show() -> None:
     """Write the pending announcement now (flushed); nothing if none is pending."""
     with _LOCK:
+        _unhook()
         line, stream, timer = (_PENDING.pop(k, None) for k in ("line", "stream", "timer"))
+        _PENDING.clear()
         if timer is not None and timer is not threading.current_thread():
             timer.cancel()
         if line is not None:
@@ -94,6 +130,7 @@ def drop() -> bool:
     """Forget the pending announcement (the command was refused before its first stage); returns
     whether one was pending."""
     with _LOCK:
+        _unhook()
         line, timer = _PENDING.pop("line", None), _PENDING.pop("timer", None)
         _PENDING.clear()
         if timer is not None:
@@ -105,13 +142,13 @@ class _Counts:
     """The counts of a bar that draws no frames (stderr is a file or a pipe): ``n``, ``total``."""
 
     def __init__(self, total: int | None):
-        self.n, self.total = 0, total
+        self.n, self.total, self.note = 0, total, ""
 
     def update(self, k: int) -> None:
         self.n += k
 
     def set_postfix_str(self, text: str, refresh: bool = True) -> None:
-        pass
+        self.note = text  # the last one closes the line (an LLM run's counters)
 
 
 class Bar:
@@ -174,7 +211,8 @@ class Bar:
             if bar.n:
                 of = f"/{bar.total}" if bar.total else ""
                 took = time.monotonic() - self._t0
-                sys.stderr.write(f"{self._desc}: {bar.n}{of} {self._unit} in {took:.1f} s\n")
+                note = f" ({bar.note})" if bar.note else ""
+                sys.stderr.write(f"{self._desc}: {bar.n}{of} {self._unit} in {took:.1f} s{note}\n")
                 sys.stderr.flush()
         elif bar is not None:
             bar.close()

@@ -75,6 +75,18 @@ def run(args: argparse.Namespace) -> int:
             f"--data {args.data!r}: no {STRUCTURE_COLUMN!r} column, which identification "
             f"needs; write the file with `retcon pair ...` without --no-structure."
         )
+    n_groups = int(np.unique(data.group_id.astype(str)).size)
+    if n_groups < 2:  # the library's own check, made before the announcement
+        raise InputError(
+            f"--data {args.data!r}: {data.n} row{'s' if data.n != 1 else ''} in {n_groups} "
+            "group (distinct group_id); identification's out-of-fold check needs at least 2 "
+            "groups."
+        )
+    if np.isnan(data.outcomes).any():
+        raise InputError(
+            f"--data {args.data!r}: missing outcomes (an empty y_* cell); identification needs "
+            "every y_ret, y_merge, y_abstract, y_rewrite."
+        )
     from retcon.commands import _progress
 
     _progress.announce(
@@ -82,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         f"{data.n} rows of {args.data}: identification by {args.folds or 'leave-one-group-out'} "
         f"folds and {args.resamples} bootstrap refits (JAX compiles first)",
     )
-    folds = args.folds or int(np.unique(data.group_id.astype(str)).size)
+    folds = args.folds or n_groups
     import jax
 
     from oas import format_report, identify_report, plot_report

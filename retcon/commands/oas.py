@@ -323,6 +323,10 @@ def _run_pair_simulate(args) -> int:
             raise InputError(
                 f"--budgets must be finite numbers > 0 (tokens); got {_joined(args.budgets)!r}."
             )
+        if np.any(np.diff(budgets) <= 0):
+            raise InputError(
+                f"--budgets must be strictly increasing; got {_joined(args.budgets)!r}."
+            )
     try:
         import sim
 
@@ -345,7 +349,17 @@ def _run_pair_simulate(args) -> int:
             f"--groups must be an integer in [1, --instances = {args.instances}]; got "
             f"{args.groups}."
         )
-    sim.load_scenario(scenario)  # a bad --scenario fails here, before the work
+    config = sim.load_scenario(scenario)  # a bad --scenario fails here, before the work
+    if args.groups is not None:
+        # one question per ceil(--instances / budgets) rows (sim.simulate_instances)
+        n_budgets = len(budgets) if budgets is not None else len(config.budgets)
+        n_questions = -(-args.instances // n_budgets)
+        if n_questions < args.groups:
+            raise InputError(
+                f"--groups {args.groups}: {args.instances} instances over {n_budgets} budgets "
+                f"hold only {n_questions} questions; use --groups <= {n_questions} or at least "
+                f"{args.groups * n_budgets} --instances."
+            )
     from retcon.commands import _progress
 
     _progress.announce(

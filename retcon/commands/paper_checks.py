@@ -179,6 +179,26 @@ def paired_config(args: argparse.Namespace):
     return CheckConfig.full_scale(**overrides) if args.full else CheckConfig.fast(**overrides)
 
 
+def check_paper_design(option: str, path, data) -> None:
+    """Refuse paired rows not made by the paper's design (``meta_design``, ``"ours"`` where the
+    column is absent) for ``--design paper``: its tables would be filled from another protocol.
+
+    Raises:
+      InputError: naming ``option`` and the file, the design expected and the one found.
+    """
+    import numpy as np
+
+    from retcon.errors import InputError
+
+    col = (getattr(data, "meta", None) or {}).get("meta_design")
+    names = sorted(set(np.asarray(col).astype(str).tolist())) if col is not None else ["ours"]
+    if names != ["paper"]:
+        raise InputError(
+            f"{option} {path}: its rows are of design {'/'.join(names)}; --design paper makes the "
+            "paper's tables from rows of the paper's design (retcon pair ... --design paper)."
+        )
+
+
 def check_locomo_given(data, sim_only: bool) -> None:
     """Before anything heavy is imported: ``--data`` names an existing file (or folder holding
     ``locomo10.json``), or LoCoMo is found in ``$RETCON_DATA_DIR`` or the data cache, or
@@ -270,6 +290,13 @@ def run(args: argparse.Namespace) -> int:
                 f"--second-reader: no such file {second!r}; expected a paired-data file of a "
                 "second answer model (retcon pair ... --design paper --reader ...)."
             )
+        from oas import read_paired
+
+        try:  # read and its design checked before any work (the rest once the main rows exist)
+            second_rows = read_paired(second)
+        except InputError as e:
+            raise InputError(f"--second-reader {second}: {e}") from None
+        check_paper_design("--second-reader", second, second_rows)
     if args.reader_name and not args.paired:
         raise InputError("--reader-name names --paired files; give --paired FILE too.")
     for flag, given in (
@@ -301,12 +328,6 @@ def run(args: argparse.Namespace) -> int:
             overrides["second_reader"] = second
     if args.limit is not None:
         overrides["locomo_limit"] = args.limit
-    on = f"LoCoMo ({args.data})" if args.data else "the simulations only (--sim-only)"
-    _progress.announce(
-        args,
-        f"{n_claims} on {on} and the simulations ({'full' if args.full else 'fast'} scale); "
-        "JAX compiles first, then a bar of claims with a line per stage",
-    )
     from paper_checks import llm_configured
 
     if llm_configured():  # claim 4: the llm reader too, when an endpoint is configured
@@ -317,14 +338,29 @@ def run(args: argparse.Namespace) -> int:
 
         path = locomo_path(config.data)
         try:
-            from oas.real import load_locomo
+            from oas.real import check_locomo_stream, load_locomo
         except ImportError:
             pass
         else:
             try:
-                load_locomo(path)
+                convs = load_locomo(path).conversations
             except InputError as e:
                 raise InputError(f"--data: {e}") from None
+            # the LoCoMo claims and tables cross-fit over conversations, each with questions
+            check_locomo_stream(
+                convs,
+                args.data,
+                least=2,
+                each_asked=True,
+                user="paper-checks",
+                why_each="the checks fold and resample conversations by their questions",
+            )
+    on = f"LoCoMo ({args.data})" if args.data else "the simulations only (--sim-only)"
+    _progress.announce(
+        args,
+        f"{n_claims} on {on} and the simulations ({'full' if args.full else 'fast'} scale); "
+        "JAX compiles first, then a bar of claims with a line per stage",
+    )
     return _run(args, claims, config)
 
 
@@ -388,9 +424,11 @@ def _run(args: argparse.Namespace, claims, config) -> int:
             bar.write(f"paper-checks: {msg}")
 
     ws = Workspace(config, args.seed, progress=progress)
-    for reader in config.readers if config.paired else ():
+    for reader, path in zip(config.readers, config.paired) if config.paired else ():
         # every file read and validated before any claim is measured
         check_paired_groups(ws.paired_source(reader))
+        if config.design == "paper":  # the paper's tables from rows of another design: refused
+            check_paper_design("--paired", path, ws.paired_source(reader).data)
     if config.second_reader is not None:  # Table 5's file checked before any claim is measured
         ws.second_reader()
     flagged = ws.judge_flags()

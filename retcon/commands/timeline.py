@@ -254,7 +254,17 @@ def _locomo(args, least_passes: int, doing: str):
 
     llm = _llm_backend(args) if least_passes == 1 else None
     convs = real.load_locomo(args.data).conversations
-    real.check_locomo_stream(convs, args.data, least=least_passes + 1, each_asked=least_passes > 1)
+    router = ROUTER in (getattr(args, "policy", None) or ())
+    least = max(least_passes + 1, 3 if router else 0)  # the router: leave one conversation out
+    why = (
+        "identify observes each held-out conversation's questions"
+        if least_passes > 1
+        else "the bootstrap resamples conversations and scores each one's questions"
+    )
+    user = "--policy router" if router and least_passes == 1 else "the stream"
+    real.check_locomo_stream(
+        convs, args.data, least=least, each_asked=True, user=user, why_each=why
+    )
     _progress.announce(
         args, f"{len(convs)} conversations of {args.data}{doing.format(args.passes)}"
     )

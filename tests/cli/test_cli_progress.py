@@ -246,7 +246,7 @@ def test_the_bar_draws_frames_only_on_a_terminal(monkeypatch):
         if frames:
             assert "3/3" in err and ("q/s" in err or "s/q" in err)
         else:
-            assert err.endswith("\npair locomo: 3/3 q in 0.0 s\n"), err
+            assert err.endswith("\npair locomo: 3/3 q in 0.0 s (stage 2)\n"), err
 
 
 def test_an_announcement_waits_for_the_first_stage_and_a_refusal_drops_it(capsys, monkeypatch):
