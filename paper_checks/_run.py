@@ -96,9 +96,11 @@ def write_run(
     figures: bool = True,
     command: str = "retcon paper-checks",
     figure_format: str = "png",
+    command_line: str | None = None,
 ) -> dict:
     """Draw the report's figures (in ``figure_format``: png, pdf or svg) from the workspace's
-    sources, then write REPORT.md, report.json and report.html."""
+    sources, then write REPORT.md, report.json and report.html (its provenance names
+    ``command_line``, the whole command with its options, when given; else ``command``)."""
     from paper_checks._figures import report_figures
 
     out = Path(out_dir)
@@ -115,7 +117,7 @@ def write_run(
     )
     from paper_checks._report_html import write_html
 
-    write_html(out, results, report, figures=paths, command=command)
+    write_html(out, results, report, figures=paths, command=command_line or command)
     return report
 
 

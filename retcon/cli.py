@@ -34,7 +34,7 @@ import signal
 import sys
 from typing import NoReturn
 
-from retcon.commands import _progress
+from retcon.commands import _common, _progress
 from retcon.commands._common import add_verbosity, verbosity
 from retcon.commands._progress import quiet_xla
 from retcon.errors import InputError, cli_spelling
@@ -157,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    _common.ARGV[:] = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:

@@ -329,3 +329,15 @@ def enable_compile_cache() -> str | None:
 def verbosity(args) -> int:
     """``-v`` count minus ``-q`` count (0 by default)."""
     return int(getattr(args, "verbose", 0) or 0) - int(getattr(args, "quiet", 0) or 0)
+
+
+#: The arguments of the command being run, as typed (``retcon.cli.main`` records them).
+ARGV: list[str] = []
+
+
+def command_line() -> str:
+    """The whole command line being run, quoted for a shell (``retcon paper-checks --out d``):
+    the provenance that says how to make the outputs again."""
+    import shlex
+
+    return shlex.join(["retcon", *ARGV])

@@ -410,7 +410,7 @@ def _run(args: argparse.Namespace, claims, config) -> int:
         write_run,
     )
     from retcon.commands import _progress
-    from retcon.commands._common import emit, enable_compile_cache
+    from retcon.commands._common import command_line, emit, enable_compile_cache
     from retcon.output import OutputSet
 
     enable_compile_cache()  # XLA's compiled kernels kept across runs, as `simulate` does
@@ -464,6 +464,7 @@ def _run(args: argparse.Namespace, claims, config) -> int:
                 ws,
                 figures=not args.no_figures,
                 figure_format=getattr(args, "format", "png"),
+                command_line=command_line(),
             )
             sections = append_sections(
                 out.stage,
@@ -486,10 +487,10 @@ def _run(args: argparse.Namespace, claims, config) -> int:
                 lines.append(f"end to end: skipped ({end_to_end['skipped']})")
             for v in end_to_end.get("verdicts", []):
                 lines.append(f"end to end: {v['answer']:<9}  {v['statement']}: {v['evidence']}")
-        if args.out and report is not None:
-            lines.append(
-                f"wrote REPORT.md, report.json, report.html and {len(report['figures'])} figures to {args.out}"
-            )
+        if args.out and report is not None:  # every file of the set: TABLES.md, sections...
+            figs = [n for n in out.names if n.endswith((".png", ".pdf", ".svg"))]
+            rest = [n for n in out.names if n not in figs]
+            lines.append(f"wrote {', '.join(rest)} and {len(figs)} figures to {args.out}")
         return "\n".join(lines)
 
     timing = None

@@ -196,7 +196,7 @@ def _checked(args, *, inputs, least_passes: int | None = None) -> tuple[float, .
     return None if b is None else tuple(b)
 
 
-def _emit(args, report: dict, text: str, name: str, plots, meta=None, *, say: bool = False):
+def _emit(args, report: dict, text: str, name: str, plots, meta=None):
     """Print the report (``--json``: the JSON, else the text) and, with ``--out``, write its
     plots, ``name``.json, ``name``.txt and the sidecar (``meta``, default the ``--data`` file's
     name), the sidecar last."""
@@ -212,7 +212,7 @@ def _emit(args, report: dict, text: str, name: str, plots, meta=None, *, say: bo
         meta = meta or {"data": Path(args.data).name}
         files["sidecar.json"] = sidecar(meta, seed=args.seed, command=command)
         out = common.write_set(args.out, files)
-        if say and common.verbosity(args) >= 0 and not args.json:
+        if common.verbosity(args) >= 0 and not args.json:  # say what was written
             print(common.wrote(sorted(out.names), out.dir))
     common.emit(args, report, text)
     return 0
@@ -243,7 +243,7 @@ def run_simulated(args) -> int:
     )
     d = rep.as_json()
     plots = [(plot_utility, "utility.png", d), (plot_by_generation, "by_generation.png", d)]
-    return _emit(args, d, timeline_text(rep), "timeline", plots, {"scenario": ss.name}, say=True)
+    return _emit(args, d, timeline_text(rep), "timeline", plots, {"scenario": ss.name})
 
 
 def _locomo(args, least_passes: int, doing: str):
