@@ -92,21 +92,28 @@ def run(args: argparse.Namespace) -> int:
     _progress.announce(
         args,
         f"{data.n} rows of {args.data}: identification by {args.folds or 'leave-one-group-out'} "
-        f"folds and {args.resamples} bootstrap refits (JAX compiles first)",
+        f"folds and {args.resamples} bootstrap refits (JAX compiles first, then a bar of stages)",
     )
     folds = args.folds or n_groups
     import jax
 
     from oas import format_report, identify_report, plot_report
 
-    rep = identify_report(
-        data,
-        key=jax.random.key(args.seed),
-        folds=folds,
-        n_resamples=args.resamples,
-        n_strata=args.strata,
-        diagnostics=not args.no_diagnostics,
-    )
+    with _progress.bar(args, unit="stage") as bar:
+
+        def report(done: int, total: int, stage: str) -> None:
+            bar.note(stage)
+            bar.update(done, total)
+
+        rep = identify_report(
+            data,
+            key=jax.random.key(args.seed),
+            folds=folds,
+            n_resamples=args.resamples,
+            n_strata=args.strata,
+            diagnostics=not args.no_diagnostics,
+            progress=report,
+        )
     from retcon.plots import with_format
 
     files = with_format(

@@ -563,12 +563,6 @@ def _run_evaluate(args) -> int:
     data = read_paired(args.data, packing=args.packing)
     from retcon.commands import _progress
 
-    fitted = "the given router" if args.router else f"a {args.folds}-fold ridge fit"
-    _progress.announce(
-        args,
-        f"{data.n} rows of {args.data}: a split by group, {fitted}, every policy scored on "
-        "the test groups (JAX compiles first)",
-    )
     n_groups = len(set(map(str, data.group_id)))
     per_resample = 12 * n_groups + 16 * 1024  # (R, G) draws and weights, (R, statistics)
     check_memory(
@@ -580,12 +574,23 @@ def _run_evaluate(args) -> int:
         _check_folds(args.folds, data, fractions, 0, f"--split {_joined(fractions)}", args.data)
     elif n_groups < 3:
         _check_folds(2, data, fractions, 0, f"--split {_joined(fractions)}", args.data)
+    fitted = "the given router" if args.router else f"a {args.folds}-fold ridge fit"
+    _progress.announce(
+        args,
+        f"{data.n} rows of {args.data}: a split by group, {fitted}, every policy scored on "
+        "the test groups (JAX compiles first, then a bar of stages)",
+    )
     import jax
 
     from oas import accuracy_figure, decisions_figure, evaluate, evaluation_json, evaluation_table
     from retcon.errors import worded_for
 
-    with worded_for(f"--data {args.data}", _FITTED_WORDS):
+    with worded_for(f"--data {args.data}", _FITTED_WORDS), _progress.bar(args, unit="stage") as bar:
+
+        def report(done: int, total: int, stage: str) -> None:
+            bar.note(stage)
+            bar.update(done, total)
+
         ev = evaluate(
             jax.random.key(args.seed),
             data,
@@ -596,6 +601,7 @@ def _run_evaluate(args) -> int:
             n_resamples=args.resamples,
             allow_overlap=args.allow_overlap,
             interval=args.interval,
+            progress=report,
         )
     obj = evaluation_json(ev)
     table = evaluation_table(ev)

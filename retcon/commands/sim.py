@@ -594,7 +594,7 @@ def run_stress(args) -> int:
         args,
         f"{1 + sum(x > 0 for x in xb) + sum(x > 0 for x in xr)} spillover conditions on "
         f"{scenario.name}, {args.memories} memories of {args.memory_size} queries; JAX "
-        "compiles first, then a bar",
+        "compiles first, then a bar of queries (on a terminal)",
     )
     import jax
 
@@ -608,7 +608,7 @@ def run_stress(args) -> int:
             memory_size=args.memory_size,
             budget_spillover=xb,
             rank_spillover=xr,
-            progress=None if _progress.enabled(args) else False,
+            progress=_progress.enabled(args),  # the bar of queries the announcement promises
         )
     except InputError as e:
         msg = str(e)
