@@ -452,8 +452,8 @@ def accuracy_figure(ev: Evaluation):
     ax.set_title("accuracy per policy (held-out groups)", fontsize=10)
     ax.legend(fontsize=7, ncol=2, loc="lower right")
     ax_d.set_ylabel("accuracy minus best-fixed")
-    ax_d.set_title(
-        f"learned policies vs best-fixed; best: {differences[best]} ({_interval_words(ev)})",
+    ax_d.set_title(  # two lines: one was cut off at the figure's edge
+        f"learned policies vs best-fixed\nbest: {differences[best]} ({_interval_words(ev)})",
         fontsize=9,
     )
     ax_d.legend(fontsize=7, loc="best")

@@ -389,12 +389,14 @@ def plot_report(rep: dict, path) -> Path:
         for kind, line in (("predicted", color), ("observed", "black")):
             x = c["crossover"][o][kind]["budget"]
             if x is not None:
-                ax.axvline(x, color=line, linestyle="--", linewidth=0.8)
+                ax.axvline(x, color=line, linestyle="--", linewidth=0.8, label=f"{kind} crossover")
         ax.axhline(0, color="black", linewidth=0.6)
         budget_axis(ax)
         ax.set_title(o)
+        # each panel its own legend: the predicted line is in the operator's colour (one legend
+        # on the first panel gave the other two merge's colour)
+        ax.legend(fontsize=6)
     axes[0].set_ylabel("dU = U(o) - U(ret)")
-    axes[0].legend(fontsize=8)
     fig.tight_layout()
     return save(fig, path, dpi=120)
 
