@@ -419,13 +419,6 @@ def _run_fit(args) -> int:
     check_at_least("--folds", args.folds, 2)
     check_out_file("--router-out", args.router_out, inputs=[("--data", args.data)])
     data = read_paired(args.data, packing=args.packing)
-    from retcon.commands import _progress
-
-    _progress.announce(
-        args,
-        f"{data.n} rows of {args.data}: the ridge penalty by {args.folds}-fold grouped "
-        "cross-validation, then the calibrated thresholds (JAX compiles first)",
-    )
     fractions = (1 - args.calibration_fraction, args.calibration_fraction)
     _check_folds(
         args.folds,
@@ -434,6 +427,13 @@ def _run_fit(args) -> int:
         0,
         f"--calibration-fraction {args.calibration_fraction:g}",
         args.data,
+    )
+    from retcon.commands import _progress
+
+    _progress.announce(
+        args,
+        f"{data.n} rows of {args.data}: the ridge penalty by {args.folds}-fold grouped "
+        "cross-validation, then the calibrated thresholds (JAX compiles first)",
     )
     prov = sidecar(
         {

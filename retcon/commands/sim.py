@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from retcon.errors import InputError
 
@@ -577,6 +579,23 @@ def check_stress_size(args, scenario) -> None:
         )
 
 
+@contextmanager
+def _stress_words() -> Iterator[None]:
+    """``sim.stress``'s refusals in the option names the user typed."""
+    try:
+        yield
+    except InputError as e:
+        msg = str(e)
+        for name, opt in (
+            ("n_memories", "--memories"),
+            ("memory_size", "--memory-size"),
+            ("budget_spillover", "--budget-spillover"),
+            ("rank_spillover", "--rank-spillover"),
+        ):
+            msg = msg.replace(name, opt)
+        raise InputError(msg) from None
+
+
 def run_stress(args) -> int:
     from functools import partial
 
@@ -588,6 +607,10 @@ def run_stress(args) -> int:
     check_out(args, [("--config", args.config)])
     scenario = _load(args)  # a bad scenario file is reported before JAX is imported
     check_stress_size(args, scenario)
+    from sim import stress_conditions
+
+    with _stress_words():  # the knobs' values checked before the announcement
+        stress_conditions(xb, xr)
     from retcon.commands import _progress
 
     _progress.announce(
@@ -600,7 +623,7 @@ def run_stress(args) -> int:
 
     from sim import stress
 
-    try:
+    with _stress_words():
         res = stress(
             jax.random.key(args.seed),
             scenario,
@@ -610,16 +633,6 @@ def run_stress(args) -> int:
             rank_spillover=xr,
             progress=_progress.enabled(args),  # the bar of queries the announcement promises
         )
-    except InputError as e:
-        msg = str(e)
-        for name, opt in (
-            ("n_memories", "--memories"),
-            ("memory_size", "--memory-size"),
-            ("budget_spillover", "--budget-spillover"),
-            ("rank_spillover", "--rank-spillover"),
-        ):
-            msg = msg.replace(name, opt)
-        raise InputError(msg) from None
     report = stress_report(scenario, res)
     table = stress_conclusion(report) + "\n\n" + stress_table(scenario, res, report)
     files = with_format(

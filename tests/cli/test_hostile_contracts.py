@@ -246,3 +246,62 @@ def test_scenario_values_beyond_float32_are_refused_at_load(tmp_path, capsys, ol
     path.write_text(toml.replace(old, new, 1))
     line = one_line(["simulate", "--config", path, "--queries", "2048"], capsys, field)
     assert "1e+30" in line and "float32" in line
+
+
+# ---- item 4: a static guard --------------------------------------------------------------------
+
+COMMANDS_DIR = Path(__file__).resolve().parents[2] / "retcon" / "commands"
+
+
+def checks_after_announce(source: str) -> list[str]:
+    """``function:line: what`` for each input check that a command function makes after its
+    first ``announce(`` call: a ``raise InputError`` or a call of a ``check_*`` / ``_check*``
+    helper. Those belong before the announcement (a refusal is one line); a check only the work
+    can make (a write, a library rule met mid-run) lives in the called functions, not here."""
+    import ast
+
+    found = []
+    for fn in ast.walk(ast.parse(source)):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call)]
+        name = lambda c: getattr(c.func, "attr", getattr(c.func, "id", "")) or ""  # noqa: E731
+        first = min((c.lineno for c in calls if name(c) == "announce"), default=None)
+        if first is None:
+            continue
+        for n in ast.walk(fn):
+            if getattr(n, "lineno", 0) <= first:
+                continue
+            if (
+                isinstance(n, ast.Raise)
+                and n.exc is not None
+                and "InputError" in ast.unparse(n.exc)
+            ):
+                found.append(f"{fn.name}:{n.lineno}: raise InputError")
+            elif isinstance(n, ast.Call) and name(n).startswith(("check_", "_check")):
+                found.append(f"{fn.name}:{n.lineno}: {name(n)}()")
+    return found
+
+
+def test_no_command_checks_its_input_after_announcing():
+    """Issue 48 item 4: no ``announce(`` before the command's last input check, in every
+    command module (the listed cases moved their checks up; this keeps new ones from slipping)."""
+    found = [
+        f"{p.name}:{hit}"
+        for p in sorted(COMMANDS_DIR.glob("*.py"))
+        for hit in checks_after_announce(p.read_text(encoding="utf-8"))
+    ]
+    assert not found, "input checks after the announcement:\n" + "\n".join(found)
+
+
+def test_the_static_guard_can_fail():
+    planted = (
+        "def run(args):\n"
+        "    _progress.announce(args, 'x')\n"
+        "    check_range('--a', 1, 0, 2)\n"
+        "    if bad:\n"
+        "        raise InputError('--b: no')\n"
+    )
+    assert checks_after_announce(planted) == ["run:3: check_range()", "run:5: raise InputError"]
+    ok = "def run(args):\n    check_range('--a', 1, 0, 2)\n    _progress.announce(args, 'x')\n"
+    assert checks_after_announce(ok) == []
