@@ -41,7 +41,6 @@ from ._stress import SpilloverSummary as SpilloverSummary
 from ._stress import StressResult as StressResult
 from ._stress import spillover_summary as spillover_summary
 from ._stress import stress as stress
-from ._stress import stress_conditions as stress_conditions
 from ._timeline import TIMELINE_POLICIES as TIMELINE_POLICIES
 from ._timeline import TimelineResult as TimelineResult
 from ._timeline import draw_stream as draw_stream

@@ -607,10 +607,11 @@ def run_stress(args) -> int:
     check_out(args, [("--config", args.config)])
     scenario = _load(args)  # a bad scenario file is reported before JAX is imported
     check_stress_size(args, scenario)
-    from sim import stress_conditions
-
-    with _stress_words():  # the knobs' values checked before the announcement
-        stress_conditions(xb, xr)
+    # the knobs' values, before the announcement and without JAX (sim.stress checks them too)
+    for opt, values, top in (("--budget-spillover", xb, 1.0), ("--rank-spillover", xr, math.inf)):
+        if not all(math.isfinite(x) and 0 <= x <= top for x in values):
+            expected = "in [0, 1]" if top == 1.0 else "finite and >= 0"
+            raise InputError(f"{opt} values must be {expected}; got {[float(x) for x in values]}.")
     from retcon.commands import _progress
 
     _progress.announce(
