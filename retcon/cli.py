@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import _thread
 import argparse
+import atexit
 import importlib
 import logging
 import os
@@ -245,12 +246,17 @@ def entry() -> NoReturn:
     traceback. The files a run finished are in place by then (each is renamed into place whole,
     an ``--out`` set with its sidecar last; an interrupted set leaves none of its files); an LLM
     cache's journal, left by the exit, is replayed by the next run. A second Ctrl-C while the
-    command unwinds, or one during the shutdown after a finished run, ends the process at once
-    with the same line and status 130.
+    command unwinds, or one during the exit hooks after a finished run, ends the process at once
+    with the same line and status 130; one in the last instants of the interpreter's teardown,
+    after every exit hook, is ignored (the run has finished; its status stands).
     """
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not ignored (nohup, &)
         signal.signal(signal.SIGINT, _interrupt_once)
         sys.unraisablehook = _unraisable(sys.unraisablehook)
+        # Registered before any library's exit hook, so it runs after all of them: past them the
+        # interpreter resets Python's handlers to the default, and a Ctrl-C there killed the
+        # finished run by the signal (status -2, no line); it is ignored there instead.
+        atexit.register(signal.signal, signal.SIGINT, signal.SIG_IGN)
     try:
         status = main()
     except SystemExit as e:  # argparse: help, --version, a refused option

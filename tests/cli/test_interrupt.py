@@ -101,8 +101,15 @@ _AT_EXIT = """
 import atexit, os, signal, sys
 from retcon import cli
 
-# registered first, so it runs last, after the command finished: as JAX's clear_backends did
-atexit.register(lambda: os.kill(os.getpid(), signal.SIGINT))
+run = cli.main
+
+def main():
+    # an exit hook registered while the command runs (as JAX's clear_backends is, at its import)
+    # that is interrupted after the command finished
+    atexit.register(lambda: os.kill(os.getpid(), signal.SIGINT))
+    return run()
+
+cli.main = main
 sys.argv = ["retcon", "crossover", "--json"]
 cli.entry()
 """
