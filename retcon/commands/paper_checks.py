@@ -199,6 +199,35 @@ def check_paper_design(option: str, path, data) -> None:
         )
 
 
+def _check_locomo_data(data) -> None:
+    """``--data`` (a file, or a folder holding ``locomo10.json``) read and refused when the checks
+    cannot run on it: not LoCoMo, fewer than 2 conversations, one without sessions or questions.
+
+    Raises:
+      InputError: one line naming ``--data``.
+    """
+    from pathlib import Path
+
+    from oas.real import check_locomo_stream, load_locomo
+    from retcon.errors import InputError
+
+    p = Path(data)
+    path = p / "locomo10.json" if p.is_dir() else p
+    try:
+        convs = load_locomo(path).conversations
+    except InputError as e:
+        raise InputError(f"--data: {e}") from None
+    # the LoCoMo claims and tables cross-fit over conversations, each with questions
+    check_locomo_stream(
+        convs,
+        data,
+        least=2,
+        each_asked=True,
+        user="paper-checks",
+        why_each="the checks fold and resample conversations by their questions",
+    )
+
+
 def check_locomo_given(data, sim_only: bool) -> None:
     """Before anything heavy is imported: ``--data`` names an existing file (or folder holding
     ``locomo10.json``), or LoCoMo is found in ``$RETCON_DATA_DIR`` or the data cache, or
@@ -328,39 +357,19 @@ def run(args: argparse.Namespace) -> int:
             overrides["second_reader"] = second
     if args.limit is not None:
         overrides["locomo_limit"] = args.limit
-    from paper_checks import llm_configured
-
-    if llm_configured():  # claim 4: the llm reader too, when an endpoint is configured
-        overrides["readers"] = READERS
-    config = CheckConfig.full_scale(**overrides) if args.full else CheckConfig.fast(**overrides)
-    if config.data is not None:  # fail early on a wrong --data, before any simulation
-        from paper_checks import locomo_path
-
-        path = locomo_path(config.data)
-        try:
-            from oas.real import check_locomo_stream, load_locomo
-        except ImportError:
-            pass
-        else:
-            try:
-                convs = load_locomo(path).conversations
-            except InputError as e:
-                raise InputError(f"--data: {e}") from None
-            # the LoCoMo claims and tables cross-fit over conversations, each with questions
-            check_locomo_stream(
-                convs,
-                args.data,
-                least=2,
-                each_asked=True,
-                user="paper-checks",
-                why_each="the checks fold and resample conversations by their questions",
-            )
+    if args.data is not None:  # an odd --data refused in one line, before the announcement
+        _check_locomo_data(args.data)
     on = f"LoCoMo ({args.data})" if args.data else "the simulations only (--sim-only)"
     _progress.announce(
         args,
         f"{n_claims} on {on} and the simulations ({'full' if args.full else 'fast'} scale); "
         "JAX compiles first, then a bar of claims with a line per stage",
     )
+    from paper_checks import llm_configured  # loads the sources (JAX): after the announcement
+
+    if llm_configured():  # claim 4: the llm reader too, when an endpoint is configured
+        overrides["readers"] = READERS
+    config = CheckConfig.full_scale(**overrides) if args.full else CheckConfig.fast(**overrides)
     return _run(args, claims, config)
 
 
