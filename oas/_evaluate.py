@@ -25,6 +25,7 @@ References: MODEL §8 (baselines, metrics).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
@@ -105,6 +106,15 @@ def best_fixed_actions(outcomes, budget, budgets) -> np.ndarray:
     return np.asarray(out, dtype=np.int64)
 
 
+#: The stages ``evaluate`` reports to its ``progress`` callback, in order.
+EVALUATE_STAGES = (
+    "ridge fit and calibration",
+    "MLP control",
+    "baselines and policies",
+    "intervals",
+)
+
+
 def evaluate(
     key: jax.Array,
     data: PairedData,
@@ -118,6 +128,7 @@ def evaluate(
     mlp_options: dict | None = None,
     allow_overlap: bool = False,
     interval: str = "t",
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> Evaluation:
     """Fit on train/calibration groups, score every policy on the test groups, with grouped CIs.
 
@@ -137,6 +148,8 @@ def evaluate(
       interval: ``"t"`` (default): each metric is the mean over test groups of the group's mean,
         with the Student-t interval on ``G - 1`` df; ``"percentile"``: the pooled mean over test
         rows with the grouped percentile bootstrap (fine with many groups, under-covers with few).
+      progress: ``progress(done, total, stage)`` called as each of the ``EVALUATE_STAGES``
+        begins (``done`` stages finished) and once at the end; it never changes a number.
 
     Returns:
       ``Evaluation``.
@@ -155,6 +168,12 @@ def evaluate(
             f"the router was fitted on vocabulary {router.vocabulary!r}; the data uses "
             f"{data.vocabulary!r}."
         )
+
+    def stage(i: int) -> None:
+        if progress is not None:
+            n_stages = len(EVALUATE_STAGES)
+            progress(i, n_stages, EVALUATE_STAGES[i] if i < n_stages else "done")
+
     k_split, k_fit, k_mlp, k_boot = jax.random.split(key, 4)
     part = group_split(k_split, data.group_id, fractions)
     train, calib, test = data.take(part == 0), data.take(part == 1), data.take(part == 2)
@@ -163,6 +182,7 @@ def evaluate(
         overlap = check_router_overlap(
             router, test.group_id, allow_overlap=allow_overlap, where="test groups"
         )
+    stage(0)
     if router is None:
         fit = fit_ridge(
             k_fit,
@@ -174,10 +194,12 @@ def evaluate(
         )
         router = router_from_parts(fit, calib, alpha=alpha, vocabulary=data.vocabulary)
     seen = data.take(part != 2)
+    stage(1)
     # the MLP control on the train and calibration groups, like the baselines; its width, decay
     # and stopping epoch come from its own inner grouped CV there (MODEL §8)
     mlp = fit_mlp(k_mlp, seen.features, seen.outcomes, seen.group_id, **(mlp_options or {}))
 
+    stage(2)
     y = test.outcomes
     n = test.n
     budgets = np.unique(test.budget)
@@ -224,10 +246,12 @@ def evaluate(
     slots = [test.budget == b for b in budgets] + [np.ones(n, bool)]
     values = np.concatenate([base] * len(slots), axis=1)
     mask = np.concatenate([np.repeat(s[:, None], base.shape[1], axis=1) for s in slots], axis=1)
+    stage(3)
     if interval == "t":
         ci = group_mean_interval(values, test.group_id, mask)[:3]
     else:
         ci = grouped_bootstrap_mean(k_boot, values, test.group_id, mask, n_resamples=n_resamples)
+    stage(4)
     shape = (len(slots), base.shape[1])
     point, lower, upper = (np.asarray(v, dtype=np.float64).reshape(shape) for v in ci)
     P, M = len(policies), len(METRICS)
@@ -428,8 +452,8 @@ def accuracy_figure(ev: Evaluation):
     ax.set_title("accuracy per policy (held-out groups)", fontsize=10)
     ax.legend(fontsize=7, ncol=2, loc="lower right")
     ax_d.set_ylabel("accuracy minus best-fixed")
-    ax_d.set_title(
-        f"learned policies vs best-fixed; best: {differences[best]} ({_interval_words(ev)})",
+    ax_d.set_title(  # two lines: one was cut off at the figure's edge
+        f"learned policies vs best-fixed\nbest: {differences[best]} ({_interval_words(ev)})",
         fontsize=9,
     )
     ax_d.legend(fontsize=7, loc="best")

@@ -19,6 +19,7 @@ References: MODEL §2 (reader, packing), §6 (crossover), §8 (grouped CIs).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import jax
@@ -94,6 +95,15 @@ def raw_evidence_tokens(structure) -> np.ndarray:
     return np.where(structure.evidence[:, 0], structure.lengths[:, 0], 0.0).sum(-1)
 
 
+#: The stages ``identify_report`` reports to its ``progress`` callback, in order.
+IDENTIFY_STAGES = (
+    "fit and bootstrap refits",
+    "out-of-fold prediction",
+    "crossovers",
+    "diagnostics",
+)
+
+
 def identify_report(
     data,
     *,
@@ -103,6 +113,7 @@ def identify_report(
     n_strata: int = 3,
     diagnostics: bool = True,
     level: float = 0.95,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> dict:
     """Parameters with CIs, predicted vs observed crossovers (overall, per stratum), diagnostics.
 
@@ -116,6 +127,8 @@ def identify_report(
         closed below, the last open above, empty strata dropped); 1 for none.
       diagnostics: run the assumption diagnostics.
       level: CI level.
+      progress: ``progress(done, total, stage)`` called as each of ``IDENTIFY_STAGES`` begins
+        (the diagnostics only when run) and once at the end; it never changes a number.
 
     Returns:
       a JSON-ready dict (``parameters``, ``compress_ratio``, ``overall``, ``strata``,
@@ -136,10 +149,18 @@ def identify_report(
     if n_groups < 2:
         raise InputError(f"identify: the data has {n_groups} group; out-of-fold needs >= 2.")
     folds = int(min(max(2, folds), n_groups))
+    n_stages = len(IDENTIFY_STAGES) - (0 if diagnostics else 1)
+
+    def stage(i: int) -> None:
+        if progress is not None:
+            progress(i, n_stages, IDENTIFY_STAGES[i] if i < n_stages else "done")
+
     k_fit, k_oof, k_cmp, k_diag = jax.random.split(key, 4)
+    stage(0)
     fit = identify(
         k_fit, structure, data.budget, slot, y, groups, n_resamples=n_resamples, level=level
     )
+    stage(1)
     oof = out_of_fold(
         k_oof,
         structure,
@@ -152,6 +173,7 @@ def identify_report(
         level=level,
     )
     truth = _truth(data)
+    stage(2)
 
     def compare(mask, k):
         return compare_crossovers(
@@ -229,7 +251,9 @@ def identify_report(
         ),
     }
     if diagnostics:
+        stage(3)
         out["diagnostics"] = _diagnostics(data, structure, oof, k_diag, level, n_resamples)
+    stage(n_stages)
     return out
 
 
@@ -365,12 +389,14 @@ def plot_report(rep: dict, path) -> Path:
         for kind, line in (("predicted", color), ("observed", "black")):
             x = c["crossover"][o][kind]["budget"]
             if x is not None:
-                ax.axvline(x, color=line, linestyle="--", linewidth=0.8)
+                ax.axvline(x, color=line, linestyle="--", linewidth=0.8, label=f"{kind} crossover")
         ax.axhline(0, color="black", linewidth=0.6)
         budget_axis(ax)
         ax.set_title(o)
+        # each panel its own legend: the predicted line is in the operator's colour (one legend
+        # on the first panel gave the other two merge's colour)
+        ax.legend(fontsize=6)
     axes[0].set_ylabel("dU = U(o) - U(ret)")
-    axes[0].legend(fontsize=8)
     fig.tight_layout()
     return save(fig, path, dpi=120)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from oas.real._timeline import SURVIVAL_MODELS
 from retcon.plots import REFERENCE_COLOR, TIMELINE_MARKERS, TIMELINE_STYLES, new_figure, save
 
 
@@ -112,14 +113,18 @@ def plot_by_generation(report: dict, path: Path) -> Path:
 
 def plot_survival(report: dict, path: Path) -> Path:
     """Answer survival against passes per first-pass backend and operator, with per-conversation
-    t-intervals, and the fitted geometric curve ``phi^k`` (dotted)."""
-    fig, (ax,) = new_figure(width=6.5, height=4.0)
+    t-intervals, and the curve of the model the command chose for it (dotted: its ``verdict``,
+    ``geometric`` where that was not rejected or undecided; ``SURVIVAL_MODELS``), named in the
+    legend."""
+
+    fig, (ax,) = new_figure(width=7.5, height=4.2)
     for i, (key, s) in enumerate(report["survival"].items()):
         k = [c["passes"] for c in s["survival"]]
         m = [c["mean"] for c in s["survival"]]
         lo = [c["lower"] if c["lower"] is not None else c["mean"] for c in s["survival"]]
         hi = [c["upper"] if c["upper"] is not None else c["mean"] for c in s["survival"]]
         color = f"C{i}"
+        model = s["verdict"] if s["verdict"] in SURVIVAL_MODELS else "geometric"
         ax.errorbar(
             k,
             m,
@@ -128,13 +133,18 @@ def plot_survival(report: dict, path: Path) -> Path:
             marker="o",
             markersize=3,
             capsize=2,
-            label=key,
+            label=f"{key} (fit: {model})",
         )
-        ax.plot(k, [s["fits"]["geometric"]["phi"] ** j for j in k], color=color, linestyle=":")
+        fit = s["fits"][model]
+        kk = np.linspace(1, max(k), 50) if max(k) >= 1 else np.array([])
+        curve = SURVIVAL_MODELS[model](kk, fit["phi"], fit.get("c", 0.0))
+        ax.plot(kk, curve, color=color, linestyle=":")
     ax.set_xlabel("passes k")
     ax.set_ylabel("answer survival")
     ax.set_ylim(0, 1.05)
-    ax.set_title("LoCoMo: survival against passes (dotted: geometric fit)")
-    ax.legend(fontsize=6)
+    ax.set_title(
+        "LoCoMo: survival against passes (dotted: the model chosen per curve)", fontsize=10
+    )
+    ax.legend(fontsize=6, loc="lower left")
     fig.tight_layout()
     return save(fig, path, dpi=110)

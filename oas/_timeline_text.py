@@ -91,6 +91,29 @@ def _end(x, spec: str = ".2f") -> str:
     return "-" if x is None else f"{x:{spec}}"
 
 
+def _conclusion(crossover: list) -> list[str]:
+    """The answer first, one line per operator: from which session periodic consolidation beats
+    retain-all at each budget (``first_win`` of a row with a crossover), else that it never does
+    within the stream and why (its ``status``)."""
+    lines = ["Conclusion:"]
+    ops = list(dict.fromkeys(c["operator"] for c in crossover))
+    for op in ops:
+        parts = []
+        for c in (c for c in crossover if c["operator"] == op):
+            t, fw = c["crossover_time"], c["first_win"]
+            at = f"at B = {c['budget']:g}"
+            if fw == 1:
+                parts.append(f"{at} from session 1 on")
+            elif t is not None and math.isfinite(t) and fw is not None:
+                parts.append(f"{at} from session {fw:.0f} on")
+            else:
+                parts.append(f"{at} never ({c['status']})")
+        lines.append(f"  {op}: periodic {op} beats retain-all " + "; ".join(parts) + ".")
+    if not ops:
+        lines.append("  no periodic policy was run (the crossover table is empty).")
+    return lines
+
+
 def _crossover_cell(c: dict, end) -> str:
     """A crossover row's time and interval (``end`` writes its ends), else why it has none."""
     t = c["crossover_time"]
@@ -149,6 +172,8 @@ def _locomo_utility_table(utility: list) -> list[str]:
 def locomo_table(report: dict) -> str:
     """The LoCoMo report (``as_json``) as text: survival, crossover times, utility, llm passes."""
     lines = [
+        *_conclusion(report["crossover"]),
+        "",
         f"timeline locomo: {report['conversations']} conversations, {report['passes']} passes, "
         f"lexical reader; intervals: Student-t over conversations",
         *_survival_table(report["survival"]),
@@ -279,6 +304,8 @@ def _by_generation_table(by_generation: list) -> list[str]:
 def timeline_table(report: dict) -> str:
     """The simulated report (``as_json``) as text: utility against time, crossover times, U(k)."""
     lines = [
+        *_conclusion(report["crossover"]),
+        "",
         f"timeline: {report['scenario']}, {report['sessions']} sessions, {report['queries']} "
         f"streams, ages {report['age']}; theory {report['theory']}",
         *_utility_table(report),

@@ -98,9 +98,11 @@ def write_run(
     figures: bool = True,
     command: str = "retcon paper-checks",
     figure_format: str = "png",
+    command_line: str | None = None,
 ) -> dict:
     """Draw the report's figures (in ``figure_format``: png, pdf or svg) from the workspace's
-    sources, then write REPORT.md, report.json and report.html."""
+    sources, then write REPORT.md, report.json and report.html (its provenance names
+    ``command_line``, the whole command with its options, when given; else ``command``)."""
 
     out = Path(out_dir)
     paths = report_figures(out, ws, figure_format) if figures else []
@@ -115,7 +117,7 @@ def write_run(
         tables=ws.paper_tables(),
     )
 
-    write_html(out, results, report, figures=paths, command=command)
+    write_html(out, results, report, figures=paths, command=command_line or command)
     return report
 
 

@@ -1,3 +1,3 @@
-from retcon.cli import main
+from retcon.cli import entry
 
-raise SystemExit(main())
+entry()

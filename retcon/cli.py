@@ -12,26 +12,33 @@ Conventions every subcommand follows:
   * help goes to stdout; bad input exits with status 2 and one line on stderr naming the option,
     file, row or field, what was expected and what came; never a traceback.
 
-Each package's command line is a module of ``retcon.commands`` (``retcon.commands.theory`` for
-``crossover``, ``retcon.commands.sim`` for ``simulate`` and ``stress``, ...) with
-``register(subparsers)``; it adds its parsers and sets ``func`` to a ``run(args) -> int`` that
-imports the package it drives inside the function, so ``retcon --help`` stays fast. No package
-imports these modules: the command lines sit on top of every layer (docs/architecture.md).
+This module is the dispatcher: it builds the parser from the command modules and runs one command,
+turning its refusals, interrupts and OS errors into one line and an exit status. Each package's
+command line is a module of ``retcon.commands`` (``retcon.commands.theory`` for ``crossover``,
+``retcon.commands.sim`` for ``simulate`` and ``stress``, ...) with ``register(subparsers)``; it
+adds its parsers and sets ``func`` to a ``run(args) -> int`` that imports the package it drives
+inside the function, so ``retcon --help`` stays fast. The helpers the command modules share (the
+common options, list parsing, ``emit``, ``write_set``) are the plumbing,
+``retcon.commands._common``, below them; nothing imports this module but ``retcon.__main__``: it
+sits on top of every layer (docs/architecture.md).
 """
 
 from __future__ import annotations
 
+import _thread
 import argparse
+import atexit
 import importlib
 import logging
 import os
-import re
+import signal
 import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any
+from typing import NoReturn
 
-from retcon.errors import InputError, cli_spelling, seed_type
+from retcon.commands import _common, _progress
+from retcon.commands._common import add_verbosity, verbosity
+from retcon.commands._progress import quiet_xla
+from retcon.errors import InputError, cli_spelling
 
 # Modules whose `register(subparsers)` adds subcommands, in the order `--help` lists them.
 _COMMAND_MODULES = (
@@ -77,319 +84,11 @@ def build_parser() -> ArgumentParser:
         description="Retain or consolidate: budget-dependent memory operator selection (theory, simulation, OAS router).",
     )
     parser.add_argument("--version", action=_VersionAction)
-    _add_verbosity(parser, top=True)
+    add_verbosity(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser
-
-
-def _add_verbosity(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
-    # On subcommands the default is SUPPRESS, so `retcon -v simulate` is not reset by the subparser.
-    default = 0 if top else argparse.SUPPRESS
-    parser.add_argument(
-        "-v",
-        "--verbose",
-        action="count",
-        default=default,
-        help="more detail: progress on stderr, full tables on stdout where a command has them",
-    )
-    parser.add_argument(
-        "-q", "--quiet", action="count", default=default, help="no progress messages on stderr"
-    )
-
-
-def add_common(
-    parser: argparse.ArgumentParser,
-    *,
-    out: bool = True,
-    seed: bool = True,
-    json_flag: bool = True,
-    figures: bool = False,
-) -> None:
-    """Add the shared options ``--json``, ``--out DIR``, ``--seed S`` and ``-v``/``-q``; with
-    ``figures`` (a command that draws) also ``--format png|pdf|svg``."""
-    if json_flag:
-        parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    if out:
-        parser.add_argument(
-            "--out",
-            metavar="DIR",
-            default=None,
-            help="folder for figures, tables and the JSON sidecar (created if absent)",
-        )
-    if seed:
-        parser.add_argument(
-            "--seed",
-            type=seed_type,
-            default=0,
-            metavar="S",
-            help="root JAX key of the run, an integer in [0, 2**32) (default 0)",
-        )
-    if figures:
-        from retcon.plots import FORMATS  # light: no matplotlib until a figure is drawn
-
-        parser.add_argument(
-            "--format",
-            choices=FORMATS,
-            default="png",
-            help="file format of the figures written under --out (default png)",
-        )
-    _add_verbosity(parser)
-
-
-class Moved(argparse.Action):
-    """An option that moved (to another option or form): refused while parsing with one line,
-    ``const`` (what to use instead)."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        parser.error(self.const)
-
-
-def add_moved_out(parser: argparse.ArgumentParser, new: str) -> None:
-    """A hidden ``--out`` that says which option replaced it (``--out`` is always a folder).
-
-    For the commands that write one file (``new``, e.g. ``"--output FILE"``): ``--out`` there is
-    refused while parsing, with one line naming the option to use.
-    """
-    moved = f"this command writes one file: use {new} (--out always names a folder)"
-    parser.add_argument("--out", action=Moved, const=moved, help=argparse.SUPPRESS)
-
-
-def print_json(obj) -> None:
-    """Print ``obj`` as one line of strict JSON on stdout (NaN and infinities as ``null``)."""
-    from retcon.output import dumps
-
-    sys.stdout.write(dumps(obj) + "\n")
-
-
-def parse_list(
-    text: str, item: Callable[[str], Any] = float, *, what: str = "numbers", example: str = ""
-) -> list:
-    """The items of one option value, separated by commas and/or spaces (``"32,64"``, ``"32 64"``).
-
-    The one list syntax of the command line; every list option parses through it (``list_type``).
-
-    Args:
-      text: the value as typed.
-      item: converts one piece; a ``ValueError``/``TypeError`` from it is reported as "expected
-        ``what``", an ``argparse.ArgumentTypeError`` keeps its own words.
-      what: the items, as the message names them (``"budgets in tokens"``).
-      example: a value that would be accepted, for the message (``"32,64"``).
-
-    Raises:
-      argparse.ArgumentTypeError: ``expected WHAT separated by commas (e.g. EXAMPLE); got 'PIECE'``;
-        argparse prefixes the option (``argument --budgets: ...``) and exits with status 2.
-    """
-    eg = f" (e.g. {example})" if example else ""
-    pieces = [piece for piece in re.split(r"[,\s]+", str(text)) if piece]
-    if not pieces:
-        raise argparse.ArgumentTypeError(
-            f"expected {what} separated by commas{eg}; got {str(text)!r}"
-        )
-    out = []
-    for piece in pieces:
-        try:
-            out.append(item(piece))
-        except (ValueError, TypeError):
-            raise argparse.ArgumentTypeError(
-                f"expected {what} separated by commas{eg}; got {piece!r}"
-            ) from None
-    return out
-
-
-def list_type(
-    item: Callable[[str], Any] = float, *, what: str = "numbers", example: str = ""
-) -> Callable[[str], list]:
-    """argparse ``type=`` of a list option: ``parse_list`` with these ``item``, ``what``, ``example``.
-
-    With ``nargs="+"`` add ``action=JoinLists`` so ``--budgets 32,64 128`` gives one flat list.
-    """
-
-    def parse(text: str) -> list:
-        return parse_list(text, item, what=what, example=example)
-
-    parse.__name__ = what  # argparse names the type by it in its own messages
-    return parse
-
-
-class JoinLists(argparse.Action):
-    """``nargs="+"`` with a ``list_type``: the tokens' lists joined into one list."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        setattr(namespace, self.dest, [x for v in values or () for x in v])
-
-
-def add_llm_options(g) -> None:
-    """The endpoint options of every command that calls an LLM, with one set of help texts.
-
-    ``--llm-base-url`` (repeatable), ``--llm-model``, ``--llm-api-key``, ``--llm-timeout``, the
-    transport options (``--llm-follow-redirects``, ``--llm-max-response-bytes``), ``--llm-cache``
-    and ``--concurrency``; ``llm_options(args)`` reads them back. Unset options are ``None`` and
-    ``oas.real.resolve_endpoint`` fills them from the environment.
-
-    Args:
-      g: the parser or argument group to add them to.
-    """
-    g.add_argument(
-        "--llm-base-url",
-        action="append",
-        default=None,
-        metavar="URL",
-        help="OpenAI-compatible endpoint; repeat for several servers of the same model (requests "
-        "spread by load); default $RETCON_LLM_BASE_URL (comma-separated list), else "
-        "$OPENAI_BASE_URL",
-    )
-    g.add_argument("--llm-model", default=None, help="default $RETCON_LLM_MODEL")
-    g.add_argument(
-        "--llm-api-key",
-        default=None,
-        help="default $RETCON_LLM_API_KEY (sent only to the hosts of $RETCON_LLM_BASE_URL), else "
-        "$OPENAI_API_KEY (only to api.openai.com and $OPENAI_BASE_URL's host); docs/llm.md",
-    )
-    g.add_argument(
-        "--llm-timeout",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="seconds to wait for one response before retrying (default $RETCON_LLM_TIMEOUT, "
-        "else 300)",
-    )
-    g.add_argument(
-        "--llm-follow-redirects",
-        action="store_true",
-        help="follow HTTP redirects from the endpoint (off: a redirect is an error); the API key "
-        "is never sent to another scheme, host or port",
-    )
-    g.add_argument(
-        "--llm-max-response-bytes",
-        type=int,
-        default=None,
-        metavar="N",
-        help="longest response body accepted (default $RETCON_LLM_MAX_RESPONSE_BYTES, else 1 MiB)",
-    )
-    g.add_argument("--llm-cache", metavar="DIR", default=None, help="response cache folder")
-    g.add_argument(
-        "--concurrency",
-        type=int,
-        default=None,
-        metavar="N",
-        help="LLM requests in flight at once, over all servers (default $RETCON_LLM_CONCURRENCY, "
-        "else 8); rows are the same for any N",
-    )
-
-
-def llm_options(args) -> dict:
-    """The ``add_llm_options`` values as ``PairJob.llm`` / ``make_operators("llm")`` keywords.
-
-    Options left unset stay ``None``: ``oas.real.resolve_endpoint``, the one reader of the
-    endpoint's environment, fills them (and binds an environment key to its own hosts).
-    A ``--llm-cache`` folder is checked here, before any work (the client checks what it holds).
-    """
-    if args.llm_cache is not None:
-        from retcon.output import check_out_dir
-
-        check_out_dir("--llm-cache", args.llm_cache, what="the cached LLM responses")
-    return {
-        "base_url": args.llm_base_url,
-        "model": args.llm_model,
-        "api_key": args.llm_api_key,
-        "cache_dir": args.llm_cache,
-        "concurrency": args.concurrency,
-        "timeout": args.llm_timeout,
-        "follow_redirects": bool(getattr(args, "llm_follow_redirects", False)),
-        "max_response_bytes": getattr(args, "llm_max_response_bytes", None),
-    }
-
-
-def write_sidecar(
-    folder: Any, config: Any, *, seed: int | None, command: str, **extra: Any
-) -> Path:
-    """Write ``folder / "sidecar.json"`` (``retcon.output.sidecar``) atomically; return its path.
-
-    Args:
-      folder: a ``Path``, or the ``retcon.output.OutputSet`` of the run (its ``/`` stages the file).
-    """
-    from retcon.output import sidecar, write_json_atomic
-
-    target = (
-        folder / "sidecar.json" if not isinstance(folder, str) else Path(folder) / "sidecar.json"
-    )
-    return write_json_atomic(target, sidecar(config, seed=seed, command=command, **extra))
-
-
-def check_out(args, inputs: Sequence[tuple[str, Any]] = ()) -> None:
-    """Check ``--out DIR`` (when given) before any work: a folder that can be written and none of
-    ``inputs``, the ``(option, path)`` pairs the command reads (``retcon.output.check_out_dir``)."""
-    if getattr(args, "out", None) is not None:
-        from retcon.output import check_out_dir
-
-        check_out_dir("--out", args.out, inputs=list(inputs))
-
-
-def write_set(folder: str | os.PathLike, files: dict[str, Any], *, last=("sidecar.json",)):
-    """Write ``files`` under ``--out DIR`` as one ``retcon.output.OutputSet``, in their order.
-
-    Each value is the file's text (``str``), a function that writes it (a figure: called with
-    the path), or an object written as JSON; the names in ``last`` (the sidecar) are moved in
-    last. Returns the set (its ``names`` and ``dir``).
-    """
-    from retcon.output import OutputSet, write_json_atomic, write_text_atomic
-
-    with OutputSet(folder, last=last) as out:
-        for name, content in files.items():
-            if callable(content):
-                content(out / name)
-            elif isinstance(content, str):
-                write_text_atomic(out / name, content)
-            else:
-                write_json_atomic(out / name, content)
-    return out
-
-
-def wrote(files: Sequence[str], folder: str | os.PathLike) -> str:
-    """The line a command prints after ``--out DIR``: ``wrote a.json, b.png to DIR``."""
-    return f"wrote {', '.join(files)} to {folder}"
-
-
-def emit(args, obj: Any, text: str | Callable[[], str] = "") -> None:
-    """Print a command's result: with ``--json`` one JSON object (``obj``), else ``text``.
-
-    ``text`` (or the function that makes it, called only without ``--json``) is written with
-    one final newline; an empty text prints nothing.
-    """
-    if getattr(args, "json", False):
-        print_json(obj)
-        return
-    body = text() if callable(text) else text
-    if body:
-        sys.stdout.write(body if body.endswith("\n") else body + "\n")
-
-
-def enable_compile_cache() -> str | None:
-    """Keep XLA's compiled kernels across runs: JAX's persistent compilation cache in the user cache
-    directory (``retcon.cache.user_cache_dir() / "jax"``), unless the user chose a directory
-    (``JAX_COMPILATION_CACHE_DIR``). Returns the directory, or ``None`` if it cannot be used."""
-
-    import jax
-
-    d = os.environ.get("JAX_COMPILATION_CACHE_DIR")
-    if not d:
-        from retcon.cache import user_cache_dir
-
-        d = str(user_cache_dir() / "jax")
-    try:
-        Path(d).mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
-    jax.config.update("jax_compilation_cache_dir", d)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    return d
-
-
-def verbosity(args) -> int:
-    """``-v`` count minus ``-q`` count (0 by default)."""
-    return int(getattr(args, "verbose", 0) or 0) - int(getattr(args, "quiet", 0) or 0)
 
 
 # The top-level packages whose module loggers (`logging.getLogger(__name__)`) the CLI shows.
@@ -411,30 +110,83 @@ def configure_logging(level: int) -> None:
         log.propagate = False
 
 
+# The line of an interrupted run (after ``retcon CMD: ``); the run's exit status is 130.
+INTERRUPTED = "interrupted; finished outputs and caches are kept."
+
+
+class _Interrupt:
+    """The process's Ctrl-C state, read by ``entry``'s signal handlers: the command's name for
+    the line, and whether the line was written (it is written once)."""
+
+    name = "retcon"
+    said = False
+    redeliver = False  # a swallowed KeyboardInterrupt is being raised again (``_unraisable``)
+
+
+def _say_interrupted(*, raw: bool = False) -> None:
+    """Flush stdout and stderr, then write the interrupted line once: through ``sys.stderr``, or
+    with ``raw`` (from a signal handler, which may run inside a write) straight to fd 2."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, RuntimeError):
+            pass
+    if _Interrupt.said:
+        return
+    _Interrupt.said = True
+    line = f"{_Interrupt.name}: {INTERRUPTED}\n"
+    try:
+        if raw:
+            os.write(2, line.encode())
+        else:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+    except (OSError, ValueError, RuntimeError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run ``retcon ARGV`` (``sys.argv[1:]`` by default) in this process; return its exit status.
+
+    Callers in Python (the tests) use it; the ``retcon`` script runs ``entry``, which ends the
+    process at once after an interrupted run. Ctrl-C at any point (parsing, imports, the work, the
+    error handlers) writes one line and returns 130.
+    """
+    _Interrupt.name, _Interrupt.said = "retcon", False
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        _say_interrupted()
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
+    _common.ARGV[:] = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
         parser.print_help(sys.stdout)
         return 2
     v = verbosity(args)
-    from retcon.commands._progress import quiet_xla
-
     quiet_xla()  # before any command imports JAX: XLA's compile alarms are not failures
     configure_logging(logging.DEBUG if v > 0 else logging.WARNING if v < 0 else logging.INFO)
-    sub = getattr(args, "pair_command", None) or getattr(args, "data_command", None)
-    name = f"{parser.prog} {args.command}" + (f" {sub}" if sub else "")
+    name = _progress.command_name(args)  # retcon pair locomo, retcon timeline identify, ...
+    _Interrupt.name = name
     try:
-        with cli_spelling():  # messages name options (--compress-ratio), not arguments
-            status = int(args.func(args) or 0)
+        try:
+            with cli_spelling():  # messages name options (--compress-ratio), not arguments
+                status = int(args.func(args) or 0)
+        except BaseException:
+            # A refusal (or an interrupt) before the first stage is its one line: the pending
+            # announcement of what the command would have done is dropped.
+            _progress.drop()
+            raise
+        _progress.show()  # a run quicker than the announcement's grace still says it
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return status
     except InputError as e:
         sys.stderr.write(f"{name}: error: {e}\n")
         return 2
-    except KeyboardInterrupt:
-        sys.stderr.write(f"{name}: interrupted; finished outputs and caches are kept.\n")
-        return 130
     except BrokenPipeError:
         # The reader of stdout went away (`| head`): not an error of the run. Point stdout at
         # devnull so the interpreter's final flush does not raise again.
@@ -452,6 +204,74 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def _interrupt_now(signum, frame) -> None:
+    """SIGINT after the first one, or after the command finished: the line, then exit 130 at
+    once (nothing of the run is left to finish: its files are in place or never staged)."""
+    _say_interrupted(raw=True)
+    os._exit(130)
+
+
+def _interrupt_once(signum, frame) -> None:
+    """The first SIGINT: a ``KeyboardInterrupt`` in the command, so its ``with`` blocks remove
+    what they staged; another Ctrl-C while it unwinds ends the process at once."""
+    if not _Interrupt.redeliver:
+        signal.signal(signal.SIGINT, _interrupt_now)
+    _Interrupt.redeliver = False
+    raise KeyboardInterrupt
+
+
+def _unraisable(hook):
+    """``sys.unraisablehook`` that delivers a swallowed ``KeyboardInterrupt`` again.
+
+    The interrupt can land in code whose exceptions Python only prints ("Exception ignored in"),
+    JAX's garbage-collector callback above all (3 of 13 early Ctrl-Cs of ``pair simulate``); the
+    run then went on to the end with a traceback on stderr. Here it is raised again in the
+    command (``_thread.interrupt_main``), where it unwinds as any other.
+    """
+
+    def unraisable(u) -> None:
+        if isinstance(u.exc_value, KeyboardInterrupt):
+            _Interrupt.redeliver = True
+            _thread.interrupt_main(signal.SIGINT)
+            return
+        hook(u)
+
+    return unraisable
+
+
+def entry() -> NoReturn:
+    """The ``retcon`` script and ``python -m retcon``: ``main``, then an exit that Ctrl-C cannot
+    turn into a crash.
+
+    An interrupted run ends with ``os._exit(130)`` once ``main`` has written its line and stdout
+    and stderr are flushed: returning through the interpreter's shutdown while XLA's threads were
+    still at work crashed it (SIGSEGV) or made JAX's exit hook print a ``KeyboardInterrupt``
+    traceback. The files a run finished are in place by then (each is renamed into place whole,
+    an ``--out`` set with its sidecar last; an interrupted set leaves none of its files); an LLM
+    cache's journal, left by the exit, is replayed by the next run. A second Ctrl-C while the
+    command unwinds, or one during the exit hooks after a finished run, ends the process at once
+    with the same line and status 130; one in the last instants of the interpreter's teardown,
+    after every exit hook, is ignored (the run has finished; its status stands).
+    """
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not ignored (nohup, &)
+        signal.signal(signal.SIGINT, _interrupt_once)
+        sys.unraisablehook = _unraisable(sys.unraisablehook)
+        # Registered before any library's exit hook, so it runs after all of them: past them the
+        # interpreter resets Python's handlers to the default, and a Ctrl-C there killed the
+        # finished run by the signal (status -2, no line); it is ignored there instead.
+        atexit.register(signal.signal, signal.SIGINT, signal.SIG_IGN)
+    try:
+        status = main()
+    except SystemExit as e:  # argparse: help, --version, a refused option
+        status = e.code
+    if status == 130:
+        _say_interrupted(raw=True)
+        os._exit(130)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _interrupt_now)
+    sys.exit(status)
+
+
 def os_error_line(e: OSError) -> str:
     """``'PATH': STRERROR [ENAME]`` for an ``OSError``, the words a user can act on."""
     import errno
@@ -465,4 +285,4 @@ def os_error_line(e: OSError) -> str:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    entry()

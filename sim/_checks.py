@@ -31,6 +31,12 @@ def type_name(value: Any) -> str:
     return type(value).__name__
 
 
+#: The largest magnitude a scenario number may have: the kernels compute in float32 (largest
+#: 3.4e38) and multiply and add lengths, budgets and fidelities over many queries; 1e30 leaves
+#: eight orders of magnitude for that (a length scale of 1e38 overflowed, 1e30 did not).
+KERNEL_MAX = 1e30
+
+
 def number(
     key: str,
     value: Any,
@@ -55,6 +61,14 @@ def number(
             low, low_open = -math.inf, True
         if high is None:
             high, high_open = math.inf, True
+    elif abs(float(value)) > KERNEL_MAX and (low is None or high is None):
+        # an unbounded side is still bounded by what the float32 kernels hold (issue 48)
+        lo = f"{low:g}" if low is not None else f"{-KERNEL_MAX:g}"
+        hi = f"{high:g}" if high is not None else f"{KERNEL_MAX:g}"
+        raise InputError(
+            f"{key} must be a number in [{lo}, {hi}], the range the float32 simulation kernels "
+            f"hold with room for their sums and products; got {value!r}."
+        )
     return check_range(key, value, low, high, low_open=low_open, high_open=high_open)
 
 

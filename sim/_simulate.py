@@ -164,7 +164,15 @@ def run_chunks(
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=n, desc=desc, unit="q", unit_scale=True, file=sys.stderr, leave=False)
+        bar = tqdm(  # disable=None: no "\r" frames into a file or a pipe (issue 48)
+            total=n,
+            desc=desc,
+            unit="q",
+            unit_scale=True,
+            file=sys.stderr,
+            leave=False,
+            disable=None,
+        )
     total, counts = add_chunks(fn, starts, chunk, n, sharding, bar)
     if bar is not None:
         bar.close()

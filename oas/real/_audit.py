@@ -118,6 +118,11 @@ def load_audit(path: str | Path) -> tuple[AuditEntry, ...]:
         raise InputError(f"--locomo-audit {str(path)!r}: no such file.")
     name = p.name
     data = expect_list(read_json(p, "locomo-audit"), f"{name}: top level")
+    if not data:  # an audit that corrects nothing is a wrong file, not a clean dataset
+        raise InputError(
+            f"--locomo-audit {name}: no entries; expected the audit's list of answer errors "
+            "(errors.json, one object per question)."
+        )
     out = []
     seen: set[str] = set()
     for k, e in enumerate(data):

@@ -357,13 +357,6 @@ class BertEmbedder:
             raise InputError(f"dense embedder: cannot run the model in {model_dir}: {why}.")
         if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
             raise InputError(f"BertEmbedder.batch must be an integer >= 1; got {batch!r}.")
-        try:
-            from tokenizers import Tokenizer  # pyright: ignore[reportMissingImports]  # extra 'dense'
-        except ImportError:
-            raise InputError(
-                f"the dense embedder needs the 'tokenizers' package: {INSTALL_HINT}; got no "
-                "tokenizers module."
-            ) from None
         cfg = _read_json(model_dir / "config.json")
         st = _read_json(model_dir / "sentence_bert_config.json")
         max_len = int(st.get("max_seq_length") or cfg.get("max_position_embeddings", 512))
@@ -373,11 +366,29 @@ class BertEmbedder:
             eps=float(cfg.get("layer_norm_eps", 1e-12)),
             max_seq_length=max_len,
         )
+        where = f"dense embedder (model folder {model_dir})"
+        try:
+            tensors = read_safetensors(model_dir / "model.safetensors")
+        except InputError as e:
+            raise InputError(f"{where}: {e}") from None
         self.weights = bert_weights(
-            read_safetensors(model_dir / "model.safetensors"),
-            _config_int(cfg, "num_hidden_layers", model_dir / "config.json"),
+            tensors, _config_int(cfg, "num_hidden_layers", model_dir / "config.json")
         )
-        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        try:  # after the folder's own files are read: their errors come first
+            from tokenizers import Tokenizer  # pyright: ignore[reportMissingImports]  # extra 'dense'
+        except ImportError:
+            raise InputError(
+                f"the dense embedder needs the 'tokenizers' package: {INSTALL_HINT}; got no "
+                "tokenizers module."
+            ) from None
+        try:
+            self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        except Exception as e:  # the Rust library raises its own exception type
+            first = (str(e).splitlines() or [type(e).__name__])[0]
+            raise InputError(
+                f"{where}: tokenizer.json is not a tokenizer the 'tokenizers' package can read "
+                f"({first})."
+            ) from None
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=max_len)
         self.model_dir = model_dir

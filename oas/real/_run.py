@@ -54,7 +54,11 @@ _PROTOCOL_FIELDS = (
 #: PairJob's fields in error messages: ``PairJob: reader`` from Python, ``--reader`` in the CLI.
 _SPELL = Spell(
     "PairJob",
-    py={"concurrency": "llm['concurrency']", "llm_timeout": "llm['timeout']"},
+    py={
+        "concurrency": "llm['concurrency']",
+        "llm_timeout": "llm['timeout']",
+        "llm_max_response_bytes": "llm['max_response_bytes']",
+    },
     cli={"out": "--output", "pair_protocol": "--protocol", "dataset": "dataset"},
 )
 
@@ -113,6 +117,11 @@ class PairJob:
         timeout = self.llm.get("timeout")
         if timeout is not None:
             check_range(spell.lead("llm_timeout"), timeout, 0.0, 86400.0, high_open=False)
+        cap = self.llm.get("max_response_bytes")
+        if cap is not None:  # checked with the job, before the data is read (issue 48)
+            from oas.real._llm_config import MAX_RESPONSE_BYTES_LIMIT
+
+            check_integer(spell.lead("llm_max_response_bytes"), cap, 1, MAX_RESPONSE_BYTES_LIMIT)
         check_range(spell.lead("judge_threshold"), self.judge_threshold, 0.0, 1.0, high_open=False)
         _check_realisations(self)
         for name in ("limit", "first"):
@@ -858,4 +867,5 @@ def _progress_bar(job: PairJob, total: int, progress):
         return _Reported(progress, total)
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=f"pair {job.dataset}", unit="q", file=sys.stderr)
+    # disable=None: no "\r" frames into a file or a pipe (issue 48)
+    return tqdm(total=total, desc=f"pair {job.dataset}", unit="q", file=sys.stderr, disable=None)

@@ -108,10 +108,21 @@ class LLMPasses(NamedTuple):
         return report
 
 
-def check_locomo_stream(conversations, path, *, least: int = 1, each_asked: bool = False) -> None:
+def check_locomo_stream(
+    conversations,
+    path,
+    *,
+    least: int = 1,
+    each_asked: bool = False,
+    user: str = "the stream",
+    why_each: str = "identify observes each held-out conversation's questions",
+) -> None:
     """Refuse, before any work, a LoCoMo file the stream cannot be run on (docs/timeline.md):
     fewer than ``least`` conversations, a conversation without sessions, or no question at all
     (``each_asked``: a conversation without questions, which identify cannot observe).
+
+    ``user`` names what needs the file in the messages (``"paper-checks"``), ``why_each`` says
+    why each conversation needs a question.
 
     Raises:
       InputError: naming ``--data``, the conversation and what is needed.
@@ -121,26 +132,25 @@ def check_locomo_stream(conversations, path, *, least: int = 1, each_asked: bool
         if not c.sessions:
             raise InputError(
                 f"{where}: conversation {c.conversation_id!r} has no sessions (session_1, ...); "
-                "the stream needs at least one."
+                f"{user} needs at least one."
             )
     if len(conversations) < least:
         need = {
             1: "a conversation",
             2: "at least 2 conversations (its intervals resample conversations)",
         }.get(least, f"at least {least} conversations (leave one out)")
-        raise InputError(f"{where}: needs {need}; got {len(conversations)}.")
+        raise InputError(f"{where}: {user} needs {need}; got {len(conversations)}.")
     if each_asked:
         for c in conversations:
             if not c.queries:
                 raise InputError(
                     f"{where}: conversation {c.conversation_id!r} has no questions (its 'qa' is "
-                    "empty or excluded); identify observes each held-out conversation's "
-                    "questions, so each needs at least one."
+                    f"empty or excluded); {why_each}, so each needs at least one."
                 )
     if not any(c.queries for c in conversations):
         raise InputError(
             f"{where}: no questions to score (every 'qa' list is empty or excluded); "
-            "the stream needs at least one."
+            f"{user} needs at least one."
         )
 
 

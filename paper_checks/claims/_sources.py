@@ -173,7 +173,9 @@ class Workspace:
                     self._memo[name] = ("err", e)
 
             self.timed(name, build)
-            self._progress(f"{name}: {self._memo[name][0]} ({self.timings[name]:.1f} s)")
+            status, value = self._memo[name]
+            why = f": {value}" if status == "err" else ""  # a skipped source says why
+            self._progress(f"{name}: {status} ({self.timings[name]:.1f} s){why}")
         status, value = self._memo[name]
         if status == "err":
             raise value

@@ -226,26 +226,43 @@ def report_figures(out_dir, ws, fmt: str = "png") -> list[str]:
     if loco:
         fig, axes = grid(len(loco), width=5.0, height=4.0)
         for ax, (reader, ev) in zip(axes, loco.items()):
-            for var in ("oas-calibrated", "oas-crc"):
+            harms = [float(ev.harm("oas").mean())]
+            for j, var in enumerate(("oas-calibrated", "oas-crc")):
                 col = policy_style(var)["color"]
                 names = [f"{var}@{a:g}" for a in ev.alphas]
-                h = [ev.harm(n).mean() for n in names]
-                acc = [ev.outcome(n).mean() for n in names]
+                h = [float(ev.harm(n).mean()) for n in names]
+                acc = [float(ev.outcome(n).mean()) for n in names]
+                harms += h
                 ax.plot(h, acc, marker="o", color=col, label=var)
+                # the alphas that land on one point share one label (they overlapped unreadably)
+                at: dict[tuple[float, float], list[str]] = {}
                 for hh, aa, a in zip(h, acc, ev.alphas):
+                    at.setdefault((round(hh, 6), round(aa, 6)), []).append(f"{a:g}")
+                for (hh, aa), alphas in at.items():
                     ax.annotate(
-                        f"a={a:g}", (hh, aa), fontsize=6, xytext=(3, 3), textcoords="offset points"
+                        "a=" + ", ".join(alphas),
+                        (hh, aa),
+                        fontsize=6,
+                        xytext=(4, 4 - 10 * j),
+                        textcoords="offset points",
                     )
             plot_harm_tradeoff(
                 ax,
                 [],
                 [],
                 [],
-                ref_harm=float(ev.harm("oas").mean()),
+                ref_harm=harms[0],
                 ref_accuracy=float(ev.outcome("oas").mean()),
             )
+            top = max(harms)
+            right = top * 1.25 if top > 0 else 0.05
+            ax.set_xlim(-0.03 * right, right)  # a harm rate is >= 0; a margin keeps 0 in view
+            ax.set_xticks(np.linspace(0.0, right, 6))
             data = "paired file" if ws.config.paired else "LoCoMo"
-            ax.set_title(f"{data} {reader}, leave-one-group-out", fontsize=9)
+            title = f"{data} {reader}, leave-one-group-out"
+            if max(harms) - min(harms) < 1e-9:  # no spread: say so instead of a bare line
+                title += f"\nharm {top:.3f} for every policy and alpha: alpha moves accuracy only"
+            ax.set_title(title, fontsize=9)
         fig.tight_layout()
         paths.append(str(save(fig, out / figure_name("fig_harm_tradeoff", fmt), dpi=120)))
     return paths

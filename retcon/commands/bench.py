@@ -35,7 +35,7 @@ def _sizes(text: str) -> int:
 
 
 def register(subparsers) -> None:
-    from retcon.cli import JoinLists, add_common, list_type
+    from retcon.commands._common import JoinLists, add_common, list_type
 
     p = subparsers.add_parser(
         "bench",
@@ -86,7 +86,7 @@ def run(args) -> int:
     import logging
 
     from retcon.bench import BENCHMARKS, BenchConfig, quick_config, render_report, run_bench
-    from retcon.cli import check_out, emit, write_set, wrote
+    from retcon.commands._common import check_out, emit, write_set, wrote
     from retcon.errors import InputError, check_memory, memory_limit
     from retcon.output import sidecar, to_jsonable
 

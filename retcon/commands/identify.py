@@ -11,7 +11,7 @@ from pathlib import Path
 
 def register(subparsers) -> None:
     """Add ``retcon identify`` to the ``retcon`` command line."""
-    from retcon.cli import add_common
+    from retcon.commands._common import add_common
 
     p = subparsers.add_parser(
         "identify",
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from oas import read_paired  # identify_report (JAX) after the checks and the progress line
-    from retcon.cli import check_out, emit, write_set, wrote
+    from retcon.commands._common import check_out, emit, write_set, wrote
     from retcon.errors import InputError, check_at_least
     from retcon.output import sidecar, to_jsonable
 
@@ -75,26 +75,45 @@ def run(args: argparse.Namespace) -> int:
             f"--data {args.data!r}: no {STRUCTURE_COLUMN!r} column, which identification "
             f"needs; write the file with `retcon pair ...` without --no-structure."
         )
+    n_groups = int(np.unique(data.group_id.astype(str)).size)
+    if n_groups < 2:  # the library's own check, made before the announcement
+        raise InputError(
+            f"--data {args.data!r}: {data.n} row{'s' if data.n != 1 else ''} in {n_groups} "
+            "group (distinct group_id); identification's out-of-fold check needs at least 2 "
+            "groups."
+        )
+    if np.isnan(data.outcomes).any():
+        raise InputError(
+            f"--data {args.data!r}: missing outcomes (an empty y_* cell); identification needs "
+            "every y_ret, y_merge, y_abstract, y_rewrite."
+        )
     from retcon.commands import _progress
 
     _progress.announce(
         args,
         f"{data.n} rows of {args.data}: identification by {args.folds or 'leave-one-group-out'} "
-        f"folds and {args.resamples} bootstrap refits (JAX compiles first)",
+        f"folds and {args.resamples} bootstrap refits (JAX compiles first, then a bar of stages)",
     )
-    folds = args.folds or int(np.unique(data.group_id.astype(str)).size)
+    folds = args.folds or n_groups
     import jax
 
     from oas import format_report, identify_report, plot_report
 
-    rep = identify_report(
-        data,
-        key=jax.random.key(args.seed),
-        folds=folds,
-        n_resamples=args.resamples,
-        n_strata=args.strata,
-        diagnostics=not args.no_diagnostics,
-    )
+    with _progress.bar(args, unit="stage") as bar:
+
+        def report(done: int, total: int, stage: str) -> None:
+            bar.note(stage)
+            bar.update(done, total)
+
+        rep = identify_report(
+            data,
+            key=jax.random.key(args.seed),
+            folds=folds,
+            n_resamples=args.resamples,
+            n_strata=args.strata,
+            diagnostics=not args.no_diagnostics,
+            progress=report,
+        )
     from retcon.plots import with_format
 
     files = with_format(

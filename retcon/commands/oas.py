@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from retcon.cli import (
+from retcon.commands._common import (
     add_common,
     add_moved_out,
     check_out,
@@ -326,6 +326,10 @@ def _run_pair_simulate(args) -> int:
             raise InputError(
                 f"--budgets must be finite numbers > 0 (tokens); got {_joined(args.budgets)!r}."
             )
+        if np.any(np.diff(budgets) <= 0):
+            raise InputError(
+                f"--budgets must be strictly increasing; got {_joined(args.budgets)!r}."
+            )
     try:
         import sim
 
@@ -348,7 +352,17 @@ def _run_pair_simulate(args) -> int:
             f"--groups must be an integer in [1, --instances = {args.instances}]; got "
             f"{args.groups}."
         )
-    sim.load_scenario(scenario)  # a bad --scenario fails here, before the work
+    config = sim.load_scenario(scenario)  # a bad --scenario fails here, before the work
+    if args.groups is not None:
+        # one question per ceil(--instances / budgets) rows (sim.simulate_instances)
+        n_budgets = len(budgets) if budgets is not None else len(config.budgets)
+        n_questions = -(-args.instances // n_budgets)
+        if n_questions < args.groups:
+            raise InputError(
+                f"--groups {args.groups}: {args.instances} instances over {n_budgets} budgets "
+                f"hold only {n_questions} questions; use --groups <= {n_questions} or at least "
+                f"{args.groups * n_budgets} --instances."
+            )
     from retcon.commands import _progress
 
     _progress.announce(
@@ -408,13 +422,6 @@ def _run_fit(args) -> int:
     check_at_least("--folds", args.folds, 2)
     check_out_file("--router-out", args.router_out, inputs=[("--data", args.data)])
     data = read_paired(args.data, packing=args.packing)
-    from retcon.commands import _progress
-
-    _progress.announce(
-        args,
-        f"{data.n} rows of {args.data}: the ridge penalty by {args.folds}-fold grouped "
-        "cross-validation, then the calibrated thresholds (JAX compiles first)",
-    )
     fractions = (1 - args.calibration_fraction, args.calibration_fraction)
     _check_folds(
         args.folds,
@@ -423,6 +430,13 @@ def _run_fit(args) -> int:
         0,
         f"--calibration-fraction {args.calibration_fraction:g}",
         args.data,
+    )
+    from retcon.commands import _progress
+
+    _progress.announce(
+        args,
+        f"{data.n} rows of {args.data}: the ridge penalty by {args.folds}-fold grouped "
+        "cross-validation, then the calibrated thresholds (JAX compiles first)",
     )
     prov = sidecar(
         {
@@ -550,12 +564,6 @@ def _run_evaluate(args) -> int:
     data = read_paired(args.data, packing=args.packing)
     from retcon.commands import _progress
 
-    fitted = "the given router" if args.router else f"a {args.folds}-fold ridge fit"
-    _progress.announce(
-        args,
-        f"{data.n} rows of {args.data}: a split by group, {fitted}, every policy scored on "
-        "the test groups (JAX compiles first)",
-    )
     n_groups = len(set(map(str, data.group_id)))
     per_resample = 12 * n_groups + 16 * 1024  # (R, G) draws and weights, (R, statistics)
     check_memory(
@@ -567,12 +575,23 @@ def _run_evaluate(args) -> int:
         _check_folds(args.folds, data, fractions, 0, f"--split {_joined(fractions)}", args.data)
     elif n_groups < 3:
         _check_folds(2, data, fractions, 0, f"--split {_joined(fractions)}", args.data)
+    fitted = "the given router" if args.router else f"a {args.folds}-fold ridge fit"
+    _progress.announce(
+        args,
+        f"{data.n} rows of {args.data}: a split by group, {fitted}, every policy scored on "
+        "the test groups (JAX compiles first, then a bar of stages)",
+    )
     import jax
 
     from oas import accuracy_figure, decisions_figure, evaluate, evaluation_json, evaluation_table
     from retcon.errors import worded_for
 
-    with worded_for(f"--data {args.data}", _FITTED_WORDS):
+    with worded_for(f"--data {args.data}", _FITTED_WORDS), _progress.bar(args, unit="stage") as bar:
+
+        def report(done: int, total: int, stage: str) -> None:
+            bar.note(stage)
+            bar.update(done, total)
+
         ev = evaluate(
             jax.random.key(args.seed),
             data,
@@ -583,6 +602,7 @@ def _run_evaluate(args) -> int:
             n_resamples=args.resamples,
             allow_overlap=args.allow_overlap,
             interval=args.interval,
+            progress=report,
         )
     obj = evaluation_json(ev)
     table = evaluation_table(ev)

@@ -9,7 +9,7 @@ from retcon.vocab import READERS
 
 
 def register(subparsers) -> None:
-    from retcon.cli import add_common, list_type
+    from retcon.commands._common import add_common, list_type
 
     p = subparsers.add_parser(
         "paper-checks",
@@ -182,6 +182,55 @@ def paired_config(args: argparse.Namespace):
     return CheckConfig.full_scale(**overrides) if args.full else CheckConfig.fast(**overrides)
 
 
+def check_paper_design(option: str, path, data) -> None:
+    """Refuse paired rows not made by the paper's design (``meta_design``, ``"ours"`` where the
+    column is absent) for ``--design paper``: its tables would be filled from another protocol.
+
+    Raises:
+      InputError: naming ``option`` and the file, the design expected and the one found.
+    """
+    import numpy as np
+
+    from retcon.errors import InputError
+
+    col = (getattr(data, "meta", None) or {}).get("meta_design")
+    names = sorted(set(np.asarray(col).astype(str).tolist())) if col is not None else ["ours"]
+    if names != ["paper"]:
+        raise InputError(
+            f"{option} {path}: its rows are of design {'/'.join(names)}; --design paper makes the "
+            "paper's tables from rows of the paper's design (retcon pair ... --design paper)."
+        )
+
+
+def _check_locomo_data(data) -> None:
+    """``--data`` (a file, or a folder holding ``locomo10.json``) read and refused when the checks
+    cannot run on it: not LoCoMo, fewer than 2 conversations, one without sessions or questions.
+
+    Raises:
+      InputError: one line naming ``--data``.
+    """
+    from pathlib import Path
+
+    from oas.real import check_locomo_stream, load_locomo
+    from retcon.errors import InputError
+
+    p = Path(data)
+    path = p / "locomo10.json" if p.is_dir() else p
+    try:
+        convs = load_locomo(path).conversations
+    except InputError as e:
+        raise InputError(f"--data: {e}") from None
+    # the LoCoMo claims and tables cross-fit over conversations, each with questions
+    check_locomo_stream(
+        convs,
+        data,
+        least=2,
+        each_asked=True,
+        user="paper-checks",
+        why_each="the checks fold and resample conversations by their questions",
+    )
+
+
 def check_locomo_given(data, sim_only: bool) -> None:
     """Before anything heavy is imported: ``--data`` names an existing file (or folder holding
     ``locomo10.json``), or LoCoMo is found in ``$RETCON_DATA_DIR`` or the data cache, or
@@ -221,7 +270,7 @@ def check_locomo_given(data, sim_only: bool) -> None:
 def run(args: argparse.Namespace) -> int:
 
     from paper_checks import CheckConfig
-    from retcon.cli import check_out
+    from retcon.commands._common import check_out
     from retcon.errors import InputError
 
     if args.limit is not None and args.limit < 1:
@@ -276,6 +325,13 @@ def run(args: argparse.Namespace) -> int:
                 f"--second-reader: no such file {second!r}; expected a paired-data file of a "
                 "second answer model (retcon pair ... --design paper --reader ...)."
             )
+        from oas import read_paired
+
+        try:  # read and its design checked before any work (the rest once the main rows exist)
+            second_rows = read_paired(second)
+        except InputError as e:
+            raise InputError(f"--second-reader {second}: {e}") from None
+        check_paper_design("--second-reader", second, second_rows)
     if args.reader_name and not args.paired:
         raise InputError("--reader-name names --paired files; give --paired FILE too.")
     for flag, given in (
@@ -307,30 +363,19 @@ def run(args: argparse.Namespace) -> int:
             overrides["second_reader"] = second
     if args.limit is not None:
         overrides["locomo_limit"] = args.limit
+    if args.data is not None:  # an odd --data refused in one line, before the announcement
+        _check_locomo_data(args.data)
     on = f"LoCoMo ({args.data})" if args.data else "the simulations only (--sim-only)"
     _progress.announce(
         args,
         f"{n_claims} on {on} and the simulations ({'full' if args.full else 'fast'} scale); "
         "JAX compiles first, then a bar of claims with a line per stage",
     )
-    from paper_checks import llm_configured
+    from paper_checks import llm_configured  # loads the sources (JAX): after the announcement
 
     if llm_configured():  # claim 4: the llm reader too, when an endpoint is configured
         overrides["readers"] = READERS
     config = CheckConfig.full_scale(**overrides) if args.full else CheckConfig.fast(**overrides)
-    if config.data is not None:  # fail early on a wrong --data, before any simulation
-        from paper_checks import locomo_path
-
-        path = locomo_path(config.data)
-        try:
-            from oas.real import load_locomo
-        except ImportError:
-            pass
-        else:
-            try:
-                load_locomo(path)
-            except InputError as e:
-                raise InputError(f"--data: {e}") from None
     return _run(args, claims, config)
 
 
@@ -379,8 +424,8 @@ def _run(args: argparse.Namespace, claims, config) -> int:
         run_checks,
         write_run,
     )
-    from retcon.cli import emit, enable_compile_cache
     from retcon.commands import _progress
+    from retcon.commands._common import command_line, emit, enable_compile_cache
     from retcon.output import OutputSet
 
     enable_compile_cache()  # XLA's compiled kernels kept across runs, as `simulate` does
@@ -394,9 +439,11 @@ def _run(args: argparse.Namespace, claims, config) -> int:
             bar.write(f"paper-checks: {msg}")
 
     ws = Workspace(config, args.seed, progress=progress)
-    for reader in config.readers if config.paired else ():
+    for reader, path in zip(config.readers, config.paired) if config.paired else ():
         # every file read and validated before any claim is measured
         check_paired_groups(ws.paired_source(reader))
+        if config.design == "paper":  # the paper's tables from rows of another design: refused
+            check_paper_design("--paired", path, ws.paired_source(reader).data)
     if config.second_reader is not None:  # Table 5's file checked before any claim is measured
         ws.second_reader()
     flagged = ws.judge_flags()
@@ -432,6 +479,7 @@ def _run(args: argparse.Namespace, claims, config) -> int:
                 ws,
                 figures=not args.no_figures,
                 figure_format=getattr(args, "format", "png"),
+                command_line=command_line(),
             )
             sections = append_sections(
                 out.stage,
@@ -454,10 +502,10 @@ def _run(args: argparse.Namespace, claims, config) -> int:
                 lines.append(f"end to end: skipped ({end_to_end['skipped']})")
             for v in end_to_end.get("verdicts", []):
                 lines.append(f"end to end: {v['answer']:<9}  {v['statement']}: {v['evidence']}")
-        if args.out and report is not None:
-            lines.append(
-                f"wrote REPORT.md, report.json, report.html and {len(report['figures'])} figures to {args.out}"
-            )
+        if args.out and report is not None:  # every file of the set: TABLES.md, sections...
+            figs = [n for n in out.names if n.endswith((".png", ".pdf", ".svg"))]
+            rest = [n for n in out.names if n not in figs]
+            lines.append(f"wrote {', '.join(rest)} and {len(figs)} figures to {args.out}")
         return "\n".join(lines)
 
     timing = None

@@ -13,8 +13,8 @@ import os
 import sys
 from pathlib import Path
 
-from retcon.cli import add_common, add_llm_options, add_moved_out, emit, list_type
-from retcon.cli import llm_options as llm_flags
+from retcon.commands._common import add_common, add_llm_options, add_moved_out, emit, list_type
+from retcon.commands._common import llm_options as llm_flags
 from retcon.vocab import LLM_JUDGES, READERS
 from theory import PACKINGS
 
@@ -365,7 +365,8 @@ def _audit_options(args) -> dict:
                 f"--locomo-audit cache: the audit is not in the data cache ({audit}); run "
                 f"`retcon data fetch locomo-audit` or pass --locomo-audit PATH."
             )
-    return {"locomo_audit": audit, "audit_mode": mode or "drop,cite"}
+    # an empty --audit-mode '' is the library's refusal, not the default
+    return {"locomo_audit": audit, "audit_mode": "drop,cite" if mode is None else mode}
 
 
 def run_pair(args) -> int:
@@ -420,6 +421,19 @@ def run_pair(args) -> int:
         **_audit_options(args),
         **({} if args.judge_threshold is None else {"judge_threshold": args.judge_threshold}),
     )
+    if args.dataset == "locomo" and args.data is not None:
+        # an odd file is refused here in one line, not after the announcement (0.1 s to read)
+        from oas.real import check_locomo_stream, load_locomo
+
+        try:
+            convs = load_locomo(args.data).conversations
+        except InputError as e:
+            raise InputError(f"--data: {e}") from None
+        check_locomo_stream(convs, args.data, user="pair locomo")
+    if job.locomo_audit is not None:  # the audit's file read up front too (it is small)
+        from oas.real import load_audit
+
+        load_audit(job.locomo_audit)
     from retcon.commands import _progress
 
     which = (

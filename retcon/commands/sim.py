@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from retcon.errors import InputError, check_at_least, check_memory, memory_limit
 
@@ -27,7 +29,7 @@ def _scenario_options(p: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers) -> None:
-    from retcon.cli import add_common, list_type
+    from retcon.commands._common import add_common, list_type
 
     p = subparsers.add_parser(
         "simulate",
@@ -296,7 +298,7 @@ def run_simulate(args) -> int:
     import sys
     import time
 
-    from retcon.cli import check_out, emit, write_sidecar, wrote
+    from retcon.commands._common import check_out, emit, write_sidecar, wrote
     from retcon.output import OutputSet, write_json_atomic, write_text_atomic
     from retcon.plots import with_format
 
@@ -336,7 +338,7 @@ def run_simulate(args) -> int:
     from sim.kernel import key_of_seed, split_key
 
     k_sim, k_boot = split_key(key_of_seed(args.seed))
-    from retcon.cli import enable_compile_cache, verbosity
+    from retcon.commands._common import enable_compile_cache, verbosity
 
     quiet = verbosity(args) < 0
     backend = choose_backend(scenario, None if asked == "auto" else asked)
@@ -575,39 +577,11 @@ def check_stress_size(args, scenario) -> None:
         )
 
 
-def run_stress(args) -> int:
-    from functools import partial
-
-    from retcon.cli import check_out, emit, write_set, wrote
-    from retcon.output import sidecar
-    from retcon.plots import with_format
-
-    xb, xr = args.budget_spillover, args.rank_spillover
-    check_out(args, [("--config", args.config)])
-    scenario = _load(args)  # a bad scenario file is reported before JAX is imported
-    check_stress_size(args, scenario)
-    from retcon.commands import _progress
-
-    _progress.announce(
-        args,
-        f"{1 + sum(x > 0 for x in xb) + sum(x > 0 for x in xr)} spillover conditions on "
-        f"{scenario.name}, {args.memories} memories of {args.memory_size} queries; JAX "
-        "compiles first, then a bar",
-    )
-    import jax
-
-    from sim import stress
-
+@contextmanager
+def _stress_words() -> Iterator[None]:
+    """``sim.stress``'s refusals in the option names the user typed."""
     try:
-        res = stress(
-            jax.random.key(args.seed),
-            scenario,
-            n_memories=args.memories,
-            memory_size=args.memory_size,
-            budget_spillover=xb,
-            rank_spillover=xr,
-            progress=None if _progress.enabled(args) else False,
-        )
+        yield
     except InputError as e:
         msg = str(e)
         for name, opt in (
@@ -618,6 +592,46 @@ def run_stress(args) -> int:
         ):
             msg = msg.replace(name, opt)
         raise InputError(msg) from None
+
+
+def run_stress(args) -> int:
+    from functools import partial
+
+    from retcon.commands._common import check_out, emit, write_set, wrote
+    from retcon.output import sidecar
+    from retcon.plots import with_format
+
+    xb, xr = args.budget_spillover, args.rank_spillover
+    check_out(args, [("--config", args.config)])
+    scenario = _load(args)  # a bad scenario file is reported before JAX is imported
+    check_stress_size(args, scenario)
+    # the knobs' values, before the announcement and without JAX (sim.stress checks them too)
+    for opt, values, top in (("--budget-spillover", xb, 1.0), ("--rank-spillover", xr, math.inf)):
+        if not all(math.isfinite(x) and 0 <= x <= top for x in values):
+            expected = "in [0, 1]" if top == 1.0 else "finite and >= 0"
+            raise InputError(f"{opt} values must be {expected}; got {[float(x) for x in values]}.")
+    from retcon.commands import _progress
+
+    _progress.announce(
+        args,
+        f"{1 + sum(x > 0 for x in xb) + sum(x > 0 for x in xr)} spillover conditions on "
+        f"{scenario.name}, {args.memories} memories of {args.memory_size} queries; JAX "
+        "compiles first, then a bar of queries (on a terminal)",
+    )
+    import jax
+
+    from sim import stress
+
+    with _stress_words():
+        res = stress(
+            jax.random.key(args.seed),
+            scenario,
+            n_memories=args.memories,
+            memory_size=args.memory_size,
+            budget_spillover=xb,
+            rank_spillover=xr,
+            progress=_progress.enabled(args),  # the bar of queries the announcement promises
+        )
     report = stress_report(scenario, res)
     table = stress_conclusion(report) + "\n\n" + stress_table(scenario, res, report)
     files = with_format(

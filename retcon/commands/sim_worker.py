@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 
 import jax
@@ -43,4 +44,8 @@ def _worker(spec: str) -> int:
 
 
 if __name__ == "__main__":
+    # Ctrl-C reaches every process of the group: the parent says the one line and stops the
+    # others; a worker ends at once and quietly (its interpreter's shutdown under XLA's live
+    # threads could crash or print a traceback, as the parent's could: ``retcon.cli.entry``).
+    signal.signal(signal.SIGINT, lambda signum, frame: os._exit(130))
     raise SystemExit(_worker(sys.argv[1]))

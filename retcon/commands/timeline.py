@@ -18,7 +18,7 @@ import math
 from functools import partial
 from pathlib import Path
 
-from retcon import cli
+from retcon.commands import _common as common
 from retcon.commands import _progress
 from retcon.errors import InputError, check_choice
 
@@ -47,9 +47,9 @@ def register(subparsers) -> None:
     )
     _simulate_form(p)  # the form without a subcommand: hidden, `timeline simulate`'s
     p.add_argument(
-        "--data", action=cli.Moved, const="--data is read by `retcon timeline locomo|identify`"
+        "--data", action=common.Moved, const="--data is read by `retcon timeline locomo|identify`"
     )
-    p.add_argument("--identify", nargs=0, action=cli.Moved, const=_IDENTIFY)
+    p.add_argument("--identify", nargs=0, action=common.Moved, const=_IDENTIFY)
     for action in p._actions:
         if action.option_strings and action.dest != "help":
             action.help = argparse.SUPPRESS
@@ -72,10 +72,10 @@ def register(subparsers) -> None:
     _add(loc, "--policy", action="append", metavar="P")
     _add(loc, "--resamples", type=int, default=1000, metavar="R")
     loc.add_argument(
-        "--identify", nargs=0, action=cli.Moved, const=_IDENTIFY, help=argparse.SUPPRESS
+        "--identify", nargs=0, action=common.Moved, const=_IDENTIFY, help=argparse.SUPPRESS
     )
     _add_llm_pass_options(loc)
-    cli.add_common(loc, figures=True)
+    common.add_common(loc, figures=True)
     loc.set_defaults(func=run_locomo)
     ident = forms.add_parser(
         "identify",
@@ -85,7 +85,7 @@ def register(subparsers) -> None:
         "the observed ones (docs/timeline.md).",
     )
     _add_locomo_options(ident, least=2)
-    cli.add_common(ident)
+    common.add_common(ident)
     ident.set_defaults(func=run_identify)
 
 
@@ -115,7 +115,7 @@ def _simulate_form(p) -> None:
     _add(p, "--budgets", budgets, nargs="+", type=_budget, metavar="B")
     _add(p, "--queries", type=int, metavar="N")
     _add(p, "--resamples", type=int, default=1000, metavar="R")
-    cli.add_common(p, figures=True)
+    common.add_common(p, figures=True)
     p.set_defaults(func=run_simulated)
 
 
@@ -132,7 +132,7 @@ def _add_llm_pass_options(p) -> None:
     g = p.add_argument_group(
         "llm passes", "with an endpoint, passes 2..K are also made by the llm operator"
     )
-    cli.add_llm_options(g)
+    common.add_llm_options(g)
     _add(g, "--llm-sessions", type=int, metavar="N")
     _add(g, "--llm-conversations", type=int, metavar="G")
     _add(g, "--llm-operators", default="merge,abstract,rewrite", metavar="OPS")
@@ -143,7 +143,7 @@ def _llm_backend(args):
     the options before any work."""
     from oas.real import chat_urls
 
-    opts = cli.llm_options(args)  # checks --llm-cache up front, as `pair`
+    opts = common.llm_options(args)  # checks --llm-cache up front, as `pair`
     if not chat_urls(opts["base_url"]):
         for opt in ("llm_sessions", "llm_conversations", "llm_model"):
             if getattr(args, opt) is not None:
@@ -188,14 +188,14 @@ def _checked(args, *, inputs, least_passes: int | None = None) -> tuple[float, .
             f"--budgets takes at most {MAX_DATA_BUDGETS} budgets on a dataset (each one repeats "
             f"every pass of every policy over every question); got {len(b)}."
         )
-    cli.check_out(args, inputs)
+    common.check_out(args, inputs)
     data = getattr(args, "data", None)
     if data is not None and not Path(data).is_file():
         raise InputError(f"--data {data!r}: no such file (expected locomo10.json).")
     return None if b is None else tuple(b)
 
 
-def _emit(args, report: dict, text: str, name: str, plots, meta=None, *, say: bool = False):
+def _emit(args, report: dict, text: str, name: str, plots, meta=None):
     """Print the report (``--json``: the JSON, else the text) and, with ``--out``, write its
     plots, ``name``.json, ``name``.txt and the sidecar (``meta``, default the ``--data`` file's
     name), the sidecar last."""
@@ -210,10 +210,10 @@ def _emit(args, report: dict, text: str, name: str, plots, meta=None, *, say: bo
         command = f"timeline {args.timeline_command or 'simulate'}"
         meta = meta or {"data": Path(args.data).name}
         files["sidecar.json"] = sidecar(meta, seed=args.seed, command=command)
-        out = cli.write_set(args.out, files)
-        if say and cli.verbosity(args) >= 0 and not args.json:
-            print(cli.wrote(sorted(out.names), out.dir))
-    cli.emit(args, report, text)
+        out = common.write_set(args.out, files)
+        if common.verbosity(args) >= 0 and not args.json:  # say what was written
+            print(common.wrote(sorted(out.names), out.dir))
+    common.emit(args, report, text)
     return 0
 
 
@@ -229,7 +229,7 @@ def run_simulated(args) -> int:
         f"the stream {ss.name}: every policy simulated over its generations at each budget, "
         "then the bootstrap (JAX compiles first; a minute or more at the defaults)",
     )
-    cli.enable_compile_cache()
+    common.enable_compile_cache()
     from oas import plot_by_generation, plot_utility, simulated_report, timeline_text
 
     rep = simulated_report(
@@ -242,7 +242,7 @@ def run_simulated(args) -> int:
     )
     d = rep.as_json()
     plots = [(plot_utility, "utility.png", d), (plot_by_generation, "by_generation.png", d)]
-    return _emit(args, d, timeline_text(rep), "timeline", plots, {"scenario": ss.name}, say=True)
+    return _emit(args, d, timeline_text(rep), "timeline", plots, {"scenario": ss.name})
 
 
 def _locomo(args, least_passes: int, doing: str):
@@ -253,7 +253,17 @@ def _locomo(args, least_passes: int, doing: str):
 
     llm = _llm_backend(args) if least_passes == 1 else None
     convs = real.load_locomo(args.data).conversations
-    real.check_locomo_stream(convs, args.data, least=least_passes + 1, each_asked=least_passes > 1)
+    router = ROUTER in (getattr(args, "policy", None) or ())
+    least = max(least_passes + 1, 3 if router else 0)  # the router: leave one conversation out
+    why = (
+        "identify observes each held-out conversation's questions"
+        if least_passes > 1
+        else "the bootstrap resamples conversations and scores each one's questions"
+    )
+    user = "--policy router" if router and least_passes == 1 else "the stream"
+    real.check_locomo_stream(
+        convs, args.data, least=least, each_asked=True, user=user, why_each=why
+    )
     _progress.announce(
         args, f"{len(convs)} conversations of {args.data}{doing.format(args.passes)}"
     )

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from oas.real import PairJob, resolve_endpoint
-from retcon.cli import (
+from retcon.commands._common import (
     JoinLists,
     add_llm_options,
     emit,

@@ -9,16 +9,19 @@ tier, the rest in the slow tier.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
 import time
+from argparse import Namespace
 from pathlib import Path
 
 import pytest
 
 from retcon.cli import main
+from retcon.commands import _progress
 from tests._cli import error_lines
 from tests._data import LOCOMO_PATH, needs_locomo
 
@@ -192,10 +195,6 @@ def test_no_structure_leaves_the_column_out(tmp_path, capsys):
 def test_helpers_follow_quiet_and_verbose(capsys):
     """``announce`` and ``Bar`` print on stderr by default and with ``-v``, nothing with ``-q``
     or ``--no-progress``; never on stdout."""
-    from argparse import Namespace
-
-    from retcon.commands import _progress
-
     for verbose, quiet, no_progress, shown in (
         (0, 0, False, True),
         (1, 0, False, True),
@@ -219,9 +218,64 @@ def test_helpers_follow_quiet_and_verbose(capsys):
         assert out == ""
         if shown:
             assert err.startswith("retcon pair locomo: working\na stage\n")
-            assert "pair locomo" in err and "2/2" in err and ("q/s" in err or "s/q" in err)
+            # stderr is not a terminal here: no frames, one closing line with the counts
+            assert "\npair locomo: 2/2 q in " in err and "\r" not in err
         else:
             assert err == ""
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_bar_draws_frames_only_on_a_terminal(monkeypatch):
+    """Issue 48 item 4: with stderr a file or a pipe no ``\r`` reaches it (a log of a failed run
+    held bar fragments before its error); on a terminal the tqdm bar draws as before."""
+    args = Namespace(command="pair", pair_command="locomo", verbose=0, quiet=0)
+    for stream, frames in ((io.StringIO(), False), (_Terminal(), True)):
+        monkeypatch.setattr(sys, "stderr", stream)
+        with _progress.bar(args, unit="q") as b:
+            b.update(1, 3)
+            b.note("stage 2")
+            b.write("a stage line")
+            b.update(3, 3)
+        err = stream.getvalue()
+        assert ("\r" in err) is frames, err
+        assert "a stage line\n" in err
+        if frames:
+            assert "3/3" in err and ("q/s" in err or "s/q" in err)
+        else:
+            assert err.endswith("\npair locomo: 3/3 q in 0.0 s (stage 2)\n"), err
+
+
+def test_an_announcement_waits_for_the_first_stage_and_a_refusal_drops_it(capsys, monkeypatch):
+    """Issue 48 item 4: the announcement is shown at the first stage (or after its grace), and a
+    command refused before then prints only its error line."""
+    from retcon.errors import InputError
+
+    args = Namespace(command="stress", verbose=0, quiet=0)
+    monkeypatch.setattr(_progress, "GRACE_S", 60.0)
+    _progress.announce(args, "9 conditions")
+    assert capsys.readouterr().err == ""  # pending
+    with _progress.bar(args, unit="stage") as b:
+        b.write("first stage")
+    assert capsys.readouterr().err.startswith("retcon stress: 9 conditions\nfirst stage\n")
+
+    def refused(a):
+        _progress.announce(a, "9 conditions")
+        raise InputError("--budgets: expected distinct budgets; got 64 twice.")
+
+    monkeypatch.setattr("retcon.commands.sim.run_stress", refused)  # bound when main builds
+    rc = main(["stress"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.splitlines() == [
+        "retcon stress: error: --budgets: expected distinct budgets; got 64 twice."
+    ]
+    monkeypatch.setattr(_progress, "GRACE_S", 0.05)
+    _progress.announce(args, "shown after its grace")
+    time.sleep(0.5)
+    assert capsys.readouterr().err == "retcon stress: shown after its grace\n"
 
 
 def test_xla_log_level_set_for_the_cli_only(monkeypatch):

@@ -27,9 +27,9 @@ with LoCoMo (``tests._data``) linked in at the README's ``path/to/locomo10.json`
 
 * README.md: ``crossover`` (both lines, and the ``printf`` that writes the lengths file),
   ``simulate --scenario longmemeval-like``, ``simulate --print-scenario`` and ``--config``,
-  ``pair simulate``, ``fit``, ``predict`` (on a ``new.jsonl`` of groups the router has not seen),
   ``timeline --scenario single-cluster-stream --out ...`` (the form without a subcommand), and on
-  LoCoMo ``timeline locomo --passes 4`` and ``timeline identify``;
+  LoCoMo ``pair simulate``, ``pair locomo``, ``fit`` and ``predict`` (on the LoCoMo pairs: groups
+  the router has not seen), ``timeline locomo --passes 4`` and ``timeline identify``;
 * docs/simulation.md: all five lines (``simulate`` three ways, ``--config`` at 10^6 queries,
   ``stress``);
 * docs/timeline.md: ``timeline simulate --scenario single-cluster-stream``.
@@ -420,18 +420,6 @@ def test_an_elided_line_may_leave_out_only_required_options():
 # spaces normalized) or a function that prepares the folder (what the doc leaves to the reader).
 
 
-def _new_groups(work: Path) -> None:
-    """``new.jsonl`` for ``retcon predict``: rows of ``paired.jsonl`` from groups the router has
-    not seen (predict refuses in-sample groups), as new data would be."""
-    rows = (work / "paired.jsonl").read_text(encoding="utf-8").splitlines()[:2000]
-    with (work / "new.jsonl").open("w", encoding="utf-8") as f:
-        for row in rows:
-            r = json.loads(row)
-            for key in ("instance_id", "query_id", "group_id"):
-                r[key] = f"new-{r[key]}"
-            f.write(json.dumps(r) + "\n")
-
-
 def _link_locomo(work: Path) -> None:
     """LoCoMo where the README's lines read it, ``path/to/locomo10.json``."""
     target = work / "path" / "to" / "locomo10.json"
@@ -456,16 +444,6 @@ SLOW: dict[str, tuple[str, list[Step], list[str]]] = {
         ],
         ["my-lengths.txt", "my-scenario.toml", "runs/lme/sidecar.json"],
     ),
-    "readme-router": (
-        "README.md",
-        [
-            "retcon pair simulate --instances 20000 --output paired.jsonl",
-            "retcon fit --data paired.jsonl --router-out router.json --alpha 0.1",
-            _new_groups,
-            "retcon predict --router router.json --data new.jsonl --decisions decisions.jsonl",
-        ],
-        ["paired.jsonl", "router.json", "decisions.jsonl"],
-    ),
     "readme-timeline": (
         "README.md",
         ["retcon timeline --scenario single-cluster-stream --out runs/timeline"],
@@ -489,6 +467,16 @@ SLOW: dict[str, tuple[str, list[Step], list[str]]] = {
     ),
 }
 SLOW_LOCOMO: dict[str, tuple[str, list[Step], list[str]]] = {
+    "readme-router": (
+        "README.md",
+        [
+            "retcon pair simulate --instances 20000 --output paired.jsonl",
+            "retcon pair locomo --operators dataset --reader lexical --output locomo.jsonl",
+            "retcon fit --data paired.jsonl --router-out router.json --alpha 0.1",
+            "retcon predict --router router.json --data locomo.jsonl --decisions decisions.jsonl",
+        ],
+        ["paired.jsonl", "locomo.jsonl", "router.json", "decisions.jsonl"],
+    ),
     "readme-timeline-locomo": (
         "README.md",
         [

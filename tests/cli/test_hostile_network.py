@@ -408,3 +408,16 @@ def test_a_damaged_cache_is_refused_when_the_client_is_made(tmp_path):
     (tmp_path / "journal").mkdir()
     (tmp_path / "ab").mkdir()
     ChatClient(cfg).close()  # a sound cache is taken as it is
+
+
+@pytest.mark.parametrize("where", ["loop", "file"])
+def test_a_followed_redirect_that_urllib_refuses_says_why(tmp_path, where):
+    """Issue 48 item 5: with --llm-follow-redirects, a redirect loop or a redirect to ``file:``
+    failed with a bare ``HTTP 302: ``; the message now names the redirect and urllib's reason."""
+    # the loop: the endpoint's own address again, until urllib's loop check stops it
+    target = {"loop": "/v1/chat/completions", "file": "file:///etc/passwd"}[where]
+    with FakeServer(_redirect_to(target)) as srv, pytest.raises(InputError) as ei:
+        _pool(srv.port, tmp_path, follow_redirects=True).send(BODY)
+    msg = str(ei.value)
+    assert "\n" not in msg and "HTTP 302 redirect from" in msg and "not followed: " in msg
+    assert ("infinite loop" in msg) if where == "loop" else ("file" in msg)

@@ -262,3 +262,16 @@ def test_pair_end_to_end_with_the_dense_retriever_runs_offline(tmp_path, monkeyp
     entries = len(list((tmp_path / "cache" / "llm").rglob("*.json")))
     assert main(argv) == 0  # a rerun resumes: nothing new is embedded
     assert len(list((tmp_path / "cache" / "llm").rglob("*.json"))) == entries > 0
+
+
+def test_a_bad_weights_header_names_the_model_folder(tmp_path):
+    """Issue 48 item 5: a model folder whose ``model.safetensors`` header is not JSON is refused
+    naming the folder (before: the file's message alone, or the tokenizers package first)."""
+    cfg = {"model_type": "bert", "hidden_size": 8, "num_attention_heads": 2}
+    (tmp_path / "config.json").write_text(json.dumps({**cfg, "num_hidden_layers": 1}))
+    (tmp_path / "tokenizer.json").write_text("{}")
+    (tmp_path / "model.safetensors").write_bytes(struct.pack("<Q", 4) + b"{no]")
+    with pytest.raises(InputError) as e:
+        BertEmbedder(tmp_path)
+    msg = str(e.value)
+    assert f"model folder {tmp_path}" in msg and "header is not JSON" in msg and "\n" not in msg

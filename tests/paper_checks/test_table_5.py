@@ -157,7 +157,7 @@ def test_second_reader_refusals_name_the_option_and_file(tmp_path):
         ),
         (
             _rewrite(second, tmp_path / "ours.jsonl", drop="meta_design"),
-            "its rows are of design ours; the main rows are of design paper",
+            "its rows are of design ours; --design paper makes the paper's tables from rows",
         ),
         (tmp_path / "absent.jsonl", "--second-reader: no such file"),
     ]

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from retcon.cache import user_cache_dir
-from retcon.errors import InputError, check_choice, check_integer
+from retcon.errors import InputError, Spell, check_choice, check_integer
 
 DEFAULT_CONCURRENCY = 8
 MAX_CONCURRENCY = 4096  # requests in flight at once; more is a typo, not a server farm
@@ -161,21 +161,24 @@ class EndpointConfig:
     def __post_init__(self):
         urls = tuple(self.base_urls) or (self.base_url,)
         object.__setattr__(self, "base_urls", urls)
+        # the command line names its options (--llm-timeout), Python the field (issue 48)
         for url in urls:
-            check_base_url("LLM base URL", url)
+            check_base_url(_SPELL.lead("base_url"), url)
         if len(set(urls)) != len(urls):
             raise InputError(
-                f"LLM base URLs must be distinct; got {[redact_url(u) for u in urls]}."
+                f"{_SPELL.lead('base_url')}: the addresses must be distinct; got "
+                f"{[redact_url(u) for u in urls]}."
             )
-        check_integer("LLM concurrency", self.concurrency, 1, MAX_CONCURRENCY)
+        check_integer(_SPELL.lead("concurrency"), self.concurrency, 1, MAX_CONCURRENCY)
         if not self.model:
-            raise InputError("LLM model name must not be empty.")
+            raise InputError(f"{_SPELL.lead('model')} must not be empty.")
         if not (0 < self.timeout <= MAX_TIMEOUT):
             raise InputError(
-                f"LLM timeout must be in (0, {MAX_TIMEOUT:g}] seconds; got {self.timeout!r}."
+                f"{_SPELL.lead('timeout')} must be in (0, {MAX_TIMEOUT:g}] seconds; got "
+                f"{self.timeout!r}."
             )
         check_integer(
-            "LLM max_response_bytes", self.max_response_bytes, 1, MAX_RESPONSE_BYTES_LIMIT
+            _SPELL.lead("max_response_bytes"), self.max_response_bytes, 1, MAX_RESPONSE_BYTES_LIMIT
         )
         if not (isinstance(self.max_retries, int) and self.max_retries >= 0):
             raise InputError(f"LLM max_retries must be an integer >= 0; got {self.max_retries!r}.")
@@ -189,6 +192,18 @@ class EndpointConfig:
     @property
     def urls(self) -> tuple[str, ...]:
         return tuple(f"{u}/chat/completions" for u in self.base_urls)
+
+
+_SPELL = Spell(
+    "EndpointConfig",
+    cli={
+        "base_url": "--llm-base-url",
+        "concurrency": "--concurrency",
+        "model": "--llm-model",
+        "timeout": "--llm-timeout",
+        "max_response_bytes": "--llm-max-response-bytes",
+    },
+)
 
 
 def default_cache_dir() -> Path:
@@ -302,7 +317,7 @@ def resolve_endpoint(
             "or set RETCON_LLM_BASE_URL (or OPENAI_BASE_URL)."
         )
     for url in urls:
-        check_base_url("LLM base URL", url)
+        check_base_url(_SPELL.lead("base_url"), url)
     if not model:
         raise InputError("no LLM model configured: pass --llm-model or set RETCON_LLM_MODEL.")
     for name, var, conv in (

@@ -601,6 +601,10 @@ def _try_urllib(
     except _RedirectRefused as e:
         return _refused_redirect(e.code, e.src, e.dst, e.why)
     except urllib.error.HTTPError as e:
+        if e.code in _REDIRECTS:  # urllib would not follow it: a loop, or to file:, ftp:...
+            why = " ".join(str(e.msg or e.reason or "no reason given").split())
+            failure = f"HTTP {e.code} redirect from {redact_url(url)} not followed: {why}"
+            return _Attempt(None, failure, None, True, False)
         failure = f"HTTP {e.code}: {_snippet(_safe_read(e, cap))}"
         if e.code not in _RETRY_STATUS:
             return _Attempt(None, failure, None, True, False)
