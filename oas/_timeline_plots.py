@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from oas.real._timeline import SURVIVAL_MODELS
+from oas._survival import SURVIVAL_MODELS
 from retcon.plots import REFERENCE_COLOR, TIMELINE_MARKERS, TIMELINE_STYLES, new_figure, save
 
 

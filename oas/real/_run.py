@@ -119,7 +119,7 @@ class PairJob:
             check_range(spell.lead("llm_timeout"), timeout, 0.0, 86400.0, high_open=False)
         cap = self.llm.get("max_response_bytes")
         if cap is not None:  # checked with the job, before the data is read (issue 48)
-            from oas.real._llm_config import MAX_RESPONSE_BYTES_LIMIT
+            from oas.real.llm._config import MAX_RESPONSE_BYTES_LIMIT
 
             check_integer(spell.lead("llm_max_response_bytes"), cap, 1, MAX_RESPONSE_BYTES_LIMIT)
         check_range(spell.lead("judge_threshold"), self.judge_threshold, 0.0, 1.0, high_open=False)

@@ -34,6 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from oas._survival import SURVIVAL_MODELS
 from oas._text import content_tokens, normalize
 from oas.real._operators import make_operators
 from oas.real._readers import lexical_correct
@@ -249,14 +250,6 @@ def survival(
             ]
         )
     return Survival(np.asarray(surv), np.asarray(risk, float), np.asarray(lens))
-
-
-#: Survival models: name -> curve ``S_k`` (``k >= 1``) from two numbers in (0, 1).
-SURVIVAL_MODELS = {
-    "geometric": lambda k, phi, _c: phi**k,  # H10: the same loss every pass
-    "front-loaded": lambda k, phi, c: c * phi ** (k - 1),  # the first pass keeps c, later phi
-    "levels off": lambda k, phi, c: c + (1 - c) * phi**k,  # a floor c that passes cannot lose
-}
 
 
 def _logistic(x: float) -> float:

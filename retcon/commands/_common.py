@@ -307,9 +307,6 @@ def enable_compile_cache() -> str | None:
     """Keep XLA's compiled kernels across runs: JAX's persistent compilation cache in the user cache
     directory (``retcon.cache.user_cache_dir() / "jax"``), unless the user chose a directory
     (``JAX_COMPILATION_CACHE_DIR``). Returns the directory, or ``None`` if it cannot be used."""
-    import os
-    from pathlib import Path
-
     import jax
 
     d = os.environ.get("JAX_COMPILATION_CACHE_DIR")
