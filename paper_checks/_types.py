@@ -15,7 +15,10 @@ PARTIAL = "PARTIAL"
 FAIL = "FAIL"
 INCONCLUSIVE = "INCONCLUSIVE"
 SKIPPED = "SKIPPED"
-VERDICTS = (PASS, PARTIAL, FAIL, INCONCLUSIVE, SKIPPED)
+#: The rows cannot test the claim (an outcome without variance, too few groups): never PASS,
+#: never FAIL (``paper_checks._gates``).
+NOT_TESTABLE = "NOT TESTABLE"
+VERDICTS = (PASS, PARTIAL, FAIL, INCONCLUSIVE, NOT_TESTABLE, SKIPPED)
 
 
 class Estimate(NamedTuple):
