@@ -169,7 +169,7 @@ def _chance_table(ws: Workspace) -> dict | None:
     b = np.asarray(paired.budget, float)
     out = {"chance": {}, "accuracy": {}}
     for k, a in enumerate(ACTIONS):
-        out["chance"][a] = {f"{bb:g}": float(chance[b == bb, k].mean()) for bb in np.unique(b)}
+        out["chance"][a] = {f"{bb:g}": float(np.nanmean(chance[b == bb, k])) for bb in np.unique(b)}
         out["accuracy"][a] = {f"{bb:g}": float(y[b == bb, k].mean()) for bb in np.unique(b)}
     return out
 
@@ -181,7 +181,7 @@ def _ret_accuracy(ws: Workspace, corrected: bool) -> dict:
     if chance is not None:
         y = y - chance[:, 0]
     b = np.asarray(paired.budget, float)
-    return {float(bb): float(y[b == bb].mean()) for bb in np.unique(b)}
+    return {float(bb): float(np.nanmean(y[b == bb])) for bb in np.unique(b)}
 
 
 @needs("2", Needs())
