@@ -5,7 +5,7 @@ does not fit) is the gain, replacement (queries it does fit) the loss.
 
 Run: ``python -m experiments.coverage_replacement --config experiments/coverage_replacement.toml --out DIR``; rerun from the
 sidecar with ``--from-sidecar DIR/coverage_replacement.json``. The numbers come from
-``paper_checks._experiments``; this script only parses, calls and writes.
+``paper_checks.studies.scripts._experiments``; this script only parses, calls and writes.
 """
 
 from paper_checks import run_experiment

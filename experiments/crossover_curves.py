@@ -5,7 +5,7 @@ the crossover budgets. Claims 1-3 of the paper checks.
 
 Run: ``python -m experiments.crossover_curves --config experiments/crossover_curves.toml --out DIR``; rerun from the
 sidecar with ``--from-sidecar DIR/crossover_curves.json``. The numbers come from
-``paper_checks._experiments``; this script only parses, calls and writes.
+``paper_checks.studies.scripts._experiments``; this script only parses, calls and writes.
 """
 
 from paper_checks import run_experiment

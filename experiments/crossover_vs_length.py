@@ -5,7 +5,7 @@ evidence-length tertiles when the data is present: relative budget pressure B/L 
 
 Run: ``python -m experiments.crossover_vs_length --config experiments/crossover_vs_length.toml --out DIR``; rerun from the
 sidecar with ``--from-sidecar DIR/crossover_vs_length.json``. The numbers come from
-``paper_checks._experiments``; this script only parses, calls and writes.
+``paper_checks.studies.scripts._experiments``; this script only parses, calls and writes.
 """
 
 from paper_checks import run_experiment

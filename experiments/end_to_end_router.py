@@ -20,7 +20,7 @@ same scoring on groups of questions; features 12-14 come from the retriever's no
 
 Error rates of the rule "a router beats best-fixed end to end" (``--rule-oc``): the
 ``deployable`` and ``anchored`` policies' YES / NO / UNDECIDED from their 95% t interval, in
-``paper_checks._router_oc.router_world`` worlds at LoCoMo's end-to-end shape (``--signals``; 0 is
+``paper_checks.studies._router_oc.router_world`` worlds at LoCoMo's end-to-end shape (``--signals``; 0 is
 the null), ``--datasets`` data sets per world; each data set's record is appended to
 ``DIR/rule_oc.jsonl`` as it finishes, and a rerun resumes from it.
 

@@ -5,7 +5,7 @@ conformal-risk-control threshold per budget, scored on held-out groups. Claim 9.
 
 Run: ``python -m experiments.harm_tradeoff --config experiments/harm_tradeoff.toml --out DIR``; rerun from the
 sidecar with ``--from-sidecar DIR/harm_tradeoff.json``. The numbers come from
-``paper_checks._experiments``; this script only parses, calls and writes.
+``paper_checks.studies.scripts._experiments``; this script only parses, calls and writes.
 """
 
 from paper_checks import run_experiment

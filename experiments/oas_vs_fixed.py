@@ -4,7 +4,7 @@ Policies are fitted on training groups and scored on held-out groups (``oas.eval
 
 Run: ``python -m experiments.oas_vs_fixed --config experiments/oas_vs_fixed.toml --out DIR``; rerun from the
 sidecar with ``--from-sidecar DIR/oas_vs_fixed.json``. The numbers come from
-``paper_checks._experiments``; this script only parses, calls and writes.
+``paper_checks.studies.scripts._experiments``; this script only parses, calls and writes.
 """
 
 from paper_checks import run_experiment

@@ -5,7 +5,7 @@ queries' evidence (rank spillover); the colour is the sign and size of dU, the b
 
 Run: ``python -m experiments.phase_diagram --config experiments/phase_diagram.toml --out DIR``; rerun from the
 sidecar with ``--from-sidecar DIR/phase_diagram.json``. The numbers come from
-``paper_checks._experiments``; this script only parses, calls and writes.
+``paper_checks.studies.scripts._experiments``; this script only parses, calls and writes.
 """
 
 from paper_checks import run_experiment

@@ -15,7 +15,14 @@ run's wall seconds per stage, never in report.json), the config (``CheckConfig``
 (``DataMissing``, ``DependencyMissing``) and ``run_experiment``, the body of every script in
 ``experiments/``.
 
-References: MODEL §3-9; docs/paper-checks.md.
+Layers, bottom to top, each importing only downward (tests/test_layers.py): the loose modules
+here (types, config, curves, effects, the published tables, the operating-characteristics engine
+``operating``, paired files, the LoCoMo evaluation), ``rules`` (each claim's rule and the
+acceptance rule), ``tables`` (the paper's tables beside ours), ``claims`` (the nine claims and
+their sources), ``report`` (markdown, JSON, HTML, figures), ``studies`` (beyond the paper's claims)
+and the runner ``_run``.
+
+References: MODEL §3-9; docs/paper-checks.md; docs/architecture.md.
 """
 
 from retcon.lazy import attach_stub

@@ -79,11 +79,11 @@ class CheckConfig:
       equivalence_share: claim 8's margin for ``acc(mlp) - acc(oas)`` as a share of claim 7's
         measured OAS gain (0.5: an MLP adding half of what OAS adds is a reliable improvement).
       locomo_audit, audit_mode: the LoCoMo audit's ``errors.json`` applied to LoCoMo under these
-        modes (``oas.real.apply_audit``; ``paper_checks._robustness``); None: LoCoMo as released.
+        modes (``oas.real.apply_audit``; ``paper_checks.studies._robustness``); None: LoCoMo as released.
       theory: the exact single-cluster model.
       design: ``"ours"`` (default) or ``"paper"``: LoCoMo paired under the paper's design
         (``oas.real.paper_sample_queries``, ``oas.real.PAPER_SETTINGS``, budgets 16-128) and the
-        ``tables`` block beside the paper's (``paper_checks._design``; MODEL §11).
+        ``tables`` block beside the paper's (``paper_checks.tables._design``; MODEL §11).
       features: definitions of features 3 and 6 for LoCoMo paired here (``"ours"``, ``"paper"``;
         ``None``: the design's).
       protocol: ``"oracle"`` (default) or, with ``design="paper"``, ``"end-to-end"``: LoCoMo
@@ -91,7 +91,7 @@ class CheckConfig:
         §11), which makes Tables 6 and 12; the type feature is the gold type.
       second_reader: with ``design="paper"``, a paired file of the same design, dataset, question
         ids and budgets made with a second answer model: Table 5 from its rows (MODEL §11;
-        ``paper_checks._design.check_second_reader``); ``None`` (default): Table 5 not made.
+        ``paper_checks.tables._design.check_second_reader``); ``None`` (default): Table 5 not made.
     """
 
     full: bool = False

@@ -15,7 +15,7 @@ the run's judge-check line), in the file's one-line label, and so in every verdi
 judge").
 
 The result is the same in-memory representation (``oas.PairedData``) as LoCoMo paired by the
-workspace itself, so every grading step downstream is shared (``paper_checks._sources.Workspace``).
+workspace itself, so every grading step downstream is shared (``paper_checks.claims._sources.Workspace``).
 
 ``len(C)`` (claims 5-7: evidence length and ``q in G_B``): the stored ``cluster_tokens``; in a row
 without it, the summed lengths of the records ``evidence_structure`` flags as evidence in

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from paper_checks._claims import CHECKS
 from paper_checks._config import CheckConfig
-from paper_checks._oc import rule_operating_characteristics
-from paper_checks._report import write_report
-from paper_checks._sources import Workspace
 from paper_checks._types import SKIPPED, ClaimResult
+from paper_checks.claims._all import CHECKS
+from paper_checks.claims._sources import Workspace
+from paper_checks.report._report import write_report
+from paper_checks.rules._oc import rule_operating_characteristics
 from retcon.errors import InputError
 
 
@@ -53,7 +53,7 @@ def run_checks(
                 lambda r=result: with_operating_characteristics(r, ws),
             )
         )
-    if ws.config.design == "paper":  # the paper's tables beside ours (paper_checks._design)
+    if ws.config.design == "paper":  # the paper's tables beside ours (paper_checks.tables._design)
         if progress:
             progress("tables")
         ws.paper_tables()
@@ -76,9 +76,9 @@ def with_operating_characteristics(result: ClaimResult, ws: Workspace) -> ClaimR
     """``result`` with ``details["operating_characteristics"]``: its rule's false-PASS rate and
     power at the graded data's group count G (claim 4: the second reader's; SKIPPED: no G).
 
-    A graded claim carries them already, simulated at its data's G by ``paper_checks._rules``
+    A graded claim carries them already, simulated at its data's G by ``paper_checks.rules._rules``
     (``paper_checks.operating``); they are kept. Otherwise (nothing graded) the table hook
-    ``paper_checks._oc.rule_operating_characteristics`` says what is known."""
+    ``paper_checks.rules._oc.rule_operating_characteristics`` says what is known."""
     if (result.details.get("operating_characteristics") or {}).get("false_pass_rate") is not None:
         return result
     readers = list(ws.config.readers)
@@ -99,7 +99,7 @@ def write_run(
 ) -> dict:
     """Draw the report's figures (in ``figure_format``: png, pdf or svg) from the workspace's
     sources, then write REPORT.md, report.json and report.html."""
-    from paper_checks._figures import report_figures
+    from paper_checks.report._figures import report_figures
 
     out = Path(out_dir)
     paths = report_figures(out, ws, figure_format) if figures else []
@@ -113,7 +113,7 @@ def write_run(
         data=ws.data_sources(),
         tables=ws.paper_tables(),
     )
-    from paper_checks._report_html import write_html
+    from paper_checks.report._html import write_html
 
     write_html(out, results, report, figures=paths, command=command)
     return report
@@ -133,10 +133,10 @@ def append_sections(
     note: Callable[[str], None] | None = None,
 ) -> dict:
     """Append the optional sections to ``out_dir/REPORT.md`` after ``write_run``, in this order:
-    the identified reader's magnitude (``paper_checks._magnitude``), end to end
-    (``paper_checks._endtoend``), robustness (``locomo_audit``: the same ``claims`` rerun on
-    LoCoMo with the audit applied, ``paper_checks._robustness``; its statement goes to ``note``)
-    and memory over time (``paper_checks._timeline``). Each writes its own JSON beside REPORT.md.
+    the identified reader's magnitude (``paper_checks.studies._magnitude``), end to end
+    (``paper_checks.studies._end_to_end``), robustness (``locomo_audit``: the same ``claims`` rerun on
+    LoCoMo with the audit applied, ``paper_checks.studies._robustness``; its statement goes to ``note``)
+    and memory over time (``paper_checks.studies._timeline``). Each writes its own JSON beside REPORT.md.
 
     Returns:
       ``{"end_to_end": section, "robustness": section}``, each key present when written.
@@ -146,16 +146,20 @@ def append_sections(
     log = logging.getLogger("paper_checks")
     written: dict = {}
     if magnitude:
-        from paper_checks._magnitude import append_magnitude
+        from paper_checks.studies._magnitude import append_magnitude
 
         append_magnitude(out_dir, ws)
     if end_to_end:
-        from paper_checks._endtoend import append_end_to_end
+        from paper_checks.studies._end_to_end import append_end_to_end
 
         log.info("paper-checks: beyond the paper: end to end")
         written["end_to_end"] = append_end_to_end(out_dir, ws)
     if locomo_audit is not None:
-        from paper_checks._robustness import append_robustness, audited_workspace, robustness
+        from paper_checks.studies._robustness import (
+            append_robustness,
+            audited_workspace,
+            robustness,
+        )
 
         log.info("paper-checks: robustness: the audited LoCoMo")
         ws_a = audited_workspace(ws, locomo_audit, audit_mode)
@@ -169,7 +173,7 @@ def append_sections(
         if note is not None:
             note(section["statement"])
     if over_time:
-        from paper_checks._timeline import append_timeline, locomo_or_none
+        from paper_checks.studies._timeline import append_timeline, locomo_or_none
 
         log.info("paper-checks: beyond the paper: memory over time")
         append_timeline(out_dir, locomo_or_none(ws.config.data))

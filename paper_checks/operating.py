@@ -11,11 +11,10 @@ them by simulation, for any rule that maps per-group arrays to a verdict and any
   claim false, at its boundary) and of the true world: its false-PASS rate (the worst null),
   power (PASS in the true world) and false-FAIL rate (FAIL in the true world);
 * ``locomo_shaped_data``: row-level paired outcomes at LoCoMo's size and shape (10 groups x 50
-  questions x 7 budgets), for the fixed library of worlds of the tests and of
-  docs/paper-checks.md (``oc_table``).
+  questions x 7 budgets), for the fixed worlds of the tests.
 
 ``TARGETS``: false PASS <= 5%, power >= 80%, false FAIL <= 5%, kept as the design targets. Which
-reading stands is decided per direction, each on its own rate (``paper_checks._acceptance``;
+reading stands is decided per direction, each on its own rate (``paper_checks.rules._acceptance``;
 docs/statistics.md §6): a PASS on false PASS, a FAIL on false FAIL, a PARTIAL on false PARTIAL.
 The true world is a stated effect (the paper's, MODEL §11), with a half-size world beside it.
 
@@ -53,7 +52,7 @@ class OperatingCharacteristics(NamedTuple):
       n_groups, n_datasets: the data sets' size and number per world.
       worst_null: the null world with the highest PASS share; true_world: what the true one is.
       meets_targets: all three within ``TARGETS`` (kept for reference; the acceptance rule,
-        ``paper_checks._acceptance``, judges each direction on its own rate).
+        ``paper_checks.rules._acceptance``, judges each direction on its own rate).
       power_half: share of PASS in the half-size world (the true world's effect halved).
       false_partial_rate: share of PARTIAL in the null world where it is highest.
       half_world: what the half-size world is.
@@ -291,73 +290,3 @@ def locomo_shaped_data(
     reuse = np.asarray(jax.random.uniform(k5, (n, K)), float) < shared
     draws = np.concatenate([u0, np.where(reuse, u0, fresh)], axis=1)
     return (draws < p).astype(float), g, b[bb]
-
-
-def library_table(key: jax.Array, *, n_groups: int = 10, n_datasets: int = 200) -> list[dict]:
-    """The fixed library of row-level worlds at LoCoMo's shape, for docs/paper-checks.md.
-
-    Rows: the reversal rule of claims 1 and 4 (one reader) in the null world (every operator
-    equal to retention) and at the paper's Table 4 and Table 3 effects (``_effects.paper_curves``;
-    never LoCoMo's observed effect, Hoenig & Heisey 2001): its PASS and FAIL shares; and the
-    coverage of the wild-cluster-bootstrap crossover interval of merge in a world shaped like
-    LoCoMo's curve (``LOCOMO_DELTA``) against the grid truth.
-
-    Args:
-      key: JAX PRNG key (the docs use ``jax.random.PRNGKey(0)``).
-      n_groups: ``G``; n_datasets: data sets per world.
-
-    Returns:
-      ``[{"world", "rule", "pass", "fail", "coverage"}]`` (shares in [0, 1]; None where n/a).
-    """
-    import theory
-    from paper_checks._curves import curves_from_outcomes
-    from paper_checks._verdicts import combine, reversal_test
-    from retcon.inference import group_delta_curves
-
-    b = np.asarray(LOCOMO_BUDGETS)
-    from paper_checks._effects import paper_curves
-
-    ops = ("merge", "abstract", "rewrite")
-    worlds = {
-        "null (operators = ret)": 0.0,
-        "the paper's Table 4": paper_curves(b, ops, "Table 4"),
-        "the paper's Table 3": paper_curves(b, ops, "Table 3"),
-    }
-    rows = []
-    for w, (name, delta) in enumerate(worlds.items()):
-        verdicts = []
-        for i in range(n_datasets):
-            k = jax.random.fold_in(jax.random.fold_in(key, w), i)
-            y, g, bb = locomo_shaped_data(k, delta, n_groups=n_groups)
-            grade = int(reversal_test(b, group_delta_curves(y, g, bb, b)[:, :2]).grades.max())
-            verdicts.append(combine({"reader": grade}).verdict)
-        rows.append(
-            {
-                "world": name,
-                "rule": "reversal (claims 1, 4)",
-                "pass": float(np.mean([v == PASS for v in verdicts])),
-                "fail": float(np.mean([v == FAIL for v in verdicts])),
-                "coverage": None,
-            }
-        )
-    delta = np.asarray(LOCOMO_DELTA)
-    truth = float(theory.grid_crossover(b, delta[0]).crossover_budget)
-    hits = []
-    for i in range(n_datasets):
-        k = jax.random.fold_in(jax.random.fold_in(key, 99), i)
-        y, g, bb = locomo_shaped_data(k, delta, n_groups=n_groups)
-        s = curves_from_outcomes(
-            jax.random.fold_in(k, 1), y, g, bb, name="w", data="w", n_resamples=400
-        )
-        c = s.operators["merge"].crossover
-        hits.append(bool(c.defined and c.lower <= truth <= c.upper))
-    rows.append(
-        {
-            "world": "LoCoMo's effect",
-            "rule": f"merge crossover interval (grid truth {truth:.0f})",
-            "pass": None,
-            "fail": None,
-            "coverage": float(np.mean(hits)),
-        }
-    )
-    return rows

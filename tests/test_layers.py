@@ -7,7 +7,9 @@ resolved, and the string imports of our own packages: ``importlib.import_module(
 files (``_EXPORTS``, ``_MODULES``) and of the command line (``_COMMAND_MODULES``). A module may
 import its own layer or a lower one; an import of a higher layer fails the test with the file and
 line. ``test_the_checker_fails_on_a_planted_upward_import`` feeds the checker made-up sources, so
-the test provably can fail.
+the test provably can fail. Inside ``paper_checks`` the same walk checks its own layers (foundations,
+``rules``, ``tables``, ``claims``, ``report``, ``studies``, the runner; issue 45), with planted
+upward imports of its own.
 """
 
 import ast
@@ -223,6 +225,145 @@ def test_the_checker_passes_downward_imports(module, source):
     assert upward_imports(source, module) == []
 
 
+# The layers inside ``paper_checks`` (docs/architecture.md), bottom to top: its loose modules
+# (types, config, curves, effects, published tables, the operating-characteristics engine, the
+# LoCoMo evaluation), then one sub-package per layer, then the runner (``_run``) and the package's
+# own ``__init__`` (its public names come from every layer).
+PC_FOUNDATIONS, PC_RULES, PC_TABLES, PC_CLAIMS, PC_REPORT, PC_STUDIES, PC_RUNNER = range(7)
+PC_SUBPACKAGES = {
+    "rules": PC_RULES,
+    "tables": PC_TABLES,
+    "claims": PC_CLAIMS,
+    "report": PC_REPORT,
+    "studies": PC_STUDIES,
+}
+PC_NAMES = {
+    PC_FOUNDATIONS: "foundations",
+    PC_RULES: "rules",
+    PC_TABLES: "tables",
+    PC_CLAIMS: "claims",
+    PC_REPORT: "report",
+    PC_STUDIES: "studies",
+    PC_RUNNER: "runner",
+}
+
+
+def paper_checks_layer(module: str) -> int | None:
+    """The layer of a module inside ``paper_checks`` (``None`` outside it)."""
+    parts = module.split(".")
+    if parts[0] != "paper_checks":
+        return None
+    if len(parts) == 1 or parts[1] == "_run":
+        return PC_RUNNER
+    return PC_SUBPACKAGES.get(parts[1], PC_FOUNDATIONS)
+
+
+def paper_checks_upward(
+    source: str | ast.Module, module: str, is_package: bool = False
+) -> list[str]:
+    """The imports in ``source`` (module level or inside a function) of a ``paper_checks`` layer
+    above ``module``'s, as ``line: module -> target``."""
+    own = paper_checks_layer(module)
+    assert own is not None, module
+    bad = []
+    for line, target in imported_modules(source, module, is_package):
+        layer = paper_checks_layer(target)
+        if layer is not None and layer > own:
+            bad.append(f"{line}: {module} ({PC_NAMES[own]}) imports {target} ({PC_NAMES[layer]})")
+    return bad
+
+
+def _paper_checks_files() -> list[Path]:
+    return [p for p in _files() if p.relative_to(REPO).parts[0] == "paper_checks"]
+
+
+def test_paper_checks_layers_import_only_downward():
+    """Inside ``paper_checks``: foundations < rules < tables < claims < report < studies < runner.
+    A module imports its own layer or a lower one, at module level and inside functions alike."""
+    found = []
+    for path in _paper_checks_files():
+        for hit in paper_checks_upward(_tree(path), module_name(path), path.stem == "__init__"):
+            found.append(f"{path.relative_to(REPO)}:{hit}")
+    assert not found, "upward imports inside paper_checks:\n" + "\n".join(found)
+
+
+def test_paper_checks_layers_are_the_documented_ones():
+    """Every sub-package of ``paper_checks`` has a layer and a docstring that says what it holds,
+    and the runner and the public stub sit on top."""
+    packages = sorted(
+        p.parent.relative_to(REPO / "paper_checks").parts[0]
+        for p in (REPO / "paper_checks").glob("*/__init__.py")
+    )
+    assert packages == sorted(PC_SUBPACKAGES), packages
+    for init in (REPO / "paper_checks").rglob("__init__.py"):
+        doc = ast.get_docstring(_tree(init))
+        assert doc and len(doc.split()) > 20, init
+    assert paper_checks_layer("paper_checks") == PC_RUNNER
+    assert paper_checks_layer("paper_checks._run") == PC_RUNNER
+    assert paper_checks_layer("paper_checks.operating") == PC_FOUNDATIONS
+    assert paper_checks_layer("paper_checks.studies.scripts._args") == PC_STUDIES
+    assert paper_checks_layer("oas") is None
+
+
+def test_paper_checks_has_no_flat_list_of_more_than_12_modules():
+    """Issue 45: no folder of ``paper_checks`` holds more than 12 modules."""
+    for folder in [
+        REPO / "paper_checks",
+        *(p.parent for p in (REPO / "paper_checks").rglob("*/__init__.py")),
+    ]:
+        modules = sorted(p.name for p in folder.glob("*.py"))
+        assert len(modules) <= 12, (folder, modules)
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "target"),
+    [
+        ("paper_checks._curves", "from paper_checks.rules._verdicts import combine\n", "rules"),
+        (
+            "paper_checks.operating",
+            "def f():\n    from paper_checks.rules import _rules\n",
+            "rules",
+        ),
+        (
+            "paper_checks.rules._made_up",
+            "from paper_checks.claims._base import attempt\n",
+            "claims",
+        ),
+        ("paper_checks.rules._made_up", "from ..tables import _design\n", "tables"),
+        ("paper_checks.tables._made_up", "def f():\n    from ..claims import _sources\n", "claims"),
+        (
+            "paper_checks.claims._made_up",
+            "from paper_checks.report._report import plain\n",
+            "report",
+        ),
+        ("paper_checks.report._made_up", "from paper_checks.studies import _timeline\n", "studies"),
+        (
+            "paper_checks.studies._made_up",
+            "def f():\n    from paper_checks._run import run_checks\n",
+            "runner",
+        ),
+        ("paper_checks.studies.scripts._made_up", "from paper_checks import CHECKS\n", "runner"),
+    ],
+)
+def test_the_paper_checks_checker_fails_on_a_planted_upward_import(module, source, target):
+    """The sub-layer checker is not vacuous: each planted upward import is reported."""
+    bad = paper_checks_upward(source, module)
+    assert any(b.endswith(f"({target})") for b in bad), bad
+
+
+@pytest.mark.parametrize(
+    ("module", "source"),
+    [
+        ("paper_checks.rules._made_up", "from paper_checks._loco import t_interval\nimport oas\n"),
+        ("paper_checks.claims._made_up", "from ..tables._design import paper_tables\n"),
+        ("paper_checks._run", "from paper_checks.studies import _timeline\n"),
+        ("paper_checks.studies._made_up", "def f():\n    from paper_checks.report import _html\n"),
+    ],
+)
+def test_the_paper_checks_checker_passes_downward_imports(module, source):
+    assert paper_checks_upward(source, module) == []
+
+
 def _string_imports_of_our_packages(path: Path) -> list[str]:
     """``import_module("oas")``-style calls (not the lazy tables) that name an in-tree module."""
     found = []
@@ -256,11 +397,11 @@ def test_a_renamed_function_fails_paper_checks_at_import(monkeypatch):
 
     import sim._simulate
 
-    importlib.import_module("paper_checks._sources")  # loads as it is
+    importlib.import_module("paper_checks.claims._sources")  # loads as it is
     monkeypatch.delattr(sim._simulate, "simulate_queries")
-    monkeypatch.delitem(sys.modules, "paper_checks._sources")
+    monkeypatch.delitem(sys.modules, "paper_checks.claims._sources")
     with pytest.raises(ImportError, match="simulate_queries"):
-        importlib.import_module("paper_checks._sources")
+        importlib.import_module("paper_checks.claims._sources")
 
 
 def _runtime_nodes(tree: ast.AST):

@@ -380,7 +380,7 @@ def test_real_pairing_writes_the_structure(tmp_path):
 
 
 def test_magnitude_section_markdown():
-    from paper_checks._magnitude import magnitude_markdown
+    from paper_checks.studies._magnitude import magnitude_markdown
 
     cross = {"budget": 120.0, "lower": 100.0, "upper": 140.0, "status": "unique"}
     none = {"budget": None, "status": "none"}

@@ -26,7 +26,7 @@ from oas.real import (
     query_rows,
     score_query_rows,
 )
-from paper_checks import _sources
+from paper_checks.claims import _sources
 from retcon.errors import InputError
 from retcon.vocab import OFFLINE_READERS
 from tests._data import LOCOMO_PATH, needs_locomo

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import experiments
-from paper_checks._scripts import KEYS
+from paper_checks.studies.scripts._run_experiment import KEYS
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -85,7 +85,7 @@ def test_sim_and_oas_experiments(name, tmp_path):
 def test_every_experiment_has_a_script_and_a_config_with_known_keys():
     import tomllib
 
-    from paper_checks._scripts import check_config
+    from paper_checks.studies.scripts._run_experiment import check_config
 
     for name in experiments.NAMES:
         assert (REPO / "experiments" / f"{name}.py").is_file()
@@ -127,7 +127,7 @@ def test_end_to_end_report_key_depends_on_the_run_name_not_its_position(tmp_path
     import numpy as np
 
     import oas.real
-    import paper_checks._script_end_to_end as e2e
+    import paper_checks.studies.scripts._end_to_end as e2e
     from experiments.end_to_end import main
 
     seen: dict = {}
@@ -152,7 +152,7 @@ def test_end_to_end_report_key_depends_on_the_run_name_not_its_position(tmp_path
 
 def test_end_to_end_figure_draws_every_run(tmp_path, monkeypatch):
     """Six runs, four actions: 24 curves (more runs than line styles must not drop any)."""
-    import paper_checks._script_end_to_end as e2e
+    import paper_checks.studies.scripts._end_to_end as e2e
     import retcon.plots
 
     drawn = {}

@@ -1,4 +1,4 @@
-"""The data gates (``paper_checks._gates``): rows that cannot test a claim are named NOT
+"""The data gates (``paper_checks.rules._gates``): rows that cannot test a claim are named NOT
 TESTABLE with the reason, before any rule reads them (MODEL §3: ``U_B(a)`` is a mean of
 paired outcomes; a constant outcome makes every contrast 0 whatever the truth)."""
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paper_checks._gates import first_closed, groups_gate, identical_actions, outcome_gate
+from paper_checks.rules._gates import first_closed, groups_gate, identical_actions, outcome_gate
 from retcon.errors import InputError
 
 NAMES = ("ret", "merge", "abstract", "rewrite")

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 import paper_checks as pc
 from paper_checks import Estimate as E
-from paper_checks import _verdicts as V
 from paper_checks._curves import (
     bounded,
     chance_outcomes,
@@ -23,9 +22,10 @@ from paper_checks._curves import (
     raw_grounded,
 )
 from paper_checks._loco import t_interval
-from paper_checks._scaling import slope_estimate
 from paper_checks._types import FAIL, INCONCLUSIVE, PARTIAL, PASS, SKIPPED
-from paper_checks._verdicts import admissible
+from paper_checks.rules import _verdicts as V
+from paper_checks.rules._slope import slope_estimate
+from paper_checks.rules._verdicts import admissible
 from tests.paper_checks.test_paper_checks_claims import paired_rows
 
 # ---------------------------------------------------------------------------------------------
@@ -404,7 +404,7 @@ def test_estimate_fmt_and_strict_json():
     assert E(833.2, 393.0, float("inf")).fmt() == "833 [393, inf]"
     assert E.exact(1291.6).fmt() == "1292"
     assert E.missing().fmt() == "n/a"
-    from paper_checks._report import plain
+    from paper_checks.report._report import plain
 
     obj = plain({"e": E(1.0, float("nan"), float("inf")), "a": np.array([1.0, np.nan])})
     assert obj == {"e": {"point": 1.0, "lower": None, "upper": None}, "a": [1.0, None]}

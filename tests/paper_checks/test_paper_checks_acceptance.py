@@ -1,4 +1,4 @@
-"""The acceptance rule per direction (paper_checks._acceptance; docs/statistics.md §6) and the
+"""The acceptance rule per direction (paper_checks.rules._acceptance; docs/statistics.md §6) and the
 paper's effects as the rules' true worlds (paper_checks._effects; MODEL §11)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import pytest
 
 from paper_checks import _effects as E
 from paper_checks import operating as O
-from paper_checks._acceptance import ACCEPTANCE_RULE, accept, answer, power_words
 from paper_checks._types import FAIL, INCONCLUSIVE, PARTIAL, PASS, ClaimResult, Verdict
+from paper_checks.rules._acceptance import ACCEPTANCE_RULE, accept, answer, power_words
 
 
 def _oc(fp=0.01, pw=0.41, ff=0.0, half=0.2, fpart=0.0):
@@ -81,7 +81,7 @@ def test_paper_curves_on_the_data_grid():
 def test_reversal_oc_measures_both_powers_at_the_paper_effect(table):
     import jax
 
-    from paper_checks import _rules as R
+    from paper_checks.rules import _rules as R
 
     rng = np.random.default_rng(0)
     b = np.array(O.LOCOMO_BUDGETS)

@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 import paper_checks as pc
-from paper_checks import _verdicts as V
-from paper_checks._claims import crc_bound_check
 from paper_checks._curves import curves_from_paired
 from paper_checks._loco import LocoEval
-from paper_checks._sources import DataMissing, Workspace
 from paper_checks._types import FAIL, INCONCLUSIVE, PARTIAL, PASS, SKIPPED
-from paper_checks._verdicts import RULES
+from paper_checks.claims._all import crc_bound_check
+from paper_checks.claims._sources import DataMissing, Workspace
+from paper_checks.rules import _verdicts as V
+from paper_checks.rules._verdicts import RULES
 from retcon.vocab import LOCOMO_TYPES
 
 BUDGETS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
@@ -186,7 +186,7 @@ def reads(r) -> str:
 
 def has_oc(r) -> bool:
     """A graded claim carries its rule's measured rates, and each reading stands only on its own
-    rate (paper_checks._acceptance): PASS on false PASS <= 5%, FAIL on false FAIL <= 5%, PARTIAL
+    rate (paper_checks.rules._acceptance): PASS on false PASS <= 5%, FAIL on false FAIL <= 5%, PARTIAL
     on false PARTIAL <= 5%; any other reading is INCONCLUSIVE."""
     d = r.details
     fp, pw, ff = d["false_pass_rate"], d["power_paper_effect"], d["false_fail_rate"]

@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 
 import theory
-from paper_checks._operating_crossover import (
+from paper_checks._types import Estimate
+from paper_checks.operating import LOCOMO_BUDGETS
+from paper_checks.rules._crossover_coverage import (
     MODEL_WORLD,
     biased_interval,
     continuous_interval,
     crossover_coverage,
     grid_bias_bound,
 )
-from paper_checks._types import Estimate
-from paper_checks.operating import LOCOMO_BUDGETS
 from retcon.errors import InputError
 
 B = LOCOMO_BUDGETS

@@ -9,8 +9,12 @@ import json
 import pytest
 
 import paper_checks as pc
-from paper_checks import _endtoend as E2E
-from paper_checks._endtoend import end_to_end_markdown, end_to_end_section, end_to_end_verdicts
+from paper_checks.studies import _end_to_end as E2E
+from paper_checks.studies._end_to_end import (
+    end_to_end_markdown,
+    end_to_end_section,
+    end_to_end_verdicts,
+)
 from retcon.vocab import OPERATORS
 
 

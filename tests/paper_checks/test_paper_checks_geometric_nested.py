@@ -1,12 +1,12 @@
 """Statement 2 of ``paper-checks --over-time`` ("the loss per pass is geometric") in nested
 survival worlds with a floor (issue 30 item 4): a question lost at a pass stays lost
-(``paper_checks._timeline_oc.nested_survival``). The per-chain rule is
+(``paper_checks.studies._timeline_oc.nested_survival``). The per-chain rule is
 ``oas.real.survival_report``; the figures are docs/statistics.md's ("Over time")."""
 
 import numpy as np
 import pytest
 
-from paper_checks._timeline_oc import geometric_rule_rates, nested_survival
+from paper_checks.studies._timeline_oc import geometric_rule_rates, nested_survival
 
 
 def test_nested_survival_is_nested_and_has_the_stated_curve():

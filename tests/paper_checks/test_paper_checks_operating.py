@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import theory
-from paper_checks import _verdicts as V
 from paper_checks import operating as O
 from paper_checks._curves import curves_from_outcomes
 from paper_checks._types import FAIL, PASS
+from paper_checks.rules import _verdicts as V
 from retcon.inference import group_delta_curves as group_curves
 
 B = np.array(O.LOCOMO_BUDGETS)

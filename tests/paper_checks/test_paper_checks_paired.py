@@ -17,9 +17,9 @@ import pytest
 
 import oas
 import paper_checks as pc
-from paper_checks._oc import rule_operating_characteristics
 from paper_checks._paired import fill_cluster_tokens, load_paired_source
-from paper_checks._requirements import Needs, unmet
+from paper_checks.rules._oc import rule_operating_characteristics
+from paper_checks.rules._requirements import Needs, unmet
 from retcon.cli import main
 from retcon.vocab import ACTIONS
 from tests.paper_checks.test_paper_checks_claims import HOLDS, world_paired
@@ -218,7 +218,7 @@ def test_simulated_paired_data_through_the_cli(tmp_path, capsys):
 def test_operating_characteristics_hook_says_how_it_got_each_figure(monkeypatch):
     """Tabled at this G, interpolated between two tabled G, the nearest tabled G (labelled as not
     recomputed), or not measured: the report always states which."""
-    from paper_checks import _oc
+    from paper_checks.rules import _oc
 
     assert rule_operating_characteristics("1", 10)["method"].startswith("not measured")
     monkeypatch.setitem(_oc.OC_TABLE, "1", {10: (0.04, 0.6), 20: (0.02, 0.9)})

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from paper_checks import _effects as E
-from paper_checks import _rules as R
 from paper_checks import operating as O
-from paper_checks._endpoint import endpoint_reversal
 from paper_checks._types import PASS
+from paper_checks.rules import _rules as R
+from paper_checks.rules._endpoint import endpoint_reversal
 from retcon.inference import group_delta_curves
 
 B = np.array(O.LOCOMO_BUDGETS)
@@ -101,7 +101,7 @@ def test_claim1_rarely_passes_in_null_worlds_at_G10(world, rule):
 
 @pytest.mark.slow
 def test_endpoint_rule_has_more_power_at_the_papers_table4_effect():
-    """The candidate endpoint rule (``paper_checks._endpoint``) against the grid rule at the
+    """The candidate endpoint rule (``paper_checks.rules._endpoint``) against the grid rule at the
     paper's LoCoMo effect (Table 4), whose loose-budget losses are 3-4 points: measured 0.72
     against 0.42 (seed 303); neither reaches 80% at G = 10."""
     endpoint, grid = (

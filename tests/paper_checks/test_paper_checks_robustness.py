@@ -1,4 +1,4 @@
-"""``retcon paper-checks --locomo-audit FILE``: the robustness section (paper_checks._robustness)."""
+"""``retcon paper-checks --locomo-audit FILE``: the robustness section (paper_checks.studies._robustness)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import pytest
 
 from paper_checks import CheckConfig
-from paper_checks._robustness import robustness, robustness_markdown
-from paper_checks._sources import locomo_conversations
 from paper_checks._types import ClaimResult
+from paper_checks.claims._sources import locomo_conversations
+from paper_checks.studies._robustness import robustness, robustness_markdown
 from retcon.cli import main
 from tests._data import LOCOMO_PATH, needs_locomo
 
@@ -74,7 +74,7 @@ def test_the_audited_run_grades_the_same_sample_less_the_dropped():
     question in conv-44: kept without a chance rate, no longer left out)."""
     import numpy as np
 
-    from paper_checks._sources import _locomo_paired
+    from paper_checks.claims._sources import _locomo_paired
 
     def ids(**kw):
         cfg = CheckConfig.fast(data=str(LOCOMO_PATH), design="paper", **kw)
@@ -161,7 +161,7 @@ def test_joint_crossover_change_is_paired():
     import jax
     import numpy as np
 
-    from paper_checks._robustness import joint_crossover_change
+    from paper_checks.studies._robustness import joint_crossover_change
 
     budgets = np.array([16.0, 32.0, 64.0, 128.0, 256.0])
     groups = np.array([f"g{i}" for i in range(10)])
@@ -193,7 +193,7 @@ def test_joint_mean_change_pairs_the_conversations():
     import jax
     import numpy as np
 
-    from paper_checks._robustness import joint_mean_change
+    from paper_checks.studies._robustness import joint_mean_change
 
     rng = np.random.default_rng(1)
     groups = np.repeat([f"c{i}" for i in range(10)], 8)
@@ -231,8 +231,8 @@ def test_table_4_rows_in_the_markdown():
 @needs_locomo
 @needs_audit
 def test_table_4_under_the_paper_design_on_both_annotations():
-    from paper_checks._robustness import _table_4_change, audited_workspace
-    from paper_checks._sources import Workspace
+    from paper_checks.claims._sources import Workspace
+    from paper_checks.studies._robustness import _table_4_change, audited_workspace
 
     config = CheckConfig.fast(design="paper", readers=("lexical",), data=str(LOCOMO_PATH))
     ws = Workspace(config, 0)

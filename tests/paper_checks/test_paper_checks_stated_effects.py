@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from paper_checks import _effects as eff
-from paper_checks._rules import cross_note_oc, equivalence_oc, harm_oc, positive_oc
+from paper_checks.rules._rules import cross_note_oc, equivalence_oc, harm_oc, positive_oc
 from tests.paper_checks.test_published import NUM, _bullet  # MODEL §11 read once
 
 

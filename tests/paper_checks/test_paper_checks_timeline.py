@@ -6,8 +6,8 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from paper_checks._timeline import timeline_markdown
-from paper_checks._timeline_rules import beats, inverted_u
+from paper_checks.studies._timeline import timeline_markdown
+from paper_checks.studies._timeline_rules import beats, inverted_u
 from retcon.cli import main
 from retcon.vocab import OPERATORS
 

@@ -70,8 +70,8 @@ def test_tables_of_the_papers_design_on_the_longmemeval_file(paired_fixture):
     import jax
 
     from oas import read_paired
-    from paper_checks._design import paper_tables
     from paper_checks._published import TABLE_3
+    from paper_checks.tables._design import paper_tables
 
     lme = paired_fixture[1]
     t = paper_tables(jax.random.key(0), read_paired(lme), n_resamples=200)
@@ -134,8 +134,8 @@ def test_split_protocol_fits_on_train_calibrates_on_dev_scores_on_test(paired_fi
     and the calibrated choices, and nothing else."""
     import jax
 
-    import paper_checks._crossfit as crossfit
     import paper_checks._policies as policies
+    import paper_checks.tables._crossfit as crossfit
     from oas import read_paired
 
     paired = read_paired(paired_fixture[1])
@@ -183,7 +183,7 @@ def test_split_protocol_refuses_a_split_it_cannot_use(paired_fixture):
     import jax
 
     from oas import read_paired
-    from paper_checks._crossfit import split_protocol
+    from paper_checks.tables._crossfit import split_protocol
     from retcon.errors import InputError
 
     paired = read_paired(paired_fixture[1])
@@ -212,7 +212,7 @@ def test_rows_without_a_split_keep_cross_fitting(paired_fixture):
     import jax
 
     from oas import read_paired
-    from paper_checks._design import paper_tables, tables_markdown
+    from paper_checks.tables._design import paper_tables, tables_markdown
 
     paired = read_paired(paired_fixture[1])
     meta = {k: v for k, v in paired.meta.items() if k != "meta_split"}

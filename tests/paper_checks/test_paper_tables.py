@@ -9,9 +9,9 @@ import pytest
 
 from oas import paired_from_rows
 from oas._features import FEATURE_NAMES
-from paper_checks._crossfit import POLICIES, crossfit_evaluate, deal_folds
-from paper_checks._design import paper_tables, tables_markdown
 from paper_checks._published import TABLE_2, TABLE_4, TABLE_8, TABLE_11, TABLE_11_RIDGE
+from paper_checks.tables._crossfit import POLICIES, crossfit_evaluate, deal_folds
+from paper_checks.tables._design import paper_tables, tables_markdown
 from retcon.errors import InputError
 from tests._cli import run_cli
 from tests._data import LOCOMO_PATH, needs_locomo

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from paper_checks._report import write_report
-from paper_checks._report_html import write_html
 from paper_checks._types import ClaimResult
+from paper_checks.report._html import write_html
+from paper_checks.report._report import write_report
 from retcon.plots import new_figure, save
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -153,7 +153,7 @@ def test_report_html_shows_the_tables_block_when_present(tmp_path):
 
 
 def test_markdown_tables_become_html_tables():
-    from paper_checks._report_html import markdown_html
+    from paper_checks.report._html import markdown_html
 
     md = "# T\n\nsome **bold** text\n\n| a | b |\n| --- | --- |\n| 1 \\| 2 | `x` |\n\n- one\n"
     got = markdown_html(md)

@@ -16,15 +16,15 @@ import jax
 import numpy as np
 import pytest
 
-from paper_checks import _router_oc as R
-from paper_checks._endtoend import router_statement
-from paper_checks._router_oc import (
+from paper_checks.operating import LOCOMO_BUDGETS
+from paper_checks.studies import _router_oc as R
+from paper_checks.studies._end_to_end import router_statement
+from paper_checks.studies._router_oc import (
     router_rule_records,
     router_verdict,
     router_world,
     summarize_rule_records,
 )
-from paper_checks.operating import LOCOMO_BUDGETS
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 

@@ -1,4 +1,4 @@
-"""The analyses behind the command-line scripts of ``experiments/`` (``paper_checks._script_*``,
+"""The analyses behind the command-line scripts of ``experiments/`` (``paper_checks.studies.scripts``,
 reached through ``paper_checks.run_experiment``), the optional report sections
 (``paper_checks.append_sections``) and the claims' lines of text (``paper_checks.format_claims``),
 each on constructed inputs whose answer is written here by hand."""
@@ -29,7 +29,8 @@ def test_rule_oc_resumes_from_its_cache_and_skips_a_cut_line(tmp_path, monkeypat
     """``--rule-oc`` (MODEL §6, the router rule's error rates): the records already in
     ``rule_oc.jsonl`` are passed on as done (a line cut by an interruption is skipped), and each
     new record is appended as it finishes."""
-    from paper_checks import _router_oc, _script_router
+    from paper_checks.studies import _router_oc
+    from paper_checks.studies.scripts import _router as _script_router
 
     old = {"signal": 0.0, "index": 0, "deployable": {"verdict": "NO"}}
     old["anchored"] = {"verdict": "NO"}
@@ -53,7 +54,8 @@ def test_rule_oc_resumes_from_its_cache_and_skips_a_cut_line(tmp_path, monkeypat
 def test_rule_oc_cache_cut_without_a_newline_loses_no_later_record(tmp_path, monkeypatch):
     """A kill in the middle of a write leaves a tail with no newline; the resumed run drops it,
     so the next record starts its own line and is read back (a cache survives an interruption)."""
-    from paper_checks import _router_oc, _script_router
+    from paper_checks.studies import _router_oc
+    from paper_checks.studies.scripts import _router as _script_router
 
     old = {
         "signal": 0.0,
@@ -74,7 +76,7 @@ def test_rule_oc_cache_cut_without_a_newline_loses_no_later_record(tmp_path, mon
 
 
 def test_router_tables_show_every_policy_of_every_section():
-    from paper_checks._script_router import tables
+    from paper_checks.studies.scripts._router import tables
 
     oc = {"signal": 0.03, "policy": "deployable", "yes": 0.5, "no": 0.0, "undecided": 0.5}
     oc.update(coverage=0.95, mean_truth=0.01, mean_gain=0.012, oracle_headroom=0.1, n_datasets=4)
@@ -95,7 +97,7 @@ def test_router_tables_show_every_policy_of_every_section():
 def test_sweep_table_lists_each_cell_with_its_interval():
     """``end_to_end_sim``: OAS and oracle minus best-fixed per (recall, accuracy) cell, then the
     intact share per recall and the realized type accuracy per setting."""
-    from paper_checks._script_sweep import _table
+    from paper_checks.studies.scripts._sweep import _table
 
     def cell(oas, acc, share, type_acc):
         gain = {"oas": _g(oas, oas - 0.1, oas + 0.1), "oracle": _g(0.2, 0.1, 0.3)}
@@ -122,8 +124,8 @@ def test_sweep_table_lists_each_cell_with_its_interval():
 
 
 def test_recall_table_shows_the_difference_from_bm25_and_the_types():
-    from paper_checks._script_args import numbers
-    from paper_checks._script_recall import table
+    from paper_checks.studies.scripts._args import numbers
+    from paper_checks.studies.scripts._recall import table
 
     s = {"k": [1, 4], "mean": [0.2, 0.6], "lower": [0.1, 0.5], "upper": [0.3, 0.7]}
     s["by_type"] = {"single-hop": [0.3, 0.8]}
@@ -144,7 +146,9 @@ def test_recall_table_shows_the_difference_from_bm25_and_the_types():
 def test_append_sections_writes_the_asked_sections_in_order(tmp_path, monkeypatch):
     """magnitude, end to end, robustness (the claims rerun on the audited workspace, its
     statement to ``note``), memory over time: only those asked, in this order."""
-    from paper_checks import _endtoend, _magnitude, _robustness, _run, _timeline
+    from paper_checks import _run
+    from paper_checks.studies import _end_to_end as _endtoend
+    from paper_checks.studies import _magnitude, _robustness, _timeline
 
     calls = []
     monkeypatch.setattr(_magnitude, "append_magnitude", lambda out, ws: calls.append("magnitude"))

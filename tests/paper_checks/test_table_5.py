@@ -14,7 +14,7 @@ import pytest
 
 from oas import paired_from_rows
 from paper_checks._published import TABLE_5
-from paper_checks._tables_history import table_5, table_6
+from paper_checks.tables._tables_5_6_12 import table_5, table_6
 from tests._data import LOCOMO_PATH, needs_locomo
 from tests.paper_checks.test_tables_history import _bullet, _rows
 
@@ -186,7 +186,7 @@ def test_second_reader_is_named_from_the_sidecar_else_the_stem():
     """The reader of Table 5 (MODEL §11: GLM-5.2 in the paper) named from FILE's sidecar."""
     from types import SimpleNamespace
 
-    from paper_checks._design import second_reader_name
+    from paper_checks.tables._design import second_reader_name
 
     llm = {"sidecar": {"config": {"reader": "llm", "llm_model": "glm-5.2"}}}
     assert second_reader_name(SimpleNamespace(name="x", provenance=llm)) == "llm (glm-5.2)"

@@ -9,7 +9,12 @@ import pytest
 from scipy import stats
 
 from paper_checks._published import TABLE_4
-from paper_checks._tables import question_bootstrap, table_4, table_4_json, table_4_markdown
+from paper_checks.tables._tables_3_4 import (
+    question_bootstrap,
+    table_4,
+    table_4_json,
+    table_4_markdown,
+)
 
 
 def _paired(seed=0, n_conv=5, per_conv=6, budgets=(16, 32, 64, 128)):

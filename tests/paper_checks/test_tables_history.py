@@ -14,7 +14,7 @@ import pytest
 
 from oas import FEATURE_NAMES, paired_from_rows
 from paper_checks._published import TABLE_6, TABLE_12_MACRO, TABLE_12_ROWS
-from paper_checks._tables_history import (
+from paper_checks.tables._tables_5_6_12 import (
     is_full_history,
     per_budget_fixed,
     table_6,
@@ -85,7 +85,7 @@ def test_table_12_oracle_fixed_and_per_budget_policy_against_references():
     """The oracle is the best action per row (never harmful), a fixed operator its column, the
     per-budget policy the fit folds' best action at that budget; the macro row is the mean of
     the per-budget accuracies (every question has every budget)."""
-    from paper_checks._crossfit import crossfit_evaluate
+    from paper_checks.tables._crossfit import crossfit_evaluate
 
     paired = paired_from_rows(_rows(n_q=15))
     ev = crossfit_evaluate(jax.random.key(1), paired)
@@ -114,7 +114,7 @@ def test_table_12_oracle_fixed_and_per_budget_policy_against_references():
 
 
 def test_controlled_rows_keep_tables_6_and_12_not_made():
-    from paper_checks._design import paper_tables
+    from paper_checks.tables._design import paper_tables
 
     tables = paper_tables(jax.random.key(0), paired_from_rows(_rows(tag=None)), n_resamples=20)
     assert "table_6" not in tables and "table_12" not in tables
@@ -166,7 +166,7 @@ def test_full_history_tables_from_a_real_locomo_slice(tmp_path):
     assert meta["config"]["design"] == "paper" and meta["config"]["candidates"] == "full-history"
     tables = _tables_of(out)
     _check_all_cells(tables, [16, 32, 64, 128])
-    from paper_checks._design import tables_markdown
+    from paper_checks.tables._design import tables_markdown
 
     md = tables_markdown(tables)
     assert "## Table 6: full-history BM25" in md and "## Table 12: full-history" in md

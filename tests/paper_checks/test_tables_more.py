@@ -11,7 +11,7 @@ from scipy import stats
 
 from oas._features import FEATURE_NAMES
 from paper_checks import _published as pub
-from paper_checks._tables_more import TABLE_7_TYPES, table_1, table_7, table_9, table_10
+from paper_checks.tables._tables_1_7_9_10 import TABLE_7_TYPES, table_1, table_7, table_9, table_10
 
 FIT = FEATURE_NAMES.index("budget_fit_fraction")
 COL = {"ret": 0, "merge": 1, "abstract": 2, "rewrite": 3}

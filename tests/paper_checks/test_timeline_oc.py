@@ -5,7 +5,7 @@ import jax
 import numpy as np
 import pytest
 
-from paper_checks._timeline_oc import (
+from paper_checks.studies._timeline_oc import (
     cell_z,
     centred_policy,
     operating_timeline,
