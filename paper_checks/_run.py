@@ -76,7 +76,7 @@ def with_operating_characteristics(result: ClaimResult, ws: Workspace) -> ClaimR
     """``result`` with ``details["operating_characteristics"]``: its rule's false-PASS rate and
     power at the graded data's group count G (claim 4: the second reader's; SKIPPED: no G).
 
-    A graded claim carries them already, simulated at its data's G by ``paper_checks.rules._rules``
+    A graded claim carries them already, simulated at its data's G by its rule's home in ``paper_checks.rules``
     (``paper_checks.operating``); they are kept. Otherwise (nothing graded) the table hook
     ``paper_checks.rules._oc.rule_operating_characteristics`` says what is known."""
     if (result.details.get("operating_characteristics") or {}).get("false_pass_rate") is not None:

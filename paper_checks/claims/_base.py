@@ -21,8 +21,9 @@ from paper_checks._types import INCONCLUSIVE, SKIPPED, ClaimResult, Estimate, So
 from paper_checks.claims._sources import DataMissing, DependencyMissing, Workspace
 from paper_checks.operating import OperatingCharacteristics
 from paper_checks.rules._acceptance import accept
+from paper_checks.rules._grades import admissible
 from paper_checks.rules._requirements import Needs, unmet
-from paper_checks.rules._verdicts import admissible, grade_reversal, reversal_test
+from paper_checks.rules._reversal import endpoint_test, grade_reversal
 
 CLAIMS = {
     "1": "Consolidation gains under tight budgets and loses under loose ones: the sign of "
@@ -106,6 +107,15 @@ def claim_result(
     return ClaimResult(
         cid, CLAIMS[cid], measured, ci, PAPER_FIGURES[cid], data, verdict.verdict, details
     )
+
+
+def graded(ws: Workspace, cid: str, rule: Callable[..., Verdict], *args, **kwargs) -> Verdict:
+    """Claim ``cid``'s verdict: ``rule(*args, **kwargs)``, the rule's one home in
+    ``paper_checks.rules`` (the same function its ``*_oc`` simulates), recorded on the workspace
+    (``ws.graded[cid] = (rule, args, kwargs)``) so that the rule can be run again on the very
+    per-group arrays the claim graded (tests/paper_checks/test_one_path.py)."""
+    ws.graded[cid] = (rule, args, kwargs)
+    return rule(*args, **kwargs)
 
 
 def with_oc(verdict: Verdict, oc: OperatingCharacteristics | None) -> tuple[Verdict, dict]:
@@ -211,7 +221,7 @@ def curve_details(s: SourceCurves) -> dict:
 
 
 def reversal_grades(s: SourceCurves) -> dict:
-    """Per operator: ``reversal_test`` on the per-group curves (real sources; identical operators
+    """Per operator: ``endpoint_test`` on the per-group curves (real sources; identical operators
     are tested once, under the first name), the band rule for sources without groups (shown)."""
     if s.group_delta is None:
         return {
@@ -220,7 +230,7 @@ def reversal_grades(s: SourceCurves) -> dict:
         }
     ops, d = distinct_curves(s)
     budgets = next(iter(s.operators.values())).budgets
-    g = reversal_test(budgets, d).grades
+    g = endpoint_test(budgets, d).grades
     return {op: int(x) for op, x in zip(ops, g)}
 
 

@@ -116,6 +116,8 @@ class Workspace:
         self.seed = int(seed)
         self.root = jax.random.PRNGKey(self.seed)
         self._memo: dict[str, Any] = {}
+        # claim id -> (rule, args, kwargs) of its verdict (``claims._base.graded``)
+        self.graded: dict[str, tuple] = {}
         self.timings: dict[str, float] = {}  # per stage, wall seconds including nested stages
         # (stage, seconds) in the order stages end, each without the stages nested in it; never
         # written to report.json (same seed, same bytes): ``stage_timings`` reads it

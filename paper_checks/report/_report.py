@@ -129,7 +129,7 @@ def render_markdown(
     from paper_checks._paired import judge_flag_lines
     from paper_checks._types import VERDICTS
     from paper_checks.rules._acceptance import ACCEPTANCE_RULE, answer
-    from paper_checks.rules._verdicts import RULES
+    from paper_checks.rules._grades import RULES
 
     counts = {v: sum(r.verdict == v for r in results) for v in VERDICTS}
     scale = (

@@ -81,7 +81,7 @@ def test_paper_curves_on_the_data_grid():
 def test_reversal_oc_measures_both_powers_at_the_paper_effect(table):
     import jax
 
-    from paper_checks.rules import _rules as R
+    from paper_checks.rules import _reversal as R
 
     rng = np.random.default_rng(0)
     b = np.array(O.LOCOMO_BUDGETS)

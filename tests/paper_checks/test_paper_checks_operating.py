@@ -14,7 +14,8 @@ import theory
 from paper_checks import operating as O
 from paper_checks._curves import curves_from_outcomes
 from paper_checks._types import FAIL, PASS
-from paper_checks.rules import _verdicts as V
+from paper_checks.rules import _grades as V
+from paper_checks.rules._reversal import endpoint_test
 from retcon.inference import group_delta_curves as group_curves
 
 B = np.array(O.LOCOMO_BUDGETS)
@@ -89,7 +90,7 @@ def test_claims_1_and_4_rarely_pass_in_the_null_world():
         readers = []
         for r in range(2):
             y, g, b = O.locomo_shaped_data(jax.random.fold_in(k, r), 0.0)
-            readers.append(int(V.reversal_test(B, group_curves(y, g, b, B)).grades.max()))
+            readers.append(int(endpoint_test(B, group_curves(y, g, b, B)).grades.max()))
         verdicts_1.append(V.combine({"lexical": readers[0]}).verdict)
         verdicts_4.append(V.combine({"sentence": readers[0], "topk": readers[1]}).verdict)
     assert np.mean([v == PASS for v in verdicts_1]) <= 0.05
@@ -100,7 +101,7 @@ def test_claims_1_and_4_rarely_pass_in_the_null_world():
             jax.random.fold_in(jax.random.PRNGKey(21), i), np.array(O.PAPER_DELTA)
         )
         fails.append(
-            V.combine({"x": int(V.reversal_test(B, group_curves(y, g, b, B)).grades.max())}).verdict
+            V.combine({"x": int(endpoint_test(B, group_curves(y, g, b, B)).grades.max())}).verdict
         )
     assert np.mean([v == FAIL for v in fails]) <= 0.05
 
