@@ -17,13 +17,23 @@ from collections.abc import Callable
 
 import numpy as np
 
-from paper_checks._types import INCONCLUSIVE, SKIPPED, ClaimResult, Estimate, SourceCurves, Verdict
+from paper_checks._types import (
+    INCONCLUSIVE,
+    NOT_TESTABLE,
+    SKIPPED,
+    ClaimResult,
+    Estimate,
+    SourceCurves,
+    Verdict,
+)
 from paper_checks.claims._sources import DataMissing, DependencyMissing, Workspace
 from paper_checks.operating import OperatingCharacteristics
 from paper_checks.rules._acceptance import accept
+from paper_checks.rules._gates import identical_actions
 from paper_checks.rules._grades import admissible
-from paper_checks.rules._requirements import Needs, unmet
+from paper_checks.rules._requirements import Needs, gate, unmet
 from paper_checks.rules._reversal import endpoint_test, grade_reversal
+from retcon.vocab import ACTIONS
 
 CLAIMS = {
     "1": "Consolidation gains under tight budgets and loses under loose ones: the sign of "
@@ -154,24 +164,48 @@ def skipped_result(cid: str, reason: str, skipped: dict) -> ClaimResult:
 def needs(cid: str, spec: Needs) -> Callable:
     """Decorator: claim ``cid`` needs ``spec`` of its real data (``paper_checks.rules._requirements``).
 
-    Before the claim is measured, each real unit it grades is checked; any unmet need gives
-    INCONCLUSIVE naming the missing column (or groups, budgets), never a crash or a silent skip.
-    Real data that are absent are left to the claim (SKIPPED with the reason).
+    Before the claim is measured, each real unit it grades passes the data gates first
+    (``paper_checks.rules._gates``, via ``_requirements.gate``): too few groups, or an outcome
+    without variance in every budget the claim reads, gives NOT TESTABLE with the reason (never
+    FAIL, never PASS; claim 4: when every second reader is closed). Then any unmet need gives
+    INCONCLUSIVE naming the missing column (or budgets), never a crash or a silent skip. Real data
+    that are absent are left to the claim (SKIPPED with the reason). Actions with the same
+    outcome on every row are named in ``details["same_records"]`` ("merge and rewrite are the
+    same records here").
     """
 
     def wrap(check: Callable[[Workspace], ClaimResult]) -> Callable[[Workspace], ClaimResult]:
         @functools.wraps(check)
         def checked(ws: Workspace) -> ClaimResult:
             readers = list(ws.config.readers)
-            gaps = []
-            for r in readers[:1] if spec.readers == "main" else readers[1:]:
+            gaps, closed, same = [], [], ""
+            units = readers[:1] if spec.readers == "main" else readers[1:]
+            for r in units:
                 try:
                     paired = ws.real_paired(r)
                 except (DataMissing, DependencyMissing):
                     continue
+                g = gate(paired, spec, ws.unit(r))
+                if not g.testable:
+                    closed.append(g.reason)
+                    continue
+                same = same or identical_actions(paired.outcomes, ACTIONS).words
                 gaps += unmet(paired, spec, ws.unit(r))
+            if closed and len(closed) == sum(_present(ws, r) for r in units):
+                reason = "; ".join(closed)
+                details = {
+                    "reason": reason,
+                    "not_testable": closed,
+                    "summary": reason,
+                    "headline": "-",
+                    "skipped": {},
+                }
+                return unmeasured_result(cid, ws.real_label(readers[0]), NOT_TESTABLE, details)
             if not gaps:
-                return check(ws)
+                out = check(ws)
+                if same:
+                    out = out._replace(details={**out.details, "same_records": same})
+                return out
             reason = "; ".join(gaps)
             details = {
                 "reason": reason,
@@ -186,6 +220,14 @@ def needs(cid: str, spec: Needs) -> Callable:
         return checked
 
     return wrap
+
+
+def _present(ws: Workspace, reader: str) -> bool:
+    try:
+        ws.real_paired(reader)
+    except (DataMissing, DependencyMissing):
+        return False
+    return True
 
 
 def main_reader(ws: Workspace) -> str:
