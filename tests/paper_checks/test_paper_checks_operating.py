@@ -128,3 +128,17 @@ def test_crossover_intervals_from_10_groups_cover_the_grid_truth():
         c = s.operators["merge"].crossover
         hits.append(bool(c.defined and c.lower <= truth <= c.upper))
     assert np.mean(hits) >= 0.93, np.mean(hits)
+
+
+def test_null_shapes_keep_the_worlds_means_and_spread():
+    """The operating-characteristics library's shapes (normal, heterogeneous conversations, heavy
+    tails, one outlier conversation) change only the shape of the groups' deviations: weights
+    symmetric about 0 with unit variance, so every null world stays null (MODEL §8: groups are
+    the units); the outlier carries half of the variance."""
+    for shape in O.SHAPES:
+        z = O.null_shape_draws(jax.random.PRNGKey(3), shape, 4000, 10, 10)
+        assert abs(z.mean()) < 0.02 and abs((z**2).mean() - 1.0) < 0.06, shape
+    out = O.null_shape_draws(jax.random.PRNGKey(4), "one outlier", 4000, 10, 10)
+    assert (out[:, 0] ** 2).mean() == pytest.approx(5.0, rel=0.05)
+    with pytest.raises(Exception, match="shape"):
+        O.null_shape_draws(jax.random.PRNGKey(0), "cubic", 2, 10, 10)
