@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 
@@ -34,6 +35,8 @@ from paper_checks.rules._grades import admissible
 from paper_checks.rules._requirements import Needs, gate, unmet
 from paper_checks.rules._reversal import endpoint_test, grade_reversal
 from retcon.vocab import ACTIONS
+
+_T = TypeVar("_T")
 
 CLAIMS = {
     "1": "Consolidation gains under tight budgets and loses under loose ones: the sign of "
@@ -119,7 +122,7 @@ def claim_result(
     )
 
 
-def graded(ws: Workspace, cid: str, rule: Callable[..., Verdict], *args, **kwargs) -> Verdict:
+def graded(ws: Workspace, cid: str, rule: Callable[..., _T], *args, **kwargs) -> _T:
     """Claim ``cid``'s verdict: ``rule(*args, **kwargs)``, the rule's one home in
     ``paper_checks.rules`` (the same function its ``*_oc`` simulates), recorded on the workspace
     (``ws.graded[cid] = (rule, args, kwargs)``) so that the rule can be run again on the very
@@ -192,34 +195,26 @@ def needs(cid: str, spec: Needs) -> Callable:
                 same = same or identical_actions(paired.outcomes, ACTIONS).words
                 gaps += unmet(paired, spec, ws.unit(r))
             if closed and len(closed) == sum(_present(ws, r) for r in units):
-                reason = "; ".join(closed)
-                details = {
-                    "reason": reason,
-                    "not_testable": closed,
-                    "summary": reason,
-                    "headline": "-",
-                    "skipped": {},
-                }
+                details = _unmeasured_details(closed, "not_testable")
                 return unmeasured_result(cid, ws.real_label(readers[0]), NOT_TESTABLE, details)
             if not gaps:
                 out = check(ws)
                 if same:
                     out = out._replace(details={**out.details, "same_records": same})
                 return out
-            reason = "; ".join(gaps)
-            details = {
-                "reason": reason,
-                "unmet": gaps,
-                "summary": reason,
-                "headline": "-",
-                "skipped": {},
-            }
+            details = _unmeasured_details(gaps, "unmet")
             return unmeasured_result(cid, ws.real_label(readers[0]), INCONCLUSIVE, details)
 
         checked.needs = spec  # type: ignore[attr-defined]
         return checked
 
     return wrap
+
+
+def _unmeasured_details(reasons: list[str], key: str) -> dict:
+    """The details of a claim stopped before it was measured: its reasons, one line."""
+    reason = "; ".join(reasons)
+    return {"reason": reason, key: reasons, "summary": reason, "headline": "-", "skipped": {}}
 
 
 def _present(ws: Workspace, reader: str) -> bool:
