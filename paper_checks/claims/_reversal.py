@@ -170,6 +170,25 @@ def _real_pair(ws: Workspace, skipped: dict) -> list[SourceCurves]:
     return out
 
 
+def same_groups(ws: Workspace, units: dict, skipped: dict) -> dict:
+    """The units whose per-group arrays cover as many groups as the first (the raw unit); a
+    chance-corrected unit that lost a group (its only question had no decoy answer) is named in
+    ``skipped`` and left out of the rule and its simulation alike."""
+    if not units:
+        return units
+    g0 = next(iter(units.values())).shape[0]
+    out = {}
+    for k, v in units.items():
+        if v.shape[0] == g0:
+            out[k] = v
+        else:
+            skipped[ws.unit(main_reader(ws)) + ":chance"] = (
+                f"{k}: {v.shape[0]} of {g0} groups have a chance rate (a group whose questions "
+                "have no other answer to score against); not graded"
+            )
+    return out
+
+
 def _chance_table(ws: Workspace) -> dict | None:
     """``{action: {budget: chance rate}}`` and the raw accuracy beside it, main reader."""
     try:
@@ -229,7 +248,9 @@ def check_tight_gain(ws: Workspace) -> ClaimResult:
             for op in s.operators:
                 base = u_ret.get(where[s.name][op], float("nan"))
                 rel[s.name][op] = gains[s.name][op].point / base if base > 0 else float("nan")
-    tight = {s.name: s.group_delta for s in reals if s.group_delta is not None}
+    tight = same_groups(
+        ws, {s.name: s.group_delta for s in reals if s.group_delta is not None}, skipped
+    )
     verdict = graded(ws, "2", tight_gain_verdict, tight, missing=real_missing(skipped))
     measured, op_h, head = Estimate.missing(), "-", (reals or [None])[0]
     if head is not None:
@@ -294,7 +315,11 @@ def check_loose_retention(ws: Workspace) -> ClaimResult:
         for op, c in s.operators.items():
             e = _at(c, len(c.budgets) - 1)
             margins[s.name][op] = Estimate(-e.point, -e.upper, -e.lower)
-    loose_g = {s.name: -s.group_delta[:, :, -1] for s in reals if s.group_delta is not None}
+    loose_g = same_groups(
+        ws,
+        {s.name: -s.group_delta[:, :, -1] for s in reals if s.group_delta is not None},
+        skipped,
+    )
     verdict = graded(
         ws, "3", loose_verdict, loose_g, list(OPERATORS), missing=real_missing(skipped)
     )

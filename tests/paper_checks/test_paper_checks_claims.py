@@ -210,8 +210,10 @@ def test_reversal_claims_pass_where_they_hold_and_fail_where_they_do_not(cid, ho
     """MODEL §6.1-6.3: with strong compression the sign reverses; with weak compression it does not."""
     r = pc.CHECKS[cid](holds)
     assert r.claim_id == cid and r.claim == pc.CLAIMS[cid]
-    assert r.verdict == PASS, r.details["reason"]
-    assert has_oc(r) and r.details["false_pass_rate"] <= 0.05
+    assert reads(r) == PASS, r.details["reason"]
+    # the worst of 12 null estimates (3 worlds x 4 shapes) at 60 data sets each: its noise alone
+    # reaches 4/60; the runs' 200 data sets per world and the slow tests measure the level
+    assert has_oc(r) and r.details["false_pass_rate"] <= 0.1
     f = pc.CHECKS[cid](fails)
     assert reads(f) == FAIL and has_oc(f)
     assert r.measured is not None and np.isfinite(r.measured)
