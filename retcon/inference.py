@@ -175,20 +175,25 @@ def sign_patterns(n_groups: int, *, key: jax.Array | None = None, n_draws: int =
 def _flipped_t(signs: np.ndarray, v: np.ndarray, finite: np.ndarray) -> np.ndarray:
     """``(P, C)`` one-sample t statistics of each cell's sign-flipped finite values.
 
-    The sum of squares is the same under every pattern, so within a cell t is an increasing
+    With ``S`` the flipped sum and ``Q`` the sum of squares of a cell's ``n`` values (the same
+    under every pattern), ``t = S sqrt(n - 1) / sqrt(n Q - S**2)``: within a cell an increasing
     function of the flipped mean (the ordering of ``sign_flip_test``). Zero spread gives
-    ``+-inf`` by the mean's sign, and 0 where the mean is 0 too."""
+    ``+-inf`` by the sum's sign, and 0 where the sum is 0 too."""
     n = finite.sum(axis=0).astype(np.float64)  # (C,)
     x = np.where(finite, v, 0.0)
-    ss = (x**2).sum(axis=0)
+    q = (x**2).sum(axis=0)
+    total = signs @ x  # (P, C)
+    den2 = n * q - total * total
+    # rounding guard: a spread below 1e-9 of the values' size is none
+    tiny = den2 <= (1e-9 * n) ** 2 * np.maximum(q, 1e-300)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = (signs @ x) / n  # (P, C)
-        var = np.maximum(ss - n * mean**2, 0.0) / (n - 1.0)
-        se = np.sqrt(var / n)
-        scale = np.sqrt(ss / n)  # rounding guard: spread below 1e-9 of the values' size is none
-        tiny = se <= 1e-9 * np.maximum(scale, 1e-300)
-        small_mean = np.abs(mean) <= 1e-12 * np.maximum(scale, 1e-300)
-        t = np.where(tiny, np.where(small_mean, 0.0, np.sign(mean) * np.inf), mean / se)
+        t = total * np.sqrt(np.maximum(n - 1.0, 0.0)) / np.sqrt(np.where(tiny, 1.0, den2))
+        flat = np.where(
+            np.abs(total) <= 1e-12 * np.sqrt(np.maximum(n * q, 1e-300)),
+            0.0,
+            np.sign(total) * np.inf,
+        )
+    t = np.where(tiny, flat, t)
     return np.where(n >= 2, t, np.nan)
 
 
