@@ -155,9 +155,9 @@ def answer(result: Any) -> str:
                 if read
                 else ""
             )
-            why += f"it detects the paper's effect with probability {_f(pw):.2f}{g}"
+            why += "this data does not show the paper's effect"
             if high:
-                why += "; an effect of the paper's size would very likely have been seen"
+                why += ", and an effect of the paper's size would very likely have been seen"
     else:
         return f"- Claim {result.claim_id}: not checked ({d.get('reason', 'no real data')})."
     tail = f"; {power}" if power and v in (PASS, FAIL, PARTIAL, INCONCLUSIVE) else ""
