@@ -31,7 +31,7 @@ from paper_checks.claims._base import (
 )
 from paper_checks.claims._sources import DataMissing, DependencyMissing, Workspace
 from paper_checks.rules._crossover_coverage import continuous_interval
-from paper_checks.rules._requirements import Needs
+from paper_checks.rules._requirements import Needs, gate
 from paper_checks.rules._reversal import (
     PAPER_LOOSE_MARGIN,
     PAPER_TIGHT_GAIN,
@@ -61,7 +61,7 @@ OTHER_DESIGN = {
 # ---- claim 1 ---------------------------------------------------------------------------------------
 
 
-@needs("1", Needs(min_budgets=2))
+@needs("1", Needs(min_budgets=2, cells="ends"))
 def check_sign_reversal(ws: Workspace) -> ClaimResult:
     """Claim 1: "consolidation gains under tight budgets, loses under loose ones".
 
@@ -307,7 +307,7 @@ def check_tight_gain(ws: Workspace) -> ClaimResult:
     )
 
 
-@needs("3", Needs())
+@needs("3", Needs(cells="loosest"))
 def check_loose_retention(ws: Workspace) -> ClaimResult:
     """Claim 3: "under loose budgets retention beats every consolidation operator (paper: by 8-11%)",
     read as 8-11 absolute accuracy points.
@@ -377,7 +377,10 @@ def check_loose_retention(ws: Workspace) -> ClaimResult:
 # ---- claim 4 ---------------------------------------------------------------------------------------
 
 
-@needs("4", Needs(min_budgets=2, readers="second"))
+SECOND_READER_NEEDS = Needs(min_budgets=2, readers="second", cells="ends")
+
+
+@needs("4", SECOND_READER_NEEDS)
 def check_second_reader(ws: Workspace) -> ClaimResult:
     """Claim 4: "a second answer model reproduces the reversal".
 
@@ -402,8 +405,11 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
         checks[r] = chk
         if r == readers[0]:
             continue  # the main reader's reversal is claim 1's
+        closed = gate(ws.real_paired(r), SECOND_READER_NEEDS, ws.unit(r))
         if bad:
             inconclusive[s.name] = bad
+        elif not closed.testable:  # a second reader the rows cannot test: named, not graded
+            inconclusive[s.name] = f"not testable: {closed.reason}"
         else:
             grades[s.name] = reversal_grades(s)
             data[s.name] = distinct_curves(s)[1]

@@ -318,3 +318,23 @@ def test_never_right_and_always_right_files_are_not_testable(files, tmp_path, va
         assert words in c["details"]["reason"] and "\n" not in c["details"]["reason"]
     md = (tmp_path / "out" / "REPORT.md").read_text(encoding="utf-8")
     assert md.count("**not testable**: these rows cannot test it") == 9
+
+
+def test_a_flat_second_reader_is_named_not_graded(files, tmp_path):
+    """Claim 4 with one second reader that can test it and one right on no row: the flat one is
+    named as not testable and left out of the grade, never counted as a reader that does not
+    reverse (issue 46 item 1)."""
+    data = oas.read_paired(files["second"])
+    flat = tmp_path / "flat.jsonl"
+    oas.write_paired(flat, data._replace(outcomes=np.zeros_like(data.outcomes)))
+    cfg = pc.CheckConfig(
+        paired=(str(files["holds"]), str(files["second"]), str(flat)),
+        readers=("r0", "r1", "r2"),
+        scenarios=(),
+        n_resamples=200,
+        oc_datasets=40,
+    )
+    (r,), _ = pc.run_checks(cfg, claims=["4"])
+    assert "paired:r2" not in r.details["grades"] and "paired:r1" in r.details["grades"]
+    assert "not testable" in r.details["not_graded"]["paired:r2"]
+    assert "answered no question correctly" in r.details["not_graded"]["paired:r2"]
