@@ -115,6 +115,7 @@ class CheckConfig:
     theory: TheoryModel = field(default_factory=TheoryModel)
     locomo_audit: str | None = None
     audit_mode: str = "drop,cite"
+    audit_sample: str = "same"
     design: str = "ours"
     features: str | None = None
     protocol: str = "oracle"
@@ -124,6 +125,7 @@ class CheckConfig:
 
         check_choice("CheckConfig.design", self.design, ("ours", "paper"))
         check_choice("CheckConfig.protocol", self.protocol, ("oracle", "end-to-end"))
+        check_choice("CheckConfig.audit_sample", self.audit_sample, ("same", "redrawn"))
         if self.protocol != "oracle" and self.design != "paper":
             raise InputError(
                 "CheckConfig.protocol 'end-to-end' is the paper's full-history design and needs "

@@ -208,7 +208,7 @@ def raw_accuracy_check(paired, *, outcomes=None) -> dict:
     For every pair of grid budgets ``B < B'`` the drop ``U_B(ret) - U_B'(ret)``: one paired drop
     per group, with a Student-t interval at the Bonferroni level ``1 - 0.05 / pairs`` so that all
     pairs together hold a family-wise 95%. The reader is admissible unless some drop's interval
-    lies above 0 (``_verdicts.admissible``).
+    lies above 0 (``rules._grades.admissible``).
 
     Returns:
       ``{"budgets", "accuracy", "lower", "upper", "max_drop": Estimate, "at": (B, B')}``.

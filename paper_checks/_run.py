@@ -78,7 +78,7 @@ def with_operating_characteristics(result: ClaimResult, ws: Workspace) -> ClaimR
     """``result`` with ``details["operating_characteristics"]``: its rule's false-PASS rate and
     power at the graded data's group count G (claim 4: the second reader's; SKIPPED: no G).
 
-    A graded claim carries them already, simulated at its data's G by ``paper_checks.rules._rules``
+    A graded claim carries them already, simulated at its data's G by its rule's home in ``paper_checks.rules``
     (``paper_checks.operating``); they are kept. Otherwise (nothing graded) the table hook
     ``paper_checks.rules._oc.rule_operating_characteristics`` says what is known."""
     if (result.details.get("operating_characteristics") or {}).get("false_pass_rate") is not None:
@@ -166,7 +166,10 @@ def append_sections(
         log.info("paper-checks: robustness: the audited LoCoMo")
         ws_a = audited_workspace(ws, locomo_audit, audit_mode)
         after, ws_a = run_checks(ws_a.config, seed=ws.seed, claims=claims, workspace=ws_a)
-        section = robustness(results, ws, after, ws_a)
+        log.info("paper-checks: robustness: the audited LoCoMo, sample drawn again")
+        ws_r = audited_workspace(ws, locomo_audit, audit_mode, sample="redrawn")
+        redrawn, ws_r = run_checks(ws_r.config, seed=ws.seed, claims=claims, workspace=ws_r)
+        section = robustness(results, ws, after, ws_a, resampled=redrawn, ws_resampled=ws_r)
         append_robustness(out_dir, section)
         written["robustness"] = section
         if note is not None:

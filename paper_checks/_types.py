@@ -1,7 +1,7 @@
 """The result of one claim check, and the small value types the checks pass around.
 
 A check measures a figure with its confidence interval on some data, then hands the numbers to a
-separate, pure verdict function (``paper_checks.rules._verdicts``); nothing here decides a verdict.
+separate, pure verdict function (``paper_checks.rules``); nothing here decides a verdict.
 """
 
 from __future__ import annotations
@@ -15,7 +15,10 @@ PARTIAL = "PARTIAL"
 FAIL = "FAIL"
 INCONCLUSIVE = "INCONCLUSIVE"
 SKIPPED = "SKIPPED"
-VERDICTS = (PASS, PARTIAL, FAIL, INCONCLUSIVE, SKIPPED)
+#: The rows cannot test the claim (an outcome without variance, too few groups): never PASS,
+#: never FAIL (``paper_checks.rules._gates``).
+NOT_TESTABLE = "NOT TESTABLE"
+VERDICTS = (PASS, PARTIAL, FAIL, INCONCLUSIVE, NOT_TESTABLE, SKIPPED)
 
 
 class Estimate(NamedTuple):
@@ -115,7 +118,7 @@ class ClaimResult(NamedTuple):
       paper_figure: what the paper reports (text), ``"-"`` when it gives no number.
       data: the data the figure was measured on.
       verdict: PASS, PARTIAL, FAIL, INCONCLUSIVE or SKIPPED, computed by the claim's verdict
-        function from the real-data units (``paper_checks.rules._verdicts.RULES``).
+        function from the real-data units (``paper_checks.rules._grades.RULES``).
       details: everything else (per-source numbers, the verdict's reason, a one-line ``summary``).
     """
 

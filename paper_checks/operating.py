@@ -30,7 +30,7 @@ import jax
 import numpy as np
 
 from paper_checks._types import FAIL, PARTIAL, PASS
-from retcon.errors import InputError
+from retcon.errors import InputError, check_choice
 
 #: The design targets of a rule: (false PASS <=, power >=, false FAIL <=); see the module doc.
 TARGETS = (0.05, 0.80, 0.05)
@@ -91,12 +91,52 @@ class OperatingCharacteristics(NamedTuple):
         )
 
 
+#: The shapes of the groups' deviations a world can take (``null_shape_draws``); every null world
+#: of ``operating_characteristics`` is run in each of ``NULL_SHAPES``.
+SHAPES = ("gaussian", "heterogeneous", "heavy tails", "one outlier")
+NULL_SHAPES = SHAPES
+
+
+def null_shape_draws(
+    key: jax.Array, shape: str, n_datasets: int, n_groups: int, n_basis: int
+) -> np.ndarray:
+    """``(D, G, G0)`` weights of the measured deviations, symmetric about 0 with unit variance per
+    entry, so a world keeps its means and its covariance and changes only its shape:
+
+    * ``"gaussian"``: standard normal (``jax.random.normal``; the other shapes draw with a
+      numpy Generator seeded from ``key``);
+    * ``"heterogeneous"``: each group's weights scaled by its own factor (uniform on [0.25, 1.75],
+      rescaled to unit mean square): conversations whose effects differ in spread;
+    * ``"heavy tails"``: Student t with 3 df scaled to unit variance;
+    * ``"one outlier"``: normal, the first group's weights scaled to carry half of the total
+      variance and the others shrunk so the average stays 1: one conversation far from the rest.
+    """
+    check_choice("null_shape_draws: shape", shape, SHAPES)
+    size = (n_datasets, n_groups, n_basis)
+    if shape == "gaussian":
+        return np.asarray(jax.random.normal(key, size), np.float64)
+    # the other shapes draw with a numpy Generator seeded from the key (no compilation per size)
+    seed = np.asarray(jax.random.bits(key, (4,)), np.uint32).tolist()
+    rng = np.random.default_rng(seed)
+    if shape == "heavy tails":
+        return rng.standard_t(3.0, size) / np.sqrt(3.0)
+    z = rng.standard_normal(size)
+    if shape == "heterogeneous":
+        s = rng.uniform(0.25, 1.75, (n_datasets, n_groups, 1))
+        return z * s / np.sqrt(np.mean(np.linspace(0.25, 1.75, 1001) ** 2))
+    # "one outlier": the first group carries half the total variance
+    w = np.full((1, n_groups, 1), np.sqrt(n_groups / 2.0 / max(n_groups - 1.0, 1.0)))
+    w[0, 0, 0] = np.sqrt(n_groups / 2.0)
+    return z * w
+
+
 def gaussian_datasets(
     key: jax.Array,
     group_values: Mapping[str, Any],
     means: Mapping[str, Any],
     n_groups: int,
     n_datasets: int,
+    shape: str = "gaussian",
 ) -> list[dict[str, np.ndarray]]:
     """Synthetic data sets with the measured between-group covariance around chosen means.
 
@@ -109,6 +149,7 @@ def gaussian_datasets(
       group_values: ``{name: (G0, ...)}`` the measured per-group arrays (``G0 >= 2``).
       means: ``{name: (...)}`` the world's means (a key absent: the measured mean).
       n_groups: ``G`` of each synthetic data set; n_datasets: how many.
+      shape: the deviations' shape (``null_shape_draws``; default normal).
 
     Returns:
       ``n_datasets`` dicts ``{name: (G, ...)}``.
@@ -140,7 +181,7 @@ def gaussian_datasets(
             for k, f, a in zip(names, flat, arrays)
         ]
     )
-    z = np.asarray(jax.random.normal(key, (n_datasets, n_groups, G0)), np.float64)
+    z = null_shape_draws(key, shape, n_datasets, n_groups, G0)
     draws = mu + z @ centered  # (D, G, P)
     cuts = np.cumsum([f.shape[1] for f in flat])[:-1]
     out = []
@@ -164,6 +205,7 @@ def operating_characteristics(
     true_world: str = "the paper's effect",
     half_means: Mapping[str, Any] | None = None,
     half_world: str = "half the paper's effect",
+    null_shapes: tuple | None = None,
 ) -> OperatingCharacteristics:
     """A rule's false-PASS rate, power and false-FAIL rate at ``n_groups`` groups.
 
@@ -179,18 +221,30 @@ def operating_characteristics(
         observed effect, whose "power" is a function of the p-value; Hoenig & Heisey 2001).
       half_means: the half-size world's means (its PASS share is ``power_half``); None: not
         measured (NaN).
+      null_shapes: the shapes every null world is run in (``null_shape_draws``); None:
+        ``NULL_SHAPES`` (normal, heterogeneous conversations, heavy tails, one outlier
+        conversation). The false-PASS rate is the worst over worlds and shapes.
 
     Returns:
       ``OperatingCharacteristics``.
     """
     rates, partial = {}, {}
+    shapes = NULL_SHAPES if null_shapes is None else tuple(null_shapes)
     for i, (name, means) in enumerate(sorted(null_means.items())):
-        data = gaussian_datasets(
-            jax.random.fold_in(key, i + 1), group_values, means, n_groups, n_datasets
-        )
-        vs = [rule(d) for d in data]
-        rates[name] = float(np.mean([v == PASS for v in vs]))
-        partial[name] = float(np.mean([v == PARTIAL for v in vs]))
+        for j, shape in enumerate(shapes):
+            k = jax.random.fold_in(key, i + 1)
+            data = gaussian_datasets(
+                k if j == 0 else jax.random.fold_in(k, j),
+                group_values,
+                means,
+                n_groups,
+                n_datasets,
+                shape,
+            )
+            vs = [rule(d) for d in data]
+            world = name if shape == "gaussian" else f"{name} ({shape})"
+            rates[world] = float(np.mean([v == PASS for v in vs]))
+            partial[world] = float(np.mean([v == PARTIAL for v in vs]))
     worst = max(rates, key=lambda k: rates[k]) if rates else "-"
     fpart = max(partial.values()) if partial else float("nan")
     half = float("nan")

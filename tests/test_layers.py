@@ -324,10 +324,10 @@ def test_paper_checks_has_no_flat_list_of_more_than_12_modules():
 @pytest.mark.parametrize(
     ("module", "source", "target"),
     [
-        ("paper_checks._curves", "from paper_checks.rules._verdicts import combine\n", "rules"),
+        ("paper_checks._curves", "from paper_checks.rules._grades import combine\n", "rules"),
         (
             "paper_checks.operating",
-            "def f():\n    from paper_checks.rules import _rules\n",
+            "def f():\n    from paper_checks.rules import _reversal\n",
             "rules",
         ),
         (

@@ -14,15 +14,29 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 
-from paper_checks._types import INCONCLUSIVE, SKIPPED, ClaimResult, Estimate, SourceCurves, Verdict
+from paper_checks._types import (
+    INCONCLUSIVE,
+    NOT_TESTABLE,
+    SKIPPED,
+    ClaimResult,
+    Estimate,
+    SourceCurves,
+    Verdict,
+)
 from paper_checks.claims._sources import DataMissing, DependencyMissing, Workspace
 from paper_checks.operating import OperatingCharacteristics
 from paper_checks.rules._acceptance import accept
-from paper_checks.rules._requirements import Needs, unmet
-from paper_checks.rules._verdicts import admissible, grade_reversal, reversal_test
+from paper_checks.rules._gates import identical_actions
+from paper_checks.rules._grades import admissible
+from paper_checks.rules._requirements import Needs, gate, unmet
+from paper_checks.rules._reversal import endpoint_test, grade_reversal
+from retcon.vocab import ACTIONS
+
+_T = TypeVar("_T")
 
 CLAIMS = {
     "1": "Consolidation gains under tight budgets and loses under loose ones: the sign of "
@@ -108,6 +122,15 @@ def claim_result(
     )
 
 
+def graded(ws: Workspace, cid: str, rule: Callable[..., _T], *args, **kwargs) -> _T:
+    """Claim ``cid``'s verdict: ``rule(*args, **kwargs)``, the rule's one home in
+    ``paper_checks.rules`` (the same function its ``*_oc`` simulates), recorded on the workspace
+    (``ws.graded[cid] = (rule, args, kwargs)``) so that the rule can be run again on the very
+    per-group arrays the claim graded (tests/paper_checks/test_one_path.py)."""
+    ws.graded[cid] = (rule, args, kwargs)
+    return rule(*args, **kwargs)
+
+
 def with_oc(verdict: Verdict, oc: OperatingCharacteristics | None) -> tuple[Verdict, dict]:
     """The verdict with its rule's measured error rates, after the acceptance rule per direction
     (``paper_checks.rules._acceptance``), naming what the rule read when its reading does not stand."""
@@ -144,38 +167,62 @@ def skipped_result(cid: str, reason: str, skipped: dict) -> ClaimResult:
 def needs(cid: str, spec: Needs) -> Callable:
     """Decorator: claim ``cid`` needs ``spec`` of its real data (``paper_checks.rules._requirements``).
 
-    Before the claim is measured, each real unit it grades is checked; any unmet need gives
-    INCONCLUSIVE naming the missing column (or groups, budgets), never a crash or a silent skip.
-    Real data that are absent are left to the claim (SKIPPED with the reason).
+    Before the claim is measured, each real unit it grades passes the data gates first
+    (``paper_checks.rules._gates``, via ``_requirements.gate``): too few groups, or an outcome
+    without variance in every budget the claim reads, gives NOT TESTABLE with the reason (never
+    FAIL, never PASS; claim 4: when every second reader is closed). Then any unmet need gives
+    INCONCLUSIVE naming the missing column (or budgets), never a crash or a silent skip. Real data
+    that are absent are left to the claim (SKIPPED with the reason). Actions with the same
+    outcome on every row are named in ``details["same_records"]`` ("merge and rewrite are the
+    same records here").
     """
 
     def wrap(check: Callable[[Workspace], ClaimResult]) -> Callable[[Workspace], ClaimResult]:
         @functools.wraps(check)
         def checked(ws: Workspace) -> ClaimResult:
             readers = list(ws.config.readers)
-            gaps = []
-            for r in readers[:1] if spec.readers == "main" else readers[1:]:
+            gaps, closed, same = [], [], ""
+            units = readers[:1] if spec.readers == "main" else readers[1:]
+            for r in units:
                 try:
                     paired = ws.real_paired(r)
                 except (DataMissing, DependencyMissing):
                     continue
+                g = gate(paired, spec, ws.unit(r))
+                if not g.testable:
+                    closed.append(g.reason)
+                    continue
+                same = same or identical_actions(paired.outcomes, ACTIONS).words
                 gaps += unmet(paired, spec, ws.unit(r))
+            if closed and len(closed) == sum(_present(ws, r) for r in units):
+                details = _unmeasured_details(closed, "not_testable")
+                return unmeasured_result(cid, ws.real_label(readers[0]), NOT_TESTABLE, details)
             if not gaps:
-                return check(ws)
-            reason = "; ".join(gaps)
-            details = {
-                "reason": reason,
-                "unmet": gaps,
-                "summary": reason,
-                "headline": "-",
-                "skipped": {},
-            }
+                out = check(ws)
+                if same:
+                    out = out._replace(details={**out.details, "same_records": same})
+                return out
+            details = _unmeasured_details(gaps, "unmet")
             return unmeasured_result(cid, ws.real_label(readers[0]), INCONCLUSIVE, details)
 
         checked.needs = spec  # type: ignore[attr-defined]
         return checked
 
     return wrap
+
+
+def _unmeasured_details(reasons: list[str], key: str) -> dict:
+    """The details of a claim stopped before it was measured: its reasons, one line."""
+    reason = "; ".join(reasons)
+    return {"reason": reason, key: reasons, "summary": reason, "headline": "-", "skipped": {}}
+
+
+def _present(ws: Workspace, reader: str) -> bool:
+    try:
+        ws.real_paired(reader)
+    except (DataMissing, DependencyMissing):
+        return False
+    return True
 
 
 def main_reader(ws: Workspace) -> str:
@@ -211,7 +258,7 @@ def curve_details(s: SourceCurves) -> dict:
 
 
 def reversal_grades(s: SourceCurves) -> dict:
-    """Per operator: ``reversal_test`` on the per-group curves (real sources; identical operators
+    """Per operator: ``endpoint_test`` on the per-group curves (real sources; identical operators
     are tested once, under the first name), the band rule for sources without groups (shown)."""
     if s.group_delta is None:
         return {
@@ -220,7 +267,7 @@ def reversal_grades(s: SourceCurves) -> dict:
         }
     ops, d = distinct_curves(s)
     budgets = next(iter(s.operators.values())).budgets
-    g = reversal_test(budgets, d).grades
+    g = endpoint_test(budgets, d).grades
     return {op: int(x) for op, x in zip(ops, g)}
 
 

@@ -1,6 +1,7 @@
 """Claims 1-4, the budget-dependent reversal: its sign (1), the tight-budget gain (2), loose-budget
-retention (3) and the second answer model (4). Each measures, then asks its verdict
-(``paper_checks.rules._verdicts``) and its rule's operating characteristics (``paper_checks.rules._rules``).
+retention (3) and the second answer model (4). Each measures the per-group arrays, then asks
+its rule's one home, ``paper_checks.rules._reversal``, for the verdict (``claims._base.graded``)
+and for that same rule's operating characteristics.
 
 References: MODEL §6-7; docs/paper-checks.md "Claims and how each verdict is computed".
 """
@@ -19,6 +20,7 @@ from paper_checks.claims._base import (
     curve_details,
     data_label,
     distinct_curves,
+    graded,
     main_reader,
     needs,
     real_missing,
@@ -29,27 +31,46 @@ from paper_checks.claims._base import (
 )
 from paper_checks.claims._sources import DataMissing, DependencyMissing, Workspace
 from paper_checks.rules._crossover_coverage import continuous_interval
-from paper_checks.rules._requirements import Needs
-from paper_checks.rules._rules import (
+from paper_checks.rules._requirements import Needs, gate
+from paper_checks.rules._reversal import (
+    PAPER_LOOSE_MARGIN,
+    PAPER_TIGHT_GAIN,
     loose_oc,
     loose_verdict,
     reversal_oc,
+    reversal_verdict,
     tight_gain_oc,
     tight_gain_verdict,
 )
-from paper_checks.rules._verdicts import PAPER_LOOSE_MARGIN, PAPER_TIGHT_GAIN, verdict_sign_reversal
 from retcon.vocab import ACTIONS, OPERATORS
+
+#: One line on how the other LoCoMo design differs (issue 46 item 7): the crossovers of the two
+#: designs are in different units and grids, so neither number stands in for the other.
+OTHER_DESIGN = {
+    "ours": "the other design (--design paper: the paper's 75-question sample, budgets 16-128, "
+    "cheapest-first packing of whole turns, alphanumeric tokens, records capped at the budget) "
+    "measures B* in other tokens on another grid, so its crossover is not this one's: run "
+    "--design paper for its value (docs/statistics.md has both)",
+    "paper": "the other design (ours: questions spread over every conversation, budgets 32-2048 "
+    "at 4 per octave, sessions cut to the budget in order, regex tokens) measures B* in other "
+    "tokens on another grid, so its crossover is not this one's: run without --design for its "
+    "value (docs/statistics.md has both)",
+}
+
 
 # ---- claim 1 ---------------------------------------------------------------------------------------
 
 
-@needs("1", Needs(min_budgets=2))
+@needs("1", Needs(min_budgets=2, cells="ends"))
 def check_sign_reversal(ws: Workspace) -> ClaimResult:
     """Claim 1: "consolidation gains under tight budgets, loses under loose ones".
 
-    Real unit: LoCoMo under the main reader (when admissible), graded by ``grade_reversal`` of
-    the best operator's ``dU(B)`` with its pointwise 95% band. Shown: the sim presets' grades and
-    the exact model's crossovers. Headline: the crossover budget of the best-reversing operator.
+    The primary contrast, stated before data: for every distinct consolidation operator, the
+    gain ``dU`` at the design's tightest budget above 0 and at its loosest below 0, max-T
+    sign-flip over the operators' cells (``rules._reversal.reversal_verdict``; identical
+    operators count once). Real unit: LoCoMo under the main reader (when admissible). Shown: the
+    sim presets' grades (band rule) and the exact model's crossovers. Headline: the crossover
+    budget of the best-reversing operator.
 
     References: MODEL §6.1-6.3.
     """
@@ -59,15 +80,22 @@ def check_sign_reversal(ws: Workspace) -> ClaimResult:
     sims = sim_sources(ws, skipped)
     real = attempt(lambda: ws.real_curves(reader), ws.unit(reader), skipped)
     chk, bad = admission_check(ws, reader, skipped) if real is not None else (None, None)
-    grades, inconclusive = {}, {}
+    grades, inconclusive, data = {}, {}, {}
     if real is not None:
         if bad:
             inconclusive[real.name] = bad
         else:
             grades[real.name] = reversal_grades(real)
+            data[real.name] = distinct_curves(real)[1]
     sim_grades = {s.name: reversal_grades(s) for s in sims}
-    verdict = verdict_sign_reversal(
-        grades, missing=real_missing(skipped), inconclusive=inconclusive
+    verdict = graded(
+        ws,
+        "1",
+        reversal_verdict,
+        source_budgets(real) if real is not None else (),
+        data,
+        missing=real_missing(skipped),
+        inconclusive=inconclusive,
     )
     measured, op_h, head = Estimate.missing(), "-", real
     if head is not None:
@@ -105,6 +133,8 @@ def check_sign_reversal(ws: Workspace) -> ClaimResult:
         )
     if chk is not None:
         parts.append("reader check: " + admission_text(reader, chk))
+    if real is not None and not ws.config.paired:
+        parts.append(OTHER_DESIGN[ws.config.design])
     details = {
         "crossover_covers": covers,
         "grades": grades,
@@ -129,7 +159,7 @@ def check_sign_reversal(ws: Workspace) -> ClaimResult:
             operators={real.name: distinct_curves(real)[0]},
             n_datasets=ws.config.oc_datasets,
         )
-        if real is not None and grades
+        if real is not None and data
         else None,
     )
 
@@ -156,6 +186,25 @@ def _real_pair(ws: Workspace, skipped: dict) -> list[SourceCurves]:
     return out
 
 
+def same_groups(ws: Workspace, units: dict, skipped: dict) -> dict:
+    """The units whose per-group arrays cover as many groups as the first (the raw unit); a
+    chance-corrected unit that lost a group (its only question had no decoy answer) is named in
+    ``skipped`` and left out of the rule and its simulation alike."""
+    if not units:
+        return units
+    g0 = next(iter(units.values())).shape[0]
+    out = {}
+    for k, v in units.items():
+        if v.shape[0] == g0:
+            out[k] = v
+        else:
+            skipped[ws.unit(main_reader(ws)) + ":chance"] = (
+                f"{k}: {v.shape[0]} of {g0} groups have a chance rate (a group whose questions "
+                "have no other answer to score against); not graded"
+            )
+    return out
+
+
 def _chance_table(ws: Workspace) -> dict | None:
     """``{action: {budget: chance rate}}`` and the raw accuracy beside it, main reader."""
     try:
@@ -169,7 +218,7 @@ def _chance_table(ws: Workspace) -> dict | None:
     b = np.asarray(paired.budget, float)
     out = {"chance": {}, "accuracy": {}}
     for k, a in enumerate(ACTIONS):
-        out["chance"][a] = {f"{bb:g}": float(chance[b == bb, k].mean()) for bb in np.unique(b)}
+        out["chance"][a] = {f"{bb:g}": float(np.nanmean(chance[b == bb, k])) for bb in np.unique(b)}
         out["accuracy"][a] = {f"{bb:g}": float(y[b == bb, k].mean()) for bb in np.unique(b)}
     return out
 
@@ -181,7 +230,7 @@ def _ret_accuracy(ws: Workspace, corrected: bool) -> dict:
     if chance is not None:
         y = y - chance[:, 0]
     b = np.asarray(paired.budget, float)
-    return {float(bb): float(y[b == bb].mean()) for bb in np.unique(b)}
+    return {float(bb): float(np.nanmean(y[b == bb])) for bb in np.unique(b)}
 
 
 @needs("2", Needs())
@@ -191,8 +240,12 @@ def check_tight_gain(ws: Workspace) -> ClaimResult:
 
     Real units: LoCoMo under the main reader, raw and chance-corrected (outcome minus the same
     context's score against another question's answer). Per unit and operator ``max_B dU_o(B)``
-    with the band at that budget (selected on the same data: an optimistic interval); graded for
-    direction (> 0) and magnitude (against 0.48). The relative gain ``dU / U(ret)`` at that budget
+    with the band at that budget (selected on the same data: an optimistic interval). The
+    primary contrast, stated before data: every distinct operator's gain at every budget, max-T
+    sign-flip over those cells for the direction, and the largest mean gain's 95% interval
+    against the paper's 48 points: it holds when the direction is established and the interval
+    reaches 48 points, it does not when the interval lies below them
+    (``rules._reversal.tight_gain_verdict``). The relative gain ``dU / U(ret)`` at that budget
     is shown. Sim presets shown. Headline: the largest raw gain on LoCoMo, fraction of questions.
 
     References: MODEL §6.3.
@@ -211,8 +264,10 @@ def check_tight_gain(ws: Workspace) -> ClaimResult:
             for op in s.operators:
                 base = u_ret.get(where[s.name][op], float("nan"))
                 rel[s.name][op] = gains[s.name][op].point / base if base > 0 else float("nan")
-    tight = {s.name: s.group_delta for s in reals if s.group_delta is not None}
-    verdict = tight_gain_verdict(tight, missing=real_missing(skipped))
+    tight = same_groups(
+        ws, {s.name: s.group_delta for s in reals if s.group_delta is not None}, skipped
+    )
+    verdict = graded(ws, "2", tight_gain_verdict, tight, missing=real_missing(skipped))
     measured, op_h, head = Estimate.missing(), "-", (reals or [None])[0]
     if head is not None:
         op_h = max(gains[head.name], key=lambda o: gains[head.name][o].point)
@@ -252,14 +307,17 @@ def check_tight_gain(ws: Workspace) -> ClaimResult:
     )
 
 
-@needs("3", Needs())
+@needs("3", Needs(cells="loosest"))
 def check_loose_retention(ws: Workspace) -> ClaimResult:
     """Claim 3: "under loose budgets retention beats every consolidation operator (paper: by 8-11%)",
     read as 8-11 absolute accuracy points.
 
     Real units: LoCoMo under the main reader, raw and chance-corrected. Per unit and operator the
-    margin ``U(ret) - U(o)`` at the loosest budget with its band; graded for direction (every
-    margin > 0) and magnitude (every margin against 0.08-0.11). Sim presets shown. Headline: the
+    margin ``U(ret) - U(o)`` at the loosest budget with its band. The primary contrast, stated
+    before data: every operator's margin at the loosest budget, max-T sign-flip over the
+    operators for the direction, each margin's 95% interval against the paper's 8 points (the
+    low end of 8-11); it does not hold when any margin's interval lies below 8 points
+    (``rules._reversal.loose_verdict``). Sim presets shown. Headline: the
     smallest raw margin on LoCoMo.
 
     References: MODEL §6.2.
@@ -273,8 +331,14 @@ def check_loose_retention(ws: Workspace) -> ClaimResult:
         for op, c in s.operators.items():
             e = _at(c, len(c.budgets) - 1)
             margins[s.name][op] = Estimate(-e.point, -e.upper, -e.lower)
-    loose_g = {s.name: -s.group_delta[:, :, -1] for s in reals if s.group_delta is not None}
-    verdict = loose_verdict(loose_g, list(OPERATORS), missing=real_missing(skipped))
+    loose_g = same_groups(
+        ws,
+        {s.name: -s.group_delta[:, :, -1] for s in reals if s.group_delta is not None},
+        skipped,
+    )
+    verdict = graded(
+        ws, "3", loose_verdict, loose_g, list(OPERATORS), missing=real_missing(skipped)
+    )
     measured, op_h, head = Estimate.missing(), "-", (reals or [None])[0]
     if head is not None:
         op_h = min(margins[head.name], key=lambda o: margins[head.name][o].point)
@@ -313,7 +377,10 @@ def check_loose_retention(ws: Workspace) -> ClaimResult:
 # ---- claim 4 ---------------------------------------------------------------------------------------
 
 
-@needs("4", Needs(min_budgets=2, readers="second"))
+SECOND_READER_NEEDS = Needs(min_budgets=2, readers="second", cells="ends")
+
+
+@needs("4", SECOND_READER_NEEDS)
 def check_second_reader(ws: Workspace) -> ClaimResult:
     """Claim 4: "a second answer model reproduces the reversal".
 
@@ -328,7 +395,7 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
     """
     skipped: dict = {}
     readers = list(ws.config.readers)
-    checks, grades, inconclusive, sources = {}, {}, {}, {}
+    checks, grades, inconclusive, sources, data = {}, {}, {}, {}, {}
     for r in readers:
         s = attempt(lambda r=r: ws.real_curves(r), ws.unit(r), skipped)
         if s is None:
@@ -338,10 +405,14 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
         checks[r] = chk
         if r == readers[0]:
             continue  # the main reader's reversal is claim 1's
+        closed = gate(ws.real_paired(r), SECOND_READER_NEEDS, ws.unit(r))
         if bad:
             inconclusive[s.name] = bad
+        elif not closed.testable:  # a second reader the rows cannot test: named, not graded
+            inconclusive[s.name] = f"not testable: {closed.reason}"
         else:
             grades[s.name] = reversal_grades(s)
+            data[s.name] = distinct_curves(s)[1]
     second = [r for r in readers[1:] if r in sources]
     if not second:
         need = (
@@ -351,8 +422,12 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
         )
         why = "; ".join(skipped.values()) or "none given"
         return skipped_result("4", f"needs {need}: {why}", skipped)
-    verdict = verdict_sign_reversal(
-        grades,
+    verdict = graded(
+        ws,
+        "4",
+        reversal_verdict,
+        source_budgets(sources[second[0]]),
+        data,
         missing=[k for k in real_missing(skipped) if k != ws.unit(readers[0])],
         inconclusive=inconclusive,
     )
@@ -404,11 +479,7 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
         oc=reversal_oc(
             ws.key("oc:4"),
             source_budgets(sources[second[0]]),
-            {
-                sources[r].name: distinct_curves(sources[r])[1]
-                for r in second
-                if sources[r].name in grades
-            },
+            data,
             operators={sources[r].name: distinct_curves(sources[r])[0] for r in second},
             n_datasets=ws.config.oc_datasets,
         ),

@@ -12,11 +12,24 @@ import numpy as np
 from paper_checks._curves import t_estimate
 from paper_checks._loco import calibrated_name
 from paper_checks._types import INCONCLUSIVE, ClaimResult, Estimate, Verdict
-from paper_checks.claims._base import attempt, claim_result, main_reader, needs, real_missing
+from paper_checks.claims._base import (
+    attempt,
+    claim_result,
+    graded,
+    main_reader,
+    needs,
+    real_missing,
+)
 from paper_checks.claims._sources import Workspace
 from paper_checks.rules._requirements import Needs
-from paper_checks.rules._rules import equivalence_oc, harm_oc, harm_verdict, positive_oc
-from paper_checks.rules._verdicts import verdict_no_reliable_improvement, verdict_router_gain
+from paper_checks.rules._router import (
+    equivalence_oc,
+    equivalence_verdict,
+    harm_oc,
+    harm_verdict,
+    router_gain_oc,
+    router_gain_verdict,
+)
 
 
 def _loco(ws: Workspace, skipped: dict):
@@ -53,17 +66,18 @@ def check_router_gain(ws: Workspace) -> ClaimResult:
     """
     skipped: dict = {}
     reader, ev = _loco(ws, skipped)
-    gains, per_budget, not_ahead, oc = {}, {}, [], None
+    gains, gain_g, per_budget, not_ahead, oc = {}, {}, {}, [], None
     src = ws.unit(reader)
     if ev is not None:
         d = ev.outcome("oas") - ev.outcome("best-fixed")
         gain_groups = _router_gain_groups(ev)
         gains[src] = t_estimate(gain_groups)
-        oc = positive_oc(ws.key("oc:7"), {src: gain_groups}, n_datasets=ws.config.oc_datasets)
+        gain_g[src] = gain_groups
+        oc = router_gain_oc(ws.key("oc:7"), {src: gain_groups}, n_datasets=ws.config.oc_datasets)
         for b in np.unique(ev.budget):
             per_budget[float(b)] = t_estimate(ev.per_group(d, ev.budget == b))
         not_ahead = [b for b, e in per_budget.items() if not e.point > 0]
-    verdict = verdict_router_gain(gains, missing=real_missing(skipped))
+    verdict = graded(ws, "7", router_gain_verdict, gain_g, missing=real_missing(skipped))
     summary = "; ".join(
         f"{s}: {g.fmt(100, 1)} pts on stressed instances; OAS not ahead (point <= 0) at "
         f"{len(not_ahead)}/{len(per_budget)} budgets: B = "
@@ -97,7 +111,7 @@ def check_mlp_control(ws: Workspace) -> ClaimResult:
     skipped: dict = {}
     reader, ev = _loco(ws, skipped)
     src = ws.unit(reader)
-    tests, oc, m, diff = {}, None, float("nan"), None
+    tests, diffs, oc, m, diff = {}, {}, None, float("nan"), None
     if ev is not None:
         gain = t_estimate(_router_gain_groups(ev))
         m = ws.config.equivalence_share * gain.point if gain.defined else float("nan")
@@ -106,6 +120,7 @@ def check_mlp_control(ws: Workspace) -> ClaimResult:
         else:
             diff = ev.per_group(ev.outcome("mlp") - ev.outcome("oas"))
             tests[src] = (t_estimate(diff, 0.90), t_estimate(diff, 0.95))
+            diffs[src] = diff
     if tests and not m > 0:
         verdict = Verdict(
             INCONCLUSIVE,
@@ -113,7 +128,9 @@ def check_mlp_control(ws: Workspace) -> ClaimResult:
             "to it",
         )
     else:
-        verdict = verdict_no_reliable_improvement(tests, margin=m, missing=real_missing(skipped))
+        verdict = graded(
+            ws, "8", equivalence_verdict, diffs, margin=m, missing=real_missing(skipped)
+        )
         if diff is not None:
             oc = equivalence_oc(ws.key("oc:8"), diff, m, n_datasets=ws.config.oc_datasets)
     summary = "; ".join(
@@ -209,8 +226,16 @@ def check_harm_calibration(ws: Workspace) -> ClaimResult:
                 cost_g[unit] = ev.per_group(a_oas - ev.outcome(name))
                 harm[unit], cost[unit] = t_estimate(harm_g[unit]), t_estimate(cost_g[unit])
         crc = {f"{a:g}": crc_bound_check(ev, a) for a in ev.alphas}
-    verdict = harm_verdict(
-        harm, cost, ws.config.max_accuracy_cost, real_missing(skipped), inconclusive
+    verdict = graded(
+        ws,
+        "9",
+        harm_verdict,
+        harm_g,
+        cost_g,
+        ws.config.max_accuracy_cost,
+        base_harm=base_harm,
+        missing=real_missing(skipped),
+        inconclusive=inconclusive,
     )
     cal = [u for u in harm if "oas-calibrated@" in u]
     head = max(cal, key=lambda u: float(u.rsplit("@", 1)[1]), default=next(iter(harm), None))

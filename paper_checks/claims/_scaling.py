@@ -1,6 +1,7 @@
 """Claims 5-6, which operator and which budget: the crossover's scaling with evidence length (5) and
 cross-note operators against local rewrite (6). Each measures, then asks its verdict
-(``paper_checks.rules._verdicts``) and its rule's operating characteristics (``paper_checks.rules._rules``).
+(``claims._base.graded``: claim 5's home is ``paper_checks.rules._slope``, claim 6's
+``paper_checks.rules._cross_note``) and that same rule's operating characteristics.
 
 References: MODEL §6, §8; docs/paper-checks.md "Claims and how each verdict is computed".
 """
@@ -16,16 +17,22 @@ from paper_checks.claims._base import (
     admission_check,
     attempt,
     claim_result,
+    graded,
     main_reader,
     needs,
     real_missing,
     sim_sources,
 )
 from paper_checks.claims._sources import Workspace
+from paper_checks.rules._cross_note import conditions, cross_note_oc, cross_note_verdict
 from paper_checks.rules._requirements import Needs
-from paper_checks.rules._rules import conditions, cross_note_oc, slope_oc, slope_verdict
-from paper_checks.rules._slope import identical_operators, stratified_group_curves
-from paper_checks.rules._verdicts import verdict_cross_note, verdict_crossover_scaling
+from paper_checks.rules._slope import (
+    identical_operators,
+    slope_oc,
+    slope_verdict,
+    stratified_group_curves,
+    verdict_crossover_scaling,
+)
 from retcon.inference import group_means
 from retcon.vocab import ACTIONS, OPERATORS
 
@@ -73,7 +80,10 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
             inconclusive.update(
                 {f"{ws.unit(reader)}:{op}": bad for op in OPERATORS if op not in same}
             )
-        verdict, slopes, est = slope_verdict(
+        verdict, slopes, est = graded(
+            ws,
+            "5",
+            slope_verdict,
             ws.key("c5:strata"),
             curves,
             budgets,
@@ -238,8 +248,14 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
                 "merge_minus_abstract": {k: t_estimate(v) for k, v in c.items()},
             }
     conds = conditions(conds)
-    verdict = verdict_cross_note(
-        beats, conds, missing=real_missing(skipped), inconclusive=inconclusive
+    verdict = graded(
+        ws,
+        "6",
+        cross_note_verdict,
+        arrays_b,
+        arrays_c,
+        missing=real_missing(skipped),
+        inconclusive=inconclusive,
     )
     head = ws.unit(reader) + ":abstract"
     measured = beats.get(head, Estimate.missing())

@@ -126,6 +126,8 @@ class Workspace:
         self.seed = int(seed)
         self.root = jax.random.PRNGKey(self.seed)
         self._memo: dict[str, Any] = {}
+        # claim id -> (rule, args, kwargs) of its verdict (``claims._base.graded``)
+        self.graded: dict[str, tuple] = {}
         self.timings: dict[str, float] = {}  # per stage, wall seconds including nested stages
         # (stage, seconds) in the order stages end, each without the stages nested in it; never
         # written to report.json (same seed, same bytes): ``stage_timings`` reads it
@@ -341,6 +343,8 @@ class Workspace:
                         f"no chance rates stored for the {reader} reader (columns "
                         "meta_chance_<action>)"
                     )
+                keep = np.isfinite(chance).all(axis=1)  # rows without a decoy: no chance rate
+                paired, chance = paired.take(keep), chance[keep]
                 outcomes = np.asarray(paired.outcomes, float) - chance
             return curves_from_paired(
                 self.key(f"locomo-curves:{reader}"),
@@ -615,7 +619,12 @@ def _locomo_paired(
     every conversation stays a group. With ``chance`` every context is scored a second time
     against a decoy, the gold answer of the next used question of the same conversation whose
     answer differs; the scores are stored as ``meta_chance_<action>`` (the chance rate of the
-    reader: how often a context "contains" an answer it was not built for).
+    reader: how often a context "contains" an answer it was not built for), NaN on the rows of a
+    question with no such answer (kept: only the chance-corrected unit leaves them out).
+
+    With ``config.locomo_audit`` and ``config.audit_sample == "same"`` the questions are chosen
+    on LoCoMo as released (``chosen_query_ids``) and the audit then applies to them, so the
+    audited run grades the same sample less the questions the audit drops.
     """
     import dataclasses
 
@@ -641,17 +650,16 @@ def _locomo_paired(
         make_tokenizer(tokenizer),
     )
     limit = config.llm_limit if reader == "llm" else config.locomo_limit
-    per_conv = None if limit is None else -(-limit // max(len(conversations), 1))
-    sample = None
-    if paper:  # the paper's stratified outcome-blind sample replaces --limit (MODEL §11)
-        sample = {q.query_id for _, q in paper_sample_queries(conversations)}
+    same = getattr(config, "locomo_audit", None) is not None and config.audit_sample == "same"
+    # the questions are chosen on LoCoMo as released, then the audit applies to them: the
+    # audited run grades the same sample, less its dropped questions (``audit_sample="same"``)
+    chosen = chosen_query_ids(
+        load_locomo_conversations(path) if same else conversations, paper=paper, limit=limit
+    )
     plans = {} if plans is None else plans
     rows = []
     for conv in conversations:
-        if sample is not None:
-            queries = [q for q in conv.queries if q.query_id in sample]
-        else:
-            queries = list(conv.queries if per_conv is None else conv.queries[:per_conv])
+        queries = [q for q in conv.queries if q.query_id in chosen]
         ctx = None  # built only when a query of the conversation has no plan yet
         for i, q in enumerate(queries):
             key = (conv.conversation_id, q.query_id)
@@ -665,15 +673,38 @@ def _locomo_paired(
             mine = score_query_rows(plan, q, rdr)
             if chance:
                 decoy = _decoy_answer(queries, i)
-                if decoy is None:
-                    continue  # no other answer in the conversation: no chance rate, row left out
-                # the plan does not read the answer: the decoy is scored on the same contexts
-                other = score_query_rows(plan, dataclasses.replace(q, answer=decoy), rdr)
+                # the plan does not read the answer: the decoy is scored on the same contexts;
+                # no other answer in the conversation: the row is kept without a chance rate
+                # (NaN), left out of the chance-corrected unit only
+                other = (
+                    [{} for _ in mine]
+                    if decoy is None
+                    else score_query_rows(plan, dataclasses.replace(q, answer=decoy), rdr)
+                )
                 for row, o in zip(mine, other):
                     for a in ("ret", *OPERATORS):
-                        row[f"meta_chance_{a}"] = o[f"y_{a}"]
+                        row[f"meta_chance_{a}"] = o.get(f"y_{a}", float("nan"))
             rows.extend(mine)
     return paired_from_rows(rows, source=f"{path.name} ({reader} reader)")
+
+
+def load_locomo_conversations(path):
+    """LoCoMo's conversations as released (no audit)."""
+    return load_locomo(path).conversations
+
+
+def chosen_query_ids(conversations, *, paper: bool, limit: int | None) -> set[str]:
+    """The question ids a LoCoMo run uses: the paper's stratified outcome-blind sample
+    (``paper``, MODEL §11), else the first ``ceil(limit / G)`` questions of every conversation
+    (all with ``limit`` None), so every conversation stays a group."""
+    if paper:
+        return {q.query_id for _, q in paper_sample_queries(conversations)}
+    per_conv = None if limit is None else -(-limit // max(len(conversations), 1))
+    return {
+        q.query_id
+        for c in conversations
+        for q in (c.queries if per_conv is None else c.queries[:per_conv])
+    }
 
 
 def _decoy_answer(queries, i: int):

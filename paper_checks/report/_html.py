@@ -30,7 +30,7 @@ table{border-collapse:collapse;margin:.8em 0;font-size:.9em}
 th,td{border:1px solid #ccc;padding:.3em .5em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}tr:nth-child(even) td{background:#fafafa}
 .verdict{font-weight:bold;white-space:nowrap}.PASS{color:#1a7f37}.FAIL{color:#c62828}
-.PARTIAL{color:#9a6700}.INCONCLUSIVE{color:#57606a}.SKIPPED{color:#8c8c8c}
+.PARTIAL{color:#9a6700}.INCONCLUSIVE{color:#57606a}.NOT-TESTABLE{color:#57606a}.SKIPPED{color:#8c8c8c}
 ul.answers li{margin:.35em 0}figure{margin:1.2em 0}figure img{max-width:100%;
 border:1px solid #eee}figcaption{font-size:.85em;color:#555}code{font-size:.9em}
 .prov td:first-child{white-space:nowrap;font-weight:bold}
@@ -132,11 +132,6 @@ def render_html(
         "<title>Paper checks: claim by claim</title>",
         f"<style>{_CSS}</style></head><body>",
         "<h1>Paper checks: claim by claim</h1>",
-        f"<p>{inline(ACCEPTANCE_RULE)}</p>",
-        '<h2 id="answers">In plain words</h2>',
-        '<ul class="answers">'
-        + "".join(f"<li>{inline(answer(r).removeprefix('- '))}</li>" for r in results)
-        + "</ul>",
         '<h2 id="claims">The claims and their error rates</h2>',
         "<p>Ours: the headline estimate with its 95% interval. False PASS, FAIL, PARTIAL and power: "
         "the verdict rule's measured rates at the data's group count "
@@ -151,12 +146,20 @@ def render_html(
         parts.append(
             f'<tr class="claim"><td>{inline(r.claim_id)}</td><td>{inline(r.claim)}</td>'
             f"<td>{inline(r.paper_figure)}</td><td>{inline(format_measured(r))}</td>"
-            f'<td class="verdict {html.escape(r.verdict)}">{html.escape(r.verdict)}</td>'
+            f'<td class="verdict {html.escape(r.verdict.replace(" ", "-"))}">'
+            f"{html.escape(r.verdict)}</td>"
             f"<td>{_rate(d.get('false_pass_rate'))}</td><td>{_rate(d.get('false_fail_rate'))}</td>"
             f"<td>{_rate(d.get('false_partial_rate'))}</td>"
             f"<td>{_rate(d.get('power_paper_effect'))}</td><td>{inline(r.data)}</td></tr>"
         )
-    parts.append("</tbody></table>")
+    parts += [
+        "</tbody></table>",
+        '<h2 id="answers">In plain words</h2>',
+        '<ul class="answers">'
+        + "".join(f"<li>{inline(answer(r).removeprefix('- '))}</li>" for r in results)
+        + "</ul>",
+        f"<p>{inline(ACCEPTANCE_RULE)}</p>",
+    ]
     if report.get("tables") is not None:
         from paper_checks.tables._design import tables_markdown
 

@@ -17,7 +17,7 @@ import numpy as np
 from paper_checks._paired import judge_flag_lines
 from paper_checks._types import VERDICTS, ClaimResult, Estimate
 from paper_checks.rules._acceptance import ACCEPTANCE_RULE, answer
-from paper_checks.rules._verdicts import RULES
+from paper_checks.rules._grades import RULES
 from retcon.output import sidecar, to_jsonable, write_json_atomic, write_text_atomic
 
 
@@ -139,25 +139,9 @@ def render_markdown(
     lines = [
         "# Paper checks: claim by claim",
         "",
-        ACCEPTANCE_RULE,
-        "",
-        "In plain words:",
-        "",
-        *(answer(r) for r in results),
-        *(f"- **{line}**." for line in judge_flag_lines(data)),
-        "",
         f"Scale: {scale}; seed {seed}. Verdicts: "
         + ", ".join(f"{v} {n}" for v, n in counts.items())
         + ".",
-        "Intervals follow the few-groups protocol of docs/statistics.md: statistics per group "
-        "(conversation), Student-t intervals on G - 1 df for means, a wild cluster bootstrap "
-        "(Webb's weights) for crossovers. Beside each verdict: its rule's measured false-PASS "
-        "rate and power at the data's group count (paper_checks.operating).",
-        "",
-        *data_lines(data),
-        "Verdict rules:",
-        "",
-        *(f"{i}. {rule}" for i, rule in enumerate(RULES, 1)),
         "",
         "| # | claim | paper's figure | ours (95% CI) | verdict | false PASS / power | data |",
         "| --- | --- | --- | --- | --- | --- | --- |",
@@ -167,7 +151,27 @@ def render_markdown(
             f"| {r.claim_id} | {_cell(r.claim)} | {_cell(r.paper_figure)} | {_cell(format_measured(r))} "
             f"| **{r.verdict}** | {format_oc_cell(r)} | {_cell(r.data)} |"
         )
-    lines.append("")
+    lines += [
+        "",
+        "In plain words:",
+        "",
+        *(answer(r) for r in results),
+        *(f"- **{line}**." for line in judge_flag_lines(data)),
+        "",
+        ACCEPTANCE_RULE,
+        "",
+        "Intervals follow the few-groups protocol of docs/statistics.md: statistics per group "
+        "(conversation), Student-t intervals on G - 1 df for means, the exact max-T sign-flip "
+        "test where several cells stand behind one decision, a wild cluster bootstrap (Webb's "
+        "weights) for crossovers. Beside each verdict: its rule's measured false-PASS rate and "
+        "power at the data's group count (paper_checks.operating).",
+        "",
+        *data_lines(data),
+        "Verdict rules:",
+        "",
+        *(f"{i}. {rule}" for i, rule in enumerate(RULES, 1)),
+        "",
+    ]
     for r in results:
         d = r.details
         lines += [

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from paper_checks._types import FAIL, INCONCLUSIVE, PARTIAL, PASS, Verdict
+from paper_checks._types import FAIL, INCONCLUSIVE, NOT_TESTABLE, PARTIAL, PASS, Verdict
 
 #: Largest false-PASS, false-FAIL and false-PARTIAL rate at which that reading stands; the power
 #: above which a reading that shows nothing is worded as evidence of absence.
@@ -100,22 +100,45 @@ _ANSWER = {
     FAIL: "does not hold",
     PARTIAL: "holds in part",
     INCONCLUSIVE: "cannot tell from this data",
+    NOT_TESTABLE: "not testable",
 }
+
+
+def detects(d: dict) -> str:
+    """What the data can detect, in words: "with G = 10 groups this design detects a
+    paper-sized effect 59% of the time (half of it: 22%)"; empty when not measured."""
+    pw, ph = d.get("power_paper_effect"), d.get("power_half_effect")
+    if pw is None or not math.isfinite(_f(pw)):
+        return ""
+    g = (d.get("operating_characteristics") or {}).get("n_groups")
+    who = f"with G = {g} groups this design" if g is not None else "this design"
+    half = "" if ph is None or not math.isfinite(_f(ph)) else f" (half of it: {_f(ph):.0%})"
+    return f"{who} detects a paper-sized effect {_f(pw):.0%} of the time{half}"
 
 
 def answer(result: Any) -> str:
     """One plain line for a claim result (a ``ClaimResult``): holds / does not hold / holds in
-    part / cannot tell from this data / not checked, and why (the rate a standing reading rests
-    on; the power figure for a "cannot tell")."""
+    part / cannot tell from this data / not testable / not checked, why (the rate a standing
+    reading rests on), and on every graded line what the data can detect (the rule's power at
+    the paper's effect and half of it, ``detects``)."""
     d = result.details
     v = result.verdict
     fp, ff, fq = d.get("false_pass_rate"), d.get("false_fail_rate"), d.get("false_partial_rate")
-    pw, ph, g = d.get("power_paper_effect"), d.get("power_half_effect"), _groups(d)
+    pw, g = d.get("power_paper_effect"), _groups(d)
+    power = detects(d)
+    high = pw is not None and _f(pw) >= HIGH_POWER
+    if v == NOT_TESTABLE:
+        return (
+            f"- Claim {result.claim_id}: **{_ANSWER[v]}**: these rows cannot test it "
+            f"({d.get('reason', '-')})."
+        )
     if v == PASS:
-        why = f"the rule PASSes, and it PASSes falsely in {_pct(_f(fp))} of null worlds{g}"
+        why = f"the direction is established (false PASS {_pct(_f(fp))}{g})"
     elif v == FAIL:
         why = (
-            f"the rule FAILs, and it FAILs in {_pct(_f(ff))} of worlds where the claim holds "
+            f"the paper's size is excluded here (power {_f(pw):.0%}; false FAIL {_pct(_f(ff))}{g})"
+            if high
+            else f"the rule FAILs, and it FAILs in {_pct(_f(ff))} of worlds where the claim holds "
             f"({_true_world(d)}){g}"
         )
     elif v == PARTIAL:
@@ -132,15 +155,15 @@ def answer(result: Any) -> str:
                 if read
                 else ""
             )
-            why += (
-                f"it detects the paper's effect with probability {_f(pw):.2f} (half of it: "
-                f"{_p(ph)}){g}"
-            )
-            if _f(pw) >= HIGH_POWER:
-                why += "; an effect of the paper's size would very likely have been seen"
+            why += "this data does not show the paper's effect"
+            if high:
+                why += ", and an effect of the paper's size would very likely have been seen"
     else:
         return f"- Claim {result.claim_id}: not checked ({d.get('reason', 'no real data')})."
-    return f"- Claim {result.claim_id}: **{_ANSWER[v]}**: {why}."
+    tail = f"; {power}" if power and v in (PASS, FAIL, PARTIAL, INCONCLUSIVE) else ""
+    same = d.get("same_records")
+    tail += f"; {same}" if same else ""
+    return f"- Claim {result.claim_id}: **{_ANSWER[v]}**: {why}{tail}."
 
 
 def _true_world(d: dict) -> str:

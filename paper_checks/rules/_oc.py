@@ -8,7 +8,7 @@ them through ``rule_operating_characteristics`` only, so the measurements can re
 without touching the report.
 
 Status: every graded claim now measures its rule's operating characteristics at its own data's
-G, by simulation in worlds with that data's spread (``paper_checks.rules._rules``, built on
+G, by simulation in worlds with that data's spread (``paper_checks.rules``, each rule beside its ``*_oc``, built on
 ``paper_checks.operating``), and carries them in ``details["operating_characteristics"]``;
 ``paper_checks._run.with_operating_characteristics`` keeps those. This table is the fallback for a
 result that carries none (nothing graded): ``OC_TABLE`` stays empty, so such a claim reports

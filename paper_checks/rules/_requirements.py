@@ -25,12 +25,39 @@ class Needs(NamedTuple):
       min_groups: distinct ``group_id`` values (G) the claim's intervals need.
       min_budgets: distinct ``budget`` values (a reversal or a crossover needs at least 2).
       readers: ``"main"`` (the first reader) or ``"second"`` (every reader after it, claim 4).
+      cells: the budgets whose outcomes the claim's contrast reads (``paper_checks.rules._gates``):
+        ``"all"``, ``"ends"`` (the tightest and the loosest) or ``"loosest"``.
     """
 
     columns: tuple = ()
     min_groups: int = 2
     min_budgets: int = 1
     readers: str = "main"
+    cells: str = "all"
+
+
+def needed_budgets(budget, cells: str) -> np.ndarray | None:
+    """The budgets of ``cells`` (``Needs.cells``) among the rows' ``budget``; None: all."""
+    b = np.unique(np.asarray(budget, dtype=np.float64))
+    if cells == "all" or not b.size:
+        return None
+    return b[[0, -1]] if cells == "ends" else b[-1:]
+
+
+def gate(paired, needs: Needs, unit: str):
+    """The data gates (``paper_checks.rules._gates``) for one real unit: too few groups, or an
+    outcome without variance in every budget the claim reads. Returns ``Gate``."""
+    from paper_checks.rules._gates import first_closed, groups_gate, outcome_gate
+
+    return first_closed(
+        groups_gate(paired.group_id, needs.min_groups, who=unit),
+        outcome_gate(
+            paired.outcomes,
+            paired.budget,
+            needed_budgets(paired.budget, needs.cells),
+            who=f"the reader of {unit}",
+        ),
+    )
 
 
 def _row_gaps(values) -> int:
@@ -68,9 +95,7 @@ def unmet(paired, needs: Needs, unit: str) -> list[str]:
                 f"needs column '{col}' in every row ({what}); {unit} lacks it in {k} of "
                 f"{paired.n} rows"
             )
-    g = len(np.unique(np.asarray(paired.group_id).astype(str)))
-    if g < needs.min_groups:
-        gaps.append(f"needs at least {needs.min_groups} groups (column 'group_id'); {unit} has {g}")
+    # too few groups is a data gate (``gate``: NOT TESTABLE), checked before these
     nb = len(np.unique(np.asarray(paired.budget, dtype=np.float64)))
     if nb < needs.min_budgets:
         gaps.append(

@@ -6,6 +6,13 @@ The audited run is the same run (config, seed, so the same bootstrap keys) with
 (``oas.real.apply_audit``) wherever paper-checks pairs LoCoMo under the oracle protocol. The
 theory and simulation sources do not read LoCoMo; the audited workspace reuses them.
 
+The comparison is on the same sample by construction (``CheckConfig.audit_sample="same"``): the
+questions are chosen on LoCoMo as released and the audit then applies to them (drop: the same
+sample less the dropped questions; correct and cite: the same questions), so a change is the
+annotations' and nothing else. A sample drawn again on the audited file (``"redrawn"``: under
+``--design paper`` another stratified draw, under ours another first-N per conversation) is a
+separate line, labelled as a resample. The statement is computed from the per-claim rows.
+
 References: MODEL §6 (crossovers), §9 (LoCoMo); docs/real-data.md "annotation errors and what
 they change".
 """
@@ -26,11 +33,14 @@ from retcon.output import to_jsonable, write_json_atomic
 from retcon.vocab import ACTIONS, OPERATORS
 
 
-def audited_workspace(ws, audit: str | Path, mode: str = "drop,cite"):
+def audited_workspace(ws, audit: str | Path, mode: str = "drop,cite", sample: str = "same"):
     """A workspace like ``ws`` (config, seed) on the audited LoCoMo; the theory and simulation
-    sources already measured in ``ws`` are shared (they do not read LoCoMo)."""
+    sources already measured in ``ws`` are shared (they do not read LoCoMo). ``sample``:
+    ``"same"`` (the questions of ``ws``, less those the audit drops) or ``"redrawn"``."""
 
-    config = dataclasses.replace(ws.config, locomo_audit=str(audit), audit_mode=mode)
+    config = dataclasses.replace(
+        ws.config, locomo_audit=str(audit), audit_mode=mode, audit_sample=sample
+    )
     new = Workspace(config, ws.seed, progress=ws._progress)
     for name, value in ws._memo.items():
         if name.startswith(("sim", "theory")):
@@ -268,16 +278,32 @@ def _table_4_change(ws_before, ws_after) -> list[dict] | None:
     return out
 
 
-def robustness(
-    before: Sequence[ClaimResult], ws_before, after: Sequence[ClaimResult], ws_after
-) -> dict[str, Any]:
-    """The section: per claim and per crossover, LoCoMo and the audited LoCoMo side by side with
-    the change, and whether any verdict depends on the annotation errors."""
+def _questions(ws) -> set[str] | None:
+    """The question ids of the main reader's real rows in ``ws`` (None when absent)."""
+    try:
+        import numpy as np
+
+        paired = ws.real_paired(ws.config.readers[0])
+    except (DataMissing, DependencyMissing, IndexError, AttributeError):
+        return None
+    return set(np.asarray(paired.query_id).astype(str).tolist())
+
+
+def sample_overlap(ws_before, ws_after) -> dict | None:
+    """``{"questions", "questions_audited", "shared"}``: how many questions each run grades and
+    how many both do (None when either has no real rows)."""
+    qb, qa = _questions(ws_before), _questions(ws_after)
+    if qb is None or qa is None:
+        return None
+    return {"questions": len(qb), "questions_audited": len(qa), "shared": len(qb & qa)}
+
+
+def _claim_rows(before: Sequence[ClaimResult], after: Sequence[ClaimResult]) -> list[dict]:
     by_id = {r.claim_id: r for r in after}
-    claims = []
+    rows = []
     for r in before:
         a = by_id[r.claim_id]
-        claims.append(
+        rows.append(
             {
                 "claim_id": r.claim_id,
                 "verdict": r.verdict,
@@ -290,6 +316,45 @@ def robustness(
                 "ci_audited": None if a.ci is None else [_num(x) for x in a.ci],
             }
         )
+    return rows
+
+
+def statement(claims: Sequence[dict], *, resampled: bool = False) -> str:
+    """The summary sentence, computed from the per-claim rows: every claim whose verdict changes,
+    or that none does (``resampled``: the line of a sample drawn again, not the annotations)."""
+    changed = [c for c in claims if c["verdict_changed"]]
+    words = "; ".join(
+        f"claim {c['claim_id']} {c['verdict']} -> {c['verdict_audited']}" for c in changed
+    )
+    if resampled:
+        if changed:
+            return f"On a sample drawn again from the audited file, verdicts change: {words}."
+        return (
+            f"On a sample drawn again from the audited file, all {len(claims)} claims keep "
+            "their verdict."
+        )
+    if changed:
+        return f"On the same sample, verdicts depend on LoCoMo's annotation errors: {words}."
+    return (
+        f"On the same sample, no verdict depends on LoCoMo's annotation errors: all "
+        f"{len(claims)} claims checked keep their verdict on the audited LoCoMo."
+    )
+
+
+def robustness(
+    before: Sequence[ClaimResult],
+    ws_before,
+    after: Sequence[ClaimResult],
+    ws_after,
+    *,
+    resampled: Sequence[ClaimResult] | None = None,
+    ws_resampled=None,
+) -> dict[str, Any]:
+    """The section: per claim and per crossover, LoCoMo and the audited LoCoMo side by side with
+    the change, on the same sample (``after``, ``ws_after``), and whether any verdict depends on
+    the annotation errors; ``resampled`` (with ``ws_resampled``), the audited run on a sample
+    drawn again, is a separate labelled line with its own statement."""
+    claims = _claim_rows(before, after)
     xb, xa = _crossovers(ws_before), _crossovers(ws_after)
     joint = _joint_crossovers(ws_before, ws_after) if xb else {}
     crossovers = [
@@ -302,27 +367,26 @@ def robustness(
         }
         for k in xb
     ]
-    changed = [c for c in claims if c["verdict_changed"]]
-    if changed:
-        words = "; ".join(
-            f"claim {c['claim_id']} {c['verdict']} -> {c['verdict_audited']}" for c in changed
-        )
-        statement = f"Verdicts depend on LoCoMo's annotation errors: {words}."
-    else:
-        statement = (
-            f"No verdict depends on LoCoMo's annotation errors: all {len(claims)} claims checked "
-            "keep their verdict on the audited LoCoMo."
-        )
+    changed = any(c["verdict_changed"] for c in claims)
     cfg = ws_after.config
     table_4 = _table_4_change(ws_before, ws_after) if getattr(cfg, "design", None) else None
-    return {
+    out = {
         "audit": {"path": cfg.locomo_audit, "modes": cfg.audit_mode},
+        "sample": sample_overlap(ws_before, ws_after),
         "claims": claims,
         "crossovers": crossovers,
         **({"table_4": table_4} if table_4 is not None else {}),
-        "verdicts_depend_on_annotation_errors": bool(changed),
-        "statement": statement,
+        "verdicts_depend_on_annotation_errors": changed,
+        "statement": statement(claims),
     }
+    if resampled is not None:
+        rows = _claim_rows(before, resampled)
+        out["resampled"] = {
+            "sample": None if ws_resampled is None else sample_overlap(ws_before, ws_resampled),
+            "claims": rows,
+            "statement": statement(rows, resampled=True),
+        }
+    return out
 
 
 def _fmt(x, spec: str = ".3f") -> str:
@@ -341,6 +405,25 @@ def _joint(j) -> str:
     return f" [{j['lower']:+.0f}, {j['upper']:+.0f}; defined {j['share_defined']:.0%}]"
 
 
+def _sample_line(sample: dict | None, label: str) -> list[str]:
+    if not sample:
+        return []
+    return [
+        f"{label}: LoCoMo grades {sample['questions']} questions, the audited run "
+        f"{sample['questions_audited']}; {sample['shared']} are in both.",
+        "",
+    ]
+
+
+def _claim_table(claims: Sequence[dict]) -> list[str]:
+    return [
+        f"| {c['claim_id']} | {c['verdict']} | {c['verdict_audited']} | "
+        f"{_fmt(c['measured'])}{_ci(c['ci'])} | {_fmt(c['measured_audited'])}"
+        f"{_ci(c['ci_audited'])} | {_fmt(c['change'], '+.3f')} |"
+        for c in claims
+    ]
+
+
 def robustness_markdown(section: dict) -> str:
     a = section["audit"]
     lines = [
@@ -351,15 +434,22 @@ def robustness_markdown(section: dict) -> str:
         "",
         f"**{section['statement']}**",
         "",
+        *_sample_line(section.get("sample"), "Same sample"),
         "| claim | verdict | audited | measured [95% CI] | audited [95% CI] | change |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
-    for c in section["claims"]:
-        lines.append(
-            f"| {c['claim_id']} | {c['verdict']} | {c['verdict_audited']} | "
-            f"{_fmt(c['measured'])}{_ci(c['ci'])} | {_fmt(c['measured_audited'])}"
-            f"{_ci(c['ci_audited'])} | {_fmt(c['change'], '+.3f')} |"
-        )
+    lines += _claim_table(section["claims"])
+    res = section.get("resampled")
+    if res:
+        lines += [
+            "",
+            f"Resampled (a separate line, not the annotations' effect): {res['statement']}",
+            "",
+            *_sample_line(res.get("sample"), "Redrawn sample"),
+            "| claim | verdict | audited, redrawn | measured [95% CI] | audited [95% CI] | change |",
+            "| --- | --- | --- | --- | --- | --- |",
+            *_claim_table(res["claims"]),
+        ]
     if section["crossovers"]:
         lines += [
             "",

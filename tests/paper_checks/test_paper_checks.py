@@ -23,9 +23,13 @@ from paper_checks._curves import (
     t_estimate,
 )
 from paper_checks._types import FAIL, INCONCLUSIVE, PARTIAL, PASS, SKIPPED
-from paper_checks.rules import _verdicts as V
+from paper_checks.rules import _cross_note as C6
+from paper_checks.rules import _grades as V
+from paper_checks.rules import _reversal as R
+from paper_checks.rules import _router as R9
+from paper_checks.rules import _slope as S
+from paper_checks.rules._grades import admissible
 from paper_checks.rules._slope import slope_estimate
-from paper_checks.rules._verdicts import admissible
 from tests.paper_checks.test_paper_checks_claims import paired_rows
 
 # ---------------------------------------------------------------------------------------------
@@ -60,111 +64,141 @@ def test_combine_pass_fail_partial_inconclusive_skipped():
 def test_grade_reversal():
     b = [1, 2, 4, 8]
     d = np.array([0.2, 0.1, -0.1, -0.2])
-    assert V.grade_reversal(b, d, d - 0.05, d + 0.05) == 2
-    assert V.grade_reversal(b, d, d - 0.5, d + 0.5) == 1  # points reverse, bands cover 0
-    assert V.grade_reversal(b, -d, -d - 0.05, -d + 0.05) == 0  # retention first, then consolidation
-    assert V.grade_reversal(b, d * 0 - 0.1, d * 0 - 0.2, d * 0) == 0
+    assert R.grade_reversal(b, d, d - 0.05, d + 0.05) == 2
+    assert R.grade_reversal(b, d, d - 0.5, d + 0.5) == 1  # points reverse, bands cover 0
+    assert R.grade_reversal(b, -d, -d - 0.05, -d + 0.05) == 0  # retention first, then consolidation
+    assert R.grade_reversal(b, d * 0 - 0.1, d * 0 - 0.2, d * 0) == 0
     # order of the budgets does not matter
-    assert V.grade_reversal(b[::-1], d[::-1], (d - 0.05)[::-1], (d + 0.05)[::-1]) == 2
+    assert R.grade_reversal(b[::-1], d[::-1], (d - 0.05)[::-1], (d + 0.05)[::-1]) == 2
 
 
-def test_verdict_sign_reversal_all_outcomes():
-    assert V.verdict_sign_reversal({"locomo": {"merge": 2, "rewrite": 0}}).verdict == PASS
-    assert V.verdict_sign_reversal({"locomo": {"merge": 0}}).verdict == FAIL
-    assert V.verdict_sign_reversal({"a": {"merge": 2}, "b": {"merge": 1}}).verdict == PARTIAL
-    v = V.verdict_sign_reversal({}, inconclusive={"locomo:sentence": "inadmissible"})
+def _curves(tight: float, loose: float, G: int = 10, K: int = 2, sd: float = 0.01, seed=0):
+    """(G, K, 3) per-group dU at budgets 16, 64, 256: ``tight`` at 16, ``loose`` at 256."""
+    rng = np.random.default_rng(seed)
+    mu = np.array([tight, (tight + loose) / 2, loose])
+    return mu + sd * rng.standard_normal((G, K, 3))
+
+
+def test_reversal_verdict_all_outcomes():
+    """Claims 1 and 4: the tightest-budget gain and loosest-budget loss of some operator, both
+    rejecting in the max-T sign-flip test (MODEL §6.1-6.3)."""
+    b = [16, 64, 256]
+    assert R.reversal_verdict(b, {"locomo": _curves(0.1, -0.1)}).verdict == PASS
+    assert R.reversal_verdict(b, {"locomo": _curves(-0.1, 0.1)}).verdict == FAIL
+    mixed = {"a": _curves(0.1, -0.1), "b": _curves(0.002, -0.002, sd=0.05)}
+    assert R.reversal_verdict(b, mixed).verdict == PARTIAL
+    v = R.reversal_verdict(b, {}, inconclusive={"locomo:sentence": "inadmissible"})
     assert v.verdict == INCONCLUSIVE
+    # a gain at every budget is no reversal, however significant
+    assert R.reversal_verdict(b, {"x": _curves(0.1, 0.1)}).verdict == FAIL
+    # the budgets' order does not matter
+    assert R.reversal_verdict(b[::-1], {"x": _curves(-0.1, 0.1)}).verdict == PASS
 
 
-def test_grade_magnitude():
-    assert V.grade_magnitude(sig(0.47, 0.02), (0.48, 0.48)) == 2
-    # an equivalence band [low / 2, 2 high]: inside it, straddling an edge, missing it
-    assert V.grade_magnitude(sig(0.30), (0.48, 0.48)) == 2
-    assert V.grade_magnitude(E(0.25, 0.2, 0.3), (0.48, 0.48)) == 1
-    assert V.grade_magnitude(sig(0.07), (0.48, 0.48)) == 0  # the review's 7 points against 48
-    assert V.grade_magnitude(sig(0.12, 0.015), (0.08, 0.11)) == 2  # interval meets the range
-    assert V.grade_magnitude(E.missing(), (0.08, 0.11)) == 0
+def test_grade_size():
+    """A size claim decides: holds when the direction is established and the interval reaches
+    the paper's value, does not when the interval lies below it."""
+    assert V.grade_size(sig(0.47, 0.02), 0.48) == 2
+    assert V.grade_size(sig(0.60), 0.48) == 2  # exceeds the paper's value
+    assert V.grade_size(sig(0.07), 0.48) == 0  # the review's 7 points against 48
+    assert V.grade_size(E(0.1, -0.05, 0.5), 0.48) == 1  # reaches 48 but also 0
+    assert V.grade_size(E(0.1, -0.05, 0.5), 0.48, established=True) == 2
+    assert V.grade_size(sig(0.1), 0.48, established=True) == 0
+    assert V.grade_size(E.missing(), 0.08) == 0
 
 
-def test_verdict_loose_retention_all_outcomes():
-    """Claim 3 graded twice (direction, every margin against 8-11 points)."""
-    ok = {"merge": sig(0.09), "abstract": sig(0.10), "rewrite": sig(0.085)}
-    assert V.verdict_loose_retention({"locomo": ok}).verdict == PASS
-    small = {"merge": sig(0.02, 0.005), "abstract": sig(0.10)}
-    v = V.verdict_loose_retention({"locomo": small})
-    assert v.verdict == PARTIAL and "direction:locomo=significant" in v.reason
-    assert (
-        V.verdict_loose_retention({"locomo": {"merge": sig(-0.1), "abstract": sig(-0.2)}}).verdict
-        == FAIL
-    )
-    # one operator significantly ahead of retention: direction 0 even if another is behind
-    v = V.verdict_loose_retention({"s": {"merge": sig(-0.1), "abstract": wide(0.1)}})
-    assert "direction:s=no" in v.reason
-    assert V.verdict_loose_retention({}, inconclusive={"x": "y"}).verdict == INCONCLUSIVE
+def test_loose_verdict_all_outcomes():
+    """Claim 3: every margin's interval against the paper's 8 points, the direction by max-T."""
+    rng = np.random.default_rng(1)
+    ops = ["merge", "abstract"]
+
+    def margins(*mu):
+        return np.array(mu) + 0.01 * rng.standard_normal((10, len(mu)))
+
+    assert R.loose_verdict({"locomo": margins(0.09, 0.10)}, ops).verdict == PASS
+    v = R.loose_verdict({"locomo": margins(0.02, 0.10)}, ops)
+    assert v.verdict == FAIL and "locomo:merge" in v.reason
+    assert R.loose_verdict({"locomo": margins(-0.1, -0.2)}, ops).verdict == FAIL
+    wide = np.array([0.5, -0.3] * 5)[:, None] + np.array([[0.0, 0.1]])
+    assert R.loose_verdict({"s": wide}, ops).verdict == PARTIAL
 
 
 def test_grade_slope_and_verdict_crossover_scaling():
     """MODEL §6.5, an equivalence rule: the 90% interval inside [0.5, 1.5] passes; a 95% interval
     missing the band fails; above 0 only is direction only; too wide is not graded."""
-    assert V.grade_slope(E(1.05, 0.8, 1.3)) == 2
-    assert V.grade_slope(E(1.05, 0.8, 1.3), E(1.05, 0.6, 1.6)) == 2  # the 90% interval decides
-    assert V.grade_slope(E(1.0, 0.3, 1.7)) == 1  # grows with L; not shown proportional
-    assert V.grade_slope(E(2.0, 1.6, 2.4)) == 0  # B*/L doubles as L doubles: not relative
-    assert V.grade_slope(E(0.0, -0.2, 0.3)) == 0
-    assert V.grade_slope(E(0.5, -0.5, 1.5)) is None  # contains 0 and the band
-    assert V.grade_slope(E(1.0, -np.inf, np.inf)) is None
+    assert S.grade_slope(E(1.05, 0.8, 1.3)) == 2
+    assert S.grade_slope(E(1.05, 0.8, 1.3), E(1.05, 0.6, 1.6)) == 2  # the 90% interval decides
+    assert S.grade_slope(E(1.0, 0.3, 1.7)) == 1  # grows with L; not shown proportional
+    assert S.grade_slope(E(2.0, 1.6, 2.4)) == 0  # B*/L doubles as L doubles: not relative
+    assert S.grade_slope(E(0.0, -0.2, 0.3)) == 0
+    assert S.grade_slope(E(0.5, -0.5, 1.5)) is None  # contains 0 and the band
+    assert S.grade_slope(E(1.0, -np.inf, np.inf)) is None
     # LoCoMo's merge interval of the previous rule [0.52, 2.54] is no longer a PASS
-    assert V.grade_slope(E(1.46, 0.52, 2.54)) == 1
-    assert V.verdict_crossover_scaling({"m": (E(1.0, 0.8, 1.2),) * 2}).verdict == PASS
-    assert V.verdict_crossover_scaling({"m": (E(0.0, -0.2, 0.2),) * 2}).verdict == FAIL
+    assert S.grade_slope(E(1.46, 0.52, 2.54)) == 1
+    assert S.verdict_crossover_scaling({"m": (E(1.0, 0.8, 1.2),) * 2}).verdict == PASS
+    assert S.verdict_crossover_scaling({"m": (E(0.0, -0.2, 0.2),) * 2}).verdict == FAIL
     mixed = {"m": (E(1.0, 0.8, 1.2),) * 2, "a": (E(1.0, 0.3, 1.7),) * 2}
-    assert V.verdict_crossover_scaling(mixed).verdict == PARTIAL
-    v = V.verdict_crossover_scaling({"m": (E(0.5, -1.0, 2.0),) * 2})
+    assert S.verdict_crossover_scaling(mixed).verdict == PARTIAL
+    v = S.verdict_crossover_scaling({"m": (E(0.5, -1.0, 2.0),) * 2})
     assert v.verdict == INCONCLUSIVE and "too wide" in v.reason
 
 
 def test_verdict_cross_note():
     beats = {"merge": sig(0.05), "abstract": sig(0.08)}
     conds = {"temporal": sig(0.05), "single-hop": sig(-0.05)}
-    assert V.verdict_cross_note(beats, conds).verdict == PASS
-    assert V.verdict_cross_note({"merge": sig(-0.05)}, {"t": sig(0.05)}).verdict == FAIL
-    v = V.verdict_cross_note(
+    assert C6.verdict_cross_note(beats, conds).verdict == PASS
+    assert C6.verdict_cross_note({"merge": sig(-0.05)}, {"t": sig(0.05)}).verdict == FAIL
+    v = C6.verdict_cross_note(
         {"abstract": sig(0.05)}, conds, inconclusive={"merge": "identical to rewrite"}
     )
     assert v.verdict == PASS and "identical to rewrite" in v.reason
-    assert V.verdict_cross_note({}, {}, inconclusive={"merge": "same"}).verdict == INCONCLUSIVE
-    assert V.verdict_cross_note({"abstract": sig(0.05)}, {"t": sig(0.05)}).verdict == PARTIAL
+    assert C6.verdict_cross_note({}, {}, inconclusive={"merge": "same"}).verdict == INCONCLUSIVE
+    assert C6.verdict_cross_note({"abstract": sig(0.05)}, {"t": sig(0.05)}).verdict == PARTIAL
 
 
 def test_grade_equivalence_and_verdict_mlp():
     """Claim 8 by two one-sided tests: "no CI above 0" alone is not a pass."""
     m = 0.02
-    assert V.grade_equivalence(sig(0.001, 0.01), sig(0.001, 0.012), m) == 2
-    assert V.grade_equivalence(E(-0.05, -0.08, -0.03), sig(-0.05, 0.03), m) == 1  # MLP worse
-    assert V.grade_equivalence(E(0.05, 0.03, 0.07), E(0.05, 0.025, 0.075), m) == 0
+    assert R9.grade_equivalence(sig(0.001, 0.01), sig(0.001, 0.012), m) == 2
+    assert R9.grade_equivalence(E(-0.05, -0.08, -0.03), sig(-0.05, 0.03), m) == 1  # MLP worse
+    assert R9.grade_equivalence(E(0.05, 0.03, 0.07), E(0.05, 0.025, 0.075), m) == 0
     # no CI above 0, but far too wide to show equivalence: not graded (the old rule passed it)
-    assert V.grade_equivalence(E(0.0, -0.1, 0.1), E(0.0, -0.12, 0.12), m) is None
+    assert R9.grade_equivalence(E(0.0, -0.1, 0.1), E(0.0, -0.12, 0.12), m) is None
     t = {"locomo": (sig(0.0, 0.01), sig(0.0, 0.012))}
-    assert V.verdict_no_reliable_improvement(t, margin=m).verdict == PASS
+    assert R9.verdict_no_reliable_improvement(t, margin=m).verdict == PASS
     t = {"locomo": (E(0.05, 0.03, 0.07), E(0.05, 0.025, 0.075))}
-    assert V.verdict_no_reliable_improvement(t, margin=m).verdict == FAIL
+    assert R9.verdict_no_reliable_improvement(t, margin=m).verdict == FAIL
     t = {"locomo": (E(0.0, -0.1, 0.1), E(0.0, -0.12, 0.12))}
-    assert V.verdict_no_reliable_improvement(t, margin=m).verdict == INCONCLUSIVE
+    assert R9.verdict_no_reliable_improvement(t, margin=m).verdict == INCONCLUSIVE
     t = {"a": (sig(0.0, 0.01), sig(0.0, 0.012)), "b": (E(-0.05, -0.08, -0.03), sig(-0.05, 0.03))}
-    assert V.verdict_no_reliable_improvement(t, margin=m).verdict == PARTIAL
+    assert R9.verdict_no_reliable_improvement(t, margin=m).verdict == PARTIAL
 
 
-def test_verdict_router_and_harm():
-    assert V.verdict_router_gain({"locomo": sig(0.05)}).verdict == PASS
-    assert V.verdict_router_gain({"locomo": sig(-0.05)}).verdict == FAIL
-    assert V.verdict_router_gain({"a": sig(0.05), "b": wide(0.01)}).verdict == PARTIAL
-    assert V.verdict_router_gain({}, inconclusive={"a": "why"}).verdict == INCONCLUSIVE
-    assert V.verdict_harm_calibration({"c": sig(-0.05)}, {"c": E(0.01, 0.0, 0.02)}).verdict == PASS
-    assert V.verdict_harm_calibration({"c": sig(0.02)}, {"c": sig(0.0)}).verdict == FAIL
-    v = V.verdict_harm_calibration({"c": sig(-0.05)}, {"c": sig(0.10)})  # cost over the bound
-    assert v.verdict == PARTIAL
-    v = V.verdict_harm_calibration({}, {}, inconclusive={"oas-crc@0.1": "does not bind"})
+def test_router_gain_and_harm_verdicts():
+    """Claim 7 against the paper's +5.05 points; claim 9 per calibration against the paper's
+    82% harm cut at a bounded cost (per-conversation arrays, MODEL §8)."""
+    rng = np.random.default_rng(2)
+
+    def g(mu, sd=0.005):
+        return mu + sd * rng.standard_normal(10)
+
+    assert R9.router_gain_verdict({"locomo": g(0.06)}).verdict == PASS
+    assert R9.router_gain_verdict({"locomo": g(0.01)}).verdict == FAIL  # excludes +5 points
+    assert R9.router_gain_verdict({"locomo": g(-0.05)}).verdict == FAIL
+    assert R9.router_gain_verdict({"a": g(0.06), "b": g(0.0, 0.2)}).verdict == PARTIAL
+    base = 0.05  # the router's harm rate: the paper's cut is 82% of it, 4.1 points
+    unit = "locomo:lexical:oas-calibrated"
+    h = {f"{unit}@0.05": g(-0.045), f"{unit}@0.1": g(-0.043)}
+    c = {k: g(0.01) for k in h}
+    assert R9.harm_verdict(h, c, 0.03, base_harm=base).verdict == PASS
+    small = {k: g(-0.01) for k in h}  # lowered, but far less than the paper's cut
+    assert R9.harm_verdict(small, c, 0.03, base_harm=base).verdict == FAIL
+    costly = {k: g(0.10) for k in h}
+    assert R9.harm_verdict(h, costly, 0.03, base_harm=base).verdict == PARTIAL
+    v = R9.harm_verdict({}, {}, 0.03, base_harm=base, inconclusive={"oas-crc@0.1": "no bind"})
     assert v.verdict == INCONCLUSIVE
+    # binding alphas are pooled per calibration: one graded unit each
+    assert set(R9.pooled_by_variant(h)) == {unit}
 
 
 @given(

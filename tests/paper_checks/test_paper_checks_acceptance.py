@@ -59,10 +59,17 @@ def test_answer_words_each_verdict():
     )
     assert "**holds**" in answer(res(PASS, **rates))
     cant = answer(res(INCONCLUSIVE, rule_verdict=FAIL, **rates))
-    assert "**cannot tell from this data**" in cant and "probability 0.41" in cant
+    assert "**cannot tell from this data**" in cant and "effect 41% of the time" in cant
     assert "false FAIL rate is 40.0%" in cant
     assert "G = 10" in cant
     assert "not checked" in answer(res("SKIPPED", reason="absent"))
+    # every graded line names what the data can detect, PASS and FAIL included
+    for v in (PASS, FAIL):
+        assert "detects a paper-sized effect 41% of the time (half of it: 10%)" in answer(
+            res(v, **rates)
+        )
+    flat = answer(res("NOT TESTABLE", reason="the reader answered no question correctly"))
+    assert "**not testable**" in flat and "answered no question correctly" in flat
 
 
 def test_paper_curves_on_the_data_grid():
@@ -81,7 +88,7 @@ def test_paper_curves_on_the_data_grid():
 def test_reversal_oc_measures_both_powers_at_the_paper_effect(table):
     import jax
 
-    from paper_checks.rules import _rules as R
+    from paper_checks.rules import _reversal as R
 
     rng = np.random.default_rng(0)
     b = np.array(O.LOCOMO_BUDGETS)

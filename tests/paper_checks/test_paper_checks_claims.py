@@ -18,8 +18,8 @@ from paper_checks._loco import LocoEval
 from paper_checks._types import FAIL, INCONCLUSIVE, PARTIAL, PASS, SKIPPED
 from paper_checks.claims._all import crc_bound_check
 from paper_checks.claims._sources import DataMissing, Workspace
-from paper_checks.rules import _verdicts as V
-from paper_checks.rules._verdicts import RULES
+from paper_checks.rules import _slope as V
+from paper_checks.rules._grades import RULES
 from retcon.vocab import LOCOMO_TYPES
 
 BUDGETS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
@@ -210,8 +210,10 @@ def test_reversal_claims_pass_where_they_hold_and_fail_where_they_do_not(cid, ho
     """MODEL §6.1-6.3: with strong compression the sign reverses; with weak compression it does not."""
     r = pc.CHECKS[cid](holds)
     assert r.claim_id == cid and r.claim == pc.CLAIMS[cid]
-    assert r.verdict == PASS, r.details["reason"]
-    assert has_oc(r) and r.details["false_pass_rate"] <= 0.05
+    assert reads(r) == PASS, r.details["reason"]
+    # the worst of 12 null estimates (3 worlds x 4 shapes) at 60 data sets each: its noise alone
+    # reaches 4/60; the runs' 200 data sets per world and the slow tests measure the level
+    assert has_oc(r) and r.details["false_pass_rate"] <= 0.1
     f = pc.CHECKS[cid](fails)
     assert reads(f) == FAIL and has_oc(f)
     assert r.measured is not None and np.isfinite(r.measured)
@@ -228,11 +230,12 @@ def test_inadmissible_reader_makes_the_crossover_claims_inconclusive():
 
 
 def test_claim2_direction_and_magnitude(holds, fails):
-    """Claim 2 graded on direction and against +48 points; the chance-corrected curve is a unit."""
+    """Claim 2 decides on its size: the direction by max-T, the largest gain's interval against
+    +48 points; the chance-corrected curve is a unit."""
     r = pc.check_tight_gain(holds)
     assert reads(r) in (PASS, PARTIAL), r.details["reason"]
     assert has_oc(r)
-    assert "direction:locomo:lexical=significant" in r.details["reason"]
+    assert "locomo:lexical=significant" in r.details["reason"]
     assert set(r.details["max_gain"]) >= {"locomo:lexical", "sim:locomo-like"}
     gains = r.details["max_gain"]["locomo:lexical"]
     assert r.measured == pytest.approx(max(e.point for e in gains.values()))
@@ -244,7 +247,7 @@ def test_claim3_direction_and_magnitude(holds):
     r = pc.check_loose_retention(holds)
     assert reads(r) in (PASS, PARTIAL), r.details["reason"]
     assert has_oc(r)
-    assert "direction:locomo:lexical=significant" in r.details["reason"]
+    assert "locomo:lexical:merge=significant" in r.details["reason"]
     # fidelity above 1 makes the replacement effect positive, so retention loses (MODEL §4)
     world = dict(rho=HOLDS["rho"], phi={"merge": 1.05, "abstract": 1.05, "rewrite": 1.05})
     assert reads(pc.check_loose_retention(make_workspace(world))) == FAIL
@@ -265,7 +268,7 @@ def test_claims_2_3_with_the_chance_correction():
         assert corr[op].point == pytest.approx(raw[op].point + 0.05)
     assert r.details["chance"]["chance"]["ret"]["32"] == pytest.approx(0.05)
     r3 = pc.check_loose_retention(ws)
-    assert "magnitude:locomo:lexical (chance-corrected)" in r3.details["reason"]
+    assert "locomo:lexical (chance-corrected)" in r3.details["reason"]
 
 
 def pc_ops():

@@ -14,7 +14,8 @@ import theory
 from paper_checks import operating as O
 from paper_checks._curves import curves_from_outcomes
 from paper_checks._types import FAIL, PASS
-from paper_checks.rules import _verdicts as V
+from paper_checks.rules import _grades as V
+from paper_checks.rules._reversal import endpoint_test
 from retcon.inference import group_delta_curves as group_curves
 
 B = np.array(O.LOCOMO_BUDGETS)
@@ -89,7 +90,7 @@ def test_claims_1_and_4_rarely_pass_in_the_null_world():
         readers = []
         for r in range(2):
             y, g, b = O.locomo_shaped_data(jax.random.fold_in(k, r), 0.0)
-            readers.append(int(V.reversal_test(B, group_curves(y, g, b, B)).grades.max()))
+            readers.append(int(endpoint_test(B, group_curves(y, g, b, B)).grades.max()))
         verdicts_1.append(V.combine({"lexical": readers[0]}).verdict)
         verdicts_4.append(V.combine({"sentence": readers[0], "topk": readers[1]}).verdict)
     assert np.mean([v == PASS for v in verdicts_1]) <= 0.05
@@ -100,7 +101,7 @@ def test_claims_1_and_4_rarely_pass_in_the_null_world():
             jax.random.fold_in(jax.random.PRNGKey(21), i), np.array(O.PAPER_DELTA)
         )
         fails.append(
-            V.combine({"x": int(V.reversal_test(B, group_curves(y, g, b, B)).grades.max())}).verdict
+            V.combine({"x": int(endpoint_test(B, group_curves(y, g, b, B)).grades.max())}).verdict
         )
     assert np.mean([v == FAIL for v in fails]) <= 0.05
 
@@ -127,3 +128,17 @@ def test_crossover_intervals_from_10_groups_cover_the_grid_truth():
         c = s.operators["merge"].crossover
         hits.append(bool(c.defined and c.lower <= truth <= c.upper))
     assert np.mean(hits) >= 0.93, np.mean(hits)
+
+
+def test_null_shapes_keep_the_worlds_means_and_spread():
+    """The operating-characteristics library's shapes (normal, heterogeneous conversations, heavy
+    tails, one outlier conversation) change only the shape of the groups' deviations: weights
+    symmetric about 0 with unit variance, so every null world stays null (MODEL §8: groups are
+    the units); the outlier carries half of the variance."""
+    for shape in O.SHAPES:
+        z = O.null_shape_draws(jax.random.PRNGKey(3), shape, 4000, 10, 10)
+        assert abs(z.mean()) < 0.02 and abs((z**2).mean() - 1.0) < 0.06, shape
+    out = O.null_shape_draws(jax.random.PRNGKey(4), "one outlier", 4000, 10, 10)
+    assert (out[:, 0] ** 2).mean() == pytest.approx(5.0, rel=0.05)
+    with pytest.raises(Exception, match="shape"):
+        O.null_shape_draws(jax.random.PRNGKey(0), "cubic", 2, 10, 10)

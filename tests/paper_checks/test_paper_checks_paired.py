@@ -19,7 +19,7 @@ import oas
 import paper_checks as pc
 from paper_checks._paired import fill_cluster_tokens, load_paired_source
 from paper_checks.rules._oc import rule_operating_characteristics
-from paper_checks.rules._requirements import Needs, unmet
+from paper_checks.rules._requirements import Needs, gate, unmet
 from retcon.cli import main
 from retcon.vocab import ACTIONS
 from tests.paper_checks.test_paper_checks_claims import HOLDS, world_paired
@@ -81,7 +81,10 @@ def test_a_file_where_the_claims_hold_grades_them_pass(files, tmp_path):
     report names the file, its sha256, its group count and each rule's operating
     characteristics at that group count."""
     obj = _check(files, ["holds", "second"], ["1", "4"], tmp_path)
-    assert obj["verdicts"] == {"1": "PASS", "4": "PASS"}, obj["claims"][0]["details"]["reason"]
+    assert obj["verdicts"]["1"] == "PASS", obj["claims"][0]["details"]["reason"]
+    # the second world's gain at the tightest budget (16 tokens) is 0-5 points: the primary
+    # contrast sees its reversal on the points only (PARTIAL, which does not stand), never FAIL
+    assert obj["verdicts"]["4"] in ("PASS", "INCONCLUSIVE"), obj["claims"][1]["details"]["reason"]
     assert "paired:r0" in obj["claims"][0]["details"]["grades"]
     # the crossover's two intervals (issue 30 item 6): the continuous one holds the grid one
     cov = obj["claims"][0]["details"]["crossover_covers"]
@@ -145,9 +148,11 @@ def test_len_c_is_read_from_evidence_structure_when_cluster_tokens_is_absent(fil
     assert unmet(filled, Needs(columns=("cluster_tokens",)), "u") == []
     few = Needs(min_groups=20, min_budgets=20)
     assert [g.split(";")[0] for g in unmet(filled, few, "u")] == [
-        "needs at least 20 groups (column 'group_id')",
         "needs at least 20 distinct budgets (column 'budget')",
     ]
+    # too few groups is a data gate: NOT TESTABLE with the count (paper_checks.rules._gates)
+    g = gate(filled, few, "u")
+    assert not g.testable and "this claim's rule needs at least 20" in g.reason
 
 
 def test_simulated_files_say_so(files, tmp_path):
@@ -294,3 +299,42 @@ def test_a_measured_claim_on_a_flagged_judges_file_says_so(files, tmp_path, caps
     text, err, md, _, said = _judged_report(files, tmp_path, capsys, True)
     assert said in err and said in text and f"- **{said}" in md
     assert next(x for x in text.splitlines() if x.startswith("claim 2:")).endswith("FLAGGED]")
+
+
+@pytest.mark.parametrize(("value", "words"), [(0.0, "no question correctly"), (1.0, "every")])
+def test_never_right_and_always_right_files_are_not_testable(files, tmp_path, value, words):
+    """The stand-in reader that answers "unknown" to everything (and one right on every row):
+    every claim needs outcome variance, so every claim reads NOT TESTABLE with the reason in one
+    line, never FAIL and never PASS (issue 46 item 1; MODEL §3: every contrast is 0)."""
+    data = oas.read_paired(files["holds"])
+    flat = data._replace(outcomes=np.full_like(data.outcomes, value))
+    path = tmp_path / "flat.jsonl"
+    oas.write_paired(path, flat)
+    second = tmp_path / "flat2.jsonl"
+    oas.write_paired(second, flat)
+    obj = _check({"a": path, "b": second}, ["a", "b"], list("123456789"), tmp_path / "out")
+    assert set(obj["verdicts"].values()) == {"NOT TESTABLE"}, obj["verdicts"]
+    for c in obj["claims"]:
+        assert words in c["details"]["reason"] and "\n" not in c["details"]["reason"]
+    md = (tmp_path / "out" / "REPORT.md").read_text(encoding="utf-8")
+    assert md.count("**not testable**: these rows cannot test it") == 9
+
+
+def test_a_flat_second_reader_is_named_not_graded(files, tmp_path):
+    """Claim 4 with one second reader that can test it and one right on no row: the flat one is
+    named as not testable and left out of the grade, never counted as a reader that does not
+    reverse (issue 46 item 1)."""
+    data = oas.read_paired(files["second"])
+    flat = tmp_path / "flat.jsonl"
+    oas.write_paired(flat, data._replace(outcomes=np.zeros_like(data.outcomes)))
+    cfg = pc.CheckConfig(
+        paired=(str(files["holds"]), str(files["second"]), str(flat)),
+        readers=("r0", "r1", "r2"),
+        scenarios=(),
+        n_resamples=200,
+        oc_datasets=40,
+    )
+    (r,), _ = pc.run_checks(cfg, claims=["4"])
+    assert "paired:r2" not in r.details["grades"] and "paired:r1" in r.details["grades"]
+    assert "not testable" in r.details["not_graded"]["paired:r2"]
+    assert "answered no question correctly" in r.details["not_graded"]["paired:r2"]

@@ -39,13 +39,54 @@ def test_section_names_the_verdicts_that_change():
         before, _ws(), [_claim("1", "PASS", 0.25), _claim("2", "PASS", 0.4)], _ws("a")
     )
     assert not same["verdicts_depend_on_annotation_errors"]
-    assert "No verdict depends" in same["statement"]
+    assert "no verdict depends" in same["statement"] and "same sample" in same["statement"]
     assert [c["change"] for c in same["claims"]] == pytest.approx([0.05, -0.1])
     flip = robustness(before, _ws(), [_claim("1", "PASS", 0.2), _claim("2", "FAIL", 0.1)], _ws("a"))
     assert flip["verdicts_depend_on_annotation_errors"]
     assert "claim 2 PASS -> FAIL" in flip["statement"]
     md = robustness_markdown(flip)
     assert "| 2 | PASS | FAIL |" in md and "claim 2 PASS -> FAIL" in md
+
+
+def test_the_resampled_line_is_separate_and_computed_from_its_rows():
+    before = [_claim("1", "PASS", 0.2), _claim("6", "FAIL", 0.1)]
+    same = [_claim("1", "PASS", 0.21), _claim("6", "FAIL", 0.1)]
+    redrawn = [_claim("1", "INCONCLUSIVE", 0.1), _claim("6", "INCONCLUSIVE", 0.0)]
+    sec = robustness(before, _ws(), same, _ws("a"), resampled=redrawn)
+    assert not sec["verdicts_depend_on_annotation_errors"]
+    assert "no verdict depends" in sec["statement"]
+    res = sec["resampled"]
+    assert [c["verdict_changed"] for c in res["claims"]] == [True, True]
+    # every claim that changes is named, from the rows
+    for c in res["claims"]:
+        assert f"claim {c['claim_id']} {c['verdict']} -> {c['verdict_audited']}" in res["statement"]
+    assert res["statement"].startswith("On a sample drawn again")
+    md = robustness_markdown(sec)
+    assert "Resampled (a separate line" in md and "| 6 | FAIL | INCONCLUSIVE |" in md
+
+
+@pytest.mark.slow  # four pairings of the 75-question sample: about 30 s
+@needs_locomo
+@needs_audit
+def test_the_audited_run_grades_the_same_sample_less_the_dropped():
+    """Under --design paper the audited run grades the released file's 75-question sample less
+    the questions the audit drops; redrawn, it grades 75 again, conv-44/q20 included (its only
+    question in conv-44: kept without a chance rate, no longer left out)."""
+    import numpy as np
+
+    from paper_checks.claims._sources import _locomo_paired
+
+    def ids(**kw):
+        cfg = CheckConfig.fast(data=str(LOCOMO_PATH), design="paper", **kw)
+        p = _locomo_paired(cfg, "lexical", chance=True)
+        return set(np.asarray(p.query_id).astype(str).tolist())
+
+    plain = ids()
+    same = ids(locomo_audit=str(AUDIT), audit_mode="drop,cite")
+    redrawn = ids(locomo_audit=str(AUDIT), audit_mode="drop,cite", audit_sample="redrawn")
+    cite = ids(locomo_audit=str(AUDIT), audit_mode="cite")
+    assert len(plain) == 75 and same < plain and len(same) == 73 and cite == plain
+    assert len(redrawn) == 75 and "conv-44/q20" in redrawn and len(redrawn & plain) < 20
 
 
 @needs_locomo

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from paper_checks import _effects as eff
-from paper_checks.rules._rules import cross_note_oc, equivalence_oc, harm_oc, positive_oc
+from paper_checks.rules._cross_note import cross_note_oc
+from paper_checks.rules._router import equivalence_oc, harm_oc, router_gain_oc
 from tests.paper_checks.test_published import NUM, _bullet  # MODEL §11 read once
 
 
@@ -65,7 +66,7 @@ def test_true_world_does_not_move_with_the_datas_effect(claim):
                 n_datasets=40,
             )
         if claim == "7":
-            return positive_oc(key, {"s": _groups(1, shift)}, n_datasets=40)
+            return router_gain_oc(key, {"s": _groups(1, shift)}, n_datasets=40)
         if claim == "8":
             return equivalence_oc(key, _groups(1, shift), 0.02, n_datasets=40)
         return harm_oc(

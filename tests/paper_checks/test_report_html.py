@@ -120,9 +120,10 @@ def test_report_html_order_table_rates_and_embedded_figures(tmp_path):
     text = (out / "report.html").read_text(encoding="utf-8")
     page = _Page()
     page.feed(text)
+    # the claim table and its plain words come before the rules' text (issue 46 item 5)
     assert page.h2 == [
-        "In plain words",
         "The claims and their error rates",
+        "In plain words",
         "Figures",
         "Command and provenance",
     ]
@@ -136,7 +137,7 @@ def test_report_html_order_table_rates_and_embedded_figures(tmp_path):
     png = base64.b64decode(page.imgs[0].split(",", 1)[1])
     assert png == (out / "fig_0.png").read_bytes()
     assert page.scripts == 0 and page.links == 0  # self-contained: nothing to fetch
-    assert text.index("In plain words") < text.index("claim-table") < text.index("provenance")
+    assert text.index("claim-table") < text.index("In plain words") < text.index("provenance")
     assert "retcon paper-checks --out out" in text and ">7<" in text  # command and seed
     # same inputs, same bytes
     again = _write(tmp_path / "again")

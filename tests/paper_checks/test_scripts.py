@@ -160,7 +160,11 @@ def test_append_sections_writes_the_asked_sections_in_order(tmp_path, monkeypatc
     )
     section = {"statement": "holds"}
     monkeypatch.setattr(
-        _robustness, "robustness", lambda a, ws, b, ws_b: calls.append(("rob", b, ws_b)) or section
+        _robustness,
+        "robustness",
+        lambda a, ws, b, ws_b, *, resampled, ws_resampled: (
+            calls.append(("rob", b, ws_b, ws_resampled)) or section
+        ),
     )
     monkeypatch.setattr(
         _robustness, "append_robustness", lambda out, s: calls.append("rob-written")
@@ -178,7 +182,9 @@ def test_append_sections_writes_the_asked_sections_in_order(tmp_path, monkeypatc
         config = None
 
     monkeypatch.setattr(
-        _robustness, "audited_workspace", lambda ws, audit, mode: Audited((audit, mode))
+        _robustness,
+        "audited_workspace",
+        lambda ws, audit, mode, sample="same": Audited((audit, mode, sample)),
     )
     notes = []
     got = pc.append_sections(
@@ -193,7 +199,13 @@ def test_append_sections_writes_the_asked_sections_in_order(tmp_path, monkeypatc
     )
     assert calls == [
         "e2e",
-        ("rob", ["after", 7, ["1"]], ("a.json", "drop,cite")),
+        # the same sample, then the sample drawn again (a separate, labelled line)
+        (
+            "rob",
+            ["after", 7, ["1"]],
+            ("a.json", "drop,cite", "same"),
+            ("a.json", "drop,cite", "redrawn"),
+        ),
         "rob-written",
         ("time", "conversations"),
     ]
