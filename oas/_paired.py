@@ -22,6 +22,7 @@ from typing import Any, Literal, overload
 import numpy as np
 
 from oas._checks import FEATURE_NAMES, LENGTH_COLUMN, OUTCOME_COLUMNS
+from oas._paired_columns import read_jsonl_columns
 from oas._paired_features import EmbedFn, PairedData, assemble, import_pandas
 from oas._paired_format import (
     csv_cell,
@@ -99,12 +100,16 @@ def read_paired(
     check_choice("packing", packing, PACKINGS)
     if vocabulary is not None:
         check_choice("vocabulary", vocabulary, tuple(VOCABULARIES))
-    rows = validated_rows(
-        path, iter_raw_rows(path, outcomes=outcomes), vocabulary, outcomes=outcomes
-    )
-    if not rows:
-        raise InputError(f"{path}: no rows; expected at least one paired-data row.")
-    data = assemble(rows, path, packing=packing, embed=embed)
+    data = None
+    if Path(path).suffix.lower() in (".jsonl", ".ndjson") and Path(path).is_file():
+        data = read_jsonl_columns(path, vocabulary, outcomes=outcomes)  # None: the row path
+    if data is None:
+        rows = validated_rows(
+            path, iter_raw_rows(path, outcomes=outcomes), vocabulary, outcomes=outcomes
+        )
+        if not rows:
+            raise InputError(f"{path}: no rows; expected at least one paired-data row.")
+        data = assemble(rows, path, packing=packing, embed=embed)
     return data.to_pandas() if as_frame else data
 
 

@@ -1,0 +1,210 @@
+"""Paired-data JSONL read by columns: the fast path of ``oas.read_paired`` (issue 47).
+
+The file is parsed once (one decoder, duplicate keys refused as ``oas._checks.unique_keys``
+does), and the checks of ``oas._checks.validate_row`` for rows that give the 11 features run once
+per column in numpy: types, finiteness, ranges, the one-hot of the query type, unique ids, one
+vocabulary, the ``evidence_structure`` cells (``oas._structure.check_structure``).
+
+The path is conservative and has no messages of its own: it returns ``None`` on anything wrong
+(text that is not JSON, a duplicate key, a bad value) and on anything it does not handle (rows
+with raw fields, rows whose columns differ, a column it does not know, a value the row path would
+convert, such as an integer token length); ``read_paired`` then runs the row path, which names
+the first bad file, line and field as it always has. So it accepts only what the row path
+accepts, returns the same ``PairedData``, and a column added to the format later goes through
+the row path until it is added to ``FAST_COLUMNS`` here.
+
+References: MODEL §8 (paired data), docs/paired-data.md.
+"""
+
+from __future__ import annotations
+
+import json
+from itertools import chain
+from pathlib import Path
+
+import numpy as np
+
+from oas._checks import (
+    ALL_TYPES,
+    FEATURE_LIMIT,
+    FEATURE_NAMES,
+    ID_COLUMNS,
+    LENGTH_COLUMN,
+    META_PREFIX,
+    OUTCOME_COLUMNS,
+    REQUIRED_COLUMNS,
+    check_columns,
+    vocabulary_name,
+)
+from oas._paired_features import PairedData, object_column
+from oas._structure import STRUCTURE_COLUMN
+from retcon.errors import InputError
+from retcon.vocab import ACTIONS, VOCABULARIES
+from theory import PACKINGS
+
+#: The columns this path validates; any other (besides ``meta_*``) sends the file to the row path.
+FAST_COLUMNS = frozenset((*REQUIRED_COLUMNS, *FEATURE_NAMES, LENGTH_COLUMN, STRUCTURE_COLUMN))
+_STRUCTURE_KEYS = ["packing", "lengths", "evidence"]
+_ACTION_KEYS = list(ACTIONS)
+
+
+class _Duplicate(ValueError):
+    """A JSON object gives one key twice (the row path names it)."""
+
+
+def _pairs(pairs: list) -> dict:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _Duplicate
+    return out
+
+
+def read_jsonl_columns(path, vocabulary: str | None, *, outcomes: bool) -> PairedData | None:
+    """A JSONL paired-data file as ``PairedData``, or ``None`` for the row path to read.
+
+    Args:
+      path: an existing ``.jsonl``/``.ndjson`` file.
+      vocabulary: the required query-type vocabulary, or ``None`` for the first row's.
+      outcomes: as ``read_paired``: if False the four ``y_*`` columns may be absent (NaN).
+
+    Returns:
+      the same ``PairedData`` as the row path (``validated_rows`` then ``assemble``), or ``None``.
+    """
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    decode = json.JSONDecoder(object_pairs_hook=_pairs).decode
+    try:
+        rows = [decode(t) for t in text.split("\n") if t.strip()]
+    except (ValueError, RecursionError):  # JSONDecodeError and _Duplicate are ValueErrors
+        return None
+    try:
+        return _validated(path, rows, vocabulary, outcomes)
+    except (InputError, TypeError, ValueError, OverflowError, KeyError):
+        return None
+
+
+def _validated(path, rows: list, vocabulary: str | None, outcomes: bool) -> PairedData | None:
+    if not rows or type(rows[0]) is not dict:
+        return None
+    keys = rows[0].keys()
+    if set(map(type, rows)) != {dict} or not all(map(keys.__eq__, map(dict.keys, rows))):
+        return None
+    columns = list(keys)
+    check_columns(columns, path, 1, outcomes=outcomes)  # raises: the row path names the line
+    if FEATURE_NAMES[0] not in keys or any(
+        c not in FAST_COLUMNS and not c.startswith(META_PREFIX) for c in columns
+    ):
+        return None
+    n = len(rows)
+
+    def column(c: str) -> list:
+        return [r[c] for r in rows]
+
+    ids = [_ids(column(c)) for c in ID_COLUMNS]
+    qt = column("query_type")
+    kinds = set(qt)
+    if not kinds <= set(ALL_TYPES) or any(type(t) is not str for t in kinds):
+        return None
+    names = {vocabulary_name(t) for t in kinds}
+    vocabulary = vocabulary or vocabulary_name(qt[0])
+    if names != {vocabulary} or len(set(ids[0])) != n:
+        return None
+    budget = _numbers(column("budget"))
+    if not (budget > 0).all():
+        return None
+    if OUTCOME_COLUMNS[0] in keys:
+        y = np.column_stack([_numbers(column(c)) for c in OUTCOME_COLUMNS])
+        if not ((y >= 0) & (y <= 1)).all():
+            return None
+    else:
+        y = np.full((n, len(OUTCOME_COLUMNS)), np.nan)
+    x = np.column_stack([_numbers(column(c)) for c in FEATURE_NAMES])
+    slot = {t: i for i, t in enumerate(VOCABULARIES[vocabulary])}
+    onehot = np.eye(4)[np.array([slot[t] for t in qt])]
+    if not (np.abs(x) <= FEATURE_LIMIT).all() or not np.array_equal(x[:, 7:], onehot):
+        return None
+    if LENGTH_COLUMN in keys:
+        tokens = _numbers(column(LENGTH_COLUMN))
+    elif "meta_cluster_tokens" in keys:  # files written before the column was in the format
+        tokens = _numbers(column("meta_cluster_tokens"))
+    else:
+        tokens = np.full(n, np.nan)
+    if not (np.isnan(tokens) | (tokens >= 0)).all():
+        return None
+    meta = {}
+    for c in sorted(c for c in columns if c.startswith(META_PREFIX) or c == STRUCTURE_COLUMN):
+        cells = column(c)
+        if c == STRUCTURE_COLUMN and not _structures_clean(cells):
+            return None
+        meta[c] = object_column(cells)
+    return PairedData(
+        instance_id=np.asarray(ids[0], dtype=object),
+        query_id=np.asarray(ids[1], dtype=object),
+        group_id=np.asarray(ids[2], dtype=object),
+        query_type=np.asarray(qt, dtype=object),
+        budget=budget,
+        outcomes=np.ascontiguousarray(y),
+        features=np.ascontiguousarray(x),
+        vocabulary=vocabulary,
+        meta=meta,
+        cluster_tokens=tokens,
+    )
+
+
+def _ids(values: list) -> list[str]:
+    """Non-empty strings or integers (not booleans), as strings; ``ValueError`` otherwise."""
+    types = set(map(type, values))
+    if not types <= {str, int}:
+        raise ValueError
+    if int in types:
+        values = [v if type(v) is str else str(v) for v in values]
+    if not all(map(str.strip, values)):
+        raise ValueError
+    return values
+
+
+def _numbers(values: list) -> np.ndarray:
+    """JSON numbers (not booleans, not strings) as finite float64; ``ValueError`` otherwise."""
+    if not set(map(type, values)) <= {float, int}:
+        raise ValueError
+    out = np.array(values, dtype=np.float64)
+    if not np.isfinite(out).all():
+        raise ValueError
+    return out
+
+
+def _structures_clean(cells: list) -> bool:
+    """True if every ``evidence_structure`` cell passes ``check_structure`` and equals its clean
+    form already: keys in order, float token lengths > 0, int 0/1 flags, a retrieval miss flagged
+    under no action. False sends the file to the row path (which converts or refuses)."""
+    if set(map(type, cells)) != {dict} or any(list(c) != _STRUCTURE_KEYS for c in cells):
+        return False
+    if not {c["packing"] for c in cells} <= set(PACKINGS):
+        return False
+    for part in ("lengths", "evidence"):
+        parts = [c[part] for c in cells]
+        if set(map(type, parts)) != {dict} or any(list(d) != _ACTION_KEYS for d in parts):
+            return False
+    hits = {}
+    for a in ACTIONS:
+        lengths = [c["lengths"][a] for c in cells]
+        flags = [c["evidence"][a] for c in cells]
+        if set(map(type, lengths)) != {list} or set(map(type, flags)) != {list}:
+            return False
+        if list(map(len, lengths)) != list(map(len, flags)):
+            return False
+        flat = list(chain.from_iterable(lengths))
+        if not set(map(type, flat)) <= {float}:
+            return False
+        x = np.array(flat, dtype=np.float64)
+        if not ((x > 0) & (x < np.inf)).all():
+            return False
+        bits = list(chain.from_iterable(flags))
+        if not set(map(type, bits)) <= {int} or not set(bits) <= {0, 1}:
+            return False
+        hits[a] = np.fromiter(map(any, flags), dtype=bool, count=len(cells))
+    # a retrieval miss (no flag under ret) flags nothing under any action
+    others = np.logical_or.reduce([hits[a] for a in ACTIONS[1:]])
+    return not (others & ~hits["ret"]).any()
