@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import oas
-
 from oas._paired_columns import read_jsonl_columns
 from oas._paired_features import assemble
 from oas._paired_format import iter_raw_rows, validated_rows
