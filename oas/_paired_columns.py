@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 from itertools import chain
-from pathlib import Path
 
 import numpy as np
 
@@ -70,38 +69,45 @@ def read_jsonl_columns(path, vocabulary: str | None, *, outcomes: bool) -> Paire
     Returns:
       the same ``PairedData`` as the row path (``validated_rows`` then ``assemble``), or ``None``.
     """
-    try:
-        text = Path(path).read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        return None
     decode = json.JSONDecoder(object_pairs_hook=_pairs).decode
-    try:
-        rows = [decode(t) for t in text.split("\n") if t.strip()]
-    except (ValueError, RecursionError):  # JSONDecodeError and _Duplicate are ValueErrors
+    columns: dict[str, list] = {}
+    keys = None
+    with open(path, "rb") as f:
+        # a few MiB of lines at a time: the rows' dicts never all live at once, only the columns
+        while chunk := f.readlines(1 << 22):
+            try:
+                rows = [decode(t) for b in chunk if (t := b.decode("utf-8")).strip()]
+            except (ValueError, RecursionError):  # not UTF-8, not JSON, a duplicate key
+                return None
+            if not rows:
+                continue
+            if keys is None:
+                if type(rows[0]) is not dict:
+                    return None
+                keys = rows[0].keys()
+                columns = {c: [] for c in keys}
+            if set(map(type, rows)) != {dict} or not all(map(keys.__eq__, map(dict.keys, rows))):
+                return None
+            for c, values in columns.items():
+                values.extend([r[c] for r in rows])
+    if not columns:
         return None
     try:
-        return _validated(path, rows, vocabulary, outcomes)
+        return _validated(path, columns, vocabulary, outcomes)
     except (InputError, TypeError, ValueError, OverflowError, KeyError):
         return None
 
 
-def _validated(path, rows: list, vocabulary: str | None, outcomes: bool) -> PairedData | None:
-    if not rows or type(rows[0]) is not dict:
-        return None
-    keys = rows[0].keys()
-    if set(map(type, rows)) != {dict} or not all(map(keys.__eq__, map(dict.keys, rows))):
-        return None
-    columns = list(keys)
-    check_columns(columns, path, 1, outcomes=outcomes)  # raises: the row path names the line
+def _validated(path, columns: dict[str, list], vocabulary: str | None, outcomes: bool):
+    """``PairedData`` from the file's columns (every row gives the same keys), or ``None``."""
+    keys = columns.keys()
+    check_columns(list(keys), path, 1, outcomes=outcomes)  # raises: the row path names the line
     if FEATURE_NAMES[0] not in keys or any(
-        c not in FAST_COLUMNS and not c.startswith(META_PREFIX) for c in columns
+        c not in FAST_COLUMNS and not c.startswith(META_PREFIX) for c in keys
     ):
         return None
-    n = len(rows)
-
-    def column(c: str) -> list:
-        return [r[c] for r in rows]
-
+    n = len(columns["budget"])
+    column = columns.__getitem__
     ids = [_ids(column(c)) for c in ID_COLUMNS]
     qt = column("query_type")
     kinds = set(qt)
@@ -134,7 +140,7 @@ def _validated(path, rows: list, vocabulary: str | None, outcomes: bool) -> Pair
     if not (np.isnan(tokens) | (tokens >= 0)).all():
         return None
     meta = {}
-    for c in sorted(c for c in columns if c.startswith(META_PREFIX) or c == STRUCTURE_COLUMN):
+    for c in sorted(c for c in keys if c.startswith(META_PREFIX) or c == STRUCTURE_COLUMN):
         cells = column(c)
         if c == STRUCTURE_COLUMN and not _structures_clean(cells):
             return None
