@@ -93,9 +93,9 @@ def _standardise(train_x, test_x):
     return (train_x - mean) / scale, (test_x - mean) / scale
 
 
-# A chunk of test rows holds at most this many squared distances (8 bytes each): 16 MiB with the
-# argpartition's index array beside it, whatever the number of rows.
-_CHUNK_CELLS = 1 << 21
+# A chunk of test rows holds at most this many squared distances (8 MiB of float64, as much again
+# for the argpartition's indices), whatever the number of rows.
+_CHUNK_CELLS = 1 << 20
 
 
 def _nearest(train_x, test_x, k: int) -> np.ndarray:
@@ -132,13 +132,13 @@ def _k_smallest(d2: np.ndarray, k: int) -> np.ndarray:
     inside = d2 <= kth  # every row holds >= k; exactly k unless a tie straddles the k-th place
     count = inside.sum(axis=1)
     out = np.empty((r, k), dtype=np.intp)
-    plain = count == k
-    if plain.any():
+    plain = np.flatnonzero(count == k)
+    if plain.size:
         # candidates in index order, then a stable sort by distance: (distance, index) order
         cand = np.nonzero(inside[plain])[1].reshape(-1, k)
-        order = np.argsort(d2[plain][np.arange(cand.shape[0])[:, None], cand], axis=1, kind="stable")
+        order = np.argsort(d2[plain[:, None], cand], axis=1, kind="stable")
         out[plain] = np.take_along_axis(cand, order, axis=1)
-    for i in np.flatnonzero(~plain):
+    for i in np.flatnonzero(count != k):
         cand = np.flatnonzero(inside[i])
         out[i] = cand[np.argsort(d2[i, cand], kind="stable")[:k]]
     return out

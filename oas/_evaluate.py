@@ -231,9 +231,7 @@ def evaluate(
         ci = tuple(np.concatenate([c[k] for c in per_slot]) for k in range(3))
     else:
         values = np.concatenate([base] * len(slots), axis=1)
-        mask = np.concatenate(
-            [np.repeat(s[:, None], base.shape[1], axis=1) for s in slots], axis=1
-        )
+        mask = np.concatenate([np.repeat(s[:, None], base.shape[1], axis=1) for s in slots], axis=1)
         ci = grouped_bootstrap_mean(k_boot, values, test.group_id, mask, n_resamples=n_resamples)
     shape = (len(slots), base.shape[1])
     point, lower, upper = (np.asarray(v, dtype=np.float64).reshape(shape) for v in ci)

@@ -45,6 +45,23 @@ PRIOR_PRECISION = 1e-6  # per row-normalized log-likelihood: negligible once a p
 P_EPS = 1e-6  # success probabilities are clipped to [P_EPS, 1 - P_EPS] inside the log-likelihood
 
 
+def row_bucket(n: int) -> int:
+    """The padded row count for ``n`` rows: the smallest of 64, 96, 128, 192, 256, 384, ... (powers
+    of two and 1.5 times them) that holds ``n``: at most a third of the rows are padding, and
+    calls on the folds and resamples of one data set share a few compiled shapes."""
+    size = 64
+    while size < n:
+        size = size * 3 // 2 if size & (size - 1) == 0 else size * 4 // 3
+    return size
+
+
+def _pad_rows(x: np.ndarray, size: int, fill=0) -> np.ndarray:
+    """``x`` with rows appended (``fill``) up to ``size`` rows."""
+    out = np.full((size, *x.shape[1:]), fill, dtype=x.dtype)
+    out[: x.shape[0]] = x
+    return out
+
+
 class Structure(NamedTuple):
     """The evidence structure of n rows (or queries): every action's context before packing.
 
@@ -145,7 +162,10 @@ def support_fractions(structure: Structure, budgets) -> np.ndarray:
         ln = lengths[rows][:, None, :, :]  # (r, 1, A, K)
         ln = np.broadcast_to(ln, (rows.size, m, A, ln.shape[-1]))
         bud = np.broadcast_to(bb[rows][:, :, None], (rows.size, m, A))
-        kept = np.asarray(pack(ln, bud, str(mode)), np.float64)
+        # rows padded to a bucket (empty contexts), so the folds share pack's compilations
+        size = row_bucket(rows.size)
+        kept = np.asarray(pack(_pad_rows(ln, size), _pad_rows(bud, size, 1), str(mode)))
+        kept = kept[: rows.size].astype(np.float64)
         lf = ln.astype(np.float64)
         frac = np.where(kept >= lf, 1.0, kept / np.where(lf > 0, lf, 1.0))
         frac = np.where(evidence[rows][:, None], frac, 1.0)
@@ -179,6 +199,29 @@ def success_prob(theta, frac, slot):
     phi_t = jnp.moveaxis(phi[:, slot], 0, -1)  # (..., 3)
     s = jnp.concatenate([frac[..., :1], phi_t * frac[..., 1:]], axis=-1)
     return reader_success(s, a_t[..., None], g)
+
+
+_success_prob_jit = jax.jit(success_prob)
+_success_prob_many = jax.jit(jax.vmap(success_prob, in_axes=(0, None, None)))
+
+
+def success_prob_rows(theta, frac, slot, *, fused: bool = True) -> np.ndarray:
+    """``success_prob`` of n rows in float32 for ``(P,)`` or ``(R, P)`` parameters, as numpy
+    ``(n, 4)`` or ``(R, n, 4)``: rows padded to ``row_bucket(n)``, so the programs compiled for
+    one fold serve every fold and data set of its bucket. ``fused=False`` runs the operations one
+    by one (eagerly) rather than as one jitted program, which XLA may round differently in the
+    last bit: ``identify``'s log-likelihood keeps the eager bits, ``predict_success`` the jitted."""
+    frac = np.asarray(frac, np.float32)
+    n = frac.shape[0]
+    size = row_bucket(n)
+    args = (
+        jnp.asarray(_pad_rows(frac, size)),
+        jnp.asarray(_pad_rows(np.asarray(slot, np.int32), size)),
+    )
+    th = jnp.asarray(theta, jnp.float32)
+    if th.ndim == 1:
+        return np.asarray((_success_prob_jit if fused else success_prob)(th, *args))[:n]
+    return np.asarray(_success_prob_many(th, *args))[:, :n]
 
 
 class Cells(NamedTuple):
@@ -419,11 +462,7 @@ def identify(
     def mask(p: ReaderParams) -> ReaderParams:
         return ReaderParams(*(np.where(i, x, np.nan) for x, i in zip(p, ident)))
 
-    p_hat = np.clip(
-        np.asarray(success_prob(jnp.asarray(theta), jnp.asarray(frac), jnp.asarray(slot))),
-        P_EPS,
-        1 - P_EPS,
-    )
+    p_hat = np.clip(success_prob_rows(theta, frac, slot, fused=False), P_EPS, 1 - P_EPS)
     ll = float((y * np.log(p_hat) + (1 - y) * np.log1p(-p_hat)).sum())
     return Identified(
         params=mask(est),

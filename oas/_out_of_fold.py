@@ -32,7 +32,7 @@ from oas._identify import (
     Identified,
     Structure,
     identify,
-    success_prob,
+    success_prob_rows,
     support_fractions,
     unpack_theta,
 )
@@ -89,13 +89,11 @@ class CurveComparison(NamedTuple):
 
 def predict_success(theta, structure: Structure, budget, slot) -> np.ndarray:
     """``(..., n, 4)`` success probabilities of rows at their budgets for ``(..., P)`` readers."""
-    frac = jnp.asarray(support_fractions(structure, budget), jnp.float32)
-    sl = jnp.asarray(np.asarray(slot))
-    th = jnp.asarray(theta, jnp.float32)
-    f = jax.jit(lambda t: success_prob(t, frac, sl))
+    frac = support_fractions(structure, budget)
+    th = np.asarray(theta, np.float32)
     if th.ndim == 1:
-        return np.asarray(f(th))
-    return np.asarray(jax.vmap(f)(th.reshape(-1, th.shape[-1]))).reshape(
+        return success_prob_rows(th, frac, slot)
+    return success_prob_rows(th.reshape(-1, th.shape[-1]), frac, slot).reshape(
         *th.shape[:-1], frac.shape[0], 4
     )
 
