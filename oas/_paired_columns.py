@@ -36,6 +36,7 @@ from oas._checks import (
     vocabulary_name,
 )
 from oas._paired_features import PairedData, object_column
+from oas._paired_format import ordered_row, plain_value
 from oas._structure import STRUCTURE_COLUMN
 from retcon.errors import InputError
 from retcon.vocab import ACTIONS, VOCABULARIES
@@ -157,6 +158,52 @@ def _validated(path, columns: dict[str, list], vocabulary: str | None, outcomes:
         meta=meta,
         cluster_tokens=tokens,
     )
+
+
+def paired_columns(data: PairedData) -> dict[str, list]:
+    """``PairedData`` as the columns of the paired-data format, in its column order
+    (``ordered_row``), each a list of plain Python values: what ``oas.paired_rows`` puts in each
+    row, without building the rows."""
+
+    def floats(x) -> list:
+        return np.asarray(x, dtype=np.float64).tolist()
+
+    def strings(x) -> list[str]:
+        return [str(v) for v in np.asarray(x).tolist()]
+
+    columns = {c: strings(getattr(data, c)) for c in ID_COLUMNS}
+    columns["query_type"] = strings(data.query_type)
+    columns["budget"] = floats(data.budget)
+    y, x = np.asarray(data.outcomes), np.asarray(data.features)
+    columns.update({c: floats(y[:, a]) for a, c in enumerate(OUTCOME_COLUMNS)})
+    columns.update({c: floats(x[:, j]) for j, c in enumerate(FEATURE_NAMES)})
+    tokens = data.cluster_tokens
+    if tokens is not None and np.all(np.isfinite(tokens)):
+        columns[LENGTH_COLUMN] = floats(tokens)
+    for c, v in data.meta.items():
+        columns[c] = [plain_value(cell) for cell in v]
+    return {c: columns[c] for c in ordered_row(dict.fromkeys(columns))}
+
+
+def write_jsonl_columns(f, columns: dict[str, list], *, chunk: int = 4096) -> None:
+    """Write the rows of ``columns`` to the text file ``f`` as JSONL, ``chunk`` rows at a time:
+    the bytes of ``json.dumps(row, allow_nan=False)`` per row, one encoder for all."""
+    encode = json.JSONEncoder(allow_nan=False).encode
+    names = list(columns)
+    values = list(columns.values())
+    n = len(values[0]) if values else 0
+    for start in range(0, n, chunk):
+        cells = zip(*(v[start : start + chunk] for v in values))
+        f.write("".join([encode(dict(zip(names, row))) + "\n" for row in cells]))
+
+
+def valid_columns(columns: dict[str, list], source: str) -> bool:
+    """True if the columns pass every row check (``_validated``); False: let the row path name
+    the first bad row."""
+    try:
+        return _validated(source, columns, None, True) is not None
+    except (InputError, TypeError, ValueError, OverflowError, KeyError):
+        return False
 
 
 def _ids(values: list) -> list[str]:

@@ -85,6 +85,10 @@ def run(args: argparse.Namespace) -> int:
     folds = args.folds or int(np.unique(data.group_id.astype(str)).size)
     import jax
 
+    from retcon.cli import enable_compile_cache
+
+    enable_compile_cache()  # XLA's compiled kernels kept across runs, as `simulate` does
+
     from oas import format_report, identify_report, plot_report
 
     rep = identify_report(

@@ -356,6 +356,9 @@ def _run_pair_simulate(args) -> int:
     import jax
 
     from oas import simulate_paired, write_paired
+    from retcon.cli import enable_compile_cache
+
+    enable_compile_cache()  # XLA's compiled kernels kept across runs, as `simulate` does
 
     data = simulate_paired(
         jax.random.key(args.seed),
@@ -569,7 +572,10 @@ def _run_evaluate(args) -> int:
     import jax
 
     from oas import accuracy_figure, decisions_figure, evaluate, evaluation_json, evaluation_table
+    from retcon.cli import enable_compile_cache
     from retcon.errors import worded_for
+
+    enable_compile_cache()  # XLA's compiled kernels kept across runs, as `simulate` does
 
     with worded_for(f"--data {args.data}", _FITTED_WORDS):
         ev = evaluate(
