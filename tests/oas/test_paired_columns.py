@@ -138,3 +138,19 @@ def test_columnar_read_hands_duplicate_keys_bad_json_and_raw_rows_to_the_row_pat
     cell["lengths"]["ret"] = [10, 20]
     ints = _write(tmp_path / "ints.jsonl", [feature_row(1, evidence_structure=cell)])
     assert read_jsonl_columns(ints, None, outcomes=True) is None
+
+
+@pytest.mark.parametrize("case", sorted(GOOD))
+def test_columnar_write_has_the_bytes_of_the_row_path(case, tmp_path):
+    """``write_paired(PairedData)`` to JSONL writes from columns; the bytes are those of
+    ``json.dumps`` of each ``paired_rows`` row in the format's column order."""
+    from oas._paired_format import ordered_row
+
+    outcomes = case != "no outcomes"
+    data = oas.read_paired(_write(tmp_path / "d.jsonl", GOOD[case]), outcomes=outcomes)
+    if not outcomes:  # write_paired needs outcomes: give them
+        data = data._replace(outcomes=np.full((data.n, 4), 0.5))
+    out = oas.write_paired(tmp_path / "out.jsonl", data)
+    rows = oas.paired_rows(data)
+    expected = "".join(json.dumps(ordered_row(r), allow_nan=False) + "\n" for r in rows)
+    assert out.read_text() == expected
