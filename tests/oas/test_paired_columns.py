@@ -144,6 +144,7 @@ def test_columnar_read_hands_duplicate_keys_bad_json_and_raw_rows_to_the_row_pat
 def test_columnar_write_has_the_bytes_of_the_row_path(case, tmp_path):
     """``write_paired(PairedData)`` to JSONL writes from columns; the bytes are those of
     ``json.dumps`` of each ``paired_rows`` row in the format's column order."""
+    from oas._paired import paired_rows
     from oas._paired_format import ordered_row
 
     outcomes = case != "no outcomes"
@@ -151,6 +152,6 @@ def test_columnar_write_has_the_bytes_of_the_row_path(case, tmp_path):
     if not outcomes:  # write_paired needs outcomes: give them
         data = data._replace(outcomes=np.full((data.n, 4), 0.5))
     out = oas.write_paired(tmp_path / "out.jsonl", data)
-    rows = oas.paired_rows(data)
+    rows = paired_rows(data)
     expected = "".join(json.dumps(ordered_row(r), allow_nan=False) + "\n" for r in rows)
     assert out.read_text() == expected
