@@ -10,7 +10,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from retcon.bench.llm_throughput import completion_body
+from benchmarks.llm_throughput import completion_body
 
 
 def chat_body(text: str) -> bytes:

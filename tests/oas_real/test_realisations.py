@@ -11,7 +11,7 @@ import pytest
 
 from oas.real import PairJob
 from oas.real._run import average_realisations
-from retcon.bench.llm_throughput import FakeLLMServer
+from benchmarks.llm_throughput import FakeLLMServer
 from retcon.cli import main
 from retcon.errors import InputError
 from tests._data import LOCOMO_PATH, needs_locomo

@@ -6,7 +6,7 @@ bodies); it serves any number of requests at once, so with service time ``s`` an
 in flight the ideal rate is ``N / s`` calls per second. ``bench_llm_throughput`` measures what
 ``oas.real``'s endpoint pool gets out of it (or out of real servers) at several concurrencies.
 
-Run ``python -m retcon.bench.llm_throughput`` (``--help`` for options); docs/performance.md holds
+Run ``python -m benchmarks.llm_throughput`` (``--help`` for options); docs/performance.md holds
 the measured table.
 """
 
@@ -419,7 +419,7 @@ def bench_pair_throughput(
 def _served(service_time: float, no_delay: bool = False):
     """The fake server in a child process (so it does not share this process's GIL)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "retcon.bench.llm_throughput", "--serve"]
+        [sys.executable, "-m", "benchmarks.llm_throughput", "--serve"]
         + ["--service-time", str(service_time)]
         + (["--server-no-delay"] if no_delay else []),
         stdout=subprocess.PIPE,
@@ -435,7 +435,7 @@ def _served(service_time: float, no_delay: bool = False):
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m retcon.bench.llm_throughput",
+        prog="python -m benchmarks.llm_throughput",
         description="LLM calls per second against requests in flight: on the fake server "
         "(fixed service time, ideal N / s) or on the servers given with --base-url.",
     )
