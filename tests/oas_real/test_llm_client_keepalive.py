@@ -12,7 +12,7 @@ import pytest
 
 from oas.real._http import EndpointPool, LLMEndpointError
 from oas.real._llm_config import EndpointConfig
-from benchmarks.llm_throughput import FakeLLMServer, default_reply
+from tests._fakes import FakeLLMServer, default_reply
 
 
 def _pool(url, tmp_path, **kw) -> EndpointPool:
