@@ -175,6 +175,73 @@ def support_fractions(structure: Structure, budgets) -> np.ndarray:
     return out if grid else out[:, 0]
 
 
+class ReaderRows(NamedTuple):
+    """The rows the reader of docs/model.md §2 is identified from, with their packing support
+    computed once (``reader_rows`` builds it; ``take`` slices it, support included).
+
+    Attributes:
+      structure: ``Structure`` of the n rows.
+      budget: ``(n,)`` float64 budgets.
+      slot: ``(n,)`` int64 query-type slots in ``0..3``.
+      outcomes: ``(n, 4)`` float64 outcomes in [0, 1], ACTIONS order.
+      groups: ``(n,)`` group labels (conversations): the bootstrap's and the folds' unit.
+      support: ``(n, 4)`` ``support_fractions(structure, budget)``.
+    """
+
+    structure: Structure
+    budget: np.ndarray
+    slot: np.ndarray
+    outcomes: np.ndarray
+    groups: np.ndarray
+    support: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.budget.shape[0])
+
+    def take(self, index) -> ReaderRows:
+        """The rows ``index`` (an int array or a bool mask), in that order."""
+        return ReaderRows(
+            self.structure.take(index),
+            self.budget[index],
+            self.slot[index],
+            self.outcomes[index],
+            self.groups[index],
+            self.support[index],
+        )
+
+
+def reader_rows(structure: Structure, budget, slot, outcomes, groups) -> ReaderRows:
+    """Check the rows and compute their packing support once (``support_fractions``).
+
+    Args:
+      structure: ``Structure`` of the n rows.
+      budget: ``(n,)`` budgets; slot: ``(n,)`` query-type slots in ``0..3``.
+      outcomes: ``(n, 4)`` in [0, 1], ACTIONS order; groups: ``(n,)`` labels.
+
+    Raises:
+      InputError: shapes that disagree, slots outside ``0..3``, no rows.
+
+    References: docs/model.md §2 (packing, support), §8.
+    """
+    y = np.asarray(outcomes, np.float64)
+    if y.ndim != 2 or y.shape[1] != len(ACTIONS):
+        raise InputError(f"identify: outcomes must have shape (n, 4); got {y.shape}.")
+    n = y.shape[0]
+    if n == 0:
+        raise InputError("identify: no rows; expected at least one paired-data row.")
+    sl = np.asarray(slot, np.int64)
+    if sl.shape != (n,) or np.any((sl < 0) | (sl >= N_TYPES)):
+        raise InputError(f"identify: slot must be (n,) ints in 0..3; got shape {sl.shape}.")
+    b = np.asarray(budget, np.float64)
+    g = np.asarray(groups)
+    if b.shape != (n,) or g.shape != (n,):
+        raise InputError(
+            f"identify: budget {b.shape} and groups {g.shape} must have the outcomes' {n} rows."
+        )
+    return ReaderRows(structure, b, sl, y, g, support_fractions(structure, b))
+
+
 def unpack_theta(theta):
     """``(..., P)`` unconstrained parameters -> ``(g (...), a (..., 4), phi (..., 3, 4))``."""
     g = jax.nn.sigmoid(theta[..., 0])
@@ -374,11 +441,7 @@ def compress_ratios(structure: Structure, slot) -> np.ndarray:
 
 def identify(
     key: jax.Array,
-    structure: Structure,
-    budget,
-    slot,
-    outcomes,
-    groups,
+    rows: ReaderRows,
     *,
     n_resamples: int = 200,
     level: float = 0.95,
@@ -388,11 +451,8 @@ def identify(
 
     Args:
       key: JAX key for the bootstrap resamples.
-      structure: ``Structure`` of the n rows.
-      budget: ``(n,)`` budgets.
-      slot: ``(n,)`` query-type slots in ``0..3``.
-      outcomes: ``(n, 4)`` outcomes in [0, 1], ACTIONS order.
-      groups: ``(n,)`` group labels (conversations): the bootstrap's unit.
+      rows: ``ReaderRows`` (``reader_rows``): structure, budgets, type slots, outcomes, groups
+        and their packing support.
       n_resamples: bootstrap refits R (0: no CIs, bounds NaN).
       level: two-sided CI level.
       n_steps: Fisher-scoring steps per fit.
@@ -402,20 +462,18 @@ def identify(
 
     References: docs/model.md §2, §8.
     """
-    y = np.asarray(outcomes, np.float64)
-    n = y.shape[0]
-    slot = np.asarray(slot, np.int64)
-    if y.ndim != 2 or y.shape[1] != len(ACTIONS):
-        raise InputError(f"identify: outcomes must have shape (n, 4); got {y.shape}.")
-    if n == 0:
-        raise InputError("identify: no rows; expected at least one paired-data row.")
-    if slot.shape != (n,) or np.any((slot < 0) | (slot >= N_TYPES)):
-        raise InputError(f"identify: slot must be (n,) ints in 0..3; got shape {slot.shape}.")
     if not 0 < level < 1:
         raise InputError(f"identify: level must be in (0, 1); got {level}.")
     if isinstance(n_resamples, bool) or int(n_resamples) < 0:
         raise InputError(f"identify: n_resamples must be an integer >= 0; got {n_resamples!r}.")
-    frac = support_fractions(structure, budget)
+    structure, slot, y, groups, frac = (
+        rows.structure,
+        rows.slot,
+        rows.outcomes,
+        rows.groups,
+        rows.support,
+    )
+    n = rows.n
     cells = make_cells(frac, slot)
     theta0 = jnp.asarray(initial_theta(), jnp.float32)
     # pad the cells to a power of 2 (zero weight) so fits of similar data share a compilation
@@ -482,10 +540,12 @@ def identify(
 __all__ = [
     "Identified",
     "ReaderParams",
+    "ReaderRows",
     "Structure",
     "compress_ratios",
     "group_weights",
     "identify",
+    "reader_rows",
     "success_prob",
     "support_fractions",
     "unpack_theta",

@@ -123,7 +123,7 @@ def identify_report(
 
     References: MODEL §2, §6, §8.
     """
-    from oas._identify import identify
+    from oas._identify import identify, reader_rows
     from oas._out_of_fold import compare_crossovers, out_of_fold, single_cluster_crossover
 
     structure = paired_structure(data)
@@ -137,20 +137,9 @@ def identify_report(
         raise InputError(f"identify: the data has {n_groups} group; out-of-fold needs >= 2.")
     folds = int(min(max(2, folds), n_groups))
     k_fit, k_oof, k_cmp, k_diag = jax.random.split(key, 4)
-    fit = identify(
-        k_fit, structure, data.budget, slot, y, groups, n_resamples=n_resamples, level=level
-    )
-    oof = out_of_fold(
-        k_oof,
-        structure,
-        data.budget,
-        slot,
-        y,
-        groups,
-        folds=folds,
-        n_resamples=n_resamples,
-        level=level,
-    )
+    rows = reader_rows(structure, data.budget, slot, y, groups)  # the support, computed once
+    fit = identify(k_fit, rows, n_resamples=n_resamples, level=level)
+    oof = out_of_fold(k_oof, rows, folds=folds, n_resamples=n_resamples, level=level)
     truth = _truth(data)
 
     def compare(mask, k):
@@ -229,7 +218,7 @@ def identify_report(
         ),
     }
     if diagnostics:
-        out["diagnostics"] = _diagnostics(data, structure, oof, k_diag, level, n_resamples)
+        out["diagnostics"] = _diagnostics(data, rows, oof, k_diag, level, n_resamples)
     return out
 
 
@@ -238,13 +227,13 @@ def _finite(x):
     return x if np.isfinite(x) else None
 
 
-def _diagnostics(data, structure, oof, key, level, n_resamples) -> dict:
-    from oas._identify import identify, support_fractions
+def _diagnostics(data, rows, oof, key, level, n_resamples) -> dict:
+    from oas._identify import identify
     from oas._out_of_fold import compare_crossovers
 
     y = data.outcomes
     groups = data.group_id.astype(str)
-    frac = support_fractions(structure, data.budget)
+    structure, frac = rows.structure, rows.support
     diag: dict = {}
     # partial support: rows where an action's evidence is cut (0 < s < 1)
     cut = {}
@@ -281,11 +270,7 @@ def _diagnostics(data, structure, oof, key, level, n_resamples) -> dict:
         m = data.budget == b
         fit = identify(
             jax.random.fold_in(key, 100 + i),
-            structure.take(m),
-            data.budget[m],
-            data.query_type_slot[m],
-            y[m],
-            groups[m],
+            rows.take(m),
             n_resamples=min(n_resamples, 100),
             level=level,
         )

@@ -30,6 +30,7 @@ import numpy as np
 
 from oas._identify import (
     Identified,
+    ReaderRows,
     Structure,
     identify,
     success_prob_rows,
@@ -87,9 +88,10 @@ class CurveComparison(NamedTuple):
     n_groups: int
 
 
-def predict_success(theta, structure: Structure, budget, slot) -> np.ndarray:
-    """``(..., n, 4)`` success probabilities of rows at their budgets for ``(..., P)`` readers."""
-    frac = support_fractions(structure, budget)
+def predict_success(theta, structure: Structure, budget, slot, *, support=None) -> np.ndarray:
+    """``(..., n, 4)`` success probabilities of rows at their budgets for ``(..., P)`` readers;
+    ``support``: the rows' ``support_fractions(structure, budget)`` when already computed."""
+    frac = support_fractions(structure, budget) if support is None else support
     th = np.asarray(theta, np.float32)
     if th.ndim == 1:
         return success_prob_rows(th, frac, slot)
@@ -100,11 +102,7 @@ def predict_success(theta, structure: Structure, budget, slot) -> np.ndarray:
 
 def out_of_fold(
     key: jax.Array,
-    structure: Structure,
-    budget,
-    slot,
-    outcomes,
-    groups,
+    rows: ReaderRows,
     *,
     folds: int = 5,
     n_resamples: int = 200,
@@ -114,7 +112,8 @@ def out_of_fold(
 
     Args:
       key: JAX key (fold assignment and each fold's bootstrap).
-      structure, budget, slot, outcomes, groups: the rows (``oas.identify``).
+      rows: ``ReaderRows`` (``oas.reader_rows``): their support is computed once, and every
+        fold's fit and prediction takes its slice.
       folds: number of group folds (the number of groups: leave one group out).
       n_resamples: bootstrap refits per fold.
       level: CI level of each fit.
@@ -125,32 +124,25 @@ def out_of_fold(
     References: docs/model.md §2, §8.
     """
     k_fold, k_fit = jax.random.split(key)
-    fold = grouped_folds(k_fold, groups, int(folds))  # the one grouped fold assignment
-    n = np.asarray(budget).shape[0]
+    fold = grouped_folds(k_fold, rows.groups, int(folds))  # the one grouped fold assignment
+    n = rows.n
     p = np.full((n, 4), np.nan)
     p_boot = np.full((int(n_resamples), n, 4), np.nan)
-    y = np.asarray(outcomes, np.float64)
-    slot = np.asarray(slot)
-    budget = np.asarray(budget, np.float64)
-    groups = np.asarray(groups)
     fits = []
     for f in range(int(folds)):
         tr, te = fold != f, fold == f
         fit = identify(
-            jax.random.fold_in(k_fit, f),
-            structure.take(tr),
-            budget[tr],
-            slot[tr],
-            y[tr],
-            groups[tr],
-            n_resamples=n_resamples,
-            level=level,
+            jax.random.fold_in(k_fit, f), rows.take(tr), n_resamples=n_resamples, level=level
         )
         fits.append(fit)
-        st = structure.take(te)
-        p[te] = predict_success(fit.theta, st, budget[te], slot[te])
+        held = rows.take(te)
+        p[te] = predict_success(
+            fit.theta, held.structure, held.budget, held.slot, support=held.support
+        )
         if n_resamples:
-            p_boot[:, te] = predict_success(fit.theta_boot, st, budget[te], slot[te])
+            p_boot[:, te] = predict_success(
+                fit.theta_boot, held.structure, held.budget, held.slot, support=held.support
+            )
     return OutOfFold(p, p_boot, fold, fits)
 
 
