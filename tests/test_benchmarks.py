@@ -408,3 +408,17 @@ def test_timeline_numpy_equals_the_kernel_smoke():
     (row,) = bench_timeline(0, (4,), queries=8, repeats=1)
     assert row["max_diff_grid_steps"] <= 1
     assert row["jax_s_per_query"] > 0 and row["numpy_s_per_query"] > 0
+
+
+@pytest.mark.slow  # eight whole processes (pair simulate, read, evaluate, identify; twice each)
+def test_floors_rows_read_each_command_against_its_floor(tmp_path):
+    """Issue 47 item 5: one row per data command, its CPU from a whole process, the floor
+    measured in the same run, and the ratio the two side by side (no timing is asserted)."""
+    from benchmarks._floors import bench_floors
+
+    rows = bench_floors(0, 300, workdir=str(tmp_path))
+    assert [r["command"] for r in rows] == ["pair simulate", "read", "evaluate", "identify"]
+    for r in rows:
+        assert r["cpu_s"] > 0 and r["cold_cpu_s"] > 0 and r["peak_mib"] > 0
+        assert r["floor_cpu_s"] > 0
+        assert r["ratio"] == pytest.approx(r["cpu_s"] / r["floor_cpu_s"], rel=0.02)
