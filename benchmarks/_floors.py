@@ -111,12 +111,12 @@ def bench_floors(seed: int, instances: int, *, workdir: str | None = None) -> li
             {
                 "command": name,
                 "instances": instances,
-                "cold_cpu_s": round(cold, 3),
-                "cpu_s": round(cpu, 3),
-                "peak_mib": round(peak, 1),
+                "cold_cpu_s": cold,
+                "cpu_s": cpu,
+                "peak_mib": peak,
                 "floor": what,
-                "floor_cpu_s": round(floor, 3),
-                "ratio": round(cpu / floor, 2) if floor > 0 else float("nan"),
+                "floor_cpu_s": floor,
+                "ratio": cpu / floor if floor > 0 else float("nan"),
                 "loadavg": load,
             }
         )

@@ -421,4 +421,4 @@ def test_floors_rows_read_each_command_against_its_floor(tmp_path):
     for r in rows:
         assert r["cpu_s"] > 0 and r["cold_cpu_s"] > 0 and r["peak_mib"] > 0
         assert r["floor_cpu_s"] > 0
-        assert r["ratio"] == pytest.approx(r["cpu_s"] / r["floor_cpu_s"], rel=0.02)
+        assert r["ratio"] == pytest.approx(r["cpu_s"] / r["floor_cpu_s"])
