@@ -110,13 +110,15 @@ def _nearest(train_x, test_x, k: int) -> np.ndarray:
     k = min(k, n)
     train_sq = (train_x**2).sum(axis=1)[None, :]
     test_sq = (test_x**2).sum(axis=1)[:, None]
-    # the same expression, term for term, as a dense |a - b|^2 = |a|^2 + |b|^2 - 2 a.b
     train_t = train_x.T
     out = np.empty((m, k), dtype=np.intp)
     step = max(1, _CHUNK_CELLS // max(n, 1))
     for start in range(0, m, step):
         stop = min(start + step, m)
-        d2 = test_sq[start:stop] + train_sq - 2.0 * test_x[start:stop] @ train_t
+        # (|a|^2 + |b|^2) - (2 a) @ b', as the dense expression groups it, in two buffers
+        cross = (2.0 * test_x[start:stop]) @ train_t
+        d2 = np.add(test_sq[start:stop], train_sq)
+        np.subtract(d2, cross, out=d2)
         out[start:stop] = _k_smallest(d2, k)
     return out
 
@@ -128,18 +130,14 @@ def _k_smallest(d2: np.ndarray, k: int) -> np.ndarray:
         return np.argsort(d2, axis=1, kind="stable")
     rows = np.arange(r)[:, None]
     part = np.argpartition(d2, k - 1, axis=1)[:, :k]
-    kth = d2[rows, part].max(axis=1, keepdims=True)
-    inside = d2 <= kth  # every row holds >= k; exactly k unless a tie straddles the k-th place
-    count = inside.sum(axis=1)
-    out = np.empty((r, k), dtype=np.intp)
-    plain = np.flatnonzero(count == k)
-    if plain.size:
-        # candidates in index order, then a stable sort by distance: (distance, index) order
-        cand = np.nonzero(inside[plain])[1].reshape(-1, k)
-        order = np.argsort(d2[plain[:, None], cand], axis=1, kind="stable")
-        out[plain] = np.take_along_axis(cand, order, axis=1)
-    for i in np.flatnonzero(count != k):
-        cand = np.flatnonzero(inside[i])
+    near = d2[rows, part]
+    kth = near.max(axis=1, keepdims=True)
+    # exactly k values <= the k-th unless a tie straddles the k-th place
+    count = np.count_nonzero(d2 <= kth, axis=1)
+    # the k found, ordered by (distance, index): what a stable sort of the row puts first
+    out = np.take_along_axis(part, np.lexsort((part, near), axis=-1), axis=1)
+    for i in np.flatnonzero(count != k):  # a tie at the k-th distance: the lower indices
+        cand = np.flatnonzero(d2[i] <= kth[i, 0])
         out[i] = cand[np.argsort(d2[i, cand], kind="stable")[:k]]
     return out
 
