@@ -6,7 +6,8 @@ in this same run.
 Each command runs twice in a fresh process: the first run fills XLA's persistent compilation
 cache (``retcon.cli.enable_compile_cache``), its CPU is reported as ``cold_cpu_s``; the second is
 the row's ``cpu_s`` and ``peak_mib`` (``os.wait4``'s user + system time and maximum resident set).
-The floors, in this process, best of three:
+Each command is forked from a small helper process, so its peak is its own. The floors, in
+this process, best of three:
 
 - writing (``pair simulate``): ``json.dumps`` of every row of the file, to a string;
 - parsing (reading, and part of every command that takes ``--data``): ``json.loads`` of every
@@ -31,16 +32,31 @@ import tempfile
 import time
 from pathlib import Path
 
+# Runs the command as its own child and reports that child's exit code, CPU and peak: a process
+# forked from this one would count this process's memory in its peak (Linux keeps the high-water
+# mark across exec), so the command is forked from this small helper instead.
+_HELPER = """
+import json, os, sys
+pid = os.fork()
+if pid == 0:
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, ru = os.wait4(pid, 0)
+print(json.dumps([os.waitstatus_to_exitcode(status), ru.ru_utime + ru.ru_stime, ru.ru_maxrss]))
+"""
+
 
 def _child(argv: list[str]) -> tuple[float, float]:
     """Run ``argv``; return its CPU seconds (user + system) and peak resident MiB."""
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} exited {proc.returncode}: {err.strip()[-400:]}")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    r = subprocess.run(
+        [sys.executable, "-c", _HELPER, *argv], capture_output=True, text=True, check=False
+    )
+    if r.returncode != 0 or not r.stdout.strip():
+        raise RuntimeError(f"{' '.join(argv)}: {r.stderr.strip()[-400:]}")
+    code, cpu, peak_kib = json.loads(r.stdout.strip().splitlines()[-1])
+    if code != 0:
+        raise RuntimeError(f"{' '.join(argv)} exited {code}: {r.stderr.strip()[-400:]}")
+    return float(cpu), peak_kib / 1024
 
 
 def _best_cpu(fn, repeats: int = 3) -> float:
