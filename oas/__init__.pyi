@@ -40,8 +40,10 @@ from ._fit import group_split as group_split
 from ._fit import split_sizes as split_sizes
 from ._identify import Identified as Identified
 from ._identify import ReaderParams as ReaderParams
+from ._identify import ReaderRows as ReaderRows
 from ._identify import Structure as Structure
 from ._identify import identify as identify
+from ._identify import reader_rows as reader_rows
 from ._identify import support_fractions as support_fractions
 from ._import import IMPORT_PRESETS as IMPORT_PRESETS
 from ._import import IMPORT_REQUIRED_FIELDS as IMPORT_REQUIRED_FIELDS

@@ -93,18 +93,61 @@ def _standardise(train_x, test_x):
     return (train_x - mean) / scale, (test_x - mean) / scale
 
 
-def _knn_mean_outcomes(train_x, train_y, test_x, k: int) -> np.ndarray:
+# A chunk of test rows holds at most this many squared distances (8 MiB of float64, as much again
+# for the argpartition's indices), whatever the number of rows.
+_CHUNK_CELLS = 1 << 20
+
+
+def _nearest(train_x, test_x, k: int) -> np.ndarray:
+    """Indices of the ``min(k, n)`` nearest training rows of each test row, ordered by (squared
+    Euclidean distance, training index): the first ``k`` of a stable sort of each row's distances.
+
+    Brute force through BLAS, one chunk of test rows at a time (memory bounded by
+    ``_CHUNK_CELLS``), ``np.argpartition`` for the k smallest, then the ties at the k-th distance
+    settled to the lower index. Shapes: ``(n, p)``, ``(m, p)`` -> ``(m, min(k, n))`` int.
+    """
+    n, m = train_x.shape[0], test_x.shape[0]
+    k = min(k, n)
+    train_sq = (train_x**2).sum(axis=1)[None, :]
+    test_sq = (test_x**2).sum(axis=1)[:, None]
+    train_t = train_x.T
+    out = np.empty((m, k), dtype=np.intp)
+    step = max(1, _CHUNK_CELLS // max(n, 1))
+    for start in range(0, m, step):
+        stop = min(start + step, m)
+        # (|a|^2 + |b|^2) - (2 a) @ b', as the dense expression groups it, in two buffers
+        cross = (2.0 * test_x[start:stop]) @ train_t
+        d2 = np.add(test_sq[start:stop], train_sq)
+        np.subtract(d2, cross, out=d2)
+        out[start:stop] = _k_smallest(d2, k)
+    return out
+
+
+def _k_smallest(d2: np.ndarray, k: int) -> np.ndarray:
+    """Per row of ``d2`` ``(r, n)``, the indices of its k smallest values by (value, index)."""
+    r, n = d2.shape
+    if k == n:
+        return np.argsort(d2, axis=1, kind="stable")
+    rows = np.arange(r)[:, None]
+    part = np.argpartition(d2, k - 1, axis=1)[:, :k]
+    near = d2[rows, part]
+    kth = near.max(axis=1, keepdims=True)
+    # exactly k values <= the k-th unless a tie straddles the k-th place
+    count = np.count_nonzero(d2 <= kth, axis=1)
+    # the k found, ordered by (distance, index): what a stable sort of the row puts first
+    out = np.take_along_axis(part, np.lexsort((part, near), axis=-1), axis=1)
+    for i in np.flatnonzero(count != k):  # a tie at the k-th distance: the lower indices
+        cand = np.flatnonzero(d2[i] <= kth[i, 0])
+        out[i] = cand[np.argsort(d2[i, cand], kind="stable")[:k]]
+    return out
+
+
+def _knn_mean_outcomes(train_x, train_y, test_x, ks) -> list[np.ndarray]:
     """Mean outcome of each action over the k nearest training rows (Euclidean; ties to the lower
-    training index, by a stable sort)."""
-    # |a - b|^2 = |a|^2 + |b|^2 - 2 a.b: an (m, n) matrix, never (m, n, p)
-    d2 = (
-        (test_x**2).sum(axis=1)[:, None]
-        + (train_x**2).sum(axis=1)[None, :]
-        - 2.0 * test_x @ train_x.T
-    )
-    k = min(k, train_x.shape[0])
-    nearest = np.argsort(d2, axis=1, kind="stable")[:, :k]
-    return train_y[nearest].mean(axis=1)
+    training index), for each k of ``ks``: one neighbour search for the largest k, whose first k
+    are the k nearest. Shapes: ``(n, p)``, ``(n, 4)``, ``(m, p)`` -> one ``(m, 4)`` per k."""
+    nearest = _nearest(train_x, test_x, max(ks))
+    return [train_y[nearest[:, :k]].mean(axis=1) for k in ks]
 
 
 def knn_router(
@@ -161,11 +204,12 @@ def knn_router(
         for f in range(n_inner):
             fit, held = fold != f, fold == f
             xs, xh = _standardise(x[fit], x[held])
-            for j, k in enumerate(ks):
-                pick = np.argmax(_knn_mean_outcomes(xs, y[fit], xh, k), axis=1)
+            for j, means in enumerate(_knn_mean_outcomes(xs, y[fit], xh, ks)):
+                pick = np.argmax(means, axis=1)
                 scores[j] += y[held][np.arange(held.sum()), pick].sum()
         scores /= len(y)
     best = int(np.argmax(scores))  # first maximum: the smaller k on ties (ks as given)
     xs, xts = _standardise(x, xt)
-    actions = np.argmax(_knn_mean_outcomes(xs, y, xts, ks[best]), axis=1)  # first max: ret
+    (means,) = _knn_mean_outcomes(xs, y, xts, ks[best : best + 1])
+    actions = np.argmax(means, axis=1)  # first max: ret
     return KnnChoice(actions.astype(np.int64), ks[best], scores)

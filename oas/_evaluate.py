@@ -244,12 +244,17 @@ def evaluate(
     diffs = np.stack([chosen[policies.index(p)] - chosen[best] for p in differences])  # (D, n)
     base = np.concatenate([per_row.reshape(-1, n), diffs]).T  # (n, P*M + D)
     slots = [test.budget == b for b in budgets] + [np.ones(n, bool)]
-    values = np.concatenate([base] * len(slots), axis=1)
-    mask = np.concatenate([np.repeat(s[:, None], base.shape[1], axis=1) for s in slots], axis=1)
     stage(3)
     if interval == "t":
-        ci = group_mean_interval(values, test.group_id, mask)[:3]
+        # slot by slot: each column's interval is its own, and memory stays one slot's (n, C)
+        per_slot = [
+            group_mean_interval(base, test.group_id, np.repeat(s[:, None], base.shape[1], axis=1))
+            for s in slots
+        ]
+        ci = tuple(np.concatenate([c[k] for c in per_slot]) for k in range(3))
     else:
+        values = np.concatenate([base] * len(slots), axis=1)
+        mask = np.concatenate([np.repeat(s[:, None], base.shape[1], axis=1) for s in slots], axis=1)
         ci = grouped_bootstrap_mean(k_boot, values, test.group_id, mask, n_resamples=n_resamples)
     stage(4)
     shape = (len(slots), base.shape[1])

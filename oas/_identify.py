@@ -45,6 +45,23 @@ PRIOR_PRECISION = 1e-6  # per row-normalized log-likelihood: negligible once a p
 P_EPS = 1e-6  # success probabilities are clipped to [P_EPS, 1 - P_EPS] inside the log-likelihood
 
 
+def row_bucket(n: int) -> int:
+    """The padded row count for ``n`` rows: the smallest of 64, 96, 128, 192, 256, 384, ... (powers
+    of two and 1.5 times them) that holds ``n``: at most a third of the rows are padding, and
+    calls on the folds and resamples of one data set share a few compiled shapes."""
+    size = 64
+    while size < n:
+        size = size * 3 // 2 if size & (size - 1) == 0 else size * 4 // 3
+    return size
+
+
+def _pad_rows(x: np.ndarray, size: int, fill=0) -> np.ndarray:
+    """``x`` with rows appended (``fill``) up to ``size`` rows."""
+    out = np.full((size, *x.shape[1:]), fill, dtype=x.dtype)
+    out[: x.shape[0]] = x
+    return out
+
+
 class Structure(NamedTuple):
     """The evidence structure of n rows (or queries): every action's context before packing.
 
@@ -145,7 +162,10 @@ def support_fractions(structure: Structure, budgets) -> np.ndarray:
         ln = lengths[rows][:, None, :, :]  # (r, 1, A, K)
         ln = np.broadcast_to(ln, (rows.size, m, A, ln.shape[-1]))
         bud = np.broadcast_to(bb[rows][:, :, None], (rows.size, m, A))
-        kept = np.asarray(pack(ln, bud, str(mode)), np.float64)
+        # rows padded to a bucket (empty contexts), so the folds share pack's compilations
+        size = row_bucket(rows.size)
+        kept = np.asarray(pack(_pad_rows(ln, size), _pad_rows(bud, size, 1), str(mode)))
+        kept = kept[: rows.size].astype(np.float64)
         lf = ln.astype(np.float64)
         frac = np.where(kept >= lf, 1.0, kept / np.where(lf > 0, lf, 1.0))
         frac = np.where(evidence[rows][:, None], frac, 1.0)
@@ -153,6 +173,73 @@ def support_fractions(structure: Structure, budgets) -> np.ndarray:
         none = ~np.asarray(evidence[rows].any(axis=-1))[:, None, :]
         out[rows] = np.where(none, 0.0, np.prod(frac, axis=-1))
     return out if grid else out[:, 0]
+
+
+class ReaderRows(NamedTuple):
+    """The rows the reader of docs/model.md §2 is identified from, with their packing support
+    computed once (``reader_rows`` builds it; ``take`` slices it, support included).
+
+    Attributes:
+      structure: ``Structure`` of the n rows.
+      budget: ``(n,)`` float64 budgets.
+      slot: ``(n,)`` int64 query-type slots in ``0..3``.
+      outcomes: ``(n, 4)`` float64 outcomes in [0, 1], ACTIONS order.
+      groups: ``(n,)`` group labels (conversations): the bootstrap's and the folds' unit.
+      support: ``(n, 4)`` ``support_fractions(structure, budget)``.
+    """
+
+    structure: Structure
+    budget: np.ndarray
+    slot: np.ndarray
+    outcomes: np.ndarray
+    groups: np.ndarray
+    support: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.budget.shape[0])
+
+    def take(self, index) -> ReaderRows:
+        """The rows ``index`` (an int array or a bool mask), in that order."""
+        return ReaderRows(
+            self.structure.take(index),
+            self.budget[index],
+            self.slot[index],
+            self.outcomes[index],
+            self.groups[index],
+            self.support[index],
+        )
+
+
+def reader_rows(structure: Structure, budget, slot, outcomes, groups) -> ReaderRows:
+    """Check the rows and compute their packing support once (``support_fractions``).
+
+    Args:
+      structure: ``Structure`` of the n rows.
+      budget: ``(n,)`` budgets; slot: ``(n,)`` query-type slots in ``0..3``.
+      outcomes: ``(n, 4)`` in [0, 1], ACTIONS order; groups: ``(n,)`` labels.
+
+    Raises:
+      InputError: shapes that disagree, slots outside ``0..3``, no rows.
+
+    References: docs/model.md §2 (packing, support), §8.
+    """
+    y = np.asarray(outcomes, np.float64)
+    if y.ndim != 2 or y.shape[1] != len(ACTIONS):
+        raise InputError(f"identify: outcomes must have shape (n, 4); got {y.shape}.")
+    n = y.shape[0]
+    if n == 0:
+        raise InputError("identify: no rows; expected at least one paired-data row.")
+    sl = np.asarray(slot, np.int64)
+    if sl.shape != (n,) or np.any((sl < 0) | (sl >= N_TYPES)):
+        raise InputError(f"identify: slot must be (n,) ints in 0..3; got shape {sl.shape}.")
+    b = np.asarray(budget, np.float64)
+    g = np.asarray(groups)
+    if b.shape != (n,) or g.shape != (n,):
+        raise InputError(
+            f"identify: budget {b.shape} and groups {g.shape} must have the outcomes' {n} rows."
+        )
+    return ReaderRows(structure, b, sl, y, g, support_fractions(structure, b))
 
 
 def unpack_theta(theta):
@@ -179,6 +266,29 @@ def success_prob(theta, frac, slot):
     phi_t = jnp.moveaxis(phi[:, slot], 0, -1)  # (..., 3)
     s = jnp.concatenate([frac[..., :1], phi_t * frac[..., 1:]], axis=-1)
     return reader_success(s, a_t[..., None], g)
+
+
+_success_prob_jit = jax.jit(success_prob)
+_success_prob_many = jax.jit(jax.vmap(success_prob, in_axes=(0, None, None)))
+
+
+def success_prob_rows(theta, frac, slot, *, fused: bool = True) -> np.ndarray:
+    """``success_prob`` of n rows in float32 for ``(P,)`` or ``(R, P)`` parameters, as numpy
+    ``(n, 4)`` or ``(R, n, 4)``: rows padded to ``row_bucket(n)``, so the programs compiled for
+    one fold serve every fold and data set of its bucket. ``fused=False`` runs the operations one
+    by one (eagerly) rather than as one jitted program, which XLA may round differently in the
+    last bit: ``identify``'s log-likelihood keeps the eager bits, ``predict_success`` the jitted."""
+    frac = np.asarray(frac, np.float32)
+    n = frac.shape[0]
+    size = row_bucket(n)
+    args = (
+        jnp.asarray(_pad_rows(frac, size)),
+        jnp.asarray(_pad_rows(np.asarray(slot, np.int32), size)),
+    )
+    th = jnp.asarray(theta, jnp.float32)
+    if th.ndim == 1:
+        return np.asarray((_success_prob_jit if fused else success_prob)(th, *args))[:n]
+    return np.asarray(_success_prob_many(th, *args))[:, :n]
 
 
 class Cells(NamedTuple):
@@ -331,11 +441,7 @@ def compress_ratios(structure: Structure, slot) -> np.ndarray:
 
 def identify(
     key: jax.Array,
-    structure: Structure,
-    budget,
-    slot,
-    outcomes,
-    groups,
+    rows: ReaderRows,
     *,
     n_resamples: int = 200,
     level: float = 0.95,
@@ -345,11 +451,8 @@ def identify(
 
     Args:
       key: JAX key for the bootstrap resamples.
-      structure: ``Structure`` of the n rows.
-      budget: ``(n,)`` budgets.
-      slot: ``(n,)`` query-type slots in ``0..3``.
-      outcomes: ``(n, 4)`` outcomes in [0, 1], ACTIONS order.
-      groups: ``(n,)`` group labels (conversations): the bootstrap's unit.
+      rows: ``ReaderRows`` (``reader_rows``): structure, budgets, type slots, outcomes, groups
+        and their packing support.
       n_resamples: bootstrap refits R (0: no CIs, bounds NaN).
       level: two-sided CI level.
       n_steps: Fisher-scoring steps per fit.
@@ -359,20 +462,18 @@ def identify(
 
     References: docs/model.md §2, §8.
     """
-    y = np.asarray(outcomes, np.float64)
-    n = y.shape[0]
-    slot = np.asarray(slot, np.int64)
-    if y.ndim != 2 or y.shape[1] != len(ACTIONS):
-        raise InputError(f"identify: outcomes must have shape (n, 4); got {y.shape}.")
-    if n == 0:
-        raise InputError("identify: no rows; expected at least one paired-data row.")
-    if slot.shape != (n,) or np.any((slot < 0) | (slot >= N_TYPES)):
-        raise InputError(f"identify: slot must be (n,) ints in 0..3; got shape {slot.shape}.")
     if not 0 < level < 1:
         raise InputError(f"identify: level must be in (0, 1); got {level}.")
     if isinstance(n_resamples, bool) or int(n_resamples) < 0:
         raise InputError(f"identify: n_resamples must be an integer >= 0; got {n_resamples!r}.")
-    frac = support_fractions(structure, budget)
+    structure, slot, y, groups, frac = (
+        rows.structure,
+        rows.slot,
+        rows.outcomes,
+        rows.groups,
+        rows.support,
+    )
+    n = rows.n
     cells = make_cells(frac, slot)
     theta0 = jnp.asarray(initial_theta(), jnp.float32)
     # pad the cells to a power of 2 (zero weight) so fits of similar data share a compilation
@@ -419,11 +520,7 @@ def identify(
     def mask(p: ReaderParams) -> ReaderParams:
         return ReaderParams(*(np.where(i, x, np.nan) for x, i in zip(p, ident)))
 
-    p_hat = np.clip(
-        np.asarray(success_prob(jnp.asarray(theta), jnp.asarray(frac), jnp.asarray(slot))),
-        P_EPS,
-        1 - P_EPS,
-    )
+    p_hat = np.clip(success_prob_rows(theta, frac, slot, fused=False), P_EPS, 1 - P_EPS)
     ll = float((y * np.log(p_hat) + (1 - y) * np.log1p(-p_hat)).sum())
     return Identified(
         params=mask(est),
@@ -443,10 +540,12 @@ def identify(
 __all__ = [
     "Identified",
     "ReaderParams",
+    "ReaderRows",
     "Structure",
     "compress_ratios",
     "group_weights",
     "identify",
+    "reader_rows",
     "success_prob",
     "support_fractions",
     "unpack_theta",

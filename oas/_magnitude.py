@@ -136,7 +136,7 @@ def identify_report(
 
     References: MODEL §2, §6, §8.
     """
-    from oas._identify import identify
+    from oas._identify import identify, reader_rows
     from oas._out_of_fold import compare_crossovers, out_of_fold, single_cluster_crossover
 
     structure = paired_structure(data)
@@ -156,22 +156,11 @@ def identify_report(
             progress(i, n_stages, IDENTIFY_STAGES[i] if i < n_stages else "done")
 
     k_fit, k_oof, k_cmp, k_diag = jax.random.split(key, 4)
+    rows = reader_rows(structure, data.budget, slot, y, groups)  # the support, computed once
     stage(0)
-    fit = identify(
-        k_fit, structure, data.budget, slot, y, groups, n_resamples=n_resamples, level=level
-    )
+    fit = identify(k_fit, rows, n_resamples=n_resamples, level=level)
     stage(1)
-    oof = out_of_fold(
-        k_oof,
-        structure,
-        data.budget,
-        slot,
-        y,
-        groups,
-        folds=folds,
-        n_resamples=n_resamples,
-        level=level,
-    )
+    oof = out_of_fold(k_oof, rows, folds=folds, n_resamples=n_resamples, level=level)
     truth = _truth(data)
     stage(2)
 
@@ -252,7 +241,7 @@ def identify_report(
     }
     if diagnostics:
         stage(3)
-        out["diagnostics"] = _diagnostics(data, structure, oof, k_diag, level, n_resamples)
+        out["diagnostics"] = _diagnostics(data, rows, oof, k_diag, level, n_resamples)
     stage(n_stages)
     return out
 
@@ -262,13 +251,13 @@ def _finite(x):
     return x if np.isfinite(x) else None
 
 
-def _diagnostics(data, structure, oof, key, level, n_resamples) -> dict:
-    from oas._identify import identify, support_fractions
+def _diagnostics(data, rows, oof, key, level, n_resamples) -> dict:
+    from oas._identify import identify
     from oas._out_of_fold import compare_crossovers
 
     y = data.outcomes
     groups = data.group_id.astype(str)
-    frac = support_fractions(structure, data.budget)
+    structure, frac = rows.structure, rows.support
     diag: dict = {}
     # partial support: rows where an action's evidence is cut (0 < s < 1)
     cut = {}
@@ -305,11 +294,7 @@ def _diagnostics(data, structure, oof, key, level, n_resamples) -> dict:
         m = data.budget == b
         fit = identify(
             jax.random.fold_in(key, 100 + i),
-            structure.take(m),
-            data.budget[m],
-            data.query_type_slot[m],
-            y[m],
-            groups[m],
+            rows.take(m),
             n_resamples=min(n_resamples, 100),
             level=level,
         )

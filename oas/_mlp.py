@@ -27,7 +27,7 @@ Where it is our reading (the paper does not say):
 Compilation: one jitted trainer serves every grid point, fold and call, compiled once per row
 bucket. The hidden layer is padded to 16 units with a width mask (a masked unit outputs 0, so it
 has no gradient and no effect), the weight decay, patience and learning rate are traced
-arguments, and rows are padded to a bucketed count (``_bucket``) with zero weights. One call
+arguments, and rows are padded to a bucketed count (``oas._identify.row_bucket``) with zero weights. One call
 trains one width on one inner fold at the grid's three decays (a ``vmap``); the 3 widths x K
 folds are a Python loop over that call, and the refit is the same call with the chosen decay in
 every slot. Not one ``vmap`` over all 9 x K: a batched ``while_loop`` runs until its last member
@@ -50,6 +50,7 @@ import numpy as np
 import optax
 
 from oas._checks import check_positive_int
+from oas._identify import row_bucket
 from retcon.errors import InputError
 
 #: The paper's grid (MODEL §8).
@@ -80,16 +81,6 @@ class MLPFit(NamedTuple):
     width: int
     weight_decay: float
     cv_loss: np.ndarray
-
-
-def _bucket(n: int) -> int:
-    """The padded row count for ``n`` rows: the smallest of 64, 96, 128, 192, 256, 384, ... (powers
-    of two and 1.5 times them) that holds ``n``, so at most a third of the rows are padding and
-    few distinct shapes are ever compiled."""
-    size = 64
-    while size < n:
-        size = size * 3 // 2 if size & (size - 1) == 0 else size * 4 // 3
-    return size
 
 
 def _logits(params, xt, mask):
@@ -260,7 +251,7 @@ def fit_mlp(
     k_fold, k_init = jax.random.split(key)
     fold = grouped_folds(k_fold, g.astype(str), n_folds)
     n, p = x.shape
-    size = _bucket(n)
+    size = row_bucket(n)
     mean = x.mean(axis=0)
     sd = x.std(axis=0)
     scale = np.where(sd > 1e-6, sd, 1.0)

@@ -22,6 +22,12 @@ from typing import Any, Literal, overload
 import numpy as np
 
 from oas._checks import FEATURE_NAMES, LENGTH_COLUMN, OUTCOME_COLUMNS
+from oas._paired_columns import (
+    paired_columns,
+    read_jsonl_columns,
+    valid_columns,
+    write_jsonl_columns,
+)
 from oas._paired_features import EmbedFn, PairedData, assemble, import_pandas
 from oas._paired_format import (
     csv_cell,
@@ -99,12 +105,16 @@ def read_paired(
     check_choice("packing", packing, PACKINGS)
     if vocabulary is not None:
         check_choice("vocabulary", vocabulary, tuple(VOCABULARIES))
-    rows = validated_rows(
-        path, iter_raw_rows(path, outcomes=outcomes), vocabulary, outcomes=outcomes
-    )
-    if not rows:
-        raise InputError(f"{path}: no rows; expected at least one paired-data row.")
-    data = assemble(rows, path, packing=packing, embed=embed)
+    data = None
+    if Path(path).suffix.lower() in (".jsonl", ".ndjson") and Path(path).is_file():
+        data = read_jsonl_columns(path, vocabulary, outcomes=outcomes)  # None: the row path
+    if data is None:
+        rows = validated_rows(
+            path, iter_raw_rows(path, outcomes=outcomes), vocabulary, outcomes=outcomes
+        )
+        if not rows:
+            raise InputError(f"{path}: no rows; expected at least one paired-data row.")
+        data = assemble(rows, path, packing=packing, embed=embed)
     return data.to_pandas() if as_frame else data
 
 
@@ -152,6 +162,10 @@ def write_paired(path, data: PairedData | Iterable[dict], *, packing: str = "pre
     References: docs/paired-data.md.
     """
     fmt = format_of(path)
+    if isinstance(data, PairedData) and fmt == "jsonl" and data.n:
+        columns = paired_columns(data)  # validated by columns; anything wrong: the row path
+        if valid_columns(columns, f"write_paired({Path(path).name})"):
+            return atomic_write(path, lambda f: write_jsonl_columns(f, columns))
     rows = (
         paired_rows(data) if isinstance(data, PairedData) else [jsonable_row(dict(r)) for r in data]
     )

@@ -137,6 +137,13 @@ def import_pandas(where: str):
     return pd
 
 
+def object_column(cells: list) -> np.ndarray:
+    """shape ``(n,)`` object array holding ``cells`` as they are (lists stay lists)."""
+    col = np.empty(len(cells), dtype=object)
+    col[:] = cells
+    return col
+
+
 def _default_embedder() -> EmbedFn:
     from oas._embed import embed_texts
 
@@ -199,11 +206,7 @@ def assemble(
             budget, lengths, mask, sessions, emb, slot, packing
         )
     meta_cols = sorted({c for r in rows for c in r.meta})
-    meta = {}
-    for c in meta_cols:
-        col = np.empty(n, dtype=object)
-        col[:] = [r.meta.get(c) for r in rows]
-        meta[c] = col
+    meta = {c: object_column([r.meta.get(c) for r in rows]) for c in meta_cols}
 
     def strings(values):
         return np.asarray(list(values), dtype=object)

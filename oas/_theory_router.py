@@ -159,19 +159,17 @@ def _numbers(obj: dict, name: str, shape: tuple, source: str) -> np.ndarray:
 
 def fit_theory_router(key, data, *, n_resamples: int = 0) -> TheoryRouter:
     """Identify the reader on ``data`` (``evidence_structure`` needed) and build the router."""
-    from oas._identify import identify
+    from oas._identify import identify, reader_rows
     from oas._structure import paired_structure
 
-    st = paired_structure(data)
-    fit = identify(
-        key,
-        st,
+    rows = reader_rows(
+        paired_structure(data),
         data.budget,
         data.query_type_slot,
         data.outcomes,
         data.group_id.astype(str),
-        n_resamples=n_resamples,
     )
+    fit = identify(key, rows, n_resamples=n_resamples)
     cr = np.array(fit.compress_ratio, np.float64)
     for j in range(len(OPERATORS)):
         seen = np.isfinite(cr[j])

@@ -134,7 +134,9 @@ def misfit_args(world: World, seed: int = 0) -> tuple:
 
     w = world
     fit = oas.identify(
-        jax.random.key(seed), w.structure, w.budget, w.slot, w.outcomes, w.groups, n_resamples=0
+        jax.random.key(seed),
+        oas.reader_rows(w.structure, w.budget, w.slot, w.outcomes, w.groups),
+        n_resamples=0,
     )
     return (
         jax.random.key(seed + 1),

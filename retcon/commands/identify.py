@@ -97,6 +97,10 @@ def run(args: argparse.Namespace) -> int:
     folds = args.folds or n_groups
     import jax
 
+    from retcon.commands._common import enable_compile_cache
+
+    enable_compile_cache()  # XLA's compiled kernels kept across runs, as `simulate` does
+
     from oas import format_report, identify_report, plot_report
 
     with _progress.bar(args, unit="stage") as bar:

@@ -16,6 +16,7 @@ from retcon.commands._common import (
     add_moved_out,
     check_out,
     emit,
+    enable_compile_cache,
     list_type,
     verbosity,
     write_set,
@@ -374,6 +375,8 @@ def _run_pair_simulate(args) -> int:
 
     from oas import simulate_paired, write_paired
 
+    enable_compile_cache()  # XLA's compiled kernels kept across runs, as `simulate` does
+
     data = simulate_paired(
         jax.random.key(args.seed),
         scenario,
@@ -585,6 +588,8 @@ def _run_evaluate(args) -> int:
 
     from oas import accuracy_figure, decisions_figure, evaluate, evaluation_json, evaluation_table
     from retcon.errors import worded_for
+
+    enable_compile_cache()  # XLA's compiled kernels kept across runs, as `simulate` does
 
     with worded_for(f"--data {args.data}", _FITTED_WORDS), _progress.bar(args, unit="stage") as bar:
 

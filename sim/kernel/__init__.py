@@ -63,7 +63,7 @@ budget
 ========================  ==============================  ================================  ==========================================================
 
 A third copy of the reader and packing, per budget and written as a numpy user writes it first,
-is ``retcon/bench/_sim_numpy.py``: the benchmark's baseline, a reference only, pinned to this
+is ``tests/_references/sim_numpy.py``: the benchmark's baseline, a reference only, pinned to this
 kernel by test_benchmarks.py::test_numpy_kernel_equals_jax_kernel_on_shared_draws and
 test_best_numpy_equals_per_budget_packing.
 

@@ -119,7 +119,6 @@ def test_progress_line_within_two_seconds(argv, words, tmp_path):
         (["fit", "--data", "{paired}", "--router-out", "r.json"], ("fold grouped",)),
         (["evaluate", "--data", "{paired}", "--resamples", "20"], ("5-fold ridge fit",)),
         (["identify", "--data", "{paired}", "--resamples", "2"], ("bootstrap refits",)),
-        (["bench", "--quick", "--only", "bootstrap"], ("benchmarks bootstrap",)),
         (
             [
                 "pair",
@@ -137,7 +136,7 @@ def test_progress_line_within_two_seconds(argv, words, tmp_path):
         ),
         (["paper-checks", "--data", str(LOCOMO_PATH)], ("the claims on LoCoMo",)),
     ],
-    ids=["fit", "evaluate", "identify", "bench", "pair longmemeval", "paper-checks data"],
+    ids=["fit", "evaluate", "identify", "pair longmemeval", "paper-checks data"],
 )
 def test_progress_line_within_two_seconds_slow(argv, words, tmp_path, request):
     if "{paired}" in argv:

@@ -160,3 +160,38 @@ def test_leave_one_out_adds_the_baselines_when_asked():
         )
     for name in plain.chosen:  # the other policies are untouched
         np.testing.assert_array_equal(plain.chosen[name], both.chosen[name])
+
+
+@pytest.mark.parametrize("chunk_cells", [7, 64, 1 << 21])
+def test_chunked_knn_search_is_the_dense_stable_sort_bit_for_bit_ties_included(
+    monkeypatch, chunk_cells
+):
+    """The chunked argpartition search returns the neighbours of the dense stable argsort
+    (``tests/_references/knn_dense.py``), in the same order, so the means keep their bits; on
+    integer-valued features and duplicated rows most k-th places are tied (MODEL §8)."""
+    from oas import _baselines
+    from tests._references.knn_dense import knn_mean_outcomes_dense, nearest_dense
+
+    monkeypatch.setattr(_baselines, "_CHUNK_CELLS", chunk_cells)
+    rng = np.random.default_rng(47)
+    tied = rng.integers(0, 3, size=(80, 3)).astype(float)  # 27 points for 80 rows: ties
+    tied[40:50] = tied[0]  # ten copies of one row
+    smooth = rng.normal(size=(70, 5))
+    ks = (1, 3, 5, 9, 15, 25)
+    for train in (tied, smooth):
+        y = rng.uniform(size=(len(train), 4))
+        test = np.concatenate([train[:13], rng.normal(size=(9, train.shape[1]))])
+        got_means = _baselines._knn_mean_outcomes(train, y, test, ks)
+        for k, means in zip(ks, got_means):
+            np.testing.assert_array_equal(
+                _baselines._nearest(train, test, k), nearest_dense(train, test, k)
+            )
+            assert means.tobytes() == knn_mean_outcomes_dense(train, y, test, k).tobytes()
+    # k at least the training size: every row, in stable order
+    np.testing.assert_array_equal(
+        _baselines._nearest(tied[:6], tied, 10), nearest_dense(tied[:6], tied, 10)
+    )
+    # the tie path is taken: some row has more than k candidates at its k-th distance
+    d2 = ((tied[:, None, :] - tied[None, :, :]) ** 2).sum(-1)
+    kth = np.sort(d2, axis=1)[:, 4:5]
+    assert ((d2 <= kth).sum(axis=1) > 5).any()

@@ -161,7 +161,10 @@ def test_recovered_reader_and_crossover_cover_the_truth(a, g, phi, rho, scale, s
     s = paired_structure(d)
     key = jax.random.key(seed + 1)
     fit = oas.identify(
-        key, s, d.budget, d.query_type_slot, d.outcomes, d.group_id, n_resamples=40, level=0.99
+        key,
+        oas.reader_rows(s, d.budget, d.query_type_slot, d.outcomes, d.group_id),
+        n_resamples=40,
+        level=0.99,
     )
     # 40 refits make a narrow percentile interval; 0.02 absolute is the slack for it
     assert _covers(fit.lower.acc_guess, fit.upper.acc_guess, g, tol=0.02)
@@ -170,7 +173,10 @@ def test_recovered_reader_and_crossover_cover_the_truth(a, g, phi, rho, scale, s
         assert _covers(fit.lower.fidelity[j, 0], fit.upper.fidelity[j, 0], phi[j], tol=0.02)
     np.testing.assert_allclose(fit.compress_ratio[:, 0], rho, rtol=1e-5)
     oof = oas.out_of_fold(
-        key, s, d.budget, d.query_type_slot, d.outcomes, d.group_id, folds=2, n_resamples=40
+        key,
+        oas.reader_rows(s, d.budget, d.query_type_slot, d.outcomes, d.group_id),
+        folds=2,
+        n_resamples=40,
     )
     c = oas.compare_crossovers(
         key,
@@ -197,11 +203,14 @@ def test_identify_input_errors(locomo_small):
     s = paired_structure(d)
     with pytest.raises(InputError, match="outcomes must have shape"):
         oas.identify(
-            jax.random.key(0), s, d.budget, d.query_type_slot, d.outcomes[:, :3], d.group_id
+            jax.random.key(0),
+            oas.reader_rows(s, d.budget, d.query_type_slot, d.outcomes[:, :3], d.group_id),
         )
     with pytest.raises(InputError, match="level must be in"):
         oas.identify(
-            jax.random.key(0), s, d.budget, d.query_type_slot, d.outcomes, d.group_id, level=1.5
+            jax.random.key(0),
+            oas.reader_rows(s, d.budget, d.query_type_slot, d.outcomes, d.group_id),
+            level=1.5,
         )
     with pytest.raises(InputError, match="n_folds must be at most the number of groups"):
         oas.grouped_folds(jax.random.key(0), d.group_id, 99)
@@ -266,7 +275,11 @@ def test_presets_predicted_crossover_covers_the_simulated_one(preset):
     d = oas.simulate_paired(jax.random.key(0), preset, 30000)
     s = paired_structure(d)
     key = jax.random.key(1)
-    fit = oas.identify(key, s, d.budget, d.query_type_slot, d.outcomes, d.group_id, n_resamples=100)
+    fit = oas.identify(
+        key,
+        oas.reader_rows(s, d.budget, d.query_type_slot, d.outcomes, d.group_id),
+        n_resamples=100,
+    )
     g, a, phi = _true_params(sc)
     # up to 17 95% intervals per preset: 0.02 absolute slack so one expected miss does not fail
     assert _covers(fit.lower.acc_guess, fit.upper.acc_guess, g, tol=0.02)
@@ -277,7 +290,10 @@ def test_presets_predicted_crossover_covers_the_simulated_one(preset):
                 fit.lower.fidelity[j, t], fit.upper.fidelity[j, t], phi[j, t], tol=0.02
             ), (j, t)
     oof = oas.out_of_fold(
-        key, s, d.budget, d.query_type_slot, d.outcomes, d.group_id, folds=3, n_resamples=100
+        key,
+        oas.reader_rows(s, d.budget, d.query_type_slot, d.outcomes, d.group_id),
+        folds=3,
+        n_resamples=100,
     )
     c = oas.compare_crossovers(
         key, oof.p, oof.p_boot, d.budget, d.outcomes, d.group_id, truth=_truth(d), n_resamples=300
@@ -409,3 +425,23 @@ def test_predicted_band_is_over_resamples():
     np.testing.assert_allclose(c.predicted_lower, c.predicted)
     np.testing.assert_allclose(c.predicted_upper, c.predicted)
     assert c.predicted.shape == (3, 4) and c.observed_lower.shape == (3, 4)
+
+
+@pytest.mark.parametrize("lead", [(), (7,)])
+def test_curve_by_budget_has_the_bits_of_the_one_hot_contraction(lead):
+    """``_curve``'s masked sums per grid budget equal the one-hot ``einsum`` it replaced, bit for
+    bit (the same additions in row order), NaN where a grid budget has no row (MODEL §3, dU)."""
+    from oas._out_of_fold import _curve
+
+    rng = np.random.default_rng(5)
+    grid = np.array([8.0, 16.0, 32.0, 64.0, 128.0])
+    budget = rng.choice(grid[:4], size=500)  # 128 has no row
+    values = rng.normal(size=(*lead, 500, 3))
+    onehot = (budget[:, None] == grid[None, :]).astype(np.float64)
+    counts = onehot.sum(0)
+    want = (
+        np.einsum("nm,...nk->...mk", onehot, values) / np.where(counts > 0, counts, np.nan)[:, None]
+    )
+    got = _curve(values, budget, grid)
+    assert got.shape == want.shape and np.array_equal(got, want, equal_nan=True)
+    assert np.isnan(got[..., 4, :]).all()

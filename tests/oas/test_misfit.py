@@ -114,7 +114,10 @@ def test_predictive_interval_covers_the_held_out_crossover():
         w = make_world(rng, random_reader(rng))
         key = jax.random.key(i)
         oof = oas.out_of_fold(
-            key, w.structure, w.budget, w.slot, w.outcomes, w.groups, folds=5, n_resamples=40
+            key,
+            oas.reader_rows(w.structure, w.budget, w.slot, w.outcomes, w.groups),
+            folds=5,
+            n_resamples=40,
         )
         st = strata_of(w)
         for s in (-1, 0, 1, 2):

@@ -120,7 +120,8 @@ def test_mlp_trainer_compiles_once_for_other_rows_widths_and_decays(toy):
     of the same size), another patience and learning rate traces nothing new; the first traces
     at most once (every grid batch and the refit share one shape), as ``jax.jit``'s cache
     counts."""
-    from oas._mlp import _bucket, _train
+    from oas._identify import row_bucket as _bucket
+    from oas._mlp import _train
 
     n = toy.n
     assert _bucket(n) == _bucket(n - 7) and _bucket(n) >= n
@@ -164,7 +165,7 @@ def test_mlp_width_mask_is_a_narrower_network():
 
 def test_mlp_bucket_bounds_the_padding():
     """Rows pad to at most a third more (from 64 up), never fewer than given, monotone."""
-    from oas._mlp import _bucket
+    from oas._identify import row_bucket as _bucket
 
     sizes = [_bucket(n) for n in range(1, 5000)]
     assert all(s >= n for n, s in zip(range(1, 5000), sizes, strict=True))

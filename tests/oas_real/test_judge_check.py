@@ -1,7 +1,7 @@
 """The checked LLM judge (``--llm-judge llm``, oas.real.llm._judge): the false-acceptance probe on
 decoy answers, its Wilson interval, the LLM-vs-lexical agreement table, the flag above the
 threshold, and a rerun that sends nothing new. The endpoint is the project's scriptable fake
-(``retcon.bench.llm_throughput.FakeLLMServer``); LoCoMo is the real file (docs/llm.md)."""
+(``tests._fakes.FakeLLMServer``); LoCoMo is the real file (docs/llm.md)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from oas.real import PairJob, run_pair_job
 from oas.real._types import Conversation, Query
 from oas.real.llm._backend import LLMReader
 from oas.real.llm._judge import judge_agreement, judge_probe, other_gold_decoys, wilson_interval
-from retcon.bench.llm_throughput import FakeLLMServer
 from retcon.cli import main
 from retcon.errors import InputError
 from tests._data import LOCOMO_PATH, needs_locomo
+from tests._fakes import FakeLLMServer
 
 _JUDGE = re.compile(r"Correct answer: (.*)\nResponse: (.*)\n", re.S)
 

@@ -23,7 +23,7 @@ from oas.real.llm._cache import (
     recover_journals,
     write_entry,
 )
-from retcon.bench.llm_throughput import FakeLLMServer, default_reply
+from tests._fakes import FakeLLMServer, default_reply
 
 REPO = Path(__file__).resolve().parents[2]
 PARAMS = {"temperature": 0.0}

@@ -9,10 +9,9 @@ import re
 import pytest
 
 from oas.real import check_endpoint, estimate_run, resolve_endpoint
-from retcon.bench.llm_throughput import completion_body
 from tests._cli import run_cli
 from tests._data import LOCOMO_PATH, needs_locomo
-from tests._fakes import FakeServer, send
+from tests._fakes import FakeServer, completion_body, send
 
 
 def server(*, honours_seed=True, answers=True, models=("m",), max_words=5000, ctx_meta=None):

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 
-from retcon.bench.llm_throughput import FakeLLMServer, bench_client_vs_urllib, urllib_calls
+from benchmarks.llm_throughput import bench_client_vs_urllib, urllib_calls
+from tests._fakes import FakeLLMServer
 
 
 def test_urllib_baseline_returns_the_servers_texts():

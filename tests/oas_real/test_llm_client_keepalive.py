@@ -12,7 +12,7 @@ import pytest
 
 from oas.real.llm._config import EndpointConfig
 from oas.real.llm._http import EndpointPool, LLMEndpointError
-from retcon.bench.llm_throughput import FakeLLMServer, default_reply
+from tests._fakes import FakeLLMServer, default_reply
 
 
 def _pool(url, tmp_path, **kw) -> EndpointPool:

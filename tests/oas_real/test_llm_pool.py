@@ -1,6 +1,6 @@
 """Concurrent LLM calls over several endpoints, against the fake OpenAI-compatible server.
 
-``retcon.bench.llm_throughput.FakeLLMServer`` (standard library, 127.0.0.1) delays, answers 429 with
+``tests._fakes.FakeLLMServer`` (standard library, 127.0.0.1) delays, answers 429 with
 ``Retry-After``, 500s and malformed bodies on script. Checked: the bound on requests in flight,
 ``Retry-After``, answers reaching the right caller under concurrency, an endpoint that keeps
 failing taken out of the rotation, rows identical whatever the concurrency, the endpoints and the
@@ -33,8 +33,8 @@ from oas.real.llm._client import (
     resolve_endpoint,
     retry_after_seconds,
 )
-from retcon.bench.llm_throughput import FakeLLMServer, default_reply
 from retcon.errors import InputError
+from tests._fakes import FakeLLMServer, default_reply
 
 REPO = Path(__file__).resolve().parents[2]
 OUT = "--output"  # the single-file output option of `retcon pair`

@@ -11,10 +11,10 @@ import pytest
 
 from oas.real import PairJob
 from oas.real._run import average_realisations
-from retcon.bench.llm_throughput import FakeLLMServer
 from retcon.cli import main
 from retcon.errors import InputError
 from tests._data import LOCOMO_PATH, needs_locomo
+from tests._fakes import FakeLLMServer
 
 _QUESTION = re.compile(r"\n\nQuestion: (.*?)(?: \(asked on [^)]*\))?\n", re.S)
 

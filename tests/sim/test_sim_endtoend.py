@@ -101,7 +101,7 @@ def test_recall_one_is_the_kernel_of_today():
 
 
 def test_numpy_bench_kernel_and_stress_refuse_recall_below_one():
-    from retcon.bench._sim_numpy import params_of
+    from tests._references.sim_numpy import params_of
 
     s = _with(sim.load_scenario("locomo-like"), recall=0.9)
     with pytest.raises(InputError, match=r"retriever\.recall must be 1"):

@@ -23,7 +23,7 @@ import dataclasses
 import jax
 import numpy as np
 
-from retcon.bench._timing import alternate
+from benchmarks._timing import alternate
 
 GRID = 2**24
 POLICIES = ("retain-all", "overflow", "periodic")

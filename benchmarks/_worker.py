@@ -1,8 +1,8 @@
 """One measurement in a fresh Python, so that its peak resident memory is its own.
 
-``python -m retcon.bench._worker TASK 'JSON'`` prints one JSON object as its last stdout line.
+``python -m benchmarks._worker TASK 'JSON'`` prints one JSON object as its last stdout line.
 Tasks: ``sim_jax`` (``sim.simulate`` end to end, chunked and sharded over the visible JAX
-devices), ``sim_numpy`` (``retcon.bench._sim_numpy.simulate_numpy``) and ``numpy_floor``
+devices), ``sim_numpy`` (``tests._references.sim_numpy.simulate_numpy``) and ``numpy_floor``
 (``bench_numpy_floor``, JAX-free). The first two report the best wall
 time over ``repeats`` runs after one warm-up run that compiles (JAX) or faults in (numpy) the
 chunk shape, the process CPU time per wall second of that run (how many cores it kept busy),
@@ -72,7 +72,7 @@ def _kernel_per_budget(key, sc, n, b):
 def _best_of(fn, repeats: int) -> tuple:
     """``fn()`` ``repeats`` times once the peak resident set is reset: the last result, the best
     wall seconds, the CPU seconds of that run and the resident MiB before the first."""
-    from retcon.bench._timing import reset_rss_peak, rss_now_mib
+    from benchmarks._timing import reset_rss_peak, rss_now_mib
 
     reset_rss_peak()
     base = rss_now_mib()
@@ -90,7 +90,7 @@ def _best_of(fn, repeats: int) -> tuple:
 def sim_jax(spec: dict) -> dict:
     import jax
 
-    from retcon.bench._timing import rss_now_mib, rss_peak_mib
+    from benchmarks._timing import rss_now_mib, rss_peak_mib
     from sim import SimResult, load_scenario, simulate
 
     sc = load_scenario(spec["scenario"])
@@ -131,10 +131,10 @@ def sim_jax(spec: dict) -> dict:
 def sim_numpy(spec: dict) -> dict:
     import jax
 
-    from retcon.bench import _sim_numpy as S
-    from retcon.bench._timing import rss_now_mib, rss_peak_mib
+    from benchmarks._timing import rss_now_mib, rss_peak_mib
     from sim import load_scenario
     from sim import numpy_kernel as NK
+    from tests._references import sim_numpy as S
 
     sc = load_scenario(spec["scenario"])
     b = _budgets(spec, sc)
@@ -180,10 +180,10 @@ def _blas() -> str:
 
 
 def numpy_floor(spec: dict) -> dict:
-    """``retcon.bench._sim_bench.bench_numpy_floor`` in a process of its own, which never loads
+    """``benchmarks._sim_bench.bench_numpy_floor`` in a process of its own, which never loads
     JAX (``jax_loaded``): nothing the bench's JAX rows left behind (imports, threads, allocator
     state) shares the one-thread timings of the kernel and its floor."""
-    from retcon.bench._sim_bench import bench_numpy_floor
+    from benchmarks._sim_bench import bench_numpy_floor
 
     row = bench_numpy_floor(
         spec["seed"], spec["n"], scenario=spec["scenario"], rounds=spec["rounds"]

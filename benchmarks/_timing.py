@@ -118,7 +118,7 @@ def run_worker(
     unset: tuple[str, ...] = (),
     timeout: float | None = None,
 ) -> dict:
-    """Run ``retcon.bench._worker`` for one task in a fresh Python; return the JSON it prints last.
+    """Run ``benchmarks._worker`` for one task in a fresh Python; return the JSON it prints last.
 
     Args:
       task: the worker task name (``sim_jax``, ``sim_numpy``, ``scaleout``).
@@ -132,7 +132,7 @@ def run_worker(
     for name in unset:
         full_env.pop(name, None)
     proc = subprocess.run(
-        [sys.executable, "-m", "retcon.bench._worker", task, json.dumps(spec)],
+        [sys.executable, "-m", "benchmarks._worker", task, json.dumps(spec)],
         check=False,
         capture_output=True,
         text=True,

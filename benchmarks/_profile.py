@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from retcon.bench._timing import alternate
+from benchmarks._timing import alternate
 
 
 def _best_interleaved(fns: dict, repeats: int) -> tuple[dict, dict]:
@@ -56,9 +56,9 @@ def profile_sim(
     import jax
     import jax.numpy as jnp
 
-    from retcon.bench import _sim_numpy as S
     from sim import kernel as K
     from sim import load_scenario
+    from tests._references import sim_numpy as S
 
     sc = load_scenario(scenario_name)
     st, pr = K.split(sc)

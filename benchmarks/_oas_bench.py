@@ -14,9 +14,7 @@ The alternatives, each on the very folds ``fit_ridge`` draws:
   multi-target ``Ridge`` on the standardized features with the outcomes repeated once per penalty
   and ``alpha`` an array with one penalty per target (7 x 6 = 42 fits), held-out errors from its
   predictions;
-- ``sklearn_grid`` (the former baseline, kept as an extra row): per budget and action,
-  ``GridSearchCV`` over ``Pipeline(StandardScaler, Ridge)`` with the folds passed as explicit
-  splits, scored by the summed squared error so that its argmin is ``fit_ridge``'s pooled CV error.
+(the former ``GridSearchCV`` baseline row is gone; its figures are in the CHANGELOG).
 
 Every alternative takes ties to the larger penalty, as ``fit_ridge`` does. Penalties must be
 identical and coefficients and intercepts agree (1e-6, float64) before anything is timed.
@@ -33,7 +31,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from retcon.bench._timing import interleaved
+from benchmarks._timing import interleaved
 
 N_BUDGETS = 7
 N_PENALTIES = 20
@@ -86,39 +84,6 @@ def sklearn_available() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("sklearn") is not None
-
-
-def sklearn_grid(data: OasData, folds: np.ndarray, penalties=PENALTIES) -> list[dict]:
-    """scikit-learn: per budget and action, GridSearchCV(StandardScaler + Ridge) on fixed grouped folds.
-
-    Returns per budget ``{"penalty": (4,), "coef": (4, 11), "intercept": (4,)}``.
-    """
-    from sklearn.linear_model import Ridge
-    from sklearn.metrics import make_scorer
-    from sklearn.model_selection import GridSearchCV
-    from sklearn.pipeline import Pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    sse = make_scorer(lambda y, p: float(np.sum((y - p) ** 2)), greater_is_better=False)
-    grid = {"ridge__alpha": sorted(penalties, reverse=True)}  # first on ties = largest penalty
-    out = []
-    for b in np.unique(data.budget):
-        rows = np.flatnonzero(data.budget == b)
-        fold = folds[rows]
-        splits = [(np.flatnonzero(fold != k), np.flatnonzero(fold == k)) for k in range(N_FOLDS)]
-        pen, coef, icpt = [], [], []
-        for a in range(data.outcomes.shape[1]):
-            pipe = Pipeline([("scale", StandardScaler()), ("ridge", Ridge(solver="cholesky"))])
-            gs = GridSearchCV(pipe, grid, cv=splits, scoring=sse, refit=True)
-            gs.fit(data.features[rows], data.outcomes[rows, a])
-            ridge = gs.best_estimator_.named_steps["ridge"]
-            pen.append(gs.best_params_["ridge__alpha"])
-            coef.append(ridge.coef_)
-            icpt.append(ridge.intercept_)
-        out.append(
-            {"penalty": np.asarray(pen), "coef": np.asarray(coef), "intercept": np.asarray(icpt)}
-        )
-    return out
 
 
 def _choose(cv_error: np.ndarray, lam: np.ndarray) -> np.ndarray:
@@ -199,7 +164,7 @@ def _folds(key: jax.Array, data: OasData) -> np.ndarray:
     return folds
 
 
-ALTERNATIVES = {"sklearn_ridge": sklearn_ridge, "sklearn_grid": sklearn_grid}
+ALTERNATIVES = {"sklearn_ridge": sklearn_ridge}
 
 
 def _jax_f64(key: jax.Array, data: OasData, penalties) -> list:
@@ -217,7 +182,7 @@ def check_oas_agreement(
     data: OasData,
     tol: float = 1e-6,
     penalties=PENALTIES,
-    alternatives=("numpy", "sklearn_ridge", "sklearn_grid"),
+    alternatives=("numpy", "sklearn_ridge"),
 ) -> dict:
     """Fit the grid with ``fit_ridge`` (float64) and each alternative on the same folds; raise unless
     every alternative selects the same penalties and its coefficients and intercepts agree to ``tol``.
@@ -274,14 +239,14 @@ def bench_oas(
     penalties=PENALTIES,
 ) -> list[dict]:
     """Check agreement, then time the full grid: JAX (float64, float32), numpy running the same
-    closed form, scikit-learn multi-target ``Ridge``, and the former ``GridSearchCV`` baseline.
+    closed form and scikit-learn's multi-target ``Ridge``.
 
     Args:
       seed: data and fold seed.
       sizes: total instances (over the 7 budgets) per row.
       repeats: interleaved timings per implementation; best kept.
-      sklearn_max: largest size at which the ``GridSearchCV`` baseline runs (``None``: all); the
-        multi-target ``Ridge`` runs at every size when scikit-learn is installed.
+      sklearn_max: largest size at which scikit-learn's ``Ridge`` runs (``None``: all; it needs
+        scikit-learn installed).
       limits: ``MachineLimits`` for the achieved fraction of f64 matmul throughput.
       penalties: the grid (20 values by default; smaller only for smoke tests).
 
@@ -293,16 +258,14 @@ def bench_oas(
     if have_sk:  # imports outside the timed runs
         import importlib
 
-        for mod in ("linear_model", "model_selection", "pipeline", "preprocessing"):
+        for mod in ("linear_model",):
             importlib.import_module(f"sklearn.{mod}")
     rows = []
     for n in sizes:
         data = make_data(seed, n)
         alts = ["numpy"]
-        if have_sk:
+        if have_sk and (sklearn_max is None or n <= sklearn_max):
             alts.append("sklearn_ridge")
-            if sklearn_max is None or n <= sklearn_max:
-                alts.append("sklearn_grid")
         row = {
             "instances": n,
             "budgets": N_BUDGETS,

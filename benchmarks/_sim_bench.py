@@ -1,4 +1,4 @@
-"""Simulation kernel: ``sim.simulate`` (JAX) against ``retcon.bench._sim_numpy`` (plain numpy).
+"""Simulation kernel: ``sim.simulate`` (JAX) against ``tests._references.sim_numpy`` (plain numpy).
 
 First the check: the JAX kernel's own draws for a few thousand queries are fed to the numpy
 kernel, and the success probabilities on the ``2**-24`` grid, ``G_B`` and ``H_B`` must agree bit
@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 
-from retcon.bench._timing import alternate, run_worker
+from benchmarks._timing import alternate, run_worker
 
 # Rows compared. The kernel reduces over a cluster's records strictly left to right
 # (sim.kernel.sum_in_order / prod_in_order), whatever the batch size, and so does the numpy kernel.
@@ -47,10 +47,10 @@ def check_sim_agreement(seed: int, scenario, n: int = N_CHECK) -> dict:
     import jax
     import jax.numpy as jnp
 
-    from retcon.bench import _sim_numpy as S
     from sim import kernel as K
     from sim import load_scenario
     from sim import numpy_kernel as NK
+    from tests._references import sim_numpy as S
 
     sc = load_scenario(scenario) if isinstance(scenario, str) else scenario
     st, pr = K.split(sc)
@@ -305,9 +305,9 @@ def interleaved_sim(
 
     import jax
 
-    from retcon.bench import _sim_numpy as S
     from sim import load_scenario, simulate
     from sim import numpy_kernel as NK
+    from tests._references import sim_numpy as S
 
     sc = load_scenario(scenario)
     b = np.asarray(sc.budgets, np.float64)
@@ -453,63 +453,6 @@ def bench_words(seed: int, n: int, *, scenario: str = "locomo-like", rounds: int
     }
 
 
-def _previous_histogram(e, n_budgets: int, start: int, n_blocks: int):
-    """The sums stage as it was before issue 34 (for ``bench_numpy_floor``'s side-by-side row
-    only): ``sim.numpy_kernel.histogram_of_events`` with 12 weighted events a query and fresh
-    index and weight arrays per chunk. The same histogram."""
-    from sim import numpy_kernel as NK
-
-    n, nb = e.p_g.shape[0], n_budgets
-    p_w, p_h, p_g = e.p_w, e.p_h, e.p_g
-    at_c = np.empty((7, n), np.int64)
-    at_c[0], at_c[1:4], at_c[4:7] = p_g, p_h, np.maximum(p_h, p_g)
-    at_c *= 7
-    at_c += np.arange(7)[:, None]
-    counts = np.bincount(at_c.ravel(), minlength=(nb + 1) * 7)
-    m_lo = e.m_absent.astype(np.int64)
-    step = e.m_whole.astype(np.int64) - m_lo
-    early = step * (p_w < p_g)
-    at = np.empty((12, n), np.int64)
-    at[0:4], at[4:8], at[8:12] = p_w, p_w, p_g
-    val = np.empty((12, n), np.float64)
-    val[0:4], val[4:8], val[8:12] = step, early, -(m_lo + early)
-    block = (start + np.arange(n)) % n_blocks
-    at *= 8
-    at += block * ((nb + 1) * 8)
-    at += np.asarray([0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7])[:, None]
-    weighted = np.bincount(at.ravel(), val.ravel(), minlength=n_blocks * (nb + 1) * 8)
-    base = np.stack([np.bincount(block, weights=r, minlength=n_blocks) for r in m_lo], 1)
-    return NK.Histogram(weighted, counts, base.astype(np.int64))
-
-
-def _every_slot_draws(rng, n: int, st, pr):
-    """The draw stage as it was before it drew only what the frontier reads (for
-    ``bench_numpy_floor``'s side-by-side row only): a length and a score for all ``k_max``
-    evidence slots and for every distractor. The same law; another stream."""
-    from sim.kernel import REDUNDANCY_CONCENTRATION
-    from sim.numpy_kernel import Columns, query_types, record_lengths
-
-    K, D = st.k_max, st.n_distractors
-    t = query_types(rng, n, pr.weights)
-    ev = record_lengths(rng, st.families, t, pr, K)
-    mask = np.arange(K)[:, None] < pr.records[t][None, :]
-    ev *= mask
-    dis = record_lengths(rng, st.families, t, pr, D) if D else np.zeros((0, n), np.float32)
-    noise = rng.standard_normal((K + D, n), np.float32)
-    noise *= pr.noise
-    ev_score = noise[:K]
-    ev_score += np.float32(1)
-    ev_score[~mask] = -np.inf
-    r = pr.redundancy[t]
-    used = np.flatnonzero((r > 0) & (pr.records[t] > 1))
-    r_c = np.zeros(n, np.float32)
-    if used.size:
-        c = REDUNDANCY_CONCENTRATION
-        ru = r[used].astype(np.float64)
-        r_c[used] = rng.beta(np.maximum(ru * c, 1e-3), np.maximum((1.0 - ru) * c, 1e-3))
-    return Columns(t, ev, ev_score, dis, noise[K:], r_c)
-
-
 def bench_numpy_floor(seed: int, n: int, *, scenario: str = "locomo-like", rounds: int = 5) -> dict:
     """Issue 34: the numpy kernel's time per query against its draw floor, on one thread, in
     this process, the stages, the stages they replaced and the floor alternated each round
@@ -528,11 +471,8 @@ def bench_numpy_floor(seed: int, n: int, *, scenario: str = "locomo-like", round
     lengths), and ``kernel_over_drawn_normals`` is the kernel against the floor scaled to them,
     the stricter ratio.
 
-    Side by side (``replaced_us_per_query``, ``stage_speedup``): the draws of every slot
-    (``_every_slot_draws``), the frontier ranked by the sorting network (``frontier_columns``,
-    then ``events_of_frontier``), the sums with fresh arrays (``_previous_histogram``) and the type
-    drawn by ``rng.choice`` against ``query_types``; ``previous_kernel_over_floor`` is the kernel
-    with those stages, from the same rounds."""
+    The stages this kernel replaced (issue 34) are no longer timed; their figures are in the
+    CHANGELOG."""
 
     from sim import kernel as K
     from sim import load_scenario
@@ -554,46 +494,20 @@ def bench_numpy_floor(seed: int, n: int, *, scenario: str = "locomo-like", round
     def draws():
         state["cols"] = NK.draw_columns(NK.chunk_rng(key, 0), n, st, pr)
 
-    def draws_every_slot():
-        _every_slot_draws(NK.chunk_rng(key, 0), n, st, pr)
-
     def frontier():
         state["events"] = NK.frontier_events(state["cols"], pr, b, table)
 
     def sums():
         NK.histogram_of_events(state["events"], b.size, 0, n_blocks)
 
-    def frontier_ranked():
-        NK.events_of_frontier(NK.frontier_columns(state["cols"], pr), b, table)
-
-    def sums_previous():
-        _previous_histogram(state["events"], b.size, 0, n_blocks)
-
-    def types():
-        NK.query_types(NK.chunk_rng(key, 0), n, pr.weights)
-
-    def types_choice():
-        NK.chunk_rng(key, 0).choice(4, size=n, p=pr.weights)
-
     fns = {
         "floor": floor,
         "draws": draws,
-        "draws_every_slot": draws_every_slot,
         "frontier": frontier,
         "sums": sums,
-        "frontier_ranked": frontier_ranked,
-        "sums_previous": sums_previous,
-        "types": types,
-        "types_choice": types_choice,
     }
     med = _alternated_medians(fns, rounds)
     kernel = med["draws"] + med["frontier"] + med["sums"]
-    previous = (
-        med["draws_every_slot"]
-        + (med["types_choice"] - med["types"])
-        + med["frontier_ranked"]
-        + med["sums_previous"]
-    )
     us = lambda k: med[k] / n * 1e6  # noqa: E731
     c = state["cols"]
     drawn = (2 * np.isfinite(c.ev_score).sum() + c.dis_score.size + (c.dis_len > 0).sum()) / n
@@ -608,21 +522,7 @@ def bench_numpy_floor(seed: int, n: int, *, scenario: str = "locomo-like", round
         "kernel_over_floor": kernel / med["floor"],
         "normals_drawn_per_query": float(drawn),
         "kernel_over_drawn_normals": kernel / (med["floor"] * drawn / slots),
-        "previous_kernel_us_per_query": previous / n * 1e6,
-        "previous_kernel_over_floor": previous / med["floor"],
         "stage_us_per_query": {k: us(k) for k in ("draws", "frontier", "sums")},
         "stage_share": {k: med[k] / kernel for k in ("draws", "frontier", "sums")},
         "draws_over_floor": med["draws"] / med["floor"],
-        "replaced_us_per_query": {
-            "draws (every slot | what the frontier reads)": [us("draws_every_slot"), us("draws")],
-            "type draw (choice | query_types)": [us("types_choice"), us("types")],
-            "frontier (ranked | closed form)": [us("frontier_ranked"), us("frontier")],
-            "sums (previous | histogram_of_events)": [us("sums_previous"), us("sums")],
-        },
-        "stage_speedup": {
-            "draws": med["draws_every_slot"] / med["draws"],
-            "draws: type": med["types_choice"] / med["types"],
-            "frontier": med["frontier_ranked"] / med["frontier"],
-            "sums": med["sums_previous"] / med["sums"],
-        },
     }

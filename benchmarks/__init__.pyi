@@ -1,7 +1,8 @@
-"""The public names of ``retcon.bench``, each declared once (read by type checkers and by
+"""The public names of ``benchmarks``, each declared once (read by type checkers and by
 ``retcon.lazy.attach_stub`` at run time; the package docstring is in ``__init__.py``)."""
 
 from ._bootstrap_bench import bench_bootstrap as bench_bootstrap
+from ._floors import bench_floors as bench_floors
 from ._machine import MachineLimits as MachineLimits
 from ._machine import machine_info as machine_info
 from ._machine import machine_limits as machine_limits
@@ -16,4 +17,3 @@ from ._run import run_bench as run_bench
 from ._sim_bench import bench_budgets as bench_budgets
 from ._sim_bench import bench_scaleout as bench_scaleout
 from ._sim_bench import bench_sim as bench_sim
-from ._sim_numpy import params_of as params_of

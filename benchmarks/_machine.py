@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from retcon.bench._timing import alternate
+from benchmarks._timing import alternate
 
 
 class MachineLimits(NamedTuple):

@@ -1,4 +1,4 @@
-"""Grouped bootstrap CIs: ``retcon.bootstrap.grouped_bootstrap_mean`` against numpy and a loop.
+"""Grouped bootstrap CIs: ``retcon.bootstrap.grouped_bootstrap_mean`` against numpy.
 
 ``grouped_bootstrap_mean(..., backend="jax")`` aggregates the rows to group sums once, draws the
 ``(R, G)`` group multiplicities from its JAX key, and takes the resampled means as two
@@ -6,11 +6,9 @@
 alternative, ``numpy_bootstrap``, runs the same algorithm in numpy float64: the same group sums and
 the same multiplicities from the same key, ``@`` and ``np.nanquantile`` (linear interpolation, as
 ``jnp.nanquantile``); it is ``retcon.bootstrap``'s default backend, since it measured faster on
-CPU. The loop
-(the former baseline, kept as an extra row) is what one writes without vectorizing: for each of
-the R resamples, gather the rows of the drawn groups and take the masked column means; then the
-percentiles. Both are fed the very group draws the JAX version makes (the same key), so all three
-must agree before they are timed.
+CPU. It is fed the very group draws the JAX version makes (the same key), so the two must agree
+before they are timed. (The former baseline row, a Python loop over resamples, is gone; its
+figures are in the CHANGELOG.)
 
 References: MODEL §8 (metrics with grouped bootstrap CIs).
 """
@@ -23,7 +21,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from retcon.bench._timing import interleaved
+from benchmarks._timing import interleaved
 
 N_STATS = 28  # 4 actions x 7 budgets, the shape of an OAS metric table
 
@@ -47,30 +45,6 @@ def make_data(seed: int, n_rows: int, n_groups: int, n_stats: int = N_STATS) -> 
     return BootstrapData(values, mask, groups)
 
 
-def bootstrap_loop(
-    draws: np.ndarray, data: BootstrapData, level: float = 0.95
-) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile CI of masked column means by a plain loop over resamples (float64 reference).
-
-    Args:
-      draws: ``(R, G)`` int, the groups drawn in each resample (dense ids 0..G-1).
-      data: the table; groups must already be dense ids.
-      level: two-sided coverage.
-
-    Returns:
-      ``(lower, upper)`` of shape ``(m,)``.
-    """
-    rows_of = [np.flatnonzero(data.groups == g) for g in range(int(data.groups.max()) + 1)]
-    stats = np.empty((draws.shape[0], data.values.shape[1]))
-    for r, drawn in enumerate(draws):
-        rows = np.concatenate([rows_of[g] for g in drawn])
-        v, w = data.values[rows], data.mask[rows]
-        den = w.sum(0)
-        stats[r] = np.where(den > 0, (v * w).sum(0) / np.maximum(den, 1), np.nan)
-    alpha = (1.0 - level) / 2.0
-    return np.nanquantile(stats, alpha, axis=0), np.nanquantile(stats, 1.0 - alpha, axis=0)
-
-
 def numpy_bootstrap(
     key: jax.Array, data: BootstrapData, n_resamples: int, level: float = 0.95
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -89,13 +63,11 @@ def numpy_bootstrap(
 def bench_bootstrap(
     seed: int, sizes, *, n_resamples: int = 2000, repeats: int = 3, limits=None
 ) -> list[dict]:
-    """Check, then time, the JAX function, numpy's same algorithm and the loop at each size.
+    """Check, then time, the JAX function and numpy's same algorithm at each size.
 
     Each size ``n`` has ``max(10, n // 50)`` groups and 28 statistics. The JAX and numpy figures
     are end to end (group sums, the multiplicities drawn from the key, resampled means,
-    percentiles), after one call that compiles; the loop is timed once per repeat as well (best of
-    ``repeats``; its run during the check counts as the first, and a loop slower than 10 s is not
-    repeated). The stages are timed too, interleaved: the draws (``group_resample_weights``,
+    percentiles), after one call that compiles (best of ``repeats``). The stages are timed too, interleaved: the draws (``group_resample_weights``,
     shared by both), and the resampling + percentiles alone, JAX float32 against numpy float64.
 
     Returns:
@@ -111,7 +83,6 @@ def bench_bootstrap(
         group_resample_weights,
         grouped_bootstrap_mean,
         numpy_percentiles,
-        resample_draws,
     )
 
     rows = []
@@ -127,21 +98,11 @@ def bench_bootstrap(
 
         ci = jax.block_until_ready(vec())
         w = group_resample_weights(key, n_groups, n_resamples)
-        # the draws behind those multiplicities, for the loop (its rows: the groups drawn)
-        draws = resample_draws(key, n_groups, n_resamples)
-        counts = np.stack([np.bincount(d, minlength=n_groups) for d in draws])
-        if not np.array_equal(counts, w):
-            raise AssertionError(
-                "bootstrap: the loop's draws are not the function's multiplicities"
-            )
-        t0 = time.perf_counter()
-        lo, hi = bootstrap_loop(draws, data)
-        t_loop = time.perf_counter() - t0
         t0 = time.perf_counter()
         nlo, nhi = numpy_bootstrap(key, data, n_resamples)
         t_numpy = time.perf_counter() - t0
         diffs = {}
-        for name, (a, b) in {"loop": (lo, hi), "numpy": (nlo, nhi)}.items():
+        for name, (a, b) in {"numpy": (nlo, nhi)}.items():
             diffs[name] = float(
                 max(
                     np.max(np.abs(np.asarray(ci.lower) - a)),
@@ -156,10 +117,9 @@ def bench_bootstrap(
             {
                 "vectorized": vec,
                 "numpy": lambda data=data: numpy_bootstrap(key, data, n_resamples),
-                "loop": lambda draws=draws, data=data: bootstrap_loop(draws, data),
             },
             repeats,
-            first={"loop": t_loop, "numpy": t_numpy},
+            first={"numpy": t_numpy},
         )
         sums, cnts = _group_sums(data.values, data.groups, data.mask, "bench_bootstrap")
         w32, s32, c32 = (jnp.asarray(a, jnp.float32) for a in (w, sums, cnts))
@@ -181,14 +141,11 @@ def bench_bootstrap(
             "resamples": n_resamples,
             "vectorized_s": t["vectorized"],
             "numpy_s": t["numpy"],
-            "loop_s": t["loop"],
-            "speedup": t["loop"] / t["vectorized"],
             "speedup_vs_numpy": t["numpy"] / t["vectorized"],
             "draws_s": stages["draws"],
             "jax_resample_s": stages["jax_resample"],
             "numpy_resample_s": stages["numpy_resample"],
             "resample_speedup_vs_numpy": stages["numpy_resample"] / stages["jax_resample"],
-            "max_abs_diff": diffs["loop"],
             "max_abs_diff_numpy": diffs["numpy"],
             "gflops": flops / t["vectorized"] / 1e9,
         }

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from retcon.errors import InputError, Spell
 
-BENCHMARKS = ("bootstrap", "oas", "sim", "budgets", "scaleout", "profile", "timeline")
+BENCHMARKS = ("bootstrap", "oas", "sim", "budgets", "scaleout", "profile", "timeline", "floors")
 
 
 @dataclass(frozen=True)
@@ -20,12 +20,13 @@ class BenchConfig:
     Attributes:
       only: benchmarks to run, a subset of ``BENCHMARKS`` (the machine limits always run).
       sim_sizes: queries per simulation row; numpy runs up to ``numpy_max`` queries.
-      oas_sizes: instances (over all 7 budgets) per OAS row; scikit-learn runs up to ``sklearn_max``.
+      oas_sizes: instances (over all 7 budgets) per OAS row; scikit-learn runs up to ``sklearn_max`` (None: every size).
       bootstrap_sizes: rows per bootstrap row (``max(10, rows // 50)`` groups).
       budget_counts, budget_queries: the cost-against-budgets table.
       device_counts, scaleout_queries: the forced-host-device table.
       profile_queries: queries in the profiled chunk.
       timeline_sessions, timeline_queries: the timeline kernel vs numpy, per session count.
+      floors_instances: instances of the paired file the commands' floor rows run on.
       resamples: bootstrap resamples.
       repeats: interleaved repeats for the in-process timings (best kept).
       scenario: simulation preset or TOML path.
@@ -36,7 +37,7 @@ class BenchConfig:
     sim_sizes: tuple[int, ...] = (10**4, 10**5, 10**6, 10**7)
     numpy_max: int | None = 10**6
     oas_sizes: tuple[int, ...] = (10**3, 10**4, 10**5, 10**6)
-    sklearn_max: int | None = 10**5
+    sklearn_max: int | None = None
     bootstrap_sizes: tuple[int, ...] = (10**3, 10**4, 10**5)
     budget_counts: tuple[int, ...] = (1, 8, 29, 64)
     budget_queries: int = 65536
@@ -45,6 +46,7 @@ class BenchConfig:
     profile_queries: int = 65536
     timeline_sessions: tuple[int, ...] = (20, 40, 80)
     timeline_queries: int = 1024
+    floors_instances: int = 20000
     resamples: int = 2000
     repeats: int = 3
     scenario: str = "locomo-like"
@@ -105,6 +107,7 @@ QUICK = BenchConfig(
     profile_queries=2048,
     timeline_sessions=(10, 20),
     timeline_queries=128,
+    floors_instances=300,
     resamples=2000,
     repeats=1,
     copy_mib=32,
@@ -129,10 +132,10 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
       a JSON-ready dict: ``machine``, ``limits``, one list of rows per benchmark that ran,
       ``targets``.
     """
-    from retcon.bench import _sim_bench
-    from retcon.bench._machine import machine_info, machine_limits
-    from retcon.bench._report import targets
-    from retcon.bench._timing import run_worker
+    from benchmarks import _sim_bench
+    from benchmarks._machine import machine_info, machine_limits
+    from benchmarks._report import targets
+    from benchmarks._timing import run_worker
 
     say = progress or (lambda msg: None)
     result: dict = {"machine": machine_info()}
@@ -140,7 +143,7 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
     limits = machine_limits(copy_mib=config.copy_mib, matmul_n=config.matmul_n)
     result["limits"] = limits._asdict()
     if "bootstrap" in config.only:
-        from retcon.bench._bootstrap_bench import bench_bootstrap
+        from benchmarks._bootstrap_bench import bench_bootstrap
 
         say("bootstrap")
         result["bootstrap"] = bench_bootstrap(
@@ -151,7 +154,7 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
             limits=limits,
         )
     if "oas" in config.only:
-        from retcon.bench._oas_bench import bench_oas
+        from benchmarks._oas_bench import bench_oas
 
         say("OAS ridge grid")
         result["oas"] = bench_oas(
@@ -214,16 +217,21 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
             progress=say,
         )
     if "profile" in config.only:
-        from retcon.bench._profile import profile_sim
+        from benchmarks._profile import profile_sim
 
         say("simulation: stage profile")
         result["profile"] = profile_sim(seed, config.scenario, config.profile_queries)
     if "timeline" in config.only:
-        from retcon.bench._timeline_bench import bench_timeline
+        from benchmarks._timeline_bench import bench_timeline
 
         say("timeline kernel vs numpy")
         result["timeline"] = bench_timeline(
             seed, config.timeline_sessions, queries=config.timeline_queries, repeats=config.repeats
         )
+    if "floors" in config.only:
+        from benchmarks._floors import bench_floors
+
+        say("commands against their floors (pair simulate, read, evaluate, identify)")
+        result["floors"] = bench_floors(seed, config.floors_instances)
     result["targets"] = targets(result)
     return result

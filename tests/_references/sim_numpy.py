@@ -49,7 +49,7 @@ def params_of(scenario):
 
     if scenario.retriever.recall < 1.0:
         raise InputError(
-            "retcon.bench's numpy kernel does not model retriever misses: retriever.recall must "
+            "the benchmark's numpy kernel does not model retriever misses: retriever.recall must "
             f"be 1 for it; got {scenario.retriever.recall:g} (scenario {scenario.name!r})."
         )
     return NK.params_of(scenario)
