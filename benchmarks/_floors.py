@@ -4,7 +4,7 @@ reading a paired file, ``evaluate`` and ``identify``, each a whole process on th
 in this same run.
 
 Each command runs twice in a fresh process: the first run fills XLA's persistent compilation
-cache (``retcon.cli.enable_compile_cache``), its CPU is reported as ``cold_cpu_s``; the second is
+cache (``retcon.commands._common.enable_compile_cache``), its CPU is reported as ``cold_cpu_s``; the second is
 the row's ``cpu_s`` and ``peak_mib`` (``os.wait4``'s user + system time and maximum resident set).
 Each command is forked from a small helper process, so its peak is its own. The floors, in
 this process, best of three:
