@@ -16,6 +16,7 @@ import math
 def register(subparsers) -> None:
     """Add ``retcon advise`` to the ``retcon`` command line."""
     from retcon.commands._common import JoinLists, add_common, list_type
+    from retcon.commands.theory import add_model_options
 
     p = subparsers.add_parser(
         "advise",
@@ -67,14 +68,7 @@ def register(subparsers) -> None:
         help="your model's context window in tokens, for the trigger's share (default: each "
         "budget, i.e. the share of the memory's budget)",
     )
-    p.add_argument("--compress-ratio", type=float, default=0.3, help="rho in (0, 1) (default 0.3)")
-    p.add_argument("--fidelity", type=float, default=0.85, help="phi >= 0 (default 0.85)")
-    p.add_argument(
-        "--acc-raw", type=float, default=0.9, help="a: accuracy with raw evidence (default 0.9)"
-    )
-    p.add_argument(
-        "--acc-guess", type=float, default=0.1, help="g: accuracy with none, < a (default 0.1)"
-    )
+    add_model_options(p)
     p.add_argument(
         "--paired",
         default=None,

@@ -60,14 +60,7 @@ def register(subparsers) -> None:
         metavar="NAME",
         help="with --lengths: read the CSV column NAME (the file then has a header row)",
     )
-    p.add_argument("--compress-ratio", type=float, default=0.3, help="rho in (0, 1) (default 0.3)")
-    p.add_argument("--fidelity", type=float, default=0.85, help="phi >= 0 (default 0.85)")
-    p.add_argument(
-        "--acc-raw", type=float, default=0.9, help="a: accuracy with raw evidence (default 0.9)"
-    )
-    p.add_argument(
-        "--acc-guess", type=float, default=0.1, help="g: accuracy with none, < a (default 0.1)"
-    )
+    add_model_options(p)
     p.add_argument(
         "--budgets",
         nargs="+",
@@ -80,6 +73,19 @@ def register(subparsers) -> None:
     )
     add_common(p, seed=False, figures=True)
     p.set_defaults(func=run)
+
+
+def add_model_options(p) -> None:
+    """The cluster model's parameters of MODEL §6 (rho, phi, a, g), one set of defaults and help
+    texts for every command that evaluates the closed form (``crossover``, ``advise``)."""
+    p.add_argument("--compress-ratio", type=float, default=0.3, help="rho in (0, 1) (default 0.3)")
+    p.add_argument("--fidelity", type=float, default=0.85, help="phi >= 0 (default 0.85)")
+    p.add_argument(
+        "--acc-raw", type=float, default=0.9, help="a: accuracy with raw evidence (default 0.9)"
+    )
+    p.add_argument(
+        "--acc-guess", type=float, default=0.1, help="g: accuracy with none, < a (default 0.1)"
+    )
 
 
 def default_budgets(dist, given: str = ""):
