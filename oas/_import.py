@@ -423,8 +423,8 @@ def inspect_records(path: str | Path, *, option: str = "FILE") -> Iterator[tuple
     if not p.exists():
         raise InputError(f"{option} {p}: no such file.")
     try:
-        from inspect_ai.log import read_eval_log
-        from inspect_ai.scorer import value_to_float
+        from inspect_ai.log import read_eval_log  # pyright: ignore[reportMissingImports]  # extra inspect
+        from inspect_ai.scorer import value_to_float  # pyright: ignore[reportMissingImports]
     except ImportError:
         raise InputError(
             f"--from inspect needs the package inspect-ai; install it with "
