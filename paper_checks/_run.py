@@ -34,7 +34,8 @@ def run_checks(
       workspace: reuse a workspace (its memoized sources) instead of building one.
 
     Returns:
-      ``(results, workspace)``; the workspace holds the measured sources, for figures.
+      ``(results, workspace)``; the workspace holds the measured sources, for figures, and the
+      tokens beside accuracy of each real-data source (``Workspace.token_tables``).
     """
     config = config or CheckConfig.fast()
     ids = list(CHECKS) if claims is None else [str(c) for c in claims]
@@ -55,6 +56,7 @@ def run_checks(
                 lambda r=result: with_operating_characteristics(r, ws),
             )
         )
+    ws.token_tables()  # tokens beside accuracy of the real data read (timed, once per source)
     if ws.config.design == "paper":  # the paper's tables beside ours (paper_checks.tables._design)
         if progress:
             progress("tables")
@@ -115,6 +117,7 @@ def write_run(
         command=command,
         data=ws.data_sources(),
         tables=ws.paper_tables(),
+        tokens=ws.token_tables(),
     )
 
     write_html(out, results, report, figures=paths, command=command_line or command)

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from oas import normalize, paired_from_rows, simulate_paired
+from oas import normalize, paired_from_rows, simulate_paired, token_table
 from oas.real import (
     ConversationContext,
     PairConfig,
@@ -282,6 +282,29 @@ class Workspace:
                 )
         return out
 
+    def token_tables(self) -> dict[str, list | str]:
+        """Tokens beside accuracy of every real-data source read so far (``paired:<reader>``,
+        ``locomo:<reader>``; the sources ``data_sources`` states), computed once per source by
+        ``oas.token_table`` (memo ``tokens:<source>``): per action and budget the context tokens
+        per question, the generated tokens and the gain over retention per 1,000 of each with
+        conversation-clustered intervals (MODEL §2, §8).
+
+        Returns:
+          ``{source: list[oas.TokenRow]}``, or ``{source: reason}`` (a str) for a source whose
+          rows carry no ``evidence_structure`` (its context tokens are unknown).
+        """
+        units = [
+            name
+            for name, (status, _) in self._memo.items()
+            if status == "ok" and name.split(":", 1)[0] in ("paired", "locomo")
+        ]
+        out: dict[str, list | str] = {}
+        for unit in units:
+            value = self._memo[unit][1]
+            data = value.data if unit.startswith("paired:") else value
+            out[unit] = self._get(f"tokens:{unit}", lambda data=data: _token_block(data))
+        return out
+
     def locomo_paired(self, reader: str):
         """``oas.PairedData`` of ``reader`` on LoCoMo (oracle evidence, MODEL §9). The readers
         share one packing and feature computation per (question, budget, action)
@@ -482,6 +505,18 @@ def _theory_curves(config: CheckConfig, scale: float) -> SourceCurves:
         mean,
         "theory",
     )
+
+
+def _token_block(data) -> list | str:
+    """``oas.token_table(data)``, or why it is not measured: rows without ``evidence_structure``
+    (what each action packs under the budget is unknown, MODEL §2)."""
+    structure = data.meta.get("evidence_structure")
+    if structure is None or all(v is None for v in structure):
+        return (
+            "the rows carry no evidence_structure, so the tokens each action places in context "
+            "are unknown (retcon pair records it)"
+        )
+    return token_table(data)
 
 
 # parameters of theory's length distributions that are lengths (scaled by `scale`); shapes are not

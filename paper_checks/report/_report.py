@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from oas import token_json, token_markdown
 from paper_checks._paired import judge_flag_lines
 from paper_checks._types import VERDICTS, ClaimResult, Estimate
 from paper_checks.rules._acceptance import ACCEPTANCE_RULE, answer
@@ -126,9 +127,11 @@ def render_markdown(
     seed: int,
     figures: Sequence[str] = (),
     data: Sequence[dict] = (),
+    tokens: dict | None = None,
 ) -> str:
     """REPORT.md: the data graded, the claim table, then per claim its headline, numbers, reason,
-    its rule's operating characteristics and skipped parts."""
+    its rule's operating characteristics and skipped parts; with ``tokens``
+    (``Workspace.token_tables``) the tokens beside accuracy of each real-data source."""
 
     counts = {v: sum(r.verdict == v for r in results) for v in VERDICTS}
     scale = (
@@ -187,6 +190,8 @@ def render_markdown(
         for k, v in (d.get("skipped") or {}).items():
             lines.append(f"- Not measured: `{k}`: {v}")
         lines.append("")
+    if tokens:
+        lines.append(tokens_markdown(tokens))
     if figures:
         lines += ["## Figures", ""] + [f"![{Path(f).stem}]({Path(f).name})" for f in figures] + [""]
     return "\n".join(lines)
@@ -202,11 +207,13 @@ def write_report(
     command: str = "retcon paper-checks",
     data: Sequence[dict] = (),
     tables: dict | None = None,
+    tokens: dict | None = None,
 ) -> dict:
     """Write ``REPORT.md`` and ``report.json`` under ``out_dir``; return the JSON object.
 
     ``data``: the real data graded (``Workspace.data_sources``: file, sha256, G, provenance).
-    ``tables``: the paper's tables beside ours (``--design paper``), also written as ``TABLES.md``."""
+    ``tables``: the paper's tables beside ours (``--design paper``), also written as ``TABLES.md``.
+    ``tokens``: tokens beside accuracy per real-data source (``Workspace.token_tables``)."""
     out = Path(out_dir)
     if tables is not None:
         from paper_checks.tables._design import tables_markdown
@@ -218,24 +225,30 @@ def write_report(
     if isinstance(cfg, dict) and cfg.get("second_reader", "") is None:
         del cfg["second_reader"]  # the default: report.json as before --second-reader
     obj = {
-        **report_json(results, data, tables),
+        **report_json(results, data, tables, tokens),
         "figures": [Path(f).name for f in figures],
         "sidecar": plain(sidecar(cfg, seed=seed, command=command)),
     }
     write_json_atomic(out / "report.json", obj)
     write_text_atomic(
         out / "REPORT.md",
-        render_markdown(results, config=config, seed=seed, figures=figures, data=data),
+        render_markdown(
+            results, config=config, seed=seed, figures=figures, data=data, tokens=tokens
+        ),
     )
     return obj
 
 
 def report_json(
-    results: Sequence[ClaimResult], data: Sequence[dict] = (), tables: dict | None = None
+    results: Sequence[ClaimResult],
+    data: Sequence[dict] = (),
+    tables: dict | None = None,
+    tokens: dict | None = None,
 ) -> dict:
     """The claims, verdicts, data graded and every rule's operating characteristics, as JSON
     (``report.json`` and ``retcon paper-checks --json`` share it); with ``tables`` (``--design
-    paper``, ``Workspace.paper_tables``) a ``tables`` block too."""
+    paper``, ``Workspace.paper_tables``) a ``tables`` block too, with ``tokens``
+    (``Workspace.token_tables``) a ``tokens`` block (``tokens_json``)."""
     obj = {
         "claims": [
             {**plain(r._asdict()), **{k: plain(r.details.get(k)) for k in _RATE_KEYS}}
@@ -249,7 +262,32 @@ def report_json(
     }
     if tables is not None:
         obj["tables"] = plain(tables)
+    if tokens is not None:
+        obj["tokens"] = tokens_json(tokens)
     return obj
+
+
+def tokens_json(tokens: dict) -> dict:
+    """The ``tokens`` block: per real-data source (``paired:<reader>``, ``locomo:<reader>``)
+    ``{"rows": oas.token_json(rows)}`` (one row per action and budget; NaN as ``null``), or
+    ``{"skipped": reason}`` where the source's rows carry no ``evidence_structure``."""
+    return {
+        unit: {"skipped": v} if isinstance(v, str) else {"rows": plain(token_json(v))}
+        for unit, v in tokens.items()
+    }
+
+
+def tokens_markdown(tokens: dict) -> str:
+    """REPORT.md's tokens beside accuracy: ``oas.token_markdown`` per real-data source, its
+    heading naming the source; a skipped source says why."""
+    parts = []
+    for unit, v in tokens.items():
+        head = f"## Tokens beside accuracy: `{unit}`"
+        if isinstance(v, str):
+            parts.append(f"{head}\n\nNot measured: {v}.\n")
+        else:
+            parts.append(token_markdown(v).replace("## Tokens beside accuracy", head, 1))
+    return "\n".join(parts)
 
 
 #: Each claim's rates, lifted to the claim's top level in the JSON (None: not measured).

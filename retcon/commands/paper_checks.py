@@ -528,7 +528,9 @@ def _run(args: argparse.Namespace, claims, config) -> int:
         names = export(args, ws, full, config.readers[0])
         print(f"retcon paper-checks: wrote {', '.join(names)}", file=sys.stderr)
     if args.json:
-        obj = report or report_json(results, ws.data_sources(), ws.paper_tables())
+        obj = report or report_json(
+            results, ws.data_sources(), ws.paper_tables(), ws.token_tables()
+        )
         if end_to_end is not None:
             obj = {**obj, "end_to_end": _end_to_end_json(end_to_end)}
         if timing is not None:
