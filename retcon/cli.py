@@ -200,7 +200,7 @@ def _main(argv: list[str] | None) -> int:
         # The machine refused a read or write (disk full, permission, a folder where a file
         # should be...): one line naming the path and the OS error; -v logs the traceback.
         logging.getLogger("retcon").debug("OS error", exc_info=True)
-        sys.stderr.write(f"{name}: error: {os_error_line(e)}\n")
+        sys.stderr.write(f"{name}: error: {os_error_line(e, _option_of(parser, args, e))}\n")
         return 2
 
 
@@ -272,16 +272,59 @@ def entry() -> NoReturn:
     sys.exit(status)
 
 
-def os_error_line(e: OSError) -> str:
-    """``'PATH': STRERROR [ENAME]`` for an ``OSError``, the words a user can act on."""
+def os_error_line(e: OSError, option: tuple[str, str] | None = None) -> str:
+    """``'PATH': STRERROR [ENAME]`` for an ``OSError``, the words a user can act on; with
+    ``option`` (the option and its path, ``_option_of``) the line starts with them."""
     import errno
+    import re
 
     code = errno.errorcode.get(e.errno or 0, "")
     what = e.strerror or str(e) or type(e).__name__
-    where = f"{str(e.filename)!r}: " if e.filename is not None else ""
+    # A file of an --out set is named where it was going, not in the hidden staging folder.
+    name = re.sub(r"[/\\]\.retcon-staging-\d+(?=[/\\])", "", str(e.filename))
+    where = f"{name!r}: " if e.filename is not None else ""
     if e.filename2 is not None:
         where = f"{str(e.filename)!r} -> {str(e.filename2)!r}: "
+    if option is not None:
+        flag, value = option
+        where = f"{flag} {where}" if name == value else f"{flag} {value!r}: {where}"
     return f"{where}{what}" + (f" [{code}]" if code else "") + "."
+
+
+def _option_of(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, e: OSError
+) -> tuple[str, str] | None:
+    """The option of the run whose path is the file of ``e`` or a folder above it (the nearest),
+    and that path: ``("--out", "d")`` for a write that failed in ``d/.retcon-staging-1/a.json``,
+    ``("--output", "p.jsonl")`` for ``p.jsonl`` or a file it keeps beside it (``p.jsonl.lock``,
+    ``p.jsonl.partial``). ``None`` when no option names it."""
+    if e.filename is None:
+        return None
+    try:
+        target = os.path.abspath(os.fsdecode(e.filename))
+    except (TypeError, ValueError):
+        return None
+    best: tuple[int, str, str] | None = None
+    todo = [parser]
+    while todo:  # the parsers of the command run: the top one, then each chosen subcommand's
+        p = todo.pop()
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(getattr(args, action.dest or "", None) or "")
+                if chosen is not None:
+                    todo.append(chosen)
+                continue
+            value = getattr(args, action.dest, None) if action.option_strings else None
+            if not isinstance(value, (str, os.PathLike)) or not os.fspath(value):
+                continue
+            root = os.path.abspath(os.fspath(value))
+            inside = target.startswith(root.rstrip(os.sep) + os.sep)
+            beside = target.startswith(root + ".") and not os.path.isdir(root)  # p.jsonl.lock
+            nearer = best is None or len(root) > best[0]
+            if (target == root or inside or beside) and nearer:
+                flag = max(action.option_strings, key=len)  # --output, not -o
+                best = (len(root), flag, str(os.fspath(value)))
+    return None if best is None else (best[1], best[2])
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@ Conventions shared by every command:
     (``--output FILE``, ``--router-out FILE``, ``--decisions FILE``).
   * ``check_out_dir`` / ``check_out_file`` validate an output target before any work: a file where
     a folder is expected (or the reverse), a path under a file, an unwritable location, or an
-    output that is also an input all raise ``InputError`` naming the option.
+    output that is also an input all raise ``InputError`` naming the option, and so does a file
+    system with less free space than the run needs (``check_free_space``: the command's estimate,
+    else ``MIN_FREE_BYTES``), so a full disk is one line before the work, not an error after it.
   * ``OutputSet`` stages a run's files in a hidden folder inside ``DIR`` and moves them in only when
     every file is written, the sidecar last, so a killed run never leaves a mixed set.
   * JSON is strict: NaN and infinities become ``null`` (the object says why in a ``status`` field),
@@ -202,13 +204,17 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
-def _check_writable_location(option: str, path: Path, what: str) -> None:
-    """The first existing ancestor of ``path`` must be a writable folder."""
-    parent = path.parent
+def _existing_ancestor(path: Path) -> Path:
+    """The nearest folder above ``path`` (or an ancestor that is a file or a link) that exists."""
     for anc in [path.parent, *path.parent.parents]:
         if anc.exists() or anc.is_symlink():
-            parent = anc
-            break
+            return anc
+    return path.parent
+
+
+def _check_writable_location(option: str, path: Path, what: str) -> None:
+    """The first existing ancestor of ``path`` must be a writable folder."""
+    parent = _existing_ancestor(path)
     if not parent.is_dir():
         raise InputError(
             f"{option} {str(path)!r}: {str(parent)!r} is a file, so no {what} can be made under it."
@@ -252,12 +258,65 @@ def _check_not_input(
             )
 
 
+# The free space an output target needs when its command has no estimate of its own: any usable
+# disk has it, a full one (a few KiB left in reserved or partial blocks) fails it.
+MIN_FREE_BYTES = 1 << 20
+
+
+def _size(n: int) -> str:
+    """``1,048,576 bytes (1.0 MiB)``: exact for the user's arithmetic, rounded for their eyes."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n:,} bytes ({n / scale:.1f} {unit})"
+    return f"{n:,} bytes"
+
+
+def check_free_space(
+    option: str, path: str | os.PathLike, need: int = MIN_FREE_BYTES
+) -> int | None:
+    """Refuse an output target whose file system has less than ``need`` bytes free.
+
+    The free space is what an unprivileged process may use (``statvfs``: ``f_bavail *
+    f_frsize``) on the file system of ``path`` if it is a folder, else of its nearest existing
+    folder. A file system that cannot say (no ``statvfs``, an error) passes: the write path still
+    says a full disk in one line.
+
+    Args:
+      option: how the user named the target (``--out``, ``--output``).
+      path: the folder or file to be written (absent or not).
+      need: the bytes the run will write there: the command's estimate, else ``MIN_FREE_BYTES``.
+
+    Returns:
+      the free bytes, or ``None`` when they cannot be known.
+
+    Raises:
+      InputError: naming ``option``, the folder, the free bytes and the minimum needed.
+    """
+    p = Path(path)
+    folder = p if p.is_dir() else _existing_ancestor(p)
+    statvfs = getattr(os, "statvfs", None)
+    if statvfs is None:
+        return None
+    try:
+        st = statvfs(folder)
+    except OSError:
+        return None
+    free = int(st.f_bavail) * int(st.f_frsize)
+    if free < need:
+        raise InputError(
+            f"{option} {str(p)!r}: only {_size(free)} free in {str(folder)!r}; the run needs at "
+            f"least {_size(need)} there. Free some space or choose another {option}."
+        )
+    return free
+
+
 def check_out_dir(
     option: str,
     path: str | os.PathLike,
     *,
     inputs: Iterable[tuple[str, str | os.PathLike | None]] = (),
     what: str = "the figures, tables and sidecar",
+    min_free: int = MIN_FREE_BYTES,
 ) -> Path:
     """Check an output folder before any work; remove stale temporary files of dead runs in it.
 
@@ -266,9 +325,11 @@ def check_out_dir(
       path: the folder; created later if absent.
       inputs: ``(option, path)`` of the run's input files; none may be the output.
       what: what the folder holds, for the message.
+      min_free: the bytes the run writes there (``check_free_space``).
 
     Raises:
-      InputError: ``path`` is a file, lies under a file, or cannot be written; or is an input.
+      InputError: ``path`` is a file, lies under a file, or cannot be written; or is an input; or
+        its file system has less than ``min_free`` bytes free.
     """
     p = Path(path)
     if str(path) == "":
@@ -286,6 +347,7 @@ def check_out_dir(
         clean_stale(p)
     else:
         _check_writable_location(option, p, "folder")
+    check_free_space(option, p, min_free)
     return p
 
 
@@ -295,6 +357,7 @@ def check_out_file(
     *,
     inputs: Iterable[tuple[str, str | os.PathLike | None]] = (),
     suffixes: Sequence[str] | None = None,
+    min_free: int = MIN_FREE_BYTES,
 ) -> Path:
     """Check an output file before any work; remove stale temporary files of dead runs beside it.
 
@@ -303,10 +366,11 @@ def check_out_file(
       path: the file; replaced atomically later if it exists.
       inputs: ``(option, path)`` of the run's input files; none may be the output.
       suffixes: allowed suffixes (lower case, with the dot), or None for any.
+      min_free: the bytes the run writes there (``check_free_space``).
 
     Raises:
       InputError: ``path`` is a folder, lies under a file, cannot be written, has the wrong suffix,
-        or is an input.
+        or is an input; or its file system has less than ``min_free`` bytes free.
     """
     p = Path(path)
     if str(path) == "" or str(path).endswith(os.sep):
@@ -321,7 +385,8 @@ def check_out_file(
     if p.exists() and not os.access(p, os.W_OK):
         raise InputError(f"{option} {str(p)!r}: the file cannot be replaced (permission denied).")
     if p.parent.is_dir():
-        clean_stale(p.parent)
+        clean_stale(p.parent)  # before the free space: stale temporary files hold some
+    check_free_space(option, p, min_free)
     return p
 
 

@@ -433,10 +433,18 @@ class _Lock:
                 f"{_SPELL.lead('out')} {str(self.path)[: -len('.lock')]!r}: another retcon pair run (pid "
                 f"{holder}) is writing it; wait for it to finish, or choose another --output."
             ) from None
-        f.seek(0)
-        f.truncate()
-        f.write(f"{os.getpid()}\n")
-        f.flush()
+        try:
+            f.seek(0)
+            f.truncate()
+            f.write(f"{os.getpid()}\n")
+            f.flush()
+        except OSError as e:  # disk full: the lock is ours (held), so it goes; name the file
+            self.path.unlink(missing_ok=True)
+            try:
+                f.close()
+            except OSError:  # the unwritten pid again: the flush above said why
+                pass
+            raise OSError(e.errno, e.strerror or str(e), str(self.path)) from e
         self.file = f
         return self
 

@@ -235,6 +235,11 @@ def _help(parser) -> int:
 
 # Rough peak bytes per simulated paired instance (instances, outcomes, rows, the written file).
 _BYTES_PER_INSTANCE = 4096
+# Disk bytes per written paired row, rounded up from `pair simulate --instances 400` (locomo-like,
+# 2 and 8 budgets): 1,874 bytes a row on average in .jsonl (the longest 1,965), 1,316 in .csv. The
+# file is written whole beside its final name, then renamed; `--output` needs this times
+# --instances free (retcon.output.check_free_space).
+_DISK_BYTES_PER_ROW = 2048
 
 
 def _check_split_option(fractions: list[float]) -> list[float]:
@@ -312,7 +317,7 @@ def _run_pair_simulate(args) -> int:
     import numpy as np
 
     from retcon.errors import InputError, check_at_least, check_memory, memory_limit
-    from retcon.output import check_out_file
+    from retcon.output import MIN_FREE_BYTES, check_out_file
 
     check_at_least("--instances", args.instances, 1)
     check_memory(
@@ -343,7 +348,12 @@ def _run_pair_simulate(args) -> int:
     scenario = args.scenario if args.scenario is not None else sim.DEFAULT_PRESET
     from oas import format_of  # simulate_paired (JAX) after the checks and the progress line
 
-    check_out_file("--output", args.output, inputs=[("--scenario", scenario)])
+    check_out_file(
+        "--output",
+        args.output,
+        inputs=[("--scenario", scenario)],
+        min_free=max(MIN_FREE_BYTES, args.instances * _DISK_BYTES_PER_ROW),
+    )
     try:
         format_of(args.output)
     except InputError as e:

@@ -804,6 +804,9 @@ def test_os_error_at_write_time_is_one_line(tmp_path, env, capsys, monkeypatch, 
     line = lines[-1] if lines else ""
     assert len(lines) == 1 and f"[{fault}]" in line, err
     assert Path(final).name in line, line
+    option = {"crossover --out": "--out", "predict": "--decisions", "pair locomo": "--output"}
+    assert f"error: {option[command]} {final!r}: " in line, line  # the option, then its path
+    assert ".retcon-staging-" not in line, line  # an --out file is named where it was going
     assert not Path(final).exists() or (Path(final).is_dir() and not any(Path(final).iterdir()))
     left = {p.name for p in tmp_path.rglob("*")} - before
     assert not [n for n in left if n.endswith(".tmp") or "retcon-staging" in n], left
