@@ -275,3 +275,26 @@ def test_a_bad_weights_header_names_the_model_folder(tmp_path):
         BertEmbedder(tmp_path)
     msg = str(e.value)
     assert f"model folder {tmp_path}" in msg and "header is not JSON" in msg and "\n" not in msg
+
+
+@pytest.mark.slow
+def test_a_bad_tokenizer_file_names_the_model_folder(tmp_path):
+    """Issue 48 item 5: with valid weights and a ``tokenizer.json`` the tokenizers package cannot
+    read, the refusal names the model folder and the file in one line (before: the Rust library's
+    own exception). Needs the ``dense`` extra (tokenizers), installed by the slow tier in CI."""
+    if find_spec("tokenizers") is None:
+        why = "the tokenizers package is missing (pip install 'retcon[dense]')"
+        if REQUIRE:
+            pytest.fail(f"RETCON_REQUIRE_DENSE=1 but {why}")
+        pytest.skip(why)
+    cfg = {"model_type": "bert", "hidden_size": 8, "num_attention_heads": 2}
+    (tmp_path / "config.json").write_text(json.dumps({**cfg, "num_hidden_layers": 1}))
+    _write_safetensors(
+        tmp_path / "model.safetensors", _tiny_bert(np.random.default_rng(3), layers=1)
+    )
+    (tmp_path / "tokenizer.json").write_text('{"version": "1.0", "model": {"type": "nonsense"}}')
+    with pytest.raises(InputError) as e:
+        BertEmbedder(tmp_path)
+    msg = str(e.value)
+    assert f"model folder {tmp_path}" in msg and "tokenizer.json is not a tokenizer" in msg
+    assert "\n" not in msg
