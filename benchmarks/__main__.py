@@ -37,7 +37,7 @@ def _sizes(text: str) -> int:
 
 def build_parser():
     from retcon.cli import ArgumentParser
-    from retcon.commands._common import JoinLists, add_common, list_type
+    from retcon.commands.common import JoinLists, add_common, list_type
 
     p = ArgumentParser(
         prog="python -m benchmarks",
@@ -88,7 +88,7 @@ def run(args) -> int:
     import logging
 
     from benchmarks import BENCHMARKS, BenchConfig, quick_config, render_report, run_bench
-    from retcon.commands._common import check_out, emit, verbosity, write_set, wrote
+    from retcon.commands.common import check_out, emit, verbosity, write_set, wrote
     from retcon.errors import InputError, check_memory, memory_limit
     from retcon.output import sidecar, to_jsonable
 
@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     import logging
 
     from retcon.cli import configure_logging
-    from retcon.commands._common import verbosity
+    from retcon.commands.common import verbosity
     from retcon.errors import InputError, cli_spelling
 
     args = build_parser().parse_args(argv)

@@ -4,7 +4,7 @@ reading a paired file, ``evaluate`` and ``identify``, each a whole process on th
 in this same run.
 
 Each command runs twice in a fresh process: the first run fills XLA's persistent compilation
-cache (``retcon.commands._common.enable_compile_cache``), its CPU is reported as ``cold_cpu_s``; the second is
+cache (``retcon.commands.common.enable_compile_cache``), its CPU is reported as ``cold_cpu_s``; the second is
 the row's ``cpu_s`` and ``peak_mib`` (``os.wait4``'s user + system time and maximum resident set).
 Each command is forked from a small helper process, so its peak is its own. The floors, in
 this process, best of three:
@@ -71,12 +71,12 @@ def _best_cpu(fn, repeats: int = 3) -> float:
 def _knn_floor(data) -> None:
     """The k-NN search of ``oas.evaluate``'s baseline at its shapes: fit on 70% of the rows,
     query the other 30%, the 25 nearest, standardized features."""
-    from oas._baselines import _nearest, _standardise
+    from oas import nearest_neighbours, standardise
 
     n = data.n
     cut = int(0.7 * n)
-    xs, xt = _standardise(data.features[:cut], data.features[cut:])
-    _nearest(xs, xt, 25)
+    xs, xt = standardise(data.features[:cut], data.features[cut:])
+    nearest_neighbours(xs, xt, 25)
 
 
 def bench_floors(seed: int, instances: int, *, workdir: str | None = None) -> list[dict]:

@@ -13,6 +13,8 @@ from ._advise import policy_action as policy_action
 from ._baselines import KnnChoice as KnnChoice
 from ._baselines import evidence_fit_rule as evidence_fit_rule
 from ._baselines import knn_router as knn_router
+from ._baselines import nearest_neighbours as nearest_neighbours
+from ._baselines import standardise as standardise
 from ._baselines import training_selected_operator as training_selected_operator
 from ._decisions import decision_shares as decision_shares
 from ._decisions import decisions_figure as decisions_figure

@@ -86,7 +86,9 @@ def evidence_fit_rule(features, operator: int) -> np.ndarray:
     return np.where(x[:, FIT_COLUMN] < 1.0 - 1e-9, operator, RET)
 
 
-def _standardise(train_x, test_x):
+def standardise(train_x, test_x):
+    """``(train_x, test_x)`` centred and scaled by the training rows' mean and standard deviation
+    (a constant column is left unscaled): the k-NN baseline's features. Shapes kept."""
     mean = train_x.mean(axis=0)
     scale = train_x.std(axis=0)
     scale = np.where(scale > 0, scale, 1.0)  # a constant column carries no distance
@@ -98,7 +100,7 @@ def _standardise(train_x, test_x):
 _CHUNK_CELLS = 1 << 20
 
 
-def _nearest(train_x, test_x, k: int) -> np.ndarray:
+def nearest_neighbours(train_x, test_x, k: int) -> np.ndarray:
     """Indices of the ``min(k, n)`` nearest training rows of each test row, ordered by (squared
     Euclidean distance, training index): the first ``k`` of a stable sort of each row's distances.
 
@@ -146,7 +148,7 @@ def _knn_mean_outcomes(train_x, train_y, test_x, ks) -> list[np.ndarray]:
     """Mean outcome of each action over the k nearest training rows (Euclidean; ties to the lower
     training index), for each k of ``ks``: one neighbour search for the largest k, whose first k
     are the k nearest. Shapes: ``(n, p)``, ``(n, 4)``, ``(m, p)`` -> one ``(m, 4)`` per k."""
-    nearest = _nearest(train_x, test_x, max(ks))
+    nearest = nearest_neighbours(train_x, test_x, max(ks))
     return [train_y[nearest[:, :k]].mean(axis=1) for k in ks]
 
 
@@ -203,13 +205,13 @@ def knn_router(
         fold = np.array([fold_of[lab] for lab in g.astype(str)])
         for f in range(n_inner):
             fit, held = fold != f, fold == f
-            xs, xh = _standardise(x[fit], x[held])
+            xs, xh = standardise(x[fit], x[held])
             for j, means in enumerate(_knn_mean_outcomes(xs, y[fit], xh, ks)):
                 pick = np.argmax(means, axis=1)
                 scores[j] += y[held][np.arange(held.sum()), pick].sum()
         scores /= len(y)
     best = int(np.argmax(scores))  # first maximum: the smaller k on ties (ks as given)
-    xs, xts = _standardise(x, xt)
+    xs, xts = standardise(x, xt)
     (means,) = _knn_mean_outcomes(xs, y, xts, ks[best : best + 1])
     actions = np.argmax(means, axis=1)  # first max: ret
     return KnnChoice(actions.astype(np.int64), ks[best], scores)

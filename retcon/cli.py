@@ -19,7 +19,7 @@ command line is a module of ``retcon.commands`` (``retcon.commands.theory`` for 
 adds its parsers and sets ``func`` to a ``run(args) -> int`` that imports the package it drives
 inside the function, so ``retcon --help`` stays fast. The helpers the command modules share (the
 common options, list parsing, ``emit``, ``write_set``) are the plumbing,
-``retcon.commands._common``, below them; nothing imports this module but ``retcon.__main__``: it
+``retcon.commands.common``, below them; nothing imports this module but ``retcon.__main__``: it
 sits on top of every layer (docs/architecture.md).
 """
 
@@ -35,9 +35,9 @@ import signal
 import sys
 from typing import NoReturn
 
-from retcon.commands import _common, _progress
-from retcon.commands._common import add_verbosity, verbosity
+from retcon.commands import _progress, common
 from retcon.commands._progress import quiet_xla
+from retcon.commands.common import add_verbosity, verbosity
 from retcon.errors import InputError, cli_spelling
 
 # Modules whose `register(subparsers)` adds subcommands, in the order `--help` lists them.
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    _common.ARGV[:] = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
+    common.ARGV[:] = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:

@@ -54,7 +54,7 @@ def layer_of(module: str) -> int | None:
     if parts[0] == "retcon" and len(parts) > 1 and parts[1] in ("cli", "__main__"):
         return DISPATCH  # the dispatcher registers the command lines: nothing below imports it
     if parts[0] == "retcon" and len(parts) > 1 and parts[1] == "commands":
-        return CLI  # every command line in retcon.commands and their plumbing (``_common``)
+        return CLI  # every command line in retcon.commands and their plumbing (``common``)
     if parts[0] == "retcon":
         return BASE
     if parts[0] == "benchmarks":
@@ -212,7 +212,7 @@ def test_theory_imports_nothing_above_it():
         ("retcon.cli", "import benchmarks\n", "benchmarks"),
         ("retcon.errors", "from retcon.cli import add_common\n", "retcon.cli"),
         ("retcon.commands.sim", "def f():\n    from retcon.cli import emit\n", "retcon.cli"),
-        ("retcon.commands._common", "from retcon import cli\n", "retcon.cli"),
+        ("retcon.commands.common", "from retcon import cli\n", "retcon.cli"),
         ("oas.real._made_up", "from paper_checks import run_all\n", "paper_checks"),
     ],
 )

@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Any, TextIO
 
-from retcon.commands._common import verbosity
+from retcon.commands.common import verbosity
 
 # XLA's C++ log (tsl/absl): 0 all, 1 no INFO, 2 no WARNING, 3 no ERROR. The compile alarm
 # ("Very slow compile? If you want to file a bug ...") is logged as an ERROR though the compile

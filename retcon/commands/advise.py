@@ -15,7 +15,7 @@ import math
 
 def register(subparsers) -> None:
     """Add ``retcon advise`` to the ``retcon`` command line."""
-    from retcon.commands._common import JoinLists, add_common, list_type
+    from retcon.commands.common import JoinLists, add_common, list_type
     from retcon.commands.theory import add_model_options
 
     p = subparsers.add_parser(
@@ -175,7 +175,7 @@ def format_text(adv, policy: dict) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Read the lengths (and paired file), advise, print, and write ``--policy``."""
-    from retcon.commands._common import emit
+    from retcon.commands.common import emit
     from retcon.commands.lengths_file import read_lengths
     from retcon.errors import InputError
     from retcon.output import check_out_file, file_sha256, write_json_atomic

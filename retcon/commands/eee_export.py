@@ -52,7 +52,7 @@ def export(args: argparse.Namespace, ws, report: dict, reader: str) -> list[str]
 
     from oas import eee_aggregate, eee_instances, eee_jsonl, eee_paths
     from retcon import __version__
-    from retcon.commands._common import write_set
+    from retcon.commands.common import write_set
 
     src = ws.paired_source(reader)
     evaluation_id = f"retcon-paper-checks/{reader}/{src.sha256[:12]}"

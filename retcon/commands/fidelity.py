@@ -16,7 +16,7 @@ import sys
 
 def register(subparsers) -> None:
     """Add ``retcon fidelity`` to the ``retcon`` command line."""
-    from retcon.commands._common import add_common, list_type
+    from retcon.commands.common import add_common, list_type
 
     p = subparsers.add_parser(
         "fidelity",
@@ -126,7 +126,7 @@ def to_json(res, failures, rels=()) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     """Measure, print, and exit 1 when a required type falls below ``--min``."""
-    from retcon.commands._common import emit
+    from retcon.commands.common import emit
     from retcon.errors import InputError
 
     if (args.require is None) != (args.min is None):

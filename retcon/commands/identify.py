@@ -11,7 +11,7 @@ from pathlib import Path
 
 def register(subparsers) -> None:
     """Add ``retcon identify`` to the ``retcon`` command line."""
-    from retcon.commands._common import add_common
+    from retcon.commands.common import add_common
 
     p = subparsers.add_parser(
         "identify",
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from oas import read_paired  # identify_report (JAX) after the checks and the progress line
-    from retcon.commands._common import check_out, emit, write_set, wrote
+    from retcon.commands.common import check_out, emit, write_set, wrote
     from retcon.errors import InputError, check_at_least
     from retcon.output import sidecar, to_jsonable
 
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     folds = args.folds or n_groups
     import jax
 
-    from retcon.commands._common import enable_compile_cache
+    from retcon.commands.common import enable_compile_cache
 
     enable_compile_cache()  # XLA's compiled kernels kept across runs, as `simulate` does
 

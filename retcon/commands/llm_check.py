@@ -13,7 +13,7 @@ import argparse
 
 def register(subparsers) -> None:
     """Add ``retcon llm check``."""
-    from retcon.commands._common import add_common, add_llm_options
+    from retcon.commands.common import add_common, add_llm_options
 
     llm = subparsers.add_parser(
         "llm",
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         locomo_plan,
         resolve_endpoint,
     )
-    from retcon.commands._common import emit, llm_options
+    from retcon.commands.common import emit, llm_options
     from retcon.errors import InputError
 
     if args.limit is not None and args.limit < 1:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from retcon.commands._common import (
+from retcon.commands.common import (
     add_common,
     add_moved_out,
     check_out,

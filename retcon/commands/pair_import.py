@@ -14,7 +14,7 @@ import argparse
 
 def register_pair(pair_subparsers) -> None:
     """Add ``import`` under ``retcon pair``."""
-    from retcon.commands._common import add_common
+    from retcon.commands.common import add_common
 
     p = pair_subparsers.add_parser(
         "import",
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         read_sample_records,
         write_paired,
     )
-    from retcon.commands._common import emit
+    from retcon.commands.common import emit
     from retcon.output import check_out_file
 
     check_out_file("--output", args.output, inputs=[("FILE", args.file)])

@@ -9,7 +9,7 @@ from retcon.vocab import READERS
 
 
 def register(subparsers) -> None:
-    from retcon.commands._common import add_common, list_type
+    from retcon.commands.common import add_common, list_type
 
     p = subparsers.add_parser(
         "paper-checks",
@@ -270,7 +270,7 @@ def check_locomo_given(data, sim_only: bool) -> None:
 def run(args: argparse.Namespace) -> int:
 
     from paper_checks import CheckConfig
-    from retcon.commands._common import check_out
+    from retcon.commands.common import check_out
     from retcon.errors import InputError
 
     if args.limit is not None and args.limit < 1:
@@ -425,7 +425,7 @@ def _run(args: argparse.Namespace, claims, config) -> int:
         write_run,
     )
     from retcon.commands import _progress
-    from retcon.commands._common import command_line, emit, enable_compile_cache
+    from retcon.commands.common import command_line, emit, enable_compile_cache
     from retcon.output import OutputSet
 
     enable_compile_cache()  # XLA's compiled kernels kept across runs, as `simulate` does

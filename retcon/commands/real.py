@@ -13,8 +13,8 @@ import os
 import sys
 from pathlib import Path
 
-from retcon.commands._common import add_common, add_llm_options, add_moved_out, emit, list_type
-from retcon.commands._common import llm_options as llm_flags
+from retcon.commands.common import add_common, add_llm_options, add_moved_out, emit, list_type
+from retcon.commands.common import llm_options as llm_flags
 from retcon.vocab import LLM_JUDGES, READERS
 from theory import PACKINGS
 

@@ -29,7 +29,7 @@ def _scenario_options(p: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers) -> None:
-    from retcon.commands._common import add_common, list_type
+    from retcon.commands.common import add_common, list_type
 
     p = subparsers.add_parser(
         "simulate",
@@ -298,7 +298,7 @@ def run_simulate(args) -> int:
     import sys
     import time
 
-    from retcon.commands._common import check_out, emit, write_sidecar, wrote
+    from retcon.commands.common import check_out, emit, write_sidecar, wrote
     from retcon.output import OutputSet, write_json_atomic, write_text_atomic
     from retcon.plots import with_format
 
@@ -338,7 +338,7 @@ def run_simulate(args) -> int:
     from sim.kernel import key_of_seed, split_key
 
     k_sim, k_boot = split_key(key_of_seed(args.seed))
-    from retcon.commands._common import enable_compile_cache, verbosity
+    from retcon.commands.common import enable_compile_cache, verbosity
 
     quiet = verbosity(args) < 0
     backend = choose_backend(scenario, None if asked == "auto" else asked)
@@ -597,7 +597,7 @@ def _stress_words() -> Iterator[None]:
 def run_stress(args) -> int:
     from functools import partial
 
-    from retcon.commands._common import check_out, emit, write_set, wrote
+    from retcon.commands.common import check_out, emit, write_set, wrote
     from retcon.output import sidecar
     from retcon.plots import with_format
 

@@ -17,7 +17,7 @@ DIST_OPTIONS = ("length", "max", "mean", "shape", "scale", "sigma")
 
 def register(subparsers) -> None:
     """Add ``retcon crossover`` to the ``retcon`` command line."""
-    from retcon.commands._common import JoinLists, add_common, list_type
+    from retcon.commands.common import JoinLists, add_common, list_type
 
     p = subparsers.add_parser(
         "crossover",
@@ -364,7 +364,7 @@ def write_outputs(res: dict, out_dir: str | os.PathLike[str], args) -> list[str]
 
 def run(args: argparse.Namespace) -> int:
     """Compute, print (text or one JSON object), and write ``--out`` files."""
-    from retcon.commands._common import check_out, emit, wrote
+    from retcon.commands.common import check_out, emit, wrote
     from retcon.output import OutputSet
 
     check_out(args, [("--lengths", getattr(args, "lengths", None))])

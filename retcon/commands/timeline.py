@@ -18,8 +18,7 @@ import math
 from functools import partial
 from pathlib import Path
 
-from retcon.commands import _common as common
-from retcon.commands import _progress
+from retcon.commands import _progress, common
 from retcon.errors import InputError, check_choice
 
 ROUTER = "router"

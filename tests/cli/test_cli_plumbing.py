@@ -9,7 +9,7 @@ import json
 import pytest
 
 from oas.real import PairJob, resolve_endpoint
-from retcon.commands._common import (
+from retcon.commands.common import (
     JoinLists,
     add_llm_options,
     emit,

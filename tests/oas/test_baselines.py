@@ -8,6 +8,7 @@ from oas._baselines import (
     FIT_COLUMN,
     evidence_fit_rule,
     knn_router,
+    nearest_neighbours,
     training_selected_operator,
 )
 from oas._features import FEATURE_NAMES
@@ -184,12 +185,12 @@ def test_chunked_knn_search_is_the_dense_stable_sort_bit_for_bit_ties_included(
         got_means = _baselines._knn_mean_outcomes(train, y, test, ks)
         for k, means in zip(ks, got_means):
             np.testing.assert_array_equal(
-                _baselines._nearest(train, test, k), nearest_dense(train, test, k)
+                nearest_neighbours(train, test, k), nearest_dense(train, test, k)
             )
             assert means.tobytes() == knn_mean_outcomes_dense(train, y, test, k).tobytes()
     # k at least the training size: every row, in stable order
     np.testing.assert_array_equal(
-        _baselines._nearest(tied[:6], tied, 10), nearest_dense(tied[:6], tied, 10)
+        nearest_neighbours(tied[:6], tied, 10), nearest_dense(tied[:6], tied, 10)
     )
     # the tie path is taken: some row has more than k candidates at its k-th distance
     d2 = ((tied[:, None, :] - tied[None, :, :]) ** 2).sum(-1)
