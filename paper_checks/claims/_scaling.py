@@ -25,8 +25,8 @@ from paper_checks.claims._base import (
 )
 from paper_checks.claims._sources import Workspace
 from paper_checks.rules._cross_note import conditions, cross_note_oc, cross_note_verdict
-from paper_checks.rules._requirements import Needs
 from paper_checks.rules._gates import identical_actions
+from paper_checks.rules._requirements import Needs
 from paper_checks.rules._slope import (
     slope_oc,
     slope_verdict,

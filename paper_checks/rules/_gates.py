@@ -117,7 +117,7 @@ class Identical(NamedTuple):
     distinct: tuple[str, ...]
     same: tuple[tuple[str, ...], ...]
     words: str
-    first: dict[str, str] = {}
+    first: dict[str, str]
 
 
 def identical_actions(outcomes, names: Sequence[str]) -> Identical:
