@@ -314,9 +314,10 @@ def check_loose_retention(ws: Workspace) -> ClaimResult:
 
     Real units: LoCoMo under the main reader, raw and chance-corrected. Per unit and operator the
     margin ``U(ret) - U(o)`` at the loosest budget with its band. The primary contrast, stated
-    before data: every operator's margin at the loosest budget, max-T sign-flip over the
-    operators for the direction, each margin's 95% interval against the paper's 8 points (the
-    low end of 8-11); it does not hold when any margin's interval lies below 8 points
+    before data: every operator's per-conversation margin at the loosest budget, by exact
+    sign-flip tests: it holds when every margin is shown above 4 points (half the paper's 8, the
+    low end of 8-11; one-sided 5% per operator, an intersection-union test) and does not when
+    the max-T test over the operators shows some margin below 8 points at 5%
     (``rules._reversal.loose_verdict``). Sim presets shown. Headline: the
     smallest raw margin on LoCoMo.
 

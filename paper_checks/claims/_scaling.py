@@ -25,9 +25,9 @@ from paper_checks.claims._base import (
 )
 from paper_checks.claims._sources import Workspace
 from paper_checks.rules._cross_note import conditions, cross_note_oc, cross_note_verdict
+from paper_checks.rules._gates import identical_actions
 from paper_checks.rules._requirements import Needs
 from paper_checks.rules._slope import (
-    identical_operators,
     slope_oc,
     slope_verdict,
     stratified_group_curves,
@@ -74,7 +74,8 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
         curves = stratified_group_curves(
             paired.outcomes, paired.group_id, paired.budget, strata, budgets
         )
-        same = identical_operators(paired)
+        # operators only: one identical to an earlier operator is not graded (merge = rewrite)
+        same = identical_actions(np.asarray(paired.outcomes)[:, 1:], ACTIONS[1:]).first
         units = [None if (op in same or bad) else f"{ws.unit(reader)}:{op}" for op in OPERATORS]
         if bad:
             inconclusive.update(

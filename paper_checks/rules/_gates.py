@@ -109,12 +109,15 @@ class Identical(NamedTuple):
 
     ``distinct``: one name per set of identical actions (the first in the given order);
     ``same``: each set with more than one member, in order; ``words``: the sentence for the
-    report ("merge and rewrite are the same records here"), empty when all differ.
+    report ("merge and rewrite are the same records here"), empty when all differ;
+    ``first``: ``{action: the first action of its set}`` for every later member of a set (on
+    LoCoMo ``{"rewrite": "merge"}``).
     """
 
     distinct: tuple[str, ...]
     same: tuple[tuple[str, ...], ...]
     words: str
+    first: dict[str, str]
 
 
 def identical_actions(outcomes, names: Sequence[str]) -> Identical:
@@ -146,7 +149,8 @@ def identical_actions(outcomes, names: Sequence[str]) -> Identical:
         "same records here (the same outcome on every row): counted once"
         for s in same
     )
-    return Identical(tuple(names[s[0]] for s in sets), same, words)
+    first = {names[k]: names[s[0]] for s in sets for k in s[1:]}
+    return Identical(tuple(names[s[0]] for s in sets), same, words, first)
 
 
 def groups_gate(group_id, need: int, *, who: str = "the data") -> Gate:

@@ -14,9 +14,9 @@ claim (``paper_checks.claims``) measures the arrays and calls the rule, nothing 
 * ``combine``: PASS when every grade is 2; FAIL when every grade is 0; PARTIAL otherwise (and
   when a real unit the claim needs was not measured); INCONCLUSIVE when real data was measured
   but no unit could be graded; SKIPPED when no real data was measured at all.
-* A claim about a size decides on it (``grade_size``): it holds when its direction is
-  established and its interval contains or exceeds the paper's value, it does not when the
-  interval lies below the paper's value.
+* A claim about a size decides on it by two one-sided tests at 5% each (``grade_size``, the
+  90% interval): it holds when its direction is established and the interval reaches the
+  paper's value, it does not when the interval lies below the paper's value.
 * Before any rule, the data gates (``paper_checks.rules._gates``) say whether the rows can test
   the claim at all (NOT TESTABLE otherwise).
 
@@ -51,10 +51,12 @@ RULES = (
     "PASS: every graded unit 2. FAIL: every graded unit 0 (claim 3: any operator's margin 0). "
     "PARTIAL: otherwise, or a needed real unit not measured. INCONCLUSIVE: real data measured, no "
     "unit gradable. SKIPPED: no real data (absent).",
-    "A claim that states a size decides on it (claims 2, 3, 7, 9): 2 when its direction is "
-    "established and the 95% interval of the observed effect contains or exceeds the paper's "
-    "value; 0 when that interval lies below the paper's value (the paper's size is excluded); 1 "
-    "otherwise. Sizes are absolute accuracy points (fraction of questions).",
+    "A claim that states a size decides on it (claims 2, 7, 9), by two one-sided tests at 5% "
+    "each (the 90% interval of the observed effect): 0 when its upper end lies below the paper's "
+    "value (the paper's size is excluded; a false 0 at the paper's effect happens 5% of the "
+    "time); 2 when its direction is established and the upper end reaches the paper's value; 1 "
+    "otherwise. Claim 3 decides its size by exact sign-flip tests (its own line). Sizes are "
+    "absolute accuracy points (fraction of questions).",
     "Reader admissibility (crossover claims 1, 4, 5): a reader enters only if its accuracy with "
     "raw evidence is non-decreasing in B: no pair of budgets B < B' whose paired bootstrap "
     "interval of U_B(ret) - U_B'(ret) lies above 0 (family-wise 95%: Bonferroni over the pairs).",
@@ -70,10 +72,12 @@ RULES = (
     "at the tightest and below at the loosest without that; 0 otherwise. Claim 4 needs every "
     "admissible second reader.",
     "Claim 2, the primary contrast: the gain of every distinct operator at every budget, max-T "
-    "sign-flip over those cells for the direction; the largest mean gain's 95% interval against "
-    "the paper's +48 points. Claim 3: retention's margin over every distinct operator at the "
-    "loosest budget, max-T over the operators for the direction, each margin's 95% interval "
-    "against the paper's 8 points (the low end of its 8-11).",
+    "sign-flip over those cells for the direction; the largest mean gain's 90% interval against "
+    "the paper's +48 points. Claim 3, the primary contrast: retention's margin over every "
+    "operator at the loosest budget, by exact sign-flip tests on the per-conversation margins: "
+    "an operator holds (2) when its one-sided test rejects a margin <= 4 points (half the "
+    "paper's 8, the low end of its 8-11; the magnitude null world) at 5%; it does not (0) when "
+    "the max-T test over the operators rejects a margin >= 8 points for it at 5%; 1 otherwise.",
     "Claim 5: B* per evidence-length stratum (wild cluster bootstrap), the slope of log B* on "
     "log L with its interval (no resample dropped: a rootless one is 0 or inf). Relative pressure "
     "governs (2) when the 90% interval lies inside the band [0.5, 1.5] (equivalence at 5%); "
@@ -87,7 +91,7 @@ RULES = (
     "Claims 7-9 on real data: leave-one-conversation-out (each conversation is the test set once; "
     "fit and calibration on the others); per-conversation estimates combined by their mean with a "
     "Student-t interval on G - 1 degrees of freedom. Claim 7: the stressed gain's interval "
-    "against the paper's +5.05 points.",
+    "against the paper's +5.05 points (two one-sided tests, the 90% interval).",
     "Claim 8: two one-sided tests with margin m = half of claim 7's measured OAS gain (an MLP that "
     "adds half of what OAS adds is a reliable improvement): equivalent (2) when the 90% "
     "t-interval of acc(mlp) - acc(oas) lies in (-m, m); 1 when it lies below m but not above -m "
@@ -95,7 +99,7 @@ RULES = (
     "INCONCLUSIVE when claim 7 measures no positive gain.",
     "Claim 9, per calibration (oas-calibrated, oas-crc): the per-conversation harm change and "
     "accuracy cost averaged over the alphas where the calibration binds; holds (2) when the harm "
-    "change's interval lies below 0 and reaches the paper's cut (82% of the router's harm rate) "
+    "change's 90% interval lies below 0 and reaches the paper's cut (82% of the router's harm rate) "
     "with the cost's interval within the bound; 0 when the harm is not lowered or the interval "
     "excludes the paper's cut; 1 otherwise.",
 )
@@ -154,13 +158,23 @@ def admissible(max_drop: Estimate) -> bool:
     return not (max_drop.defined and max_drop.lower > 0)
 
 
+#: The interval a size claim is judged by (``grade_size``): two-sided 90%, i.e. a one-sided 95%
+#: bound in each direction, so each direction is a test at ``ALPHA`` (two one-sided tests).
+SIZE_LEVEL = 1.0 - 2.0 * ALPHA
+
+
 def grade_size(e: Estimate, paper: float, *, established: bool | None = None) -> int:
     """A claim about a size, in the paper's direction (positive; pass ``-e`` for a reduction).
 
-    2 when the direction is established (``established``; default: the interval lies above 0)
-    and the 95% interval contains or exceeds the paper's value (``upper >= paper``); 0 when the
-    interval lies below the paper's value (``upper < paper``: the paper's size is excluded);
-    1 otherwise; 0 when undefined.
+    ``e`` is the effect's ``SIZE_LEVEL`` (90%) interval: each of its ends is a one-sided 95%
+    bound, so each direction below is a one-sided test at 5% (two one-sided tests):
+
+    * 0 when the upper bound lies below the paper's value (``upper < paper``): a 5%-level test
+      of ``H0: effect >= paper`` rejects, so at the paper's effect a false 0 happens 5% of the
+      time;
+    * 2 when the direction is established (``established``; default: the lower bound lies above
+      0, a 5%-level test of ``H0: effect <= 0``) and the upper bound reaches the paper's value;
+    * 1 otherwise; 0 when undefined.
     """
     if not e.defined:
         return NO

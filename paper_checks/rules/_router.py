@@ -3,8 +3,9 @@ conversation, leave-one-conversation-out) and the simulation of that same rule's
 one home per rule (``paper_checks.rules._grades``).
 
 * Claim 7 (``router_gain_verdict``): ``acc(oas) - acc(best-fixed)`` on budget-stressed rows, a
-  size claim: holds when its 95% t interval lies above 0 and reaches the paper's +5.05 points
-  (Table 8), does not when the interval lies below them (``grade_size``).
+  size claim decided by two one-sided tests at 5% each (``grade_size`` on the 90% t interval):
+  holds when the interval lies above 0 and reaches the paper's +5.05 points (Table 8), does not
+  when it lies below them.
 * Claim 8 (``equivalence_verdict``): two one-sided tests of ``acc(mlp) - acc(oas)``.
 * Claim 9 (``harm_verdict``): per calibration, the harm change and accuracy cost averaged over
   the alphas where it binds; the harm cut against the paper's 82% of the router's harm rate
@@ -29,13 +30,27 @@ from paper_checks._effects import (
 )
 from paper_checks._types import Estimate, Verdict
 from paper_checks.operating import N_DATASETS, operating_characteristics
-from paper_checks.rules._grades import NO, POINT, SIGNIFICANT, combine, grade_size, halved_oc
+from paper_checks.rules._grades import (
+    NO,
+    POINT,
+    SIGNIFICANT,
+    SIZE_LEVEL,
+    combine,
+    grade_size,
+    halved_oc,
+)
 
 
 def router_gain_verdict(units: Mapping, *, missing: Sequence[str] = ()) -> Verdict:
     """Claim 7 on ``{unit: (G,)}`` per-conversation stressed gains: per unit ``grade_size`` of
-    its 95% t interval against the paper's gain (``_effects.ROUTER_GAIN``), combined."""
-    return combine({k: grade_size(t_estimate(v), ROUTER_GAIN) for k, v in units.items()}, missing)
+    its 90% t interval (two one-sided tests at 5%) against the paper's gain
+    (``_effects.ROUTER_GAIN``), combined. The primary contrast: the mean over conversations of
+    ``acc(oas) - acc(best-fixed)`` on the budget-stressed rows; FAIL when its one-sided 95% upper
+    bound lies below +5.05 points, PASS when its one-sided 95% lower bound lies above 0 and its
+    upper bound reaches +5.05."""
+    return combine(
+        {k: grade_size(t_estimate(v, SIZE_LEVEL), ROUTER_GAIN) for k, v in units.items()}, missing
+    )
 
 
 def router_gain_oc(key, units: dict, *, n_datasets: int = N_DATASETS):
@@ -162,8 +177,8 @@ def harm_verdict(
     binding unit (``<source>:<variant>@<alpha>``).
 
     Per calibration (the mean over its binding alphas, ``pooled_by_variant``): the harm cut's
-    95% t interval against the paper's ``HARM_CUT`` of ``base_harm`` (``grade_size``), the cost's
-    against ``max_cost`` (2 within it, 1 on the point only, 0 above it); the unit's grade is the
+    90% t interval (two one-sided tests at 5%) against the paper's ``HARM_CUT`` of ``base_harm``
+    (``grade_size``), the cost's 95% interval against ``max_cost`` (2 within it, 1 on the point only, 0 above it); the unit's grade is the
     harm's, capped by the cost's but not below 1 where the harm cut holds (lowered harm at a cost
     above the bound holds in part).
     """
@@ -171,7 +186,7 @@ def harm_verdict(
     h, c = pooled_by_variant(harm), pooled_by_variant(cost)
     grades = {}
     for unit, v in h.items():
-        dh = t_estimate(v)
+        dh = t_estimate(v, SIZE_LEVEL)
         harm_g = grade_size(Estimate(-dh.point, -dh.upper, -dh.lower), paper)
         ce = t_estimate(c[unit]) if unit in c else Estimate.missing()
         cost_g = (

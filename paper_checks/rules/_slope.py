@@ -27,20 +27,6 @@ from paper_checks._types import Estimate, Verdict
 from paper_checks.operating import N_DATASETS, operating_characteristics
 from paper_checks.rules._grades import NO, POINT, SIGNIFICANT, combine
 from retcon.inference import group_means, wild_cluster_replicates
-from retcon.vocab import ACTIONS
-
-
-def identical_operators(paired) -> dict[str, str]:
-    """``{operator: earlier action}`` for operators whose outcome equals an earlier action's on every
-    row (on LoCoMo the dataset's merge and rewrite are the same text)."""
-    y = np.asarray(paired.outcomes, float)
-    out = {}
-    for k, op in enumerate(ACTIONS[1:], 1):
-        for j in range(1, k):
-            if np.array_equal(y[:, k], y[:, j]):
-                out[op] = ACTIONS[j]
-                break
-    return out
 
 
 def stratified_group_curves(outcomes, group, budget, strata, budgets) -> np.ndarray:

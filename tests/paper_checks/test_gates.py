@@ -56,16 +56,31 @@ def test_identical_actions_named_once():
     assert got.distinct == ("ret", "merge", "abstract")
     assert got.same == (("merge", "rewrite"),)
     assert got.words.startswith("merge and rewrite are the same records here")
+    assert got.first == {"rewrite": "merge"}
     y[:, 2] = y[:, 1]
     three = identical_actions(y, NAMES)
     assert three.distinct == ("ret", "merge") and three.same == (("merge", "abstract", "rewrite"),)
+    assert three.first == {"abstract": "merge", "rewrite": "merge"}
     assert "merge, abstract and rewrite" in three.words
     y = (rng.uniform(size=(30, 4)) < 0.4).astype(float)
     y[0] = [0.0, 0.0, 1.0, 1.0]  # differ on one row at least
     y[1] = [0.0, 1.0, 0.0, 0.0]
     y[2] = [1.0, 0.0, 0.0, 1.0]
     none = identical_actions(y, NAMES)
-    assert none.distinct == NAMES and none.same == () and none.words == ""
+    assert none.distinct == NAMES and none.same == () and none.words == "" and none.first == {}
+
+
+def test_identical_operators_ignore_retention_and_count_nan_as_equal():
+    """Claim 5 asks among the operators only (``identical_actions`` on the operator columns): an
+    operator equal to retention is not folded into it there, and NaN equals NaN (MODEL §6.5)."""
+    rng = np.random.default_rng(1)
+    y = (rng.uniform(size=(30, 4)) < 0.4).astype(float)
+    y[:, 2] = y[:, 0]  # abstract = ret: not an operator twin
+    y[:, 3] = y[:, 1]
+    y[:5, [1, 3]] = np.nan  # merge and rewrite both missing on the same rows
+    ops = identical_actions(y[:, 1:], NAMES[1:])
+    assert ops.first == {"rewrite": "merge"}
+    assert identical_actions(y, NAMES).first == {"abstract": "ret", "rewrite": "merge"}
 
 
 def test_too_few_groups_names_the_count():

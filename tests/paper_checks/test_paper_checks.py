@@ -107,8 +107,52 @@ def test_grade_size():
     assert V.grade_size(E.missing(), 0.08) == 0
 
 
+def test_size_claims_decide_by_two_one_sided_tests():
+    """Claims 2, 7, 9 judge a size on the 90% interval (a one-sided 95% bound each way): at the
+    paper's value the 95%-two-sided rule could not decide (claim 7 under --design paper, 2.0
+    [-1.5, 5.4] points); the one-sided upper bound below +5.05 excludes it (MODEL §8)."""
+    assert pytest.approx(0.90) == V.SIZE_LEVEL
+    rng = np.random.default_rng(7)
+    v = 0.02 + 0.05 * rng.standard_normal(10)
+    v = 0.02 + (v - v.mean()) / v.std(ddof=1) * 0.0482  # mean 2.0, sd 4.82 points: 95% [-1.5, 5.4]
+    e95, e90 = t_estimate(v), t_estimate(v, V.SIZE_LEVEL)
+    assert e95.lower < 0 and e95.upper > 0.0505
+    assert e90.upper < 0.0505
+    assert V.grade_size(e95, 0.0505) == 1 and V.grade_size(e90, 0.0505) == 0
+    assert R9.router_gain_verdict({"locomo": v}).verdict == FAIL
+
+
+def _sign_flip_greater(x):
+    """Reference: the one-sided sign-flip p of mean(x) > 0, every one of the 2^G patterns and the
+    one-sample t statistic (Fisher 1935), written out with itertools."""
+    import itertools
+
+    def t(y):
+        return y.mean() / (y.std(ddof=1) / np.sqrt(y.size))
+
+    obs = t(x)
+    ts = [t(x * np.array(s)) for s in itertools.product((1.0, -1.0), repeat=x.size)]
+    return float(np.mean(np.array(ts) >= obs - 1e-10 * max(1.0, abs(obs))))
+
+
+def test_loose_test_is_the_sign_flip_test_of_its_two_boundaries():
+    """Claim 3's rule: per operator the exact one-sided sign-flip p of margin > 4 points, and with
+    one operator the max-T p of margin < 8 points is the plain one-sided sign-flip p (MODEL §6.2,
+    the loose-budget margin)."""
+    rng = np.random.default_rng(3)
+    m = 0.06 + 0.03 * rng.standard_normal((10, 2))
+    got = R.loose_test(m)
+    for k in range(2):
+        assert got.above_half[k] == pytest.approx(_sign_flip_greater(m[:, k] - 0.04))
+    one = R.loose_test(m[:, :1])
+    assert one.below_paper[0] == pytest.approx(_sign_flip_greater(0.08 - m[:, 0]))
+    assert (
+        got.grades == np.where(got.below_paper <= 0.05, 0, np.where(got.above_half <= 0.05, 2, 1))
+    ).all()
+
+
 def test_loose_verdict_all_outcomes():
-    """Claim 3: every margin's interval against the paper's 8 points, the direction by max-T."""
+    """Claim 3: every margin shown above 4 points passes; a margin shown below 8 fails."""
     rng = np.random.default_rng(1)
     ops = ["merge", "abstract"]
 
@@ -121,6 +165,10 @@ def test_loose_verdict_all_outcomes():
     assert R.loose_verdict({"locomo": margins(-0.1, -0.2)}, ops).verdict == FAIL
     wide = np.array([0.5, -0.3] * 5)[:, None] + np.array([[0.0, 0.1]])
     assert R.loose_verdict({"s": wide}, ops).verdict == PARTIAL
+    # clear of 0 but not of 4 points: no longer a PASS (the magnitude null world's boundary)
+    z = rng.standard_normal((10, 2))
+    between = 0.06 + 0.05 * (z - z.mean(0)) / z.std(0, ddof=1)  # 6 +- 1.6 points (se)
+    assert R.loose_verdict({"locomo": between}, ops).verdict == PARTIAL
 
 
 def test_grade_slope_and_verdict_crossover_scaling():

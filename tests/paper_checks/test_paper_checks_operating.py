@@ -142,3 +142,32 @@ def test_null_shapes_keep_the_worlds_means_and_spread():
     assert (out[:, 0] ** 2).mean() == pytest.approx(5.0, rel=0.05)
     with pytest.raises(Exception, match="shape"):
         O.null_shape_draws(jax.random.PRNGKey(0), "cubic", 2, 10, 10)
+
+
+def _loose_spread(seed: int = 46) -> dict:
+    """Two sources of ``(10, 3)`` per-conversation margins with LoCoMo's spread at the loosest
+    budget: merge and rewrite the same text, about 5 points per conversation; abstract about 10,
+    correlated with them; the chance-corrected source nearly the raw one (the same answers).
+    Only the spread enters the worlds; their means are set there."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((10, 1))
+    b = 0.6 * a + 0.8 * rng.standard_normal((10, 1))
+    raw = np.concatenate([0.05 * a, 0.10 * b, 0.05 * a], axis=1)
+    return {"raw": raw, "chance-corrected": raw + 0.01 * rng.standard_normal((10, 3))}
+
+
+@pytest.mark.slow  # 10 worlds x 1,000 data sets of three sign-flip tests each: about 30 s
+def test_claim_3_false_pass_is_at_most_5_percent_in_every_shape():
+    """Claim 3's rule (MODEL §6.2, the loose-budget margin) in its null worlds (an operator ties
+    retention; every margin 4 points, half the paper's 8) in all four shapes (normal,
+    heterogeneous, heavy tails, one outlier): PASS in at most 5% of 1,000 data sets each (the
+    95%-interval rule this replaced: 5.9% here, 6.2-6.9% at LoCoMo's own spread), and FAIL in
+    at most 5% where every margin is the paper's 9.5 points."""
+    from paper_checks.rules._reversal import loose_oc
+
+    oc = loose_oc(
+        jax.random.PRNGKey(46), _loose_spread(), ["merge", "abstract", "rewrite"], n_datasets=1000
+    )
+    assert oc.false_pass_rate <= 0.05, oc.worst_null
+    assert oc.false_fail_rate <= 0.05
+    assert oc.power > 0.2  # the rule is not blind at the paper's effect
