@@ -322,16 +322,15 @@ def _backends(job: PairJob, endpoint=None, *, pool=None, realisation: int = 0):
     from oas.real._readers import make_reader
     from oas.real._text import make_tokenizer
 
-    llm = {k: v for k, v in job.llm.items() if v is not None}
+    llm: dict[str, Any] = {}
     if endpoint is not None:
         from oas.real.llm._client import EndpointPool
 
         # One pool for both roles: --concurrency bounds operators and reader together.
-        pool = llm["pool"] = pool if pool is not None else EndpointPool(endpoint)
+        pool = pool if pool is not None else EndpointPool(endpoint)
+        llm = {"endpoint": endpoint, "pool": pool, "seed": realisation}
     else:
         pool = None
-    if realisation:
-        llm["seed"] = realisation
     operators = make_operators(job.operators, **(llm if job.operators == "llm" else {}))
     if job.reader == "llm":
         reader = make_reader("llm", judge=job.llm_judge, **llm)

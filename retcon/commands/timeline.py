@@ -151,12 +151,12 @@ def _llm_backend(args):
                     "$RETCON_LLM_BASE_URL)."
                 )
         return None
-    from oas.real import LLMPasses, make_operators
+    from oas.real import LLMPasses, make_operators, resolve_endpoint
 
     plan = LLMPasses.checked(
         args.llm_operators, args.passes, args.llm_sessions, args.llm_conversations
     )
-    return make_operators("llm", **opts), plan
+    return make_operators("llm", endpoint=resolve_endpoint(**opts)), plan
 
 
 #: The most budgets ``timeline locomo`` / ``identify`` take (their work is linear in them).
