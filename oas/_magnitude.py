@@ -229,11 +229,7 @@ def identify_report(
         "single_cluster": single,
         "misfit": misfit_attribution(
             jax.random.fold_in(k_diag, 999),
-            structure,
-            data.budget,
-            slot,
-            y,
-            groups,
+            rows,
             fit.theta,
             stratum_of_row,
             stratum_names=stratum_names,
