@@ -159,7 +159,7 @@ def test_loco_policies_oracle_dominates():
 
     data = simulate_paired(jax.random.PRNGKey(0), "locomo-like", 240)
     data = data._replace(group_id=np.array([f"g{i % 6}" for i in range(data.n)]))
-    out = loco_policies(jax.random.PRNGKey(1), data, n_resamples=50)
+    out = loco_policies(jax.random.PRNGKey(1), data)
     acc = out["accuracy"]
     assert acc["oracle"]["point"][-1] >= acc["oas"]["point"][-1] - 1e-12
     assert acc["oracle"]["point"][-1] >= acc["best-fixed"]["point"][-1] - 1e-12
