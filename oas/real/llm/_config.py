@@ -77,11 +77,18 @@ def check_base_url(option: str, url: str) -> str:
     return url
 
 
-def origin(url: str) -> tuple[str, str, int]:
-    """``(scheme, host, port)`` of ``url``: what a key is bound to."""
-    parts = urllib.parse.urlsplit(url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    return (parts.scheme, (parts.hostname or "").lower(), port)
+def origin(url: str) -> tuple[str, str, int | None]:
+    """``(scheme, host, port)`` of ``url``, the scheme's default port filled in (also for a
+    malformed port; None for a scheme other than http and https): what a key is bound to, and
+    what a followed redirect must keep to carry ``Authorization``."""
+    parts = urllib.parse.urlsplit(url)  # the scheme comes lower-cased
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port is None:
+        port = {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme, (parts.hostname or "").lower(), port
 
 
 def bound_api_key(

@@ -61,6 +61,7 @@ from concurrent.futures import Future
 from typing import Any, NamedTuple
 
 from oas.real.llm._config import EndpointConfig, redact_url
+from oas.real.llm._config import origin as _origin
 from retcon.errors import InputError
 
 _RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504}) | frozenset(range(505, 600))
@@ -304,19 +305,6 @@ class EndpointPool:
             f"LLM endpoint{'s' if len(self._eps) > 1 else ''} {names} failed after {tries} tries; "
             f"last failure: {last}"
         )
-
-
-def _origin(url: str) -> tuple[str, str, int | None]:
-    """(scheme, host, port) of ``url``, the default port filled in."""
-    parts = urllib.parse.urlsplit(url)
-    scheme = parts.scheme.lower()
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    if port is None:
-        port = {"http": 80, "https": 443}.get(scheme)
-    return scheme, (parts.hostname or "").lower(), port
 
 
 class _RedirectRefused(Exception):
