@@ -227,7 +227,7 @@ def check_resamples(option: str, n: int) -> int:
     return n
 
 
-def conclusion(scenario, result, cx) -> str:
+def conclusion(result, cx) -> str:
     """The simulate run in words: each operator's crossover, its CI, and what it means."""
     from retcon.vocab import OPERATORS
 
@@ -359,7 +359,7 @@ def run_simulate(args) -> int:
     if getattr(args, "timing", False):
         report["timing"] = timing
     table = simulate_table(scenario, result, cx, backend)
-    words = conclusion(scenario, result, cx)
+    words = conclusion(result, cx)
     if "jax" in sys.modules and sys.modules["jax"].process_index() != 0:
         return 0  # multi-process (JAX only): process 0 reports
     files = with_format(SIMULATE_FILES, getattr(args, "format", "png"))
