@@ -163,20 +163,25 @@ def _llm_backend(args):
 MAX_DATA_BUDGETS = 64
 
 
-def _checked(args, *, inputs, on_data: bool = False) -> tuple[float, ...] | None:
+def _checked(args, *, inputs, least_passes: int | None = None) -> tuple[float, ...] | None:
     """The checks of every form before any work: ``--policy`` names, ``--resamples``,
-    ``--budgets`` strictly increasing (at most ``MAX_DATA_BUDGETS`` ``on_data``), ``--out``
-    usable, ``--data`` a file. Returns the budgets (None: the default)."""
+    ``--passes`` (``oas.real.check_passes``), ``--budgets`` strictly increasing (at most
+    ``MAX_DATA_BUDGETS`` on a dataset), ``--out`` usable, ``--data`` a file. Returns the
+    budgets (None: the default)."""
 
     from retcon.vocab import TIMELINE_POLICIES
 
     for pol in getattr(args, "policy", None) or ():
         check_choice("--policy", pol, (*TIMELINE_POLICIES, ROUTER))
+    if least_passes is not None:  # the forms on a dataset; numpy only, no JAX yet
+        from oas.real import check_passes
+
+        check_passes(args.passes, least_passes)
     if not 0 <= getattr(args, "resamples", 0) <= 100_000:
         raise InputError(f"--resamples must be an integer in [0, 100000]; got {args.resamples}.")
     if (b := args.budgets) is not None and any(y <= x for x, y in zip(b, b[1:])):
         raise InputError(f"--budgets must be strictly increasing; got {b}.")
-    if b is not None and on_data and len(b) > MAX_DATA_BUDGETS:
+    if b is not None and least_passes is not None and len(b) > MAX_DATA_BUDGETS:
         # locomo / identify: every budget repeats every pass of every policy over every question
         raise InputError(
             f"--budgets takes at most {MAX_DATA_BUDGETS} budgets on a dataset (each one repeats "
@@ -242,10 +247,8 @@ def run_simulated(args) -> int:
 def _locomo(args, least_passes: int, doing: str):
     """The start of ``locomo`` and ``identify``: the checks, the conversations (at least 2,
     identify 3 with each asked a question), the llm passes' backend (locomo), the progress line."""
-    budgets = _checked(args, inputs=[("--data", args.data)], on_data=True)
+    budgets = _checked(args, inputs=[("--data", args.data)], least_passes=least_passes)
     from oas import real
-
-    real.check_passes(args.passes, least_passes)  # the library's check, before the data is read
 
     llm = _llm_backend(args) if least_passes == 1 else None
     convs = real.load_locomo(args.data).conversations
