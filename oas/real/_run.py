@@ -56,10 +56,16 @@ _SPELL = Spell(
     "PairJob",
     py={
         "concurrency": "llm['concurrency']",
-        "llm_timeout": "llm['timeout']",
-        "llm_max_response_bytes": "llm['max_response_bytes']",
+        "timeout": "llm['timeout']",
+        "max_response_bytes": "llm['max_response_bytes']",
     },
-    cli={"out": "--output", "pair_protocol": "--protocol", "dataset": "dataset"},
+    cli={
+        "out": "--output",
+        "pair_protocol": "--protocol",
+        "dataset": "dataset",
+        "timeout": "--llm-timeout",
+        "max_response_bytes": "--llm-max-response-bytes",
+    },
 )
 
 
@@ -108,20 +114,11 @@ class PairJob:
         check_choice(spell.lead("llm_judge"), self.llm_judge, LLM_JUDGES)
         _check_end_to_end(self)
         object.__setattr__(self, "budgets", check_budgets(self.budgets or DEFAULT_BUDGETS, spell))
-        from oas.real.llm._config import MAX_CONCURRENCY
+        from oas.real.llm._config import check_limits
 
-        conc = self.llm.get("concurrency")
-        if conc is not None:
-            unit = " (requests in flight at once)"
-            check_integer(spell.lead("concurrency"), conc, 1, MAX_CONCURRENCY, unit=unit)
-        timeout = self.llm.get("timeout")
-        if timeout is not None:
-            check_range(spell.lead("llm_timeout"), timeout, 0.0, 86400.0, high_open=False)
-        cap = self.llm.get("max_response_bytes")
-        if cap is not None:  # checked with the job, before the data is read (issue 48)
-            from oas.real.llm._config import MAX_RESPONSE_BYTES_LIMIT
-
-            check_integer(spell.lead("llm_max_response_bytes"), cap, 1, MAX_RESPONSE_BYTES_LIMIT)
+        # the endpoint's limits, with the job, before the data is read (issue 48)
+        limits = ("concurrency", "timeout", "max_response_bytes")
+        check_limits(spell, *(self.llm.get(k) for k in limits))
         check_range(spell.lead("judge_threshold"), self.judge_threshold, 0.0, 1.0, high_open=False)
         _check_realisations(self)
         for name in ("limit", "first"):
