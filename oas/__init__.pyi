@@ -98,6 +98,7 @@ from ._simulate import simulate_paired as simulate_paired
 from ._strata import LengthStrata as LengthStrata
 from ._strata import length_strata as length_strata
 from ._structure import STRUCTURE_COLUMN as STRUCTURE_COLUMN
+from ._structure import check_identifiable as check_identifiable
 from ._structure import paired_structure as paired_structure
 from ._text import content_tokens as content_tokens
 from ._text import normalize as normalize

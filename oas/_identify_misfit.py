@@ -25,8 +25,8 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from oas._identify import N_TYPES, support_fractions
-from oas._misfit import MISFIT_ALPHA, _row_scores, format_misfit, misfit_tests
+from oas._identify import N_TYPES, ReaderRows
+from oas._misfit import MISFIT_ALPHA, _nuisance, _project, _row_scores, format_misfit, misfit_tests
 from retcon.inference import sign_flip_quadratic_test
 
 
@@ -38,46 +38,35 @@ def _context_x(structure, budget) -> np.ndarray:
     return x - x.mean()
 
 
-def _reader_direction(theta, structure, budget, slot) -> np.ndarray:
+def _reader_direction(theta, rows: ReaderRows) -> np.ndarray:
     """``(n,)`` d p_ret / d gamma at ``gamma = 0`` of ``g + (a_t - g) exp(gamma x) s_ret``:
     ``(a_t - g) s_ret x`` (before the clip to [0, 1])."""
     th = np.asarray(theta, np.float64)
     g = 1.0 / (1.0 + np.exp(-th[0]))
     a = g + (1.0 - g) / (1.0 + np.exp(-th[1 : 1 + N_TYPES]))
-    s_ret = np.asarray(support_fractions(structure, budget), np.float64)[:, 0]
-    s = np.asarray(slot, np.int64)
-    return (a[s] - g) * s_ret * _context_x(structure, budget)
+    s_ret = np.asarray(rows.support, np.float64)[:, 0]
+    s = np.asarray(rows.slot, np.int64)
+    return (a[s] - g) * s_ret * _context_x(rows.structure, rows.budget)
 
 
-def reader_context_test(key: jax.Array, structure, budget, slot, outcomes, groups, theta) -> dict:
+def reader_context_test(key: jax.Array, rows: ReaderRows, theta) -> dict:
     """The retention-rows score test of a reader drifting with context size (module doc).
 
     Returns:
       ``{"statistic", "p_value", "estimate": {"a_factor_per_doubling"}, "n_groups"}``; NaN
       p-value where no retention row informs ``a_t`` (no support anywhere).
     """
-    from scipy import sparse
-
-    budget = np.asarray(budget, np.float64)
-    jac, resid, weight, _ = _row_scores(theta, structure, budget, slot, outcomes)
-    n, A, P = jac.shape
-    labels, gid = np.unique(np.asarray(groups).astype(str), return_inverse=True)
-    G = labels.size
+    jac, resid, weight, _ = _row_scores(theta, rows)
+    G = np.unique(np.asarray(rows.groups).astype(str)).size
     live = jac[:, 0].any(-1)
-    d = np.where(live, _reader_direction(theta, structure, budget, slot), 0.0)
+    d = np.where(live, _reader_direction(theta, rows), 0.0)
     if not np.any(d):
         return {"statistic": float("nan"), "p_value": float("nan"), "estimate": {}, "n_groups": G}
-    to_group = sparse.csr_matrix((np.ones(n), (gid.ravel(), np.arange(n))), shape=(G, n))
-    u_theta = to_group @ (resid[:, :, None] * jac).sum(1)  # (G, P)
-    flat = jac.reshape(n * A, P)
-    i_tt_pinv = np.linalg.pinv((flat * weight.reshape(-1, 1)).T @ flat, rcond=1e-9, hermitian=True)
+    nuis = _nuisance(jac, resid, weight, rows.groups)
     w = weight[:, 0]
-    u_lam = to_group @ (resid[:, 0] * d)[:, None]  # (G, 1)
-    i_lt = (d * w)[None, :] @ jac[:, 0]  # (1, P)
-    i_ll = (d * w) @ d
-    coef = i_lt @ i_tt_pinv
-    u_proj = u_lam - u_theta @ coef.T
-    info = float(i_ll - (coef @ i_lt.T)[0, 0])
+    u_lam = nuis.to_group @ (resid[:, 0] * d)[:, None]  # (G, 1)
+    u_proj, info = _project(nuis, u_lam, (d * w)[None, :] @ jac[:, 0], (d * w) @ d)
+    info = float(info[0, 0])
     stat, p = sign_flip_quadratic_test(u_proj, key=key)
     step = float(u_proj.sum()) / info if info > 0 else float("nan")
     return {
@@ -88,15 +77,16 @@ def reader_context_test(key: jax.Array, structure, budget, slot, outcomes, group
     }
 
 
-def misfit_attribution(key: jax.Array, *rows, stratum_names=None, alpha=MISFIT_ALPHA) -> dict:
+def misfit_attribution(
+    key: jax.Array, rows: ReaderRows, theta, strata, *, stratum_names=None, alpha=MISFIT_ALPHA
+) -> dict:
     """``misfit_tests`` with ``reader_test`` and ``looks_like`` (module doc).
 
     Args:
-      key: JAX key; rows: ``misfit_tests``'s ``structure, budget, slot, outcomes, groups,
-        theta, strata``; stratum_names, alpha: as ``misfit_tests``.
+      key: JAX key; rows, theta, strata, stratum_names, alpha: as ``misfit_tests``.
     """
-    m = misfit_tests(key, *rows, stratum_names=stratum_names, alpha=alpha)
-    r = reader_context_test(jax.random.fold_in(key, 7_777), *rows[:6])
+    m = misfit_tests(key, rows, theta, strata, stratum_names=stratum_names, alpha=alpha)
+    r = reader_context_test(jax.random.fold_in(key, 7_777), rows, theta)
     reader = bool(np.isfinite(r["p_value"]) and r["p_value"] <= alpha)
     looks = "none" if not m["misfit"] else "reader" if reader else "operators"
     return {**m, "reader_test": r, "looks_like": looks}

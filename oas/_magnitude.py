@@ -27,8 +27,7 @@ import numpy as np
 
 from oas._identify_misfit import format_misfit_attribution, misfit_attribution
 from oas._strata import length_strata, stratum_label
-from oas._structure import paired_structure
-from retcon.errors import InputError
+from oas._structure import check_identifiable, paired_structure
 from retcon.vocab import ACTIONS, OPERATORS, VOCABULARIES
 
 
@@ -139,15 +138,11 @@ def identify_report(
     from oas._identify import identify, reader_rows
     from oas._out_of_fold import compare_crossovers, out_of_fold, single_cluster_crossover
 
+    n_groups = check_identifiable(data)
     structure = paired_structure(data)
     slot = data.query_type_slot
     y = data.outcomes
-    if np.isnan(y).any():
-        raise InputError("identify: the paired data has missing outcomes; every y_* is needed.")
     groups = data.group_id.astype(str)
-    n_groups = np.unique(groups).size
-    if n_groups < 2:
-        raise InputError(f"identify: the data has {n_groups} group; out-of-fold needs >= 2.")
     folds = int(min(max(2, folds), n_groups))
     n_stages = len(IDENTIFY_STAGES) - (0 if diagnostics else 1)
 
@@ -229,11 +224,7 @@ def identify_report(
         "single_cluster": single,
         "misfit": misfit_attribution(
             jax.random.fold_in(k_diag, 999),
-            structure,
-            data.budget,
-            slot,
-            y,
-            groups,
+            rows,
             fit.theta,
             stratum_of_row,
             stratum_names=stratum_names,

@@ -25,11 +25,12 @@ tests; Holm (1979); docs/statistics.md (the few-groups protocol).
 from __future__ import annotations
 
 import math
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
 
-from oas._identify import N_OPS, N_TYPES, P_EPS, support_fractions
+from oas._identify import N_OPS, N_TYPES, P_EPS, ReaderRows
 from retcon.inference import holm, sign_flip_quadratic_test
 from retcon.vocab import OPERATORS
 
@@ -37,7 +38,7 @@ from retcon.vocab import OPERATORS
 MISFIT_ALPHA = 0.05
 
 
-def _row_scores(theta, structure, budget, slot, outcomes):
+def _row_scores(theta, rows: ReaderRows):
     """Per-row derivatives of every action's ``p`` in ``theta`` (closed form), ``dl/dp``, the
     Fisher weights ``1 / (p (1 - p))`` and each operator's support term ``(a_t - g) phi s_o``.
 
@@ -46,9 +47,9 @@ def _row_scores(theta, structure, budget, slot, outcomes):
     ``dp/du_t = (1 - g) sig_t (1 - sig_t) c``, ``dp/dv_{o,t} = (a_t - g) phi s_o``; zero where the
     clip to [0, 1] binds.
     """
-    frac = np.asarray(support_fractions(structure, budget), np.float64)
+    frac = np.asarray(rows.support, np.float64)
     th = np.asarray(theta, np.float64)
-    s = np.asarray(slot, np.int64)
+    s = np.asarray(rows.slot, np.int64)
     n = s.size
     g = 1.0 / (1.0 + np.exp(-th[0]))
     sig = 1.0 / (1.0 + np.exp(-th[1 : 1 + N_TYPES]))
@@ -65,19 +66,45 @@ def _row_scores(theta, structure, budget, slot, outcomes):
         jac[np.arange(n), 1 + j, 1 + N_TYPES + j * N_TYPES + s] = lift[:, j]
     jac = np.where(live[..., None], jac, 0.0)
     p = np.clip(q, P_EPS, 1 - P_EPS)
-    y = np.asarray(outcomes, np.float64)
+    y = np.asarray(rows.outcomes, np.float64)
     resid = (y - p) / (p * (1 - p))  # dl/dp
     weight = 1.0 / (p * (1 - p))
     return jac, resid, weight, np.where(live[:, 1:], lift, 0.0)
 
 
+class _Nuisance(NamedTuple):
+    """The pooled fit's side of a score test: the sum over each group's rows, the nuisance
+    scores ``U_theta`` per group ``(G, P)`` and the pseudo-inverse of their information."""
+
+    to_group: Any  # scipy.sparse (G, n)
+    u_theta: np.ndarray
+    i_tt_pinv: np.ndarray
+
+
+def _nuisance(jac, resid, weight, groups) -> _Nuisance:
+    """``_Nuisance`` of the rows' ``_row_scores`` and ``groups``."""
+    from scipy import sparse
+
+    n, A, P = jac.shape
+    _, gid = np.unique(np.asarray(groups).astype(str), return_inverse=True)
+    G = int(gid.max()) + 1
+    to_group = sparse.csr_matrix((np.ones(n), (gid.ravel(), np.arange(n))), shape=(G, n))
+    u_theta = to_group @ (resid[:, :, None] * jac).sum(1)  # (G, P)
+    flat = jac.reshape(n * A, P)
+    i_tt = (flat * weight.reshape(-1, 1)).T @ flat
+    return _Nuisance(to_group, u_theta, np.linalg.pinv(i_tt, rcond=1e-9, hermitian=True))
+
+
+def _project(nuis: _Nuisance, u_lam, i_lt, i_ll):
+    """Neyman's orthogonalised scores ``(G, k)`` and their information ``(k, k)``: the tested
+    scores ``u_lam`` less their projection on the nuisance scores (module docstring)."""
+    coef = i_lt @ nuis.i_tt_pinv  # (k, P)
+    return u_lam - nuis.u_theta @ coef.T, i_ll - coef @ i_lt.T
+
+
 def misfit_tests(
     key: jax.Array,
-    structure,
-    budget,
-    slot,
-    outcomes,
-    groups,
+    rows: ReaderRows,
     theta,
     strata,
     *,
@@ -88,7 +115,7 @@ def misfit_tests(
 
     Args:
       key: JAX key (random sign patterns, only with more than 16 groups).
-      structure, budget, slot, outcomes, groups: the rows the reader was fitted on.
+      rows: the ``ReaderRows`` the reader was fitted on (their support is read, not recomputed).
       theta: ``(P,)`` the pooled maximum-likelihood reader (``oas.identify(...).theta``).
       strata: ``(n,)`` int stratum of each row (``0..S-1``); one stratum skips that test.
       stratum_names: optional ``S`` labels for the report.
@@ -103,21 +130,13 @@ def misfit_tests(
 
     References: MODEL §2, §8; module docstring.
     """
-    budget = np.asarray(budget, np.float64)
+    budget = np.asarray(rows.budget, np.float64)
     strata = np.asarray(strata, np.int64)
-    labels, gid = np.unique(np.asarray(groups).astype(str), return_inverse=True)
-    G = labels.size
     n_strata = int(strata.max()) + 1 if strata.size else 1
     names = list(stratum_names) if stratum_names is not None else [str(s) for s in range(n_strata)]
-    jac, resid, weight, lift = _row_scores(theta, structure, budget, slot, outcomes)
-    n, A, P = jac.shape
-    from scipy import sparse
-
-    to_group = sparse.csr_matrix((np.ones(n), (gid.ravel(), np.arange(n))), shape=(G, n))
-    u_theta = to_group @ (resid[:, :, None] * jac).sum(1)  # (G, P)
-    flat = jac.reshape(n * A, P)
-    i_tt = (flat * weight.reshape(-1, 1)).T @ flat
-    i_tt_pinv = np.linalg.pinv(i_tt, rcond=1e-9, hermitian=True)
+    jac, resid, weight, lift = _row_scores(theta, rows)
+    nuis = _nuisance(jac, resid, weight, rows.groups)
+    G = nuis.u_theta.shape[0]
     x = np.log(budget) - np.log(budget).mean()
     tests = []
     for j, o in enumerate(OPERATORS):
@@ -130,14 +149,9 @@ def misfit_tests(
             d = lift[:, j][:, None] * basis  # (n, k) dp/dlambda
             if not np.any(d):
                 continue
-            w = weight[:, a_col]
-            u_lam = to_group @ (resid[:, a_col][:, None] * d)  # (G, k)
-            wd = d * w[:, None]
-            i_lt = wd.T @ jac[:, a_col]
-            i_ll = wd.T @ d
-            coef = i_lt @ i_tt_pinv  # (k, P)
-            u_proj = u_lam - u_theta @ coef.T  # (G, k)
-            info = i_ll - coef @ i_lt.T
+            u_lam = nuis.to_group @ (resid[:, a_col][:, None] * d)  # (G, k)
+            wd = d * weight[:, a_col][:, None]
+            u_proj, info = _project(nuis, u_lam, wd.T @ jac[:, a_col], wd.T @ d)  # (G, k), (k, k)
             if kind == "stratum":
                 # stratum 0 is the reference (the pooled phi absorbs the common level)
                 z = u_proj.sum(0) / np.sqrt(np.maximum((u_proj**2).sum(0), 1e-300))

@@ -147,14 +147,13 @@ def paired_rows(data: PairedData) -> list[dict]:
     return rows
 
 
-def write_paired(path, data: PairedData | Iterable[dict], *, packing: str = "prefix") -> Path:
+def write_paired(path, data: PairedData | Iterable[dict]) -> Path:
     """Validate and write paired data atomically (``retcon.output.atomic_write``).
 
     Args:
       path: target; the format comes from the suffix (``.jsonl``, ``.csv``, ``.parquet``).
       data: ``PairedData`` (written with the 11 features by name) or row dicts (validated, then
         written as given: features by name or raw fields).
-      packing: only used to check that raw-field rows assemble.
 
     Returns:
       the path written.

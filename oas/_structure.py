@@ -170,6 +170,30 @@ def structure_arrays(cells) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return lengths, evidence, packing
 
 
+def check_identifiable(data, source: str = "identify: the paired data") -> int:
+    """The number of groups of ``data`` (``PairedData``) when the reader can be identified from
+    it (MODEL §2, §8): the ``evidence_structure`` column, at least 2 groups (the out-of-fold check
+    holds groups out) and every outcome. Else ``InputError`` opening with ``source`` (the
+    command line: ``--data 'F'``)."""
+    if STRUCTURE_COLUMN not in data.meta:
+        raise InputError(
+            f"{source}: no {STRUCTURE_COLUMN!r} column, which identification needs; write the "
+            f"file with `retcon pair ...` without --no-structure."
+        )
+    n_groups = int(np.unique(data.group_id.astype(str)).size)
+    if n_groups < 2:
+        raise InputError(
+            f"{source}: {data.n} row{'s' if data.n != 1 else ''} in {n_groups} group (distinct "
+            "group_id); identification's out-of-fold check needs at least 2 groups."
+        )
+    if np.isnan(data.outcomes).any():
+        raise InputError(
+            f"{source}: missing outcomes (an empty y_* cell); identification needs every y_ret, "
+            "y_merge, y_abstract, y_rewrite."
+        )
+    return n_groups
+
+
 def paired_structure(data):
     """``oas.Structure`` of every row of ``PairedData`` (its ``evidence_structure`` column)."""
     from oas._identify import Structure

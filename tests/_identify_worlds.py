@@ -128,23 +128,12 @@ def strata_of(world: World, n_strata: int = 3) -> np.ndarray:
 
 def misfit_args(world: World, seed: int = 0) -> tuple:
     """The positional arguments of ``oas._misfit.misfit_tests`` and
-    ``oas._identify_misfit.misfit_attribution`` for ``world``: a key, the stored structure, the
-    rows, and ``theta`` from ``oas.identify`` fitted with key ``seed`` (no resamples)."""
+    ``oas._identify_misfit.misfit_attribution`` for ``world``: a key, the rows
+    (``oas.ReaderRows``), ``theta`` from ``oas.identify`` fitted with key ``seed`` (no
+    resamples), and the rows' strata."""
     import jax
 
     w = world
-    fit = oas.identify(
-        jax.random.key(seed),
-        oas.reader_rows(w.structure, w.budget, w.slot, w.outcomes, w.groups),
-        n_resamples=0,
-    )
-    return (
-        jax.random.key(seed + 1),
-        w.structure,
-        w.budget,
-        w.slot,
-        w.outcomes,
-        w.groups,
-        fit.theta,
-        strata_of(w),
-    )
+    rows = oas.reader_rows(w.structure, w.budget, w.slot, w.outcomes, w.groups)
+    fit = oas.identify(jax.random.key(seed), rows, n_resamples=0)
+    return jax.random.key(seed + 1), rows, fit.theta, strata_of(w)

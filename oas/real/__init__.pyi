@@ -82,6 +82,7 @@ from ._text import make_tokenizer as make_tokenizer
 from ._text import stem as stem
 from ._timeline import MAX_PASSES as MAX_PASSES
 from ._timeline import PassChains as PassChains
+from ._timeline import check_passes as check_passes
 from ._timeline import llm_pass_survival as llm_pass_survival
 from ._timeline import pass_chains as pass_chains
 from ._timeline import survival as survival

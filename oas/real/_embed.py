@@ -105,9 +105,14 @@ def make_embedder(name: str = "hashed-tfidf") -> Embedder:
     if name == "sentence-transformers" or name.startswith("sentence-transformers:"):
         return _sentence_transformers(name, name.partition(":")[2])
     if name.startswith("openai:"):
+        from oas.real.llm._config import resolve_endpoint
         from oas.real.llm._embed import OpenAIEmbedder
 
-        return OpenAIEmbedder(name.partition(":")[2])
+        # the address, key and model from the environment; one request in flight, 120 s each
+        model = name.partition(":")[2]
+        return OpenAIEmbedder(
+            resolve_endpoint(model=model, kind="embeddings", timeout=120.0, concurrency=1)
+        )
     spell = Spell("make_embedder", py={"embedder": "name"})
     raise InputError(
         f"{spell.lead('embedder')} must be 'hashed-tfidf', 'sentence-transformers[:MODEL]' or "

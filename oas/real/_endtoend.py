@@ -28,14 +28,12 @@ from retcon.vocab import ACTIONS
 POLICY_NAMES = ("best-fixed", "oas", "oas-calibrated", "oracle")
 
 
-def loco_policies(key, data, *, n_resamples: int = 1000, alpha: float = 0.1) -> dict:
+def loco_policies(key, data, *, alpha: float = 0.1) -> dict:
     """Leave-one-conversation-out scores of best-fixed, OAS (argmax, calibrated) and the oracle.
 
     Args:
       key: JAX key (split per held-out group).
       data: ``oas.PairedData`` with at least 3 groups.
-      n_resamples: unused since the intervals became t intervals over conversations (kept so
-        that callers passing it keep working).
       alpha: harm bound of the calibrated variant.
 
     Returns:
@@ -243,7 +241,7 @@ def paired_report(
     out = {
         "summary": summarize(data),
         "crossover": crossover_ci(jax.random.fold_in(key, 1), data, n_resamples=n_resamples),
-        "policies": loco_policies(jax.random.fold_in(key, 2), data, n_resamples=n_resamples),
+        "policies": loco_policies(jax.random.fold_in(key, 2), data),
     }
     recall = retrieval_recall_summary(data)
     if recall is not None:

@@ -245,8 +245,8 @@ def make_operators(name: str, **opts):
 
     Args:
       name: backend name.
-      **opts: passed to the backend's constructor (``llm``: base_url, model, api_key, cache_dir,
-        and the rest of ``oas.real.llm._backend.LLMOperators``'s options).
+      **opts: passed to the backend's constructor (``llm``: the ``endpoint``, an
+        ``EndpointConfig`` from ``resolve_endpoint``, and ``LLMOperators``'s generation options).
 
     Returns:
       an ``OperatorBackend``.

@@ -452,7 +452,7 @@ def iter_queries(
             n += 1
 
 
-def summarize(data, *, key=None, n_resamples: int = 1000) -> dict:
+def summarize(data, *, key=None) -> dict:
     """Accuracy per action per budget, ``dU`` with few-groups CIs, crossover per operator.
 
     Args:
@@ -460,7 +460,6 @@ def summarize(data, *, key=None, n_resamples: int = 1000) -> dict:
       key: ``None`` skips the CIs; otherwise ``dU``'s 95% interval per budget is the Student-t
         interval over per-group means (groups = ``group_id``; docs/statistics.md), which needs no
         randomness (the key only switches it on).
-      n_resamples: unused since the intervals became t intervals (kept for callers).
 
     Returns:
       a JSON-ready dict: ``budgets``, ``accuracy[action]`` (list per budget), ``delta[operator]``,

@@ -128,7 +128,7 @@ class TopKReader:
 
 def make_reader(name: str, **opts):
     """The reader ``name``: ``"lexical"``, ``"sentence"`` (opts: threshold), ``"topk"`` (opts: k)
-    or ``"llm"`` (opts: base_url, model, api_key, cache_dir, judge in {"lexical", "llm"}, ...)."""
+    or ``"llm"`` (opts: endpoint, an ``EndpointConfig``; judge in {"lexical", "llm"}, ...)."""
     if name == "lexical":
         return LexicalReader(**opts)
     if name == "sentence":

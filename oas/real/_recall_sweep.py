@@ -45,7 +45,8 @@ def recall_accuracy_sweep(
       n_instances: paired rows per cell; budgets: the budget grid (default the scenario's).
       n_groups: questions are dealt into this many groups (query ``i`` in group ``i % n_groups``)
         for leave-one-group-out and the grouped bootstrap.
-      n_resamples: bootstrap replicates.
+      n_resamples: unused: the intervals are t intervals over groups (kept for the experiment's
+        ``--resamples``, which its sidecar records).
 
     Returns:
       ``{"recalls", "accuracies", "cells": [[{...}] per accuracy] per recall}``, each cell with
@@ -78,9 +79,7 @@ def recall_accuracy_sweep(
             data = simulate_paired(k_draw, sc, n_instances, budgets=budgets)
             _, q = np.unique(np.asarray(data.query_id).astype(str), return_inverse=True)
             data = data._replace(group_id=np.asarray([f"g{v % n_groups}" for v in q], dtype=object))
-            pol = loco_policies(
-                jax.random.fold_in(k_score, i * len(accuracies) + j), data, n_resamples=n_resamples
-            )
+            pol = loco_policies(jax.random.fold_in(k_score, i * len(accuracies) + j), data)
             gold = np.asarray(data.meta["meta_gold_type"]).astype(str)
             row.append(
                 {

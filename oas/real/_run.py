@@ -56,10 +56,16 @@ _SPELL = Spell(
     "PairJob",
     py={
         "concurrency": "llm['concurrency']",
-        "llm_timeout": "llm['timeout']",
-        "llm_max_response_bytes": "llm['max_response_bytes']",
+        "timeout": "llm['timeout']",
+        "max_response_bytes": "llm['max_response_bytes']",
     },
-    cli={"out": "--output", "pair_protocol": "--protocol", "dataset": "dataset"},
+    cli={
+        "out": "--output",
+        "pair_protocol": "--protocol",
+        "dataset": "dataset",
+        "timeout": "--llm-timeout",
+        "max_response_bytes": "--llm-max-response-bytes",
+    },
 )
 
 
@@ -108,20 +114,11 @@ class PairJob:
         check_choice(spell.lead("llm_judge"), self.llm_judge, LLM_JUDGES)
         _check_end_to_end(self)
         object.__setattr__(self, "budgets", check_budgets(self.budgets or DEFAULT_BUDGETS, spell))
-        from oas.real.llm._config import MAX_CONCURRENCY
+        from oas.real.llm._config import check_limits
 
-        conc = self.llm.get("concurrency")
-        if conc is not None:
-            unit = " (requests in flight at once)"
-            check_integer(spell.lead("concurrency"), conc, 1, MAX_CONCURRENCY, unit=unit)
-        timeout = self.llm.get("timeout")
-        if timeout is not None:
-            check_range(spell.lead("llm_timeout"), timeout, 0.0, 86400.0, high_open=False)
-        cap = self.llm.get("max_response_bytes")
-        if cap is not None:  # checked with the job, before the data is read (issue 48)
-            from oas.real.llm._config import MAX_RESPONSE_BYTES_LIMIT
-
-            check_integer(spell.lead("llm_max_response_bytes"), cap, 1, MAX_RESPONSE_BYTES_LIMIT)
+        # the endpoint's limits, with the job, before the data is read (issue 48)
+        limits = ("concurrency", "timeout", "max_response_bytes")
+        check_limits(spell, *(self.llm.get(k) for k in limits))
         check_range(spell.lead("judge_threshold"), self.judge_threshold, 0.0, 1.0, high_open=False)
         _check_realisations(self)
         for name in ("limit", "first"):
@@ -322,16 +319,15 @@ def _backends(job: PairJob, endpoint=None, *, pool=None, realisation: int = 0):
     from oas.real._readers import make_reader
     from oas.real._text import make_tokenizer
 
-    llm = {k: v for k, v in job.llm.items() if v is not None}
+    llm: dict[str, Any] = {}
     if endpoint is not None:
         from oas.real.llm._client import EndpointPool
 
         # One pool for both roles: --concurrency bounds operators and reader together.
-        pool = llm["pool"] = pool if pool is not None else EndpointPool(endpoint)
+        pool = pool if pool is not None else EndpointPool(endpoint)
+        llm = {"endpoint": endpoint, "pool": pool, "seed": realisation}
     else:
         pool = None
-    if realisation:
-        llm["seed"] = realisation
     operators = make_operators(job.operators, **(llm if job.operators == "llm" else {}))
     if job.reader == "llm":
         reader = make_reader("llm", judge=job.llm_judge, **llm)

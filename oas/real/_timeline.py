@@ -168,11 +168,18 @@ class PassChains(NamedTuple):
         return [chains[operator] for chains in self.by_first[first]]
 
 
+def check_passes(passes, least: int = 1) -> int:
+    """``passes`` when an integer in ``[least, MAX_PASSES]``; else InputError naming ``--passes``
+    (``timeline identify`` needs 2: a pass chain to fit and one to predict)."""
+    why = " (identify: at least 2)" if least == 2 else ""
+    return check_integer("--passes", passes, least, MAX_PASSES, unit=why)
+
+
 def pass_chains(
     conversations: Sequence[Conversation], passes: int, firsts: Sequence[str] = FIRST_PASS
 ) -> PassChains:
     """`pass_chain` of every conversation, operator and first-pass backend in ``firsts``, once."""
-    check_integer("--passes", passes, 1, MAX_PASSES)
+    check_passes(passes)
     return PassChains(
         passes, {first: _chains_for(None, conversations, passes, first) for first in firsts}
     )
@@ -540,7 +547,7 @@ def timeline_report(
     import theory
     from retcon.inference import group_t_interval, wild_cluster_replicates
 
-    check_integer("--passes", passes, 1, MAX_PASSES)
+    check_passes(passes)
     surv = {}
     by_first = {first: _chains_for(chains, conversations, passes, first) for first in FIRST_PASS}
     for first in FIRST_PASS:

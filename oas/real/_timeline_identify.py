@@ -42,17 +42,17 @@ import numpy as np
 from oas.real._text import make_tokenizer
 from oas.real._timeline import (
     GENERATION_POLICY,
-    MAX_PASSES,
     PassChains,
     Survival,
     _chains_for,
     _fit,
     _params,
+    check_passes,
     survival,
     timeline_utility,
 )
 from oas.real._types import Conversation
-from retcon.errors import InputError, check_integer
+from retcon.errors import InputError
 from retcon.vocab import OPERATORS
 
 #: The pass chains a prediction can use (module docstring).
@@ -283,7 +283,7 @@ def timeline_identify(
     """
     from retcon.inference import holm
 
-    check_integer("--passes", passes, 2, MAX_PASSES, unit=" for --identify")
+    check_passes(passes, least=2)
     g = len(conversations)
     if g < 3:
         raise InputError(

@@ -46,9 +46,9 @@ _BYTES_PER_ROW_RESAMPLE = 1024
 
 
 def run(args: argparse.Namespace) -> int:
-    import numpy as np
 
-    from oas import read_paired  # identify_report (JAX) after the checks and the progress line
+    # identify_report (JAX) after the checks and the progress line
+    from oas import check_identifiable, read_paired
     from retcon.commands.common import check_out, emit, write_set, wrote
     from retcon.errors import InputError, check_at_least
     from retcon.output import sidecar, to_jsonable
@@ -68,25 +68,7 @@ def run(args: argparse.Namespace) -> int:
         args.resamples * per_resample,
         fix=f"use at most {memory_limit() // per_resample} resamples for {data.n} rows",
     )
-    from oas import STRUCTURE_COLUMN
-
-    if STRUCTURE_COLUMN not in data.meta:
-        raise InputError(
-            f"--data {args.data!r}: no {STRUCTURE_COLUMN!r} column, which identification "
-            f"needs; write the file with `retcon pair ...` without --no-structure."
-        )
-    n_groups = int(np.unique(data.group_id.astype(str)).size)
-    if n_groups < 2:  # the library's own check, made before the announcement
-        raise InputError(
-            f"--data {args.data!r}: {data.n} row{'s' if data.n != 1 else ''} in {n_groups} "
-            "group (distinct group_id); identification's out-of-fold check needs at least 2 "
-            "groups."
-        )
-    if np.isnan(data.outcomes).any():
-        raise InputError(
-            f"--data {args.data!r}: missing outcomes (an empty y_* cell); identification needs "
-            "every y_ret, y_merge, y_abstract, y_rewrite."
-        )
+    n_groups = check_identifiable(data, f"--data {args.data!r}")  # before the announcement
     from retcon.commands import _progress
 
     _progress.announce(

@@ -227,7 +227,7 @@ def check_resamples(option: str, n: int) -> int:
     return n
 
 
-def conclusion(scenario, result, cx) -> str:
+def conclusion(result, cx) -> str:
     """The simulate run in words: each operator's crossover, its CI, and what it means."""
     from retcon.vocab import OPERATORS
 
@@ -306,25 +306,16 @@ def run_simulate(args) -> int:
         sys.stdout.write(print_scenario(args.print_scenario))
         return 0
     t_start = time.perf_counter()
-    processes = getattr(args, "processes", 1)
-    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
-        raise InputError(f"--processes must be an integer >= 1; got {processes!r}.")
+    from sim import check_processes  # numpy only: before the scenario is read and JAX loads
+
+    processes = check_processes("--processes", getattr(args, "processes", 1))
     if args.queries is not None and not 1 <= args.queries < 2**31:
         raise InputError(f"--queries must be an integer in [1, 2**31); got {args.queries}.")
     check_resamples("--resamples", args.resamples)
     check_out(args, [("--config", args.config)])
     scenario = _load(args)  # a bad scenario file is reported before JAX is imported
 
-    from sim import (
-        check_processes,
-        choose_backend,
-        initialize_from_env,
-        launch,
-        simulate,
-        simulated_crossover,
-    )
-
-    check_processes("--processes", processes)
+    from sim import choose_backend, initialize_from_env, launch, simulate, simulated_crossover
 
     asked = getattr(args, "backend", "auto")
     if asked == "numpy" and processes > 1:
@@ -368,7 +359,7 @@ def run_simulate(args) -> int:
     if getattr(args, "timing", False):
         report["timing"] = timing
     table = simulate_table(scenario, result, cx, backend)
-    words = conclusion(scenario, result, cx)
+    words = conclusion(result, cx)
     if "jax" in sys.modules and sys.modules["jax"].process_index() != 0:
         return 0  # multi-process (JAX only): process 0 reports
     files = with_format(SIMULATE_FILES, getattr(args, "format", "png"))

@@ -151,12 +151,12 @@ def _llm_backend(args):
                     "$RETCON_LLM_BASE_URL)."
                 )
         return None
-    from oas.real import LLMPasses, make_operators
+    from oas.real import LLMPasses, make_operators, resolve_endpoint
 
     plan = LLMPasses.checked(
         args.llm_operators, args.passes, args.llm_sessions, args.llm_conversations
     )
-    return make_operators("llm", **opts), plan
+    return make_operators("llm", endpoint=resolve_endpoint(**opts)), plan
 
 
 #: The most budgets ``timeline locomo`` / ``identify`` take (their work is linear in them).
@@ -165,18 +165,18 @@ MAX_DATA_BUDGETS = 64
 
 def _checked(args, *, inputs, least_passes: int | None = None) -> tuple[float, ...] | None:
     """The checks of every form before any work: ``--policy`` names, ``--resamples``,
-    ``--passes``, ``--budgets`` strictly increasing, ``--out`` usable, ``--data`` a file.
-    Returns the budgets (None: the default)."""
+    ``--passes`` (``oas.real.check_passes``), ``--budgets`` strictly increasing (at most
+    ``MAX_DATA_BUDGETS`` on a dataset), ``--out`` usable, ``--data`` a file. Returns the
+    budgets (None: the default)."""
 
     from retcon.vocab import TIMELINE_POLICIES
 
     for pol in getattr(args, "policy", None) or ():
         check_choice("--policy", pol, (*TIMELINE_POLICIES, ROUTER))
-    if least_passes is not None and not least_passes <= args.passes <= 8:  # oas.real.MAX_PASSES
-        why = " (identify: at least 2)" if least_passes == 2 else ""
-        raise InputError(
-            f"--passes must be an integer in [{least_passes}, 8]{why}; got {args.passes}."
-        )
+    if least_passes is not None:  # the forms on a dataset; numpy only, no JAX yet
+        from oas.real import check_passes
+
+        check_passes(args.passes, least_passes)
     if not 0 <= getattr(args, "resamples", 0) <= 100_000:
         raise InputError(f"--resamples must be an integer in [0, 100000]; got {args.resamples}.")
     if (b := args.budgets) is not None and any(y <= x for x, y in zip(b, b[1:])):

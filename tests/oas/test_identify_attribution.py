@@ -74,12 +74,11 @@ def test_retention_score_matches_jax():
     want = jax.jacfwd(p_ret)(0.0)
     base = jnp.asarray(success_prob(theta, frac, slot))[:, 0]
     assert np.allclose(p_ret(0.0), base, atol=1e-6)
-    got = _reader_direction(np.asarray(theta), w.structure, w.budget, w.slot)
+    rows = oas.reader_rows(w.structure, w.budget, w.slot, w.outcomes, w.groups)
+    got = _reader_direction(np.asarray(theta), rows)
     assert np.any(got != 0)
     np.testing.assert_allclose(got, np.asarray(want), rtol=1e-4, atol=1e-6)
-    r = reader_context_test(
-        jax.random.key(0), w.structure, w.budget, w.slot, w.outcomes, w.groups, np.asarray(theta)
-    )
+    r = reader_context_test(jax.random.key(0), rows, np.asarray(theta))
     assert np.isfinite(r["p_value"]) and 0 < r["p_value"] <= 1
 
 

@@ -47,7 +47,7 @@ def test_closed_form_scores_match_jax():
     rng = np.random.default_rng(1)
     w = make_world(rng, random_reader(rng), n_queries=20, packing="cut")
     th = rng.normal(0.0, 0.3, N_PARAMS)
-    jac, *_ = _row_scores(th, w.structure, w.budget, w.slot, w.outcomes)
+    jac, *_ = _row_scores(th, oas.reader_rows(w.structure, w.budget, w.slot, w.outcomes, w.groups))
     fr = jnp.asarray(oas.support_fractions(w.structure, w.budget))
     sl = jnp.asarray(w.slot)
     ref = jax.jit(jax.jacfwd(lambda t: success_prob(t, fr, sl)))(jnp.asarray(th))

@@ -159,7 +159,7 @@ def test_loco_policies_oracle_dominates():
 
     data = simulate_paired(jax.random.PRNGKey(0), "locomo-like", 240)
     data = data._replace(group_id=np.array([f"g{i % 6}" for i in range(data.n)]))
-    out = loco_policies(jax.random.PRNGKey(1), data, n_resamples=50)
+    out = loco_policies(jax.random.PRNGKey(1), data)
     acc = out["accuracy"]
     assert acc["oracle"]["point"][-1] >= acc["oas"]["point"][-1] - 1e-12
     assert acc["oracle"]["point"][-1] >= acc["best-fixed"]["point"][-1] - 1e-12
@@ -261,7 +261,7 @@ def test_openai_embedder_against_a_local_endpoint(conv, tmp_path, monkeypatch):
         emb.embed(["cat"])
         assert len(seen) == 1  # cached
         assert emb.pool.endpoints[0]["errors"] == 1 and not fail  # the 503 was retried
-        again = type(emb)("tiny-embed", emb.base_url)
+        again = type(emb)(emb.config)  # the same endpoint config
         np.testing.assert_array_equal(again.embed(["Oslo run", "cat"]), e[:2])
         assert len(seen) == 1  # a new embedder (a rerun) reads the on-disk cache
         from oas.real import Query

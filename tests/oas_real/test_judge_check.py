@@ -14,6 +14,7 @@ import pytest
 from oas.real import PairJob, run_pair_job
 from oas.real._types import Conversation, Query
 from oas.real.llm._backend import LLMReader
+from oas.real.llm._client import resolve_endpoint
 from oas.real.llm._judge import judge_agreement, judge_probe, other_gold_decoys, wilson_interval
 from retcon.cli import main
 from retcon.errors import InputError
@@ -102,7 +103,9 @@ def test_other_gold_decoys_same_conversation_and_type_and_not_the_gold():
 
 def test_probe_refuses_a_lexical_judge(tmp_path):
     with FakeLLMServer(reply=_reply("all")) as srv:
-        reader = LLMReader(srv.base_url, "fake", cache_dir=tmp_path, judge="lexical")
+        reader = LLMReader(
+            resolve_endpoint(srv.base_url, "fake", cache_dir=tmp_path), judge="lexical"
+        )
         with pytest.raises(InputError, match="judge='llm'"):
             judge_probe(reader, [])
 
@@ -111,7 +114,7 @@ def test_a_topical_decoy_that_matches_the_gold_is_left_out(tmp_path):
     c = Conversation("c1", ())
     pairs = [(c, _q("a", "c1", "single-hop", "zebra crossing"))]
     with FakeLLMServer(reply=_reply("all")) as srv:
-        reader = LLMReader(srv.base_url, "fake", cache_dir=tmp_path, judge="llm")
+        reader = LLMReader(resolve_endpoint(srv.base_url, "fake", cache_dir=tmp_path), judge="llm")
         probe = judge_probe(reader, pairs)
     assert probe.n_invalid == 1 and probe.n_decoys == 0 and not probe.flagged
     assert "INCONCLUSIVE" in probe.line()

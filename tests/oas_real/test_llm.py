@@ -256,7 +256,9 @@ R3 = Record("merge(D3:1,D3:2)", "S3", "9 May 2023", "A generated note.", ("D3:1"
 
 def test_operators_follow_the_backend_contract(server, tmp_path):
     """MODEL §1: rewrite k in k out; merge and abstract one record; ids, session, date, sources."""
-    ops = LLMOperators(server.base_url, "stub-model", cache_dir=tmp_path, sleep=lambda s: None)
+    ops = LLMOperators(
+        resolve_endpoint(server.base_url, "stub-model", cache_dir=tmp_path), sleep=lambda s: None
+    )
     assert isinstance(ops, OperatorBackend) and ops.name == "llm"
     cluster = [R1, R2, R3]
     rw = ops.rewrite(cluster, _conv(cluster))
@@ -281,7 +283,7 @@ def test_operators_follow_the_backend_contract(server, tmp_path):
     assert caps[0] == 9 and caps[4] == max(8, -(-caps[3] // 2)) and all(c <= 256 for c in caps)
     assert all(r["body"]["temperature"] == 0.0 for r in server.posts)
     n = len(server.posts)
-    ops2 = LLMOperators(server.base_url, "stub-model", cache_dir=tmp_path)
+    ops2 = LLMOperators(resolve_endpoint(server.base_url, "stub-model", cache_dir=tmp_path))
     assert ops2.rewrite(cluster, _conv(cluster)) == rw and len(server.posts) == n
     assert ops2.stats.hits == 3 and ops2.stats.misses == 0
 
@@ -297,7 +299,7 @@ def test_empty_generation_and_echoed_label(server, tmp_path):
         ("ok", instruction[:40]),
         ("ok", instruction[:33] + "Melanie painted."),
     ]
-    ops = LLMOperators(server.base_url, "stub-model", cache_dir=tmp_path)
+    ops = LLMOperators(resolve_endpoint(server.base_url, "stub-model", cache_dir=tmp_path))
     assert ops.rewrite([R1], _conv([R1]))[0].text == EMPTY_GENERATION
     assert ops.merge([R1, R2], _conv([R1, R2]))[0].text == "Caroline and Melanie met."
     assert ops.rewrite([R2], _conv([R2]))[0].text == "Caroline went."
@@ -308,27 +310,27 @@ def test_empty_generation_and_echoed_label(server, tmp_path):
 
 
 def test_empty_cluster_and_bad_options(server, tmp_path):
-    ops = LLMOperators(server.base_url, "stub-model", cache_dir=tmp_path)
+    ops = LLMOperators(resolve_endpoint(server.base_url, "stub-model", cache_dir=tmp_path))
     with pytest.raises(InputError, match="cluster is empty"):
         ops.merge([], _conv([]))
     with pytest.raises(InputError, match="judge"):
-        LLMReader(server.base_url, "m", cache_dir=tmp_path, judge="gpt")
+        LLMReader(resolve_endpoint(server.base_url, "m", cache_dir=tmp_path), judge="gpt")
     with pytest.raises(InputError, match="max_tokens"):
-        LLMOperators(server.base_url, "m", cache_dir=tmp_path, max_tokens=0)
+        LLMOperators(resolve_endpoint(server.base_url, "m", cache_dir=tmp_path), max_tokens=0)
     with pytest.raises(InputError, match=r"LLM temperature must be in \[0, inf\); got -1"):
-        LLMReader(server.base_url, "m", cache_dir=tmp_path, temperature=-1)
+        LLMReader(resolve_endpoint(server.base_url, "m", cache_dir=tmp_path), temperature=-1)
 
 
 def test_max_input_chars_cuts_long_notes(server, tmp_path, monkeypatch):
     monkeypatch.setenv("RETCON_LLM_MAX_INPUT_CHARS", "120")
-    ops = LLMOperators(server.base_url, "stub-model", cache_dir=tmp_path)
+    ops = LLMOperators(resolve_endpoint(server.base_url, "stub-model", cache_dir=tmp_path))
     long = Record("D9:9", "S9", "", "word " * 200, ("D9:9",))
     ops.abstract([long, long], _conv([long]))
     content = server.posts[-1]["body"]["messages"][-1]["content"]
     assert len(content) < len(PROMPTS["abstract"]) + 130
     monkeypatch.setenv("RETCON_LLM_MAX_INPUT_CHARS", "lots")
     with pytest.raises(InputError, match="RETCON_LLM_MAX_INPUT_CHARS"):
-        LLMOperators(server.base_url, "stub-model", cache_dir=tmp_path)
+        LLMOperators(resolve_endpoint(server.base_url, "stub-model", cache_dir=tmp_path))
 
 
 # ------------------------------------------------------------------------------------- reader
@@ -347,7 +349,7 @@ def test_reader_with_llm_judge(server, tmp_path):
         ("ok", "unknown"),
         ("ok", "maybe"),
     ]
-    rd = LLMReader(server.base_url, "stub-model", cache_dir=tmp_path, judge="llm")
+    rd = LLMReader(resolve_endpoint(server.base_url, "stub-model", cache_dir=tmp_path), judge="llm")
     assert isinstance(rd, Reader) and rd.name == "llm"
     assert rd.score(Q, "(1 May 2023) Caroline went to the support group yesterday.") == 1.0
     judge_prompt = server.posts[1]["body"]["messages"][-1]["content"]
@@ -361,7 +363,9 @@ def test_reader_with_llm_judge(server, tmp_path):
 def test_reader_question_date_reaches_the_prompt(server, tmp_path):
     server.script = [("ok", "x"), ("ok", "no")]
     q = Query("q2", "c1", "How long ago?", "2 days", "temporal-reasoning", (), date="2023/05/30")
-    LLMReader(server.base_url, "stub-model", cache_dir=tmp_path, judge="llm").score(q, "ctx")
+    LLMReader(
+        resolve_endpoint(server.base_url, "stub-model", cache_dir=tmp_path), judge="llm"
+    ).score(q, "ctx")
     assert "(asked on 2023/05/30)" in server.posts[0]["body"]["messages"][-1]["content"]
 
 
@@ -373,7 +377,7 @@ def test_reader_with_lexical_judge(server, tmp_path):
         "7 May 2023", "On 7 May, 2023."
     )  # the rule itself, as the reader uses it
     server.script = [("ok", "On 7 May, 2023."), ("ok", "In June 2023.")]
-    rd = LLMReader(server.base_url, "stub-model", cache_dir=tmp_path)
+    rd = LLMReader(resolve_endpoint(server.base_url, "stub-model", cache_dir=tmp_path))
     assert rd.score(Q, "ctx a") == 1.0
     assert rd.score(Q, "ctx b") == 0.0
     assert len(server.posts) == 2  # no judge call
@@ -445,8 +449,8 @@ def test_paired_rows_through_the_stub_endpoint_then_all_hits(server, tmp_path):
     config = pair.PairConfig(budgets=(16, 4096))
 
     def run():
-        ops = LLMOperators(server.base_url, "stub-model", cache_dir=tmp_path)
-        rd = LLMReader(server.base_url, "stub-model", cache_dir=tmp_path)
+        ops = LLMOperators(resolve_endpoint(server.base_url, "stub-model", cache_dir=tmp_path))
+        rd = LLMReader(resolve_endpoint(server.base_url, "stub-model", cache_dir=tmp_path))
         ctx = pair.ConversationContext(conv, config.granularity, make_embedder())
         rows = [
             r

@@ -303,6 +303,7 @@ def test_judge_and_operators_against_the_real_server(llama_server, tmp_path):
     """The library path on its own: each prompt gets a non-empty reply the code can use."""
     from oas.real._types import Conversation, Query, Record, Session
     from oas.real.llm._backend import LLMOperators, LLMReader
+    from oas.real.llm._client import resolve_endpoint
 
     base_url, _ = llama_server
     recs = [
@@ -322,14 +323,17 @@ def test_judge_and_operators_against_the_real_server(llama_server, tmp_path):
         ),
     ]
     conv = Conversation("c", (Session("S1", "8 May 2023", tuple(recs)),))
-    ops = LLMOperators(base_url, MODEL_ALIAS, cache_dir=tmp_path, timeout=60, max_retries=1)
+    ops = LLMOperators(
+        resolve_endpoint(base_url, MODEL_ALIAS, cache_dir=tmp_path, timeout=60, max_retries=1)
+    )
     t0 = time.monotonic()
     out = {a: getattr(ops, a)(recs, conv) for a in ("rewrite", "merge", "abstract")}
     assert len(out["rewrite"]) == 2 and len(out["merge"]) == len(out["abstract"]) == 1
     assert all(r.text.strip() for rs in out.values() for r in rs)
     q = Query("q", "c", "What did Caroline go to?", "LGBTQ support group", "single-hop", ("D1:1",))
     reader = LLMReader(
-        base_url, MODEL_ALIAS, cache_dir=tmp_path, judge="llm", timeout=60, max_retries=1
+        resolve_endpoint(base_url, MODEL_ALIAS, cache_dir=tmp_path, timeout=60, max_retries=1),
+        judge="llm",
     )
     assert reader.score(q, "[8 May 2023] " + recs[0].text) in (0.0, 1.0)
     took = time.monotonic() - t0

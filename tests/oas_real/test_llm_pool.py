@@ -200,8 +200,8 @@ def test_a_shared_pool_bounds_operators_and_reader_together(tmp_path):
     # machine is busy (a 0.3 s hold let the second miss the first under load).
     with FakeLLMServer(gate=3, gate_timeout=1.0) as srv:
         pool = EndpointPool(resolve_endpoint(srv.base_url, "fake", "", tmp_path, concurrency=2))
-        ops = LLMOperators(srv.base_url, "fake", cache_dir=tmp_path, pool=pool)
-        rd = LLMReader(srv.base_url, "fake", cache_dir=tmp_path, pool=pool)
+        ops = LLMOperators(resolve_endpoint(srv.base_url, "fake", cache_dir=tmp_path), pool=pool)
+        rd = LLMReader(resolve_endpoint(srv.base_url, "fake", cache_dir=tmp_path), pool=pool)
         assert ops.client.pool is rd.client.pool is pool
         with ThreadPoolExecutor(6) as ex:
             futs = [ex.submit(ops.ask, "s", f"u{i}", 8) for i in range(3)]

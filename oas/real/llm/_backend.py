@@ -22,9 +22,9 @@ from oas.real._types import Conversation, Query, Record, generated_record
 from oas.real.llm._client import (
     CallStats,
     ChatClient,
+    EndpointConfig,
     EndpointPool,
     LLMEndpointError,
-    resolve_endpoint,
 )
 from retcon.errors import InputError, check_choice, check_range
 from retcon.vocab import LLM_JUDGES
@@ -101,41 +101,20 @@ class _LLMClient:
 
     def __init__(
         self,
-        base_url: str | Sequence[str] | None = None,
-        model: str | None = None,
-        api_key: str | None = None,
-        cache_dir=None,
+        endpoint: EndpointConfig,
+        *,
         temperature: float = 0.0,
         max_tokens: int | None = None,
-        timeout: float = 300.0,
-        max_retries: int = 4,
-        *,
-        backoff: float = 0.5,
         seed: int | None = 0,
         max_input_chars: int | None = None,
         sleep=None,
-        concurrency: int | None = None,
         pool: EndpointPool | None = None,
-        follow_redirects: bool | None = None,
-        max_response_bytes: int | None = None,
     ):
         max_tokens = self.default_max_tokens if max_tokens is None else max_tokens
         if not (isinstance(max_tokens, int) and max_tokens >= 1):
             raise InputError(f"LLM max_tokens must be an integer >= 1; got {max_tokens!r}.")
         temperature = check_range("LLM temperature", temperature, 0.0, None, low_open=False)
-        cfg = resolve_endpoint(
-            base_url,
-            model,
-            api_key,
-            cache_dir,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff=backoff,
-            concurrency=concurrency,
-            follow_redirects=follow_redirects,
-            max_response_bytes=max_response_bytes,
-        )
-        self.client = ChatClient(cfg, sleep=sleep, pool=pool)
+        self.client = ChatClient(endpoint, sleep=sleep, pool=pool)
         self.temperature = float(temperature)
         self.max_tokens = max_tokens
         self.seed = seed
@@ -169,21 +148,14 @@ class LLMOperators(_LLMClient):
     a record longer than what it replaces (rho <= 1).
 
     Args:
-      base_url, model, api_key: the endpoint (see ``resolve_endpoint``: arguments, else
-        ``RETCON_LLM_BASE_URL``/``OPENAI_BASE_URL``, ``RETCON_LLM_MODEL``,
-        ``RETCON_LLM_API_KEY``/``OPENAI_API_KEY``).
-      cache_dir: the on-disk cache (default ``$RETCON_CACHE_DIR/llm`` or the user cache dir).
+      endpoint: where and how to call (``resolve_endpoint``: the URLs, model, key, cache folder,
+        timeout, retries, concurrency and transport caps), built once and checked there.
       temperature: sampling temperature; 0 makes the cache exact.
       max_tokens: the most tokens one generation may have.
-      timeout: seconds per HTTP request.
-      max_retries: retries per call on connection errors, timeouts, 5xx, 429 and garbage.
-      backoff: seconds before the first retry, doubled each time.
       seed: sent with each request (``None`` sends none); part of the cache key.
       max_input_chars: truncate each prompt's note text to this many characters (``None``: no cut);
         for small context windows. Default from ``RETCON_LLM_MAX_INPUT_CHARS``.
       sleep: called with the seconds to wait between retries (default ``time.sleep``; tests).
-      concurrency: the most requests in flight at once (default ``RETCON_LLM_CONCURRENCY``, else
-        8); ``base_url`` may list several endpoints serving the same model (``EndpointPool``).
       pool: an ``EndpointPool`` shared with other callers (the reader of the same run), so one
         bound holds for all; its endpoints serve the requests (default: a pool of its own).
 
@@ -259,18 +231,9 @@ class LLMReader(_LLMClient):
     name = "llm"
     default_max_tokens = 48
 
-    def __init__(
-        self,
-        base_url: str | Sequence[str] | None = None,
-        model: str | None = None,
-        api_key: str | None = None,
-        cache_dir=None,
-        judge: str = "lexical",
-        *args,
-        **kwargs,
-    ):
+    def __init__(self, endpoint: EndpointConfig, judge: str = "lexical", **kwargs):
         check_choice("LLMReader judge", judge, LLM_JUDGES)
-        super().__init__(base_url, model, api_key, cache_dir, *args, **kwargs)
+        super().__init__(endpoint, **kwargs)
         self.judge = judge
         self.unparsed_verdicts = 0
         self._lock = threading.Lock()

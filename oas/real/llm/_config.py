@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from retcon.cache import user_cache_dir
-from retcon.errors import InputError, Spell, check_choice, check_integer
+from retcon.errors import InputError, Spell, check_choice, check_integer, check_range
 
 DEFAULT_CONCURRENCY = 8
 MAX_CONCURRENCY = 4096  # requests in flight at once; more is a typo, not a server farm
@@ -77,11 +77,18 @@ def check_base_url(option: str, url: str) -> str:
     return url
 
 
-def origin(url: str) -> tuple[str, str, int]:
-    """``(scheme, host, port)`` of ``url``: what a key is bound to."""
-    parts = urllib.parse.urlsplit(url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    return (parts.scheme, (parts.hostname or "").lower(), port)
+def origin(url: str) -> tuple[str, str, int | None]:
+    """``(scheme, host, port)`` of ``url``, the scheme's default port filled in (also for a
+    malformed port; None for a scheme other than http and https): what a key is bound to, and
+    what a followed redirect must keep to carry ``Authorization``."""
+    parts = urllib.parse.urlsplit(url)  # the scheme comes lower-cased
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port is None:
+        port = {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme, (parts.hostname or "").lower(), port
 
 
 def bound_api_key(
@@ -169,17 +176,9 @@ class EndpointConfig:
                 f"{_SPELL.lead('base_url')}: the addresses must be distinct; got "
                 f"{[redact_url(u) for u in urls]}."
             )
-        check_integer(_SPELL.lead("concurrency"), self.concurrency, 1, MAX_CONCURRENCY)
         if not self.model:
             raise InputError(f"{_SPELL.lead('model')} must not be empty.")
-        if not (0 < self.timeout <= MAX_TIMEOUT):
-            raise InputError(
-                f"{_SPELL.lead('timeout')} must be in (0, {MAX_TIMEOUT:g}] seconds; got "
-                f"{self.timeout!r}."
-            )
-        check_integer(
-            _SPELL.lead("max_response_bytes"), self.max_response_bytes, 1, MAX_RESPONSE_BYTES_LIMIT
-        )
+        check_limits(_SPELL, self.concurrency, self.timeout, self.max_response_bytes)
         if not (isinstance(self.max_retries, int) and self.max_retries >= 0):
             raise InputError(f"LLM max_retries must be an integer >= 0; got {self.max_retries!r}.")
         if not (self.backoff >= 0 and self.max_backoff >= 0):
@@ -204,6 +203,22 @@ _SPELL = Spell(
         "max_response_bytes": "--llm-max-response-bytes",
     },
 )
+
+
+def check_limits(spell: Spell, concurrency=None, timeout=None, max_response_bytes=None) -> None:
+    """The endpoint's limits, each when given: ``concurrency`` in ``[1, MAX_CONCURRENCY]``,
+    ``timeout`` in ``(0, MAX_TIMEOUT]`` seconds, ``max_response_bytes`` in
+    ``[1, MAX_RESPONSE_BYTES_LIMIT]``; the errors name them as ``spell`` does (``EndpointConfig``,
+    and ``PairJob``, which checks them before the data is read)."""
+    if concurrency is not None:
+        unit = " (requests in flight at once)"
+        check_integer(spell.lead("concurrency"), concurrency, 1, MAX_CONCURRENCY, unit=unit)
+    if timeout is not None:
+        check_range(spell.lead("timeout"), timeout, 0.0, MAX_TIMEOUT, high_open=False)
+    if max_response_bytes is not None:
+        check_integer(
+            spell.lead("max_response_bytes"), max_response_bytes, 1, MAX_RESPONSE_BYTES_LIMIT
+        )
 
 
 def default_cache_dir() -> Path:

@@ -8,11 +8,11 @@ same backoff) and its on-disk cache (``oas.real.llm._cache``, one entry per text
 mid-run is retried and a rerun sends nothing. Each distinct text is sent once; requests carry at
 most ``batch`` texts.
 
-Address: ``base_url`` argument, else ``$RETCON_EMBED_BASE_URL``, else ``$RETCON_LLM_BASE_URL`` (first
-URL), else ``$OPENAI_BASE_URL``; checked (http/https) when the embedder is made, before any work.
-Key: the ``api_key`` argument, else ``$RETCON_EMBED_API_KEY`` / ``$RETCON_LLM_API_KEY`` /
-``$OPENAI_API_KEY``, each only to the hosts it is bound to (``oas.real.llm._config``; none sent
-when empty).
+The endpoint is one ``EndpointConfig`` (``resolve_endpoint(..., kind="embeddings")``). Address:
+``$RETCON_EMBED_BASE_URL``, else ``$RETCON_LLM_BASE_URL`` (first URL), else ``$OPENAI_BASE_URL``;
+checked (http/https) when the embedder is made, before any work. Key: ``$RETCON_EMBED_API_KEY`` /
+``$RETCON_LLM_API_KEY`` / ``$OPENAI_API_KEY``, each only to the hosts it is bound to
+(``oas.real.llm._config``; none sent when empty).
 
 References: MODEL §8 (features 6, 7 use record embeddings); docs/llm.md.
 """
@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Sequence
 
 import numpy as np
 
 from oas.real.llm._cache import embedding_key, read_entry, write_entry
-from oas.real.llm._config import resolve_endpoint
+from oas.real.llm._config import EndpointConfig
 from oas.real.llm._http import EndpointPool, Route
 from retcon.errors import InputError
 
@@ -56,47 +55,21 @@ class OpenAIEmbedder:
     """Neural embeddings from an OpenAI-compatible endpoint (module docstring).
 
     Args:
-      model: the model name the endpoint serves.
-      base_url: API root (``http://host:port/v1``); ``None`` reads the environment.
-      api_key: bearer token; ``None`` reads the environment (bound keys only).
+      config: the endpoint (``resolve_endpoint(model=MODEL, kind="embeddings")``): address, key,
+        model, cache folder, timeout and retries, checked there.
       batch: texts per request (>= 1).
-      timeout: seconds per request.
-      cache_dir: the on-disk cache (default ``$RETCON_CACHE_DIR/llm`` or the user cache dir).
-      max_retries: retries after the first try, as for chat.
       sleep: called with the seconds to wait before a retry (tests).
     """
 
-    def __init__(
-        self,
-        model: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        *,
-        batch: int = 64,
-        timeout: float = 120.0,
-        cache_dir: str | os.PathLike | None = None,
-        max_retries: int = 4,
-        sleep=None,
-    ):
-        # the address, key and model: arguments, else the environment (resolve_endpoint)
-        config = resolve_endpoint(
-            base_url,
-            model,
-            api_key,
-            cache_dir,
-            kind="embeddings",
-            timeout=float(timeout),
-            max_retries=max_retries,
-            concurrency=1,
-        )
+    def __init__(self, config: EndpointConfig, *, batch: int = 64, sleep=None):
         if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
             raise InputError(f"OpenAIEmbedder.batch must be an integer >= 1; got {batch!r}.")
-        self.model = model
+        self.model = config.model
         self.base_url = config.base_url
         self.batch = batch
-        self.name = f"openai:{model}"
+        self.name = f"openai:{config.model}"
         self.config = config
-        self.pool = EndpointPool(self.config, route=EMBEDDINGS, sleep=sleep)
+        self.pool = EndpointPool(config, route=EMBEDDINGS, sleep=sleep)
         self._memo: dict[str, np.ndarray] = {}
 
     @property

@@ -61,6 +61,7 @@ from concurrent.futures import Future
 from typing import Any, NamedTuple
 
 from oas.real.llm._config import EndpointConfig, redact_url
+from oas.real.llm._config import origin as _origin
 from retcon.errors import InputError
 
 _RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504}) | frozenset(range(505, 600))
@@ -304,19 +305,6 @@ class EndpointPool:
             f"LLM endpoint{'s' if len(self._eps) > 1 else ''} {names} failed after {tries} tries; "
             f"last failure: {last}"
         )
-
-
-def _origin(url: str) -> tuple[str, str, int | None]:
-    """(scheme, host, port) of ``url``, the default port filled in."""
-    parts = urllib.parse.urlsplit(url)
-    scheme = parts.scheme.lower()
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    if port is None:
-        port = {"http": 80, "https": 443}.get(scheme)
-    return scheme, (parts.hostname or "").lower(), port
 
 
 class _RedirectRefused(Exception):
@@ -579,11 +567,7 @@ def _try_kept(
         if urllib.parse.urlsplit(dst).scheme.lower() in ("http", "https", "ftp", ""):
             return _refused_redirect(status, url, dst)
     text = "" if raw is None else raw.decode("utf-8", "replace")
-    failure = f"HTTP {status}: {_snippet(text)}"
-    if status not in _RETRY_STATUS:
-        return _Attempt(None, failure, None, True, False)
-    after = retry_after_seconds(msg.get("Retry-After"))
-    return _Attempt(None, failure, after, False, status != 429)
+    return _status_failure(status, text, msg.get("Retry-After"))
 
 
 def _try_urllib(
@@ -605,11 +589,8 @@ def _try_urllib(
             why = " ".join(str(e.msg or e.reason or "no reason given").split())
             failure = f"HTTP {e.code} redirect from {redact_url(url)} not followed: {why}"
             return _Attempt(None, failure, None, True, False)
-        failure = f"HTTP {e.code}: {_snippet(_safe_read(e, cap))}"
-        if e.code not in _RETRY_STATUS:
-            return _Attempt(None, failure, None, True, False)
-        after = retry_after_seconds(e.headers.get("Retry-After") if e.headers else None)
-        return _Attempt(None, failure, after, False, e.code != 429)
+        after = e.headers.get("Retry-After") if e.headers else None
+        return _status_failure(e.code, _safe_read(e, cap), after)
     except (
         urllib.error.URLError,
         http.client.HTTPException,
@@ -619,6 +600,15 @@ def _try_urllib(
     ) as e:
         return _network_failure(e)
     return _answer(raw, route)
+
+
+def _status_failure(status: int, text: str, retry_after: str | None) -> _Attempt:
+    """The failure of a non-2xx answer (a snippet of its body): final, or retried on 5xx, 408 and
+    429 after ``Retry-After`` (a 429 does not count against the endpoint's health)."""
+    failure = f"HTTP {status}: {_snippet(text)}"
+    if status not in _RETRY_STATUS:
+        return _Attempt(None, failure, None, True, False)
+    return _Attempt(None, failure, retry_after_seconds(retry_after), False, status != 429)
 
 
 def _answer(raw: bytes, route: Route) -> _Attempt:
