@@ -13,6 +13,46 @@ from oas.real import DEFAULT_BUDGETS
 from retcon.errors import InputError, check_choice, check_range
 from retcon.vocab import OFFLINE_READERS
 
+#: The LoCoMo designs of ``CheckConfig.design`` and what sets each apart, aspect by aspect (issue
+#: 46 item 7): the one source of the line claim 1's summary says about the other design and of
+#: the ``--design both`` side-by-side summary (``paper_checks.report._designs``).
+DESIGN_TRAITS = {
+    "ours": {
+        "questions": "questions spread over every conversation",
+        "budgets": "budgets 32-2048 at 4 per octave",
+        "packing": "sessions cut to the budget in order",
+        "tokens": "regex tokens",
+    },
+    "paper": {
+        "questions": "the paper's 75-question sample",
+        "budgets": "budgets 16-128",
+        "packing": "cheapest-first packing of whole turns, records capped at the budget",
+        "tokens": "alphanumeric tokens",
+    },
+}
+#: How each design is named on the command line, and how it is run alone.
+DESIGN_OPTION = {
+    "ours": ("ours", "run without --design"),
+    "paper": ("--design paper", "run --design paper"),
+}
+
+
+def design_traits(design: str) -> str:
+    """``design``'s traits in one phrase (questions, budgets, packing, tokens)."""
+    return ", ".join(DESIGN_TRAITS[design].values())
+
+
+def other_design(design: str) -> str:
+    """The one line on how the LoCoMo design other than ``design`` differs: its traits, and that
+    its crossover is in other tokens on another grid, so it never stands in for this one's."""
+    other = "paper" if design == "ours" else "ours"
+    name, how = DESIGN_OPTION[other]
+    return (
+        f"the other design ({name}: {design_traits(other)}) measures B* in other tokens on "
+        f"another grid, so its crossover is not this one's: {how} for its value, or --design "
+        "both for the two side by side (docs/statistics.md has both)"
+    )
+
 
 @dataclass(frozen=True)
 class TheoryModel:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from retcon.vocab import READERS
 
@@ -109,11 +110,14 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--design",
-        choices=["ours", "paper"],
+        choices=["ours", "paper", "both"],
         default="ours",
         help="paper: LoCoMo under the paper's design (75-question stratified sample, budgets "
         "16-128, cheapest-first packing, alphanumeric tokens, capped records, its features 3 and "
-        "6) and a 'tables' block (TABLES.md with --out): Tables 4 and 8 beside the paper's",
+        "6) and a 'tables' block (TABLES.md with --out): Tables 4 and 8 beside the paper's; "
+        "both: ours and paper on the same --data, each design's report in its own folder of --out "
+        "(ours/, paper/) and DESIGNS.md, designs.json above them: per operator the crossover "
+        "under each design and how the designs differ",
     )
     p.add_argument(
         "--protocol",
@@ -273,6 +277,8 @@ def run(args: argparse.Namespace) -> int:
     from retcon.commands.common import check_out
     from retcon.errors import InputError
 
+    if args.design == "both":
+        _check_both(args)
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be a positive integer; got {args.limit}.")
     from retcon.commands.eee_export import check_export
@@ -351,7 +357,7 @@ def run(args: argparse.Namespace) -> int:
         return _run(args, claims, paired_config(args))
     check_locomo_given(args.data, getattr(args, "sim_only", False))
     overrides = {"data": args.data}
-    if args.design != "ours":
+    if args.design == "paper":
         if args.limit is not None:
             raise InputError(
                 "--limit: --design paper uses the paper's 75-question sample; got --limit "
@@ -366,6 +372,9 @@ def run(args: argparse.Namespace) -> int:
     if args.data is not None:  # an odd --data refused in one line, before the announcement
         _check_locomo_data(args.data)
     on = f"LoCoMo ({args.data})" if args.data else "the simulations only (--sim-only)"
+    if args.design == "both":
+        overrides["design"] = "ours"  # the first of the two; design_workspaces makes both
+        on = f"LoCoMo ({args.data or 'the data cache'}) under both designs (ours, then paper)"
     _progress.announce(
         args,
         f"{n_claims} on {on} and the simulations ({'full' if args.full else 'fast'} scale); "
@@ -376,6 +385,8 @@ def run(args: argparse.Namespace) -> int:
     if llm_configured():  # claim 4: the llm reader too, when an endpoint is configured
         overrides["readers"] = READERS
     config = CheckConfig.full_scale(**overrides) if args.full else CheckConfig.fast(**overrides)
+    if args.design == "both":
+        return _run_both(args, claims, config)
     return _run(args, claims, config)
 
 
@@ -413,32 +424,59 @@ def _check_audit(args: argparse.Namespace) -> None:
     load_audit(audit)  # fail early on a malformed file, before any simulation
 
 
-def _run(args: argparse.Namespace, claims, config) -> int:
-    """Measure the claims on ``config``'s data, write the report, print the verdicts."""
-    from paper_checks import (
-        CHECKS,
-        Workspace,
-        append_sections,
-        format_claims,
-        report_json,
-        run_checks,
-        write_run,
-    )
-    from retcon.commands import _progress
-    from retcon.commands.common import command_line, emit, enable_compile_cache
-    from retcon.output import OutputSet
+#: The options a run of one design needs, refused with ``--design both``: (option, given?).
+_ONE_DESIGN = (
+    ("--tables-only", lambda a: getattr(a, "tables_only", False)),
+    ("--protocol", lambda a: a.protocol != "oracle"),
+    ("--second-reader", lambda a: getattr(a, "second_reader", None) is not None),
+    ("--limit", lambda a: a.limit is not None),
+    ("--paired", lambda a: bool(a.paired)),
+    ("--sim-only", lambda a: getattr(a, "sim_only", False)),
+)
 
-    enable_compile_cache()  # XLA's compiled kernels kept across runs, as `simulate` does
-    held: list[str] | None = []  # progress held back until the files pass, so a refusal is 1 line
-    bar = _progress.bar(args, unit="claim")
 
-    def progress(msg: str) -> None:
-        if held is not None:
-            held.append(msg)
-        else:
+def _check_both(args: argparse.Namespace) -> None:
+    """``--design both`` runs the two LoCoMo designs on one ``--data``: an option that needs one
+    design (``_ONE_DESIGN``) is refused in one line naming it."""
+    from retcon.errors import InputError
+
+    for opt, given in _ONE_DESIGN:
+        if given(args):
+            raise InputError(
+                f"{opt} needs one design; --design both runs ours and paper on the same LoCoMo. "
+                "Drop one of them."
+            )
+
+
+class _Progress:
+    """The workspace's progress lines: held back until the run's files pass their checks (so a
+    refusal is one line), then written above the bar."""
+
+    def __init__(self) -> None:
+        self.held: list[str] | None = []
+        self.bar = None
+
+    def __call__(self, msg: str) -> None:
+        if self.held is not None:
+            self.held.append(msg)
+        elif self.bar is not None:
+            self.bar.write(f"paper-checks: {msg}")
+
+    def release(self, bar) -> None:
+        self.bar = bar
+        for msg in self.held or ():
             bar.write(f"paper-checks: {msg}")
+        self.held = None
 
-    ws = Workspace(config, args.seed, progress=progress)
+
+def _measure(args: argparse.Namespace, claims, ws, relay: _Progress):
+    """Check the run's files, then measure the claims on the workspace ``ws`` (its progress goes
+    to ``relay``). Returns ``(results, ws, flagged)``, flagged: the lenient-judge warnings."""
+    from paper_checks import CHECKS, run_checks
+    from retcon.commands import _progress
+
+    config = ws.config
+    bar = _progress.bar(args, unit="claim")
     for reader, path in zip(config.readers, config.paired) if config.paired else ():
         # every file read and validated before any claim is measured
         check_paired_groups(ws.paired_source(reader))
@@ -452,9 +490,7 @@ def _run(args: argparse.Namespace, claims, config) -> int:
     if config.paired:
         n_claims = _claims_phrase(claims)
         _progress.announce(args, f"{n_claims} on the --paired files; a bar of claims follows")
-    for msg in held:
-        bar.write(f"paper-checks: {msg}")
-    held = None
+    relay.release(bar)
     total = len(CHECKS) if claims is None else len(claims)
     started = [0]
 
@@ -469,72 +505,187 @@ def _run(args: argparse.Namespace, claims, config) -> int:
             config, seed=args.seed, claims=claims, workspace=ws, progress=claim_started
         )
         bar.update(total, total)
-    report = None
-    end_to_end = None
+    return results, ws, flagged
+
+
+def _write(args: argparse.Namespace, out_dir, results, ws, claims, command: str):
+    """Write one design's report set under ``out_dir`` (REPORT.md, report.json, report.html,
+    figures, the optional sections), atomically as one ``OutputSet``; report.html names
+    ``command``. Returns ``(report, end_to_end section or None, names written)``."""
+    from paper_checks import append_sections, write_run
+    from retcon.output import OutputSet
+
+    with OutputSet(out_dir, last=("report.json", "REPORT.md")) as out:
+        report = write_run(
+            out.stage,
+            results,
+            ws,
+            figures=not args.no_figures,
+            figure_format=getattr(args, "format", "png"),
+            command_line=command,
+        )
+        sections = append_sections(
+            out.stage,
+            results,
+            ws,
+            magnitude=args.magnitude,
+            end_to_end=args.end_to_end,
+            locomo_audit=getattr(args, "locomo_audit", None),
+            audit_mode=getattr(args, "audit_mode", None) or "drop,cite",
+            over_time=args.over_time,
+            claims=claims,
+            note=lambda statement: print(statement, file=sys.stderr),
+        )
+    return report, sections.get("end_to_end"), out.names
+
+
+def _wrote_line(names, folder) -> str:
+    figs = [n for n in names if n.endswith((".png", ".pdf", ".svg"))]
+    rest = [n for n in names if n not in figs]
+    return f"wrote {', '.join(rest)} and {len(figs)} figures to {folder}"
+
+
+def _result_lines(results, design: str, flagged, end_to_end) -> list[str]:
+    """The verdicts as ``retcon paper-checks`` prints them, with the LoCoMo crossovers and the
+    line on the other design, the judge warnings and the end-to-end verdicts."""
+    from paper_checks import crossover_lines, format_claims
+
+    lines = format_claims(results) + crossover_lines(results, design) + flagged
+    if end_to_end is not None:
+        if "skipped" in end_to_end:
+            lines.append(f"end to end: skipped ({end_to_end['skipped']})")
+        for v in end_to_end.get("verdicts", []):
+            lines.append(f"end to end: {v['answer']:<9}  {v['statement']}: {v['evidence']}")
+    return lines
+
+
+def _timing(args: argparse.Namespace, ws) -> dict | None:
+    """``--timing``: each stage's seconds (on stderr without --json); None without it."""
+    if not args.timing:
+        return None
+    from paper_checks import stage_timings
+
+    stages = stage_timings(ws)
+    if not args.json:
+        for name, sec in stages:
+            print(f"timing: {name:<40} {sec:8.2f} s", file=sys.stderr)
+    return {
+        "stages": [{"stage": name, "seconds": round(sec, 3)} for name, sec in stages],
+        "total_s": round(sum(sec for _, sec in stages), 3),
+    }
+
+
+def _json(report, results, ws, end_to_end, timing) -> dict:
+    """The ``--json`` object of one design's run: report.json's body, the end-to-end verdicts and
+    the timings."""
+    from paper_checks import report_json
+
+    obj = report or report_json(results, ws.data_sources(), ws.paper_tables(), ws.token_tables())
+    if end_to_end is not None:
+        obj = {**obj, "end_to_end": _end_to_end_json(end_to_end)}
+    if timing is not None:
+        obj = {**obj, "timing": timing}
+    return obj
+
+
+def _run(args: argparse.Namespace, claims, config) -> int:
+    """Measure the claims on ``config``'s data, write the report, print the verdicts."""
+    from paper_checks import Workspace, report_json
+    from retcon.commands.common import command_line, emit, enable_compile_cache
+
+    enable_compile_cache()  # XLA's compiled kernels kept across runs, as `simulate` does
+    relay = _Progress()
+    ws = Workspace(config, args.seed, progress=relay)
+    results, ws, flagged = _measure(args, claims, ws, relay)
+    report, end_to_end, names = None, None, []
     if args.out:
-        with OutputSet(args.out, last=("report.json", "REPORT.md")) as out:
-            report = write_run(
-                out.stage,
-                results,
-                ws,
-                figures=not args.no_figures,
-                figure_format=getattr(args, "format", "png"),
-                command_line=command_line(),
-            )
-            sections = append_sections(
-                out.stage,
-                results,
-                ws,
-                magnitude=args.magnitude,
-                end_to_end=args.end_to_end,
-                locomo_audit=getattr(args, "locomo_audit", None),
-                audit_mode=getattr(args, "audit_mode", None) or "drop,cite",
-                over_time=args.over_time,
-                claims=claims,
-                note=lambda statement: print(statement, file=sys.stderr),
-            )
-            end_to_end = sections.get("end_to_end")
+        report, end_to_end, names = _write(args, args.out, results, ws, claims, command_line())
 
     def text() -> str:
-        lines = format_claims(results) + flagged
-        if end_to_end is not None:
-            if "skipped" in end_to_end:
-                lines.append(f"end to end: skipped ({end_to_end['skipped']})")
-            for v in end_to_end.get("verdicts", []):
-                lines.append(f"end to end: {v['answer']:<9}  {v['statement']}: {v['evidence']}")
+        lines = _result_lines(results, config.design, flagged, end_to_end)
         if args.out and report is not None:  # every file of the set: TABLES.md, sections...
-            figs = [n for n in out.names if n.endswith((".png", ".pdf", ".svg"))]
-            rest = [n for n in out.names if n not in figs]
-            lines.append(f"wrote {', '.join(rest)} and {len(figs)} figures to {args.out}")
+            lines.append(_wrote_line(names, args.out))
         return "\n".join(lines)
 
-    timing = None
-    if args.timing:
-        from paper_checks import stage_timings
-
-        stages = stage_timings(ws)
-        timing = {
-            "stages": [{"stage": name, "seconds": round(sec, 3)} for name, sec in stages],
-            "total_s": round(sum(sec for _, sec in stages), 3),
-        }
-        if not args.json:
-            for name, sec in stages:
-                print(f"timing: {name:<40} {sec:8.2f} s", file=sys.stderr)
-    obj = None
+    timing = _timing(args, ws)
     if getattr(args, "export", None) is not None:
         from retcon.commands.eee_export import export
 
         full = report or report_json(results, ws.data_sources(), ws.paper_tables())
         names = export(args, ws, full, config.readers[0])
         print(f"retcon paper-checks: wrote {', '.join(names)}", file=sys.stderr)
+    obj = _json(report, results, ws, end_to_end, timing) if args.json else None
+    emit(args, obj, text)
+    return 0
+
+
+def single_design_command(argv: list[str], design: str) -> list[str]:
+    """``argv`` of a ``--design both`` run as the run of ``design`` alone that writes the same
+    folder: ``--design both`` becomes ``--design <design>``, ``--out DIR`` ``--out DIR/<design>``.
+    Its report.html names this command, so a design's folder is that run's, byte for byte."""
+    out, it = [], iter(argv)
+    for a in it:
+        if a in ("--design", "--out"):
+            v = next(it, "")
+            out += [a, design if a == "--design" else str(Path(v) / design)]
+        elif a.startswith("--design="):
+            out.append(f"--design={design}")
+        elif a.startswith("--out="):
+            out.append(f"--out={Path(a[len('--out=') :]) / design}")
+        else:
+            out.append(a)
+    return out
+
+
+def _run_both(args: argparse.Namespace, claims, config) -> int:
+    """``--design both``: the claims under ours and under the paper's design on the same LoCoMo,
+    the design-free sources (theory, the simulations) measured once; each design's report set in
+    ``--out``'s folder of its name, the side-by-side summary (DESIGNS.md, designs.json) above."""
+    import shlex
+
+    from paper_checks import design_workspaces, designs_text, side_by_side, write_designs
+    from retcon.commands.common import ARGV, emit, enable_compile_cache
+
+    enable_compile_cache()
+    relay = _Progress()
+    runs = {}
+    for design, ws in design_workspaces(config, args.seed, progress=relay).items():
+        relay.held = []  # each design's lines above its own bar
+        results, ws, flagged = _measure(args, claims, ws, relay)
+        report, end_to_end, names = None, None, []
+        if args.out:
+            cmd = shlex.join(["retcon", *single_design_command(list(ARGV), design)])
+            out_dir = Path(args.out) / design
+            report, end_to_end, names = _write(args, out_dir, results, ws, claims, cmd)
+        runs[design] = (results, ws, flagged, report, end_to_end, names, _timing(args, ws))
+    summary = side_by_side({d: (r[0], r[1]) for d, r in runs.items()})
+    top = []
+    if args.out:
+        from retcon.commands.common import command_line
+        from retcon.output import OutputSet
+
+        with OutputSet(args.out, last=("designs.json",)) as out:  # its sidecar last
+            write_designs(out.stage, summary, config=config, seed=args.seed, command=command_line())
+        top = out.names
+
+    def text() -> str:
+        lines = []
+        for design, (results, _ws, flagged, report, end_to_end, names, _t) in runs.items():
+            lines.append(f"== --design {design} ==")
+            lines += _result_lines(results, design, flagged, end_to_end)
+            if args.out and report is not None:
+                lines.append(_wrote_line(names, Path(args.out) / design))
+        lines += designs_text(summary)
+        if args.out:
+            lines.append(f"wrote {', '.join(top)} to {args.out}")
+        return "\n".join(lines)
+
+    obj = None
     if args.json:
-        obj = report or report_json(
-            results, ws.data_sources(), ws.paper_tables(), ws.token_tables()
-        )
-        if end_to_end is not None:
-            obj = {**obj, "end_to_end": _end_to_end_json(end_to_end)}
-        if timing is not None:
-            obj = {**obj, "timing": timing}
+        obj = {
+            "designs": {d: _json(r[3], r[0], r[1], r[4], r[6]) for d, r in runs.items()},
+            "side_by_side": summary,
+        }
     emit(args, obj, text)
     return 0
 
