@@ -149,12 +149,38 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def paired_config(args: argparse.Namespace):
-    """The ``CheckConfig`` of a ``--paired`` run: the files, one reader name each, no LoCoMo and no
-    simulation shown (the report is about the files)."""
-    from pathlib import Path
-
+def run_config(args: argparse.Namespace):
+    """The run's ``CheckConfig`` from its options. The config checks its own fields (a positive
+    ``--limit``, ``--protocol`` and ``--second-reader`` only under ``--design paper``, one
+    ``--reader-name`` per ``--paired`` file, names that differ) and, on the command line, names
+    the option (``paper_checks._config.CONFIG_SPELL``); the rules checked here are the command's
+    own. ``--design both`` gives the config of ours (``paper_checks.design_workspaces`` makes
+    both)."""
     from paper_checks import CheckConfig
+    from retcon.errors import InputError
+
+    second = getattr(args, "second_reader", None)
+    if args.paired:
+        overrides = paired_overrides(args)
+    else:
+        if args.design == "paper" and args.limit is not None:
+            raise InputError(
+                "--limit: --design paper uses the paper's 75-question sample; got --limit "
+                f"{args.limit}. Drop --limit, or use --design ours."
+            )
+        overrides = {"data": args.data, "protocol": args.protocol}
+        if args.design == "paper":
+            overrides["design"] = "paper"
+        if args.limit is not None:
+            overrides["locomo_limit"] = args.limit
+    if second is not None:  # absent: the config as before
+        overrides["second_reader"] = second
+    return CheckConfig.full_scale(**overrides) if args.full else CheckConfig.fast(**overrides)
+
+
+def paired_overrides(args: argparse.Namespace) -> dict:
+    """The ``CheckConfig`` fields of a ``--paired`` run: the files, one reader name each, no
+    LoCoMo and no simulation shown (the report is about the files)."""
     from retcon.errors import InputError
 
     for opt, bad in (
@@ -170,20 +196,7 @@ def paired_config(args: argparse.Namespace):
             )
     files = list(args.paired)
     names = list(args.reader_name) if args.reader_name else [Path(f).stem for f in files]
-    if len(names) != len(files):
-        raise InputError(
-            f"--reader-name: {len(names)} names for {len(files)} --paired files; give one per "
-            "file, in order."
-        )
-    if len(set(names)) != len(names):
-        raise InputError(
-            f"--reader-name: the readers' names must differ; got {names} (files with the same "
-            "stem need --reader-name)."
-        )
-    overrides = dict(paired=tuple(files), readers=tuple(names), scenarios=(), design=args.design)
-    if getattr(args, "second_reader", None) is not None:  # absent: the config as before
-        overrides["second_reader"] = args.second_reader
-    return CheckConfig.full_scale(**overrides) if args.full else CheckConfig.fast(**overrides)
+    return dict(paired=tuple(files), readers=tuple(names), scenarios=(), design=args.design)
 
 
 def check_paper_design(option: str, path, data) -> None:
@@ -273,14 +286,11 @@ def check_locomo_given(data, sim_only: bool) -> None:
 
 def run(args: argparse.Namespace) -> int:
 
-    from paper_checks import CheckConfig
     from retcon.commands.common import check_out
     from retcon.errors import InputError
 
     if args.design == "both":
         _check_both(args)
-    if args.limit is not None and args.limit < 1:
-        raise InputError(f"--limit must be a positive integer; got {args.limit}.")
     from retcon.commands.eee_export import check_export
 
     check_export(args)
@@ -305,27 +315,17 @@ def run(args: argparse.Namespace) -> int:
                 "of them."
             )
         claims = []
-    if args.protocol != "oracle":
-        if args.design != "paper":
-            raise InputError(
-                f"--protocol {args.protocol} is the paper's full-history design, which needs "
-                f"--design paper; got --design {args.design} (our end-to-end runs: --end-to-end)."
-            )
-        if args.paired:
-            raise InputError(
-                f"--protocol {args.protocol} applies to LoCoMo paired by paper-checks itself; a "
-                "--paired file's rows say which design made them (meta_candidates). Drop one of "
-                "them."
-            )
-    second = getattr(args, "second_reader", None)
+    if args.reader_name and not args.paired:
+        raise InputError("--reader-name names --paired files; give --paired FILE too.")
+    if args.protocol != "oracle" and args.paired:
+        raise InputError(
+            f"--protocol {args.protocol} applies to LoCoMo paired by paper-checks itself; a "
+            "--paired file's rows say which design made them (meta_candidates). Drop one of "
+            "them."
+        )
+    config = run_config(args)  # the config's own checks, before any file is read
+    second = config.second_reader
     if second is not None:
-        from pathlib import Path
-
-        if args.design != "paper":
-            raise InputError(
-                f"--second-reader makes the paper's Table 5, which needs --design paper; got "
-                f"--design {args.design}."
-            )
         if not Path(second).is_file():
             raise InputError(
                 f"--second-reader: no such file {second!r}; expected a paired-data file of a "
@@ -338,8 +338,6 @@ def run(args: argparse.Namespace) -> int:
         except InputError as e:
             raise InputError(f"--second-reader {second}: {e}") from None
         check_paper_design("--second-reader", second, second_rows)
-    if args.reader_name and not args.paired:
-        raise InputError("--reader-name names --paired files; give --paired FILE too.")
     for flag, given in (
         ("--magnitude", args.magnitude),
         ("--end-to-end", args.end_to_end),
@@ -354,26 +352,12 @@ def run(args: argparse.Namespace) -> int:
 
     n_claims = _claims_phrase(claims)
     if args.paired:  # announced once the files are read (a refusal of one stays one line)
-        return _run(args, claims, paired_config(args))
+        return _run(args, claims, config)
     check_locomo_given(args.data, getattr(args, "sim_only", False))
-    overrides = {"data": args.data}
-    if args.design == "paper":
-        if args.limit is not None:
-            raise InputError(
-                "--limit: --design paper uses the paper's 75-question sample; got --limit "
-                f"{args.limit}. Drop --limit, or use --design ours."
-            )
-        overrides["design"] = args.design
-        overrides["protocol"] = args.protocol
-        if second is not None:
-            overrides["second_reader"] = second
-    if args.limit is not None:
-        overrides["locomo_limit"] = args.limit
     if args.data is not None:  # an odd --data refused in one line, before the announcement
         _check_locomo_data(args.data)
     on = f"LoCoMo ({args.data})" if args.data else "the simulations only (--sim-only)"
     if args.design == "both":
-        overrides["design"] = "ours"  # the first of the two; design_workspaces makes both
         on = f"LoCoMo ({args.data or 'the data cache'}) under both designs (ours, then paper)"
     _progress.announce(
         args,
@@ -383,8 +367,7 @@ def run(args: argparse.Namespace) -> int:
     from paper_checks import llm_configured  # loads the sources (JAX): after the announcement
 
     if llm_configured():  # claim 4: the llm reader too, when an endpoint is configured
-        overrides["readers"] = READERS
-    config = CheckConfig.full_scale(**overrides) if args.full else CheckConfig.fast(**overrides)
+        config = config.replace(readers=READERS)
     if args.design == "both":
         return _run_both(args, claims, config)
     return _run(args, claims, config)
