@@ -4,6 +4,7 @@
 from ._config import CheckConfig as CheckConfig
 from ._config import TheoryModel as TheoryModel
 from ._run import append_sections as append_sections
+from ._run import claim_ids as claim_ids
 from ._run import design_workspaces as design_workspaces
 from ._run import run_checks as run_checks
 from ._run import side_by_side as side_by_side

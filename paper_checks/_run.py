@@ -17,6 +17,21 @@ from paper_checks.rules._oc import rule_operating_characteristics
 from retcon.errors import InputError
 
 
+def claim_ids(claims: Sequence[str] | None) -> list[str]:
+    """The claim ids ``claims`` names (all, in order, for None), each checked against ``CHECKS``.
+
+    Raises:
+      InputError: naming ``--claims``, the unknown id and the ids there are.
+    """
+    ids = list(CHECKS) if claims is None else [str(c) for c in claims]
+    unknown = [c for c in ids if c not in CHECKS]
+    if unknown:
+        raise InputError(
+            f"--claims: unknown claim {unknown[0]!r}; expected ids among {list(CHECKS)}."
+        )
+    return ids
+
+
 def run_checks(
     config: CheckConfig | None = None,
     *,
@@ -39,12 +54,7 @@ def run_checks(
       tokens beside accuracy of each real-data source (``Workspace.token_tables``).
     """
     config = config or CheckConfig.fast()
-    ids = list(CHECKS) if claims is None else [str(c) for c in claims]
-    unknown = [c for c in ids if c not in CHECKS]
-    if unknown:
-        raise InputError(
-            f"--claims: unknown claim {unknown[0]!r}; expected ids among {list(CHECKS)}."
-        )
+    ids = claim_ids(claims)
     ws = workspace or Workspace(config, seed, progress=progress)
     results = []
     for cid in ids:
