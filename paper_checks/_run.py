@@ -8,7 +8,7 @@ from pathlib import Path
 from paper_checks._config import CheckConfig
 from paper_checks._types import SKIPPED, ClaimResult, Estimate
 from paper_checks.claims._all import CHECKS
-from paper_checks.claims._sources import Workspace
+from paper_checks.claims._sources import DataMissing, DependencyMissing, Workspace
 from paper_checks.report._designs import designs_summary
 from paper_checks.report._figures import report_figures
 from paper_checks.report._html import write_html
@@ -144,8 +144,6 @@ def design_crossovers(ws: Workspace) -> dict:
       ``{"design", "unit", "data", "budgets": [lo, hi], "operators": {op: {"crossover_budget":
       Estimate, "status"}}}``; ``{"design", "skipped": reason}`` when LoCoMo is absent.
     """
-    from paper_checks.claims._sources import DataMissing, DependencyMissing
-
     reader = ws.config.readers[0]
     design = ws.config.design
     try:
@@ -167,7 +165,7 @@ def design_crossovers(ws: Workspace) -> dict:
     }
 
 
-def side_by_side(runs: dict[str, tuple[Sequence[ClaimResult], Workspace]]) -> dict:
+def designs_side_by_side(runs: dict[str, tuple[Sequence[ClaimResult], Workspace]]) -> dict:
     """The ``--design both`` summary (``paper_checks.report._designs.designs_summary``) of
     ``{design: (results, workspace)}``: per operator the crossover under each design
     (``design_crossovers``) and each claim's verdicts. Call it after the designs' reports are

@@ -226,8 +226,6 @@ def _check_locomo_data(data) -> None:
     Raises:
       InputError: one line naming ``--data``.
     """
-    from pathlib import Path
-
     from oas.real import check_locomo_stream, load_locomo
     from retcon.errors import InputError
 
@@ -257,7 +255,6 @@ def check_locomo_given(data, sim_only: bool) -> None:
       InputError: one line naming what is missing and the fix.
     """
     import os
-    from pathlib import Path
 
     from oas.real import cached_path
     from retcon.errors import InputError
@@ -379,8 +376,6 @@ def _claims_phrase(claims) -> str:
 
 def _check_audit(args: argparse.Namespace) -> None:
     """``--locomo-audit``/``--audit-mode``: refused without --out, with --paired, or malformed."""
-    from pathlib import Path
-
     from retcon.errors import InputError
 
     audit, mode = getattr(args, "locomo_audit", None), getattr(args, "audit_mode", None)
@@ -622,7 +617,7 @@ def _run_both(args: argparse.Namespace, claims, config) -> int:
     ``--out``'s folder of its name, the side-by-side summary (DESIGNS.md, designs.json) above."""
     import shlex
 
-    from paper_checks import design_workspaces, designs_text, side_by_side, write_designs
+    from paper_checks import design_workspaces, designs_side_by_side, designs_text, write_designs
     from retcon.commands.common import ARGV, emit, enable_compile_cache
 
     enable_compile_cache()
@@ -637,7 +632,7 @@ def _run_both(args: argparse.Namespace, claims, config) -> int:
             out_dir = Path(args.out) / design
             report, end_to_end, names = _write(args, out_dir, results, ws, claims, cmd)
         runs[design] = (results, ws, flagged, report, end_to_end, names, _timing(args, ws))
-    summary = side_by_side({d: (r[0], r[1]) for d, r in runs.items()})
+    summary = designs_side_by_side({d: (r[0], r[1]) for d, r in runs.items()})
     top = []
     if args.out:
         from retcon.commands.common import command_line
