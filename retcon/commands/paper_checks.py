@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from retcon.vocab import READERS
 
@@ -549,17 +550,50 @@ def _timing(args: argparse.Namespace, ws) -> dict | None:
     }
 
 
-def _json(report, results, ws, end_to_end, timing) -> dict:
+def _json(done: _Done) -> dict:
     """The ``--json`` object of one design's run: report.json's body, the end-to-end verdicts and
     the timings."""
     from paper_checks import report_json
 
-    obj = report or report_json(results, ws.data_sources(), ws.paper_tables(), ws.token_tables())
-    if end_to_end is not None:
-        obj = {**obj, "end_to_end": _end_to_end_json(end_to_end)}
-    if timing is not None:
-        obj = {**obj, "timing": timing}
+    ws = done.ws
+    obj = done.report or report_json(
+        done.results, ws.data_sources(), ws.paper_tables(), ws.token_tables()
+    )
+    if done.end_to_end is not None:
+        obj = {**obj, "end_to_end": _end_to_end_json(done.end_to_end)}
+    if done.timing is not None:
+        obj = {**obj, "timing": done.timing}
     return obj
+
+
+class _Done(NamedTuple):
+    """One design's run: its results and workspace, the judge warnings, what ``--out`` got (the
+    report, the end-to-end section, the files' names) and its ``--timing``."""
+
+    results: list
+    ws: Any
+    flagged: list[str]
+    report: dict | None
+    end_to_end: dict | None
+    names: list[str]
+    timing: dict | None
+
+
+def _one_design(args, claims, ws, relay: _Progress, out_dir, command: str) -> _Done:
+    """Measure the claims on ``ws`` and, with ``out_dir``, write its report set there."""
+    results, ws, flagged = _measure(args, claims, ws, relay)
+    report, end_to_end, names = None, None, []
+    if out_dir is not None:
+        report, end_to_end, names = _write(args, out_dir, results, ws, claims, command)
+    return _Done(results, ws, flagged, report, end_to_end, names, _timing(args, ws))
+
+
+def _done_lines(done: _Done, design: str, out_dir) -> list[str]:
+    """What a design's run prints: its verdicts and lines, then the files it wrote."""
+    lines = _result_lines(done.results, design, done.flagged, done.end_to_end)
+    if out_dir is not None and done.report is not None:  # every file: TABLES.md, sections...
+        lines.append(_wrote_line(done.names, out_dir))
+    return lines
 
 
 def _run(args: argparse.Namespace, claims, config) -> int:
@@ -570,26 +604,16 @@ def _run(args: argparse.Namespace, claims, config) -> int:
     enable_compile_cache()  # XLA's compiled kernels kept across runs, as `simulate` does
     relay = _Progress()
     ws = Workspace(config, args.seed, progress=relay)
-    results, ws, flagged = _measure(args, claims, ws, relay)
-    report, end_to_end, names = None, None, []
-    if args.out:
-        report, end_to_end, names = _write(args, args.out, results, ws, claims, command_line())
-
-    def text() -> str:
-        lines = _result_lines(results, config.design, flagged, end_to_end)
-        if args.out and report is not None:  # every file of the set: TABLES.md, sections...
-            lines.append(_wrote_line(names, args.out))
-        return "\n".join(lines)
-
-    timing = _timing(args, ws)
+    done = _one_design(args, claims, ws, relay, args.out, command_line())
     if getattr(args, "export", None) is not None:
         from retcon.commands.eee_export import export
 
-        full = report or report_json(results, ws.data_sources(), ws.paper_tables())
+        ws = done.ws
+        full = done.report or report_json(done.results, ws.data_sources(), ws.paper_tables())
         names = export(args, ws, full, config.readers[0])
         print(f"retcon paper-checks: wrote {', '.join(names)}", file=sys.stderr)
-    obj = _json(report, results, ws, end_to_end, timing) if args.json else None
-    emit(args, obj, text)
+    obj = _json(done) if args.json else None
+    emit(args, obj, lambda: "\n".join(_done_lines(done, config.design, args.out)))
     return 0
 
 
@@ -618,37 +642,29 @@ def _run_both(args: argparse.Namespace, claims, config) -> int:
     import shlex
 
     from paper_checks import design_workspaces, designs_side_by_side, designs_text, write_designs
-    from retcon.commands.common import ARGV, emit, enable_compile_cache
+    from retcon.commands.common import ARGV, command_line, emit, enable_compile_cache
+    from retcon.output import OutputSet
 
     enable_compile_cache()
     relay = _Progress()
-    runs = {}
+    runs: dict[str, _Done] = {}
     for design, ws in design_workspaces(config, args.seed, progress=relay).items():
         relay.held = []  # each design's lines above its own bar
-        results, ws, flagged = _measure(args, claims, ws, relay)
-        report, end_to_end, names = None, None, []
-        if args.out:
-            cmd = shlex.join(["retcon", *single_design_command(list(ARGV), design)])
-            out_dir = Path(args.out) / design
-            report, end_to_end, names = _write(args, out_dir, results, ws, claims, cmd)
-        runs[design] = (results, ws, flagged, report, end_to_end, names, _timing(args, ws))
-    summary = designs_side_by_side({d: (r[0], r[1]) for d, r in runs.items()})
+        out_dir = None if args.out is None else Path(args.out) / design
+        cmd = shlex.join(["retcon", *single_design_command(list(ARGV), design)])
+        runs[design] = _one_design(args, claims, ws, relay, out_dir, cmd)
+    summary = designs_side_by_side({d: (r.results, r.ws) for d, r in runs.items()})
     top = []
     if args.out:
-        from retcon.commands.common import command_line
-        from retcon.output import OutputSet
-
         with OutputSet(args.out, last=("designs.json",)) as out:  # its sidecar last
             write_designs(out.stage, summary, config=config, seed=args.seed, command=command_line())
         top = out.names
 
     def text() -> str:
         lines = []
-        for design, (results, _ws, flagged, report, end_to_end, names, _t) in runs.items():
-            lines.append(f"== --design {design} ==")
-            lines += _result_lines(results, design, flagged, end_to_end)
-            if args.out and report is not None:
-                lines.append(_wrote_line(names, Path(args.out) / design))
+        for design, done in runs.items():
+            out_dir = None if args.out is None else Path(args.out) / design
+            lines += [f"== --design {design} ==", *_done_lines(done, design, out_dir)]
         lines += designs_text(summary)
         if args.out:
             lines.append(f"wrote {', '.join(top)} to {args.out}")
@@ -656,10 +672,7 @@ def _run_both(args: argparse.Namespace, claims, config) -> int:
 
     obj = None
     if args.json:
-        obj = {
-            "designs": {d: _json(r[3], r[0], r[1], r[4], r[6]) for d, r in runs.items()},
-            "side_by_side": summary,
-        }
+        obj = {"designs": {d: _json(r) for d, r in runs.items()}, "side_by_side": summary}
     emit(args, obj, text)
     return 0
 
