@@ -222,7 +222,8 @@ def test_design_both_on_locomo_writes_each_design_as_its_own_run(tmp_path, capsy
     assert (out / "DESIGNS.md").read_text().startswith("# Paper checks: the two LoCoMo designs")
     kept = tmp_path / "kept"
     shutil.copytree(out, kept)
-    for d in ("ours", "paper"):
-        assert main([*base, "--design", d, "--out", str(out / d)]) == 0
+    for d in ("ours", "paper"):  # the same options, one design: the command report.html names
+        assert main([*base, "--design", d, "--out", str(out / d), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out) == printed["designs"][d]
         for name in ("report.json", "REPORT.md", "report.html"):
             assert (out / d / name).read_bytes() == (kept / d / name).read_bytes(), (d, name)
