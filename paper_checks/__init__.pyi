@@ -6,8 +6,8 @@ from ._config import TheoryModel as TheoryModel
 from ._run import append_sections as append_sections
 from ._run import claim_ids as claim_ids
 from ._run import design_workspaces as design_workspaces
-from ._run import run_checks as run_checks
 from ._run import designs_side_by_side as designs_side_by_side
+from ._run import run_checks as run_checks
 from ._run import stage_timings as stage_timings
 from ._run import write_run as write_run
 from ._types import VERDICTS as VERDICTS
