@@ -8,8 +8,10 @@ power, false FAIL) come from the public module ``paper_checks.operating``.
 
 Public: the nine claims (``check_*``, ``CHECKS``, ``CLAIMS``), ``run_checks``
 and ``write_run``, ``append_sections`` (the optional sections ``retcon paper-checks`` appends),
-``report_json`` and ``format_claims`` (its JSON and its lines of text), ``stage_timings`` (a
-run's wall seconds per stage, never in report.json), the config (``CheckConfig``,
+``report_json`` and ``format_claims`` (its JSON and its lines of text), ``claim_ids`` (the
+claim ids a run checks), ``stage_timings`` (a run's wall seconds per stage, never in
+report.json), the two LoCoMo designs side by side (``design_workspaces``,
+``designs_side_by_side``, ``write_designs``, ``designs_text``, ``crossover_lines``), the config (``CheckConfig``,
 ``TheoryModel``, ``Workspace``, ``locomo_path``, ``llm_configured``), the result types
 (``ClaimResult``, ``Verdict``, ``Estimate``, ``SourceCurves``, ``VERDICTS``), the errors
 (``DataMissing``, ``DependencyMissing``) and ``run_experiment``, the body of every script in

@@ -4,6 +4,9 @@
 from ._config import CheckConfig as CheckConfig
 from ._config import TheoryModel as TheoryModel
 from ._run import append_sections as append_sections
+from ._run import claim_ids as claim_ids
+from ._run import design_workspaces as design_workspaces
+from ._run import designs_side_by_side as designs_side_by_side
 from ._run import run_checks as run_checks
 from ._run import stage_timings as stage_timings
 from ._run import write_run as write_run
@@ -28,6 +31,9 @@ from .claims._sources import DependencyMissing as DependencyMissing
 from .claims._sources import Workspace as Workspace
 from .claims._sources import llm_configured as llm_configured
 from .claims._sources import locomo_path as locomo_path
+from .report._designs import crossover_lines as crossover_lines
+from .report._designs import designs_text as designs_text
+from .report._designs import write_designs as write_designs
 from .report._report import format_claims as format_claims
 from .report._report import report_json as report_json
 from .studies.scripts._run_experiment import run_experiment as run_experiment

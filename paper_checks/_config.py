@@ -10,8 +10,61 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from oas.real import DEFAULT_BUDGETS
-from retcon.errors import InputError, check_choice, check_range
+from retcon.errors import InputError, Spell, check_choice, check_range
 from retcon.vocab import OFFLINE_READERS
+
+#: The LoCoMo designs of ``CheckConfig.design`` and what sets each apart, aspect by aspect (issue
+#: 46 item 7): the one source of the line claim 1's summary says about the other design and of
+#: the ``--design both`` side-by-side summary (``paper_checks.report._designs``).
+DESIGN_TRAITS = {
+    "ours": {
+        "questions": "questions spread over every conversation",
+        "budgets": "budgets 32-2048 at 4 per octave",
+        "packing": "sessions cut to the budget in order",
+        "tokens": "regex tokens",
+    },
+    "paper": {
+        "questions": "the paper's 75-question sample",
+        "budgets": "budgets 16-128",
+        "packing": "cheapest-first packing of whole turns, records capped at the budget",
+        "tokens": "alphanumeric tokens",
+    },
+}
+#: How each design is named on the command line, and how it is run alone.
+DESIGN_OPTION = {
+    "ours": ("ours", "run without --design"),
+    "paper": ("--design paper", "run --design paper"),
+}
+
+
+#: How ``CheckConfig``'s messages name the fields that ``retcon paper-checks`` sets from an
+#: option: the one table from field to option, so the CLI re-checks none of these rules.
+CONFIG_SPELL = Spell(
+    "CheckConfig",
+    cli={
+        "locomo_limit": "--limit",
+        "readers": "--reader-name",
+        "paired": "--paired",
+        "second_reader": "--second-reader",
+    },
+)
+
+
+def design_traits(design: str) -> str:
+    """``design``'s traits in one phrase (questions, budgets, packing, tokens)."""
+    return ", ".join(DESIGN_TRAITS[design].values())
+
+
+def other_design(design: str) -> str:
+    """The one line on how the LoCoMo design other than ``design`` differs: its traits, and that
+    its crossover is in other tokens on another grid, so it never stands in for this one's."""
+    other = "paper" if design == "ours" else "ours"
+    name, how = DESIGN_OPTION[other]
+    return (
+        f"the other design ({name}: {design_traits(other)}) measures B* in other tokens on "
+        f"another grid, so its crossover is not this one's: {how} for its value, or --design "
+        "both for the two side by side (docs/statistics.md has both)"
+    )
 
 
 @dataclass(frozen=True)
@@ -126,16 +179,17 @@ class CheckConfig:
         check_choice("CheckConfig.design", self.design, ("ours", "paper"))
         check_choice("CheckConfig.protocol", self.protocol, ("oracle", "end-to-end"))
         check_choice("CheckConfig.audit_sample", self.audit_sample, ("same", "redrawn"))
+        s = CONFIG_SPELL
         if self.protocol != "oracle" and self.design != "paper":
             raise InputError(
-                "CheckConfig.protocol 'end-to-end' is the paper's full-history design and needs "
-                f"design='paper'; got design={self.design!r} (our end-to-end runs are the "
-                "'end to end' section)."
+                f"{s.lead('protocol')} {self.protocol} is the paper's full-history design, which "
+                f"needs {s.given('design', 'paper')}; got {s.given('design', self.design)} (our "
+                "end-to-end runs are the 'end to end' section, --end-to-end)."
             )
         if self.second_reader is not None and self.design != "paper":
             raise InputError(
-                "CheckConfig.second_reader makes the paper's Table 5, which needs "
-                f"design='paper'; got design={self.design!r}."
+                f"{s.lead('second_reader')} makes the paper's Table 5, which needs "
+                f"{s.given('design', 'paper')}; got {s.given('design', self.design)}."
             )
         if self.features is not None:
             check_choice("CheckConfig.features", self.features, ("ours", "paper"))
@@ -151,7 +205,7 @@ class CheckConfig:
             v = getattr(self, name)
             if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
                 raise InputError(
-                    f"CheckConfig.{name} must be a positive integer or None; got {v!r}."
+                    f"{s.lead(name)} must be a positive integer (None: all); got {v!r}."
                 )
         if len(self.scenarios) == 1:
             raise InputError(
@@ -164,11 +218,13 @@ class CheckConfig:
             raise InputError("CheckConfig.readers must name at least one reader; got none.")
         if self.paired and len(self.paired) != len(self.readers):
             raise InputError(
-                f"CheckConfig: {len(self.paired)} paired files need as many reader names; got "
-                f"{list(self.readers)}."
+                f"{s.lead('readers')}: {len(self.readers)} names for {len(self.paired)} "
+                f"{s('paired')} files; give one per file, in order."
             )
         if len(set(self.readers)) != len(self.readers):
-            raise InputError(f"CheckConfig.readers must be distinct; got {list(self.readers)}.")
+            raise InputError(
+                f"{s.lead('readers')}: the readers' names must differ; got {list(self.readers)}."
+            )
         if (
             not isinstance(self.length_strata, int)
             or isinstance(self.length_strata, bool)

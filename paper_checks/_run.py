@@ -6,14 +6,30 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from paper_checks._config import CheckConfig
-from paper_checks._types import SKIPPED, ClaimResult
+from paper_checks._types import SKIPPED, ClaimResult, Estimate
 from paper_checks.claims._all import CHECKS
-from paper_checks.claims._sources import Workspace
+from paper_checks.claims._sources import DataMissing, DependencyMissing, Workspace
+from paper_checks.report._designs import designs_summary
 from paper_checks.report._figures import report_figures
 from paper_checks.report._html import write_html
 from paper_checks.report._report import write_report
 from paper_checks.rules._oc import rule_operating_characteristics
 from retcon.errors import InputError
+
+
+def claim_ids(claims: Sequence[str] | None) -> list[str]:
+    """The claim ids ``claims`` names (all, in order, for None), each checked against ``CHECKS``.
+
+    Raises:
+      InputError: naming ``--claims``, the unknown id and the ids there are.
+    """
+    ids = list(CHECKS) if claims is None else [str(c) for c in claims]
+    unknown = [c for c in ids if c not in CHECKS]
+    if unknown:
+        raise InputError(
+            f"--claims: unknown claim {unknown[0]!r}; expected ids among {list(CHECKS)}."
+        )
+    return ids
 
 
 def run_checks(
@@ -38,12 +54,7 @@ def run_checks(
       tokens beside accuracy of each real-data source (``Workspace.token_tables``).
     """
     config = config or CheckConfig.fast()
-    ids = list(CHECKS) if claims is None else [str(c) for c in claims]
-    unknown = [c for c in ids if c not in CHECKS]
-    if unknown:
-        raise InputError(
-            f"--claims: unknown claim {unknown[0]!r}; expected ids among {list(CHECKS)}."
-        )
+    ids = claim_ids(claims)
     ws = workspace or Workspace(config, seed, progress=progress)
     results = []
     for cid in ids:
@@ -62,6 +73,107 @@ def run_checks(
             progress("tables")
         ws.paper_tables()
     return results, ws
+
+
+#: The sources no LoCoMo design reads (theory, the simulations): ``--design both`` measures each
+#: once and the two designs' workspaces share it (``design_workspaces``).
+DESIGN_FREE = ("theory:", "sim:", "sim-paired:")
+
+#: The designs ``--design both`` runs, in the order they run and are shown.
+BOTH_DESIGNS = ("ours", "paper")
+
+
+class _SharingWorkspace(Workspace):
+    """A ``Workspace`` whose design-free sources (``DESIGN_FREE``) come from ``shared`` when
+    another design's workspace measured them, and go there when this one measures them first.
+
+    A source enters this workspace's memo when a claim first asks for it, as in a workspace of
+    its own, so the memo's order (the figures' panels) and every byte written are a
+    single-design run's; the shared source's seconds are counted once, where it was measured."""
+
+    def __init__(self, config: CheckConfig, seed: int, *, shared: dict, progress=None):
+        super().__init__(config, seed, progress=progress)
+        self._shared = shared
+
+    def _get(self, name, make):
+        free = name.startswith(DESIGN_FREE)
+        if free and name not in self._memo and name in self._shared:
+            self._memo[name] = self._shared[name]
+        try:
+            return super()._get(name, make)
+        finally:
+            if free and name in self._memo:
+                self._shared.setdefault(name, self._memo[name])
+
+
+def design_workspaces(
+    config: CheckConfig,
+    seed: int = 0,
+    *,
+    designs: Sequence[str] = BOTH_DESIGNS,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Workspace]:
+    """One workspace per LoCoMo design (``config`` with ``design`` replaced), sharing the sources
+    that read no LoCoMo (theory and the simulations): ``--design both``.
+
+    Each workspace, given to ``run_checks``, measures what a run of its design alone measures at
+    the same seed (the shared sources are the same arrays, from the same keys), so its outputs
+    are that run's, byte for byte.
+
+    Raises:
+      InputError: ``config`` grades ``--paired`` files (their rows carry one design) or asks for
+        what only the paper's design makes (``protocol``, ``second_reader``).
+    """
+    if config.paired:
+        raise InputError(
+            "CheckConfig.design 'both': paired files carry the design that made their rows; "
+            "grade them under that one design."
+        )
+    shared: dict = {}
+    return {
+        d: _SharingWorkspace(config.replace(design=d), seed, shared=shared, progress=progress)
+        for d in designs
+    }
+
+
+def design_crossovers(ws: Workspace) -> dict:
+    """The main reader's LoCoMo crossover ``B*`` per operator under ``ws``'s design (MODEL §6.1;
+    the curves claim 1 grades, measured now if no claim asked for them).
+
+    Returns:
+      ``{"design", "unit", "data", "budgets": [lo, hi], "operators": {op: {"crossover_budget":
+      Estimate, "status"}}}``; ``{"design", "skipped": reason}`` when LoCoMo is absent.
+    """
+    reader = ws.config.readers[0]
+    design = ws.config.design
+    try:
+        curves = ws.real_curves(reader)
+        label = ws.real_label(reader)
+    except (DataMissing, DependencyMissing) as e:
+        return {"design": design, "skipped": str(e)}
+    ops = curves.operators
+    budgets = next(iter(ops.values())).budgets
+    return {
+        "design": design,
+        "unit": ws.unit(reader),
+        "data": label,
+        "budgets": [float(min(budgets)), float(max(budgets))],
+        "operators": {
+            op: {"crossover_budget": Estimate(*c.crossover), "status": str(c.status)}
+            for op, c in ops.items()
+        },
+    }
+
+
+def designs_side_by_side(runs: dict[str, tuple[Sequence[ClaimResult], Workspace]]) -> dict:
+    """The ``--design both`` summary (``paper_checks.report._designs.designs_summary``) of
+    ``{design: (results, workspace)}``: per operator the crossover under each design
+    (``design_crossovers``) and each claim's verdicts. Call it after the designs' reports are
+    written: a crossover no claim asked for is measured here."""
+    return designs_summary(
+        {d: design_crossovers(ws) for d, (_, ws) in runs.items()},
+        {d: results for d, (results, _) in runs.items()},
+    )
 
 
 def stage_timings(ws: Workspace) -> list[tuple[str, float]]:

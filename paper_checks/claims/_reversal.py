@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from paper_checks._config import other_design
 from paper_checks._curves import chance_outcomes
 from paper_checks._types import ClaimResult, Estimate, SourceCurves
 from paper_checks.claims._base import (
@@ -43,20 +44,6 @@ from paper_checks.rules._reversal import (
     tight_gain_verdict,
 )
 from retcon.vocab import ACTIONS, OPERATORS
-
-#: One line on how the other LoCoMo design differs (issue 46 item 7): the crossovers of the two
-#: designs are in different units and grids, so neither number stands in for the other.
-OTHER_DESIGN = {
-    "ours": "the other design (--design paper: the paper's 75-question sample, budgets 16-128, "
-    "cheapest-first packing of whole turns, alphanumeric tokens, records capped at the budget) "
-    "measures B* in other tokens on another grid, so its crossover is not this one's: run "
-    "--design paper for its value (docs/statistics.md has both)",
-    "paper": "the other design (ours: questions spread over every conversation, budgets 32-2048 "
-    "at 4 per octave, sessions cut to the budget in order, regex tokens) measures B* in other "
-    "tokens on another grid, so its crossover is not this one's: run without --design for its "
-    "value (docs/statistics.md has both)",
-}
-
 
 # ---- claim 1 ---------------------------------------------------------------------------------------
 
@@ -134,7 +121,7 @@ def check_sign_reversal(ws: Workspace) -> ClaimResult:
     if chk is not None:
         parts.append("reader check: " + admission_text(reader, chk))
     if real is not None and not ws.config.paired:
-        parts.append(OTHER_DESIGN[ws.config.design])
+        parts.append(other_design(ws.config.design))
     details = {
         "crossover_covers": covers,
         "grades": grades,

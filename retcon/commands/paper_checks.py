@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+from typing import Any, NamedTuple
 
 from retcon.vocab import READERS
 
@@ -109,11 +111,14 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--design",
-        choices=["ours", "paper"],
+        choices=["ours", "paper", "both"],
         default="ours",
         help="paper: LoCoMo under the paper's design (75-question stratified sample, budgets "
         "16-128, cheapest-first packing, alphanumeric tokens, capped records, its features 3 and "
-        "6) and a 'tables' block (TABLES.md with --out): Tables 4 and 8 beside the paper's",
+        "6) and a 'tables' block (TABLES.md with --out): Tables 4 and 8 beside the paper's; "
+        "both: ours and paper on the same --data, each design's report in its own folder of --out "
+        "(ours/, paper/) and DESIGNS.md, designs.json above them: per operator the crossover "
+        "under each design and how the designs differ",
     )
     p.add_argument(
         "--protocol",
@@ -145,12 +150,38 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def paired_config(args: argparse.Namespace):
-    """The ``CheckConfig`` of a ``--paired`` run: the files, one reader name each, no LoCoMo and no
-    simulation shown (the report is about the files)."""
-    from pathlib import Path
-
+def run_config(args: argparse.Namespace):
+    """The run's ``CheckConfig`` from its options. The config checks its own fields (a positive
+    ``--limit``, ``--protocol`` and ``--second-reader`` only under ``--design paper``, one
+    ``--reader-name`` per ``--paired`` file, names that differ) and, on the command line, names
+    the option (``paper_checks._config.CONFIG_SPELL``); the rules checked here are the command's
+    own. ``--design both`` gives the config of ours (``paper_checks.design_workspaces`` makes
+    both)."""
     from paper_checks import CheckConfig
+    from retcon.errors import InputError
+
+    second = getattr(args, "second_reader", None)
+    if args.paired:
+        overrides = paired_overrides(args)
+    else:
+        if args.design == "paper" and args.limit is not None:
+            raise InputError(
+                "--limit: --design paper uses the paper's 75-question sample; got --limit "
+                f"{args.limit}. Drop --limit, or use --design ours."
+            )
+        overrides = {"data": args.data, "protocol": args.protocol}
+        if args.design == "paper":
+            overrides["design"] = "paper"
+        if args.limit is not None:
+            overrides["locomo_limit"] = args.limit
+    if second is not None:  # absent: the config as before
+        overrides["second_reader"] = second
+    return CheckConfig.full_scale(**overrides) if args.full else CheckConfig.fast(**overrides)
+
+
+def paired_overrides(args: argparse.Namespace) -> dict:
+    """The ``CheckConfig`` fields of a ``--paired`` run: the files, one reader name each, no
+    LoCoMo and no simulation shown (the report is about the files)."""
     from retcon.errors import InputError
 
     for opt, bad in (
@@ -166,20 +197,7 @@ def paired_config(args: argparse.Namespace):
             )
     files = list(args.paired)
     names = list(args.reader_name) if args.reader_name else [Path(f).stem for f in files]
-    if len(names) != len(files):
-        raise InputError(
-            f"--reader-name: {len(names)} names for {len(files)} --paired files; give one per "
-            "file, in order."
-        )
-    if len(set(names)) != len(names):
-        raise InputError(
-            f"--reader-name: the readers' names must differ; got {names} (files with the same "
-            "stem need --reader-name)."
-        )
-    overrides = dict(paired=tuple(files), readers=tuple(names), scenarios=(), design=args.design)
-    if getattr(args, "second_reader", None) is not None:  # absent: the config as before
-        overrides["second_reader"] = args.second_reader
-    return CheckConfig.full_scale(**overrides) if args.full else CheckConfig.fast(**overrides)
+    return dict(paired=tuple(files), readers=tuple(names), scenarios=(), design=args.design)
 
 
 def check_paper_design(option: str, path, data) -> None:
@@ -209,8 +227,6 @@ def _check_locomo_data(data) -> None:
     Raises:
       InputError: one line naming ``--data``.
     """
-    from pathlib import Path
-
     from oas.real import check_locomo_stream, load_locomo
     from retcon.errors import InputError
 
@@ -240,7 +256,6 @@ def check_locomo_given(data, sim_only: bool) -> None:
       InputError: one line naming what is missing and the fix.
     """
     import os
-    from pathlib import Path
 
     from oas.real import cached_path
     from retcon.errors import InputError
@@ -269,24 +284,19 @@ def check_locomo_given(data, sim_only: bool) -> None:
 
 def run(args: argparse.Namespace) -> int:
 
-    from paper_checks import CheckConfig
     from retcon.commands.common import check_out
     from retcon.errors import InputError
 
-    if args.limit is not None and args.limit < 1:
-        raise InputError(f"--limit must be a positive integer; got {args.limit}.")
+    if args.design == "both":
+        _check_both(args)
     from retcon.commands.eee_export import check_export
 
     check_export(args)
     claims = args.claims
-    if claims is not None:  # before any work; run_checks says the same, later
-        from paper_checks import CHECKS
+    if claims is not None:  # before any work: run_checks's own check (claim_ids)
+        from paper_checks import claim_ids
 
-        unknown = [c for c in claims if c not in CHECKS]
-        if unknown:
-            raise InputError(
-                f"--claims: unknown claim {unknown[0]!r}; expected ids among {list(CHECKS)}."
-            )
+        claim_ids(claims)
     if getattr(args, "tables_only", False):
         if args.design != "paper":
             raise InputError(
@@ -299,27 +309,17 @@ def run(args: argparse.Namespace) -> int:
                 "of them."
             )
         claims = []
-    if args.protocol != "oracle":
-        if args.design != "paper":
-            raise InputError(
-                f"--protocol {args.protocol} is the paper's full-history design, which needs "
-                f"--design paper; got --design {args.design} (our end-to-end runs: --end-to-end)."
-            )
-        if args.paired:
-            raise InputError(
-                f"--protocol {args.protocol} applies to LoCoMo paired by paper-checks itself; a "
-                "--paired file's rows say which design made them (meta_candidates). Drop one of "
-                "them."
-            )
-    second = getattr(args, "second_reader", None)
+    if args.reader_name and not args.paired:
+        raise InputError("--reader-name names --paired files; give --paired FILE too.")
+    if args.protocol != "oracle" and args.paired:
+        raise InputError(
+            f"--protocol {args.protocol} applies to LoCoMo paired by paper-checks itself; a "
+            "--paired file's rows say which design made them (meta_candidates). Drop one of "
+            "them."
+        )
+    config = run_config(args)  # the config's own checks, before any file is read
+    second = config.second_reader
     if second is not None:
-        from pathlib import Path
-
-        if args.design != "paper":
-            raise InputError(
-                f"--second-reader makes the paper's Table 5, which needs --design paper; got "
-                f"--design {args.design}."
-            )
         if not Path(second).is_file():
             raise InputError(
                 f"--second-reader: no such file {second!r}; expected a paired-data file of a "
@@ -332,8 +332,6 @@ def run(args: argparse.Namespace) -> int:
         except InputError as e:
             raise InputError(f"--second-reader {second}: {e}") from None
         check_paper_design("--second-reader", second, second_rows)
-    if args.reader_name and not args.paired:
-        raise InputError("--reader-name names --paired files; give --paired FILE too.")
     for flag, given in (
         ("--magnitude", args.magnitude),
         ("--end-to-end", args.end_to_end),
@@ -348,24 +346,13 @@ def run(args: argparse.Namespace) -> int:
 
     n_claims = _claims_phrase(claims)
     if args.paired:  # announced once the files are read (a refusal of one stays one line)
-        return _run(args, claims, paired_config(args))
+        return _run(args, claims, config)
     check_locomo_given(args.data, getattr(args, "sim_only", False))
-    overrides = {"data": args.data}
-    if args.design != "ours":
-        if args.limit is not None:
-            raise InputError(
-                "--limit: --design paper uses the paper's 75-question sample; got --limit "
-                f"{args.limit}. Drop --limit, or use --design ours."
-            )
-        overrides["design"] = args.design
-        overrides["protocol"] = args.protocol
-        if second is not None:
-            overrides["second_reader"] = second
-    if args.limit is not None:
-        overrides["locomo_limit"] = args.limit
     if args.data is not None:  # an odd --data refused in one line, before the announcement
         _check_locomo_data(args.data)
     on = f"LoCoMo ({args.data})" if args.data else "the simulations only (--sim-only)"
+    if args.design == "both":
+        on = f"LoCoMo ({args.data or 'the data cache'}) under both designs (ours, then paper)"
     _progress.announce(
         args,
         f"{n_claims} on {on} and the simulations ({'full' if args.full else 'fast'} scale); "
@@ -374,8 +361,9 @@ def run(args: argparse.Namespace) -> int:
     from paper_checks import llm_configured  # loads the sources (JAX): after the announcement
 
     if llm_configured():  # claim 4: the llm reader too, when an endpoint is configured
-        overrides["readers"] = READERS
-    config = CheckConfig.full_scale(**overrides) if args.full else CheckConfig.fast(**overrides)
+        config = config.replace(readers=READERS)
+    if args.design == "both":
+        return _run_both(args, claims, config)
     return _run(args, claims, config)
 
 
@@ -389,8 +377,6 @@ def _claims_phrase(claims) -> str:
 
 def _check_audit(args: argparse.Namespace) -> None:
     """``--locomo-audit``/``--audit-mode``: refused without --out, with --paired, or malformed."""
-    from pathlib import Path
-
     from retcon.errors import InputError
 
     audit, mode = getattr(args, "locomo_audit", None), getattr(args, "audit_mode", None)
@@ -413,32 +399,59 @@ def _check_audit(args: argparse.Namespace) -> None:
     load_audit(audit)  # fail early on a malformed file, before any simulation
 
 
-def _run(args: argparse.Namespace, claims, config) -> int:
-    """Measure the claims on ``config``'s data, write the report, print the verdicts."""
-    from paper_checks import (
-        CHECKS,
-        Workspace,
-        append_sections,
-        format_claims,
-        report_json,
-        run_checks,
-        write_run,
-    )
-    from retcon.commands import _progress
-    from retcon.commands.common import command_line, emit, enable_compile_cache
-    from retcon.output import OutputSet
+#: The options a run of one design needs, refused with ``--design both``: (option, given?).
+_ONE_DESIGN = (
+    ("--tables-only", lambda a: getattr(a, "tables_only", False)),
+    ("--protocol", lambda a: a.protocol != "oracle"),
+    ("--second-reader", lambda a: getattr(a, "second_reader", None) is not None),
+    ("--limit", lambda a: a.limit is not None),
+    ("--paired", lambda a: bool(a.paired)),
+    ("--sim-only", lambda a: getattr(a, "sim_only", False)),
+)
 
-    enable_compile_cache()  # XLA's compiled kernels kept across runs, as `simulate` does
-    held: list[str] | None = []  # progress held back until the files pass, so a refusal is 1 line
-    bar = _progress.bar(args, unit="claim")
 
-    def progress(msg: str) -> None:
-        if held is not None:
-            held.append(msg)
-        else:
+def _check_both(args: argparse.Namespace) -> None:
+    """``--design both`` runs the two LoCoMo designs on one ``--data``: an option that needs one
+    design (``_ONE_DESIGN``) is refused in one line naming it."""
+    from retcon.errors import InputError
+
+    for opt, given in _ONE_DESIGN:
+        if given(args):
+            raise InputError(
+                f"{opt} needs one design; --design both runs ours and paper on the same LoCoMo. "
+                "Drop one of them."
+            )
+
+
+class _Progress:
+    """The workspace's progress lines: held back until the run's files pass their checks (so a
+    refusal is one line), then written above the bar."""
+
+    def __init__(self) -> None:
+        self.held: list[str] | None = []
+        self.bar = None
+
+    def __call__(self, msg: str) -> None:
+        if self.held is not None:
+            self.held.append(msg)
+        elif self.bar is not None:
+            self.bar.write(f"paper-checks: {msg}")
+
+    def release(self, bar) -> None:
+        self.bar = bar
+        for msg in self.held or ():
             bar.write(f"paper-checks: {msg}")
+        self.held = None
 
-    ws = Workspace(config, args.seed, progress=progress)
+
+def _measure(args: argparse.Namespace, claims, ws, relay: _Progress):
+    """Check the run's files, then measure the claims on the workspace ``ws`` (its progress goes
+    to ``relay``). Returns ``(results, ws, flagged)``, flagged: the lenient-judge warnings."""
+    from paper_checks import CHECKS, run_checks
+    from retcon.commands import _progress
+
+    config = ws.config
+    bar = _progress.bar(args, unit="claim")
     for reader, path in zip(config.readers, config.paired) if config.paired else ():
         # every file read and validated before any claim is measured
         check_paired_groups(ws.paired_source(reader))
@@ -452,9 +465,7 @@ def _run(args: argparse.Namespace, claims, config) -> int:
     if config.paired:
         n_claims = _claims_phrase(claims)
         _progress.announce(args, f"{n_claims} on the --paired files; a bar of claims follows")
-    for msg in held:
-        bar.write(f"paper-checks: {msg}")
-    held = None
+    relay.release(bar)
     total = len(CHECKS) if claims is None else len(claims)
     started = [0]
 
@@ -469,72 +480,199 @@ def _run(args: argparse.Namespace, claims, config) -> int:
             config, seed=args.seed, claims=claims, workspace=ws, progress=claim_started
         )
         bar.update(total, total)
-    report = None
-    end_to_end = None
-    if args.out:
-        with OutputSet(args.out, last=("report.json", "REPORT.md")) as out:
-            report = write_run(
-                out.stage,
-                results,
-                ws,
-                figures=not args.no_figures,
-                figure_format=getattr(args, "format", "png"),
-                command_line=command_line(),
-            )
-            sections = append_sections(
-                out.stage,
-                results,
-                ws,
-                magnitude=args.magnitude,
-                end_to_end=args.end_to_end,
-                locomo_audit=getattr(args, "locomo_audit", None),
-                audit_mode=getattr(args, "audit_mode", None) or "drop,cite",
-                over_time=args.over_time,
-                claims=claims,
-                note=lambda statement: print(statement, file=sys.stderr),
-            )
-            end_to_end = sections.get("end_to_end")
+    return results, ws, flagged
 
-    def text() -> str:
-        lines = format_claims(results) + flagged
-        if end_to_end is not None:
-            if "skipped" in end_to_end:
-                lines.append(f"end to end: skipped ({end_to_end['skipped']})")
-            for v in end_to_end.get("verdicts", []):
-                lines.append(f"end to end: {v['answer']:<9}  {v['statement']}: {v['evidence']}")
-        if args.out and report is not None:  # every file of the set: TABLES.md, sections...
-            figs = [n for n in out.names if n.endswith((".png", ".pdf", ".svg"))]
-            rest = [n for n in out.names if n not in figs]
-            lines.append(f"wrote {', '.join(rest)} and {len(figs)} figures to {args.out}")
-        return "\n".join(lines)
 
-    timing = None
-    if args.timing:
-        from paper_checks import stage_timings
+def _write(args: argparse.Namespace, out_dir, results, ws, claims, command: str):
+    """Write one design's report set under ``out_dir`` (REPORT.md, report.json, report.html,
+    figures, the optional sections), atomically as one ``OutputSet``; report.html names
+    ``command``. Returns ``(report, end_to_end section or None, names written)``."""
+    from paper_checks import append_sections, write_run
+    from retcon.output import OutputSet
 
-        stages = stage_timings(ws)
-        timing = {
-            "stages": [{"stage": name, "seconds": round(sec, 3)} for name, sec in stages],
-            "total_s": round(sum(sec for _, sec in stages), 3),
-        }
-        if not args.json:
-            for name, sec in stages:
-                print(f"timing: {name:<40} {sec:8.2f} s", file=sys.stderr)
-    obj = None
+    with OutputSet(out_dir, last=("report.json", "REPORT.md")) as out:
+        report = write_run(
+            out.stage,
+            results,
+            ws,
+            figures=not args.no_figures,
+            figure_format=getattr(args, "format", "png"),
+            command_line=command,
+        )
+        sections = append_sections(
+            out.stage,
+            results,
+            ws,
+            magnitude=args.magnitude,
+            end_to_end=args.end_to_end,
+            locomo_audit=getattr(args, "locomo_audit", None),
+            audit_mode=getattr(args, "audit_mode", None) or "drop,cite",
+            over_time=args.over_time,
+            claims=claims,
+            note=lambda statement: print(statement, file=sys.stderr),
+        )
+    return report, sections.get("end_to_end"), out.names
+
+
+def _wrote_line(names, folder) -> str:
+    figs = [n for n in names if n.endswith((".png", ".pdf", ".svg"))]
+    rest = [n for n in names if n not in figs]
+    return f"wrote {', '.join(rest)} and {len(figs)} figures to {folder}"
+
+
+def _result_lines(results, design: str, flagged, end_to_end) -> list[str]:
+    """The verdicts as ``retcon paper-checks`` prints them, with the LoCoMo crossovers and the
+    line on the other design, the judge warnings and the end-to-end verdicts."""
+    from paper_checks import crossover_lines, format_claims
+
+    lines = format_claims(results) + crossover_lines(results, design) + flagged
+    if end_to_end is not None:
+        if "skipped" in end_to_end:
+            lines.append(f"end to end: skipped ({end_to_end['skipped']})")
+        for v in end_to_end.get("verdicts", []):
+            lines.append(f"end to end: {v['answer']:<9}  {v['statement']}: {v['evidence']}")
+    return lines
+
+
+def _timing(args: argparse.Namespace, ws) -> dict | None:
+    """``--timing``: each stage's seconds (on stderr without --json); None without it."""
+    if not args.timing:
+        return None
+    from paper_checks import stage_timings
+
+    stages = stage_timings(ws)
+    if not args.json:
+        for name, sec in stages:
+            print(f"timing: {name:<40} {sec:8.2f} s", file=sys.stderr)
+    return {
+        "stages": [{"stage": name, "seconds": round(sec, 3)} for name, sec in stages],
+        "total_s": round(sum(sec for _, sec in stages), 3),
+    }
+
+
+def _json(done: _Done) -> dict:
+    """The ``--json`` object of one design's run: report.json's body, the end-to-end verdicts and
+    the timings."""
+    from paper_checks import report_json
+
+    ws = done.ws
+    obj = done.report or report_json(
+        done.results, ws.data_sources(), ws.paper_tables(), ws.token_tables()
+    )
+    if done.end_to_end is not None:
+        obj = {**obj, "end_to_end": _end_to_end_json(done.end_to_end)}
+    if done.timing is not None:
+        obj = {**obj, "timing": done.timing}
+    return obj
+
+
+class _Done(NamedTuple):
+    """One design's run: its results and workspace, the judge warnings, what ``--out`` got (the
+    report, the end-to-end section, the files' names) and its ``--timing``."""
+
+    results: list
+    ws: Any
+    flagged: list[str]
+    report: dict | None
+    end_to_end: dict | None
+    names: list[str]
+    timing: dict | None
+
+
+def _one_design(args, claims, ws, relay: _Progress, out_dir, command: str) -> _Done:
+    """Measure the claims on ``ws`` and, with ``out_dir``, write its report set there."""
+    results, ws, flagged = _measure(args, claims, ws, relay)
+    report, end_to_end, names = None, None, []
+    if out_dir is not None:
+        report, end_to_end, names = _write(args, out_dir, results, ws, claims, command)
+    return _Done(results, ws, flagged, report, end_to_end, names, _timing(args, ws))
+
+
+def _done_lines(done: _Done, design: str, out_dir) -> list[str]:
+    """What a design's run prints: its verdicts and lines, then the files it wrote."""
+    lines = _result_lines(done.results, design, done.flagged, done.end_to_end)
+    if out_dir is not None and done.report is not None:  # every file: TABLES.md, sections...
+        lines.append(_wrote_line(done.names, out_dir))
+    return lines
+
+
+def _run(args: argparse.Namespace, claims, config) -> int:
+    """Measure the claims on ``config``'s data, write the report, print the verdicts."""
+    from paper_checks import Workspace, report_json
+    from retcon.commands.common import command_line, emit, enable_compile_cache
+
+    enable_compile_cache()  # XLA's compiled kernels kept across runs, as `simulate` does
+    relay = _Progress()
+    ws = Workspace(config, args.seed, progress=relay)
+    done = _one_design(args, claims, ws, relay, args.out, command_line())
     if getattr(args, "export", None) is not None:
         from retcon.commands.eee_export import export
 
-        full = report or report_json(results, ws.data_sources(), ws.paper_tables())
+        ws = done.ws
+        full = done.report or report_json(done.results, ws.data_sources(), ws.paper_tables())
         names = export(args, ws, full, config.readers[0])
         print(f"retcon paper-checks: wrote {', '.join(names)}", file=sys.stderr)
+    obj = _json(done) if args.json else None
+    emit(args, obj, lambda: "\n".join(_done_lines(done, config.design, args.out)))
+    return 0
+
+
+def single_design_command(argv: list[str], design: str) -> list[str]:
+    """``argv`` of a ``--design both`` run as the run of ``design`` alone that writes the same
+    folder: ``--design both`` becomes ``--design <design>``, ``--out DIR`` ``--out DIR/<design>``.
+    Its report.html names this command, so a design's folder is that run's, byte for byte."""
+    out, it = [], iter(argv)
+    for a in it:
+        if a in ("--design", "--out"):
+            v = next(it, "")
+            out += [a, design if a == "--design" else str(Path(v) / design)]
+        elif a.startswith("--design="):
+            out.append(f"--design={design}")
+        elif a.startswith("--out="):
+            out.append(f"--out={Path(a[len('--out=') :]) / design}")
+        else:
+            out.append(a)
+    return out
+
+
+def _run_both(args: argparse.Namespace, claims, config) -> int:
+    """``--design both``: the claims under ours and under the paper's design on the same LoCoMo,
+    the design-free sources (theory, the simulations) measured once; each design's report set in
+    ``--out``'s folder of its name, the side-by-side summary (DESIGNS.md, designs.json) above."""
+    import shlex
+
+    from paper_checks import design_workspaces, designs_side_by_side, designs_text, write_designs
+    from retcon.commands.common import ARGV, command_line, emit, enable_compile_cache
+    from retcon.output import OutputSet
+
+    enable_compile_cache()
+    relay = _Progress()
+    runs: dict[str, _Done] = {}
+    for design, ws in design_workspaces(config, args.seed, progress=relay).items():
+        relay.held = []  # each design's lines above its own bar
+        out_dir = None if args.out is None else Path(args.out) / design
+        cmd = shlex.join(["retcon", *single_design_command(list(ARGV), design)])
+        runs[design] = _one_design(args, claims, ws, relay, out_dir, cmd)
+    summary = designs_side_by_side({d: (r.results, r.ws) for d, r in runs.items()})
+    top = []
+    if args.out:
+        with OutputSet(args.out, last=("designs.json",)) as out:  # its sidecar last
+            write_designs(out.stage, summary, config=config, seed=args.seed, command=command_line())
+        top = out.names
+
+    def text() -> str:
+        lines = []
+        for design, done in runs.items():
+            out_dir = None if args.out is None else Path(args.out) / design
+            lines += [f"== --design {design} ==", *_done_lines(done, design, out_dir)]
+        lines += designs_text(summary)
+        if args.out:
+            lines.append(f"wrote {', '.join(top)} to {args.out}")
+        return "\n".join(lines)
+
+    obj = None
     if args.json:
-        obj = report or report_json(
-            results, ws.data_sources(), ws.paper_tables(), ws.token_tables()
-        )
-        if end_to_end is not None:
-            obj = {**obj, "end_to_end": _end_to_end_json(end_to_end)}
-        if timing is not None:
-            obj = {**obj, "timing": timing}
+        obj = {"designs": {d: _json(r) for d, r in runs.items()}, "side_by_side": summary}
     emit(args, obj, text)
     return 0
 

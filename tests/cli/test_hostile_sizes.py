@@ -720,13 +720,11 @@ def test_paper_checks_paired_honours_full(paired_file):
     in the report's mode line); without ``--full`` the fast 500."""
     from paper_checks import CheckConfig
     from retcon.cli import build_parser
-    from retcon.commands.paper_checks import paired_config
+    from retcon.commands.paper_checks import run_config
 
     parser = build_parser()
-    fast = paired_config(parser.parse_args(["paper-checks", "--paired", str(paired_file)]))
-    full = paired_config(
-        parser.parse_args(["paper-checks", "--paired", str(paired_file), "--full"])
-    )
+    fast = run_config(parser.parse_args(["paper-checks", "--paired", str(paired_file)]))
+    full = run_config(parser.parse_args(["paper-checks", "--paired", str(paired_file), "--full"]))
     assert (fast.full, fast.n_resamples) == (False, CheckConfig.fast().n_resamples)
     assert (full.full, full.n_resamples) == (True, CheckConfig.full_scale().n_resamples)
     assert full.n_resamples > fast.n_resamples
