@@ -133,14 +133,8 @@ def _stages_evaluate(path: str, seed: int) -> dict:
 
 
 def _stages_identify(path: str) -> dict:
-    t = {"interpreter": _cpu()}
-    c = _cpu()
-    from oas import read_paired
-
-    t["imports"] = _cpu() - c
-    c = _cpu()
-    read_paired(path)
-    t["read"] = _cpu() - c
+    """``_stages_read``, then JAX's import (the fits are the rest of the whole process)."""
+    t = _stages_read(path)
     c = _cpu()
     import jax  # noqa: F401
 

@@ -207,12 +207,10 @@ def simulate_paired(
 
     References: MODEL §8.
     """
-    chunks = list(
-        simulate_paired_chunks(
-            key, scenario, n_instances, budgets, packing=packing, coupling=coupling, rows=None
-        )
+    (data,) = simulate_paired_chunks(
+        key, scenario, n_instances, budgets, packing=packing, coupling=coupling, rows=None
     )
-    return chunks[0]
+    return data
 
 
 #: Rows per ``PairedData`` that ``simulate_paired_chunks`` yields by default: the Python objects
