@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks._floor_stages import floor_stage_rows
+
 # Runs the command as its own child and reports that child's exit code, CPU and peak: a process
 # forked from this one would count this process's memory in its peak (Linux keeps the high-water
 # mark across exec), so the command is forked from this small helper instead.
@@ -79,9 +81,13 @@ def _knn_floor(data) -> None:
     nearest_neighbours(xs, xt, 25)
 
 
-def bench_floors(seed: int, instances: int, *, workdir: str | None = None) -> list[dict]:
+def bench_floors(
+    seed: int, instances: int, *, workdir: str | None = None, by_stage: bool = True
+) -> list[dict]:
     """One row per command: ``command``, ``cold_cpu_s``, ``cpu_s``, ``peak_mib``, ``floor``,
-    ``floor_cpu_s``, ``ratio``, with the machine's load average when it ran."""
+    ``floor_cpu_s``, ``ratio``, with the machine's load average when it ran; with ``by_stage``,
+    ``stages``: the command's rows of ``benchmarks._floor_stages.floor_stage_rows`` (each stage
+    against its floor, and the command's total against the sum of its stage floors)."""
     retcon = [sys.executable, "-m", "retcon"]
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         path = str(Path(tmp) / "paired.jsonl")
@@ -114,6 +120,11 @@ def bench_floors(seed: int, instances: int, *, workdir: str | None = None) -> li
 
         data = read_paired(path)
         knn = _best_cpu(lambda: _knn_floor(data))
+        stages = (
+            floor_stage_rows(path, instances, seed, {k: v[1] for k, v in measured.items()})
+            if by_stage
+            else []
+        )
     floors = {
         "pair simulate": ("json.dumps of the rows", write),
         "read": ("json.loads of the lines", parse),
@@ -134,6 +145,7 @@ def bench_floors(seed: int, instances: int, *, workdir: str | None = None) -> li
                 "floor_cpu_s": floor,
                 "ratio": cpu / floor if floor > 0 else float("nan"),
                 "loadavg": load,
+                "stages": [r for r in stages if r["command"] == name],
             }
         )
     return out

@@ -194,6 +194,15 @@ FLOOR_COLS = [
     ("floor_cpu_s", "floor CPU s"),
     ("ratio", "CPU / floor"),
 ]
+FLOOR_STAGE_COLS = [
+    ("command", "command"),
+    ("stage", "stage"),
+    ("cpu_s", "CPU s"),
+    ("floor", "floor"),
+    ("floor_cpu_s", "floor CPU s"),
+    ("ratio", "CPU / floor"),
+    ("ratio_floored", "floored stages' CPU / floor"),
+]
 TARGET_COLS = [("target", "target"), ("measured", "measured"), ("met", "met")]
 
 
@@ -374,6 +383,12 @@ def render_report(result: dict) -> str:
                 "floors",
                 FLOOR_COLS,
                 "Commands against their floors (whole processes; floors measured in this run)",
+            ),
+            (
+                "floor_stages",
+                FLOOR_STAGE_COLS,
+                "Each command's stages against their floors (the total: the whole process against "
+                "the sum of its stage floors)",
             ),
             ("targets", TARGET_COLS, "Targets"),
         ),

@@ -233,5 +233,6 @@ def run_bench(seed: int, config: BenchConfig, *, progress=None) -> dict:
 
         say("commands against their floors (pair simulate, read, evaluate, identify)")
         result["floors"] = bench_floors(seed, config.floors_instances)
+        result["floor_stages"] = [s for r in result["floors"] for s in r.pop("stages")]
     result["targets"] = targets(result)
     return result

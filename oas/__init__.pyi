@@ -68,6 +68,7 @@ from ._paired import PairedData as PairedData
 from ._paired import paired_from_rows as paired_from_rows
 from ._paired import read_paired as read_paired
 from ._paired import write_paired as write_paired
+from ._paired import write_paired_chunks as write_paired_chunks
 from ._paired_format import format_of as format_of
 from ._paired_writer import PairedWriter as PairedWriter
 from ._paired_writer import existing_ids as existing_ids
@@ -95,6 +96,7 @@ from ._router import check_router_overlap as check_router_overlap
 from ._router import load_router as load_router
 from ._router import save_router as save_router
 from ._simulate import simulate_paired as simulate_paired
+from ._simulate import simulate_paired_chunks as simulate_paired_chunks
 from ._strata import LengthStrata as LengthStrata
 from ._strata import length_strata as length_strata
 from ._structure import STRUCTURE_COLUMN as STRUCTURE_COLUMN

@@ -198,6 +198,44 @@ def write_paired(path, data: PairedData | Iterable[dict]) -> Path:
     return atomic_write(path, lambda f: pq.write_table(table, f), binary=True)
 
 
+def write_paired_chunks(path, chunks: Iterable[PairedData]) -> Path:
+    """Write consecutive ``PairedData`` chunks as one JSONL file, atomically: the bytes
+    ``write_paired`` writes for their concatenation, one chunk's columns in memory at a time.
+
+    Each chunk is validated by columns; a chunk that fails goes through the row validator, whose
+    message names the row's number in the whole file.
+
+    Raises:
+      InputError: ``path`` is not ``.jsonl``, no rows, or a row fails validation.
+
+    References: docs/paired-data.md.
+    """
+    if format_of(path) != "jsonl":
+        raise InputError(f"write_paired_chunks: {path} must be a .jsonl file.")
+    name = Path(path).name
+
+    def write(f) -> None:
+        offset = 0
+        for data in chunks:
+            if not data.n:
+                continue
+            columns = paired_columns(data)
+            if valid_columns(columns, f"write_paired({name})"):
+                write_jsonl_columns(f, columns)
+            else:
+                rows = paired_rows(data)
+                validated_rows(
+                    f"write_paired({name}) row",
+                    ((offset + i, r, False) for i, r in enumerate(rows, 1)),
+                )
+                f.write("".join(json.dumps(ordered_row(r), allow_nan=False) + "\n" for r in rows))
+            offset += data.n
+        if not offset:
+            raise InputError(f"write_paired: no rows to write to {path}.")
+
+    return atomic_write(path, write)
+
+
 def paired_from_rows(rows: Iterable[dict], *, source: str = "rows") -> PairedData:
     """Validate row dicts in the paired-data format (as ``oas.real.query_rows`` makes them) and
     stack them into ``PairedData``; errors name ``source`` and the 1-based row number."""

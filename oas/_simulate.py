@@ -34,6 +34,8 @@ from retcon.vocab import VOCABULARIES
 from theory import check_packing
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from numpy.typing import ArrayLike
 
     import sim
@@ -76,11 +78,40 @@ def paired_from_instances(
     check_choice("coupling", coupling, COUPLINGS)
     check_choice("vocabulary", vocabulary, VOCABULARIES)
     check_packing("packing", packing)
-    p = np.asarray(instances.success_prob, dtype=np.float64)
-    n = p.shape[0]
-    u = np.asarray(
+    u = _uniforms(key, np.shape(instances.success_prob)[0], coupling)
+    return _paired_rows(
+        instances,
+        u,
+        0,
+        vocabulary=vocabulary,
+        packing=packing,
+        prefix=prefix,
+        structure_packing=structure_packing,
+    )
+
+
+def _uniforms(key: jax.Array, n: int, coupling: str) -> np.ndarray:
+    """The ``(n, 1)`` (shared) or ``(n, 4)`` (independent) outcome uniforms of the whole draw."""
+    return np.asarray(
         jax.random.uniform(key, (n, 1) if coupling == "shared" else (n, 4)), dtype=np.float64
     )
+
+
+def _paired_rows(
+    instances,
+    u: np.ndarray,
+    offset: int,
+    *,
+    vocabulary: str,
+    packing: str,
+    prefix: str,
+    structure_packing: str | None,
+) -> PairedData:
+    """``PairedData`` of ``instances`` (rows ``offset`` onwards of the draw) given their uniforms
+    ``u``; every column is a function of its own row and its index ``offset + i`` only, so the
+    rows of a draw can be built a slice at a time (``paired_chunks``)."""
+    p = np.asarray(instances.success_prob, dtype=np.float64)
+    n = p.shape[0]
     outcomes = (u < p).astype(np.float64)
     gold = np.asarray(instances.query_type).astype(np.int64)
     predicted = getattr(instances, "predicted_type", None)
@@ -129,11 +160,11 @@ def paired_from_instances(
     query_id = np.asarray(
         [f"{prefix}-q{int(v)}" for v in np.asarray(query)]
         if query is not None
-        else [f"{prefix}-q{i}" for i in range(n)],
+        else [f"{prefix}-q{i}" for i in range(offset, offset + n)],
         dtype=object,
     )
     return PairedData(
-        instance_id=np.asarray([f"{prefix}-{i}" for i in range(n)], dtype=object),
+        instance_id=np.asarray([f"{prefix}-{i}" for i in range(offset, offset + n)], dtype=object),
         query_id=query_id,
         group_id=np.asarray(
             [f"{prefix}-g{int(g)}" for g in np.asarray(instances.group)], dtype=object
@@ -176,16 +207,57 @@ def simulate_paired(
 
     References: MODEL §8.
     """
+    (data,) = simulate_paired_chunks(
+        key, scenario, n_instances, budgets, packing=packing, coupling=coupling, rows=None
+    )
+    return data
+
+
+#: Rows per ``PairedData`` that ``simulate_paired_chunks`` yields by default: the Python objects
+#: of a chunk (ids, meta cells, ``evidence_structure`` dicts) take a few MiB.
+CHUNK_ROWS = 2048
+
+
+def simulate_paired_chunks(
+    key: jax.Array,
+    scenario: str | sim.Scenario,
+    n_instances: int,
+    budgets: ArrayLike | None = None,
+    *,
+    packing: str | None = None,
+    coupling: str = "shared",
+    rows: int | None = CHUNK_ROWS,
+) -> Iterator[PairedData]:
+    """``simulate_paired``'s rows as consecutive ``PairedData`` of at most ``rows`` rows each
+    (``None``: one), in order; their concatenation is ``simulate_paired``'s result, value for value.
+
+    The draw is made once (the instances and the outcome uniforms of all ``n_instances`` rows);
+    only the rows' columns (ids, features, meta cells, structures) are built a chunk at a time, so
+    a writer that takes the chunks in turn holds one chunk's Python objects at a time.
+
+    References: MODEL §8.
+    """
     import sim
 
     k_inst, k_out = jax.random.split(key)
     config = sim.load_scenario(scenario) if isinstance(scenario, str) else scenario
     instances = sim.simulate_instances(k_inst, config, int(n_instances), budgets=budgets)
-    return paired_from_instances(
-        k_out,
-        instances,
-        vocabulary=config.vocabulary,
-        packing=packing or config.packing,
-        coupling=coupling,
-        structure_packing=config.packing,
-    )
+    packing = packing or config.packing
+    check_choice("coupling", coupling, COUPLINGS)
+    check_choice("vocabulary", config.vocabulary, VOCABULARIES)
+    check_packing("packing", packing)
+    n = instances.success_prob.shape[0]
+    u = _uniforms(k_out, n, coupling)
+    step = n if rows is None else max(int(rows), 1)
+    for lo in range(0, n, step):
+        hi = min(lo + step, n)
+        part = instances._replace(**{f: getattr(instances, f)[lo:hi] for f in instances._fields})
+        yield _paired_rows(
+            part,
+            u[lo:hi],
+            lo,
+            vocabulary=config.vocabulary,
+            packing=packing,
+            prefix="sim",
+            structure_packing=config.packing,
+        )

@@ -423,3 +423,15 @@ def test_floors_rows_read_each_command_against_its_floor(tmp_path):
         assert r["cpu_s"] > 0 and r["cold_cpu_s"] > 0 and r["peak_mib"] > 0
         assert r["floor_cpu_s"] > 0
         assert r["ratio"] == pytest.approx(r["cpu_s"] / r["floor_cpu_s"])
+        # by stage: each floored stage's ratio is its CPU over its floor, and the total's floor
+        # is the sum of the stage floors (the stages with none written counted apart)
+        *stages, total = r["stages"]
+        assert total["stage"] == "total (whole process)" and total["cpu_s"] == r["cpu_s"]
+        floored = [s for s in stages if s["floor_cpu_s"] is not None]
+        assert floored and all(s["floor_cpu_s"] > 0 for s in floored)
+        for s in floored:
+            assert s["ratio"] == pytest.approx(s["cpu_s"] / s["floor_cpu_s"])
+        assert total["floor_cpu_s"] == pytest.approx(sum(s["floor_cpu_s"] for s in floored))
+        assert total["unfloored_s"] == pytest.approx(
+            sum(s["cpu_s"] for s in stages if s["floor_cpu_s"] is None)
+        )

@@ -240,6 +240,7 @@ _BYTES_PER_INSTANCE = 4096
 # file is written whole beside its final name, then renamed; `--output` needs this times
 # --instances free (retcon.output.check_free_space).
 _DISK_BYTES_PER_ROW = 2048
+_CHUNK_ROWS = 2048  # pair simulate: rows built and written at a time (JSONL)
 
 
 def _check_split_option(fractions: list[float]) -> list[float]:
@@ -383,43 +384,59 @@ def _run_pair_simulate(args) -> int:
     )
     import jax
 
-    from oas import simulate_paired, write_paired
+    from oas import STRUCTURE_COLUMN, simulate_paired_chunks, write_paired, write_paired_chunks
 
     enable_compile_cache()  # XLA's compiled kernels kept across runs, as `simulate` does
 
-    data = simulate_paired(
+    # JSONL is written a chunk of rows at a time (the same bytes; peak memory bounded by a chunk's
+    # Python objects); --groups relabels over the whole draw and CSV/Parquet write whole tables
+    chunked = args.groups is None and format_of(args.output) == "jsonl"
+    chunks = simulate_paired_chunks(
         jax.random.key(args.seed),
         scenario,
         args.instances,
         budgets,
         packing=args.packing,
         coupling=args.coupling,
+        rows=_CHUNK_ROWS if chunked else None,
     )
-    if args.groups is not None:
-        data = _spread_over_groups(data, args.groups)
-    if args.no_structure:
-        from oas import STRUCTURE_COLUMN
+    n, groups, budget_values, outcome_sums = 0, set(), set(), np.zeros(4)
 
-        data = data._replace(meta={k: v for k, v in data.meta.items() if k != STRUCTURE_COLUMN})
-    write_paired(args.output, data)
+    def tallied(chunks):
+        nonlocal n
+        for data in chunks:
+            if args.groups is not None:
+                data = _spread_over_groups(data, args.groups)
+            if args.no_structure:
+                data = data._replace(
+                    meta={k: v for k, v in data.meta.items() if k != STRUCTURE_COLUMN}
+                )
+            n += data.n
+            groups.update(data.group_id.tolist())
+            budget_values.update(np.unique(data.budget).tolist())
+            outcome_sums[:] += data.outcomes.sum(axis=0)  # 0/1 sums: exact in float64
+            yield data
+
+    if chunked:
+        write_paired_chunks(args.output, tallied(chunks))
+    else:
+        (data,) = tallied(chunks)
+        write_paired(args.output, data)
     summary = {
         "output": args.output,
-        "n": data.n,
-        "groups": len(np.unique(data.group_id)),
-        "budgets": sorted(float(b) for b in np.unique(data.budget)),
+        "n": n,
+        "groups": len(groups),
+        "budgets": sorted(float(b) for b in budget_values),
         "scenario": scenario,
         "seed": args.seed,
         "mean_outcome": dict(
-            zip(
-                ("ret", "merge", "abstract", "rewrite"),
-                data.outcomes.mean(axis=0).round(4).tolist(),
-            )
+            zip(("ret", "merge", "abstract", "rewrite"), (outcome_sums / n).round(4).tolist())
         ),
     }
     emit(
         args,
         summary,
-        f"wrote {data.n} paired instances ({summary['groups']} groups, scenario {scenario}) "
+        f"wrote {n} paired instances ({summary['groups']} groups, scenario {scenario}) "
         f"to {args.output}",
     )
     return 0

@@ -65,3 +65,31 @@ def test_simulate_paired_with_sim():
     with tempfile.TemporaryDirectory() as tmp:
         back = oas.read_paired(oas.write_paired(f"{tmp}/p.jsonl", d))
     np.testing.assert_array_equal(back.features, d.features)
+
+
+def test_write_paired_chunks_writes_the_whole_tables_bytes(inst, tmp_path):
+    """write_paired_chunks of consecutive row slices (an uneven last one) is write_paired of the
+    whole, byte for byte (docs/paired-data.md: one row per instance, in order)."""
+    d = paired_from_instances(jax.random.key(5), inst)
+    cuts = list(range(0, d.n, 7)) + [d.n]
+    parts = [d.take((np.arange(d.n) >= a) & (np.arange(d.n) < b)) for a, b in zip(cuts, cuts[1:])]
+    oas.write_paired(tmp_path / "whole.jsonl", d)
+    oas.write_paired_chunks(tmp_path / "parts.jsonl", iter(parts))
+    assert (tmp_path / "parts.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes()
+
+
+@pytest.mark.slow  # compiles the sim kernel for its own shape
+def test_chunks_concatenate_to_the_whole_draw(tmp_path):
+    """simulate_paired_chunks builds the draw's rows a slice at a time (MODEL §8: each row is a
+    function of its own instance and uniform): the chunks' rows, written by write_paired_chunks,
+    are write_paired's bytes for the whole draw, including an uneven last chunk."""
+    key, budgets = jax.random.key(3), [32, 128, 512]
+    whole = oas.simulate_paired(key, "locomo-like", 47, budgets)
+    chunks = list(oas.simulate_paired_chunks(key, "locomo-like", 47, budgets, rows=10))
+    assert [c.n for c in chunks] == [10, 10, 10, 10, 7]
+    np.testing.assert_array_equal(np.concatenate([c.outcomes for c in chunks]), whole.outcomes)
+    np.testing.assert_array_equal(np.concatenate([c.features for c in chunks]), whole.features)
+    assert [i for c in chunks for i in c.instance_id] == list(whole.instance_id)
+    oas.write_paired(tmp_path / "whole.jsonl", whole)
+    oas.write_paired_chunks(tmp_path / "chunks.jsonl", iter(chunks))
+    assert (tmp_path / "chunks.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes()
