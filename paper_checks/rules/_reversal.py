@@ -103,11 +103,6 @@ def endpoint_test(budgets, group_delta, *, alpha: float = ALPHA) -> EndpointTest
     return EndpointTest(gain, loss, grades, point, test.exact)
 
 
-def endpoint_reversal(budgets, group_delta, *, alpha: float = ALPHA) -> bool:
-    """True when some operator reverses significantly (``endpoint_test``'s grade 2)."""
-    return bool((endpoint_test(budgets, group_delta, alpha=alpha).grades == SIGNIFICANT).any())
-
-
 def grade_reversal(budgets, delta, lower, upper) -> int:
     """Grade a sign reversal of ``dU`` over increasing budgets (MODEL §6.1-6.3).
 
