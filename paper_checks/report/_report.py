@@ -24,9 +24,7 @@ from retcon.output import sidecar, to_jsonable, write_json_atomic, write_text_at
 
 def plain(obj: Any) -> Any:
     """JSON-ready copy: NamedTuples -> dicts, arrays -> lists, NaN/inf -> None, keys -> str."""
-    if isinstance(obj, Estimate):
-        return {k: plain(v) for k, v in obj._asdict().items()}
-    if hasattr(obj, "_asdict"):
+    if hasattr(obj, "_asdict"):  # NamedTuples (``Estimate``, ``ClaimResult``): by field name
         return {k: plain(v) for k, v in obj._asdict().items()}
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
