@@ -311,20 +311,18 @@ class Workspace:
         (``self._locomo_plans``), dropped once every reader of ``config.readers`` has its data."""
 
         def make():
-            plans = self._locomo_plans
-            if reader != "llm":  # the main reader's chance rate corrects claims 2-3
+            try:  # the main reader's chance rate corrects claims 2-3
                 return _locomo_paired(
                     self.config,
                     reader,
-                    chance=reader == self.config.readers[0],
-                    plans=plans,
+                    chance=reader != "llm" and reader == self.config.readers[0],
+                    plans=self._locomo_plans,
                     protocol=self.config.protocol,
                 )
-            try:  # an endpoint that is down or answers garbage skips the llm unit, not the run
-                return _locomo_paired(
-                    self.config, reader, plans=plans, protocol=self.config.protocol
-                )
             except InputError as e:
+                if reader != "llm":
+                    raise
+                # an endpoint that is down or answers garbage skips the llm unit, not the run
                 raise DependencyMissing(f"llm reader unavailable: {e}") from None
 
         try:
@@ -617,16 +615,13 @@ def llm_configured() -> bool:
     )
 
 
-def locomo_conversations(config, path):
+def locomo_conversations(config: CheckConfig, path):
     """LoCoMo's conversations from ``path``, with ``config.locomo_audit`` applied when set."""
-
     loaded = load_locomo(path)
-    audit = getattr(config, "locomo_audit", None)
-    if audit is None:
+    if config.locomo_audit is None:
         return loaded.conversations
-
     modes = parse_audit_modes(config.audit_mode, "CheckConfig.audit_mode")
-    return apply_audit(loaded, audit, modes).loaded.conversations
+    return apply_audit(loaded, config.locomo_audit, modes).loaded.conversations
 
 
 def _locomo_paired(
@@ -685,11 +680,11 @@ def _locomo_paired(
         make_tokenizer(tokenizer),
     )
     limit = config.llm_limit if reader == "llm" else config.locomo_limit
-    same = getattr(config, "locomo_audit", None) is not None and config.audit_sample == "same"
+    same = config.locomo_audit is not None and config.audit_sample == "same"
     # the questions are chosen on LoCoMo as released, then the audit applies to them: the
     # audited run grades the same sample, less its dropped questions (``audit_sample="same"``)
     chosen = chosen_query_ids(
-        load_locomo_conversations(path) if same else conversations, paper=paper, limit=limit
+        load_locomo(path).conversations if same else conversations, paper=paper, limit=limit
     )
     plans = {} if plans is None else plans
     rows = []
@@ -721,11 +716,6 @@ def _locomo_paired(
                         row[f"meta_chance_{a}"] = o.get(f"y_{a}", float("nan"))
             rows.extend(mine)
     return paired_from_rows(rows, source=f"{path.name} ({reader} reader)")
-
-
-def load_locomo_conversations(path):
-    """LoCoMo's conversations as released (no audit)."""
-    return load_locomo(path).conversations
 
 
 def chosen_query_ids(conversations, *, paper: bool, limit: int | None) -> set[str]:
