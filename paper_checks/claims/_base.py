@@ -238,8 +238,10 @@ def sim_sources(ws: Workspace, skipped: dict) -> list[SourceCurves]:
     return out
 
 
-def data_label(sources, skipped) -> str:
-    parts = [s.data for s in sources] + [f"{k}: skipped" for k in skipped]
+def data_label(sources, skipped: dict, *, labels=()) -> str:
+    """A claim's data column: ``labels`` (units described by the claim), each source's ``data``,
+    then each skipped unit, ``; ``-joined; ``-`` when there is none."""
+    parts = [*labels, *(s.data for s in sources), *(f"{k}: skipped" for k in skipped)]
     return "; ".join(parts) if parts else "-"
 
 
@@ -266,8 +268,7 @@ def reversal_grades(s: SourceCurves) -> dict:
             for op, c in s.operators.items()
         }
     ops, d = distinct_curves(s)
-    budgets = next(iter(s.operators.values())).budgets
-    g = endpoint_test(budgets, d).grades
+    g = endpoint_test(source_budgets(s), d).grades
     return {op: int(x) for op, x in zip(ops, g)}
 
 
