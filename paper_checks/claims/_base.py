@@ -101,7 +101,6 @@ def claim_result(
     oc: OperatingCharacteristics | None = None,
 ) -> ClaimResult:
     verdict, oc_info = with_oc(verdict, oc)
-    details = {**details, **oc_info}
     if isinstance(measured, Estimate):
         est = measured
         measured = est.point if est.defined else None
@@ -112,6 +111,7 @@ def claim_result(
         )
     details = {
         **details,
+        **oc_info,
         "headline": headline,
         "summary": summary,
         "reason": verdict.reason,
