@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -258,8 +259,6 @@ def append_sections(
     Returns:
       ``{"end_to_end": section, "robustness": section}``, each key present when written.
     """
-    import logging
-
     log = logging.getLogger("paper_checks")
     written: dict = {}
     if magnitude:

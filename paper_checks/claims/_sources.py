@@ -18,12 +18,15 @@ References: MODEL §6 (theory), §3-5 (sim), §8 (OAS, paired data), §9 (LoCoMo
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jax
 import numpy as np
 
 from oas import normalize, paired_from_rows, simulate_paired, token_table
@@ -120,8 +123,6 @@ class Workspace:
     def __init__(
         self, config: CheckConfig, seed: int = 0, *, progress: Callable[[str], None] | None = None
     ):
-        import jax
-
         self.config = config
         self.seed = int(seed)
         self.root = jax.random.PRNGKey(self.seed)
@@ -145,16 +146,12 @@ class Workspace:
         self._memo[name] = ("ok", value)
 
     def key(self, name: str):
-        import jax
-
         return jax.random.fold_in(self.root, stable_id(name))
 
     def timed(self, stage: str, make: Callable[[], Any]) -> Any:
         """``make()``, its wall seconds recorded in ``stages`` as ``(stage, seconds)`` less the
         seconds of the stages (sources) it started, which are recorded on their own; the whole
         wall time, nested stages included, in ``timings[stage]`` (the progress line's figure)."""
-        import time
-
         outer, self._nested = self._nested, 0.0
         t0 = time.perf_counter()
         try:
@@ -526,8 +523,6 @@ def _sim_curves(
 ) -> SourceCurves:
     scen = load_scenario(scenario)
     res = simulate(key, scen, n_queries=config.sim_queries, progress=False)
-    import jax
-
     crossovers = _sim_crossovers(jax.random.fold_in(key, 1), res, config.n_resamples)
     return sim_result_to_curves(
         res,
@@ -587,8 +582,6 @@ def sim_result_to_curves(
 
 def sim_mean_length(key, scenario, n: int = 4000) -> float:
     """Mean raw cluster length ``E[len(C)]`` of a scenario's queries (tokens), from drawn queries."""
-    import jax
-
     q = simulate_queries(jax.random.fold_in(key, 7), scenario, n)
     lengths = np.asarray(q.record_lengths, float) * np.asarray(q.record_mask, float)
     return float(lengths.sum(axis=-1).mean())
@@ -656,8 +649,6 @@ def _locomo_paired(
     on LoCoMo as released (``chosen_query_ids``) and the audit then applies to them, so the
     audited run grades the same sample less the questions the audit drops.
     """
-    import dataclasses
-
     path = locomo_path(config.data)
     conversations = locomo_conversations(config, path)
     paper = config.design == "paper"

@@ -19,6 +19,7 @@ from paper_checks._paired import judge_flag_lines
 from paper_checks._types import VERDICTS, ClaimResult, Estimate
 from paper_checks.rules._acceptance import ACCEPTANCE_RULE, answer
 from paper_checks.rules._grades import RULES
+from paper_checks.tables._design import tables_markdown
 from retcon.output import sidecar, to_jsonable, write_json_atomic, write_text_atomic
 
 
@@ -214,8 +215,6 @@ def write_report(
     ``tokens``: tokens beside accuracy per real-data source (``Workspace.token_tables``)."""
     out = Path(out_dir)
     if tables is not None:
-        from paper_checks.tables._design import tables_markdown
-
         write_text_atomic(out / "TABLES.md", tables_markdown(tables))
     cfg = plain(config)
     if isinstance(cfg, dict) and cfg.get("protocol") == "oracle":

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from oas.real import (
     gap_split,
     load_locomo,
@@ -216,8 +218,6 @@ def router_statement(router: dict, results: dict) -> dict:
 
 def _router_run(ws, paired) -> dict:
     """``oas.real.loco_deployable`` on the end-to-end rows, features 12-14 from the texts."""
-    import numpy as np
-
     conversations = load_locomo(locomo_path(ws.config.data)).conversations
     extra = locomo_retrieval_features(paired, conversations)
     recall = np.asarray(paired.meta["meta_retrieval_recall_cluster"], dtype=np.float64)

@@ -34,6 +34,8 @@ References: MODEL §11 (protocol, Tables 1, 2, 3, 4, 7, 8, 9, 10, 11), §8 (poli
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import jax
 import numpy as np
 
@@ -210,8 +212,6 @@ def second_reader_table(key: jax.Array, source, dataset: str, *, n_resamples: in
 
     References: MODEL §11 (Table 5).
     """
-    from pathlib import Path
-
     name = second_reader_name(source)
     where = lme_reference(dataset)
     return {
