@@ -91,8 +91,7 @@ def claim_result(
     cid: str,
     verdict,
     *,
-    measured=None,
-    ci=None,
+    measured: Estimate,
     data: str,
     details: dict,
     headline: str,
@@ -100,15 +99,12 @@ def claim_result(
     skipped: dict,
     oc: OperatingCharacteristics | None = None,
 ) -> ClaimResult:
+    """Claim ``cid``'s result: the headline estimate ``measured`` as its value and interval (the
+    interval None unless both ends are finite), the verdict after its rule's error rates."""
     verdict, oc_info = with_oc(verdict, oc)
-    if isinstance(measured, Estimate):
-        est = measured
-        measured = est.point if est.defined else None
-        ci = (
-            (est.lower, est.upper)
-            if est.defined and np.isfinite(est.lower) and np.isfinite(est.upper)
-            else None
-        )
+    value = measured.point if measured.defined else None
+    bounded = measured.defined and np.isfinite(measured.lower) and np.isfinite(measured.upper)
+    ci = (measured.lower, measured.upper) if bounded else None
     details = {
         **details,
         **oc_info,
@@ -118,7 +114,7 @@ def claim_result(
         "skipped": skipped,
     }
     return ClaimResult(
-        cid, CLAIMS[cid], measured, ci, PAPER_FIGURES[cid], data, verdict.verdict, details
+        cid, CLAIMS[cid], value, ci, PAPER_FIGURES[cid], data, verdict.verdict, details
     )
 
 
