@@ -371,10 +371,11 @@ def skipped_tables(reason: str) -> dict:
 
 def tables_markdown(tables: dict) -> str:
     """``TABLES.md``: the tables block in words and markdown tables."""
+    not_made = ["## Tables not made", ""]
+    not_made += [f"- Table {t['table']}: {t['reason']}." for t in tables["not_made"]]
+    heading = "# The paper's tables beside ours (--design paper)"
     if "skipped" in tables:
-        lines = ["# The paper's tables beside ours (--design paper)", "", "## Tables not made", ""]
-        lines += [f"- Table {t['table']}: {t['reason']}." for t in tables["not_made"]]
-        return "\n".join(lines) + "\n"
+        return "\n".join([heading, "", *not_made]) + "\n"
     lme = tables.get("dataset") == "longmemeval"
     name = "table_3" if lme else "table_4"
     t4 = tables[name]
@@ -386,7 +387,7 @@ def tables_markdown(tables: dict) -> str:
         else table_4_markdown(_cells(t4["cells"]))
     ).rstrip("\n")
     lines = [
-        "# The paper's tables beside ours (--design paper)",
+        heading,
         "",
         (
             f"A LongMemEval-format file under the paper's design: {tables['n_questions']} "
@@ -433,9 +434,7 @@ def tables_markdown(tables: dict) -> str:
             lines += ["", *cells_markdown(head, tables[name]["cells"], _KEYS[name])]
     history = history_markdown(tables)  # Table 5 of a second reader, 6 and 12 of full history
     lines += ["", *history[:-1]] if history else []
-    lines += ["", "## Tables not made", ""]
-    lines += [f"- Table {t['table']}: {t['reason']}." for t in tables["not_made"]]
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, "", *not_made]) + "\n"
 
 
 #: The columns that name a cell of each extra table, before the shared ones.
