@@ -245,9 +245,7 @@ class Workspace:
         """What the report states about the real data read so far: per ``--paired`` file its path,
         sha256, size, group count and provenance; for LoCoMo the file and its sha256."""
         out = []
-        for name, (status, v) in self._memo.items():
-            if status != "ok":
-                continue
+        for name, v in self.measured().items():
             if name.startswith("paired:"):
                 out.append(v.describe())
             elif name.startswith("locomo:"):
@@ -290,14 +288,10 @@ class Workspace:
           ``{source: list[oas.TokenRow]}``, or ``{source: reason}`` (a str) for a source whose
           rows carry no ``evidence_structure`` (its context tokens are unknown).
         """
-        units = [
-            name
-            for name, (status, _) in self._memo.items()
-            if status == "ok" and name.split(":", 1)[0] in ("paired", "locomo")
-        ]
         out: dict[str, list | str] = {}
-        for unit in units:
-            value = self._memo[unit][1]
+        for unit, value in self.measured().items():  # a copy: the loop adds tokens:<unit>
+            if unit.split(":", 1)[0] not in ("paired", "locomo"):
+                continue
             data = value.data if unit.startswith("paired:") else value
             out[unit] = self._get(f"tokens:{unit}", lambda data=data: _token_block(data))
         return out
@@ -454,7 +448,8 @@ class Workspace:
             return skipped_tables(str(e))
 
     def measured(self) -> dict:
-        """``{name: value}`` of every source computed so far (for figures)."""
+        """``{name: value}`` of every source computed so far, in the order computed (the figures,
+        the data graded and the tokens read it)."""
         return {k: v for k, (status, v) in self._memo.items() if status == "ok"}
 
 
