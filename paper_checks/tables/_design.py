@@ -45,6 +45,7 @@ from paper_checks._published import (
     TABLE_5_READER,
 )
 from paper_checks.tables._crossfit import (
+    PROTOCOL_CROSSFIT,
     PROTOCOL_SPLIT,
     crossfit_evaluate,
     has_split,
@@ -261,7 +262,7 @@ def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000, second_re
         f"{PROTOCOL_SPLIT} ({len(np.unique(np.asarray(paired.query_id)[ev.index]))} test "
         "questions; meta_split)"
         if split
-        else "grouped five-fold cross-fitting by question"
+        else f"{PROTOCOL_CROSSFIT} by question"
     )
     choices = "split-protocol" if split else "cross-fitted"
     note = (
