@@ -193,14 +193,9 @@ class CheckConfig:
             )
         if self.features is not None:
             check_choice("CheckConfig.features", self.features, ("ours", "paper"))
-        if not isinstance(self.sim_paired_budgets, int) or self.sim_paired_budgets < 2:
-            raise InputError(
-                f"CheckConfig.sim_paired_budgets must be an integer >= 2; got {self.sim_paired_budgets!r}."
-            )
+        _check_int("sim_paired_budgets", self.sim_paired_budgets, 2)
         for name in ("sim_queries", "sim_instances", "n_resamples", "oc_datasets"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or v < 10:
-                raise InputError(f"CheckConfig.{name} must be an integer >= 10; got {v!r}.")
+            _check_int(name, getattr(self, name), 10)
         for name in ("locomo_limit", "llm_limit"):
             v = getattr(self, name)
             if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
@@ -225,14 +220,7 @@ class CheckConfig:
             raise InputError(
                 f"{s.lead('readers')}: the readers' names must differ; got {list(self.readers)}."
             )
-        if (
-            not isinstance(self.length_strata, int)
-            or isinstance(self.length_strata, bool)
-            or self.length_strata < 4
-        ):
-            raise InputError(
-                f"CheckConfig.length_strata must be an integer >= 4; got {self.length_strata!r}."
-            )
+        _check_int("length_strata", self.length_strata, 4)
         if not self.alphas:
             raise InputError("CheckConfig.alphas must name at least one harm target; got none.")
         for a in self.alphas:
@@ -261,3 +249,9 @@ class CheckConfig:
 
     def replace(self, **changes) -> CheckConfig:
         return dataclasses.replace(self, **changes)
+
+
+def _check_int(name: str, value, low: int) -> None:
+    """Refuse ``CheckConfig.<name>`` unless it is an integer (not a bool) of at least ``low``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise InputError(f"CheckConfig.{name} must be an integer >= {low}; got {value!r}.")

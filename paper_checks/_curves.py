@@ -202,7 +202,7 @@ def chance_outcomes(paired) -> np.ndarray | None:
     return np.stack([np.asarray(c, float) for c in cols], axis=1)
 
 
-def raw_accuracy_check(paired, *, outcomes=None) -> dict:
+def raw_accuracy_check(paired) -> dict:
     """The model's premise on raw evidence (MODEL §2): ``U_B(ret)`` non-decreasing in B.
 
     For every pair of grid budgets ``B < B'`` the drop ``U_B(ret) - U_B'(ret)``: one paired drop
@@ -213,7 +213,7 @@ def raw_accuracy_check(paired, *, outcomes=None) -> dict:
     Returns:
       ``{"budgets", "accuracy", "lower", "upper", "max_drop": Estimate, "at": (B, B')}``.
     """
-    y = np.asarray(paired.outcomes if outcomes is None else outcomes, float)[:, 0]
+    y = np.asarray(paired.outcomes, float)[:, 0]
     budget = np.asarray(paired.budget, float)
     budgets = np.unique(budget)
     at = (budget[:, None] == budgets[None, :]).astype(float)

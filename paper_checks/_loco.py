@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import jax
 import numpy as np
 
 from oas import (
@@ -109,8 +110,6 @@ def loco_evaluate(
     Raises:
       InputError: fewer than 3 groups.
     """
-    import jax
-
     groups_all = np.asarray(paired.group_id).astype(str)
     labels = np.unique(groups_all)
     if labels.size < 3:

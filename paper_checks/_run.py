@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -193,14 +194,14 @@ def with_operating_characteristics(result: ClaimResult, ws: Workspace) -> ClaimR
     power at the graded data's group count G (claim 4: the second reader's; SKIPPED: no G).
 
     A graded claim carries them already, simulated at its data's G by its rule's home in ``paper_checks.rules``
-    (``paper_checks.operating``); they are kept. Otherwise (nothing graded) the table hook
-    ``paper_checks.rules._oc.rule_operating_characteristics`` says what is known."""
+    (``paper_checks.operating``); they are kept. Otherwise (nothing graded) the hook
+    ``paper_checks.rules._oc.rule_operating_characteristics`` says they were not measured."""
     if (result.details.get("operating_characteristics") or {}).get("false_pass_rate") is not None:
         return result
     readers = list(ws.config.readers)
     reader = readers[1] if result.claim_id == "4" and len(readers) > 1 else readers[0]
     g = None if result.verdict == SKIPPED else ws.n_groups(reader)
-    oc = rule_operating_characteristics(result.claim_id, g)
+    oc = rule_operating_characteristics(g)
     return result._replace(details={**result.details, "operating_characteristics": oc})
 
 
@@ -258,8 +259,6 @@ def append_sections(
     Returns:
       ``{"end_to_end": section, "robustness": section}``, each key present when written.
     """
-    import logging
-
     log = logging.getLogger("paper_checks")
     written: dict = {}
     if magnitude:

@@ -91,8 +91,7 @@ def claim_result(
     cid: str,
     verdict,
     *,
-    measured=None,
-    ci=None,
+    measured: Estimate,
     data: str,
     details: dict,
     headline: str,
@@ -100,25 +99,22 @@ def claim_result(
     skipped: dict,
     oc: OperatingCharacteristics | None = None,
 ) -> ClaimResult:
+    """Claim ``cid``'s result: the headline estimate ``measured`` as its value and interval (the
+    interval None unless both ends are finite), the verdict after its rule's error rates."""
     verdict, oc_info = with_oc(verdict, oc)
-    details = {**details, **oc_info}
-    if isinstance(measured, Estimate):
-        est = measured
-        measured = est.point if est.defined else None
-        ci = (
-            (est.lower, est.upper)
-            if est.defined and np.isfinite(est.lower) and np.isfinite(est.upper)
-            else None
-        )
+    value = measured.point if measured.defined else None
+    bounded = measured.defined and np.isfinite(measured.lower) and np.isfinite(measured.upper)
+    ci = (measured.lower, measured.upper) if bounded else None
     details = {
         **details,
+        **oc_info,
         "headline": headline,
         "summary": summary,
         "reason": verdict.reason,
         "skipped": skipped,
     }
     return ClaimResult(
-        cid, CLAIMS[cid], measured, ci, PAPER_FIGURES[cid], data, verdict.verdict, details
+        cid, CLAIMS[cid], value, ci, PAPER_FIGURES[cid], data, verdict.verdict, details
     )
 
 
@@ -238,8 +234,10 @@ def sim_sources(ws: Workspace, skipped: dict) -> list[SourceCurves]:
     return out
 
 
-def data_label(sources, skipped) -> str:
-    parts = [s.data for s in sources] + [f"{k}: skipped" for k in skipped]
+def data_label(sources, skipped: dict, *, labels=()) -> str:
+    """A claim's data column: ``labels`` (units described by the claim), each source's ``data``,
+    then each skipped unit, ``; ``-joined; ``-`` when there is none."""
+    parts = [*labels, *(s.data for s in sources), *(f"{k}: skipped" for k in skipped)]
     return "; ".join(parts) if parts else "-"
 
 
@@ -266,8 +264,7 @@ def reversal_grades(s: SourceCurves) -> dict:
             for op, c in s.operators.items()
         }
     ops, d = distinct_curves(s)
-    budgets = next(iter(s.operators.values())).budgets
-    g = endpoint_test(budgets, d).grades
+    g = endpoint_test(source_budgets(s), d).grades
     return {op: int(x) for op, x in zip(ops, g)}
 
 

@@ -86,8 +86,7 @@ def check_sign_reversal(ws: Workspace) -> ClaimResult:
     )
     measured, op_h, head = Estimate.missing(), "-", real
     if head is not None:
-        g = reversal_grades(head)
-        op_h = max(g, key=lambda o: (g[o], head.operators[o].crossover.defined))
+        op_h = _best_reversing(head)
         measured = head.operators[op_h].crossover
 
     def line(s, g, tag):
@@ -155,7 +154,14 @@ def check_sign_reversal(ws: Workspace) -> ClaimResult:
 
 
 def _at(c, i) -> Estimate:
+    """``dU`` of curve ``c`` at its ``i``-th budget (``-1``: the loosest) with its band."""
     return Estimate(float(c.delta[i]), float(c.lower[i]), float(c.upper[i]))
+
+
+def _best_reversing(s: SourceCurves) -> str:
+    """The operator of ``s`` that reverses best: the highest grade, then a defined crossover."""
+    g = reversal_grades(s)
+    return max(g, key=lambda o: (g[o], s.operators[o].crossover.defined))
 
 
 def _real_pair(ws: Workspace, skipped: dict) -> list[SourceCurves]:
@@ -317,7 +323,7 @@ def check_loose_retention(ws: Workspace) -> ClaimResult:
     for s in reals + sims:
         margins[s.name] = {}
         for op, c in s.operators.items():
-            e = _at(c, len(c.budgets) - 1)
+            e = _at(c, -1)
             margins[s.name][op] = Estimate(-e.point, -e.upper, -e.lower)
     loose_g = same_groups(
         ws,
@@ -421,13 +427,12 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
     )
     pick = next((r for r in second if sources[r].name in grades), second[0])
     s2 = sources[pick]
-    g2 = reversal_grades(s2)
-    best = max(g2, key=lambda o: (g2[o], s2.operators[o].crossover.defined))
+    best = _best_reversing(s2)
     c = s2.operators[best]
     if c.crossover.defined:
         measured, headline = c.crossover, f"crossover budget of {best} under the {s2.name} reader"
     else:  # no crossover: the loosest budget's dU says on which side of 0 the curve ends
-        measured = _at(c, len(c.budgets) - 1)
+        measured = _at(c, -1)
         headline = f"no crossover; dU of {best} at the loosest budget under the {s2.name} reader"
     parts = []
     for r, s in sources.items():
@@ -444,7 +449,7 @@ def check_second_reader(ws: Workspace) -> ClaimResult:
             "(dU at the tightest / loosest budget: "
             + ", ".join(
                 f"{o} {_at(s.operators[o], 0).fmt(100, 1)} / "
-                f"{_at(s.operators[o], len(s.operators[o].budgets) - 1).fmt(100, 1)} pts"
+                f"{_at(s.operators[o], -1).fmt(100, 1)} pts"
                 for o in g
             )
             + ")"

@@ -15,6 +15,7 @@ from paper_checks._types import INCONCLUSIVE, ClaimResult, Estimate, Verdict
 from paper_checks.claims._base import (
     attempt,
     claim_result,
+    data_label,
     graded,
     main_reader,
     needs,
@@ -38,13 +39,13 @@ def _loco(ws: Workspace, skipped: dict):
 
 
 def _loco_data(ws, reader, ev, skipped) -> str:
-    parts = []
-    if ev is not None:
-        parts.append(
-            f"{ws.real_label(reader)}; leave-one-conversation-out over {len(ev.groups)} "
-            "conversations, t-interval over per-conversation estimates"
-        )
-    return "; ".join(parts + [f"{k}: skipped" for k in skipped]) or "-"
+    if ev is None:
+        return data_label((), skipped)
+    loco = (
+        f"{ws.real_label(reader)}; leave-one-conversation-out over {len(ev.groups)} "
+        "conversations, t-interval over per-conversation estimates"
+    )
+    return data_label((), skipped, labels=[loco])
 
 
 def _router_gain_groups(ev) -> np.ndarray:

@@ -17,6 +17,7 @@ from paper_checks.claims._base import (
     admission_check,
     attempt,
     claim_result,
+    data_label,
     graded,
     main_reader,
     needs,
@@ -158,20 +159,16 @@ def check_crossover_scaling(ws: Workspace) -> ClaimResult:
             + ", ".join(f"{o} {v:.4f}" for o, v in theory_ratio.items())
         )
     head = slopes.get(ws.unit(reader) + ":merge", (None, Estimate.missing()))[1]
-    data = "; ".join(
-        (
-            [ws.real_label(reader) + f", {cfg.length_strata} evidence-length strata"]
-            if paired is not None
-            else []
-        )
-        + [s.data for s in sims]
-        + [f"{k}: skipped" for k in skipped]
+    real = (
+        [f"{ws.real_label(reader)}, {cfg.length_strata} evidence-length strata"]
+        if paired is not None
+        else []
     )
     return claim_result(
         "5",
         verdict,
         measured=head,
-        data=data or "-",
+        data=data_label(sims, skipped, labels=real),
         details={
             "slopes": slopes,
             "strata": strata_rows,
@@ -274,14 +271,13 @@ def check_cross_note(ws: Workspace) -> ClaimResult:
             f"{src} [sim, shown]: "
             + ", ".join(f"{o}-rewrite {e.fmt(100, 1)} pts" for o, e in d["beats_rewrite"].items())
         )
-    data = "; ".join(
-        [f"{k} paired, rows with q not in G_B" for k in tables] + [f"{k}: skipped" for k in skipped]
-    )
     return claim_result(
         "6",
         verdict,
         measured=measured,
-        data=data or "-",
+        data=data_label(
+            (), skipped, labels=[f"{k} paired, rows with q not in G_B" for k in tables]
+        ),
         details={
             "beats_rewrite": beats,
             "merge_minus_abstract": conds,

@@ -18,12 +18,15 @@ References: MODEL §6 (theory), §3-5 (sim), §8 (OAS, paired data), §9 (LoCoMo
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jax
 import numpy as np
 
 from oas import normalize, paired_from_rows, simulate_paired, token_table
@@ -120,8 +123,6 @@ class Workspace:
     def __init__(
         self, config: CheckConfig, seed: int = 0, *, progress: Callable[[str], None] | None = None
     ):
-        import jax
-
         self.config = config
         self.seed = int(seed)
         self.root = jax.random.PRNGKey(self.seed)
@@ -145,16 +146,12 @@ class Workspace:
         self._memo[name] = ("ok", value)
 
     def key(self, name: str):
-        import jax
-
         return jax.random.fold_in(self.root, stable_id(name))
 
     def timed(self, stage: str, make: Callable[[], Any]) -> Any:
         """``make()``, its wall seconds recorded in ``stages`` as ``(stage, seconds)`` less the
         seconds of the stages (sources) it started, which are recorded on their own; the whole
         wall time, nested stages included, in ``timings[stage]`` (the progress line's figure)."""
-        import time
-
         outer, self._nested = self._nested, 0.0
         t0 = time.perf_counter()
         try:
@@ -248,9 +245,7 @@ class Workspace:
         """What the report states about the real data read so far: per ``--paired`` file its path,
         sha256, size, group count and provenance; for LoCoMo the file and its sha256."""
         out = []
-        for name, (status, v) in self._memo.items():
-            if status != "ok":
-                continue
+        for name, v in self.measured().items():
             if name.startswith("paired:"):
                 out.append(v.describe())
             elif name.startswith("locomo:"):
@@ -293,14 +288,10 @@ class Workspace:
           ``{source: list[oas.TokenRow]}``, or ``{source: reason}`` (a str) for a source whose
           rows carry no ``evidence_structure`` (its context tokens are unknown).
         """
-        units = [
-            name
-            for name, (status, _) in self._memo.items()
-            if status == "ok" and name.split(":", 1)[0] in ("paired", "locomo")
-        ]
         out: dict[str, list | str] = {}
-        for unit in units:
-            value = self._memo[unit][1]
+        for unit, value in self.measured().items():  # a copy: the loop adds tokens:<unit>
+            if unit.split(":", 1)[0] not in ("paired", "locomo"):
+                continue
             data = value.data if unit.startswith("paired:") else value
             out[unit] = self._get(f"tokens:{unit}", lambda data=data: _token_block(data))
         return out
@@ -311,20 +302,18 @@ class Workspace:
         (``self._locomo_plans``), dropped once every reader of ``config.readers`` has its data."""
 
         def make():
-            plans = self._locomo_plans
-            if reader != "llm":  # the main reader's chance rate corrects claims 2-3
+            try:  # the main reader's chance rate corrects claims 2-3
                 return _locomo_paired(
                     self.config,
                     reader,
-                    chance=reader == self.config.readers[0],
-                    plans=plans,
+                    chance=reader != "llm" and reader == self.config.readers[0],
+                    plans=self._locomo_plans,
                     protocol=self.config.protocol,
                 )
-            try:  # an endpoint that is down or answers garbage skips the llm unit, not the run
-                return _locomo_paired(
-                    self.config, reader, plans=plans, protocol=self.config.protocol
-                )
             except InputError as e:
+                if reader != "llm":
+                    raise
+                # an endpoint that is down or answers garbage skips the llm unit, not the run
                 raise DependencyMissing(f"llm reader unavailable: {e}") from None
 
         try:
@@ -459,7 +448,8 @@ class Workspace:
             return skipped_tables(str(e))
 
     def measured(self) -> dict:
-        """``{name: value}`` of every source computed so far (for figures)."""
+        """``{name: value}`` of every source computed so far, in the order computed (the figures,
+        the data graded and the tokens read it)."""
         return {k: v for k, (status, v) in self._memo.items() if status == "ok"}
 
 
@@ -528,8 +518,6 @@ def _sim_curves(
 ) -> SourceCurves:
     scen = load_scenario(scenario)
     res = simulate(key, scen, n_queries=config.sim_queries, progress=False)
-    import jax
-
     crossovers = _sim_crossovers(jax.random.fold_in(key, 1), res, config.n_resamples)
     return sim_result_to_curves(
         res,
@@ -589,8 +577,6 @@ def sim_result_to_curves(
 
 def sim_mean_length(key, scenario, n: int = 4000) -> float:
     """Mean raw cluster length ``E[len(C)]`` of a scenario's queries (tokens), from drawn queries."""
-    import jax
-
     q = simulate_queries(jax.random.fold_in(key, 7), scenario, n)
     lengths = np.asarray(q.record_lengths, float) * np.asarray(q.record_mask, float)
     return float(lengths.sum(axis=-1).mean())
@@ -617,16 +603,13 @@ def llm_configured() -> bool:
     )
 
 
-def locomo_conversations(config, path):
+def locomo_conversations(config: CheckConfig, path):
     """LoCoMo's conversations from ``path``, with ``config.locomo_audit`` applied when set."""
-
     loaded = load_locomo(path)
-    audit = getattr(config, "locomo_audit", None)
-    if audit is None:
+    if config.locomo_audit is None:
         return loaded.conversations
-
     modes = parse_audit_modes(config.audit_mode, "CheckConfig.audit_mode")
-    return apply_audit(loaded, audit, modes).loaded.conversations
+    return apply_audit(loaded, config.locomo_audit, modes).loaded.conversations
 
 
 def _locomo_paired(
@@ -661,8 +644,6 @@ def _locomo_paired(
     on LoCoMo as released (``chosen_query_ids``) and the audit then applies to them, so the
     audited run grades the same sample less the questions the audit drops.
     """
-    import dataclasses
-
     path = locomo_path(config.data)
     conversations = locomo_conversations(config, path)
     paper = config.design == "paper"
@@ -685,11 +666,11 @@ def _locomo_paired(
         make_tokenizer(tokenizer),
     )
     limit = config.llm_limit if reader == "llm" else config.locomo_limit
-    same = getattr(config, "locomo_audit", None) is not None and config.audit_sample == "same"
+    same = config.locomo_audit is not None and config.audit_sample == "same"
     # the questions are chosen on LoCoMo as released, then the audit applies to them: the
     # audited run grades the same sample, less its dropped questions (``audit_sample="same"``)
     chosen = chosen_query_ids(
-        load_locomo_conversations(path) if same else conversations, paper=paper, limit=limit
+        load_locomo(path).conversations if same else conversations, paper=paper, limit=limit
     )
     plans = {} if plans is None else plans
     rows = []
@@ -721,11 +702,6 @@ def _locomo_paired(
                         row[f"meta_chance_{a}"] = o.get(f"y_{a}", float("nan"))
             rows.extend(mine)
     return paired_from_rows(rows, source=f"{path.name} ({reader} reader)")
-
-
-def load_locomo_conversations(path):
-    """LoCoMo's conversations as released (no audit)."""
-    return load_locomo(path).conversations
 
 
 def chosen_query_ids(conversations, *, paper: bool, limit: int | None) -> set[str]:

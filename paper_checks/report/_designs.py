@@ -121,45 +121,45 @@ def designs_markdown(summary: dict) -> str:
     for d, name in zip(designs, names):
         info = summary["designs"][d]
         lines.append(f"- {name}: {info.get('data') or 'not measured: ' + str(info.get('skipped'))}")
+    operators = summary["operators"]
     lines += [
         "",
         "## Crossover budget B* (tokens, 95% CI) per operator",
         "",
-        "| operator | " + " | ".join(f"B* {n}" for n in names) + " |",
-        "| --- | " + " | ".join("---" for _ in names) + " |",
-    ]
-    for row in summary["operators"]:
-        lines.append(
-            f"| {row['operator']} | " + " | ".join(_cell(_fmt(row[d])) for d in designs) + " |"
-        )
-    lines += [
+        *_table(
+            "operator",
+            [f"B* {n}" for n in names],
+            ((row["operator"], [_fmt(row[d]) for d in designs]) for row in operators),
+        ),
         "",
-        *(f"- {row['line']}." for row in summary["operators"]),
+        *(f"- {row['line']}." for row in operators),
         "",
         f"{DIFFER[0].upper()}{DIFFER[1:]}.",
         "",
-    ]
-    lines += [
         "## How the designs differ",
         "",
-        "| aspect | " + " | ".join(names) + " |",
-        "| --- | " + " | ".join("---" for _ in names) + " |",
-        *(
-            f"| {aspect} | " + " | ".join(_cell(by[d]) for d in designs) + " |"
-            for aspect, by in summary["differ"].items()
+        *_table(
+            "aspect", names, ((k, [by[d] for d in designs]) for k, by in summary["differ"].items())
         ),
         "",
         "## Verdicts",
         "",
-        "| claim | " + " | ".join(names) + " |",
-        "| --- | " + " | ".join("---" for _ in names) + " |",
-        *(
-            f"| {row['claim_id']} | " + " | ".join(_cell(row[d]) for d in designs) + " |"
-            for row in summary["claims"]
+        *_table(
+            "claim", names, ((r["claim_id"], [r[d] for d in designs]) for r in summary["claims"])
         ),
         "",
     ]
     return "\n".join(lines)
+
+
+def _table(head: str, columns: list[str], rows) -> list[str]:
+    """A markdown table: ``head`` over the rows' names, ``columns`` over their cells; ``rows``
+    are ``(name, cells)``, one cell per column."""
+    return [
+        f"| {head} | " + " | ".join(columns) + " |",
+        "| --- | " + " | ".join("---" for _ in columns) + " |",
+        *(f"| {name} | " + " | ".join(_cell(c) for c in cells) + " |" for name, cells in rows),
+    ]
 
 
 def designs_text(summary: dict) -> list[str]:

@@ -20,6 +20,7 @@ from typing import Any
 from paper_checks._types import ClaimResult
 from paper_checks.report._report import format_measured
 from paper_checks.rules._acceptance import ACCEPTANCE_RULE, answer
+from paper_checks.tables._design import tables_markdown
 from retcon.output import write_text_atomic
 
 _CSS = """
@@ -161,8 +162,6 @@ def render_html(
         f"<p>{inline(ACCEPTANCE_RULE)}</p>",
     ]
     if report.get("tables") is not None:
-        from paper_checks.tables._design import tables_markdown
-
         parts += [
             '<h2 id="tables">The paper\'s tables beside ours</h2>',
             markdown_html(tables_markdown(report["tables"])),

@@ -19,14 +19,13 @@ from paper_checks._paired import judge_flag_lines
 from paper_checks._types import VERDICTS, ClaimResult, Estimate
 from paper_checks.rules._acceptance import ACCEPTANCE_RULE, answer
 from paper_checks.rules._grades import RULES
+from paper_checks.tables._design import tables_markdown
 from retcon.output import sidecar, to_jsonable, write_json_atomic, write_text_atomic
 
 
 def plain(obj: Any) -> Any:
     """JSON-ready copy: NamedTuples -> dicts, arrays -> lists, NaN/inf -> None, keys -> str."""
-    if isinstance(obj, Estimate):
-        return {k: plain(v) for k, v in obj._asdict().items()}
-    if hasattr(obj, "_asdict"):
+    if hasattr(obj, "_asdict"):  # NamedTuples (``Estimate``, ``ClaimResult``): by field name
         return {k: plain(v) for k, v in obj._asdict().items()}
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
@@ -216,8 +215,6 @@ def write_report(
     ``tokens``: tokens beside accuracy per real-data source (``Workspace.token_tables``)."""
     out = Path(out_dir)
     if tables is not None:
-        from paper_checks.tables._design import tables_markdown
-
         write_text_atomic(out / "TABLES.md", tables_markdown(tables))
     cfg = plain(config)
     if isinstance(cfg, dict) and cfg.get("protocol") == "oracle":

@@ -160,7 +160,7 @@ def answer(result: Any) -> str:
                 why += ", and an effect of the paper's size would very likely have been seen"
     else:
         return f"- Claim {result.claim_id}: not checked ({d.get('reason', 'no real data')})."
-    tail = f"; {power}" if power and v in (PASS, FAIL, PARTIAL, INCONCLUSIVE) else ""
+    tail = f"; {power}" if power else ""  # a graded verdict: the others returned above
     same = d.get("same_records")
     tail += f"; {same}" if same else ""
     return f"- Claim {result.claim_id}: **{_ANSWER[v]}**: {why}{tail}."

@@ -38,6 +38,7 @@ import theory
 from paper_checks._curves import curves_from_outcomes
 from paper_checks._types import Estimate
 from paper_checks.operating import LOCOMO_BUDGETS, locomo_shaped_data
+from retcon.errors import InputError
 
 
 def continuous_interval(budgets, est: Estimate) -> Estimate:
@@ -65,8 +66,6 @@ def biased_interval(est: Estimate, beta: float) -> Estimate:
     """``est`` widened by a relative grid-bias bound ``beta`` in [0, 1) (module doc); a missing
     estimate stays missing."""
     if not 0 <= beta < 1:
-        from retcon.errors import InputError
-
         raise InputError(f"biased_interval: beta must be in [0, 1); got {beta!r}.")
     if not est.defined:
         return est

@@ -36,9 +36,9 @@ class Gate(NamedTuple):
     reason: str = ""
 
 
-def _budgets_words(cells) -> str:
-    vals = [f"{float(c):g}" for c in cells]
-    return vals[0] if len(vals) == 1 else ", ".join(vals[:-1]) + " and " + vals[-1]
+def _and(words: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def _constant_words(value: float, who: str) -> str:
@@ -86,7 +86,7 @@ def outcome_gate(outcomes, cell=None, needed=None, *, who: str = "the reader") -
         if u.size > 1:
             return Gate(True)
         flat.append(float(u[0]) if u.size else float("nan"))
-    where = f"at budget{'s' if len(cells) > 1 else ''} {_budgets_words(cells)}"
+    where = f"at budget{'s' if len(cells) > 1 else ''} {_and([f'{float(v):g}' for v in cells])}"
     if all(np.isfinite(flat)) and len(set(flat)) == 1:
         return Gate(
             False, f"{_constant_words(flat[0], who)} {where} (the budgets this claim needs)"
@@ -145,8 +145,7 @@ def identical_actions(outcomes, names: Sequence[str]) -> Identical:
             sets.append([k])
     same = tuple(tuple(names[k] for k in s) for s in sets if len(s) > 1)
     words = "; ".join(
-        f"{' and '.join(s) if len(s) == 2 else ', '.join(s[:-1]) + ' and ' + s[-1]} are the "
-        "same records here (the same outcome on every row): counted once"
+        f"{_and(s)} are the same records here (the same outcome on every row): counted once"
         for s in same
     )
     first = {names[k]: names[s[0]] for s in sets for k in s[1:]}

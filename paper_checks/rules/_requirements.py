@@ -16,6 +16,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from paper_checks.rules._gates import first_closed, groups_gate, outcome_gate
+
 
 class Needs(NamedTuple):
     """A claim's requirements on each real-data unit it grades.
@@ -47,8 +49,6 @@ def needed_budgets(budget, cells: str) -> np.ndarray | None:
 def gate(paired, needs: Needs, unit: str):
     """The data gates (``paper_checks.rules._gates``) for one real unit: too few groups, or an
     outcome without variance in every budget the claim reads. Returns ``Gate``."""
-    from paper_checks.rules._gates import first_closed, groups_gate, outcome_gate
-
     return first_closed(
         groups_gate(paired.group_id, needs.min_groups, who=unit),
         outcome_gate(

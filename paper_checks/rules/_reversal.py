@@ -103,11 +103,6 @@ def endpoint_test(budgets, group_delta, *, alpha: float = ALPHA) -> EndpointTest
     return EndpointTest(gain, loss, grades, point, test.exact)
 
 
-def endpoint_reversal(budgets, group_delta, *, alpha: float = ALPHA) -> bool:
-    """True when some operator reverses significantly (``endpoint_test``'s grade 2)."""
-    return bool((endpoint_test(budgets, group_delta, alpha=alpha).grades == SIGNIFICANT).any())
-
-
 def grade_reversal(budgets, delta, lower, upper) -> int:
     """Grade a sign reversal of ``dU`` over increasing budgets (MODEL §6.1-6.3).
 
@@ -274,18 +269,15 @@ def loose_test(margins, *, alpha: float = ALPHA) -> LooseTest:
     return LooseTest(above, below, grades)
 
 
-def loose_grades(margins, *, alpha: float = ALPHA) -> np.ndarray:
-    """``(K,)`` grades of ``loose_test``."""
-    return loose_test(margins, alpha=alpha).grades
-
-
 def loose_verdict(loose: dict, ops: list, missing=()) -> Verdict:
-    """Claim 3 on per-group margins ``{source: (G, K)}``: ``loose_grades`` per source and
+    """Claim 3 on per-group margins ``{source: (G, K)}``: ``loose_test``'s grades per source and
     operator. "Retention beats every operator by 8-11 points" fails when the sign-flip test
     excludes the paper's 8 points for any operator (grade 0); otherwise ``combine`` (PASS when
     every operator's margin is shown above 4 points)."""
     grades = {
-        f"{src}:{op}": int(g) for src, m in loose.items() for op, g in zip(ops, loose_grades(m))
+        f"{src}:{op}": int(g)
+        for src, m in loose.items()
+        for op, g in zip(ops, loose_test(m).grades)
     }
     bad = [u for u, g in grades.items() if g == NO]
     if bad:

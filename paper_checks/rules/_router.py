@@ -135,17 +135,17 @@ def equivalence_oc(key, diff, margin: float, *, n_datasets: int = N_DATASETS):
     worse by ``margin``), with the measured spread. Where ``margin`` is below the paper's 1.55
     points the true world lies outside the equivalence region: the claim holds there, the rule's
     PASS (equivalence) does not, and its power is low by construction."""
-    return operating_characteristics(
+    return halved_oc(
         lambda d: equivalence_verdict(d, margin=margin).verdict,
-        np.asarray(diff).shape[0],
-        group_values={"d": np.asarray(diff, float)},
-        true_means={"d": MLP_MINUS_RIDGE},
-        null_means={"MLP better by the margin": {"d": margin}, "MLP worse by it": {"d": -margin}},
-        key=key,
-        n_datasets=n_datasets,
-        true_world=f"the paper's MLP - ridge {MLP_MINUS_RIDGE:+.4f} (Table 11), the data's spread",
-        half_means={"d": MLP_MINUS_RIDGE / 2},
-        half_world="half the paper's difference",
+        {"d": np.asarray(diff, float)},
+        {"d": MLP_MINUS_RIDGE},
+        {"MLP better by the margin": {"d": margin}, "MLP worse by it": {"d": -margin}},
+        key,
+        n_datasets,
+        (
+            f"the paper's MLP - ridge {MLP_MINUS_RIDGE:+.4f} (Table 11), the data's spread",
+            "half the paper's difference",
+        ),
     )
 
 

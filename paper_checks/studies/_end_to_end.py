@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from oas.real import (
     gap_split,
     load_locomo,
@@ -148,12 +150,6 @@ def end_to_end_verdicts(results: dict) -> list[dict]:
     return out
 
 
-def _router_oc_at(n_groups: int) -> dict | None:
-    """The router rule's measured error rates at ``n_groups`` (``ROUTER_RULE_OC``), or None."""
-
-    return ROUTER_RULE_OC.get(int(n_groups))
-
-
 def router_statement(router: dict, results: dict) -> dict:
     """ "A router beats best-fixed end to end", answered from the ``deployable`` policy's gain.
 
@@ -174,7 +170,7 @@ def router_statement(router: dict, results: dict) -> dict:
     g = router["gain"]["deployable"]
     n_groups = len(router["groups"])
     raw = router_verdict(g["lower"], g["upper"])
-    oc = _router_oc_at(n_groups)
+    oc = ROUTER_RULE_OC.get(n_groups)  # the rule's measured error rates at G, or None
     answer, why = raw, ""
     if raw != UNDECIDED:
         if oc is None:
@@ -216,8 +212,6 @@ def router_statement(router: dict, results: dict) -> dict:
 
 def _router_run(ws, paired) -> dict:
     """``oas.real.loco_deployable`` on the end-to-end rows, features 12-14 from the texts."""
-    import numpy as np
-
     conversations = load_locomo(locomo_path(ws.config.data)).conversations
     extra = locomo_retrieval_features(paired, conversations)
     recall = np.asarray(paired.meta["meta_retrieval_recall_cluster"], dtype=np.float64)

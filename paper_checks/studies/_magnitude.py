@@ -11,6 +11,8 @@ References: MODEL §2, §6, §8.
 
 from __future__ import annotations
 
+import numpy as np
+
 from oas import identify_report
 from paper_checks.report._report import append_section
 from retcon.vocab import OPERATORS
@@ -27,8 +29,6 @@ def magnitude_section(ws, *, folds: int = 5, n_resamples: int = 100) -> dict:
 
     A source that cannot be built (no data, a missing dependency) is recorded as skipped.
     """
-    import numpy as np
-
     out: dict = {}
     for name, method, arg in SOURCES:
         try:

@@ -20,10 +20,14 @@ they change".
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import jax
+import numpy as np
 
 import theory
 from paper_checks._types import ClaimResult
@@ -117,9 +121,6 @@ def joint_crossover_change(
 
     References: MODEL §6 (crossover; docs/model.md §6.4 for a sampled curve); docs/statistics.md.
     """
-    import jax
-    import numpy as np
-
     b = np.asarray(budgets, dtype=np.float64)
     gb = [str(g) for g in np.asarray(groups_before).reshape(-1)]
     ga = [str(g) for g in np.asarray(groups_after).reshape(-1)]
@@ -161,8 +162,6 @@ def _joint_crossovers(ws_before, ws_after) -> dict[str, dict]:
             pb, pa = ws_before.real_paired(reader), ws_after.real_paired(reader)
         except (DataMissing, DependencyMissing):
             continue
-        import numpy as np
-
         first = next(iter(cb.operators.values()))
         if not np.array_equal(first.budgets, next(iter(ca.operators.values())).budgets):
             continue  # not the same grid: no joint interval
@@ -196,9 +195,6 @@ def joint_mean_change(
     (rows of two runs on the same conversations), with a paired cluster bootstrap: the
     conversations of either run are resampled, the same draw for both runs, and each run's mean is
     taken over its rows of the drawn conversations. ``None`` for an undefined figure."""
-    import jax
-    import numpy as np
-
     gb = np.asarray(groups_before).astype(str)
     ga = np.asarray(groups_after).astype(str)
     vb, va = np.asarray(values_before, float), np.asarray(values_after, float)
@@ -241,8 +237,6 @@ def _table_4_change(ws_before, ws_after) -> list[dict] | None:
         pb, pa = ws_before.real_paired(reader), ws_after.real_paired(reader)
     except (DataMissing, DependencyMissing):
         return None
-    import jax
-    import numpy as np
 
     def gains(p, op, b):
         y, rows = np.asarray(p.outcomes, float), np.asarray(p.budget, float) == b
@@ -281,8 +275,6 @@ def _table_4_change(ws_before, ws_after) -> list[dict] | None:
 def _questions(ws) -> set[str] | None:
     """The question ids of the main reader's real rows in ``ws`` (None when absent)."""
     try:
-        import numpy as np
-
         paired = ws.real_paired(ws.config.readers[0])
     except (DataMissing, DependencyMissing, IndexError, AttributeError):
         return None
@@ -498,8 +490,6 @@ def robustness_markdown(section: dict) -> str:
 def append_robustness(out_dir, section: dict) -> None:
     """Write ``robustness.json``, add the section to ``report.json`` and append it to REPORT.md
     (each atomically)."""
-    import json
-
     out = Path(out_dir)
     append_section(out, "robustness.json", section, robustness_markdown(section))
     report = out / "report.json"

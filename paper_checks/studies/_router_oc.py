@@ -278,21 +278,19 @@ def router_rule_characteristics(
     for sig in signals:
         for d in range(n_datasets):
             rec = (done or {}).get((float(sig), d))
-            if rec is not None:
-                records.append(rec)
-                continue
-            rec = router_rule_records(
-                router_world_key(key, sig),
-                float(sig),
-                d,
-                n_groups=n_groups,
-                n_questions=n_questions,
-                policies=policies,
-                feature_groups=feature_groups,
-            )
+            if rec is None:  # not in the resumed run's cache: measured now
+                rec = router_rule_records(
+                    router_world_key(key, sig),
+                    float(sig),
+                    d,
+                    n_groups=n_groups,
+                    n_questions=n_questions,
+                    policies=policies,
+                    feature_groups=feature_groups,
+                )
+                if progress is not None:
+                    progress(rec)
             records.append(rec)
-            if progress is not None:
-                progress(rec)
     return summarize_rule_records(records, policies)
 
 

@@ -34,6 +34,8 @@ false NO <= 5%) makes its statement UNDECIDED, with the figures in the report.
 
 from __future__ import annotations
 
+import jax
+
 import sim
 from oas.real import load_locomo, survival, survival_report
 from paper_checks.claims._sources import DataMissing, locomo_path
@@ -71,8 +73,6 @@ def geometric(conversations, passes: int = 4) -> dict:
 
 def timeline_section(conversations=None, *, queries: int = QUERIES, seed: int = 0) -> dict:
     """The four statements; ``conversations`` (LoCoMo) may be ``None`` (statement 2 UNDECIDED)."""
-    import jax
-
     ss = sim.load_stream("locomo-stream")
     r = sim.simulate_timeline(ss, queries=queries, seed=seed)
     # simultaneous rules (Bonferroni over the cells); their error rates, measured on this pool,

@@ -161,11 +161,7 @@ def best_per_budget(outcomes, budget, test_budget) -> np.ndarray:
     """``(len(test_budget),)`` per budget the action of highest mean outcome on the rows
     ``(outcomes, budget)`` at that budget (ties to the earlier action); 0 (retention) at a budget
     those rows lack. The per-budget policy selected on fit data (Table 12)."""
-    outcomes, budget, test_budget = (
-        np.asarray(outcomes),
-        np.asarray(budget),
-        np.asarray(test_budget),
-    )
+    outcomes, budget, test_budget = map(np.asarray, (outcomes, budget, test_budget))
     chosen = np.zeros(test_budget.shape[0], np.int64)
     for b in np.unique(test_budget):
         seen = budget == b

@@ -34,6 +34,8 @@ References: MODEL §11 (protocol, Tables 1, 2, 3, 4, 7, 8, 9, 10, 11), §8 (poli
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import jax
 import numpy as np
 
@@ -43,6 +45,7 @@ from paper_checks._published import (
     TABLE_5_READER,
 )
 from paper_checks.tables._crossfit import (
+    PROTOCOL_CROSSFIT,
     PROTOCOL_SPLIT,
     crossfit_evaluate,
     has_split,
@@ -210,8 +213,6 @@ def second_reader_table(key: jax.Array, source, dataset: str, *, n_resamples: in
 
     References: MODEL §11 (Table 5).
     """
-    from pathlib import Path
-
     name = second_reader_name(source)
     where = lme_reference(dataset)
     return {
@@ -261,7 +262,7 @@ def paper_tables(key: jax.Array, paired, *, n_resamples: int = 10_000, second_re
         f"{PROTOCOL_SPLIT} ({len(np.unique(np.asarray(paired.query_id)[ev.index]))} test "
         "questions; meta_split)"
         if split
-        else "grouped five-fold cross-fitting by question"
+        else f"{PROTOCOL_CROSSFIT} by question"
     )
     choices = "split-protocol" if split else "cross-fitted"
     note = (
@@ -371,10 +372,11 @@ def skipped_tables(reason: str) -> dict:
 
 def tables_markdown(tables: dict) -> str:
     """``TABLES.md``: the tables block in words and markdown tables."""
+    not_made = ["## Tables not made", ""]
+    not_made += [f"- Table {t['table']}: {t['reason']}." for t in tables["not_made"]]
+    heading = "# The paper's tables beside ours (--design paper)"
     if "skipped" in tables:
-        lines = ["# The paper's tables beside ours (--design paper)", "", "## Tables not made", ""]
-        lines += [f"- Table {t['table']}: {t['reason']}." for t in tables["not_made"]]
-        return "\n".join(lines) + "\n"
+        return "\n".join([heading, "", *not_made]) + "\n"
     lme = tables.get("dataset") == "longmemeval"
     name = "table_3" if lme else "table_4"
     t4 = tables[name]
@@ -386,7 +388,7 @@ def tables_markdown(tables: dict) -> str:
         else table_4_markdown(_cells(t4["cells"]))
     ).rstrip("\n")
     lines = [
-        "# The paper's tables beside ours (--design paper)",
+        heading,
         "",
         (
             f"A LongMemEval-format file under the paper's design: {tables['n_questions']} "
@@ -433,9 +435,7 @@ def tables_markdown(tables: dict) -> str:
             lines += ["", *cells_markdown(head, tables[name]["cells"], _KEYS[name])]
     history = history_markdown(tables)  # Table 5 of a second reader, 6 and 12 of full history
     lines += ["", *history[:-1]] if history else []
-    lines += ["", "## Tables not made", ""]
-    lines += [f"- Table {t['table']}: {t['reason']}." for t in tables["not_made"]]
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, "", *not_made]) + "\n"
 
 
 #: The columns that name a cell of each extra table, before the shared ones.

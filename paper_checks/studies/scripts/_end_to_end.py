@@ -7,6 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
+import jax
+
 from oas.real import end_to_end_report, gap_split, side_by_side
 from paper_checks.claims._sources import stable_id
 from retcon import plots
@@ -47,8 +49,6 @@ def main(doc: str | None, argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--resamples", type=int, default=1000)
     args = p.parse_args(argv)
-    import jax
-
     runs = {}
     for spec in args.run:
         name, sep, path = spec.partition("=")

@@ -9,6 +9,7 @@ References: MODEL §4-6 (curves, crossover), §5 (Assumption 1), §8 (OAS, calib
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 
 from oas import (
@@ -198,8 +199,6 @@ def phase_diagram_data(config: dict, seed: int) -> dict:
     many clusters). Returns per operator the ``dU`` grid, the Assumption-1 prediction, the
     spillover term ``S``, the crossover shift and whether the sign reversal survives.
     """
-    import jax
-
     scen = load_scenario(config.get("scenario", "locomo-like"))
     knob = config.get("knob", "budget_spillover")
     if knob not in ("budget_spillover", "rank_spillover"):
@@ -270,8 +269,6 @@ def _paired(ws: Workspace, source: str):
 
 def policies_data(config: dict, seed: int) -> dict:
     """Accuracy per budget and policy with grouped 95% CIs on held-out groups (``oas.evaluate``)."""
-    import jax
-
     ws = _workspace(config, seed)
     out = {}
     for source in config.get("sources", ["sim:locomo-like"]):
@@ -326,8 +323,6 @@ def harm_tradeoff_data(config: dict, seed: int) -> dict:
     (max accuracy s.t. harm <= alpha; conformal risk control) are fitted on the calibration groups
     and scored on the test groups, with grouped bootstrap CIs.
     """
-    import jax
-
     ws = _workspace(config, seed)
     paired = _paired(ws, config.get("source", "sim:locomo-like"))
     root = jax.random.PRNGKey(seed)

@@ -5,9 +5,12 @@ docstring)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import sys
 from pathlib import Path
 
+import jax
 import numpy as np
 
 from oas import RETRIEVAL_FEATURE_NAMES, read_paired, simulate_paired
@@ -41,8 +44,6 @@ def locomo(
 ) -> dict:
     """The LoCoMo comparison (see the module docstring); ``retrieval`` holds the pairing run's
     ``granularity``, ``retriever``, ``top_k`` and ``embedder`` (a name) when not the defaults."""
-    import jax
-
     e2e = read_paired(e2e_path)
     conversations = load_locomo(data_path).conversations
     opts = dict(retrieval or {})
@@ -83,10 +84,6 @@ def simulation(
     key, *, recalls=RECALLS, n_instances: int = 8000, n_budgets: int = 8, theory: bool = True
 ) -> dict:
     """Gain over best-fixed against recall in ``locomo-like`` for each router (LOGO, 10 groups)."""
-    import dataclasses
-
-    import jax
-
     sc = load_scenario("locomo-like")
     budgets = np.geomspace(sc.budgets[0], sc.budgets[-1], n_budgets)
     k_draw, k_score = jax.random.split(key)
@@ -113,8 +110,6 @@ def simulation(
 
 def rule_oc(key, out_dir: Path, *, signals, n_datasets: int, n_questions: int = 150) -> list:
     """The rule's error rates (module docstring); records cached in ``out_dir/rule_oc.jsonl``."""
-    import json
-
     cache = Path(out_dir) / "rule_oc.jsonl"
     done = {}
     if cache.is_file():
@@ -271,8 +266,6 @@ def main(doc: str | None, argv=None) -> int:
     p.add_argument("--signals", default="0,0.03,0.05", help="--rule-oc worlds (0: the null)")
     p.add_argument("--datasets", type=int, default=100, help="--rule-oc data sets per world")
     args = p.parse_args(argv)
-
-    import jax
 
     if not args.e2e and not args.sim and not args.rule_oc and not args.topk:
         raise InputError("give --e2e FILE (LoCoMo), --topk, --sim and/or --rule-oc.")

@@ -7,6 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from oas.real import recall_accuracy_sweep
 from paper_checks.studies.scripts._args import numbers
 from retcon import plots
@@ -54,7 +56,6 @@ def main(doc: str | None, argv=None) -> int:
     if args.groups < 3:
         raise InputError(f"--groups must be at least 3; got {args.groups}.")
     import jax
-    import numpy as np
 
     out = check_out_dir("--out", args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -115,8 +116,6 @@ def _table(res: dict) -> str:
 
 
 def _figure(res: dict, path: Path, title: str) -> None:
-    import numpy as np
-
     rec, acc = res["recalls"], res["accuracies"]
     # a "scenario" column (the scenario's own classifier) sits at its realized type accuracy
     acc_x = [c["type_accuracy"] if a is None else a for a, c in zip(acc, res["cells"][0])]
