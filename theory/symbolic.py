@@ -117,14 +117,6 @@ def tight_budget_ratio_expr() -> sp.Expr:
     return sp.simplify(sp.limit(sp.simplify(ratio), B, 0, "+"))
 
 
-def tight_budget_condition_expr() -> sp.Expr:
-    """The tight-budget condition as a sympy relation ``rho^(-k) > kappa`` (equivalent to the ratio > 0).
-
-    References: docs/model.md §6.3.
-    """
-    return sp.StrictGreaterThan(rho ** (-k), KAPPA)
-
-
 def uniqueness_lemma_residual() -> sp.Expr:
     """``d/dB ln r(B) - (e(B/rho) - e(B)) / B`` for ``r = F(B/rho)/F(B)`` and ``e(x) = x F'(x)/F(x)``.
 
