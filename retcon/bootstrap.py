@@ -213,7 +213,9 @@ def delta_curve_replicates(
 
 
 def _group_sums(values, groups, mask, who: str) -> tuple[np.ndarray, np.ndarray]:
-    """Per-group sums of the masked values and of the mask: ``(G, m)`` each."""
+    """Per-group sums of the masked values and of the mask: ``(G, m)`` each, groups in
+    ``np.unique`` order of their labels (``None``: every row its own group). ``values``: ``(n, ...)``
+    float64, flattened to ``(n, m)``; ``mask`` like it (default all); ``who`` opens the messages."""
     values = values.reshape(values.shape[0], -1)
     n = values.shape[0]
     if n == 0:

@@ -25,6 +25,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
+from retcon.bootstrap import _group_sums
 from retcon.errors import InputError
 
 #: Largest group count for which ``sign_flip_test`` enumerates every sign pattern.
@@ -451,16 +452,7 @@ def group_means(values, groups, mask=None) -> np.ndarray:
     """
     v = np.asarray(values, dtype=np.float64)
     squeeze = v.ndim == 1
-    v = v.reshape(v.shape[0], -1)
-    m = np.ones_like(v) if mask is None else np.asarray(mask, dtype=np.float64).reshape(v.shape)
-    if len(groups) != v.shape[0]:
-        raise InputError(f"group_means: groups has {len(groups)} rows; values has {v.shape[0]}.")
-    _, ids = np.unique(np.asarray(groups), return_inverse=True)
-    ids = ids.reshape(-1)
-    G = int(ids.max()) + 1 if ids.size else 0
-    masked = np.where(m > 0, v, 0.0)
-    sums = np.stack([np.bincount(ids, masked[:, j], G) for j in range(v.shape[1])], 1)
-    counts = np.stack([np.bincount(ids, m[:, j], G) for j in range(v.shape[1])], 1)
+    sums, counts = _group_sums(v, groups, mask, "group_means")
     out = np.where(counts > 0, sums / np.maximum(counts, 1e-300), np.nan)
     return out[:, 0] if squeeze else out
 
