@@ -25,7 +25,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from retcon.bootstrap import _group_sums
+from retcon.bootstrap import _group_sums, delta_columns
 from retcon.errors import InputError
 
 #: Largest group count for which ``sign_flip_test`` enumerates every sign pattern.
@@ -469,18 +469,8 @@ def group_delta_curves(outcomes, groups, budget, budgets) -> np.ndarray:
 
     References: MODEL §3 (``dU``).
     """
-    y = np.asarray(outcomes, dtype=np.float64)
-    b = np.asarray(budget, dtype=np.float64).reshape(-1)
-    grid = np.asarray(budgets, dtype=np.float64).reshape(-1)
-    if y.ndim != 2 or y.shape[1] < 2 or b.shape[0] != y.shape[0]:
-        raise InputError(
-            "group_delta_curves: outcomes must have shape (n, actions >= 2) and budget (n,); "
-            f"got {y.shape} and {b.shape}."
-        )
-    no, nb = y.shape[1] - 1, grid.size
-    values = np.repeat(y[:, 1:] - y[:, :1], nb, axis=1)  # (n, no * nb), operator-major
-    mask = np.tile((b[:, None] == grid[None, :]).astype(np.float64), (1, no))
-    return group_means(values, groups, mask).reshape(-1, no, nb)
+    values, mask, shape = delta_columns(outcomes, budget, budgets, "group_delta_curves")
+    return group_means(values, groups, mask).reshape((-1, *shape))
 
 
 def wild_delta_curve_replicates(
