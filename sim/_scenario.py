@@ -434,6 +434,16 @@ _CLASSIFIER_KEYS = ("accuracy", "confusion")
 _BUDGET_KEYS = ("min", "max", "count", "spacing")
 
 
+def length_from_table(where: str, value: Any) -> LengthConfig:
+    """A ``LengthConfig`` from its TOML table ``{dist = ..., <parameters>}`` at the key ``where``
+    (``types.<name>.length``, ``stream.session_length``), which every error names."""
+    params = tuple(sorted({p for v in DIST_PARAMS.values() for p in v}))
+    length = ck.table(where, value, ("dist", *params), ("dist",))
+    return LengthConfig(
+        length["dist"], tuple((k, v) for k, v in length.items() if k != "dist"), where=where
+    )
+
+
 def _per_type(key: str, value: Any, names: list[str]) -> dict[str, Any]:
     """A scalar for every type, or a table with one value per listed type."""
     if isinstance(value, dict):
@@ -478,24 +488,13 @@ def scenario_from_dict(d: dict) -> Scenario:
     types = []
     for n in names:
         t = ck.table(f"types.{n}", types_t[n], _TYPE_KEYS, ("weight", "length"))
-        length = ck.table(
-            f"types.{n}.length",
-            t["length"],
-            ("dist",) + tuple(sorted({p for v in DIST_PARAMS.values() for p in v})),
-            ("dist",),
-        )
-        lc = LengthConfig(
-            length["dist"],
-            tuple((k, v) for k, v in length.items() if k != "dist"),
-            where=f"types.{n}.length",
-        )
         types.append(  # the configs check every value and name its key (their __post_init__)
             QueryTypeConfig(
                 name=n,
                 weight=t["weight"],
                 records=t.get("records", 1),
                 redundancy=t.get("redundancy", 0.0),
-                length=lc,
+                length=length_from_table(f"types.{n}.length", t["length"]),
                 acc_raw=acc[n],
                 fidelity=tuple(fid[op][n] for op in OPERATORS),
             )
