@@ -19,8 +19,7 @@ from typing import NamedTuple, cast
 
 import sympy as sp
 
-# Symbols of docs/model.md §6. Budgets and lengths are positive; rho in (0, 1) is encoded where a
-# sign has to be decided (see `rho_below_one`).
+# Symbols of docs/model.md §6. Budgets and lengths are positive.
 B = sp.Symbol("B", positive=True)  # budget, tokens
 x = sp.Symbol("x", positive=True)  # a length, tokens
 s = sp.Symbol("s", positive=True)  # scale factor of the length distribution
@@ -82,12 +81,6 @@ def identity_residual() -> sp.Expr:
     """
     d = decomposition()
     return sp.simplify(d.coverage + d.replacement - d.delta)
-
-
-def rho_below_one(expr: sp.Expr) -> sp.Expr:
-    """Rewrite ``rho = 1/(1 + r)`` with ``r > 0`` so sympy can decide signs that need ``rho < 1``."""
-    r = sp.Symbol("r", positive=True)
-    return expr.subs(rho, 1 / (1 + r))
 
 
 @functools.cache
