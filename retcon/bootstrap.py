@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from retcon.errors import InputError, check_choice
+from retcon.errors import InputError, check_choice, check_range
 
 if TYPE_CHECKING:  # JAX is imported only where a JAX key or ``backend="jax"`` needs it
     import jax
@@ -127,8 +127,7 @@ def grouped_bootstrap_mean(
     """
     values = np.asarray(values, dtype=np.float64)
     squeeze = values.ndim == 1
-    if not 0 < level < 1:
-        raise InputError(f"grouped_bootstrap_mean: level must be in (0, 1); got {level}.")
+    check_range("grouped_bootstrap_mean: level", level, 0, 1)
     check_choice("grouped_bootstrap_mean: backend", backend, BACKENDS)
     sums, counts = _group_sums(values, groups, mask, "grouped_bootstrap_mean")
     w = group_resample_weights(key, sums.shape[0], int(n_resamples))

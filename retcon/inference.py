@@ -26,7 +26,7 @@ import jax
 import numpy as np
 
 from retcon.bootstrap import _group_sums, delta_columns
-from retcon.errors import InputError
+from retcon.errors import InputError, check_range
 
 #: Largest group count for which ``sign_flip_test`` enumerates every sign pattern.
 SIGN_FLIP_MAX_GROUPS = 16
@@ -72,8 +72,7 @@ def group_t_interval(values, *, level: float = 0.95) -> GroupInterval:
 
     References: Cameron & Miller (2015), J. Human Resources 50(2), section VI.
     """
-    if not 0.0 < float(level) < 1.0:
-        raise InputError(f"group_t_interval: level must be in (0, 1); got {level}.")
+    check_range("group_t_interval: level", level, 0, 1)
     from scipy.special import stdtrit
 
     v, _ = _as_columns(values, "group_t_interval")
@@ -411,8 +410,7 @@ def wild_cluster_replicates(
     References: Cameron, Gelbach & Miller (2008), REStat 90(3); Webb (2014); Cameron & Miller
     (2015), section VI.C.
     """
-    if not 0.0 < float(level) < 1.0:
-        raise InputError(f"wild_cluster_replicates: level must be in (0, 1); got {level}.")
+    check_range("wild_cluster_replicates: level", level, 0, 1)
     from scipy.special import ndtri, stdtrit
 
     v = np.asarray(group_values, dtype=np.float64)
