@@ -359,9 +359,3 @@ def vocabulary_name(query_type: str) -> str:
         if query_type in vocab:
             return name
     raise InputError(f"unknown query type {query_type!r}.")
-
-
-def check_positive_int(name: str, value, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise InputError(f"{name} must be an integer >= {minimum}; got {value!r}.")
-    return int(value)

@@ -41,7 +41,7 @@ from oas._router import Router, check_router_overlap
 from oas._structure import STRUCTURE_COLUMN, paired_structure
 from oas._theory_router import fit_theory_router
 from retcon.bootstrap import grouped_bootstrap_mean
-from retcon.errors import InputError, check_choice
+from retcon.errors import InputError, check_choice, check_range
 from retcon.inference import group_mean_interval
 from retcon.vocab import ACTIONS, EVALUATE_INTERVALS
 
@@ -156,8 +156,7 @@ def evaluate(
 
     References: MODEL §8.
     """
-    if not 0 <= alpha < 1:
-        raise InputError(f"evaluate: alpha must be in [0, 1); got {alpha}.")
+    check_range("evaluate: alpha", alpha, 0, 1, low_open=False)
     check_choice("evaluate: interval", interval, EVALUATE_INTERVALS)
     if len(fractions) != 3:
         raise InputError(

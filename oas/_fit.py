@@ -23,7 +23,7 @@ from oas._ridge import DEFAULT_PENALTIES, RidgeFit, fit_ridge, predict_ridge
 from oas._router import Router, group_digests
 from oas._structure import STRUCTURE_COLUMN
 from oas._theory_router import fit_theory_router
-from retcon.errors import InputError
+from retcon.errors import InputError, check_range
 
 
 def group_split(key: jax.Array, groups, fractions) -> np.ndarray:
@@ -143,8 +143,7 @@ def fit_router(
         raise InputError(
             f"fit_router: calibration_fraction must be in (0, 1); got {calibration_fraction}."
         )
-    if not 0 <= alpha < 1:
-        raise InputError(f"fit_router: alpha must be in [0, 1); got {alpha}.")
+    check_range("fit_router: alpha", alpha, 0, 1, low_open=False)
     k_split, k_folds = jax.random.split(key)
     part = group_split(k_split, data.group_id, (1 - calibration_fraction, calibration_fraction))
     train, calib = data.take(part == 0), data.take(part == 1)

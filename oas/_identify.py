@@ -34,7 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from retcon.errors import InputError
+from retcon.errors import InputError, check_range
 from retcon.vocab import ACTIONS, OPERATORS
 from theory import reader_success
 
@@ -462,8 +462,7 @@ def identify(
 
     References: docs/model.md §2, §8.
     """
-    if not 0 < level < 1:
-        raise InputError(f"identify: level must be in (0, 1); got {level}.")
+    check_range("identify: level", level, 0, 1)
     if isinstance(n_resamples, bool) or int(n_resamples) < 0:
         raise InputError(f"identify: n_resamples must be an integer >= 0; got {n_resamples!r}.")
     structure, slot, y, groups, frac = (

@@ -78,8 +78,6 @@ CORRECT_WORDS = {
     "noanswer": 0.0,
 }
 
-_MISSING = object()
-
 
 def parse_import_map(text: str | None, *, option: str = "--map") -> dict[str, str]:
     """``"group=a.b,question=id"`` -> ``{"group": "a.b", "question": "id"}``; fields checked."""

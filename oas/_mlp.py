@@ -49,9 +49,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from oas._checks import check_positive_int
 from oas._identify import row_bucket
-from retcon.errors import InputError
+from retcon.errors import InputError, check_at_least
 
 #: The paper's grid (MODEL §8).
 WIDTHS = (4, 8, 16)
@@ -180,7 +179,7 @@ def _init(key, p: int, widths, mean_y):
 def _grid(widths, weight_decays) -> list[tuple[int, float]]:
     """The grid in selection order: width ascending, then decay descending (the simpler model
     first, so ``argmin``'s ties go to it)."""
-    ws = sorted({check_positive_int("widths", w) for w in widths})
+    ws = sorted({check_at_least("widths", w, 1) for w in widths})
     ds = sorted({float(d) for d in weight_decays}, reverse=True)
     if not ws or not ds or max(ws) > HIDDEN_MAX or min(ds) < 0:
         raise InputError(
@@ -227,9 +226,9 @@ def fit_mlp(
     """
     from oas._ridge import grouped_folds
 
-    max_epochs = check_positive_int("max_epochs", max_epochs)
-    patience = check_positive_int("patience", patience)
-    n_folds = check_positive_int("n_folds", n_folds, 2)
+    max_epochs = check_at_least("max_epochs", max_epochs, 1)
+    patience = check_at_least("patience", patience, 1)
+    n_folds = check_at_least("n_folds", n_folds, 2)
     grid = _grid(widths, weight_decays)
     x = np.asarray(features, dtype=np.float64)
     y = np.asarray(outcomes, dtype=np.float64)

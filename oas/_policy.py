@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from retcon.errors import InputError
+from retcon.errors import check_range
 
 RET = 0
 
@@ -71,8 +71,7 @@ def harm(outcomes, action) -> np.ndarray:
 
 
 def _per_budget(mu, outcomes, budget, alpha, rule) -> Thresholds:
-    if not 0 <= alpha < 1:
-        raise InputError(f"alpha must be in [0, 1); got {alpha}.")
+    check_range("alpha", alpha, 0, 1, low_open=False)
     mu = np.asarray(mu, dtype=np.float64)
     y = np.asarray(outcomes, dtype=np.float64)
     budget = np.asarray(budget, dtype=np.float64)

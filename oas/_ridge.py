@@ -29,8 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from oas._checks import check_positive_int
-from retcon.errors import InputError, check_choice
+from retcon.errors import InputError, check_at_least, check_choice
 
 BACKENDS = ("jax", "numpy")
 
@@ -77,7 +76,7 @@ def grouped_folds(key: jax.Array, groups, n_folds: int) -> np.ndarray:
 
     References: MODEL §8 (groups never split across folds).
     """
-    n_folds = check_positive_int("n_folds", n_folds, 2)
+    n_folds = check_at_least("n_folds", n_folds, 2)
     labels, ids = _labels_in_string_order(np.asarray(groups))
     if len(labels) < n_folds:
         raise InputError(

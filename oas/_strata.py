@@ -27,8 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from oas._checks import check_positive_int
-from retcon.errors import InputError
+from retcon.errors import InputError, check_at_least
 
 
 class LengthStrata(NamedTuple):
@@ -63,7 +62,7 @@ def length_strata(lengths, query_id, n_strata: int) -> LengthStrata:
 
     References: MODEL §6.5.
     """
-    n_strata = check_positive_int("n_strata", n_strata, 1)
+    n_strata = check_at_least("n_strata", n_strata, 1)
     L = np.asarray(lengths, dtype=np.float64).reshape(-1)
     qid = np.asarray(query_id).astype(str).reshape(-1)
     if L.size == 0 or L.size != qid.size:

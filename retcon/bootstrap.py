@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from retcon.errors import InputError, check_choice
+from retcon.errors import InputError, check_choice, check_range
 
 if TYPE_CHECKING:  # JAX is imported only where a JAX key or ``backend="jax"`` needs it
     import jax
@@ -127,8 +127,7 @@ def grouped_bootstrap_mean(
     """
     values = np.asarray(values, dtype=np.float64)
     squeeze = values.ndim == 1
-    if not 0 < level < 1:
-        raise InputError(f"grouped_bootstrap_mean: level must be in (0, 1); got {level}.")
+    check_range("grouped_bootstrap_mean: level", level, 0, 1)
     check_choice("grouped_bootstrap_mean: backend", backend, BACKENDS)
     sums, counts = _group_sums(values, groups, mask, "grouped_bootstrap_mean")
     w = group_resample_weights(key, sums.shape[0], int(n_resamples))
@@ -192,28 +191,36 @@ def delta_curve_replicates(
 
     References: MODEL §3 (``dU``), §8 (grouped bootstrap).
     """
-    y = np.asarray(outcomes, dtype=np.float64)
-    if y.ndim != 2 or y.shape[1] < 2:
-        raise InputError(
-            f"delta_curve_replicates: outcomes must have shape (n, actions >= 2); got {y.shape}."
-        )
-    grid = np.asarray(budgets, dtype=np.float64).reshape(-1)
-    b = np.asarray(budget, dtype=np.float64).reshape(-1)
-    if b.shape[0] != y.shape[0]:
-        raise InputError(
-            f"delta_curve_replicates: budget has {b.shape[0]} rows; outcomes has {y.shape[0]}."
-        )
-    nb, no = grid.size, y.shape[1] - 1
-    values = np.repeat(y[:, 1:] - y[:, :1], nb, axis=1)  # (n, no * nb), operator-major
-    mask = np.tile((b[:, None] == grid[None, :]).astype(np.float64), (1, no))
+    values, mask, shape = delta_columns(outcomes, budget, budgets, "delta_curve_replicates")
     counts = mask.sum(0)
     point = np.where(counts > 0, (values * mask).sum(0) / np.maximum(counts, 1.0), np.nan)
     reps = grouped_bootstrap_replicates(key, values, groups, mask, n_resamples=n_resamples)
-    return point.reshape(no, nb), reps.reshape(-1, no, nb)
+    return point.reshape(shape), reps.reshape((-1, *shape))
+
+
+def delta_columns(outcomes, budget, budgets, who: str) -> tuple[np.ndarray, np.ndarray, tuple]:
+    """The columns whose masked means are a paired-data ``dU`` curve (MODEL §3), the one rule
+    for it: ``values (n, (A - 1) m)``, each operator's ``y_o - y_ret`` repeated per budget of the
+    grid ``budgets (m,)``, operator-major; ``mask`` like it, the rows at that column's budget
+    (``budget (n,)``); and the curve's shape ``(A - 1, m)``. ``outcomes (n, A)`` has ``ret``
+    first; ``who`` opens the messages."""
+    y = np.asarray(outcomes, dtype=np.float64)
+    if y.ndim != 2 or y.shape[1] < 2:
+        raise InputError(f"{who}: outcomes must have shape (n, actions >= 2); got {y.shape}.")
+    grid = np.asarray(budgets, dtype=np.float64).reshape(-1)
+    b = np.asarray(budget, dtype=np.float64).reshape(-1)
+    if b.shape[0] != y.shape[0]:
+        raise InputError(f"{who}: budget has {b.shape[0]} rows; outcomes has {y.shape[0]}.")
+    nb, no = grid.size, y.shape[1] - 1
+    values = np.repeat(y[:, 1:] - y[:, :1], nb, axis=1)  # (n, no * nb), operator-major
+    mask = np.tile((b[:, None] == grid[None, :]).astype(np.float64), (1, no))
+    return values, mask, (no, nb)
 
 
 def _group_sums(values, groups, mask, who: str) -> tuple[np.ndarray, np.ndarray]:
-    """Per-group sums of the masked values and of the mask: ``(G, m)`` each."""
+    """Per-group sums of the masked values and of the mask: ``(G, m)`` each, groups in
+    ``np.unique`` order of their labels (``None``: every row its own group). ``values``: ``(n, ...)``
+    float64, flattened to ``(n, m)``; ``mask`` like it (default all); ``who`` opens the messages."""
     values = values.reshape(values.shape[0], -1)
     n = values.shape[0]
     if n == 0:

@@ -9,6 +9,7 @@ with status 2; anything else is a bug and keeps its traceback.
 import argparse
 import json
 import math
+import numbers
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -128,12 +129,13 @@ def check_integer(name: str, value, low: int, high: int, *, unit: str = "") -> i
     return value
 
 
-def check_at_least(name: str, value: int, low: int) -> int:
-    """Return ``value`` when it is at least ``low``; else ``InputError`` naming ``name``, the bound
-    and the value (``--folds must be an integer >= 2; got 1.``)."""
-    if value < low:
-        raise InputError(f"{name} must be an integer >= {low}; got {value}.")
-    return value
+def check_at_least(name: str, value, low: int) -> int:
+    """Return ``int(value)`` when it is an integer (not a bool; numpy's count) of at least ``low``;
+    else ``InputError`` naming ``name``, the bound and the value
+    (``--folds must be an integer >= 2; got 1.``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise InputError(f"{name} must be an integer >= {low}; got {value!r}.")
+    return int(value)
 
 
 def check_choice(name: str, value, choices):

@@ -25,7 +25,8 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from retcon.errors import InputError
+from retcon.bootstrap import _group_sums, delta_columns
+from retcon.errors import InputError, check_range
 
 #: Largest group count for which ``sign_flip_test`` enumerates every sign pattern.
 SIGN_FLIP_MAX_GROUPS = 16
@@ -71,8 +72,7 @@ def group_t_interval(values, *, level: float = 0.95) -> GroupInterval:
 
     References: Cameron & Miller (2015), J. Human Resources 50(2), section VI.
     """
-    if not 0.0 < float(level) < 1.0:
-        raise InputError(f"group_t_interval: level must be in (0, 1); got {level}.")
+    check_range("group_t_interval: level", level, 0, 1)
     from scipy.special import stdtrit
 
     v, _ = _as_columns(values, "group_t_interval")
@@ -410,8 +410,7 @@ def wild_cluster_replicates(
     References: Cameron, Gelbach & Miller (2008), REStat 90(3); Webb (2014); Cameron & Miller
     (2015), section VI.C.
     """
-    if not 0.0 < float(level) < 1.0:
-        raise InputError(f"wild_cluster_replicates: level must be in (0, 1); got {level}.")
+    check_range("wild_cluster_replicates: level", level, 0, 1)
     from scipy.special import ndtri, stdtrit
 
     v = np.asarray(group_values, dtype=np.float64)
@@ -451,16 +450,7 @@ def group_means(values, groups, mask=None) -> np.ndarray:
     """
     v = np.asarray(values, dtype=np.float64)
     squeeze = v.ndim == 1
-    v = v.reshape(v.shape[0], -1)
-    m = np.ones_like(v) if mask is None else np.asarray(mask, dtype=np.float64).reshape(v.shape)
-    if len(groups) != v.shape[0]:
-        raise InputError(f"group_means: groups has {len(groups)} rows; values has {v.shape[0]}.")
-    _, ids = np.unique(np.asarray(groups), return_inverse=True)
-    ids = ids.reshape(-1)
-    G = int(ids.max()) + 1 if ids.size else 0
-    masked = np.where(m > 0, v, 0.0)
-    sums = np.stack([np.bincount(ids, masked[:, j], G) for j in range(v.shape[1])], 1)
-    counts = np.stack([np.bincount(ids, m[:, j], G) for j in range(v.shape[1])], 1)
+    sums, counts = _group_sums(v, groups, mask, "group_means")
     out = np.where(counts > 0, sums / np.maximum(counts, 1e-300), np.nan)
     return out[:, 0] if squeeze else out
 
@@ -477,18 +467,8 @@ def group_delta_curves(outcomes, groups, budget, budgets) -> np.ndarray:
 
     References: MODEL §3 (``dU``).
     """
-    y = np.asarray(outcomes, dtype=np.float64)
-    b = np.asarray(budget, dtype=np.float64).reshape(-1)
-    grid = np.asarray(budgets, dtype=np.float64).reshape(-1)
-    if y.ndim != 2 or y.shape[1] < 2 or b.shape[0] != y.shape[0]:
-        raise InputError(
-            "group_delta_curves: outcomes must have shape (n, actions >= 2) and budget (n,); "
-            f"got {y.shape} and {b.shape}."
-        )
-    no, nb = y.shape[1] - 1, grid.size
-    values = np.repeat(y[:, 1:] - y[:, :1], nb, axis=1)  # (n, no * nb), operator-major
-    mask = np.tile((b[:, None] == grid[None, :]).astype(np.float64), (1, no))
-    return group_means(values, groups, mask).reshape(-1, no, nb)
+    values, mask, shape = delta_columns(outcomes, budget, budgets, "group_delta_curves")
+    return group_means(values, groups, mask).reshape((-1, *shape))
 
 
 def wild_delta_curve_replicates(

@@ -512,7 +512,3 @@ class OutputSet:
             (self.dir / f).parent.mkdir(parents=True, exist_ok=True)
             os.replace(self.stage / f, self.dir / f)
         self.names = [f.as_posix() for f in files]
-
-    def paths(self) -> list[Path]:
-        """The files this set wrote, at their final place (after the ``with`` block)."""
-        return [self.dir / n for n in self.names]

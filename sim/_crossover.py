@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from retcon.bootstrap import group_resample_weights
-from retcon.errors import InputError
+from retcon.errors import InputError, check_range
 
 if TYPE_CHECKING:
     import jax
@@ -74,8 +74,7 @@ def bootstrap_crossover(
     """
     from theory import crossover_interval, grid_crossover
 
-    if not 0 < level < 1:
-        raise InputError(f"bootstrap_crossover: level must be in (0, 1); got {level}.")
+    check_range("bootstrap_crossover: level", level, 0, 1)
     if int(n_resamples) < 10:
         raise InputError(f"bootstrap_crossover: n_resamples must be >= 10; got {n_resamples}.")
     keep = np.asarray(block_count) > 0

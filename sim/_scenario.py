@@ -110,27 +110,34 @@ class QueryTypeConfig:
 
     def __post_init__(self):
         w = f"types.{self.name}"
-        ck.number(f"{w}.weight", self.weight, 0.0, None)
-        ck.integer(f"{w}.records", self.records, 1, MAX_RECORDS)
-        ck.number(f"{w}.redundancy", self.redundancy, 0.0, 1.0, high_open=True)
-        if self.records == 1 and self.redundancy != 0:
+        checked = {
+            "weight": ck.number(f"{w}.weight", self.weight, 0.0, None),
+            "records": ck.integer(f"{w}.records", self.records, 1, MAX_RECORDS),
+            "redundancy": ck.number(f"{w}.redundancy", self.redundancy, 0.0, 1.0, high_open=True),
+        }
+        if checked["records"] == 1 and checked["redundancy"] != 0:
             raise InputError(
                 f"{w}.redundancy must be 0 when {w}.records is 1 (nothing to repeat across "
-                f"records); got {self.redundancy!r}."
+                f"records); got {checked['redundancy']!r}."
             )
         if not isinstance(self.length, LengthConfig):
             raise InputError(
                 f'{w}.length must be a table like {{dist = "gamma", shape = 2, scale = 300}}; '
                 f"got {self.length!r}."
             )
-        ck.number(f"reader.acc_raw.{self.name}", self.acc_raw, 0.0, 1.0, low_open=True)
+        checked["acc_raw"] = ck.number(
+            f"reader.acc_raw.{self.name}", self.acc_raw, 0.0, 1.0, low_open=True
+        )
         if len(self.fidelity) != len(OPERATORS):
             raise InputError(
                 f"QueryTypeConfig.fidelity needs {len(OPERATORS)} values {OPERATORS}; got {self.fidelity!r}."
             )
-        for op, phi in zip(OPERATORS, self.fidelity):
+        checked["fidelity"] = tuple(
             ck.number(f"operators.{op}.fidelity.{self.name}", phi, 0.0, None)
-        object.__setattr__(self, "fidelity", tuple(float(x) for x in self.fidelity))
+            for op, phi in zip(OPERATORS, self.fidelity)
+        )
+        for name, value in checked.items():  # the checked numbers, as floats
+            object.__setattr__(self, name, value)
 
 
 @dataclass(frozen=True)
@@ -175,7 +182,7 @@ class RetrieverConfig:
     def __post_init__(self):
         ck.choice("retriever.order", self.order, RETRIEVER_ORDERS)
         ck.integer("retriever.distractors", self.distractors, 0, MAX_DISTRACTORS)
-        ck.number("retriever.noise", self.noise, 0.0, None)
+        object.__setattr__(self, "noise", ck.number("retriever.noise", self.noise, 0.0, None))
         object.__setattr__(
             self, "recall", ck.number("retriever.recall", self.recall, 0.0, 1.0, low_open=True)
         )
@@ -208,8 +215,9 @@ class ClassifierConfig:
     confusion: tuple[tuple[float, ...], ...] | None = None
 
     def __post_init__(self):
-        ck.number("classifier.accuracy", self.accuracy, 0.0, 1.0)
-        object.__setattr__(self, "accuracy", float(self.accuracy))
+        object.__setattr__(
+            self, "accuracy", ck.number("classifier.accuracy", self.accuracy, 0.0, 1.0)
+        )
         if self.confusion is None:
             return
         if self.accuracy != 1.0:
@@ -314,7 +322,11 @@ class Scenario:
             raise InputError(
                 f"operators must be {list(OPERATORS)} in that order; got {[o.name for o in self.operators]}."
             )
-        ck.number("reader.acc_guess", self.acc_guess, 0.0, 1.0, high_open=True)
+        object.__setattr__(
+            self,
+            "acc_guess",
+            ck.number("reader.acc_guess", self.acc_guess, 0.0, 1.0, high_open=True),
+        )
         for t in self.types:
             if not self.acc_guess < t.acc_raw:
                 raise InputError(
@@ -422,6 +434,16 @@ _CLASSIFIER_KEYS = ("accuracy", "confusion")
 _BUDGET_KEYS = ("min", "max", "count", "spacing")
 
 
+def length_from_table(where: str, value: Any) -> LengthConfig:
+    """A ``LengthConfig`` from its TOML table ``{dist = ..., <parameters>}`` at the key ``where``
+    (``types.<name>.length``, ``stream.session_length``), which every error names."""
+    params = tuple(sorted({p for v in DIST_PARAMS.values() for p in v}))
+    length = ck.table(where, value, ("dist", *params), ("dist",))
+    return LengthConfig(
+        length["dist"], tuple((k, v) for k, v in length.items() if k != "dist"), where=where
+    )
+
+
 def _per_type(key: str, value: Any, names: list[str]) -> dict[str, Any]:
     """A scalar for every type, or a table with one value per listed type."""
     if isinstance(value, dict):
@@ -466,44 +488,18 @@ def scenario_from_dict(d: dict) -> Scenario:
     types = []
     for n in names:
         t = ck.table(f"types.{n}", types_t[n], _TYPE_KEYS, ("weight", "length"))
-        length = ck.table(
-            f"types.{n}.length",
-            t["length"],
-            ("dist",) + tuple(sorted({p for v in DIST_PARAMS.values() for p in v})),
-            ("dist",),
-        )
-        ck.choice(f"types.{n}.length.dist", length["dist"], DIST_PARAMS)
-        lc = LengthConfig(
-            length["dist"],
-            tuple((k, v) for k, v in length.items() if k != "dist"),
-            where=f"types.{n}.length",
-        )
-        records = t.get("records", 1)
-        types.append(
+        types.append(  # the configs check every value and name its key (their __post_init__)
             QueryTypeConfig(
                 name=n,
-                weight=ck.number(f"types.{n}.weight", t["weight"], 0.0, None),
-                records=ck.integer(f"types.{n}.records", records, 1, MAX_RECORDS),
-                redundancy=ck.number(
-                    f"types.{n}.redundancy", t.get("redundancy", 0.0), 0.0, 1.0, high_open=True
-                ),
-                length=lc,
-                acc_raw=ck.number(f"reader.acc_raw.{n}", acc[n], 0.0, 1.0, low_open=True),
-                fidelity=tuple(
-                    ck.number(f"operators.{op}.fidelity.{n}", fid[op][n], 0.0, None)
-                    for op in OPERATORS
-                ),
+                weight=t["weight"],
+                records=t.get("records", 1),
+                redundancy=t.get("redundancy", 0.0),
+                length=length_from_table(f"types.{n}.length", t["length"]),
+                acc_raw=acc[n],
+                fidelity=tuple(fid[op][n] for op in OPERATORS),
             )
         )
-    retr = ck.table("retriever", d.get("retriever", {}), _RETRIEVER_KEYS)
-    retriever = RetrieverConfig(
-        order=ck.choice("retriever.order", retr.get("order", "oracle"), RETRIEVER_ORDERS),
-        distractors=ck.integer(
-            "retriever.distractors", retr.get("distractors", 0), 0, MAX_DISTRACTORS
-        ),
-        noise=ck.number("retriever.noise", retr.get("noise", 0.0), 0.0, None),
-        recall=ck.number("retriever.recall", retr.get("recall", 1.0), 0.0, 1.0, low_open=True),
-    )
+    retriever = RetrieverConfig(**ck.table("retriever", d.get("retriever", {}), _RETRIEVER_KEYS))
     cls = ck.table("classifier", d.get("classifier", {}), _CLASSIFIER_KEYS)
     if "confusion" in cls and not isinstance(cls["confusion"], list):
         raise InputError(
@@ -511,7 +507,7 @@ def scenario_from_dict(d: dict) -> Scenario:
             f"{ck.type_name(cls['confusion'])} ({cls['confusion']!r})."
         )
     classifier = ClassifierConfig(
-        accuracy=ck.number("classifier.accuracy", cls.get("accuracy", 1.0), 0.0, 1.0),
+        accuracy=cls.get("accuracy", 1.0),
         confusion=None
         if "confusion" not in cls
         else tuple(tuple(r) if isinstance(r, list) else r for r in cls["confusion"]),
@@ -525,11 +521,11 @@ def scenario_from_dict(d: dict) -> Scenario:
         vocabulary=vocab,
         types=tuple(types),
         operators=tuple(operators),
-        acc_guess=ck.number("reader.acc_guess", reader["acc_guess"], 0.0, 1.0, high_open=True),
+        acc_guess=reader["acc_guess"],
         retriever=retriever,
-        packing=ck.choice("packing", d.get("packing", "prefix"), PACKINGS),
+        packing=d.get("packing", "prefix"),
         budgets=_budget_grid(d["budgets"]),
-        queries=ck.integer("queries", d.get("queries", 65536), 1, 2**31 - 1),
+        queries=d.get("queries", 65536),
         classifier=classifier,
     )
 

@@ -28,8 +28,14 @@ from pathlib import Path
 from retcon.errors import InputError, Spell, check_memory, memory_limit
 from retcon.vocab import TIMELINE_POLICIES
 from sim import _checks as ck
-from sim._scenario import LengthConfig, Scenario, read_scenario_toml, scenario_from_dict
-from theory import AGE_LAWS, DIST_PARAMS
+from sim._scenario import (
+    LengthConfig,
+    Scenario,
+    length_from_table,
+    read_scenario_toml,
+    scenario_from_dict,
+)
+from theory import AGE_LAWS
 
 STREAM_PRESETS = ("locomo-stream", "single-cluster-stream", "low-fidelity-stream")
 DEFAULT_STREAM_PRESET = "locomo-stream"
@@ -86,21 +92,9 @@ def stream_from_dict(d: dict) -> StreamScenario:
         raise InputError("missing key 'stream'; a timeline scenario needs a [stream] table.")
     rest = {k: v for k, v in d.items() if k != "stream"}
     t = ck.table("stream", d["stream"], _STREAM_KEYS, ("sessions", "session_length"))
-    length = ck.table(
-        "stream.session_length",
-        t["session_length"],
-        ("dist",) + tuple(sorted({p for v in DIST_PARAMS.values() for p in v})),
-        ("dist",),
-    )
-    ck.choice("stream.session_length.dist", length["dist"], DIST_PARAMS)
-    lc = LengthConfig(
-        length["dist"],
-        tuple((k, v) for k, v in length.items() if k != "dist"),
-        where="stream.session_length",
-    )
     stream = StreamConfig(
         sessions=t["sessions"],
-        session_length=lc,
+        session_length=length_from_table("stream.session_length", t["session_length"]),
         **{k: t[k] for k in ("age", "cap", "period", "window", "max_generation") if k in t},
     )
     return StreamScenario(scenario_from_dict(rest), stream)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -27,9 +26,6 @@ from theory._checks import (
     check_sample,
     check_scale,
 )
-
-if TYPE_CHECKING:  # scipy's frozen distributions have no public type
-    from scipy.stats._distn_infrastructure import rv_continuous_frozen
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -45,31 +41,6 @@ class LengthDist:
     name: str
     params: dict
     _sample: np.ndarray | None = dataclasses.field(default=None, repr=False)
-
-    # --- scipy view -------------------------------------------------------------------------
-    @property
-    def frozen(self) -> rv_continuous_frozen:
-        """The scipy.stats frozen distribution (continuous families only), for comparisons.
-
-        Nothing in theory/ evaluates it: the methods below are the families' closed forms.
-        """
-        import scipy.stats as st
-
-        p = self.params
-        if self.name == "uniform":
-            law = st.uniform(loc=0.0, scale=p["max"])
-        elif self.name == "exponential":
-            law = st.expon(scale=p["mean"])
-        elif self.name == "gamma":
-            law = st.gamma(p["shape"], scale=p["scale"])
-        elif self.name == "lognormal":
-            law = st.lognorm(p["sigma"], scale=p["scale"])
-        elif self.name == "weibull":
-            law = st.weibull_min(p["shape"], scale=p["scale"])
-        else:
-            raise AttributeError(f"{self.name} length distribution has no scipy form")
-        # scipy's stubs type every frozen law as continuous or discrete; these are continuous.
-        return cast("rv_continuous_frozen", law)
 
     def observed(self) -> np.ndarray:
         """The sorted sample of an ``empirical`` law (tokens)."""
@@ -236,24 +207,6 @@ class LengthDist:
             return jax.random.choice(key, jnp.asarray(self.observed()), shape)
         p = [self.params[k] for k in DIST_PARAMS[self.name]]
         return sample_lengths(key, self.name, p[0], p[1] if len(p) > 1 else 0.0, shape)
-
-    # --- sympy ------------------------------------------------------------------------------
-    def sympy_cdf(self, x):
-        """``F`` as a sympy expression in the positive symbol ``x`` (continuous families only)."""
-        import sympy as sp
-
-        p = {k: sp.nsimplify(v) for k, v in self.params.items()}
-        if self.name == "uniform":
-            return sp.Piecewise((x / p["max"], x < p["max"]), (1, True))
-        if self.name == "exponential":
-            return 1 - sp.exp(-x / p["mean"])
-        if self.name == "gamma":
-            return sp.lowergamma(p["shape"], x / p["scale"]) / sp.gamma(p["shape"])
-        if self.name == "lognormal":
-            return (1 + sp.erf(sp.log(x / p["scale"]) / (p["sigma"] * sp.sqrt(2)))) / 2
-        if self.name == "weibull":
-            return 1 - sp.exp(-((x / p["scale"]) ** p["shape"]))
-        raise AttributeError(f"{self.name} length distribution has no sympy CDF")
 
     # --- transformations --------------------------------------------------------------------
     def scaled(self, s: float) -> LengthDist:

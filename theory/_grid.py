@@ -238,8 +238,7 @@ def crossover_interval(budgets, point, replicates, *, level: float = 0.95) -> Cr
 
     References: docs/model.md §6.4; Efron & Tibshirani (1993), ch. 13 (percentile interval).
     """
-    if not 0 < level < 1:
-        raise InputError(f"crossover_interval: level must be in (0, 1); got {level!r}.")
+    check_range("crossover_interval: level", level, 0, 1)
     p = grid_crossover(budgets, point)
     b_star = np.asarray(p.crossover_budget, dtype=np.float64)
     reps = np.asarray(replicates, dtype=np.float64)

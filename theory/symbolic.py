@@ -19,8 +19,7 @@ from typing import NamedTuple, cast
 
 import sympy as sp
 
-# Symbols of docs/model.md §6. Budgets and lengths are positive; rho in (0, 1) is encoded where a
-# sign has to be decided (see `rho_below_one`).
+# Symbols of docs/model.md §6. Budgets and lengths are positive.
 B = sp.Symbol("B", positive=True)  # budget, tokens
 x = sp.Symbol("x", positive=True)  # a length, tokens
 s = sp.Symbol("s", positive=True)  # scale factor of the length distribution
@@ -84,12 +83,6 @@ def identity_residual() -> sp.Expr:
     return sp.simplify(d.coverage + d.replacement - d.delta)
 
 
-def rho_below_one(expr: sp.Expr) -> sp.Expr:
-    """Rewrite ``rho = 1/(1 + r)`` with ``r > 0`` so sympy can decide signs that need ``rho < 1``."""
-    r = sp.Symbol("r", positive=True)
-    return expr.subs(rho, 1 / (1 + r))
-
-
 @functools.cache
 def loose_budget_limit_expr() -> sp.Expr:
     """``lim_{B -> inf} dU_o(B)``: both CDF values tend to 1, leaving ``-a (1 - phi)``.
@@ -115,14 +108,6 @@ def tight_budget_ratio_expr() -> sp.Expr:
     power = sp.Lambda(x, c * x**k)
     ratio = cast(sp.Expr, d.replace(F, power)) / power(B)  # sympy's stubs: replace -> Basic
     return sp.simplify(sp.limit(sp.simplify(ratio), B, 0, "+"))
-
-
-def tight_budget_condition_expr() -> sp.Expr:
-    """The tight-budget condition as a sympy relation ``rho^(-k) > kappa`` (equivalent to the ratio > 0).
-
-    References: docs/model.md §6.3.
-    """
-    return sp.StrictGreaterThan(rho ** (-k), KAPPA)
 
 
 def uniqueness_lemma_residual() -> sp.Expr:

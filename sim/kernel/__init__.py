@@ -162,9 +162,6 @@ from sim.kernel._reader import (
     GRID_BITS as GRID_BITS,
 )
 from sim.kernel._reader import (
-    METHODS as METHODS,
-)
-from sim.kernel._reader import (
     FrontierOutcome as FrontierOutcome,
 )
 from sim.kernel._reader import (

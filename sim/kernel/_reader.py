@@ -188,9 +188,6 @@ def quantized_success(support: jax.Array, acc_raw, acc_guess) -> jax.Array:
     return jnp.round(p * GRID).astype(jnp.int32)
 
 
-METHODS = ("frontier", "per-budget")
-
-
 def query_frontier(d: Draw, st: KernelStructure, pr: Params) -> FrontierOutcome:
     """The query's evidence frontier and outcome table (``prefix`` and ``cut`` packing)."""
     lengths, scores = candidate_records(d, pr)
