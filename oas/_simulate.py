@@ -251,7 +251,9 @@ def simulate_paired_chunks(
     step = n if rows is None else max(int(rows), 1)
     for lo in range(0, n, step):
         hi = min(lo + step, n)
-        part = instances._replace(**{f: getattr(instances, f)[lo:hi] for f in instances._fields})
+        part = instances._replace(
+            **{f: v[lo:hi] for f, v in zip(instances._fields, instances) if v is not None}
+        )
         yield _paired_rows(
             part,
             u[lo:hi],

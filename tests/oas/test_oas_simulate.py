@@ -78,6 +78,25 @@ def test_write_paired_chunks_writes_the_whole_tables_bytes(inst, tmp_path):
     assert (tmp_path / "parts.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes()
 
 
+def test_chunks_slice_instances_with_unrecorded_fields(inst, monkeypatch):
+    """Instances leave optional fields unrecorded (``None``, sim.Instances); simulate_paired_chunks
+    slices the recorded ones only, and its chunks are simulate_paired's rows in order (MODEL §8:
+    each row is a function of its own instance and uniform)."""
+    import types
+
+    import sim
+
+    assert any(v is None for v in inst), "the toy instances must leave a field unrecorded"
+    scenario = types.SimpleNamespace(name="toy", vocabulary="locomo", packing="prefix")
+    monkeypatch.setattr(sim, "simulate_instances", lambda key, config, n, budgets=None: inst)
+    key = jax.random.key(4)
+    whole = oas.simulate_paired(key, scenario, inst.budget.shape[0])
+    chunks = list(oas.simulate_paired_chunks(key, scenario, inst.budget.shape[0], rows=7))
+    assert [c.n for c in chunks[:-1]] == [7] * (len(chunks) - 1) and 0 < chunks[-1].n <= 7
+    np.testing.assert_array_equal(np.concatenate([c.outcomes for c in chunks]), whole.outcomes)
+    assert [i for c in chunks for i in c.instance_id] == list(whole.instance_id)
+
+
 @pytest.mark.slow  # compiles the sim kernel for its own shape
 def test_chunks_concatenate_to_the_whole_draw(tmp_path):
     """simulate_paired_chunks builds the draw's rows a slice at a time (MODEL §8: each row is a
