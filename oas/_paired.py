@@ -161,10 +161,8 @@ def write_paired(path, data: PairedData | Iterable[dict]) -> Path:
     References: docs/paired-data.md.
     """
     fmt = format_of(path)
-    if isinstance(data, PairedData) and fmt == "jsonl" and data.n:
-        columns = paired_columns(data)  # validated by columns; anything wrong: the row path
-        if valid_columns(columns, f"write_paired({Path(path).name})"):
-            return atomic_write(path, lambda f: write_jsonl_columns(f, columns))
+    if isinstance(data, PairedData) and fmt == "jsonl":
+        return write_paired_chunks(path, (data,))  # by columns; anything wrong: the row path
     rows = (
         paired_rows(data) if isinstance(data, PairedData) else [jsonable_row(dict(r)) for r in data]
     )

@@ -183,23 +183,18 @@ class LLMOperators(_LLMClient):
 
     def merge(self, cluster: Sequence[Record], conversation: Conversation) -> list[Record]:
         """One record keeping the details of every constituent, cross-record redundancy dropped."""
-        recs = _check_cluster(cluster, "merge")
-        prompt = PROMPTS["merge"].format(notes=_notes(recs, self.max_input_chars))
-        return [
-            generated_record(
-                "merge", recs, self._generate("merge", prompt, " ".join(r.text for r in recs))
-            )
-        ]
+        return self._one_record("merge", cluster)
 
     def abstract(self, cluster: Sequence[Record], conversation: Conversation) -> list[Record]:
         """One more general record: most compression, least detail."""
-        recs = _check_cluster(cluster, "abstract")
-        prompt = PROMPTS["abstract"].format(notes=_notes(recs, self.max_input_chars))
-        return [
-            generated_record(
-                "abstract", recs, self._generate("abstract", prompt, " ".join(r.text for r in recs))
-            )
-        ]
+        return self._one_record("abstract", cluster)
+
+    def _one_record(self, action: str, cluster: Sequence[Record]) -> list[Record]:
+        """``action``'s one generated record from the whole cluster (merge, abstract)."""
+        recs = _check_cluster(cluster, action)
+        prompt = PROMPTS[action].format(notes=_notes(recs, self.max_input_chars))
+        text = self._generate(action, prompt, " ".join(r.text for r in recs))
+        return [generated_record(action, recs, text)]
 
     def _generate(self, action: str, prompt: str, source_text: str) -> str:
         approx = 1.3 * len(source_text.split())  # ~tokens of the input
